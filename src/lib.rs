@@ -1,1 +1,65 @@
+//! wfx: the test-fix workflow as a deterministic, resumable state machine on
+//! disk. The binary is a thin shell over [`run`].
 
+pub mod agents;
+pub mod artifacts;
+pub mod cli;
+pub mod commands;
+pub mod cycle;
+pub mod error;
+pub mod git;
+pub mod phases;
+pub mod process;
+pub mod render;
+pub mod scan;
+pub mod session;
+pub mod testing;
+pub mod ui;
+pub mod workflow;
+
+use clap::Parser;
+
+pub use error::{Error, Exit, Result};
+
+/// Version recorded in artifacts.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Parse the command line, run the command and return the process exit code.
+pub fn run() -> i32 {
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() {
+                Exit::Usage.code()
+            } else {
+                Exit::Success.code()
+            };
+            let _ = e.print();
+            return code;
+        }
+    };
+    let ui = ui::Printer::from_args(&cli.global);
+    match commands::dispatch(cli, &ui) {
+        Ok(exit) => exit.code(),
+        Err(e) => {
+            let exit = e.exit();
+            if ui.is_json() {
+                let kind = match exit {
+                    Exit::Usage => "usage",
+                    Exit::Paused => "paused",
+                    Exit::Failed => "blocked",
+                    _ => "internal",
+                };
+                let problems = match &e {
+                    Error::Invalid(p) => serde_json::to_value(p).unwrap_or_default(),
+                    _ => serde_json::Value::Array(vec![]),
+                };
+                ui.json(&serde_json::json!({
+                    "error": { "kind": kind, "message": e.to_string(), "exit_code": exit.code(), "problems": problems }
+                }));
+            }
+            ui.error(e.to_string());
+            exit.code()
+        }
+    }
+}

@@ -1,0 +1,181 @@
+//! `workflow-session.json`: who the session is and how far its phases got.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{Extra, Timestamp};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionStatus {
+    Planning,
+    Active,
+    Paused,
+    AwaitingFix,
+    Completed,
+    PartialSuccess,
+    Blocked,
+}
+
+impl SessionStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Planning => "planning",
+            Self::Active => "active",
+            Self::Paused => "paused",
+            Self::AwaitingFix => "awaiting_fix",
+            Self::Completed => "completed",
+            Self::PartialSuccess => "partial_success",
+            Self::Blocked => "blocked",
+        }
+    }
+
+    /// Finished sessions: nothing more will run without a person's say.
+    pub fn is_terminal(self) -> bool {
+        matches!(self, Self::Completed | Self::PartialSuccess)
+    }
+}
+
+impl std::fmt::Display for SessionStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum InputMode {
+    /// Tests planned from a description or a requirements file.
+    Prompt,
+    /// Tests for a finished implementation session.
+    Session,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PhaseStatus {
+    Pending,
+    InProgress,
+    Completed,
+    Failed,
+    Skipped,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PhaseRecord {
+    /// 1–5 (DESIGN.md §4, §5).
+    pub phase: u8,
+    pub name: String,
+    pub status: PhaseStatus,
+    #[serde(default)]
+    pub started_at: Option<Timestamp>,
+    #[serde(default)]
+    pub completed_at: Option<Timestamp>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GitInfo {
+    /// HEAD when the session started (None: unborn branch or no repository).
+    #[serde(default)]
+    pub base_commit: Option<String>,
+    #[serde(default)]
+    pub branch: Option<String>,
+    /// Relative path of the `--worktree` checkout, when one is used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<String>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct WorkflowSession {
+    pub session_id: String,
+    /// `test` for test-fix sessions, `run` for `wfx run` workflows.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Same information as `type`, for tools that read this name.
+    pub workflow_type: String,
+    pub status: SessionStatus,
+    #[serde(default)]
+    pub description: String,
+    pub mode: InputMode,
+    #[serde(default)]
+    pub input: String,
+    #[serde(default)]
+    pub source_session_id: Option<String>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+    #[serde(default)]
+    pub completed_at: Option<Timestamp>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resumed_at: Option<Timestamp>,
+    #[serde(default)]
+    pub git: GitInfo,
+    #[serde(default)]
+    pub phases: Vec<PhaseRecord>,
+    #[serde(default)]
+    pub wfx_version: String,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// The phase names of a test session, in order (DESIGN.md §4–5).
+pub const PHASES: [&str; 5] = [
+    "session_start",
+    "context_gather",
+    "analysis",
+    "task_generation",
+    "test_cycle",
+];
+
+impl WorkflowSession {
+    /// A fresh test session in `planning` with all five phases pending.
+    pub fn new_test(
+        session_id: String,
+        description: String,
+        mode: InputMode,
+        input: String,
+        now: Timestamp,
+    ) -> Self {
+        let phases = PHASES
+            .iter()
+            .enumerate()
+            .map(|(i, name)| PhaseRecord {
+                phase: (i + 1) as u8,
+                name: (*name).to_string(),
+                status: PhaseStatus::Pending,
+                started_at: None,
+                completed_at: None,
+                extra: Extra::new(),
+            })
+            .collect();
+        WorkflowSession {
+            session_id,
+            kind: "test".into(),
+            workflow_type: "test_session".into(),
+            status: SessionStatus::Planning,
+            description,
+            mode,
+            input,
+            source_session_id: None,
+            created_at: now,
+            updated_at: now,
+            completed_at: None,
+            resumed_at: None,
+            git: GitInfo::default(),
+            phases,
+            wfx_version: crate::VERSION.to_string(),
+            extra: Extra::new(),
+        }
+    }
+
+    pub fn phase_mut(&mut self, phase: u8) -> Option<&mut PhaseRecord> {
+        self.phases.iter_mut().find(|p| p.phase == phase)
+    }
+
+    pub fn phase(&self, phase: u8) -> Option<&PhaseRecord> {
+        self.phases.iter().find(|p| p.phase == phase)
+    }
+}

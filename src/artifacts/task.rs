@@ -1,0 +1,280 @@
+//! Task JSON under `.task/` (nested shape) and the fix strategy it carries.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::test_results::Criticality;
+use super::{Extra, Timestamp};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskStatus {
+    Pending,
+    InProgress,
+    Completed,
+    Failed,
+    Skipped,
+    Blocked,
+}
+
+impl TaskStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::InProgress => "in_progress",
+            Self::Completed => "completed",
+            Self::Failed => "failed",
+            Self::Skipped => "skipped",
+            Self::Blocked => "blocked",
+        }
+    }
+
+    /// Done, one way or another: counts towards progress.
+    pub fn is_done(self) -> bool {
+        matches!(self, Self::Completed | Self::Skipped)
+    }
+}
+
+impl std::fmt::Display for TaskStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum TaskType {
+    TestGen,
+    CodeValidation,
+    TestQualityReview,
+    TestFix,
+    TestFixIteration,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AnalysisQuality {
+    /// An analysis agent produced a valid strategy.
+    Agent,
+    /// The built-in analyzer produced it.
+    Degraded,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct StatusChange {
+    pub from: TaskStatus,
+    pub to: TaskStatus,
+    pub changed_at: Timestamp,
+    #[serde(default)]
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CoverageTarget {
+    pub line: f64,
+    pub branch: f64,
+    pub function: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TaskMeta {
+    #[serde(rename = "type")]
+    pub kind: TaskType,
+    #[serde(default)]
+    pub agent: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iteration: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_task: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_iterations: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test_framework: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coverage_target: Option<CoverageTarget>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub analysis_quality: Option<AnalysisQuality>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub analysis_tool: Option<String>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TaskContext {
+    #[serde(default)]
+    pub requirements: Vec<String>,
+    #[serde(default)]
+    pub focus_paths: Vec<String>,
+    #[serde(default)]
+    pub acceptance: Vec<String>,
+    #[serde(default)]
+    pub depends_on: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fix_strategy: Option<FixStrategy>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// One step of `pre_analysis` or `implementation_approach`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct FlowStep {
+    pub step: String,
+    pub action: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TestCommands {
+    #[serde(default)]
+    pub run_tests: Option<String>,
+    #[serde(default)]
+    pub run_coverage: Option<String>,
+    #[serde(default)]
+    pub run_specific: Option<String>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct FlowControl {
+    #[serde(default)]
+    pub pre_analysis: Vec<FlowStep>,
+    #[serde(default)]
+    pub implementation_approach: Vec<FlowStep>,
+    #[serde(default)]
+    pub target_files: Vec<String>,
+    #[serde(default)]
+    pub test_commands: TestCommands,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TaskResult {
+    #[serde(default)]
+    pub summary: String,
+    #[serde(default)]
+    pub files_modified: Vec<String>,
+    #[serde(default)]
+    pub started_at: Option<Timestamp>,
+    #[serde(default)]
+    pub completed_at: Option<Timestamp>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Task {
+    pub id: String,
+    pub title: String,
+    pub status: TaskStatus,
+    #[serde(default)]
+    pub status_history: Vec<StatusChange>,
+    pub meta: TaskMeta,
+    #[serde(default)]
+    pub context: TaskContext,
+    #[serde(default)]
+    pub flow_control: FlowControl,
+    #[serde(default)]
+    pub result: Option<TaskResult>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+impl Task {
+    /// Change status and append the change to `status_history`; a no-op
+    /// when the status is already `to`.
+    pub fn set_status(&mut self, to: TaskStatus, reason: impl Into<String>, now: Timestamp) {
+        if self.status == to {
+            return;
+        }
+        self.status_history.push(StatusChange {
+            from: self.status,
+            to,
+            changed_at: now,
+            reason: reason.into(),
+        });
+        self.status = to;
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RootCause {
+    pub test: String,
+    #[serde(default)]
+    pub error: String,
+    pub cause: String,
+    #[serde(default)]
+    pub file: Option<String>,
+    #[serde(default)]
+    pub line: Option<u32>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ModificationPoint {
+    pub file: String,
+    #[serde(default)]
+    pub function: Option<String>,
+    /// A line or range, e.g. `42` or `40-55`.
+    #[serde(default)]
+    pub lines: Option<String>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+impl std::fmt::Display for ModificationPoint {
+    /// `file:function:lines`, the form prompts and reports print.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}:{}:{}",
+            self.file,
+            self.function.as_deref().unwrap_or("?"),
+            self.lines.as_deref().unwrap_or("?")
+        )
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TestExecutionMode {
+    AffectedOnly,
+    FullSuite,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TestExecution {
+    pub mode: TestExecutionMode,
+    #[serde(default)]
+    pub affected_tests: Vec<String>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// What an analysis (agent or built-in) proposes for one iteration. Valid
+/// only if it matches `schemas/fix-strategy.schema.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct FixStrategy {
+    pub approach: String,
+    pub root_causes: Vec<RootCause>,
+    pub modification_points: Vec<ModificationPoint>,
+    pub test_execution: TestExecution,
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub confidence_score: f64,
+    #[serde(default)]
+    pub expected_outcome: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub criticality_overrides: Option<BTreeMap<String, Criticality>>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}

@@ -1,0 +1,174 @@
+//! `test-results.json`: one parsed test run, in the same shape for every
+//! runner (DESIGN.md §3).
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{Extra, Timestamp};
+
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Criticality {
+    Low,
+    Medium,
+    High,
+}
+
+/// Test layer (REFERENCE.md): `static` covers compile and collection errors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Layer {
+    Static,
+    Unit,
+    Integration,
+    E2e,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Scope {
+    /// The whole suite ran.
+    Full,
+    /// A subset ran; results are merged over the last full run.
+    Affected,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct LayerCounts {
+    pub total: u32,
+    pub passed: u32,
+    pub failed: u32,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct LayerDistribution {
+    #[serde(rename = "static", default)]
+    pub static_: LayerCounts,
+    #[serde(default)]
+    pub unit: LayerCounts,
+    #[serde(default)]
+    pub integration: LayerCounts,
+    #[serde(default)]
+    pub e2e: LayerCounts,
+}
+
+impl LayerDistribution {
+    pub fn get_mut(&mut self, layer: Layer) -> &mut LayerCounts {
+        match layer {
+            Layer::Static => &mut self.static_,
+            Layer::Unit => &mut self.unit,
+            Layer::Integration => &mut self.integration,
+            Layer::E2e => &mut self.e2e,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Failure {
+    /// The id the runner accepts to re-run just this test.
+    pub test: String,
+    #[serde(default)]
+    pub file: Option<String>,
+    #[serde(default)]
+    pub line: Option<u32>,
+    /// First line of the error.
+    #[serde(default)]
+    pub error: String,
+    /// Bounded excerpt of the failure output.
+    #[serde(default)]
+    pub message: String,
+    pub criticality: Criticality,
+    pub test_type: Layer,
+    #[serde(default)]
+    pub flaky: bool,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CaseStatus {
+    Passed,
+    Failed,
+    Error,
+    Skipped,
+}
+
+/// Status of one test case; kept for every case so that a subset re-run can
+/// be merged over the last full run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CaseResult {
+    pub test: String,
+    pub status: CaseStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TestResults {
+    pub command: String,
+    #[serde(default)]
+    pub exit_code: Option<i32>,
+    #[serde(default)]
+    pub duration_ms: u64,
+    pub scope: Scope,
+    #[serde(default)]
+    pub framework: String,
+    /// Which parser produced this (`junit`, `libtest`, `tap`, …, `exit-code`).
+    pub parser: String,
+    pub total: u32,
+    pub passed: u32,
+    pub failed: u32,
+    pub skipped: u32,
+    pub errors: u32,
+    pub pass_rate: f64,
+    #[serde(default)]
+    pub layer_distribution: LayerDistribution,
+    #[serde(default)]
+    pub failures: Vec<Failure>,
+    #[serde(default)]
+    pub output_log: Option<String>,
+    #[serde(default)]
+    pub truncated: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<Timestamp>,
+    /// Every test case and its status (not in DESIGN.md's list; needed to
+    /// merge progressive runs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cases: Vec<CaseResult>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// `passed / (passed + failed + errors) × 100`, one decimal; skipped tests
+/// are excluded. No counted tests → 0.
+pub fn pass_rate(passed: u32, failed: u32, errors: u32) -> f64 {
+    let denom = passed as u64 + failed as u64 + errors as u64;
+    if denom == 0 {
+        return 0.0;
+    }
+    (passed as f64 * 1000.0 / denom as f64).round() / 10.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pass_rate;
+
+    #[test]
+    fn pass_rate_table() {
+        for (p, f, e, want) in [
+            (0, 0, 0, 0.0),
+            (10, 0, 0, 100.0),
+            (7, 3, 0, 70.0),
+            (2, 1, 0, 66.7),
+            (1, 1, 1, 33.3),
+            (199, 1, 0, 99.5),
+            (1999, 1, 0, 100.0),
+            (0, 0, 5, 0.0),
+        ] {
+            assert_eq!(pass_rate(p, f, e), want, "{p}/{f}/{e}");
+        }
+    }
+}

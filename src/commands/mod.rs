@@ -1,0 +1,79 @@
+//! One module per subcommand: parse → call the library → print.
+
+mod completions;
+mod session;
+mod status;
+mod validate;
+
+use std::path::{Path, PathBuf};
+
+use crate::cli::{Cli, Command};
+use crate::error::{Error, Exit, Result};
+use crate::session::Workspace;
+use crate::ui::Printer;
+
+/// What every command gets: the project and the printer.
+pub struct Ctx<'a> {
+    pub ws: Workspace,
+    pub ui: &'a Printer,
+}
+
+pub fn dispatch(cli: Cli, ui: &Printer) -> Result<Exit> {
+    if let Command::Completions(args) = &cli.command {
+        return completions::run(args);
+    }
+    let root = project_root(cli.global.project_root.as_deref())?;
+    let ctx = Ctx {
+        ws: Workspace::new(root),
+        ui,
+    };
+    match cli.command {
+        Command::Session(cmd) => session::run(&ctx, cmd),
+        Command::Status(args) => status::run(&ctx, args),
+        Command::Validate(args) => validate::run(&ctx, args),
+        Command::Completions(_) => unreachable!("handled above"),
+        other => Err(Error::usage(format!(
+            "`wfx {}` is not available in this build yet",
+            command_name(&other)
+        ))),
+    }
+}
+
+fn command_name(cmd: &Command) -> &'static str {
+    match cmd {
+        Command::TestFixGen(_) => "test-fix-gen",
+        Command::TestCycleExecute(_) => "test-cycle-execute",
+        Command::Test(_) => "test",
+        Command::Status(_) => "status",
+        Command::Session(_) => "session",
+        Command::Validate(_) => "validate",
+        Command::Init(_) => "init",
+        Command::Run(_) => "run",
+        Command::Report(_) => "report",
+        Command::Completions(_) => "completions",
+        Command::Demo(_) => "demo",
+    }
+}
+
+/// `-C DIR` if given; else the git top-level of the current directory; else
+/// the current directory.
+pub fn project_root(given: Option<&Path>) -> Result<PathBuf> {
+    let start = match given {
+        Some(dir) => {
+            if !dir.is_dir() {
+                return Err(Error::usage(format!(
+                    "--project-root {}: not a directory",
+                    dir.display()
+                )));
+            }
+            return dir.canonicalize().map_err(|e| Error::io(dir, e));
+        }
+        None => std::env::current_dir().map_err(|e| Error::io(".", e))?,
+    };
+    if let Ok(repo) = git2::Repository::discover(&start)
+        && let Some(workdir) = repo.workdir()
+    {
+        return workdir.canonicalize().map_err(|e| Error::io(workdir, e));
+    }
+    Ok(start)
+}

@@ -1,0 +1,139 @@
+//! One error type for the library, and the one place that maps errors to the
+//! exit codes of DESIGN.md §1.
+
+use std::path::PathBuf;
+
+/// Process exit codes (DESIGN.md §1). Commands that finish without an error
+/// still choose one of these (a blocked loop is not an error, it is exit 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// Completed: full or partial success.
+    Success = 0,
+    /// Blocked or failed: a limit was reached or tests fail.
+    Failed = 1,
+    /// Usage error or invalid input/artifact.
+    Usage = 2,
+    /// Paused and resumable.
+    Paused = 3,
+    /// Internal error.
+    Internal = 4,
+}
+
+impl Exit {
+    pub fn code(self) -> i32 {
+        self as i32
+    }
+}
+
+/// One schema or parse problem inside an artifact, printed as
+/// `file: /json/pointer: message` so editors and people can jump to it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Problem {
+    pub file: String,
+    pub pointer: String,
+    pub message: String,
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let pointer = if self.pointer.is_empty() {
+            "/"
+        } else {
+            &self.pointer
+        };
+        write!(f, "{}: {}: {}", self.file, pointer, self.message)
+    }
+}
+
+fn join_problems(problems: &[Problem]) -> String {
+    problems
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The user asked for something malformed (bad argument, bad id, …).
+    #[error("{0}")]
+    Usage(String),
+
+    /// One or more artifacts or config files do not match their schema.
+    #[error("{}", join_problems(.0))]
+    Invalid(Vec<Problem>),
+
+    #[error("session {id} not found (looked in {looked_in})")]
+    SessionNotFound { id: String, looked_in: String },
+
+    /// Another live wfx process owns the session.
+    #[error(
+        "session {session} is in use by wfx process {pid} (since {since}); wait for it or stop it"
+    )]
+    Locked {
+        session: String,
+        pid: u32,
+        since: String,
+    },
+
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
+    #[error("git: {0}")]
+    Git(String),
+
+    /// The run stopped at a resumable point (manual fix, Ctrl-C, agent missing).
+    #[error("{0}")]
+    Paused(String),
+
+    /// A limit was reached or a gate failed; the session is blocked.
+    #[error("{0}")]
+    Blocked(String),
+
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl Error {
+    pub fn exit(&self) -> Exit {
+        match self {
+            Error::Usage(_)
+            | Error::Invalid(_)
+            | Error::SessionNotFound { .. }
+            | Error::Locked { .. } => Exit::Usage,
+            Error::Paused(_) => Exit::Paused,
+            Error::Blocked(_) => Exit::Failed,
+            Error::Io { source, .. } => match source.kind() {
+                std::io::ErrorKind::PermissionDenied
+                | std::io::ErrorKind::NotFound
+                | std::io::ErrorKind::ReadOnlyFilesystem
+                | std::io::ErrorKind::InvalidData => Exit::Usage,
+                _ => Exit::Internal,
+            },
+            Error::Git(_) | Error::Internal(_) => Exit::Internal,
+        }
+    }
+
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.into(),
+            source,
+        }
+    }
+
+    pub fn usage(msg: impl Into<String>) -> Self {
+        Error::Usage(msg.into())
+    }
+}
+
+impl From<git2::Error> for Error {
+    fn from(e: git2::Error) -> Self {
+        Error::Git(e.message().to_string())
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,160 @@
+//! Where every file of `.workflow/` lives (DESIGN.md §2). No other module
+//! builds these paths by hand.
+
+use std::path::{Path, PathBuf};
+
+/// The project and its `.workflow/` directory.
+#[derive(Debug, Clone)]
+pub struct Workspace {
+    pub root: PathBuf,
+}
+
+impl Workspace {
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        Workspace { root: root.into() }
+    }
+
+    pub fn workflow_dir(&self) -> PathBuf {
+        self.root.join(".workflow")
+    }
+    pub fn active_dir(&self) -> PathBuf {
+        self.workflow_dir().join("active")
+    }
+    pub fn archives_dir(&self) -> PathBuf {
+        self.workflow_dir().join("archives")
+    }
+    pub fn manifest_path(&self) -> PathBuf {
+        self.archives_dir().join("manifest.json")
+    }
+    pub fn config_path(&self) -> PathBuf {
+        self.workflow_dir().join("wfx.json")
+    }
+    pub fn templates_dir(&self) -> PathBuf {
+        self.workflow_dir().join("templates")
+    }
+    /// Scratch space that is never part of a session (`wfx test` results).
+    pub fn cache_dir(&self) -> PathBuf {
+        self.workflow_dir().join(".cache")
+    }
+    pub fn active(&self, id: &str) -> SessionPaths {
+        SessionPaths::new(self.active_dir().join(id), id)
+    }
+    pub fn archived(&self, id: &str) -> SessionPaths {
+        SessionPaths::new(self.archives_dir().join(id), id)
+    }
+
+    /// `path` relative to the project root with `/` separators, for storing
+    /// in artifacts; paths outside the root are returned as given.
+    pub fn rel(&self, path: &Path) -> String {
+        let rel = path.strip_prefix(&self.root).unwrap_or(path);
+        rel.components()
+            .map(|c| c.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/")
+    }
+}
+
+/// Paths of one session directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionPaths {
+    pub id: String,
+    pub dir: PathBuf,
+}
+
+impl SessionPaths {
+    pub fn new(dir: PathBuf, id: &str) -> Self {
+        SessionPaths {
+            id: id.to_string(),
+            dir,
+        }
+    }
+
+    pub fn session_json(&self) -> PathBuf {
+        self.dir.join("workflow-session.json")
+    }
+    pub fn impl_plan(&self) -> PathBuf {
+        self.dir.join("IMPL_PLAN.md")
+    }
+    pub fn todo_list(&self) -> PathBuf {
+        self.dir.join("TODO_LIST.md")
+    }
+    pub fn planning_notes(&self) -> PathBuf {
+        self.dir.join("test-planning-notes.md")
+    }
+    pub fn gitignore(&self) -> PathBuf {
+        self.dir.join(".gitignore")
+    }
+    pub fn lock(&self) -> PathBuf {
+        self.dir.join(".lock")
+    }
+    pub fn task_dir(&self) -> PathBuf {
+        self.dir.join(".task")
+    }
+    /// Only for creating a task file; existing tasks are found by scanning.
+    pub fn new_task_file(&self, id: &str) -> PathBuf {
+        self.task_dir().join(format!("{id}.json"))
+    }
+    pub fn process_dir(&self) -> PathBuf {
+        self.dir.join(".process")
+    }
+    pub fn summaries_dir(&self) -> PathBuf {
+        self.dir.join(".summaries")
+    }
+    pub fn task_summary(&self, task_id: &str) -> PathBuf {
+        self.summaries_dir().join(format!("{task_id}-summary.md"))
+    }
+    pub fn iteration_summaries_dir(&self) -> PathBuf {
+        self.summaries_dir().join("iteration-summaries")
+    }
+    pub fn iteration_summary(&self, n: u32) -> PathBuf {
+        self.iteration_summaries_dir()
+            .join(format!("iteration-{n}.md"))
+    }
+    pub fn context_package(&self) -> PathBuf {
+        self.process_dir().join("context-package.json")
+    }
+    pub fn test_context_package(&self) -> PathBuf {
+        self.process_dir().join("test-context-package.json")
+    }
+    pub fn analysis_results(&self) -> PathBuf {
+        self.process_dir().join("TEST_ANALYSIS_RESULTS.md")
+    }
+    pub fn analysis_agent_output(&self) -> PathBuf {
+        self.process_dir().join("analysis-agent-output.md")
+    }
+    pub fn iteration_state(&self) -> PathBuf {
+        self.process_dir().join("iteration-state.json")
+    }
+    pub fn test_results(&self) -> PathBuf {
+        self.process_dir().join("test-results.json")
+    }
+    pub fn test_output_log(&self) -> PathBuf {
+        self.process_dir().join("test-output.log")
+    }
+    pub fn fix_history(&self) -> PathBuf {
+        self.process_dir().join("fix-history.json")
+    }
+    pub fn failure_report(&self) -> PathBuf {
+        self.process_dir().join("failure-report.md")
+    }
+    /// `.process/iteration-<n>-<suffix>`, e.g. `(3, "analysis.md")`.
+    pub fn iteration_file(&self, n: u32, suffix: &str) -> PathBuf {
+        self.process_dir().join(format!("iteration-{n}-{suffix}"))
+    }
+    /// JUnit and other structured reports written by test runs.
+    pub fn junit_dir(&self) -> PathBuf {
+        self.process_dir().join("junit")
+    }
+}
+
+/// The session's own `.gitignore`: logs and raw agent output stay out of
+/// commits (DESIGN.md §2, §5.5).
+pub const SESSION_GITIGNORE: &str = "\
+# Written by wfx: logs and raw outputs are kept on disk, never committed.
+*.log
+*-cli-output.txt
+analysis-agent-output.md
+.lock
+junit/
+*.tmp
+";

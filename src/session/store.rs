@@ -1,0 +1,256 @@
+//! Atomic, validated file I/O and the per-session lock.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::artifacts::{self, Artifact};
+use crate::error::{Error, Problem, Result};
+
+/// Write `bytes` to `path` atomically: a temp file in the same directory,
+/// fsync, rename over the target, fsync the directory. A crash leaves
+/// either the old file or the new one, never a mix.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    fs_err::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .map_err(|e| Error::io(dir, e))?;
+    tmp.write_all(bytes).map_err(|e| Error::io(path, e))?;
+    tmp.as_file().sync_all().map_err(|e| Error::io(path, e))?;
+    tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+/// Pretty JSON with a trailing newline, written atomically.
+pub fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
+    let mut text =
+        serde_json::to_string_pretty(value).map_err(|e| Error::Internal(e.to_string()))?;
+    text.push('\n');
+    write_atomic(path, text.as_bytes())
+}
+
+/// Read a file as UTF-8 text; non-UTF-8 content is an invalid-input problem.
+pub fn read_text(path: &Path, shown: &str) -> Result<String> {
+    let bytes = fs_err::read(path).map_err(|e| Error::io(path, e.into()))?;
+    String::from_utf8(bytes).map_err(|e| {
+        Error::Invalid(vec![Problem {
+            file: shown.to_string(),
+            pointer: String::new(),
+            message: format!("not valid UTF-8 (byte {})", e.utf8_error().valid_up_to()),
+        }])
+    })
+}
+
+/// Read and validate an artifact. `shown` is the name used in messages
+/// (normally the path relative to the project root).
+pub fn read_json<T: Artifact>(path: &Path, shown: &str) -> Result<T> {
+    let text = read_text(path, shown)?;
+    artifacts::parse_artifact::<T>(shown, &text).map_err(Error::Invalid)
+}
+
+/// Like [`read_json`], but a missing file is `Ok(None)`.
+pub fn read_json_opt<T: Artifact>(path: &Path, shown: &str) -> Result<Option<T>> {
+    if !path.exists() {
+        return Ok(None);
+    }
+    read_json(path, shown).map(Some)
+}
+
+/// Read, change and write back an artifact. Reading validates first, so a
+/// file that fails validation is never overwritten.
+pub fn update_json<T: Artifact>(
+    path: &Path,
+    shown: &str,
+    change: impl FnOnce(&mut T),
+) -> Result<T> {
+    let mut value: T = read_json(path, shown)?;
+    change(&mut value);
+    write_json(path, &value)?;
+    Ok(value)
+}
+
+/// What the lock file says about its holder.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LockInfo {
+    pub pid: u32,
+    pub since: String,
+    /// Process group of the child the holder was running, if any: a resume
+    /// after `kill -9` ends it first.
+    #[serde(default)]
+    pub child_pgid: Option<i32>,
+}
+
+/// Exclusive ownership of a session by this process, held with an OS file
+/// lock that dies with the process: a lock left by a dead process is free.
+#[derive(Debug)]
+pub struct SessionLock {
+    file: File,
+    path: PathBuf,
+    info: LockInfo,
+    /// What the previous holder left behind, if it did not release cleanly.
+    pub stale: Option<LockInfo>,
+}
+
+impl SessionLock {
+    pub fn acquire(path: &Path, session: &str) -> Result<SessionLock> {
+        let file = fs_err::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .map_err(|e| Error::io(path, e.into()))?
+            .into_parts()
+            .0;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                let holder = read_lock_info(path).unwrap_or_default();
+                return Err(Error::Locked {
+                    session: session.to_string(),
+                    pid: holder.pid,
+                    since: if holder.since.is_empty() {
+                        "unknown".into()
+                    } else {
+                        holder.since
+                    },
+                });
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(path, e)),
+        }
+        let stale = read_lock_info(path);
+        let info = LockInfo {
+            pid: std::process::id(),
+            since: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            child_pgid: None,
+        };
+        let mut lock = SessionLock {
+            file,
+            path: path.to_path_buf(),
+            info,
+            stale,
+        };
+        lock.write_info()?;
+        Ok(lock)
+    }
+
+    fn write_info(&mut self) -> Result<()> {
+        let text = serde_json::to_string(&self.info).expect("lock info serialises");
+        self.file.set_len(0).map_err(|e| Error::io(&self.path, e))?;
+        use std::io::{Seek, SeekFrom};
+        self.file
+            .seek(SeekFrom::Start(0))
+            .map_err(|e| Error::io(&self.path, e))?;
+        self.file
+            .write_all(text.as_bytes())
+            .map_err(|e| Error::io(&self.path, e))?;
+        self.file.sync_data().map_err(|e| Error::io(&self.path, e))
+    }
+
+    /// Record (or clear) the process group of the child now running.
+    pub fn set_child(&mut self, pgid: Option<i32>) -> Result<()> {
+        self.info.child_pgid = pgid;
+        self.write_info()
+    }
+}
+
+impl Drop for SessionLock {
+    fn drop(&mut self) {
+        // An empty lock file means "released cleanly"; the OS lock goes with the fd.
+        let _ = self.file.set_len(0);
+    }
+}
+
+fn read_lock_info(path: &Path) -> Option<LockInfo> {
+    let text = std::fs::read_to_string(path).ok()?;
+    serde_json::from_str(text.trim()).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::artifacts::FixHistory;
+
+    #[test]
+    fn atomic_write_replaces_and_leaves_no_temp() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.json");
+        write_atomic(&path, b"one").unwrap();
+        write_atomic(&path, b"two").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"two");
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("a.json")]);
+    }
+
+    #[test]
+    fn stale_temp_file_is_ignored() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("fix-history.json");
+        std::fs::write(
+            dir.path().join(".fix-history.json.abc123.tmp"),
+            b"{\"entries\": [garbage",
+        )
+        .unwrap();
+        write_json(&path, &FixHistory::default()).unwrap();
+        let back: FixHistory = read_json(&path, "fix-history.json").unwrap();
+        assert_eq!(back, FixHistory::default());
+    }
+
+    #[test]
+    fn invalid_file_is_not_overwritten_by_update() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("fix-history.json");
+        let bad = b"{\"entries\": 7}\n";
+        std::fs::write(&path, bad).unwrap();
+        let err =
+            update_json::<FixHistory>(&path, "fix-history.json", |h| h.session_id = "x".into())
+                .unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.starts_with("fix-history.json: /entries: "), "{msg}");
+        assert_eq!(std::fs::read(&path).unwrap(), bad);
+    }
+
+    #[test]
+    fn unknown_fields_survive_update() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("fix-history.json");
+        std::fs::write(
+            &path,
+            r#"{"session_id":"WFS-a","entries":[],"reviewer":{"name":"ana","ok":true}}"#,
+        )
+        .unwrap();
+        update_json::<FixHistory>(&path, "fix-history.json", |h| h.session_id = "WFS-b".into())
+            .unwrap();
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(v["session_id"], "WFS-b");
+        assert_eq!(v["reviewer"]["name"], "ana");
+        assert_eq!(v["reviewer"]["ok"], true);
+    }
+
+    #[test]
+    fn second_lock_is_refused_and_released_on_drop() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".lock");
+        let first = SessionLock::acquire(&path, "WFS-a").unwrap();
+        match SessionLock::acquire(&path, "WFS-a") {
+            Err(Error::Locked { pid, .. }) => assert_eq!(pid, std::process::id()),
+            other => panic!("expected Locked, got {other:?}"),
+        }
+        drop(first);
+        let again = SessionLock::acquire(&path, "WFS-a").unwrap();
+        assert_eq!(again.stale, None, "a clean release leaves no stale info");
+    }
+}

@@ -1,0 +1,207 @@
+//! The printer: human, JSON or quiet output, colour, and spinners that
+//! appear only on a terminal.
+//!
+//! Rules: a command's result goes to stdout (as text, or as one JSON
+//! document / JSON Lines with `--json`); progress and warnings go to stderr.
+
+use std::io::{IsTerminal, Write};
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::cli::{ColorChoice, GlobalArgs};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Human,
+    Json,
+}
+
+#[derive(Debug, Clone)]
+pub struct Printer {
+    pub mode: Mode,
+    pub quiet: bool,
+    pub verbose: bool,
+    pub color: bool,
+    pub progress: bool,
+}
+
+/// ANSI styles used for emphasis in human output.
+#[derive(Debug, Clone, Copy)]
+pub enum Style {
+    Bold,
+    Green,
+    Red,
+    Yellow,
+    Dim,
+}
+
+impl Printer {
+    pub fn from_args(args: &GlobalArgs) -> Self {
+        let no_color_env = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        let color = match args.color {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => !no_color_env && std::io::stdout().is_terminal(),
+        };
+        Printer {
+            mode: if args.json { Mode::Json } else { Mode::Human },
+            quiet: args.quiet,
+            verbose: args.verbose,
+            color,
+            progress: !args.no_progress
+                && !args.json
+                && !args.quiet
+                && std::io::stderr().is_terminal(),
+        }
+    }
+
+    /// A printer for tests and library callers: human text, no colour.
+    pub fn plain() -> Self {
+        Printer {
+            mode: Mode::Human,
+            quiet: false,
+            verbose: false,
+            color: false,
+            progress: false,
+        }
+    }
+
+    pub fn is_json(&self) -> bool {
+        self.mode == Mode::Json
+    }
+
+    /// The command's human result (stdout); silent in JSON mode.
+    pub fn out(&self, text: impl AsRef<str>) {
+        if self.mode == Mode::Human {
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "{}", text.as_ref());
+        }
+    }
+
+    /// A progress line for people (stderr); silent with -q or --json.
+    pub fn status(&self, text: impl AsRef<str>) {
+        if !self.quiet && self.mode == Mode::Human {
+            eprintln!("{}", text.as_ref());
+        }
+    }
+
+    /// Detail shown with -v.
+    pub fn detail(&self, text: impl AsRef<str>) {
+        if self.verbose && self.mode == Mode::Human {
+            eprintln!("{}", self.paint(Style::Dim, text.as_ref()));
+        }
+    }
+
+    pub fn warn(&self, text: impl AsRef<str>) {
+        eprintln!(
+            "{} {}",
+            self.paint(Style::Yellow, "warning:"),
+            text.as_ref()
+        );
+    }
+
+    pub fn error(&self, text: impl AsRef<str>) {
+        eprintln!("{} {}", self.paint(Style::Red, "error:"), text.as_ref());
+    }
+
+    /// One JSON document on stdout (JSON mode only).
+    pub fn json<T: Serialize + ?Sized>(&self, value: &T) {
+        if self.mode == Mode::Json {
+            let mut out = std::io::stdout().lock();
+            let _ = serde_json::to_writer_pretty(&mut out, value);
+            let _ = writeln!(out);
+        }
+    }
+
+    /// One JSON Lines progress event `{"event": name, ...fields}` (JSON mode only).
+    pub fn event(&self, name: &str, fields: serde_json::Value) {
+        if self.mode != Mode::Json {
+            return;
+        }
+        let mut obj = serde_json::Map::new();
+        obj.insert("event".into(), name.into());
+        if let serde_json::Value::Object(map) = fields {
+            obj.extend(map);
+        }
+        let mut out = std::io::stdout().lock();
+        let _ = serde_json::to_writer(&mut out, &obj);
+        let _ = writeln!(out);
+        let _ = out.flush();
+    }
+
+    pub fn paint(&self, style: Style, text: &str) -> String {
+        if !self.color {
+            return text.to_string();
+        }
+        let code = match style {
+            Style::Bold => "1",
+            Style::Green => "32",
+            Style::Red => "31",
+            Style::Yellow => "33",
+            Style::Dim => "2",
+        };
+        format!("\x1b[{code}m{text}\x1b[0m")
+    }
+
+    /// A spinner on stderr when it is a terminal and progress is allowed.
+    pub fn spinner(&self, message: impl Into<String>) -> Spinner {
+        if !self.progress {
+            return Spinner(None);
+        }
+        let bar = indicatif::ProgressBar::new_spinner();
+        bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+        bar.enable_steady_tick(Duration::from_millis(120));
+        bar.set_message(message.into());
+        Spinner(Some(bar))
+    }
+}
+
+/// A spinner that may not exist (not a terminal); cleared when dropped.
+pub struct Spinner(Option<indicatif::ProgressBar>);
+
+impl Spinner {
+    pub fn set_message(&self, message: impl Into<String>) {
+        if let Some(bar) = &self.0 {
+            bar.set_message(message.into());
+        }
+    }
+}
+
+impl Drop for Spinner {
+    fn drop(&mut self) {
+        if let Some(bar) = &self.0 {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+/// Render rows as a left-aligned text table with a header.
+pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for row in rows {
+        for (i, cell) in row.iter().enumerate() {
+            if i < widths.len() {
+                widths[i] = widths[i].max(cell.chars().count());
+            }
+        }
+    }
+    let fmt_row = |cells: Vec<&str>| {
+        let mut line = String::new();
+        for (i, cell) in cells.iter().enumerate() {
+            if i + 1 == cells.len() {
+                line.push_str(cell);
+            } else {
+                line.push_str(cell);
+                line.push_str(&" ".repeat(widths[i] - cell.chars().count() + 2));
+            }
+        }
+        line.trim_end().to_string()
+    };
+    let mut out = vec![fmt_row(header.to_vec())];
+    out.extend(
+        rows.iter()
+            .map(|r| fmt_row(r.iter().map(String::as_str).collect())),
+    );
+    out.join("\n")
+}
