@@ -1,0 +1,146 @@
+//! Shared helpers for integration tests: a hermetic environment (own HOME,
+//! no global or system git config, fixed author and dates) and small
+//! builders for hand-made sessions.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A temp project directory with its own HOME.
+pub struct Env {
+    pub tmp: tempfile::TempDir,
+    pub root: PathBuf,
+    pub home: PathBuf,
+}
+
+impl Env {
+    pub fn new() -> Env {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let root = tmp.path().join("project");
+        let home = tmp.path().join("home");
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::create_dir_all(&home).unwrap();
+        let root = root.canonicalize().unwrap();
+        Env { tmp, root, home }
+    }
+
+    /// Apply the hermetic environment to any command.
+    pub fn apply(&self, cmd: &mut Command) {
+        cmd.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &self.home)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "Test Author")
+            .env("GIT_AUTHOR_EMAIL", "author@example.invalid")
+            .env("GIT_COMMITTER_NAME", "Test Author")
+            .env("GIT_COMMITTER_EMAIL", "author@example.invalid")
+            .env("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
+            .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
+            .env("NO_COLOR", "1")
+            .env("LANG", "C.UTF-8")
+            .current_dir(&self.root);
+    }
+
+    /// `wfx` in the project root, hermetic.
+    pub fn wfx(&self) -> assert_cmd::Command {
+        let mut std_cmd = Command::new(assert_cmd::cargo::cargo_bin("wfx"));
+        self.apply(&mut std_cmd);
+        assert_cmd::Command::from_std(std_cmd)
+    }
+
+    /// Run git in the project root (hermetic); panics on failure; returns stdout.
+    pub fn git(&self, args: &[&str]) -> String {
+        git_in(self, &self.root, args)
+    }
+
+    pub fn write(&self, rel: &str, text: &str) -> PathBuf {
+        let path = self.root.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.root.join(rel)).unwrap()
+    }
+
+    /// Copy a sample project from `fixtures/projects/<name>` into the root.
+    pub fn copy_fixture_project(&self, name: &str) {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/projects").join(name);
+        copy_dir(&src, &self.root);
+    }
+
+    /// `git init` with one commit of everything in the root.
+    pub fn git_init_commit(&self) {
+        self.git(&["init", "-q", "-b", "main"]);
+        self.git(&["add", "-A"]);
+        self.git(&["commit", "-q", "-m", "initial"]);
+    }
+}
+
+pub fn git_in(env: &Env, dir: &Path, args: &[&str]) -> String {
+    let mut cmd = Command::new("git");
+    env.apply(&mut cmd);
+    cmd.current_dir(dir).args(args);
+    let out = cmd.output().expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+pub fn copy_dir(src: &Path, dst: &Path) {
+    for entry in walkdir::WalkDir::new(src) {
+        let entry = entry.unwrap();
+        let rel = entry.path().strip_prefix(src).unwrap();
+        let target = dst.join(rel);
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// A hand-made session directory under `.workflow/active/<id>`.
+pub fn make_session(env: &Env, id: &str, status: &str, tasks: &[(&str, &str)]) -> PathBuf {
+    let dir = env.root.join(".workflow/active").join(id);
+    std::fs::create_dir_all(dir.join(".task")).unwrap();
+    std::fs::create_dir_all(dir.join(".process")).unwrap();
+    let session = serde_json::json!({
+        "session_id": id,
+        "type": "test",
+        "workflow_type": "test_session",
+        "status": status,
+        "description": format!("Tests for {id}"),
+        "mode": "prompt",
+        "input": format!("Tests for {id}"),
+        "source_session_id": null,
+        "created_at": "2026-01-01T00:00:00Z",
+        "updated_at": "2026-01-01T00:00:00Z",
+        "completed_at": null,
+        "git": {"base_commit": null, "branch": null},
+        "phases": [
+            {"phase": 1, "name": "session_start", "status": "completed", "started_at": null, "completed_at": null}
+        ],
+        "wfx_version": "0.1.0"
+    });
+    std::fs::write(dir.join("workflow-session.json"), serde_json::to_string_pretty(&session).unwrap()).unwrap();
+    for (task_id, task_status) in tasks {
+        let task = serde_json::json!({
+            "id": task_id,
+            "title": format!("Task {task_id}"),
+            "status": task_status,
+            "meta": {"type": "test-gen"},
+        });
+        std::fs::write(
+            dir.join(".task").join(format!("{task_id}.json")),
+            serde_json::to_string_pretty(&task).unwrap(),
+        )
+        .unwrap();
+    }
+    dir
+}
