@@ -1,1 +1,113 @@
-//! (being written)
+//! Markdown and prompt rendering (minijinja): templates are embedded from
+//! `templates/` and a project can override any of them with a file of the
+//! same name under `.workflow/templates/`. Undefined variables are errors,
+//! so a template typo never renders as an empty string.
+
+use std::path::{Path, PathBuf};
+
+use minijinja::{Environment, UndefinedBehavior};
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+
+mod embedded {
+    include!(concat!(env!("OUT_DIR"), "/embedded_templates.rs"));
+}
+
+/// Names of all built-in templates (paths relative to `templates/`).
+pub fn builtin_names() -> impl Iterator<Item = &'static str> {
+    embedded::EMBEDDED.iter().map(|(n, _)| *n)
+}
+
+/// The built-in text of a template.
+pub fn builtin(name: &str) -> Option<&'static str> {
+    embedded::EMBEDDED
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, t)| *t)
+}
+
+/// Renders templates with project overrides.
+pub struct Renderer {
+    env: Environment<'static>,
+    overrides: Option<PathBuf>,
+}
+
+impl Renderer {
+    /// `overrides`: the project's `.workflow/templates` directory (may not exist).
+    pub fn new(overrides: Option<&Path>) -> Renderer {
+        let mut env = Environment::new();
+        env.set_undefined_behavior(UndefinedBehavior::Strict);
+        env.set_syntax(
+            minijinja::syntax::SyntaxConfig::builder()
+                .trim_blocks(true)
+                .lstrip_blocks(true)
+                .keep_trailing_newline(true)
+                .build()
+                .expect("default delimiters are valid"),
+        );
+        env.add_filter("pct", |v: f64| format!("{v:.1}%"));
+        Renderer {
+            env,
+            overrides: overrides.map(Path::to_path_buf),
+        }
+    }
+
+    /// Text of a template: the project override if present, else built-in.
+    /// Returns the text and whether it came from an override.
+    pub fn source(&self, name: &str) -> Result<(String, Option<PathBuf>)> {
+        if let Some(dir) = &self.overrides {
+            let path = dir.join(name);
+            if path.is_file() {
+                let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+                return Ok((text, Some(path)));
+            }
+        }
+        builtin(name)
+            .map(|t| (t.to_string(), None))
+            .ok_or_else(|| Error::Internal(format!("no built-in template {name}")))
+    }
+
+    pub fn render<S: Serialize>(&self, name: &str, ctx: &S) -> Result<String> {
+        let (text, path) = self.source(name)?;
+        let shown = path
+            .as_ref()
+            .map_or_else(|| format!("templates/{name}"), |p| p.display().to_string());
+        let tmpl = self
+            .env
+            .template_from_named_str(&shown, &text)
+            .map_err(|e| template_error(&shown, &e, path.is_some()))?;
+        tmpl.render(minijinja::value::Serde(ctx))
+            .map_err(|e| template_error(&shown, &e, path.is_some()))
+    }
+}
+
+fn template_error(shown: &str, e: &minijinja::Error, user_file: bool) -> Error {
+    let line = e.line().map(|l| format!(" line {l}")).unwrap_or_default();
+    let msg = format!("{shown}{line}: {e}");
+    if user_file {
+        Error::Usage(msg)
+    } else {
+        Error::Internal(msg)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn override_wins_and_undefined_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("x.md.j2"), "Hello {{ name }}!").unwrap();
+        let r = Renderer::new(Some(dir.path()));
+        assert_eq!(
+            r.render("x.md.j2", &serde_json::json!({"name": "ana"}))
+                .unwrap(),
+            "Hello ana!"
+        );
+        let err = r.render("x.md.j2", &serde_json::json!({})).unwrap_err();
+        assert!(matches!(err, Error::Usage(_)), "{err}");
+        assert!(err.to_string().contains("x.md.j2"), "{err}");
+    }
+}

@@ -14,7 +14,7 @@ pub use layout::{SessionPaths, Workspace};
 
 use crate::artifacts::manifest::{ArchiveEntry, ArchiveManifest, ArchiveMetrics};
 use crate::artifacts::session::SessionStatus;
-use crate::artifacts::{IterationState, Task, WorkflowSession};
+use crate::artifacts::{Config, IterationState, Task, WorkflowSession};
 use crate::error::{Error, Problem, Result};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -146,6 +146,13 @@ impl Workspace {
                 )))
             }
         }
+    }
+
+    /// `.workflow/wfx.json`, or the defaults when there is none. An invalid
+    /// config is an error listing every problem with its JSON pointer.
+    pub fn load_config(&self) -> Result<Config> {
+        let path = self.config_path();
+        Ok(store::read_json_opt(&path, &self.rel(&path))?.unwrap_or_default())
     }
 
     pub fn load_session(&self, s: &SessionRef) -> Result<WorkflowSession> {
