@@ -212,7 +212,7 @@ impl Workspace {
             return Err(Error::Invalid(problems));
         }
         let mut tasks: Vec<_> = by_id.into_values().collect();
-        tasks.sort_by(|a, b| task_order(&a.1.id).cmp(&task_order(&b.1.id)));
+        tasks.sort_by_key(|a| task_order(&a.1.id));
         Ok(tasks)
     }
 
@@ -246,7 +246,7 @@ impl Workspace {
             session.updated_at = now;
             self.save_session(&sref, &session)?;
             fs_err::create_dir_all(self.archives_dir())
-                .map_err(|e| Error::io(self.archives_dir(), e.into()))?;
+                .map_err(|e| Error::io(self.archives_dir(), e))?;
             std::fs::rename(&active.dir, &archived.dir).map_err(|e| Error::io(&active.dir, e))?;
         } else if !archived.dir.is_dir() {
             return Err(self

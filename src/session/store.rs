@@ -40,7 +40,7 @@ pub fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
 
 /// Read a file as UTF-8 text; non-UTF-8 content is an invalid-input problem.
 pub fn read_text(path: &Path, shown: &str) -> Result<String> {
-    let bytes = fs_err::read(path).map_err(|e| Error::io(path, e.into()))?;
+    let bytes = fs_err::read(path).map_err(|e| Error::io(path, e))?;
     String::from_utf8(bytes).map_err(|e| {
         Error::Invalid(vec![Problem {
             file: shown.to_string(),
@@ -108,7 +108,7 @@ impl SessionLock {
             .create(true)
             .truncate(false)
             .open(path)
-            .map_err(|e| Error::io(path, e.into()))?
+            .map_err(|e| Error::io(path, e))?
             .into_parts()
             .0;
         match file.try_lock() {

@@ -67,7 +67,9 @@ impl Env {
 
     /// Copy a sample project from `fixtures/projects/<name>` into the root.
     pub fn copy_fixture_project(&self, name: &str) {
-        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/projects").join(name);
+        let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/projects")
+            .join(name);
         copy_dir(&src, &self.root);
     }
 
@@ -128,7 +130,11 @@ pub fn make_session(env: &Env, id: &str, status: &str, tasks: &[(&str, &str)]) -
         ],
         "wfx_version": "0.1.0"
     });
-    std::fs::write(dir.join("workflow-session.json"), serde_json::to_string_pretty(&session).unwrap()).unwrap();
+    std::fs::write(
+        dir.join("workflow-session.json"),
+        serde_json::to_string_pretty(&session).unwrap(),
+    )
+    .unwrap();
     for (task_id, task_status) in tasks {
         let task = serde_json::json!({
             "id": task_id,
