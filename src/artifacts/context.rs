@@ -50,6 +50,9 @@ pub struct ProjectInfo {
     pub frameworks: Vec<String>,
     #[serde(default)]
     pub files_scanned: u32,
+    /// Where the file list came from: `git-index` or `walk`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_listing: Option<String>,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -66,6 +69,9 @@ pub struct TestFrameworkInfo {
     pub test_directory: String,
     #[serde(default)]
     pub conventions: Vec<String>,
+    /// What the detection saw (config, manifest, files).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub signals: Vec<String>,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -77,6 +83,10 @@ pub struct Asset {
     pub relevance: f64,
     /// `high`, `medium` or `low`.
     pub priority: String,
+    /// Public definitions of a source file the plan targets (what its
+    /// tests should call); empty for other files.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub symbols: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -97,6 +107,15 @@ pub struct ExistingTest {
     /// Source files this test file covers (by naming and imports).
     #[serde(default)]
     pub implementation_files: Vec<String>,
+    /// `unit`, `integration` or `e2e` (by path, REFERENCE.md "Test layers").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layer: Option<String>,
+    /// Tests inside the source file itself (Rust `#[cfg(test)]`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub inline: bool,
+    /// How the implementation files were found: `naming`, `imports`, `inline`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub matched_by: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -114,6 +133,12 @@ pub struct CoverageStats {
     pub test_files: u32,
     /// Share of source files with at least one test file, in percent.
     pub file_coverage_percent: f64,
+    /// Source files with inline tests (Rust `#[cfg(test)]` modules).
+    #[serde(default)]
+    pub inline_test_modules: u32,
+    /// Code files in languages wfx does not map tests for (not assessed).
+    #[serde(default)]
+    pub unmapped_code_files: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -131,6 +156,10 @@ pub struct LineCoverage {
     /// `lcov`, `cobertura` or `json-summary`.
     pub format: String,
     pub percent: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch_percent: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub function_percent: Option<f64>,
     #[serde(default)]
     pub files: Vec<FileLineCoverage>,
 }
@@ -160,6 +189,16 @@ pub struct ImplementationSummary {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SourceContext {
     pub source_session_id: String,
+    /// The source session's own description, when it has one.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    /// Ids of the source session's completed tasks.
+    #[serde(default)]
+    pub completed_tasks: Vec<String>,
+    /// Every project file the source session changed (union over tasks
+    /// and summaries), sorted.
+    #[serde(default)]
+    pub changed_files: Vec<String>,
     #[serde(default)]
     pub implementation_summaries: Vec<ImplementationSummary>,
     #[serde(flatten)]
