@@ -5,3 +5,4 @@
 pub mod detect;
 
 pub use detect::{Detected, Framework, detect};
+pub mod parse;
