@@ -105,6 +105,9 @@ pub struct TestFixGenArgs {
     /// Stop after planning (phases 1–4)
     #[arg(long)]
     pub plan_only: bool,
+    /// Stop after phase N (1–4); `wfx test-fix-gen WFS-<id>` continues
+    #[arg(long, hide = true, value_name = "N", value_parser = clap::value_parser!(u8).range(1..=4))]
+    pub stop_after_phase: Option<u8>,
     #[command(flatten)]
     pub pipeline: PipelineArgs,
 }

@@ -1,3 +1,356 @@
-//! Phases 1–4 of `wfx test-fix-gen` (DESIGN.md §4).
+//! Phases 1–4 of `wfx test-fix-gen` (DESIGN.md §4): session start,
+//! context gather, analysis and task generation.
+//!
+//! Each phase is recorded in `workflow-session.json` before and after it
+//! runs; a run on a session whose phases are partly done continues from the
+//! first phase that is not `completed`. Every phase's output is a pure
+//! function of the files before it, so an interrupted and resumed run
+//! writes the same artifacts as an uninterrupted one.
 
+pub mod analysis;
 pub mod context;
+pub mod plan;
+pub mod session_start;
+pub mod tasks;
+
+use std::path::Path;
+
+use chrono::Utc;
+
+use crate::artifacts::config::{Config, Preset};
+use crate::artifacts::context::ContextPackage;
+use crate::artifacts::session::{InputMode, PhaseStatus, SessionStatus, WorkflowSession};
+use crate::error::{Error, Result};
+use crate::render::Renderer;
+use crate::session::store::{self, SessionLock};
+use crate::session::{SessionPaths, Workspace};
+use crate::ui::Printer;
+use plan::{CycleOptions, Plan};
+use session_start::Start;
+
+/// Names of phases 1–4 for messages.
+pub const PHASE_TITLES: [&str; 4] = [
+    "session start",
+    "context gather",
+    "analysis",
+    "task generation",
+];
+
+/// A `test-fix-gen` run.
+#[derive(Debug, Clone, Default)]
+pub struct GenRequest {
+    /// INPUT: a WFS- id, a .md file or a description.
+    pub input: String,
+    /// Flags for phase 5, recorded in the session.
+    pub options: CycleOptions,
+    /// Stop after this phase (1–4), leaving the rest for a later run.
+    pub stop_after_phase: Option<u8>,
+}
+
+/// What a run did.
+#[derive(Debug)]
+pub struct GenOutcome {
+    pub session_id: String,
+    pub paths: SessionPaths,
+    /// The session already existed and was continued.
+    pub resumed: bool,
+    /// Phases this run executed.
+    pub phases_run: Vec<u8>,
+    /// Set when `stop_after_phase` ended the run early.
+    pub stopped_after: Option<u8>,
+    /// The plan, once phase 4 is done.
+    pub plan: Option<Plan>,
+    pub warnings: Vec<String>,
+}
+
+/// The context package file of a session of this mode.
+pub fn context_package_path(paths: &SessionPaths, mode: InputMode) -> std::path::PathBuf {
+    match mode {
+        InputMode::Session => paths.test_context_package(),
+        InputMode::Prompt => paths.context_package(),
+    }
+}
+
+fn requirements_path(paths: &SessionPaths) -> std::path::PathBuf {
+    paths.process_dir().join("requirements.md")
+}
+
+/// Reject a `--fix-agent` the config cannot run, before anything is created.
+fn check_fix_agent(config: &Config, options: &CycleOptions) -> Result<()> {
+    if let Some(a) = &options.fix_agent
+        && a != "manual"
+        && Preset::from_name(a).is_none()
+        && !config.agents.definitions.contains_key(a)
+    {
+        let mut known: Vec<String> = Preset::ALL.iter().map(|p| p.as_str().to_string()).collect();
+        known.extend(config.agents.definitions.keys().cloned());
+        known.push("manual".into());
+        return Err(Error::usage(format!(
+            "--fix-agent {a}: no such agent (known: {})",
+            known.join(", ")
+        )));
+    }
+    Ok(())
+}
+
+fn cycle_options_of(session: &WorkflowSession) -> CycleOptions {
+    session
+        .extra
+        .get("cycle_options")
+        .and_then(|v| serde_json::from_value(v.clone()).ok())
+        .unwrap_or_default()
+}
+
+fn set_phase(
+    paths: &SessionPaths,
+    session: &mut WorkflowSession,
+    phase: u8,
+    status: PhaseStatus,
+) -> Result<()> {
+    let now = Utc::now();
+    if let Some(p) = session.phase_mut(phase) {
+        p.status = status;
+        match status {
+            PhaseStatus::InProgress => {
+                p.started_at = Some(now);
+                p.completed_at = None;
+            }
+            PhaseStatus::Completed | PhaseStatus::Failed => p.completed_at = Some(now),
+            _ => {}
+        }
+    }
+    session.updated_at = now;
+    store::write_json(&paths.session_json(), session)
+}
+
+fn phase_done(session: &WorkflowSession, phase: u8) -> bool {
+    session
+        .phase(phase)
+        .is_some_and(|p| p.status == PhaseStatus::Completed)
+}
+
+/// The test framework as the runner detects it.
+fn detect_framework(root: &Path, config: &Config) -> Option<context::FrameworkFacts> {
+    crate::testing::detect::detect(root, &config.test).map(|d| context::FrameworkFacts {
+        framework: d.framework.as_str().to_string(),
+        command: d.command,
+        signals: d.signals,
+        test_pattern: d.test_pattern,
+        test_directory: d.test_directory,
+    })
+}
+
+struct Running {
+    paths: SessionPaths,
+    session: WorkflowSession,
+    _lock: SessionLock,
+}
+
+/// Run phases 1–4 (or continue them).
+pub fn run(ws: &Workspace, req: &GenRequest, ui: &Printer) -> Result<GenOutcome> {
+    let config = ws.load_config()?;
+    check_fix_agent(&config, &req.options)?;
+    let cwd = std::env::current_dir().unwrap_or_else(|_| ws.root.clone());
+    let start = session_start::resolve(ws, &req.input, &cwd)?;
+    let mut phases_run = Vec::new();
+    let mut warnings = Vec::new();
+    let (mut run, resumed, source) = match start {
+        Start::New(new) => {
+            let now = Utc::now();
+            let opts =
+                serde_json::to_value(&req.options).map_err(|e| Error::Internal(e.to_string()))?;
+            let (paths, lock, mut session) = session_start::create(ws, &new, opts, now)?;
+            ui.status(format!(
+                "Phase 1/4 {}: {} ({} mode)",
+                PHASE_TITLES[0],
+                paths.id,
+                mode_name(new.mode)
+            ));
+            if new.requirements_text != new.description {
+                store::write_atomic(&requirements_path(&paths), new.requirements_text.as_bytes())?;
+            }
+            set_phase(&paths, &mut session, 1, PhaseStatus::Completed)?;
+            phases_run.push(1);
+            (
+                Running {
+                    paths,
+                    session,
+                    _lock: lock,
+                },
+                false,
+                new.source,
+            )
+        }
+        Start::Resume(sref) => {
+            let lock = SessionLock::acquire(&sref.paths.lock(), sref.id())?;
+            let mut session = ws.load_session(&sref)?;
+            let mut opts = cycle_options_of(&session);
+            opts.merge(&req.options);
+            session.extra.insert(
+                "cycle_options".into(),
+                serde_json::to_value(&opts).map_err(|e| Error::Internal(e.to_string()))?,
+            );
+            session.resumed_at = Some(Utc::now());
+            store::write_json(&sref.paths.session_json(), &session)?;
+            let first = (1..=4).find(|&n| !phase_done(&session, n));
+            match first {
+                Some(n) => ui.status(format!(
+                    "Continuing {} at phase {n}/4 ({})",
+                    sref.id(),
+                    PHASE_TITLES[n as usize - 1]
+                )),
+                None => ui.status(format!("{}: phases 1–4 are already complete", sref.id())),
+            }
+            if !phase_done(&session, 1) {
+                // Phase 1 only writes the session file; finishing it is all
+                // that is left.
+                set_phase(&sref.paths, &mut session, 1, PhaseStatus::Completed)?;
+                phases_run.push(1);
+            }
+            let source = match (&session.source_session_id, session.mode) {
+                (Some(src), InputMode::Session) if !phase_done(&session, 2) => {
+                    let sref = ws.find(src)?;
+                    Some(session_start::read_source_session(ws, &sref)?)
+                }
+                _ => None,
+            };
+            (
+                Running {
+                    paths: sref.paths.clone(),
+                    session,
+                    _lock: lock,
+                },
+                true,
+                source,
+            )
+        }
+    };
+    let stop = |n: u8| req.stop_after_phase.is_some_and(|s| s <= n);
+    let outcome = |run: &Running,
+                   phases_run: Vec<u8>,
+                   stopped: Option<u8>,
+                   plan: Option<Plan>,
+                   warnings: Vec<String>| GenOutcome {
+        session_id: run.paths.id.clone(),
+        paths: run.paths.clone(),
+        resumed,
+        phases_run,
+        stopped_after: stopped,
+        plan,
+        warnings,
+    };
+    if stop(1) {
+        return Ok(outcome(&run, phases_run, Some(1), None, warnings));
+    }
+    let renderer = Renderer::new(Some(&ws.templates_dir()));
+    let pkg_path = context_package_path(&run.paths, run.session.mode);
+
+    // Phase 2: context gather.
+    if !phase_done(&run.session, 2) {
+        ui.status(format!("Phase 2/4 {}", PHASE_TITLES[1]));
+        set_phase(&run.paths, &mut run.session, 2, PhaseStatus::InProgress)?;
+        let result = (|| -> Result<()> {
+            let existing: Option<ContextPackage> =
+                match store::read_json_opt(&pkg_path, &ws.rel(&pkg_path)) {
+                    Ok(p) => p,
+                    Err(Error::Invalid(_)) => None,
+                    Err(e) => return Err(e),
+                };
+            if existing
+                .as_ref()
+                .is_some_and(|p| p.metadata.session_id == run.paths.id)
+            {
+                ui.detail(format!("reusing {}", ws.rel(&pkg_path)));
+                return Ok(());
+            }
+            let requirements = read_requirements(&run.paths, &run.session);
+            let gathered = context::gather(&context::GatherInput {
+                root: &ws.root,
+                session_id: &run.paths.id,
+                description: &requirements,
+                framework: detect_framework(&ws.root, &config),
+                source: source.as_ref(),
+            })?;
+            warnings.extend(gathered.warnings);
+            store::write_json(&pkg_path, &gathered.package)
+        })();
+        finish_phase(&run.paths, &mut run.session, 2, result)?;
+        phases_run.push(2);
+    }
+    if stop(2) {
+        return Ok(outcome(&run, phases_run, Some(2), None, warnings));
+    }
+
+    let pkg: ContextPackage = store::read_json(&pkg_path, &ws.rel(&pkg_path))?;
+    let requirements = read_requirements(&run.paths, &run.session);
+    let plan = plan::build(
+        ws,
+        &run.paths,
+        &run.session,
+        &pkg,
+        &config,
+        &cycle_options_of(&run.session),
+        &requirements,
+    );
+
+    // Phase 3: analysis.
+    if !phase_done(&run.session, 3) {
+        ui.status(format!("Phase 3/4 {}", PHASE_TITLES[2]));
+        set_phase(&run.paths, &mut run.session, 3, PhaseStatus::InProgress)?;
+        let result = analysis::write(&renderer, &run.paths, &plan);
+        finish_phase(&run.paths, &mut run.session, 3, result)?;
+        phases_run.push(3);
+    }
+    if stop(3) {
+        return Ok(outcome(&run, phases_run, Some(3), None, warnings));
+    }
+
+    // Phase 4: task generation.
+    if !phase_done(&run.session, 4) {
+        ui.status(format!("Phase 4/4 {}", PHASE_TITLES[3]));
+        set_phase(&run.paths, &mut run.session, 4, PhaseStatus::InProgress)?;
+        let result = tasks::write_all(&renderer, &run.paths, &plan).map(|_| ());
+        if result.is_ok() && run.session.status == SessionStatus::Planning {
+            run.session.status = SessionStatus::Active;
+        }
+        finish_phase(&run.paths, &mut run.session, 4, result)?;
+        phases_run.push(4);
+    }
+    let stopped = stop(4).then_some(4);
+    Ok(outcome(&run, phases_run, stopped, Some(plan), warnings))
+}
+
+fn finish_phase(
+    paths: &SessionPaths,
+    session: &mut WorkflowSession,
+    phase: u8,
+    result: Result<()>,
+) -> Result<()> {
+    match result {
+        Ok(()) => set_phase(paths, session, phase, PhaseStatus::Completed),
+        Err(e) => {
+            // Record the failure; the original error is what the user sees.
+            let _ = set_phase(paths, session, phase, PhaseStatus::Failed);
+            Err(e)
+        }
+    }
+}
+
+/// The whole request text: `.process/requirements.md` when the input was
+/// a file (or a source session), else the description.
+fn read_requirements(paths: &SessionPaths, session: &WorkflowSession) -> String {
+    std::fs::read_to_string(requirements_path(paths))
+        .unwrap_or_else(|_| session.description.clone())
+}
+
+fn mode_name(mode: InputMode) -> &'static str {
+    match mode {
+        InputMode::Prompt => "prompt",
+        InputMode::Session => "session",
+    }
+}
+
+/// The summary printed after phase 4 (REFERENCE.md), from its template.
+pub fn render_summary(ws: &Workspace, plan: &Plan) -> Result<String> {
+    Renderer::new(Some(&ws.templates_dir())).render("test-fix-gen-summary.md.j2", plan)
+}

@@ -221,7 +221,7 @@ pub fn public_symbols(family: Family, text: &str, max: usize) -> Vec<String> {
     let found: Vec<String> = match family {
         Family::Rust => re(
             &RUST,
-            r"(?m)^\s*pub(?:\([^)]*\))?\s+(?:const\s+|async\s+|unsafe\s+|extern\s+\S+\s+)*(?:fn|struct|enum|trait|type|mod|static|const)\s+([A-Za-z_]\w*)",
+            r"(?m)^\s*pub(?:\([^)]*\))?\s+(?:const\s+|async\s+|unsafe\s+|extern\s+\S+\s+)*(?:fn|struct|enum|trait|type|static|const)\s+([A-Za-z_]\w*)",
         )
         .captures_iter(text)
         .map(|c| c[1].to_string())

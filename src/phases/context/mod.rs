@@ -576,6 +576,18 @@ pub fn gather(input: &GatherInput) -> Result<Gathered> {
             }
         })
         .collect();
+    test_assets.extend(
+        files
+            .iter()
+            .zip(&classes)
+            .filter(|(f, c)| c.kind == Kind::Test && mapping::is_test_support(f))
+            .map(|(f, _)| Asset {
+                path: f.clone(),
+                relevance: 0.5,
+                priority: "medium".into(),
+                symbols: Vec::new(),
+            }),
+    );
     let mut config_assets: Vec<Asset> = files
         .iter()
         .zip(&classes)
@@ -827,8 +839,17 @@ pub fn select_targets(pkg: &ContextPackage) -> Vec<Target> {
         let c = files::classify(f);
         c.kind == Kind::Source && c.family.is_some()
     };
+    // Package entry files that re-export (`__init__.py`, `index.js`) run
+    // whenever their package is imported: tested ones are not targets.
+    let reexport =
+        |f: &str| matches!(files::stem(f), "__init__" | "index") && tests_of.contains_key(f);
     let mut cands: BTreeSet<&str> = gaps.keys().copied().collect();
-    cands.extend(focus.iter().copied().filter(|f| is_source(f)));
+    cands.extend(
+        focus
+            .iter()
+            .copied()
+            .filter(|f| is_source(f) && !reexport(f)),
+    );
     if cands.is_empty() {
         cands.extend(tests_of.keys().copied().filter(|f| is_source(f)));
     }

@@ -1,0 +1,73 @@
+//! `wfx test-fix-gen INPUT`: phases 1–4, the summary, then phase 5.
+
+use super::Ctx;
+use crate::cli::TestFixGenArgs;
+use crate::error::{Exit, Result};
+use crate::phases::{self, GenRequest, plan::CycleOptions};
+
+pub fn run(ctx: &Ctx, args: TestFixGenArgs) -> Result<Exit> {
+    let p = &args.pipeline;
+    let req = GenRequest {
+        input: args.input.clone(),
+        options: CycleOptions {
+            allow_dirty: p.allow_dirty,
+            no_commit: p.no_commit,
+            worktree: p.worktree,
+            fix_agent: p.fix_agent.clone(),
+            max_iterations: p.max_iterations,
+            yes: p.yes,
+        },
+        stop_after_phase: args.stop_after_phase,
+    };
+    let out = phases::run(&ctx.ws, &req, ctx.ui)?;
+    for w in &out.warnings {
+        ctx.ui.warn(w);
+    }
+    let continue_gen = format!("wfx test-fix-gen {}", out.session_id);
+    let Some(plan) = &out.plan else {
+        let n = out.stopped_after.unwrap_or(0);
+        if ctx.ui.is_json() {
+            ctx.ui.json(&serde_json::json!({
+                "session_id": out.session_id,
+                "resumed": out.resumed,
+                "phases_run": out.phases_run,
+                "stopped_after_phase": n,
+                "next_command": continue_gen,
+            }));
+        } else {
+            ctx.ui
+                .out(format!("Stopped after phase {n}: {}", out.session_id));
+            ctx.ui.out(format!("Next: {continue_gen}"));
+        }
+        return Ok(Exit::Success);
+    };
+    let phase5_note = (!args.plan_only && out.stopped_after.is_none())
+        .then_some("phase 5 (test-cycle-execute) is not part of this build yet; run the next command when it is");
+    if ctx.ui.is_json() {
+        let tasks = phases::tasks::initial_tasks(plan);
+        ctx.ui.json(&serde_json::json!({
+            "session_id": out.session_id,
+            "resumed": out.resumed,
+            "phases_run": out.phases_run,
+            "mode": plan.mode,
+            "input": plan.input,
+            "tasks": tasks.iter().map(|(_, t)| serde_json::json!({"id": t.id, "title": t.title, "agent": t.meta.agent})).collect::<Vec<_>>(),
+            "thresholds": {
+                "code_validation": {"critical": plan.gate_critical, "error": plan.gate_errors, "warning": plan.gate_warnings},
+                "coverage": {"line": plan.coverage.target_line, "branch": plan.coverage.target_branch, "function": plan.coverage.target_function},
+                "pass_threshold": plan.pass_threshold,
+                "max_iterations": plan.max_iterations,
+            },
+            "artifacts": plan.artifacts,
+            "next_command": plan.next_command,
+            "note": phase5_note,
+        }));
+    } else {
+        ctx.ui
+            .out(phases::render_summary(&ctx.ws, plan)?.trim_end());
+        if let Some(note) = phase5_note {
+            ctx.ui.status(format!("Note: {note}."));
+        }
+    }
+    Ok(Exit::Success)
+}

@@ -1,0 +1,980 @@
+//! The test plan as data: one pure function from the session, the context
+//! package and the config to everything phases 3 and 4 write (analysis,
+//! tasks, plan, todo list, notes). Templates only lay it out, so every
+//! fact in those files comes from here and is tested here.
+
+use serde::{Deserialize, Serialize};
+
+use super::context::{self, Target, files};
+use crate::artifacts::config::Config;
+use crate::artifacts::context::ContextPackage;
+use crate::artifacts::session::{InputMode, WorkflowSession};
+use crate::session::SessionPaths;
+use crate::session::Workspace;
+
+/// Flags of DESIGN.md §1 that `test-fix-gen` records for phase 5, kept in
+/// `workflow-session.json` under `cycle_options`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CycleOptions {
+    #[serde(default)]
+    pub allow_dirty: bool,
+    #[serde(default)]
+    pub no_commit: bool,
+    #[serde(default)]
+    pub worktree: bool,
+    /// `--fix-agent NAME|manual`, when given.
+    #[serde(default)]
+    pub fix_agent: Option<String>,
+    /// `--max-iterations N`, when given.
+    #[serde(default)]
+    pub max_iterations: Option<u32>,
+    #[serde(default)]
+    pub yes: bool,
+}
+
+impl CycleOptions {
+    /// Flags given now override what an earlier run recorded; flags not
+    /// given keep their recorded value.
+    pub fn merge(&mut self, newer: &CycleOptions) {
+        self.allow_dirty |= newer.allow_dirty;
+        self.no_commit |= newer.no_commit;
+        self.worktree |= newer.worktree;
+        self.yes |= newer.yes;
+        if newer.fix_agent.is_some() {
+            self.fix_agent.clone_from(&newer.fix_agent);
+        }
+        if newer.max_iterations.is_some() {
+            self.max_iterations = newer.max_iterations;
+        }
+    }
+
+    /// The flags as a command line would spell them.
+    pub fn as_flags(&self) -> String {
+        let mut out = Vec::new();
+        if self.allow_dirty {
+            out.push("--allow-dirty".to_string());
+        }
+        if self.no_commit {
+            out.push("--no-commit".to_string());
+        }
+        if self.worktree {
+            out.push("--worktree".to_string());
+        }
+        if let Some(a) = &self.fix_agent {
+            out.push(format!("--fix-agent {a}"));
+        }
+        if let Some(n) = self.max_iterations {
+            out.push(format!("--max-iterations {n}"));
+        }
+        if self.yes {
+            out.push("-y".to_string());
+        }
+        out.join(" ")
+    }
+}
+
+/// One file the plan targets, with what to do about it.
+#[derive(Debug, Clone, Serialize)]
+pub struct TargetPlan {
+    pub file: String,
+    pub priority: String,
+    pub focus: bool,
+    /// `gap` (no tests: create `test_file`) or `extend` (add to `tests`).
+    pub status: &'static str,
+    pub tests: Vec<String>,
+    /// Where new tests go.
+    pub test_file: String,
+    pub symbols: Vec<String>,
+    /// `L1`, `L2`, `L3`.
+    pub layers: Vec<&'static str>,
+    /// One sentence per layer.
+    pub requirements: Vec<String>,
+    /// Runs this file's tests.
+    pub check_command: Option<String>,
+    pub line_coverage: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Step {
+    pub id: String,
+    pub label: String,
+    pub command: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CoverageView {
+    pub report: Option<String>,
+    pub format: Option<String>,
+    pub line: Option<f64>,
+    pub branch: Option<f64>,
+    pub function: Option<f64>,
+    pub target_line: f64,
+    pub target_branch: f64,
+    pub target_function: f64,
+    pub file_percent: f64,
+    /// Files of the report below the line target, lowest first (at most 15).
+    pub below_target: Vec<(String, f64)>,
+    /// How coverage is measured in IMPL-001.5.
+    pub measure: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Artifacts {
+    pub session_dir: String,
+    pub workflow_session: String,
+    pub impl_plan: String,
+    pub todo_list: String,
+    pub planning_notes: String,
+    pub analysis: String,
+    pub context_package: String,
+    pub task_dir: String,
+    pub summaries_dir: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TaskFiles {
+    pub test_gen: String,
+    pub validation: String,
+    pub review: String,
+    pub fix: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct AgentsView {
+    pub test_gen: Option<String>,
+    /// Name, or `manual`.
+    pub fix: String,
+    pub analysis: Vec<String>,
+    pub fix_source: &'static str,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SourceView {
+    pub id: String,
+    pub description: String,
+    pub completed_tasks: Vec<String>,
+    pub changed_files: Vec<String>,
+    pub summaries: Vec<(String, String, Vec<String>)>,
+}
+
+/// Everything phases 3–4 write, as data.
+#[derive(Debug, Clone, Serialize)]
+pub struct Plan {
+    pub session_id: String,
+    pub mode: &'static str,
+    pub description: String,
+    pub requirements_text: String,
+    pub input: String,
+    pub created_at: String,
+    pub artifacts: Artifacts,
+    pub task_files: TaskFiles,
+    pub framework: String,
+    pub framework_detected: bool,
+    pub framework_signals: Vec<String>,
+    pub command: Option<String>,
+    pub test_pattern: String,
+    pub test_directory: String,
+    pub conventions: Vec<String>,
+    pub run_specific: Option<String>,
+    pub run_coverage: Option<String>,
+    pub project_type: String,
+    pub confidence: f64,
+    pub type_signals: Vec<String>,
+    pub languages: Vec<(String, u32)>,
+    pub frameworks: Vec<String>,
+    pub files_scanned: u32,
+    pub file_listing: String,
+    pub keywords: Vec<String>,
+    pub focus_paths: Vec<String>,
+    pub focus_areas: Vec<String>,
+    pub complexity: String,
+    pub source_files: u32,
+    pub tested_source_files: u32,
+    pub test_files: u32,
+    pub inline_test_modules: u32,
+    pub unmapped_code_files: u32,
+    pub existing_tests: Vec<(String, String, Vec<String>)>,
+    pub existing_tests_total: usize,
+    pub gaps: Vec<(String, String, String, String)>,
+    pub gaps_total: usize,
+    pub gaps_high: usize,
+    pub gaps_medium: usize,
+    pub gaps_low: usize,
+    pub coverage: CoverageView,
+    pub targets: Vec<TargetPlan>,
+    pub test_files_to_write: Vec<String>,
+    pub l0: Vec<Step>,
+    /// Targets with an L2 layer.
+    pub l2_files: Vec<String>,
+    pub l2_notes: Vec<String>,
+    pub l3_notes: Vec<String>,
+    pub gate_critical: u32,
+    pub gate_errors: u32,
+    pub gate_warnings: u32,
+    pub gate_retries: u32,
+    pub max_iterations: u32,
+    pub max_iterations_source: &'static str,
+    pub pass_threshold: f64,
+    pub regression_threshold_pp: f64,
+    pub stuck_after: u32,
+    pub no_progress_limit: u32,
+    pub progressive: bool,
+    pub commit: bool,
+    pub test_edits_remove_or_skip: String,
+    pub test_edits_modify: String,
+    pub agents: AgentsView,
+    /// `@name` of the fix agent, or `manual fixes`.
+    pub fix_agent_label: String,
+    pub cycle_options: CycleOptions,
+    pub cycle_flags: String,
+    pub next_command: String,
+    pub source: Option<SourceView>,
+}
+
+/// Shown instead of a list's remainder.
+pub const TABLE_ROWS: usize = 30;
+
+/// The command that runs one test file (or inline module) with the
+/// project's framework; `None` when the framework cannot narrow a run.
+pub fn file_test_command(
+    framework: &str,
+    command: &str,
+    test_file: &str,
+    inline: bool,
+) -> Option<String> {
+    let python = command
+        .split_whitespace()
+        .next()
+        .filter(|w| w.contains("python"))
+        .unwrap_or("python");
+    match framework {
+        "cargo" | "nextest" => {
+            let filter = if inline {
+                rust_module_path(test_file)
+                    .map_or_else(|| "tests::".to_string(), |m| format!("{m}::tests::"))
+            } else if let Some(rest) = test_file.rsplit_once("tests/").map(|(_, r)| r) {
+                let name = rest.strip_suffix(".rs").unwrap_or(rest);
+                let name = name.strip_suffix("/main").unwrap_or(name);
+                return Some(if framework == "nextest" {
+                    format!("cargo nextest run --no-fail-fast --test {name}")
+                } else {
+                    format!("cargo test --no-fail-fast --test {name}")
+                });
+            } else {
+                return None;
+            };
+            Some(if framework == "nextest" {
+                format!("cargo nextest run --no-fail-fast --lib {filter}")
+            } else {
+                format!("cargo test --no-fail-fast --lib {filter}")
+            })
+        }
+        "pytest" => Some(format!("{python} -m pytest {test_file}")),
+        "jest" => Some(format!("npx jest {test_file}")),
+        "vitest" => Some(format!("npx vitest run {test_file}")),
+        "node-test" => Some(format!("node --test {test_file}")),
+        "go" => {
+            let dir = files::parent_dir(test_file);
+            Some(if dir.is_empty() {
+                "go test .".to_string()
+            } else {
+                format!("go test ./{dir}/")
+            })
+        }
+        "maven" => {
+            let class = files::stem(test_file);
+            Some(format!("mvn test -Dtest={class}"))
+        }
+        _ => None,
+    }
+}
+
+/// `src/a/b.rs` → `a::b`, `src/lib.rs` → `` (crate root); `None` outside `src/`.
+pub fn rust_module_path(path: &str) -> Option<String> {
+    let (_, rel) = path.rsplit_once("src/")?;
+    let rel = rel.strip_suffix(".rs")?;
+    let rel = rel.strip_suffix("/mod").unwrap_or(rel);
+    if matches!(rel, "lib" | "main") {
+        return None;
+    }
+    Some(rel.replace('/', "::"))
+}
+
+/// Template of the command that re-runs selected tests (`{tests}`, or
+/// `{file}` and `{name}` for runners that filter by file and name).
+pub fn run_specific(framework: &str, command: &str) -> Option<String> {
+    let python = command
+        .split_whitespace()
+        .next()
+        .filter(|w| w.contains("python"))
+        .unwrap_or("python");
+    Some(match framework {
+        "cargo" => "cargo test --no-fail-fast -- --exact {tests}".to_string(),
+        "nextest" => "cargo nextest run --no-fail-fast {tests}".to_string(),
+        "pytest" => format!("{python} -m pytest {{tests}}"),
+        "jest" => "npx jest {file} -t {name}".to_string(),
+        "vitest" => "npx vitest run {file} -t {name}".to_string(),
+        "node-test" => "node --test --test-name-pattern={name} {file}".to_string(),
+        "go" => "go test -json -run '^({names})$' ./...".to_string(),
+        "maven" => "mvn test -Dtest={tests}".to_string(),
+        _ => return None,
+    })
+}
+
+/// The compile / type / lint steps of L0 for this project (REFERENCE.md
+/// "Test layers"), with the commands that check them.
+pub fn l0_steps(
+    pkg: &ContextPackage,
+    framework: &str,
+    command: &str,
+    planned: &[String],
+) -> Vec<Step> {
+    let has = |name: &str| {
+        pkg.assets
+            .config
+            .iter()
+            .any(|a| files::file_name(&a.path) == name)
+    };
+    let has_prefix = |p: &str| {
+        pkg.assets
+            .config
+            .iter()
+            .any(|a| files::file_name(&a.path).starts_with(p))
+    };
+    let python = command
+        .split_whitespace()
+        .next()
+        .filter(|w| w.contains("python"))
+        .unwrap_or("python");
+    let step = |id: &str, label: String, command: Option<String>| Step {
+        id: id.into(),
+        label,
+        command,
+    };
+    let mut out = Vec::new();
+    match framework {
+        "cargo" | "nextest" => {
+            out.push(step(
+                "L0.1",
+                "Compilation: the crate and every test target build".into(),
+                Some("cargo build --tests".into()),
+            ));
+            out.push(step(
+                "L0.2",
+                "Import validity: every `use` of a new test names a dependency in Cargo.toml or a module of the crate".into(),
+                None,
+            ));
+            out.push(step(
+                "L0.4",
+                "Lint: clippy passes on all targets".into(),
+                Some("cargo clippy --all-targets".into()),
+            ));
+        }
+        "pytest" => {
+            let mut dirs: Vec<String> = pkg
+                .assets
+                .source_code
+                .iter()
+                .map(|a| {
+                    a.path
+                        .split_once('/')
+                        .map_or(".".to_string(), |(d, _)| d.to_string())
+                })
+                .collect();
+            dirs.extend(
+                pkg.test_coverage
+                    .existing_tests
+                    .iter()
+                    .filter_map(|t| t.test_file.split_once('/').map(|(d, _)| d.to_string())),
+            );
+            dirs.sort();
+            dirs.dedup();
+            if dirs.is_empty() {
+                dirs.push(".".into());
+            }
+            out.push(step(
+                "L0.1",
+                "Compilation: every module and test file byte-compiles".into(),
+                Some(format!("{python} -m compileall -q {}", dirs.join(" "))),
+            ));
+            out.push(step(
+                "L0.2",
+                "Import validity: every import of a new test resolves to the project or a declared dependency".into(),
+                Some(format!("{python} -m pytest --collect-only -q")),
+            ));
+            if has("ruff.toml") || has(".ruff.toml") {
+                out.push(step(
+                    "L0.4",
+                    "Lint: ruff passes".into(),
+                    Some("ruff check .".into()),
+                ));
+            } else if has(".flake8") {
+                out.push(step(
+                    "L0.4",
+                    "Lint: flake8 passes".into(),
+                    Some("flake8".into()),
+                ));
+            }
+        }
+        "jest" | "vitest" | "node-test" => {
+            if has("tsconfig.json") {
+                out.push(step(
+                    "L0.1",
+                    "Compilation: TypeScript type-checks".into(),
+                    Some("npx tsc --noEmit".into()),
+                ));
+                out.push(step(
+                    "L0.3",
+                    "Type safety: no `any`, `as unknown as` or `@ts-ignore` in new tests".into(),
+                    None,
+                ));
+            } else {
+                let js: Vec<&String> = planned
+                    .iter()
+                    .filter(|f| {
+                        matches!(
+                            f.rsplit_once('.').map(|(_, e)| e),
+                            Some("js" | "mjs" | "cjs")
+                        )
+                    })
+                    .take(10)
+                    .collect();
+                let cmd = (!js.is_empty()).then(|| {
+                    js.iter()
+                        .map(|f| format!("node --check {f}"))
+                        .collect::<Vec<_>>()
+                        .join(" && ")
+                });
+                out.push(step(
+                    "L0.1",
+                    "Compilation: every new or changed .js file parses".into(),
+                    cmd,
+                ));
+            }
+            out.push(step(
+                "L0.2",
+                "Import validity: every require/import resolves to a project file or a package in package.json".into(),
+                None,
+            ));
+            if has_prefix(".eslintrc") || has_prefix("eslint.config.") {
+                out.push(step(
+                    "L0.4",
+                    "Lint: eslint passes".into(),
+                    Some("npx eslint .".into()),
+                ));
+            }
+        }
+        "go" => {
+            out.push(step(
+                "L0.1",
+                "Compilation and vet: packages and tests build, go vet is clean".into(),
+                Some("go vet ./...".into()),
+            ));
+        }
+        "maven" => {
+            out.push(step(
+                "L0.1",
+                "Compilation: main and test sources compile".into(),
+                Some("mvn -q test-compile".into()),
+            ));
+        }
+        _ => {
+            out.push(step(
+                "L0.1",
+                "Compilation: no compile step is known for this project; the AI-issue scan stands alone".into(),
+                None,
+            ));
+        }
+    }
+    out.push(step(
+        "L0.5",
+        "AI issues: the 24 checks of the AI-issue scan (hallucinated imports, placeholders, mock leakage, type abuse, naming, control flow, resource leaks, security) on files IMPL-001 changes".into(),
+        None,
+    ));
+    out
+}
+
+fn is_entry(path: &str) -> bool {
+    matches!(
+        files::file_name(path),
+        "lib.rs"
+            | "main.rs"
+            | "__init__.py"
+            | "__main__.py"
+            | "main.py"
+            | "app.py"
+            | "cli.py"
+            | "main.go"
+    ) || files::stem(path) == "index"
+        || files::stem(path) == "cli"
+        || files::stem(path) == "app"
+        || files::stem(path) == "server"
+}
+
+fn is_api_path(path: &str) -> bool {
+    path.split('/').rev().skip(1).any(|d| {
+        matches!(
+            d,
+            "routes" | "controllers" | "handlers" | "endpoints" | "api"
+        )
+    })
+}
+
+fn symbol_list(symbols: &[String]) -> String {
+    if symbols.is_empty() {
+        return String::new();
+    }
+    let shown: Vec<String> = symbols.iter().take(6).map(|s| format!("`{s}`")).collect();
+    let more = if symbols.len() > 6 { ", …" } else { "" };
+    format!(" ({}{more})", shown.join(", "))
+}
+
+fn target_plan(
+    t: &Target,
+    project_type: &str,
+    framework: &str,
+    command: &str,
+    has_integration: bool,
+) -> TargetPlan {
+    let gap = t.tests.is_empty();
+    let test_file = match (&t.suggested_test_file, t.tests.first()) {
+        (Some(s), _) => s.clone(),
+        (None, Some(first)) => {
+            // Extend the unit-level test file first.
+            t.tests
+                .iter()
+                .find(|f| files::layer_of_test(f, files::classify(f).family) == "unit")
+                .unwrap_or(first)
+                .clone()
+        }
+        (None, None) => t.file.clone(),
+    };
+    let syms = symbol_list(&t.symbols);
+    let where_ = if gap {
+        if test_file == t.file {
+            format!("a new `#[cfg(test)] mod tests` in `{test_file}`")
+        } else {
+            format!("`{test_file}` (new file)")
+        }
+    } else {
+        format!("`{test_file}`")
+    };
+    let mut layers = vec!["L1"];
+    let mut reqs = vec![format!(
+        "L1 unit — `{}`{syms}: happy path, negative path (invalid input, errors), edge cases (empty, zero, boundaries); in {where_}",
+        t.file
+    )];
+    let api_like = matches!(project_type, "api-service" | "full-stack") && is_api_path(&t.file);
+    if is_entry(&t.file) || api_like || (has_integration && !gap) {
+        layers.push("L2");
+        let what = if api_like {
+            "request/response contracts and failure modes (timeout, unavailable, invalid payload)"
+        } else if is_entry(&t.file) {
+            "the public API as a caller uses it, wiring the modules it exposes together"
+        } else {
+            "interaction with the modules that call it"
+        };
+        reqs.push(format!("L2 integration — `{}`: {what}", t.file));
+    }
+    if matches!(project_type, "web-ui" | "full-stack" | "cli") && is_entry(&t.file) {
+        layers.push("L3");
+        let what = if project_type == "cli" {
+            "run the built command with real arguments and check its output and exit code"
+        } else {
+            "the critical user path through this entry point"
+        };
+        reqs.push(format!("L3 e2e (optional) — `{}`: {what}", t.file));
+    }
+    let inline = test_file == t.file;
+    TargetPlan {
+        file: t.file.clone(),
+        priority: t.priority.clone(),
+        focus: t.focus,
+        status: if gap { "gap" } else { "extend" },
+        tests: t.tests.clone(),
+        check_command: file_test_command(framework, command, &test_file, inline),
+        test_file,
+        symbols: t.symbols.clone(),
+        layers,
+        requirements: reqs,
+        line_coverage: t.line_coverage,
+    }
+}
+
+/// Build the plan.
+pub fn build(
+    ws: &Workspace,
+    paths: &SessionPaths,
+    session: &WorkflowSession,
+    pkg: &ContextPackage,
+    config: &Config,
+    options: &CycleOptions,
+    requirements_text: &str,
+) -> Plan {
+    let tf = &pkg.test_framework;
+    let framework_detected = !tf.framework.is_empty();
+    let framework = if framework_detected {
+        tf.framework.clone()
+    } else {
+        "unknown".to_string()
+    };
+    let command = (!tf.command.is_empty()).then(|| tf.command.clone());
+    let cmd = command.clone().unwrap_or_default();
+    let ptype = pkg.project.project_type.kind.clone();
+    let has_integration = pkg
+        .test_coverage
+        .existing_tests
+        .iter()
+        .any(|t| t.layer.as_deref() == Some("integration"));
+    let targets: Vec<TargetPlan> = context::select_targets(pkg)
+        .iter()
+        .map(|t| target_plan(t, &ptype, &framework, &cmd, has_integration))
+        .collect();
+    let mut test_files_to_write: Vec<String> =
+        targets.iter().map(|t| t.test_file.clone()).collect();
+    test_files_to_write.sort();
+    test_files_to_write.dedup();
+
+    let gates = &config.gates;
+    let lc = pkg.test_coverage.line_coverage.as_ref();
+    let mut below: Vec<(String, f64)> = lc
+        .map(|l| {
+            l.files
+                .iter()
+                .filter(|f| f.percent < gates.coverage.line)
+                .map(|f| (f.path.clone(), f.percent))
+                .collect()
+        })
+        .unwrap_or_default();
+    below.sort_by(|a, b| a.1.total_cmp(&b.1).then_with(|| a.0.cmp(&b.0)));
+    below.truncate(15);
+    let run_coverage = config.test.coverage_command.clone();
+    let measure = match (&run_coverage, lc) {
+        (Some(c), _) => format!("run the configured coverage command `{c}` and read its report"),
+        (None, Some(l)) => format!(
+            "read the existing {} report `{}` (refresh it after IMPL-001; no coverage command is configured)",
+            l.format, l.report
+        ),
+        (None, None) => "unknown: no coverage report found and no `test.coverage_command` configured — coverage is reported as unknown and does not gate".to_string(),
+    };
+    let coverage = CoverageView {
+        report: lc.map(|l| l.report.clone()),
+        format: lc.map(|l| l.format.clone()),
+        line: lc.map(|l| l.percent),
+        branch: lc.and_then(|l| l.branch_percent),
+        function: lc.and_then(|l| l.function_percent),
+        target_line: gates.coverage.line,
+        target_branch: gates.coverage.branch,
+        target_function: gates.coverage.function,
+        file_percent: pkg.test_coverage.coverage_stats.file_coverage_percent,
+        below_target: below,
+        measure,
+    };
+
+    let rel = |p: &std::path::Path| ws.rel(p);
+    let artifacts = Artifacts {
+        session_dir: rel(&paths.dir),
+        workflow_session: rel(&paths.session_json()),
+        impl_plan: rel(&paths.impl_plan()),
+        todo_list: rel(&paths.todo_list()),
+        planning_notes: rel(&paths.planning_notes()),
+        analysis: rel(&paths.analysis_results()),
+        context_package: rel(&if session.mode == InputMode::Session {
+            paths.test_context_package()
+        } else {
+            paths.context_package()
+        }),
+        task_dir: rel(&paths.task_dir()),
+        summaries_dir: rel(&paths.summaries_dir()),
+    };
+    let task_files = TaskFiles {
+        test_gen: rel(&paths.new_task_file(super::tasks::FILE_TEST_GEN)),
+        validation: rel(&paths.new_task_file(super::tasks::FILE_VALIDATION)),
+        review: rel(&paths.new_task_file(super::tasks::FILE_REVIEW)),
+        fix: rel(&paths.new_task_file(super::tasks::FILE_FIX)),
+    };
+
+    let (max_iterations, max_src) = match options.max_iterations {
+        Some(n) => (n, "--max-iterations"),
+        None if config.cycle.max_iterations != 10 => (
+            config.cycle.max_iterations,
+            ".workflow/wfx.json cycle.max_iterations",
+        ),
+        None => (config.cycle.max_iterations, "default"),
+    };
+    let (fix, fix_source) = match (&options.fix_agent, &config.agents.fix) {
+        (Some(a), _) => (a.clone(), "--fix-agent"),
+        (None, Some(a)) => (a.clone(), ".workflow/wfx.json agents.fix"),
+        (None, None) => ("manual".to_string(), "no fix agent configured"),
+    };
+    let agents = AgentsView {
+        test_gen: config.agents.test_gen.clone().filter(|a| a != "manual"),
+        fix,
+        analysis: config.agents.analysis.clone(),
+        fix_source,
+    };
+
+    let existing_tests_total = pkg.test_coverage.existing_tests.len();
+    let existing_tests = pkg
+        .test_coverage
+        .existing_tests
+        .iter()
+        .take(TABLE_ROWS)
+        .map(|t| {
+            let layer = t.layer.clone().unwrap_or_else(|| "unit".into());
+            let layer = if t.inline {
+                format!("{layer} (inline)")
+            } else {
+                layer
+            };
+            (t.test_file.clone(), layer, t.implementation_files.clone())
+        })
+        .collect();
+    let missing = &pkg.test_coverage.missing_tests;
+    let count = |p: &str| missing.iter().filter(|m| m.priority == p).count();
+    let gaps = missing
+        .iter()
+        .take(TABLE_ROWS)
+        .map(|m| {
+            (
+                m.implementation_file.clone(),
+                m.priority.clone(),
+                m.suggested_test_file.clone(),
+                m.reason.clone(),
+            )
+        })
+        .collect();
+
+    let mut l2_notes = Vec::new();
+    let mut l3_notes = Vec::new();
+    match ptype.as_str() {
+        "api-service" | "full-stack" => {
+            l2_notes.push("API contracts: status codes, payload shapes and error bodies of every handler the targets touch".to_string());
+            l2_notes.push("Failure modes: timeouts, unavailable dependencies and rate limits, with mocks at the process boundary only".to_string());
+        }
+        "cli" => l2_notes.push(
+            "Argument parsing wired to the commands it dispatches, exit codes included".to_string(),
+        ),
+        _ => {}
+    }
+    if has_integration {
+        let n = pkg
+            .test_coverage
+            .existing_tests
+            .iter()
+            .filter(|t| t.layer.as_deref() == Some("integration"))
+            .count();
+        l2_notes.push(format!(
+            "Follow the {n} existing integration test file(s) for setup and style"
+        ));
+    }
+    match ptype.as_str() {
+        "web-ui" | "full-stack" => l3_notes.push("Critical user journeys through the UI entry points (optional; only if an e2e runner is set up)".to_string()),
+        "cli" => l3_notes.push("Run the built binary end to end on a temporary directory and check output and exit code".to_string()),
+        _ => l3_notes.push(format!("Not planned: a {ptype} has no user journey beyond its public API (covered by L2)")),
+    }
+
+    let source = pkg.source_context.as_ref().map(|s| SourceView {
+        id: s.source_session_id.clone(),
+        description: s.description.clone(),
+        completed_tasks: s.completed_tasks.clone(),
+        changed_files: s.changed_files.clone(),
+        summaries: s
+            .implementation_summaries
+            .iter()
+            .map(|i| {
+                (
+                    i.task_id.clone(),
+                    i.summary_path.clone(),
+                    i.changed_files.clone(),
+                )
+            })
+            .collect(),
+    });
+
+    let flags = options.as_flags();
+    let next_command = if flags.is_empty() {
+        format!(
+            "wfx test-cycle-execute --resume-session={}",
+            session.session_id
+        )
+    } else {
+        format!(
+            "wfx test-cycle-execute --resume-session={} {flags}",
+            session.session_id
+        )
+    };
+
+    Plan {
+        session_id: session.session_id.clone(),
+        mode: match session.mode {
+            InputMode::Prompt => "prompt",
+            InputMode::Session => "session",
+        },
+        description: session.description.clone(),
+        requirements_text: requirements_text.to_string(),
+        input: session.input.clone(),
+        created_at: session
+            .created_at
+            .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        artifacts,
+        task_files,
+        framework: framework.clone(),
+        framework_detected,
+        framework_signals: tf.signals.clone(),
+        command: command.clone(),
+        test_pattern: tf.test_pattern.clone(),
+        test_directory: tf.test_directory.clone(),
+        conventions: tf.conventions.clone(),
+        run_specific: run_specific(&framework, &cmd),
+        run_coverage,
+        project_type: ptype,
+        confidence: pkg.project.project_type.confidence,
+        type_signals: pkg.project.project_type.signals.clone(),
+        languages: pkg
+            .project
+            .languages
+            .iter()
+            .map(|l| (l.language.clone(), l.files))
+            .collect(),
+        frameworks: pkg.project.frameworks.clone(),
+        files_scanned: pkg.project.files_scanned,
+        file_listing: pkg.project.file_listing.clone().unwrap_or_default(),
+        keywords: pkg.metadata.keywords.clone(),
+        focus_paths: pkg.focus_paths.clone(),
+        focus_areas: pkg.focus_areas.clone(),
+        complexity: pkg.metadata.complexity.clone(),
+        source_files: pkg.test_coverage.coverage_stats.source_files,
+        tested_source_files: pkg.test_coverage.coverage_stats.source_files_with_tests,
+        test_files: pkg.test_coverage.coverage_stats.test_files,
+        inline_test_modules: pkg.test_coverage.coverage_stats.inline_test_modules,
+        unmapped_code_files: pkg.test_coverage.coverage_stats.unmapped_code_files,
+        existing_tests,
+        existing_tests_total,
+        gaps,
+        gaps_total: missing.len(),
+        gaps_high: count("high"),
+        gaps_medium: count("medium"),
+        gaps_low: count("low"),
+        coverage,
+        l0: l0_steps(pkg, &framework, &cmd, &test_files_to_write),
+        test_files_to_write,
+        l2_files: targets
+            .iter()
+            .filter(|t| t.layers.contains(&"L2"))
+            .map(|t| t.file.clone())
+            .collect(),
+        l2_notes,
+        l3_notes,
+        gate_critical: gates.code_validation.critical,
+        gate_errors: gates.code_validation.error,
+        gate_warnings: gates.code_validation.warning,
+        gate_retries: gates.code_validation.max_retries,
+        max_iterations,
+        max_iterations_source: max_src,
+        pass_threshold: config.cycle.pass_threshold,
+        regression_threshold_pp: config.cycle.regression_threshold_pp,
+        stuck_after: config.cycle.stuck_after,
+        no_progress_limit: config.cycle.no_progress_limit,
+        progressive: config.cycle.progressive,
+        commit: config.cycle.commit && !options.no_commit,
+        test_edits_remove_or_skip: format!("{:?}", config.cycle.test_edits.remove_or_skip)
+            .to_lowercase(),
+        test_edits_modify: format!("{:?}", config.cycle.test_edits.modify).to_lowercase(),
+        fix_agent_label: if agents.fix == "manual" {
+            "manual fixes".to_string()
+        } else {
+            format!("@{}", agents.fix)
+        },
+        agents,
+        cycle_options: options.clone(),
+        cycle_flags: flags,
+        next_command,
+        source,
+        targets,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn per_file_commands() {
+        assert_eq!(
+            file_test_command("pytest", "python3 -m pytest", "tests/test_auth.py", false)
+                .as_deref(),
+            Some("python3 -m pytest tests/test_auth.py")
+        );
+        assert_eq!(
+            file_test_command("cargo", "cargo test", "src/stats.rs", true).as_deref(),
+            Some("cargo test --no-fail-fast --lib stats::tests::")
+        );
+        assert_eq!(
+            file_test_command("cargo", "cargo test", "src/lib.rs", true).as_deref(),
+            Some("cargo test --no-fail-fast --lib tests::")
+        );
+        assert_eq!(
+            file_test_command(
+                "nextest",
+                "cargo nextest run",
+                "tests/integration.rs",
+                false
+            )
+            .as_deref(),
+            Some("cargo nextest run --no-fail-fast --test integration")
+        );
+        assert_eq!(
+            file_test_command("node-test", "npm test", "test/math.test.js", false).as_deref(),
+            Some("node --test test/math.test.js")
+        );
+        assert_eq!(
+            file_test_command("go", "go test", "calc/calc_test.go", false).as_deref(),
+            Some("go test ./calc/")
+        );
+        assert_eq!(
+            file_test_command(
+                "maven",
+                "mvn test",
+                "src/test/java/calc/CalcTest.java",
+                false
+            )
+            .as_deref(),
+            Some("mvn test -Dtest=CalcTest")
+        );
+        assert_eq!(
+            file_test_command("make", "make test", "t/x.sh", false),
+            None
+        );
+    }
+
+    #[test]
+    fn rust_module_paths() {
+        assert_eq!(rust_module_path("src/a/b.rs").as_deref(), Some("a::b"));
+        assert_eq!(rust_module_path("src/a/mod.rs").as_deref(), Some("a"));
+        assert_eq!(rust_module_path("src/lib.rs"), None);
+        assert_eq!(
+            rust_module_path("crates/x/src/io.rs").as_deref(),
+            Some("io")
+        );
+    }
+
+    #[test]
+    fn cycle_options_merge_and_flags() {
+        let mut a = CycleOptions {
+            no_commit: true,
+            max_iterations: Some(5),
+            ..Default::default()
+        };
+        a.merge(&CycleOptions {
+            fix_agent: Some("manual".into()),
+            max_iterations: Some(7),
+            ..Default::default()
+        });
+        assert_eq!(
+            a.as_flags(),
+            "--no-commit --fix-agent manual --max-iterations 7"
+        );
+        assert_eq!(CycleOptions::default().as_flags(), "");
+    }
+}

@@ -1,0 +1,627 @@
+//! Phase 4, task generation (DESIGN.md §4, §5.7): the four initial tasks,
+//! IMPL_PLAN.md, TODO_LIST.md and test-planning-notes.md, all from the
+//! [`Plan`]. Task JSON is built here; Markdown comes from templates.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use super::plan::{Plan, TargetPlan};
+use crate::artifacts::Extra;
+use crate::artifacts::iteration_state::{IterationResult, IterationState};
+use crate::artifacts::task::{
+    CoverageTarget, FlowControl, FlowStep, Task, TaskContext, TaskMeta, TaskStatus, TaskType,
+    TestCommands,
+};
+use crate::error::Result;
+use crate::render::Renderer;
+use crate::session::{SessionPaths, store};
+
+/// File names of the initial tasks (DESIGN.md §2); only used to create them.
+pub const FILE_TEST_GEN: &str = "IMPL-001";
+pub const FILE_VALIDATION: &str = "IMPL-001.3-validation";
+pub const FILE_REVIEW: &str = "IMPL-001.5-review";
+pub const FILE_FIX: &str = "IMPL-002";
+
+fn step(step: &str, action: String, command: Option<String>) -> FlowStep {
+    FlowStep {
+        step: step.into(),
+        action,
+        command,
+        extra: Extra::new(),
+    }
+}
+
+fn commands(plan: &Plan) -> TestCommands {
+    TestCommands {
+        run_tests: plan.command.clone(),
+        run_coverage: plan.run_coverage.clone(),
+        run_specific: plan.run_specific.clone(),
+        extra: Extra::new(),
+    }
+}
+
+fn focus_paths(plan: &Plan) -> Vec<String> {
+    let mut v: Vec<String> = plan.targets.iter().map(|t| t.file.clone()).collect();
+    v.extend(plan.focus_paths.iter().cloned());
+    v.sort();
+    v.dedup();
+    v
+}
+
+fn coverage_target(plan: &Plan) -> CoverageTarget {
+    CoverageTarget {
+        line: plan.coverage.target_line,
+        branch: plan.coverage.target_branch,
+        function: plan.coverage.target_function,
+    }
+}
+
+fn meta(plan: &Plan, kind: TaskType, agent: Option<String>) -> TaskMeta {
+    TaskMeta {
+        kind,
+        agent,
+        iteration: None,
+        parent_task: None,
+        max_iterations: None,
+        test_framework: Some(plan.framework.clone()),
+        project_type: Some(plan.project_type.clone()),
+        coverage_target: None,
+        analysis_quality: None,
+        analysis_tool: None,
+        extra: Extra::new(),
+    }
+}
+
+fn task(id: &str, title: &str, meta: TaskMeta, context: TaskContext, flow: FlowControl) -> Task {
+    Task {
+        id: id.into(),
+        title: title.into(),
+        status: TaskStatus::Pending,
+        status_history: Vec::new(),
+        meta,
+        context,
+        flow_control: flow,
+        result: None,
+        extra: Extra::new(),
+    }
+}
+
+fn check_of(t: &TargetPlan, plan: &Plan) -> String {
+    t.check_command
+        .clone()
+        .or_else(|| plan.command.clone())
+        .unwrap_or_else(|| "the project's test command".into())
+}
+
+/// IMPL-001: write or extend the tests the plan names.
+pub fn test_gen_task(plan: &Plan) -> Task {
+    let mut requirements: Vec<String> = plan
+        .targets
+        .iter()
+        .flat_map(|t| t.requirements.iter().cloned())
+        .collect();
+    requirements.push(format!(
+        "Follow the project's conventions: {}",
+        if plan.conventions.is_empty() {
+            "none detected yet".to_string()
+        } else {
+            plan.conventions.join("; ")
+        }
+    ));
+    requirements.push("Tests assert on behaviour (return values, errors, state), never only on mocks; no test without an assertion".into());
+    let mut acceptance: Vec<String> = plan
+        .targets
+        .iter()
+        .map(|t| {
+            format!(
+                "`{}` has {} for `{}` and `{}` runs them without errors",
+                t.test_file,
+                if t.status == "gap" {
+                    "new tests"
+                } else {
+                    "additional negative-path and edge-case tests"
+                },
+                t.file,
+                check_of(t, plan)
+            )
+        })
+        .collect();
+    if let Some(cmd) = &plan.command {
+        acceptance.push(format!(
+            "`{cmd}` collects every new test (the total test count grows)"
+        ));
+    }
+    acceptance.push(
+        "No new test is skipped or ignored, and no existing test is removed or weakened".into(),
+    );
+    let pre = vec![
+        step(
+            "read_analysis",
+            format!(
+                "Read the test requirements in `{}`",
+                plan.artifacts.analysis
+            ),
+            None,
+        ),
+        step(
+            "read_context",
+            format!(
+                "Read the mapping of sources to tests in `{}`",
+                plan.artifacts.context_package
+            ),
+            None,
+        ),
+        step(
+            "read_sources",
+            format!(
+                "Read the target files: {}",
+                plan.targets
+                    .iter()
+                    .map(|t| format!("`{}`", t.file))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            None,
+        ),
+    ];
+    let mut approach: Vec<FlowStep> = plan
+        .targets
+        .iter()
+        .map(|t| {
+            step(
+                &format!("test_{}", t.file.replace(['/', '.'], "_")),
+                format!(
+                    "{} `{}` for `{}` ({})",
+                    if t.status == "gap" {
+                        "Create"
+                    } else {
+                        "Extend"
+                    },
+                    t.test_file,
+                    t.file,
+                    t.layers.join(", ")
+                ),
+                t.check_command.clone(),
+            )
+        })
+        .collect();
+    approach.push(step(
+        "run_all",
+        "Run the whole suite once and record which new tests fail".into(),
+        plan.command.clone(),
+    ));
+    let mut m = meta(plan, TaskType::TestGen, plan.agents.test_gen.clone());
+    m.coverage_target = Some(coverage_target(plan));
+    task(
+        "IMPL-001",
+        "Test Understanding & Generation",
+        m,
+        TaskContext {
+            requirements,
+            focus_paths: focus_paths(plan),
+            acceptance,
+            depends_on: Vec::new(),
+            fix_strategy: None,
+            extra: Extra::new(),
+        },
+        FlowControl {
+            pre_analysis: pre,
+            implementation_approach: approach,
+            target_files: plan.test_files_to_write.clone(),
+            test_commands: commands(plan),
+            extra: Extra::new(),
+        },
+    )
+}
+
+/// IMPL-001.3: the L0 gate on what IMPL-001 changed.
+pub fn validation_task(plan: &Plan) -> Task {
+    let mut requirements: Vec<String> = plan
+        .l0
+        .iter()
+        .map(|s| match &s.command {
+            Some(c) => format!("{} {}: `{c}`", s.id, s.label),
+            None => format!("{} {}", s.id, s.label),
+        })
+        .collect();
+    requirements.push(format!(
+        "Scope: the files IMPL-001 creates or changes (planned: {}); findings in untouched code are reported, not gating",
+        plan.test_files_to_write.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", ")
+    ));
+    let mut acceptance: Vec<String> = plan
+        .l0
+        .iter()
+        .filter_map(|s| s.command.as_ref().map(|c| format!("`{c}` exits 0")))
+        .collect();
+    acceptance.push(format!(
+        "AI-issue scan on changed files: {} critical, ≤ {} errors, ≤ {} warnings",
+        plan.gate_critical, plan.gate_errors, plan.gate_warnings
+    ));
+    acceptance.push(format!(
+        "A soft failure goes to the fix agent at most {} times; critical findings block the session with a report",
+        plan.gate_retries
+    ));
+    let approach: Vec<FlowStep> = plan
+        .l0
+        .iter()
+        .map(|s| {
+            step(
+                &s.id.to_lowercase().replace('.', "_"),
+                s.label.clone(),
+                s.command.clone(),
+            )
+        })
+        .collect();
+    let mut m = meta(
+        plan,
+        TaskType::CodeValidation,
+        Some(plan.agents.fix.clone()),
+    );
+    m.extra.insert(
+        "gate".into(),
+        serde_json::json!({
+            "critical": plan.gate_critical,
+            "error": plan.gate_errors,
+            "warning": plan.gate_warnings,
+            "max_retries": plan.gate_retries,
+        }),
+    );
+    task(
+        "IMPL-001.3",
+        "Code Validation Gate - AI Error Detection",
+        m,
+        TaskContext {
+            requirements,
+            focus_paths: focus_paths(plan),
+            acceptance,
+            depends_on: vec!["IMPL-001".into()],
+            fix_strategy: None,
+            extra: Extra::new(),
+        },
+        FlowControl {
+            pre_analysis: vec![step(
+                "changed_files",
+                "List the files IMPL-001 created or changed (its result.files_modified)".into(),
+                None,
+            )],
+            implementation_approach: approach,
+            target_files: plan.test_files_to_write.clone(),
+            test_commands: commands(plan),
+            extra: Extra::new(),
+        },
+    )
+}
+
+/// IMPL-001.5: coverage and test anti-patterns.
+pub fn review_task(plan: &Plan) -> Task {
+    let c = &plan.coverage;
+    let current = |v: Option<f64>| v.map_or_else(|| "unknown".to_string(), |p| format!("{p:.1}%"));
+    let requirements = vec![
+        format!(
+            "Coverage: line ≥ {:.1}%, branch ≥ {:.1}%, function ≥ {:.1}% (now: line {}, branch {}, function {}); {}",
+            c.target_line,
+            c.target_branch,
+            c.target_function,
+            current(c.line),
+            current(c.branch),
+            current(c.function),
+            c.measure
+        ),
+        format!(
+            "Test anti-pattern scan on {}: empty tests, weak assertions, shared state, missing negative-path or edge-case tests, tautologies, tests that never use their subject",
+            plan.test_files_to_write
+                .iter()
+                .map(|f| format!("`{f}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        "Every targeted source file has at least one negative-path and one edge-case test".into(),
+    ];
+    let mut acceptance = vec![
+        if c.line.is_some() || plan.run_coverage.is_some() {
+            format!(
+                "line coverage ≥ {:.1}%, branch ≥ {:.1}%, function ≥ {:.1}%",
+                c.target_line, c.target_branch, c.target_function
+            )
+        } else {
+            "coverage is reported as unknown (no report, no coverage command) and does not gate"
+                .into()
+        },
+        "no critical anti-pattern in the test files IMPL-001 changed".into(),
+    ];
+    if let Some(cmd) = &plan.run_coverage {
+        acceptance.push(format!(
+            "`{cmd}` exits 0 and writes a report wfx can read (lcov, Cobertura or json-summary)"
+        ));
+    }
+    let mut approach = Vec::new();
+    approach.push(step(
+        "coverage",
+        c.measure.clone(),
+        plan.run_coverage.clone(),
+    ));
+    approach.push(step(
+        "anti_patterns",
+        "Scan the changed test files for anti-patterns".into(),
+        None,
+    ));
+    let mut m = meta(plan, TaskType::TestQualityReview, None);
+    m.coverage_target = Some(coverage_target(plan));
+    task(
+        "IMPL-001.5",
+        "Test Quality Gate - Static Analysis & Coverage",
+        m,
+        TaskContext {
+            requirements,
+            focus_paths: focus_paths(plan),
+            acceptance,
+            depends_on: vec!["IMPL-001.3".into()],
+            fix_strategy: None,
+            extra: Extra::new(),
+        },
+        FlowControl {
+            pre_analysis: Vec::new(),
+            implementation_approach: approach,
+            target_files: plan.test_files_to_write.clone(),
+            test_commands: commands(plan),
+            extra: Extra::new(),
+        },
+    )
+}
+
+/// IMPL-002: run, analyse, fix, retest.
+pub fn fix_task(plan: &Plan) -> Task {
+    let run = plan.command.clone().map_or_else(
+        || "the project's test command (none detected)".to_string(),
+        |c| format!("`{c}`"),
+    );
+    let analysis = if plan.agents.analysis.is_empty() {
+        "the built-in analyzer".to_string()
+    } else {
+        format!(
+            "{}, then the built-in analyzer",
+            plan.agents.analysis.join(" → ")
+        )
+    };
+    let sources: Vec<String> = plan
+        .targets
+        .iter()
+        .map(|t| format!("`{}`", t.file))
+        .collect();
+    let requirements = vec![
+        format!("Run {run} and parse every failure (test id, file, line, error)"),
+        format!(
+            "Analyse failures with {analysis}; each fix comes from a fix strategy with modification points (file:function:lines)"
+        ),
+        format!(
+            "Fix the source, not the tests: failures in {} are fixed in the code under test",
+            if sources.is_empty() {
+                "the project".to_string()
+            } else {
+                sources.join(", ")
+            }
+        ),
+        format!(
+            "Fix mode: {}",
+            if plan.agents.fix == "manual" {
+                "manual — pause with the analysis and IMPL-fix-N.json for a person".to_string()
+            } else {
+                format!("agent `{}`", plan.agents.fix)
+            }
+        ),
+        format!(
+            "Retest {} after each fix; a full-suite run confirms completion",
+            if plan.progressive {
+                "the failing and affected tests"
+            } else {
+                "the full suite"
+            }
+        ),
+        format!(
+            "Never delete, skip or weaken a test to make it pass (test_edits.remove_or_skip = {})",
+            plan.test_edits_remove_or_skip
+        ),
+    ];
+    let acceptance = vec![
+        match &plan.command {
+            Some(c) => format!("`{c}` passes 100% on a full-suite run"),
+            None => "the project's test command passes 100% on a full-suite run".into(),
+        },
+        format!(
+            "or: pass rate ≥ {:.1}% with every remaining failure of low criticality",
+            plan.pass_threshold
+        ),
+        format!(
+            "within {} fix attempts; no regression of more than {} percentage points is kept",
+            plan.max_iterations, plan.regression_threshold_pp
+        ),
+    ];
+    let approach = vec![
+        step(
+            "run_tests",
+            "Run the full suite and record test-results.json".into(),
+            plan.command.clone(),
+        ),
+        step(
+            "analyze_failures",
+            format!("Group failures by error signature and analyse with {analysis}"),
+            None,
+        ),
+        step(
+            "execute_fix_task",
+            "Apply the fix of IMPL-fix-N (agent or person)".into(),
+            None,
+        ),
+        step(
+            "retest",
+            "Re-run the failing and affected tests".into(),
+            plan.run_specific.clone(),
+        ),
+        step(
+            "final_validation",
+            "Run the full suite; only a full run completes the session".into(),
+            plan.command.clone(),
+        ),
+    ];
+    let mut m = meta(plan, TaskType::TestFix, Some(plan.agents.fix.clone()));
+    m.max_iterations = Some(plan.max_iterations);
+    let mut target_files: Vec<String> = plan.targets.iter().map(|t| t.file.clone()).collect();
+    target_files.sort();
+    task(
+        "IMPL-002",
+        "Test Execution & Fix Cycle",
+        m,
+        TaskContext {
+            requirements,
+            focus_paths: focus_paths(plan),
+            acceptance,
+            depends_on: vec!["IMPL-001.5".into()],
+            fix_strategy: None,
+            extra: Extra::new(),
+        },
+        FlowControl {
+            pre_analysis: vec![step(
+                "read_results",
+                "Read the previous test-results.json and fix-history.json, if any".into(),
+                None,
+            )],
+            implementation_approach: approach,
+            target_files,
+            test_commands: commands(plan),
+            extra: Extra::new(),
+        },
+    )
+}
+
+/// The four initial tasks with the file names they are created under.
+pub fn initial_tasks(plan: &Plan) -> Vec<(&'static str, Task)> {
+    vec![
+        (FILE_TEST_GEN, test_gen_task(plan)),
+        (FILE_VALIDATION, validation_task(plan)),
+        (FILE_REVIEW, review_task(plan)),
+        (FILE_FIX, fix_task(plan)),
+    ]
+}
+
+#[derive(Serialize)]
+struct TodoTask {
+    id: String,
+    title: String,
+    status: String,
+    done: bool,
+    icon: &'static str,
+    link: String,
+}
+
+#[derive(Serialize)]
+struct TodoIteration {
+    n: u32,
+    label: String,
+    pass_rate: f64,
+    strategy: Option<String>,
+    done: bool,
+}
+
+#[derive(Serialize)]
+struct TodoView {
+    description: String,
+    tasks: Vec<TodoTask>,
+    iterations: Vec<TodoIteration>,
+}
+
+fn iteration_label(n: u32, result: Option<IterationResult>) -> String {
+    let base = if n == 1 {
+        "initial test"
+    } else {
+        "fix validation"
+    };
+    match result {
+        Some(IterationResult::Regression) => format!("{base}, regression"),
+        Some(IterationResult::RolledBack) => format!("{base}, rolled back"),
+        Some(IterationResult::Error) => format!("{base}, execution error"),
+        _ => base.to_string(),
+    }
+}
+
+/// TODO_LIST.md for a session's tasks (and, in phase 5, its iterations):
+/// phase 4 writes it first, the cycle re-renders it on every change.
+/// Links are relative to the session directory.
+pub fn render_todo_list(
+    renderer: &Renderer,
+    paths: &SessionPaths,
+    description: &str,
+    tasks: &[(PathBuf, Task)],
+    state: Option<&IterationState>,
+) -> Result<String> {
+    let view = TodoView {
+        description: description.lines().next().unwrap_or("").to_string(),
+        tasks: tasks
+            .iter()
+            .map(|(file, t)| {
+                let summary = paths.task_summary(&t.id);
+                let (icon, link) = if t.status.is_done() && summary.is_file() {
+                    ("✅", format!("./.summaries/{}-summary.md", t.id))
+                } else {
+                    let name = file.file_name().map_or_else(
+                        || format!("{}.json", t.id),
+                        |n| n.to_string_lossy().into_owned(),
+                    );
+                    ("📋", format!("./.task/{name}"))
+                };
+                TodoTask {
+                    id: t.id.clone(),
+                    title: t.title.clone(),
+                    status: t.status.as_str().to_string(),
+                    done: t.status.is_done(),
+                    icon,
+                    link,
+                }
+            })
+            .collect(),
+        iterations: state
+            .map(|s| {
+                s.iterations
+                    .iter()
+                    .map(|i| TodoIteration {
+                        n: i.iteration,
+                        label: iteration_label(i.iteration, i.result),
+                        pass_rate: i.pass_rate,
+                        strategy: i.strategy.map(|s| s.as_str().to_string()),
+                        done: i.completed_at.is_some(),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+    };
+    renderer.render("TODO_LIST.md.j2", &view)
+}
+
+/// Write phase 4's files: the four tasks, IMPL_PLAN.md, TODO_LIST.md and
+/// test-planning-notes.md. Task files are written whole each time, so a
+/// re-run after an interruption leaves the same bytes.
+pub fn write_all(
+    renderer: &Renderer,
+    paths: &SessionPaths,
+    plan: &Plan,
+) -> Result<Vec<(PathBuf, Task)>> {
+    let mut written = Vec::new();
+    for (file, t) in initial_tasks(plan) {
+        let path = paths.new_task_file(file);
+        store::write_json(&path, &t)?;
+        written.push((path, t));
+    }
+    store::write_atomic(
+        &paths.impl_plan(),
+        renderer.render("IMPL_PLAN.md.j2", plan)?.as_bytes(),
+    )?;
+    store::write_atomic(
+        &paths.planning_notes(),
+        renderer
+            .render("test-planning-notes.md.j2", plan)?
+            .as_bytes(),
+    )?;
+    let todo = render_todo_list(renderer, paths, &plan.description, &written, None)?;
+    store::write_atomic(&paths.todo_list(), todo.as_bytes())?;
+    Ok(written)
+}
