@@ -150,3 +150,64 @@ pub fn make_session(env: &Env, id: &str, status: &str, tasks: &[(&str, &str)]) -
     }
     dir
 }
+
+/// An empty directory to use as `PATH`, so tool detection (nextest,
+/// python vs python3) does not depend on the machine running the tests.
+pub fn empty_path(env: &Env) -> PathBuf {
+    let dir = env.tmp.path().join("empty-bin");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn is_timestamp(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() >= 20
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && b[10] == b'T'
+        && s.ends_with('Z')
+        && s[..4].bytes().all(|c| c.is_ascii_digit())
+}
+
+/// Replace what legitimately differs between runs (timestamps, the wfx
+/// version, the git commit) so snapshots compare everything else.
+pub fn redact_json(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::Object(map) => {
+            for (k, val) in map.iter_mut() {
+                match (k.as_str(), &val) {
+                    ("wfx_version", serde_json::Value::String(_)) => *val = "[version]".into(),
+                    ("base_commit", serde_json::Value::String(_)) => *val = "[commit]".into(),
+                    _ => redact_json(val),
+                }
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(redact_json),
+        serde_json::Value::String(s) if is_timestamp(s) => *v = "[timestamp]".into(),
+        _ => {}
+    }
+}
+
+/// [`redact_json`] for Markdown: RFC 3339 UTC timestamps become `[timestamp]`.
+pub fn redact_text(text: &str) -> String {
+    let re = regex::Regex::new(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z").unwrap();
+    re.replace_all(text, "[timestamp]").into_owned()
+}
+
+/// Every file under `dir` (relative path → bytes), for comparing trees.
+pub fn tree(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    for entry in walkdir::WalkDir::new(dir) {
+        let entry = entry.unwrap();
+        if entry.file_type().is_file() {
+            let rel = entry
+                .path()
+                .strip_prefix(dir)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
+            out.insert(rel, std::fs::read(entry.path()).unwrap());
+        }
+    }
+    out
+}
