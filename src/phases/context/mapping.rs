@@ -30,14 +30,17 @@ fn re(cell: &'static OnceLock<Regex>, pattern: &str) -> &'static Regex {
     cell.get_or_init(|| Regex::new(pattern).expect("valid regex"))
 }
 
-/// Rust: inline test items.
-pub fn has_inline_rust_tests(text: &str) -> bool {
-    static R: OnceLock<Regex> = OnceLock::new();
-    re(
-        &R,
-        r"#\[\s*cfg\s*\(\s*test\s*\)\s*\]|#\[\s*(?:[a-z_]+::)?test\s*[\](]",
-    )
-    .is_match(text)
+/// Rust: inline test items. Works on raw bytes so a whole source file is
+/// scanned without copying it into a `String`.
+pub fn has_inline_rust_tests(bytes: &[u8]) -> bool {
+    static R: OnceLock<regex::bytes::Regex> = OnceLock::new();
+    R.get_or_init(|| {
+        regex::bytes::Regex::new(
+            r"#\[\s*cfg\s*\(\s*test\s*\)\s*\]|#\[\s*(?:[a-z_]+::)?test\s*[\](]",
+        )
+        .expect("valid regex")
+    })
+    .is_match(bytes)
 }
 
 /// Imports of one file of `family`. `crate_ident` is the Rust crate name
@@ -56,23 +59,35 @@ pub fn extract(family: Family, text: &str, crate_ident: Option<&str>) -> Vec<Str
 }
 
 fn rust_imports(text: &str, crate_ident: &str) -> Vec<String> {
-    let pattern = format!(r"\b{}\s*::\s*", regex::escape(crate_ident));
-    let Ok(start_re) = Regex::new(&pattern) else {
-        return Vec::new();
-    };
+    // Plain substring search: a regex per crate name would be compiled for
+    // every test file, which dominates on trees with thousands of crates.
+    let is_ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let bytes = text.as_bytes();
     let mut out = Vec::new();
-    for m in start_re.find_iter(text) {
-        let rest = &text[m.end()..];
-        let rest = &rest[..rest.len().min(2000)];
-        let mut p = UseParser {
-            s: rest.as_bytes(),
-            i: 0,
-        };
-        p.tree("", &mut out);
-    }
-    let root_re = format!(r"\buse\s+{}\s*;", regex::escape(crate_ident));
-    if Regex::new(&root_re).is_ok_and(|r| r.is_match(text)) {
-        out.push(String::new());
+    for (at, _) in text.match_indices(crate_ident) {
+        if at > 0 && is_ident(bytes[at - 1]) {
+            continue;
+        }
+        let after = &text[at + crate_ident.len()..];
+        let trimmed = after.trim_start();
+        if let Some(rest) = trimmed.strip_prefix("::") {
+            let rest = rest.trim_start();
+            let mut end = rest.len().min(2000);
+            while !rest.is_char_boundary(end) {
+                end -= 1;
+            }
+            let mut p = UseParser {
+                s: rest[..end].as_bytes(),
+                i: 0,
+            };
+            p.tree("", &mut out);
+        } else if trimmed.starts_with(';')
+            && after.as_bytes().first().is_none_or(|&c| !is_ident(c))
+            && text[..at].trim_end().ends_with("use")
+        {
+            // `use my_crate;`: the crate root itself.
+            out.push(String::new());
+        }
     }
     out
 }
@@ -999,7 +1014,7 @@ mod tests {
             facts.insert(
                 i,
                 Facts {
-                    inline_tests: fam == Family::Rust && has_inline_rust_tests(text),
+                    inline_tests: fam == Family::Rust && has_inline_rust_tests(text.as_bytes()),
                     imports: extract(fam, text, ident),
                 },
             );
@@ -1037,6 +1052,9 @@ mod tests {
             extract(Family::Rust, "use my_crate;", Some("my_crate")),
             [""]
         );
+        // A multi-byte character right at the read limit is not a panic.
+        let text = format!("use c::{{a, b}};\n//{}", "─".repeat(1000));
+        assert_eq!(extract(Family::Rust, &text, Some("c")), ["a", "b"]);
     }
 
     #[test]

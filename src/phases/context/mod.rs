@@ -75,14 +75,25 @@ const READ_SYMBOLS: u64 = 64 * 1024;
 const SYMBOL_SCAN_LIMIT: usize = 2000;
 /// Files the plan targets at most (IMPL-001).
 pub const MAX_TARGETS: usize = 20;
+/// Focus areas (directories) listed at most.
+const MAX_AREAS: usize = 20;
 /// Focus paths kept at most.
 const MAX_FOCUS: usize = 50;
 
-fn read_bounded(path: &Path, max: u64) -> Option<String> {
+fn read_bytes(path: &Path, max: u64) -> Option<Vec<u8>> {
     let f = std::fs::File::open(path).ok()?;
     let mut buf = Vec::new();
     f.take(max).read_to_end(&mut buf).ok()?;
-    Some(String::from_utf8_lossy(&buf).into_owned())
+    Some(buf)
+}
+
+/// At most `max` bytes of a file as text (invalid UTF-8 replaced).
+fn read_bounded(path: &Path, max: u64) -> Option<String> {
+    let buf = read_bytes(path, max)?;
+    Some(match String::from_utf8(buf) {
+        Ok(s) => s,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    })
 }
 
 /// Map `f` over `items` on all cores, keeping order.
@@ -201,15 +212,16 @@ pub fn gather(input: &GatherInput) -> Result<Gathered> {
         } else {
             READ_IMPORTS
         };
-        let Some(text) = read_bounded(&root.join(&files[i]), limit) else {
-            return Facts::default();
-        };
         if c.kind == Kind::Source {
             return Facts {
-                inline_tests: mapping::has_inline_rust_tests(&text),
+                inline_tests: read_bytes(&root.join(&files[i]), limit)
+                    .is_some_and(|b| mapping::has_inline_rust_tests(&b)),
                 imports: Vec::new(),
             };
         }
+        let Some(text) = read_bounded(&root.join(&files[i]), limit) else {
+            return Facts::default();
+        };
         let ident = mapping::nearest_root(&crates, &files[i]).map(|(_, c)| c.as_str());
         Facts {
             inline_tests: false,
@@ -235,6 +247,7 @@ pub fn gather(input: &GatherInput) -> Result<Gathered> {
         .filter(|(_, c)| c.kind == Kind::Source && c.family.is_some())
         .map(|(f, _)| f.as_str())
         .collect();
+    let source_set: std::collections::HashSet<&str> = sources.iter().copied().collect();
     let tested: BTreeSet<&str> = links
         .iter()
         .flat_map(|l| l.implementation_files.iter().map(String::as_str))
@@ -373,7 +386,7 @@ pub fn gather(input: &GatherInput) -> Result<Gathered> {
     }
     let path_matched_sources = focus_hits
         .keys()
-        .filter(|f| sources.contains(&f.as_str()))
+        .filter(|f| source_set.contains(f.as_str()))
         .count();
     if !keywords.is_empty() && path_matched_sources < 3 {
         let cands: Vec<&str> = sources
@@ -424,7 +437,7 @@ pub fn gather(input: &GatherInput) -> Result<Gathered> {
     } else {
         let mut hits: Vec<(&String, &String)> = focus_hits.iter().collect();
         // Sources before tests, then by path.
-        hits.sort_by_key(|(f, _)| (!sources.contains(&f.as_str()), f.as_str()));
+        hits.sort_by_key(|(f, _)| (!source_set.contains(f.as_str()), f.as_str()));
         focus_paths = hits
             .iter()
             .take(MAX_FOCUS)
@@ -441,7 +454,8 @@ pub fn gather(input: &GatherInput) -> Result<Gathered> {
             e.1 += 1;
         }
     }
-    let focus_areas: Vec<String> = areas
+    let area_count = areas.len();
+    let mut focus_areas: Vec<String> = areas
         .into_iter()
         .map(|(dir, (why, n))| {
             if n == 0 {
@@ -451,6 +465,10 @@ pub fn gather(input: &GatherInput) -> Result<Gathered> {
             }
         })
         .collect();
+    if area_count > MAX_AREAS {
+        focus_areas.truncate(MAX_AREAS);
+        focus_areas.push(format!("… and {} more directories", area_count - MAX_AREAS));
+    }
     let focus_set: BTreeSet<&str> = focus_paths.iter().map(String::as_str).collect();
 
     // Existing tests.
@@ -860,7 +878,7 @@ pub fn select_targets(pkg: &ContextPackage) -> Vec<Target> {
         )
     };
     let mut list: Vec<&str> = cands.into_iter().collect();
-    list.sort_by_key(|f| {
+    list.sort_by_cached_key(|f| {
         (
             !focus.contains(f),
             prio_rank(&prio(f)),

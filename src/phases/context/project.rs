@@ -355,6 +355,9 @@ pub fn package_name(m: &Manifest) -> Option<String> {
     }
 }
 
+/// Signals listed per project type at most; the rest are counted.
+const MAX_SIGNALS: usize = 5;
+
 /// What was found: project type and frameworks.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Detection {
@@ -562,7 +565,22 @@ pub fn detect(files: &[String], classes: &[FileClass], manifests: &[Manifest]) -
         add(Kind2::Cli, 0.35, "a __main__.py entry point".into());
     }
 
-    let score = |v: &[(f64, String)]| 1.0 - v.iter().fold(1.0, |acc, (w, _)| acc * (1.0 - w));
+    // Independent evidence combines like probabilities (noisy-or), capped:
+    // layout and manifests never make wfx certain.
+    let score =
+        |v: &[(f64, String)]| (1.0 - v.iter().fold(1.0, |acc, (w, _)| acc * (1.0 - w))).min(0.95);
+    // Many manifests (monorepos, vendored trees) repeat the same signal:
+    // name the first few and count the rest.
+    let shown = |v: &[(f64, String)]| -> Vec<String> {
+        let mut out: Vec<String> = v.iter().take(MAX_SIGNALS).map(|s| s.1.clone()).collect();
+        if v.len() > MAX_SIGNALS {
+            out.push(format!(
+                "… and {} more signal(s) of the same kind",
+                v.len() - MAX_SIGNALS
+            ));
+        }
+        out
+    };
     let round2 = |x: f64| (x * 100.0).round() / 100.0;
     let mut scored: Vec<(Kind2, f64)> = signals.iter().map(|(k, v)| (*k, score(v))).collect();
     // Highest score first; on a tie the more specific kind (enum order) wins.
@@ -577,8 +595,8 @@ pub fn detect(files: &[String], classes: &[FileClass], manifests: &[Manifest]) -
         .find(|(k, _)| *k == Kind2::ApiService)
         .map_or(0.0, |s| s.1);
     let project_type = if ui >= 0.5 && api >= 0.5 {
-        let mut sig: Vec<String> = signals[&Kind2::WebUi].iter().map(|s| s.1.clone()).collect();
-        sig.extend(signals[&Kind2::ApiService].iter().map(|s| s.1.clone()));
+        let mut sig = shown(&signals[&Kind2::WebUi]);
+        sig.extend(shown(&signals[&Kind2::ApiService]));
         ProjectType {
             kind: "full-stack".into(),
             confidence: round2(ui.min(api)),
@@ -588,7 +606,7 @@ pub fn detect(files: &[String], classes: &[FileClass], manifests: &[Manifest]) -
         ProjectType {
             kind: kind.as_str().into(),
             confidence: round2(*s),
-            signals: signals[kind].iter().map(|s| s.1.clone()).collect(),
+            signals: shown(&signals[kind]),
         }
     } else {
         ProjectType {
