@@ -61,6 +61,8 @@ pub struct ResolvedAgent {
     pub model: Option<String>,
     /// Extra arguments appended to a preset's argument list.
     pub args: Vec<String>,
+    /// Replaces the preset's program name (argv[0]).
+    pub program: Option<String>,
 }
 
 /// Resolve one agent name: a definition in `agents.definitions`, else a
@@ -86,6 +88,7 @@ pub fn resolve(cfg: &AgentsConfig, name: &str) -> Result<ResolvedAgent> {
             timeout: def.timeout_s.map_or(default_timeout, Duration::from_secs),
             model: def.model.clone(),
             args: def.args.clone(),
+            program: def.program.clone(),
         });
     }
     match Preset::from_name(name) {
@@ -95,6 +98,7 @@ pub fn resolve(cfg: &AgentsConfig, name: &str) -> Result<ResolvedAgent> {
             timeout: default_timeout,
             model: None,
             args: Vec::new(),
+            program: None,
         }),
         None => Err(Error::usage(format!(
             "agent {name} is neither a preset ({}) nor defined in agents.definitions",
@@ -295,6 +299,13 @@ fn check_definition(name: &str, def: &AgentDefinition, file: &str, out: &mut Vec
                 "`model` only applies to presets; pass the model in `command`",
             ));
         }
+        if def.program.is_some() {
+            out.push(problem(
+                file,
+                format!("{base}/program"),
+                "`program` only applies to presets; a command names its own program",
+            ));
+        }
     }
 }
 
@@ -346,7 +357,7 @@ mod tests {
                 "definitions": {
                     "both": { "preset": "claude", "command": "x" },
                     "neither": { "timeout_s": 5 },
-                    "a/b": { "command": ["run", "${test.ouput}"], "args": ["-v"], "model": "m" },
+                    "a/b": { "command": ["run", "${test.ouput}"], "args": ["-v"], "model": "m", "program": "p" },
                     "empty": { "command": "  " }
                 },
                 "max_cost_usd": 0
@@ -367,6 +378,7 @@ mod tests {
                 "/agents/definitions/a~1b/command/1 unknown variable ${test.ouput}; known",
                 "/agents/definitions/a~1b/args `args` only apply to presets; put the arguments in `command`",
                 "/agents/definitions/a~1b/model `model` only applies to presets; pass the model in `command`",
+                "/agents/definitions/a~1b/program `program` only applies to presets; a command names its own program",
                 "/agents/definitions/both give either `preset` or `command`, not both",
                 "/agents/definitions/empty/command the command is empty",
                 "/agents/definitions/neither needs `preset` (claude, gemini, qwen, codex, opencode) or `command`",

@@ -247,12 +247,13 @@ fn command_line(inv: &Invocation, vars: &Vars) -> Result<Vec<String>> {
         Error::usage(format!("agent {}: {e} in its command", agent.name))
     };
     match &agent.kind {
-        AgentKind::Preset(p) => Ok(presets::argv(
-            *p,
-            inv.role,
-            agent.model.as_deref(),
-            &agent.args,
-        )),
+        AgentKind::Preset(p) => {
+            let mut argv = presets::argv(*p, inv.role, agent.model.as_deref(), &agent.args);
+            if let Some(program) = &agent.program {
+                argv[0] = program.clone();
+            }
+            Ok(argv)
+        }
         AgentKind::Command(CommandSpec::Argv(argv)) => argv
             .iter()
             .map(|a| vars::interpolate(a, vars, Mode::Argv).map_err(bad_var))

@@ -67,6 +67,17 @@ fn cut(s: &str, max: usize) -> String {
     out
 }
 
+/// A code fence longer than any run of backticks in `texts`, so embedded
+/// output can never close the block early.
+pub fn fence_for<'a>(texts: impl IntoIterator<Item = &'a str>) -> String {
+    let longest = texts
+        .into_iter()
+        .flat_map(|t| t.split(|c| c != '`').map(str::len))
+        .max()
+        .unwrap_or(0);
+    "`".repeat(longest.max(2) + 1)
+}
+
 /// Head and tail of the output, split on line boundaries when possible.
 #[derive(Debug, Clone, Serialize)]
 pub struct OutputExcerpt {
@@ -208,7 +219,16 @@ pub fn analysis(renderer: &Renderer, p: &AnalysisPrompt) -> Result<String> {
                 .collect()
         })
         .unwrap_or_default();
+    let failures = failure_views(&r.failures);
+    let output = output_excerpt(p.log_text, p.log_path);
+    let fence = fence_for(
+        failures
+            .iter()
+            .map(|f| f.message.as_str())
+            .chain([output.head.as_str(), output.tail.as_str()]),
+    );
     let ctx = serde_json::json!({
+        "fence": fence,
         "session_id": p.session_id,
         "iteration": p.iteration,
         "max_iterations": p.max_iterations,
@@ -224,9 +244,9 @@ pub fn analysis(renderer: &Renderer, p: &AnalysisPrompt) -> Result<String> {
             "pass_rate": r.pass_rate,
             "exit_code": r.exit_code,
         },
-        "failures": failure_views(&r.failures),
+        "failures": failures,
         "omitted_failures": r.failures.len().saturating_sub(MAX_FAILURES),
-        "output": output_excerpt(p.log_text, p.log_path),
+        "output": output,
         "stuck_tests": p.stuck_tests,
         "attempts": attempts,
         "hints": hints,
@@ -249,7 +269,15 @@ pub fn fix(renderer: &Renderer, p: &FixPrompt) -> Result<String> {
     let task_json =
         serde_json::to_string_pretty(p.task).map_err(|e| Error::Internal(e.to_string()))?;
     let fs = p.task.context.fix_strategy.as_ref();
+    let failures = failure_views(p.failures);
+    let fence = fence_for(
+        failures
+            .iter()
+            .map(|f| f.message.as_str())
+            .chain([task_json.as_str()]),
+    );
     let ctx = serde_json::json!({
+        "fence": fence,
         "session_id": p.session_id,
         "task": p.task,
         "task_path": p.task_path,
@@ -258,7 +286,7 @@ pub fn fix(renderer: &Renderer, p: &FixPrompt) -> Result<String> {
         "fix_strategy": fs,
         "points": fs.map(|s| s.modification_points.iter().map(ToString::to_string).collect::<Vec<_>>()).unwrap_or_default(),
         "test_command": p.test_command,
-        "failures": failure_views(p.failures),
+        "failures": failures,
         "omitted_failures": p.failures.len().saturating_sub(MAX_FAILURES),
     });
     renderer.render(FIX, &ctx)
@@ -292,6 +320,12 @@ pub fn test_gen(renderer: &Renderer, p: &TestGenPrompt) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fences_outgrow_embedded_backticks() {
+        assert_eq!(fence_for(["plain"]), "```");
+        assert_eq!(fence_for(["a ``` b", "````x"]), "`````");
+    }
 
     #[test]
     fn excerpt_keeps_head_and_tail_on_line_boundaries() {

@@ -42,6 +42,7 @@ pub struct ReportInput<'a> {
 
 #[derive(Serialize)]
 struct Ctx<'a> {
+    fence: String,
     iteration: u32,
     quality: AnalysisQuality,
     tool: &'a str,
@@ -54,7 +55,17 @@ struct Ctx<'a> {
 }
 
 pub fn render(renderer: &Renderer, input: &ReportInput) -> Result<String> {
+    let excerpts: Vec<&str> = input
+        .builtin
+        .map(|b| {
+            b.findings
+                .iter()
+                .filter_map(|f| f.location.as_ref().map(|l| l.excerpt.as_str()))
+                .collect()
+        })
+        .unwrap_or_default();
     let ctx = Ctx {
+        fence: super::prompts::fence_for(excerpts),
         iteration: input.iteration,
         quality: input.quality,
         tool: &input.tool,

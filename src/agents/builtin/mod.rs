@@ -98,7 +98,7 @@ pub fn group_failures(failures: &[Failure]) -> Vec<Group> {
             }),
         }
     }
-    groups.sort_by(|a, b| b.tests.len().cmp(&a.tests.len()));
+    groups.sort_by_key(|g| std::cmp::Reverse(g.tests.len()));
     groups
 }
 
@@ -536,7 +536,7 @@ pub fn analyze(
         let tried: Vec<u32> = history
             .entries
             .iter()
-            .filter(|e| e.files_changed.iter().any(|f| *f == p.file))
+            .filter(|e| e.files_changed.contains(&p.file))
             .filter(|e| {
                 !matches!(
                     e.outcome.as_str(),
