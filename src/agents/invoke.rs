@@ -332,7 +332,18 @@ pub fn invoke(inv: &Invocation, on_spawn: &mut dyn FnMut(i32)) -> Result<CallRec
     for (k, v) in inv.env {
         spec = spec.env(k.clone(), v.clone());
     }
-    let outcome = process::run(spec, on_spawn)?;
+    let outcome = match process::run(spec, on_spawn) {
+        Ok(o) => o,
+        // Found but not runnable (permissions, bad interpreter): the agent
+        // is unavailable, which the analysis chain can fall back from.
+        Err(Error::Usage(msg)) => {
+            store::write_atomic(&inv.files.output, format!("wfx: {msg}\n").as_bytes())?;
+            record.error_kind = Some(ErrorKind::Unavailable);
+            record.error_message = Some(msg);
+            return Ok(record);
+        }
+        Err(e) => return Err(e),
+    };
     record.exit_code = outcome.exit_code;
     record.timed_out = outcome.timed_out;
     record.interrupted = outcome.interrupted;

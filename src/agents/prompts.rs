@@ -321,6 +321,140 @@ pub fn test_gen(renderer: &Renderer, p: &TestGenPrompt) -> Result<String> {
 mod tests {
     use super::*;
 
+    fn task() -> Task {
+        serde_json::from_value(serde_json::json!({
+            "id": "IMPL-fix-2",
+            "title": "Fix iteration 2 failures",
+            "status": "pending",
+            "meta": {"type": "test-fix-iteration", "iteration": 2, "parent_task": "IMPL-002"},
+            "context": {
+                "requirements": ["Fix the failing tests"],
+                "acceptance": ["All tests pass"],
+                "fix_strategy": {
+                    "approach": "Return None for b == 0",
+                    "root_causes": [{"test": "t::a", "error": "ZeroDivisionError", "cause": "no zero check", "file": "calc/ops.py", "line": 10}],
+                    "modification_points": [{"file": "calc/ops.py", "function": "divide", "lines": "8-10"}],
+                    "test_execution": {"mode": "affected_only", "affected_tests": ["t::a"]},
+                    "confidence_score": 0.7
+                }
+            }
+        }))
+        .unwrap()
+    }
+
+    fn failure(message: &str) -> Failure {
+        serde_json::from_value(serde_json::json!({
+            "test": "t::a", "error": "ZeroDivisionError: division by zero", "message": message,
+            "criticality": "high", "test_type": "unit"
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn fix_prompt_carries_the_task_itself() {
+        let t = task();
+        let failures = [failure("boom ``` fence inside")];
+        let text = fix(
+            &Renderer::new(None),
+            &FixPrompt {
+                session_id: "WFS-x",
+                task: &t,
+                task_path: ".workflow/active/WFS-x/.task/IMPL-fix-2.json",
+                strategy: Strategy::Surgical,
+                test_command: Some("python -m pytest"),
+                failures: &failures,
+            },
+        )
+        .unwrap();
+        for needle in [
+            "# Fix task IMPL-fix-2: Fix iteration 2 failures",
+            "## Strategy: surgical",
+            "Return None for b == 0",
+            "- `calc/ops.py:divide:8-10`",
+            "- `t::a`: no zero check (`calc/ops.py:10`)",
+            "- Fix the failing tests",
+            "- All tests pass",
+            "The test command is `python -m pytest`",
+            "````text\nboom ``` fence inside\n````",
+            "This is `.workflow/active/WFS-x/.task/IMPL-fix-2.json` as wfx wrote it:",
+            "\"id\": \"IMPL-fix-2\"",
+            "Never disable lint rules",
+        ] {
+            assert!(
+                text.contains(needle),
+                "fix prompt lacks {needle:?}:\n{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn test_gen_prompt_renders() {
+        let mut t = task();
+        t.context.fix_strategy = None;
+        t.context.focus_paths = vec!["calc/".into()];
+        let text = test_gen(
+            &Renderer::new(None),
+            &TestGenPrompt {
+                session_id: "WFS-x",
+                task: &t,
+                task_path: ".task/IMPL-001.json",
+                analysis_text: "## Test Requirements by File\n- calc/ops.py (L1)",
+                analysis_path: ".workflow/active/WFS-x/.process/TEST_ANALYSIS_RESULTS.md",
+                test_framework: Some("pytest"),
+                test_command: None,
+            },
+        )
+        .unwrap();
+        for needle in [
+            "- Framework: pytest",
+            "- `calc/`",
+            "- calc/ops.py (L1)",
+            "tautologies",
+        ] {
+            assert!(
+                text.contains(needle),
+                "test-gen prompt lacks {needle:?}:\n{text}"
+            );
+        }
+        assert!(!text.contains("Test command"));
+    }
+
+    #[test]
+    fn a_project_override_replaces_the_prompt() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("prompts")).unwrap();
+        std::fs::write(
+            dir.path().join("prompts/analysis.md.j2"),
+            "custom {{ iteration }} {{ strategy.name }} {{ failures | length }}",
+        )
+        .unwrap();
+        let results: TestResults = serde_json::from_value(serde_json::json!({
+            "command": "pytest", "scope": "full", "parser": "junit", "total": 1, "passed": 0,
+            "failed": 1, "skipped": 0, "errors": 0, "pass_rate": 0.0,
+            "failures": [serde_json::to_value(failure("m")).unwrap()]
+        }))
+        .unwrap();
+        let p = AnalysisPrompt {
+            session_id: "WFS-x",
+            iteration: 3,
+            max_iterations: 10,
+            strategy: Strategy::Aggressive,
+            results: &results,
+            log_text: "log",
+            log_path: "x.log",
+            stuck_tests: &[],
+            history: &FixHistory::default(),
+            hints: None,
+        };
+        assert_eq!(
+            analysis(&Renderer::new(Some(dir.path())), &p).unwrap(),
+            "custom 3 aggressive 1"
+        );
+        std::fs::write(dir.path().join("prompts/analysis.md.j2"), "{{ nope }}").unwrap();
+        let err = analysis(&Renderer::new(Some(dir.path())), &p).unwrap_err();
+        assert!(err.to_string().contains("prompts/analysis.md.j2"), "{err}");
+    }
+
     #[test]
     fn fences_outgrow_embedded_backticks() {
         assert_eq!(fence_for(["plain"]), "```");

@@ -536,7 +536,10 @@ mod tests {
         let mut renumbered = s.clone();
         renumbered.root_causes[0].line = Some(11);
         renumbered.root_causes[0].cause = "Divide does not check  for zero".into();
-        assert_eq!(fallback_reason(&c, &Ok(s.clone()), std::slice::from_ref(&s)), None);
+        assert_eq!(
+            fallback_reason(&c, &Ok(s.clone()), std::slice::from_ref(&s)),
+            None
+        );
         assert_eq!(
             fallback_reason(&c, &Ok(s.clone()), &[s.clone(), other.clone()]),
             None
