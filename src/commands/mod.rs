@@ -1,6 +1,7 @@
 //! One module per subcommand: parse → call the library → print.
 
 mod completions;
+mod init;
 mod session;
 mod status;
 mod test_fix_gen;
@@ -33,6 +34,7 @@ pub fn dispatch(cli: Cli, ui: &Printer) -> Result<Exit> {
         Command::Status(args) => status::run(&ctx, args),
         Command::Validate(args) => validate::run(&ctx, args),
         Command::TestFixGen(args) => test_fix_gen::run(&ctx, args),
+        Command::Init(args) => init::run(&ctx, args),
         Command::Completions(_) => unreachable!("handled above"),
         other => Err(Error::usage(format!(
             "`wfx {}` is not available in this build yet",

@@ -210,4 +210,100 @@ pub fn tree(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
         }
     }
     out
+
+/// `fixtures/agents/<name>`: a fake agent CLI script.
+pub fn fake_agent(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/agents")
+        .join(name)
+}
+
+impl Env {
+    /// A directory of symlinks `(link name, fake script)` to put first on
+    /// `PATH`, e.g. `[("claude", "low-confidence")]`. Returns the directory.
+    pub fn fake_agents(&self, links: &[(&str, &str)]) -> PathBuf {
+        let bin = self.tmp.path().join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        for (link, script) in links {
+            let path = bin.join(link);
+            let _ = std::fs::remove_file(&path);
+            std::os::unix::fs::symlink(fake_agent(script), &path).unwrap();
+        }
+        bin
+    }
+
+    /// `PATH` with `dir` first, then the inherited one.
+    pub fn path_with(&self, dir: &Path) -> String {
+        let mut parts = vec![dir.to_path_buf()];
+        if let Some(p) = std::env::var_os("PATH") {
+            parts.extend(std::env::split_paths(&p));
+        }
+        std::env::join_paths(parts)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned()
+    }
+}
+
+/// `fixtures/outputs/<name>` as text (lossy UTF-8).
+pub fn recorded(name: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/outputs")
+        .join(name);
+    String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned()
+}
+
+/// The failures (failed and error cases, then static errors) of a parsed
+/// run, in the `test-results.json` shape.
+pub fn failures_of(
+    run: &wfx::testing::parse::ParsedRun,
+) -> Vec<wfx::artifacts::test_results::Failure> {
+    use wfx::artifacts::test_results::{Criticality, Failure, Layer};
+    use wfx::testing::parse::Status;
+    run.cases
+        .iter()
+        .filter(|c| matches!(c.status, Status::Failed | Status::Error))
+        .chain(run.static_errors.iter())
+        .map(|c| Failure {
+            test: c.id.clone(),
+            file: c.file.clone(),
+            line: c.line,
+            error: c.error.clone(),
+            message: c.message.clone(),
+            criticality: Criticality::Medium,
+            test_type: c.layer.unwrap_or(Layer::Unit),
+            flaky: c.flaky,
+            extra: Default::default(),
+        })
+        .collect()
+}
+
+/// A `test-results.json` value holding `failures` (counts made up to match).
+pub fn results_with(
+    failures: Vec<wfx::artifacts::test_results::Failure>,
+    parser: &str,
+) -> wfx::artifacts::TestResults {
+    use wfx::artifacts::test_results::{LayerDistribution, Scope};
+    let failed = failures.len() as u32;
+    wfx::artifacts::TestResults {
+        command: "make test".into(),
+        exit_code: Some(1),
+        duration_ms: 10,
+        scope: Scope::Full,
+        framework: String::new(),
+        parser: parser.into(),
+        total: failed + 8,
+        passed: 8,
+        failed,
+        skipped: 0,
+        errors: 0,
+        pass_rate: wfx::artifacts::test_results::pass_rate(8, failed, 0),
+        layer_distribution: LayerDistribution::default(),
+        failures,
+        output_log: Some(".workflow/active/WFS-t/.process/test-output.log".into()),
+        truncated: false,
+        started_at: None,
+        cases: Vec::new(),
+        extra: Default::default(),
+    }
 }
