@@ -1,24 +1,128 @@
 //! Phase 3, analysis (DESIGN.md §4): TEST_ANALYSIS_RESULTS.md with the
 //! eight sections, rendered from the plan — complete on its own, without
-//! any agent.
+//! any agent. When `agents.analysis` names agents, the first one that
+//! answers enriches the file with an "Agent Review" section; its raw output
+//! is kept in `.process/analysis-agent-output.md`. When every agent fails,
+//! the deterministic file stands and says so.
 
 use super::plan::Plan;
+use crate::agents::{self, CallFiles, Invocation, Role, Vars};
+use crate::artifacts::config::Config;
 use crate::error::Result;
 use crate::render::Renderer;
-use crate::session::{SessionPaths, store};
+use crate::session::store::{self, SessionLock};
+use crate::session::{SessionPaths, Workspace};
 
 /// Template of TEST_ANALYSIS_RESULTS.md.
 pub const TEMPLATE: &str = "TEST_ANALYSIS_RESULTS.md.j2";
+/// Template of the prompt sent to the analysis agent.
+pub const PROMPT_TEMPLATE: &str = "test-analysis-prompt.md.j2";
+/// An answer shorter than this many words does not count as a review.
+const MIN_WORDS: usize = 30;
 
 /// The deterministic analysis text.
 pub fn render(renderer: &Renderer, plan: &Plan) -> Result<String> {
     renderer.render(TEMPLATE, plan)
 }
 
-/// Write `.process/TEST_ANALYSIS_RESULTS.md`.
-pub fn write(renderer: &Renderer, paths: &SessionPaths, plan: &Plan) -> Result<()> {
-    store::write_atomic(
-        &paths.analysis_results(),
-        render(renderer, plan)?.as_bytes(),
-    )
+/// How the optional agent review went, recorded on phase 3.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct AgentReview {
+    /// The agent whose answer was used, if any.
+    pub agent: Option<String>,
+    /// One line per agent tried: `name: ok` or `name: <why it failed>`.
+    pub attempts: Vec<String>,
+}
+
+/// Write `.process/TEST_ANALYSIS_RESULTS.md`, asking the configured
+/// analysis agents (in order) for a review. Returns what the agents did,
+/// or `None` when none is configured.
+pub fn write(
+    ws: &Workspace,
+    renderer: &Renderer,
+    paths: &SessionPaths,
+    plan: &Plan,
+    config: &Config,
+    lock: &mut SessionLock,
+) -> Result<Option<AgentReview>> {
+    let text = render(renderer, plan)?;
+    if config.agents.analysis.is_empty() {
+        store::write_atomic(&paths.analysis_results(), text.as_bytes())?;
+        return Ok(None);
+    }
+    let output_rel = ws.rel(&paths.analysis_agent_output());
+    let mut review = AgentReview {
+        agent: None,
+        attempts: Vec::new(),
+    };
+    let mut answer = None;
+    match agents::config::analysis_chain(&config.agents) {
+        Err(e) => review.attempts.push(format!("agents.analysis: {e}")),
+        Ok(chain) => {
+            let prompt = renderer.render(
+                PROMPT_TEMPLATE,
+                &serde_json::json!({ "plan": plan, "analysis": text }),
+            )?;
+            let files = CallFiles {
+                prompt: paths.process_dir().join("analysis-agent-prompt.md"),
+                output: paths.analysis_agent_output(),
+            };
+            let mut vars = Vars::new();
+            vars.set("session.id", paths.id.clone())
+                .set("session.dir", ws.rel(&paths.dir))
+                .set("spec", ws.rel(&paths.analysis_results()));
+            for agent in &chain {
+                let record = agents::invoke(
+                    &Invocation {
+                        agent,
+                        role: Role::Analysis,
+                        prompt: &prompt,
+                        vars: &vars,
+                        files: &files,
+                        cwd: &ws.root,
+                        env: &[],
+                    },
+                    &mut |pgid| {
+                        let _ = lock.set_child(Some(pgid));
+                    },
+                )?;
+                let _ = lock.set_child(None);
+                let words = record.result_text.split_whitespace().count();
+                if !record.failed() && words >= MIN_WORDS {
+                    review.attempts.push(format!("{}: ok", agent.name));
+                    review.agent = Some(agent.name.clone());
+                    answer = Some(record.result_text.trim().to_string());
+                    break;
+                }
+                let why = if record.failed() {
+                    record
+                        .error_message
+                        .clone()
+                        .unwrap_or_else(|| "failed".into())
+                } else {
+                    format!("answer too short ({words} words)")
+                };
+                review.attempts.push(format!("{}: {why}", agent.name));
+                if record.interrupted {
+                    break;
+                }
+            }
+        }
+    }
+    let mut out = text;
+    match (&review.agent, answer) {
+        (Some(name), Some(body)) => {
+            out.push_str(&format!(
+                "\n## Agent Review ({name})\n\nWritten by the `{name}` analysis agent from the sections above; wfx did not check it. Raw output: `{output_rel}`.\n\n{body}\n"
+            ));
+        }
+        _ => {
+            out.push_str(&format!(
+                "\n> Note: no analysis agent could review this plan ({}). This file is the deterministic analysis only; raw output, if any: `{output_rel}`.\n",
+                review.attempts.join("; ")
+            ));
+        }
+    }
+    store::write_atomic(&paths.analysis_results(), out.as_bytes())?;
+    Ok(Some(review))
 }

@@ -143,7 +143,7 @@ fn detect_framework(root: &Path, config: &Config) -> Option<context::FrameworkFa
 struct Running {
     paths: SessionPaths,
     session: WorkflowSession,
-    _lock: SessionLock,
+    lock: SessionLock,
 }
 
 /// Run phases 1–4 (or continue them).
@@ -175,7 +175,7 @@ pub fn run(ws: &Workspace, req: &GenRequest, ui: &Printer) -> Result<GenOutcome>
                 Running {
                     paths,
                     session,
-                    _lock: lock,
+                    lock,
                 },
                 false,
                 new.source,
@@ -218,7 +218,7 @@ pub fn run(ws: &Workspace, req: &GenRequest, ui: &Printer) -> Result<GenOutcome>
                 Running {
                     paths: sref.paths.clone(),
                     session,
-                    _lock: lock,
+                    lock,
                 },
                 true,
                 source,
@@ -297,7 +297,21 @@ pub fn run(ws: &Workspace, req: &GenRequest, ui: &Printer) -> Result<GenOutcome>
     if !phase_done(&run.session, 3) {
         ui.status(format!("Phase 3/4 {}", PHASE_TITLES[2]));
         set_phase(&run.paths, &mut run.session, 3, PhaseStatus::InProgress)?;
-        let result = analysis::write(&renderer, &run.paths, &plan);
+        let result = analysis::write(ws, &renderer, &run.paths, &plan, &config, &mut run.lock);
+        let result = result.map(|review| {
+            if let (Some(r), Some(p)) = (review, run.session.phase_mut(3)) {
+                p.extra.insert(
+                    "agent_review".into(),
+                    serde_json::to_value(&r).unwrap_or_default(),
+                );
+                if r.agent.is_none() {
+                    warnings.push(format!(
+                        "the analysis agents failed ({}); TEST_ANALYSIS_RESULTS.md is the deterministic analysis",
+                        r.attempts.join("; ")
+                    ));
+                }
+            }
+        });
         finish_phase(&run.paths, &mut run.session, 3, result)?;
         phases_run.push(3);
     }

@@ -210,6 +210,7 @@ pub fn tree(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
         }
     }
     out
+}
 
 /// `fixtures/agents/<name>`: a fake agent CLI script.
 pub fn fake_agent(name: &str) -> PathBuf {
