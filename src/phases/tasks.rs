@@ -335,17 +335,14 @@ pub fn review_task(plan: &Plan) -> Task {
             "`{cmd}` exits 0 and writes a report wfx can read (lcov, Cobertura or json-summary)"
         ));
     }
-    let mut approach = Vec::new();
-    approach.push(step(
-        "coverage",
-        c.measure.clone(),
-        plan.run_coverage.clone(),
-    ));
-    approach.push(step(
-        "anti_patterns",
-        "Scan the changed test files for anti-patterns".into(),
-        None,
-    ));
+    let approach = vec![
+        step("coverage", c.measure.clone(), plan.run_coverage.clone()),
+        step(
+            "anti_patterns",
+            "Scan the changed test files for anti-patterns".into(),
+            None,
+        ),
+    ];
     let mut m = meta(plan, TaskType::TestQualityReview, None);
     m.coverage_target = Some(coverage_target(plan));
     task(

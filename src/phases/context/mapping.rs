@@ -72,12 +72,10 @@ fn rust_imports(text: &str, crate_ident: &str) -> Vec<String> {
         let trimmed = after.trim_start();
         if let Some(rest) = trimmed.strip_prefix("::") {
             let rest = rest.trim_start();
-            let mut end = rest.len().min(2000);
-            while !rest.is_char_boundary(end) {
-                end -= 1;
-            }
+            // Bytes: the parser only looks at ASCII, so a cut inside a
+            // multi-byte character is harmless.
             let mut p = UseParser {
-                s: rest[..end].as_bytes(),
+                s: &rest.as_bytes()[..rest.len().min(2000)],
                 i: 0,
             };
             p.tree("", &mut out);
@@ -904,13 +902,9 @@ impl Convention {
             Family::Java => {
                 let key = java_key(source);
                 let base = source.strip_suffix(key).unwrap_or("");
-                let test_base = if base.ends_with("src/main/java/") {
-                    format!(
-                        "{}src/test/java/",
-                        &base[..base.len() - "src/main/java/".len()]
-                    )
-                } else {
-                    "src/test/java/".to_string()
+                let test_base = match base.strip_suffix("src/main/java/") {
+                    Some(module) => format!("{module}src/test/java/"),
+                    None => "src/test/java/".to_string(),
                 };
                 let marker = if self.marker == "Tests" {
                     "Tests"
