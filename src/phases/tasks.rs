@@ -594,6 +594,34 @@ pub fn render_todo_list(
     renderer.render("TODO_LIST.md.j2", &view)
 }
 
+/// `.summaries/<ID>-summary.md` for a finished task (DESIGN.md §5.7), from
+/// `templates/task-summary.md.j2`: phase 5 writes one per finished task.
+pub fn render_task_summary(renderer: &Renderer, task: &Task) -> Result<String> {
+    let result = task.result.clone().unwrap_or_default();
+    let ts = |t: Option<crate::artifacts::Timestamp>| {
+        t.map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+    };
+    let view = serde_json::json!({
+        "id": task.id,
+        "title": task.title,
+        "status": task.status.as_str(),
+        "kind": task.meta.kind,
+        "agent": task.meta.agent,
+        "iteration": task.meta.iteration,
+        "summary": result.summary.trim(),
+        "files_modified": result.files_modified,
+        "completed_at": ts(result.completed_at),
+        "acceptance": task.context.acceptance,
+        "history": task.status_history.iter().map(|h| serde_json::json!({
+            "from": h.from.as_str(),
+            "to": h.to.as_str(),
+            "changed_at": h.changed_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            "reason": h.reason,
+        })).collect::<Vec<_>>(),
+    });
+    renderer.render("task-summary.md.j2", &view)
+}
+
 /// Write phase 4's files: the four tasks, IMPL_PLAN.md, TODO_LIST.md and
 /// test-planning-notes.md. Task files are written whole each time, so a
 /// re-run after an interruption leaves the same bytes.
@@ -621,4 +649,115 @@ pub fn write_all(
     let todo = render_todo_list(renderer, paths, &plan.description, &written, None)?;
     store::write_atomic(&paths.todo_list(), todo.as_bytes())?;
     Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::artifacts::task::TaskResult;
+
+    fn bare_task() -> Task {
+        task(
+            "IMPL-001",
+            "Test Understanding & Generation",
+            TaskMeta {
+                kind: TaskType::TestGen,
+                agent: Some("claude".into()),
+                iteration: None,
+                parent_task: None,
+                max_iterations: None,
+                test_framework: None,
+                project_type: None,
+                coverage_target: None,
+                analysis_quality: None,
+                analysis_tool: None,
+                extra: Extra::new(),
+            },
+            TaskContext {
+                acceptance: vec!["`pytest tests/test_auth.py` passes".into()],
+                ..Default::default()
+            },
+            FlowControl::default(),
+        )
+    }
+
+    #[test]
+    fn task_summary_names_result_files_and_history() {
+        let mut t = bare_task();
+        let at = chrono::DateTime::parse_from_rfc3339("2026-01-02T03:04:05Z")
+            .unwrap()
+            .to_utc();
+        t.set_status(TaskStatus::InProgress, "started", at);
+        t.set_status(TaskStatus::Completed, "tests written", at);
+        t.result = Some(TaskResult {
+            summary: "Added 4 tests.\n".into(),
+            files_modified: vec!["tests/test_auth.py".into()],
+            started_at: Some(at),
+            completed_at: Some(at),
+            extra: Extra::new(),
+        });
+        let text = render_task_summary(&Renderer::new(None), &t).unwrap();
+        assert_eq!(
+            text,
+            "# IMPL-001: Test Understanding & Generation\n\n\
+- Status: **completed** (2026-01-02T03:04:05Z)\n\
+- Type: test-gen · agent: claude\n\n\
+## Result\n\nAdded 4 tests.\n\n\
+## Files modified\n\n- `tests/test_auth.py`\n\n\
+## Acceptance criteria\n\n- `pytest tests/test_auth.py` passes\n\n\
+## Status history\n\n\
+- 2026-01-02T03:04:05Z: pending → in_progress — started\n\
+- 2026-01-02T03:04:05Z: in_progress → completed — tests written\n"
+        );
+        let empty = render_task_summary(&Renderer::new(None), &bare_task()).unwrap();
+        assert!(empty.contains("No summary was recorded."), "{empty}");
+    }
+
+    #[test]
+    fn todo_list_links_summaries_and_lists_iterations() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = SessionPaths::new(dir.path().join("WFS-t"), "WFS-t");
+        std::fs::create_dir_all(paths.summaries_dir()).unwrap();
+        std::fs::write(paths.task_summary("IMPL-001"), "done").unwrap();
+        let mut done = bare_task();
+        done.status = TaskStatus::Completed;
+        let mut fix = bare_task();
+        fix.id = "IMPL-002".into();
+        fix.title = "Test Execution & Fix Cycle".into();
+        fix.status = TaskStatus::InProgress;
+        let tasks = vec![
+            (paths.new_task_file("IMPL-001"), done),
+            (paths.new_task_file("IMPL-002"), fix),
+        ];
+        let state: IterationState = serde_json::from_value(serde_json::json!({
+            "session_id": "WFS-t", "current_task": "IMPL-002", "queue": [], "current_iteration": 2,
+            "max_iterations": 10, "next_action": "retest", "status": "running",
+            "started_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z",
+            "iterations": [
+                {"iteration": 1, "started_at": "2026-01-01T00:00:00Z", "completed_at": "2026-01-01T00:01:00Z",
+                 "scope": "full", "pass_rate": 70.0, "total": 10, "passed": 7, "failed": 3,
+                 "strategy": "conservative", "result": "improved"},
+                {"iteration": 2, "started_at": "2026-01-01T00:02:00Z", "completed_at": null,
+                 "scope": "affected", "pass_rate": 90.0, "total": 10, "passed": 9, "failed": 1}
+            ]
+        }))
+        .unwrap();
+        let text = render_todo_list(
+            &Renderer::new(None),
+            &paths,
+            "Test the calculator\nmore",
+            &tasks,
+            Some(&state),
+        )
+        .unwrap();
+        assert_eq!(
+            text,
+            "# Tasks: Test the calculator\n\n## Task Progress\n\
+- [x] **IMPL-001**: Test Understanding & Generation → [✅](./.summaries/IMPL-001-summary.md)\n\
+- [ ] **IMPL-002**: Test Execution & Fix Cycle → [📋](./.task/IMPL-002.json) (in_progress)\n\
+\x20 - [x] Iteration 1: initial test (pass: 70.0%, conservative)\n\
+\x20 - [ ] Iteration 2: fix validation (pass: 90.0%)\n\n\
+## Status Legend\n- `- [ ]` pending · `- [x]` completed\n"
+        );
+    }
 }
