@@ -757,6 +757,34 @@ pub fn build(
         ),
         _ => {}
     }
+    // A library's public API is its package entry file, which targets may
+    // leave out (a re-exporting `__init__.py` or `index.js` already runs
+    // in every test): plan the cross-module use through it.
+    if ptype == "library" && !targets.iter().any(|t| is_entry(&t.file)) {
+        let mut entries: Vec<&str> = pkg
+            .assets
+            .source_code
+            .iter()
+            .map(|a| a.path.as_str())
+            .filter(|p| {
+                matches!(files::file_name(p), "lib.rs" | "__init__.py") || files::stem(p) == "index"
+            })
+            .collect();
+        let depth = entries
+            .iter()
+            .map(|p| p.matches('/').count())
+            .min()
+            .unwrap_or(0);
+        entries.retain(|p| p.matches('/').count() == depth);
+        entries.sort();
+        entries.truncate(3);
+        if !entries.is_empty() {
+            l2_notes.push(format!(
+                "Public API through {}: import it as a user of the library does and use the modules it exposes together",
+                entries.iter().map(|e| format!("`{e}`")).collect::<Vec<_>>().join(", ")
+            ));
+        }
+    }
     if has_integration {
         let n = pkg
             .test_coverage
@@ -771,7 +799,7 @@ pub fn build(
     match ptype.as_str() {
         "web-ui" | "full-stack" => l3_notes.push("Critical user journeys through the UI entry points (optional; only if an e2e runner is set up)".to_string()),
         "cli" => l3_notes.push("Run the built binary end to end on a temporary directory and check output and exit code".to_string()),
-        _ => l3_notes.push(format!("Not planned: a {ptype} has no user journey beyond its public API (covered by L2)")),
+        _ => l3_notes.push(format!("Not planned: a {ptype} has no user journey beyond its public API")),
     }
 
     let source = pkg.source_context.as_ref().map(|s| SourceView {
