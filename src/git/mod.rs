@@ -29,6 +29,7 @@ mod paths;
 mod worktree;
 
 pub use message::{CommitKind, Trailers, build_message, parse_trailers};
+pub use worktree::branch_name;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
