@@ -150,3 +150,66 @@ pub fn make_session(env: &Env, id: &str, status: &str, tasks: &[(&str, &str)]) -
     }
     dir
 }
+
+/// Make libgit2 in this test process ignore the machine's system, global and
+/// XDG git config (the in-process equivalent of `GIT_CONFIG_GLOBAL=/dev/null`
+/// and `GIT_CONFIG_NOSYSTEM=1`), so library calls behave the same on every
+/// machine. Call before opening any repository with git2.
+pub fn hermetic_libgit2() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let empty = Path::new(env!("CARGO_TARGET_TMPDIR")).join("no-git-config");
+        std::fs::create_dir_all(&empty).unwrap();
+        for level in [
+            git2::ConfigLevel::System,
+            git2::ConfigLevel::XDG,
+            git2::ConfigLevel::Global,
+            git2::ConfigLevel::ProgramData,
+        ] {
+            // SAFETY: runs once, before any test in this process opens a
+            // repository (every caller goes through this Once first).
+            unsafe { git2::opts::set_search_path(level, empty.as_path()) }.unwrap();
+        }
+    });
+}
+
+impl Env {
+    /// Run git in the project root and return raw stdout (for binary content).
+    pub fn git_bytes(&self, args: &[&str]) -> Vec<u8> {
+        let mut cmd = Command::new("git");
+        self.apply(&mut cmd);
+        cmd.args(args);
+        let out = cmd.output().expect("git runs");
+        assert!(
+            out.status.success(),
+            "git {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout
+    }
+
+    /// Run git in the project root; returns (success, stdout, stderr)
+    /// without asserting, for commands expected to fail.
+    pub fn git_try(&self, args: &[&str]) -> (bool, String, String) {
+        let mut cmd = Command::new("git");
+        self.apply(&mut cmd);
+        cmd.args(args);
+        let out = cmd.output().expect("git runs");
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
+    pub fn write_bytes(&self, rel: &str, bytes: &[u8]) -> PathBuf {
+        let path = self.root.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, bytes).unwrap();
+        path
+    }
+
+    pub fn read_bytes(&self, rel: &str) -> Vec<u8> {
+        std::fs::read(self.root.join(rel)).unwrap()
+    }
+}
