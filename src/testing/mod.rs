@@ -6,3 +6,4 @@ pub mod detect;
 
 pub use detect::{Detected, Framework, detect};
 pub mod parse;
+pub mod results;
