@@ -236,7 +236,7 @@ pub fn layer_of_path(path: &str) -> Layer {
         Regex::new(r"(?i)(^|[/\\])(e2e|cypress|playwright)[/\\]|\.e2e\.|[_-]e2e[_.]").unwrap()
     });
     static INTEGRATION: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"(?i)(^|[/\\])(integration|integration[_-]tests?|it)[/\\]|\.integration\.|[_.-]integration[_.-]|_it\.|IT(\.java|\.kt|#|$)")
+        Regex::new(r"(?i:(^|[/\\])(integration|integration[_-]tests?|it)[/\\]|\.integration\.|[_.-]integration[_.-]|_it\.)|[a-z0-9]IT(\.java|\.kt|#|$)")
             .unwrap()
     });
     static RUST_TESTS: LazyLock<Regex> =
@@ -670,6 +670,8 @@ mod tests {
             ("playwright/home.spec.ts", Layer::E2e),
             ("calc.CalcIT#adds", Layer::Integration),
             ("calc.CalcTest#adds", Layer::Unit),
+            ("tests/test_auth.py::test_password_needs_digit", Layer::Unit),
+            ("src/it/ApiIT.java", Layer::Integration),
             ("example.com/m/integration/TestX", Layer::Integration),
         ] {
             assert_eq!(layer_of_path(path), want, "{path}");

@@ -49,6 +49,37 @@ impl Env {
         assert_cmd::Command::from_std(std_cmd)
     }
 
+    /// Let a hermetic command find the real toolchains (rustup, cargo,
+    /// pyenv) although HOME points elsewhere; only the tool homes are
+    /// passed, nothing else of the environment.
+    pub fn apply_toolchains(&self, cmd: &mut Command) {
+        let real_home = std::env::var_os("HOME").map(PathBuf::from);
+        for (var, dir) in [
+            ("RUSTUP_HOME", ".rustup"),
+            ("CARGO_HOME", ".cargo"),
+            ("PYENV_ROOT", ".pyenv"),
+        ] {
+            let value = std::env::var_os(var).map(PathBuf::from).or_else(|| {
+                real_home
+                    .as_ref()
+                    .map(|h| h.join(dir))
+                    .filter(|p| p.exists())
+            });
+            if let Some(v) = value {
+                cmd.env(var, v);
+            }
+        }
+    }
+
+    /// `wfx` in the project root, hermetic, with the real toolchains
+    /// reachable (live runner tests).
+    pub fn wfx_live(&self) -> assert_cmd::Command {
+        let mut std_cmd = Command::new(assert_cmd::cargo::cargo_bin("wfx"));
+        self.apply(&mut std_cmd);
+        self.apply_toolchains(&mut std_cmd);
+        assert_cmd::Command::from_std(std_cmd)
+    }
+
     /// Run git in the project root (hermetic); panics on failure; returns stdout.
     pub fn git(&self, args: &[&str]) -> String {
         git_in(self, &self.root, args)
@@ -67,7 +98,9 @@ impl Env {
 
     /// Copy a sample project from `fixtures/projects/<name>` into the root.
     pub fn copy_fixture_project(&self, name: &str) {
-        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/projects").join(name);
+        let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/projects")
+            .join(name);
         copy_dir(&src, &self.root);
     }
 
@@ -128,7 +161,11 @@ pub fn make_session(env: &Env, id: &str, status: &str, tasks: &[(&str, &str)]) -
         ],
         "wfx_version": "0.1.0"
     });
-    std::fs::write(dir.join("workflow-session.json"), serde_json::to_string_pretty(&session).unwrap()).unwrap();
+    std::fs::write(
+        dir.join("workflow-session.json"),
+        serde_json::to_string_pretty(&session).unwrap(),
+    )
+    .unwrap();
     for (task_id, task_status) in tasks {
         let task = serde_json::json!({
             "id": task_id,
