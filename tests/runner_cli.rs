@@ -257,3 +257,56 @@ fn ctrl_c_ends_the_group_and_exits_3() {
         "a process of group {pgid} survived Ctrl-C"
     );
 }
+
+#[test]
+fn rerun_marks_failures_that_pass_again_as_flaky() {
+    use wfx::artifacts::test_results::Criticality;
+    use wfx::testing::{self, RunRequest};
+    let env = Env::new();
+    // `flappy` fails on the first run only; `broken` always fails.
+    env.write(
+        "t.sh",
+        "if [ -e seen ]; then echo 'ok 1 - flappy'; else touch seen; echo 'not ok 1 - flappy'; fi\necho 'not ok 2 - broken'\necho 'ok 3 - fine'\nexit 1\n",
+    );
+    config(&env, "sh t.sh", 60);
+    let cfg = wfx::session::Workspace::new(&env.root)
+        .load_config()
+        .unwrap();
+    let detected = testing::detect(&env.root, &cfg.test).unwrap();
+    let dir = env.root.join(".workflow/.cache");
+    let mut pgids = Vec::new();
+    let mut record = |pgid: i32| pgids.push(pgid);
+    let mut req = RunRequest::new(
+        &env.root,
+        detected.clone(),
+        dir.join("junit"),
+        dir.join("run.log"),
+    );
+    req.on_spawn = Some(&mut record);
+    let mut results = testing::run_tests(req).unwrap();
+    assert_eq!(pgids.len(), 1);
+    assert!(pgids[0] > 0);
+    assert_eq!((results.failed, results.passed), (2, 1));
+
+    let req = RunRequest::new(
+        &env.root,
+        detected,
+        dir.join("junit"),
+        dir.join("rerun.log"),
+    );
+    let flaky = testing::rerun_for_flakiness(req, &mut results).unwrap();
+    assert_eq!(flaky, vec!["flappy"]);
+    let f: Vec<_> = results
+        .failures
+        .iter()
+        .map(|f| (f.test.as_str(), f.flaky, f.criticality))
+        .collect();
+    assert_eq!(
+        f,
+        vec![
+            ("flappy", true, Criticality::Low),
+            ("broken", false, Criticality::Medium)
+        ]
+    );
+    assert_eq!(testing::results::pass_rate_without_flaky(&results), 66.7);
+}

@@ -695,25 +695,41 @@ pub fn glob_match(glob: &str, path: &str) -> bool {
 }
 
 /// Wrap a progress hook into an output hook that counts result lines of
-/// every runner wfx knows (approximate, for a spinner).
-fn counting_hook(mut hook: ProgressHook) -> process::OutputHook {
+/// every runner wfx knows (approximate, for a spinner). A single regex
+/// finds candidate lines in each chunk (fast even for gigabytes of
+/// output); `classify` sorts each match; a line split across two
+/// chunks is joined first.
+pub fn counting_hook(mut hook: ProgressHook) -> process::OutputHook {
     let mut partial: Vec<u8> = Vec::new();
     let mut progress = Progress::default();
     Box::new(move |chunk: &[u8]| {
         let before = progress;
         let mut rest = chunk;
-        while let Some(i) = rest.iter().position(|&b| b == b'\n') {
-            if partial.is_empty() {
-                count_line(&rest[..i], &mut progress);
-            } else {
-                partial.extend_from_slice(&rest[..i]);
-                count_line(&partial, &mut progress);
-                partial.clear();
+        if !partial.is_empty() {
+            match rest.iter().position(|&b| b == b'\n') {
+                Some(i) => {
+                    partial.extend_from_slice(&rest[..i]);
+                    count_line(&partial, &mut progress);
+                    partial.clear();
+                    rest = &rest[i + 1..];
+                }
+                None => {
+                    if partial.len() + rest.len() <= 4096 {
+                        partial.extend_from_slice(rest);
+                    }
+                    return;
+                }
             }
-            rest = &rest[i + 1..];
         }
-        if partial.len() + rest.len() <= 4096 {
-            partial.extend_from_slice(rest);
+        let (full, tail) = match rest.iter().rposition(|&b| b == b'\n') {
+            Some(j) => (&rest[..=j], &rest[j + 1..]),
+            None => (&rest[..0], rest),
+        };
+        for m in RESULT_LINE.find_iter(full) {
+            classify(m.as_bytes(), &mut progress);
+        }
+        if tail.len() <= 4096 {
+            partial.extend_from_slice(tail);
         }
         if progress != before {
             hook(progress);
@@ -721,76 +737,114 @@ fn counting_hook(mut hook: ProgressHook) -> process::OutputHook {
     })
 }
 
-/// Count one output line: libtest `... ok`, nextest `PASS [`, pytest
-/// progress dots or `PASSED`, TAP `ok N`, node spec `✔`, vitest/jest `✓`,
-/// go `"Action":"pass"`.
+/// Count one output line (see [`counting_hook`]).
 pub fn count_line(line: &[u8], p: &mut Progress) {
-    let text = String::from_utf8_lossy(line);
-    let t = text.trim();
-    if t.is_empty() {
-        return;
+    if let Some(m) = RESULT_LINE.find(line) {
+        classify(m.as_bytes(), p);
     }
-    static PYTEST_PROGRESS: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"^\S+\.py ([.FEsxX]+)\s*(\[\s*\d+%\])?$").unwrap());
-    // libtest lines start the line; nextest indents the libtest output it
-    // shows for a failure, which must not count twice.
-    if text.starts_with("test ") && t.contains(" ... ") {
-        if t.ends_with(" ok") {
+}
+
+/// Candidate result lines of every runner wfx knows: libtest `... ok`,
+/// nextest `PASS [`, TAP `ok N`, go `"Action":"pass"`, node spec `✔`,
+/// vitest/jest `✓`, pytest `PASSED` or progress dots.
+static RESULT_LINE: LazyLock<regex::bytes::Regex> = LazyLock::new(|| {
+    regex::bytes::Regex::new(concat!(
+        r"(?m)^(?:",
+        r"test [^\n]* \.\.\. (?:ok\r?$|FAILED\r?$|ignored)",
+        r"|[ \t]*(?:PASS|FAIL|SKIP|SIG[A-Z]+) +\[",
+        r"|[ \t]*(?:not )?ok \d+(?:[^\n#]*#[ \t]*SKIP)?",
+        r#"|\{[^\n]*"Action":"(?:pass|fail|skip)"[^\n]*"Test":"#,
+        r"|[ \t]*(?:✔|✓|✖|×|✕|﹣|↓|○) ",
+        r"|[^\n]*\.py::[^\n]* (?:PASSED|FAILED|ERROR|SKIPPED)",
+        r"|\S+\.py [.FEsxX]+[ \t]*(?:\[[ \d]+%\])?\r?$",
+        r")"
+    ))
+    .unwrap()
+});
+
+/// Classify one match of [`RESULT_LINE`] with prefix/suffix checks only:
+/// it runs for every result line, however much output there is.
+fn classify(m: &[u8], p: &mut Progress) {
+    let e = trim_end(m);
+    if m.starts_with(b"test ") {
+        if e.ends_with(b" ok") {
             p.passed += 1;
-        } else if t.ends_with("FAILED") {
+        } else if e.ends_with(b"FAILED") {
             p.failed += 1;
-        } else if t.contains("... ignored") {
+        } else {
             p.skipped += 1;
         }
-    } else if t.starts_with("PASS [")
-        || t.starts_with("FAIL [")
-        || t.starts_with("SKIP [")
-        || t.starts_with("SIG")
-    {
-        match &t[..4] {
-            "PASS" => p.passed += 1,
-            "SKIP" => p.skipped += 1,
-            _ => p.failed += 1,
+        return;
+    }
+    let t = trim_start(e);
+    if t.starts_with(b"PASS") {
+        p.passed += 1;
+    } else if t.starts_with(b"FAIL") || t.starts_with(b"SIG") {
+        p.failed += 1;
+    } else if t.starts_with(b"SKIP") {
+        p.skipped += 1;
+    } else if t.starts_with(b"not ok") {
+        p.failed += 1;
+    } else if t.starts_with(b"ok ") {
+        if t.ends_with(b"SKIP") {
+            p.skipped += 1;
+        } else {
+            p.passed += 1;
         }
-    } else if let Some(c) = PYTEST_PROGRESS.captures(t) {
-        for ch in c[1].chars() {
-            match ch {
-                '.' | 'X' => p.passed += 1,
-                'F' | 'E' => p.failed += 1,
+    } else if t.starts_with(b"{") {
+        let action = t
+            .windows(10)
+            .position(|w| w == b"\"Action\":\"")
+            .and_then(|i| t.get(i + 10));
+        match action {
+            Some(b'p') => p.passed += 1,
+            Some(b'f') => p.failed += 1,
+            Some(b's') => p.skipped += 1,
+            _ => {}
+        }
+    } else if t.starts_with("✔".as_bytes()) || t.starts_with("✓".as_bytes()) {
+        p.passed += 1;
+    } else if ["✖", "×", "✕"].iter().any(|s| t.starts_with(s.as_bytes())) {
+        p.failed += 1;
+    } else if ["﹣", "↓", "○"].iter().any(|s| t.starts_with(s.as_bytes())) {
+        p.skipped += 1;
+    } else if t.ends_with(b"PASSED") {
+        p.passed += 1;
+    } else if t.ends_with(b"FAILED") || t.ends_with(b"ERROR") {
+        p.failed += 1;
+    } else if t.ends_with(b"SKIPPED") {
+        p.skipped += 1;
+    } else {
+        // pytest progress: `tests/test_x.py ..F.s   [ 41%]`
+        let body = match t.iter().position(|&b| b == b'[') {
+            Some(i) => trim_end(&t[..i]),
+            None => t,
+        };
+        let marks = body.rsplit(|&b| b == b' ').next().unwrap_or(&[]);
+        for &c in marks {
+            match c {
+                b'.' | b'X' => p.passed += 1,
+                b'F' | b'E' => p.failed += 1,
                 _ => p.skipped += 1,
             }
         }
-    } else if t.contains(".py::") && (t.ends_with(" PASSED") || t.contains(" PASSED ")) {
-        p.passed += 1;
-    } else if t.contains(".py::") && (t.ends_with(" FAILED") || t.contains(" FAILED ")) {
-        p.failed += 1;
-    } else if t.starts_with('{') && t.contains("\"Test\":") {
-        if t.contains("\"Action\":\"pass\"") {
-            p.passed += 1;
-        } else if t.contains("\"Action\":\"fail\"") {
-            p.failed += 1;
-        } else if t.contains("\"Action\":\"skip\"") {
-            p.skipped += 1;
-        }
-    } else if let Some(rest) = t.strip_prefix("not ok ") {
-        if rest.starts_with(|c: char| c.is_ascii_digit()) {
-            p.failed += 1;
-        }
-    } else if let Some(rest) = t.strip_prefix("ok ") {
-        if rest.starts_with(|c: char| c.is_ascii_digit()) {
-            if rest.contains("# SKIP") {
-                p.skipped += 1;
-            } else {
-                p.passed += 1;
-            }
-        }
-    } else if t.starts_with('✔') || t.starts_with('✓') {
-        p.passed += 1;
-    } else if t.starts_with('✖') || t.starts_with('×') || t.starts_with('✕') {
-        p.failed += 1;
-    } else if t.starts_with('﹣') || t.starts_with('↓') || t.starts_with('○') {
-        p.skipped += 1;
     }
+}
+
+fn trim_end(b: &[u8]) -> &[u8] {
+    let end = b
+        .iter()
+        .rposition(|c| !c.is_ascii_whitespace())
+        .map_or(0, |i| i + 1);
+    &b[..end]
+}
+
+fn trim_start(b: &[u8]) -> &[u8] {
+    let start = b
+        .iter()
+        .position(|c| !c.is_ascii_whitespace())
+        .unwrap_or(b.len());
+    &b[start..]
 }
 
 #[cfg(test)]
@@ -984,7 +1038,24 @@ mod tests {
             for line in fixture(file).lines() {
                 count_line(line.as_bytes(), &mut p);
             }
-            (p.passed, p.failed, p.skipped)
+            let direct = (p.passed, p.failed, p.skipped);
+            // The chunked hook finds the same lines, however the output is cut.
+            for size in [7, 4096] {
+                let seen = std::sync::Arc::new(std::sync::Mutex::new(Progress::default()));
+                let s = seen.clone();
+                let mut hook = counting_hook(Box::new(move |p| *s.lock().unwrap() = p));
+                for chunk in fixture(file).as_bytes().chunks(size) {
+                    hook(chunk);
+                }
+                hook(b"\n");
+                let p = *seen.lock().unwrap();
+                assert_eq!(
+                    (p.passed, p.failed, p.skipped),
+                    direct,
+                    "{file} in chunks of {size}"
+                );
+            }
+            direct
         };
         assert_eq!(count("cargo-test.txt"), (10, 3, 1));
         assert_eq!(
@@ -995,6 +1066,7 @@ mod tests {
         assert_eq!(count("pytest-console.txt"), (9, 2, 1));
         assert_eq!(count("go-test.json"), (3, 2, 1));
         assert_eq!(count("vitest-console.txt"), (4, 2, 1));
+        assert_eq!(count("node-tap.txt"), (8, 4, 1), "suites count too");
     }
 
     #[test]
