@@ -109,14 +109,14 @@ pub struct Plan {
 /// Decide the exact command line for a run (pure; `node_options` is the
 /// current `NODE_OPTIONS`, which node's reporter flags are added to).
 pub fn plan(
-    req_detected: &Detected,
+    detected: &Detected,
     root: &Path,
     subset: Option<&[String]>,
     extra: &[String],
     report_dir: &Path,
     node_options: Option<&str>,
 ) -> Plan {
-    let framework = req_detected.framework;
+    let framework = detected.framework;
     let mut args = Args::default();
     let mut env = Vec::new();
     let mut notes = Vec::new();
@@ -163,18 +163,14 @@ pub fn plan(
             Report::Tap(p)
         }
         Framework::Go => {
-            if !req_detected
-                .command
-                .split_whitespace()
-                .any(|w| w == "-json")
-            {
+            if !detected.command.split_whitespace().any(|w| w == "-json") {
                 args.runner.push("-json".into());
             }
             Report::Text
         }
-        _ => match &req_detected.junit {
+        _ => match &detected.junit {
             Some(glob) => Report::JunitGlob(glob.clone()),
-            None => nextest_junit(req_detected, root)
+            None => nextest_junit(detected, root)
                 .map(Report::JunitGlob)
                 .unwrap_or(Report::Text),
         },
@@ -202,7 +198,7 @@ pub fn plan(
         }
         _ => args.runner.extend(extra.iter().cloned()),
     }
-    let exec = select::compose(&req_detected.command, framework, &args);
+    let exec = select::compose(&detected.command, framework, &args);
     let shown = relative_command(&exec, root);
     Plan {
         exec,
