@@ -3,6 +3,7 @@
 mod completions;
 mod session;
 mod status;
+mod test;
 mod validate;
 
 use std::path::{Path, PathBuf};
@@ -31,6 +32,7 @@ pub fn dispatch(cli: Cli, ui: &Printer) -> Result<Exit> {
         Command::Session(cmd) => session::run(&ctx, cmd),
         Command::Status(args) => status::run(&ctx, args),
         Command::Validate(args) => validate::run(&ctx, args),
+        Command::Test(args) => test::run(&ctx, args),
         Command::Completions(_) => unreachable!("handled above"),
         other => Err(Error::usage(format!(
             "`wfx {}` is not available in this build yet",

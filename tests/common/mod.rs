@@ -49,6 +49,37 @@ impl Env {
         assert_cmd::Command::from_std(std_cmd)
     }
 
+    /// Let a hermetic command find the real toolchains (rustup, cargo,
+    /// pyenv) although HOME points elsewhere; only the tool homes are
+    /// passed, nothing else of the environment.
+    pub fn apply_toolchains(&self, cmd: &mut Command) {
+        let real_home = std::env::var_os("HOME").map(PathBuf::from);
+        for (var, dir) in [
+            ("RUSTUP_HOME", ".rustup"),
+            ("CARGO_HOME", ".cargo"),
+            ("PYENV_ROOT", ".pyenv"),
+        ] {
+            let value = std::env::var_os(var).map(PathBuf::from).or_else(|| {
+                real_home
+                    .as_ref()
+                    .map(|h| h.join(dir))
+                    .filter(|p| p.exists())
+            });
+            if let Some(v) = value {
+                cmd.env(var, v);
+            }
+        }
+    }
+
+    /// `wfx` in the project root, hermetic, with the real toolchains
+    /// reachable (live runner tests).
+    pub fn wfx_live(&self) -> assert_cmd::Command {
+        let mut std_cmd = Command::new(assert_cmd::cargo::cargo_bin("wfx"));
+        self.apply(&mut std_cmd);
+        self.apply_toolchains(&mut std_cmd);
+        assert_cmd::Command::from_std(std_cmd)
+    }
+
     /// Run git in the project root (hermetic); panics on failure; returns stdout.
     pub fn git(&self, args: &[&str]) -> String {
         git_in(self, &self.root, args)
