@@ -49,6 +49,37 @@ impl Env {
         assert_cmd::Command::from_std(std_cmd)
     }
 
+    /// Let a hermetic command find the real toolchains (rustup, cargo,
+    /// pyenv) although HOME points elsewhere; only the tool homes are
+    /// passed, nothing else of the environment.
+    pub fn apply_toolchains(&self, cmd: &mut Command) {
+        let real_home = std::env::var_os("HOME").map(PathBuf::from);
+        for (var, dir) in [
+            ("RUSTUP_HOME", ".rustup"),
+            ("CARGO_HOME", ".cargo"),
+            ("PYENV_ROOT", ".pyenv"),
+        ] {
+            let value = std::env::var_os(var).map(PathBuf::from).or_else(|| {
+                real_home
+                    .as_ref()
+                    .map(|h| h.join(dir))
+                    .filter(|p| p.exists())
+            });
+            if let Some(v) = value {
+                cmd.env(var, v);
+            }
+        }
+    }
+
+    /// `wfx` in the project root, hermetic, with the real toolchains
+    /// reachable (live runner tests).
+    pub fn wfx_live(&self) -> assert_cmd::Command {
+        let mut std_cmd = Command::new(assert_cmd::cargo::cargo_bin("wfx"));
+        self.apply(&mut std_cmd);
+        self.apply_toolchains(&mut std_cmd);
+        assert_cmd::Command::from_std(std_cmd)
+    }
+
     /// Run git in the project root (hermetic); panics on failure; returns stdout.
     pub fn git(&self, args: &[&str]) -> String {
         git_in(self, &self.root, args)
@@ -193,29 +224,31 @@ pub fn recorded(name: &str) -> String {
     String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned()
 }
 
-/// The failures (failed and error cases, then static errors) of a parsed
-/// run, in the `test-results.json` shape.
+/// The failures of a parsed run as the runner reports them in
+/// `test-results.json` (`testing::results::build`).
 pub fn failures_of(
     run: &wfx::testing::parse::ParsedRun,
 ) -> Vec<wfx::artifacts::test_results::Failure> {
-    use wfx::artifacts::test_results::{Criticality, Failure, Layer};
-    use wfx::testing::parse::Status;
-    run.cases
-        .iter()
-        .filter(|c| matches!(c.status, Status::Failed | Status::Error))
-        .chain(run.static_errors.iter())
-        .map(|c| Failure {
-            test: c.id.clone(),
-            file: c.file.clone(),
-            line: c.line,
-            error: c.error.clone(),
-            message: c.message.clone(),
-            criticality: Criticality::Medium,
-            test_type: c.layer.unwrap_or(Layer::Unit),
-            flaky: c.flaky,
-            extra: Default::default(),
-        })
-        .collect()
+    use wfx::testing::results::{RunFacts, build};
+    build(
+        run.clone(),
+        RunFacts {
+            command: "make test".into(),
+            framework: wfx::testing::Framework::Custom,
+            scope: wfx::artifacts::test_results::Scope::Full,
+            exit_code: Some(1),
+            timed_out_after: None,
+            signal: None,
+            duration_ms: 10,
+            output_tail: "",
+            output_log: None,
+            truncated: false,
+            started_at: None,
+            previous: None,
+            notes: Vec::new(),
+        },
+    )
+    .failures
 }
 
 /// A `test-results.json` value holding `failures` (counts made up to match).
@@ -244,6 +277,7 @@ pub fn results_with(
         truncated: false,
         started_at: None,
         cases: Vec::new(),
+        notes: Vec::new(),
         extra: Default::default(),
     }
 }
