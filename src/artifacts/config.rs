@@ -92,6 +92,10 @@ impl Preset {
 pub struct AgentDefinition {
     pub preset: Option<Preset>,
     pub command: Option<CommandSpec>,
+    /// Executable to run instead of the preset's own name (a name looked
+    /// up on PATH, or a path relative to the project root), e.g. a wrapper
+    /// script or a second installation. Presets only.
+    pub program: Option<String>,
     #[schemars(range(min = 1))]
     pub timeout_s: Option<u64>,
     pub model: Option<String>,
@@ -108,6 +112,9 @@ pub struct AgentsConfig {
     pub fix: Option<String>,
     pub test_gen: Option<String>,
     pub definitions: BTreeMap<String, AgentDefinition>,
+    /// Session cost cap in US dollars: once the recorded cost of agent
+    /// calls reaches it, no further agent call is made.
+    #[schemars(range(min = 0.0))]
     pub max_cost_usd: Option<f64>,
     /// Agent CLIs `wfx init` found on PATH; informational, never run.
     pub detected: Vec<String>,

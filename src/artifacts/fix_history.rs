@@ -73,12 +73,56 @@ pub struct FixAttempt {
     pub extra: Extra,
 }
 
+/// One agent call of any role (analysis, fix, test generation), kept so
+/// the session's cost is known and every fallback can be traced.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AgentCall {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iteration: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<String>,
+    /// `analysis`, `fix` or `test_gen`.
+    pub role: String,
+    pub agent: String,
+    pub started_at: Timestamp,
+    #[serde(default)]
+    pub duration_ms: u64,
+    #[serde(default)]
+    pub exit_code: Option<i32>,
+    #[serde(default)]
+    pub timed_out: bool,
+    /// The agent's envelope reported an error.
+    #[serde(default)]
+    pub is_error: bool,
+    /// `unavailable`, `timeout`, `rate_limit`, `server_error`,
+    /// `connection_error` or `failed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_kind: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turns: Option<u32>,
+    /// `accepted`, or why the result was passed over (a fallback reason).
+    #[serde(default)]
+    pub outcome: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_file: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_file: Option<String>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct FixHistory {
     #[serde(default)]
     pub session_id: String,
     #[serde(default)]
     pub entries: Vec<FixAttempt>,
+    /// Every agent call of the session, fix calls included: the session's
+    /// cost (`agents.max_cost_usd`) is the sum of these.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agent_calls: Vec<AgentCall>,
     #[serde(flatten)]
     pub extra: Extra,
 }

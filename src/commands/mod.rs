@@ -1,6 +1,7 @@
 //! One module per subcommand: parse → call the library → print.
 
 mod completions;
+mod init;
 mod session;
 mod status;
 mod test;
@@ -32,6 +33,7 @@ pub fn dispatch(cli: Cli, ui: &Printer) -> Result<Exit> {
         Command::Session(cmd) => session::run(&ctx, cmd),
         Command::Status(args) => status::run(&ctx, args),
         Command::Validate(args) => validate::run(&ctx, args),
+        Command::Init(args) => init::run(&ctx, args),
         Command::Test(args) => test::run(&ctx, args),
         Command::Completions(_) => unreachable!("handled above"),
         other => Err(Error::usage(format!(

@@ -1,7 +1,7 @@
 use std::path::{Path, PathBuf};
 
 use super::Ctx;
-use crate::artifacts;
+use crate::artifacts::{self, Artifact};
 use crate::cli::ValidateArgs;
 use crate::error::{Error, Exit, Problem, Result};
 use crate::session::store;
@@ -120,6 +120,15 @@ fn validate_file(ctx: &Ctx, file: &Path) -> Vec<Problem> {
                 e.column()
             ),
         }],
-        Ok(v) => artifacts::validate_value(schema, &shown, &v),
+        Ok(v) => {
+            let mut problems = artifacts::validate_value(schema, &shown, &v);
+            if problems.is_empty()
+                && schema == artifacts::Config::SCHEMA
+                && let Ok(cfg) = serde_json::from_value::<artifacts::Config>(v)
+            {
+                problems.extend(crate::agents::config::check(&cfg, &shown));
+            }
+            problems
+        }
     }
 }

@@ -403,6 +403,7 @@ mod tests {
             truncated: false,
             started_at: None,
             cases: vec![],
+            notes: vec![],
             extra: Default::default(),
         }
     }

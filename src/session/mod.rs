@@ -149,10 +149,18 @@ impl Workspace {
     }
 
     /// `.workflow/wfx.json`, or the defaults when there is none. An invalid
-    /// config is an error listing every problem with its JSON pointer.
+    /// config is an error listing every problem with its JSON pointer:
+    /// schema problems first, then (for a schema-valid file) the semantic
+    /// checks of `agents::config::check`.
     pub fn load_config(&self) -> Result<Config> {
         let path = self.config_path();
-        Ok(store::read_json_opt(&path, &self.rel(&path))?.unwrap_or_default())
+        let shown = self.rel(&path);
+        let cfg: Config = store::read_json_opt(&path, &shown)?.unwrap_or_default();
+        let problems = crate::agents::config::check(&cfg, &shown);
+        if !problems.is_empty() {
+            return Err(Error::Invalid(problems));
+        }
+        Ok(cfg)
     }
 
     pub fn load_session(&self, s: &SessionRef) -> Result<WorkflowSession> {

@@ -244,3 +244,103 @@ impl Env {
         std::fs::read(self.root.join(rel)).unwrap()
     }
 }
+
+/// `fixtures/agents/<name>`: a fake agent CLI script.
+pub fn fake_agent(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/agents")
+        .join(name)
+}
+
+impl Env {
+    /// A directory of symlinks `(link name, fake script)` to put first on
+    /// `PATH`, e.g. `[("claude", "low-confidence")]`. Returns the directory.
+    pub fn fake_agents(&self, links: &[(&str, &str)]) -> PathBuf {
+        let bin = self.tmp.path().join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        for (link, script) in links {
+            let path = bin.join(link);
+            let _ = std::fs::remove_file(&path);
+            std::os::unix::fs::symlink(fake_agent(script), &path).unwrap();
+        }
+        bin
+    }
+
+    /// `PATH` with `dir` first, then the inherited one.
+    pub fn path_with(&self, dir: &Path) -> String {
+        let mut parts = vec![dir.to_path_buf()];
+        if let Some(p) = std::env::var_os("PATH") {
+            parts.extend(std::env::split_paths(&p));
+        }
+        std::env::join_paths(parts)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned()
+    }
+}
+
+/// `fixtures/outputs/<name>` as text (lossy UTF-8).
+pub fn recorded(name: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/outputs")
+        .join(name);
+    String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned()
+}
+
+/// The failures of a parsed run as the runner reports them in
+/// `test-results.json` (`testing::results::build`).
+pub fn failures_of(
+    run: &wfx::testing::parse::ParsedRun,
+) -> Vec<wfx::artifacts::test_results::Failure> {
+    use wfx::testing::results::{RunFacts, build};
+    build(
+        run.clone(),
+        RunFacts {
+            command: "make test".into(),
+            framework: wfx::testing::Framework::Custom,
+            scope: wfx::artifacts::test_results::Scope::Full,
+            exit_code: Some(1),
+            timed_out_after: None,
+            signal: None,
+            duration_ms: 10,
+            output_tail: "",
+            output_log: None,
+            truncated: false,
+            started_at: None,
+            previous: None,
+            notes: Vec::new(),
+        },
+    )
+    .failures
+}
+
+/// A `test-results.json` value holding `failures` (counts made up to match).
+pub fn results_with(
+    failures: Vec<wfx::artifacts::test_results::Failure>,
+    parser: &str,
+) -> wfx::artifacts::TestResults {
+    use wfx::artifacts::test_results::{LayerDistribution, Scope};
+    let failed = failures.len() as u32;
+    wfx::artifacts::TestResults {
+        command: "make test".into(),
+        exit_code: Some(1),
+        duration_ms: 10,
+        scope: Scope::Full,
+        framework: String::new(),
+        parser: parser.into(),
+        total: failed + 8,
+        passed: 8,
+        failed,
+        skipped: 0,
+        errors: 0,
+        pass_rate: wfx::artifacts::test_results::pass_rate(8, failed, 0),
+        layer_distribution: LayerDistribution::default(),
+        failures,
+        output_log: Some(".workflow/active/WFS-t/.process/test-output.log".into()),
+        truncated: false,
+        started_at: None,
+        cases: Vec::new(),
+        notes: Vec::new(),
+        extra: Default::default(),
+    }
+}

@@ -1,0 +1,492 @@
+//! Running one agent call: build the command, feed the prompt on stdin and
+//! close it, save the prompt and the raw output, and read the result per
+//! preset. Every child goes through [`crate::process::run`].
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use regex::Regex;
+use serde::Serialize;
+
+use crate::artifacts::Timestamp;
+use crate::artifacts::config::CommandSpec;
+use crate::artifacts::fix_history::AgentCall;
+use crate::error::{Error, Result};
+use crate::process::{self, Spec};
+use crate::session::SessionPaths;
+use crate::session::store;
+
+use super::config::{AgentKind, ResolvedAgent, Role};
+use super::presets;
+use super::vars::{self, Mode, Vars};
+
+/// At most this much of the raw output is read back for parsing.
+const MAX_PARSE_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Where a call's prompt and raw output are saved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallFiles {
+    /// Exactly what the agent was sent.
+    pub prompt: PathBuf,
+    /// Exactly what the agent printed (stdout and stderr, interleaved).
+    pub output: PathBuf,
+}
+
+impl CallFiles {
+    /// Analysis of iteration `n`: the first tool of the chain writes
+    /// `iteration-N-cli-output.txt`; a fallback tool writes
+    /// `iteration-N-<tool>-cli-output.txt`. All share `iteration-N-prompt.md`.
+    pub fn analysis(paths: &SessionPaths, n: u32, position: usize, tool: &str) -> CallFiles {
+        let output = if position == 0 {
+            paths.iteration_file(n, "cli-output.txt")
+        } else {
+            paths.iteration_file(n, &format!("{}-cli-output.txt", file_token(tool)))
+        };
+        CallFiles {
+            prompt: paths.iteration_file(n, "prompt.md"),
+            output,
+        }
+    }
+
+    /// The fix of iteration `n`: `iteration-N-fix-prompt.md` and
+    /// `iteration-N-fix-cli-output.txt`.
+    pub fn fix(paths: &SessionPaths, n: u32) -> CallFiles {
+        CallFiles {
+            prompt: paths.iteration_file(n, "fix-prompt.md"),
+            output: paths.iteration_file(n, "fix-cli-output.txt"),
+        }
+    }
+
+    /// A task run outside the loop (e.g. IMPL-001 test generation):
+    /// `.process/<TASK>-prompt.md` and `.process/<TASK>-cli-output.txt`.
+    pub fn task(paths: &SessionPaths, task_id: &str) -> CallFiles {
+        let t = file_token(task_id);
+        CallFiles {
+            prompt: paths.process_dir().join(format!("{t}-prompt.md")),
+            output: paths.process_dir().join(format!("{t}-cli-output.txt")),
+        }
+    }
+}
+
+/// A name made safe for a file name.
+fn file_token(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// Why a call failed, as far as the output tells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// The program is not installed (not found on PATH).
+    Unavailable,
+    Timeout,
+    RateLimit,
+    /// HTTP 5xx or "overloaded".
+    Server,
+    Connection,
+    /// Any other failure (non-zero exit, error envelope).
+    Failed,
+}
+
+impl ErrorKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::Unavailable => "unavailable",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::RateLimit => "rate_limit",
+            ErrorKind::Server => "server_error",
+            ErrorKind::Connection => "connection_error",
+            ErrorKind::Failed => "failed",
+        }
+    }
+}
+
+/// Recognise rate limits, server errors and connection errors in text.
+pub fn classify_error(text: &str) -> Option<ErrorKind> {
+    static RATE: OnceLock<Regex> = OnceLock::new();
+    static SERVER: OnceLock<Regex> = OnceLock::new();
+    static CONN: OnceLock<Regex> = OnceLock::new();
+    let rate = RATE.get_or_init(|| {
+        Regex::new(r"(?i)rate[ _-]?limit|too many requests|(status|code|http|error)\W{0,3}[^\n]{0,20}\b429\b|\b429\b\W{0,3}(too many|rate|error)|quota (exceeded|exhausted)|resource[ _]exhausted|usage limit")
+            .expect("valid regex")
+    });
+    let server = SERVER.get_or_init(|| {
+        Regex::new(r"(?i)\b5\d\d\b[^\n]{0,40}(error|internal|bad gateway|unavailable|timeout|overloaded)|(internal server error|bad gateway|service unavailable|gateway time-?out|overloaded_error|\boverloaded\b)|(status|code|http)[ :=]*5\d\d\b")
+            .expect("valid regex")
+    });
+    let conn = CONN.get_or_init(|| {
+        Regex::new(r"(?i)ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENOTFOUND|EAI_AGAIN|connection (refused|reset|error|closed)|network (error|is unreachable)|fetch failed|socket hang up|could not resolve host|stream disconnected")
+            .expect("valid regex")
+    });
+    if rate.is_match(text) {
+        Some(ErrorKind::RateLimit)
+    } else if server.is_match(text) {
+        Some(ErrorKind::Server)
+    } else if conn.is_match(text) {
+        Some(ErrorKind::Connection)
+    } else {
+        None
+    }
+}
+
+/// One agent call, ready to run.
+pub struct Invocation<'a> {
+    pub agent: &'a ResolvedAgent,
+    pub role: Role,
+    pub prompt: &'a str,
+    pub vars: &'a Vars,
+    pub files: &'a CallFiles,
+    /// The project root: the child's working directory, and the base of
+    /// every relative path handed to the agent.
+    pub cwd: &'a Path,
+    /// Extra environment for the child. A `PATH` here is also where the
+    /// program is looked up (as `std::process::Command` does).
+    pub env: &'a [(String, String)],
+}
+
+/// What happened in one call. Persisted (without the result text) as an
+/// [`AgentCall`] in fix-history.json.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CallRecord {
+    pub agent: String,
+    pub role: Role,
+    pub started_at: Timestamp,
+    pub exit_code: Option<i32>,
+    pub timed_out: bool,
+    /// Stopped by Ctrl-C; the caller should save state and exit 3.
+    pub interrupted: bool,
+    pub duration_ms: u64,
+    pub cost_usd: Option<f64>,
+    pub turns: Option<u32>,
+    /// The agent's answer (envelope result, or the whole text output).
+    pub result_text: String,
+    /// The envelope reported an error (whatever the exit code).
+    pub is_error: bool,
+    pub error_kind: Option<ErrorKind>,
+    pub error_message: Option<String>,
+    /// The output had the preset's structured envelope.
+    pub structured: bool,
+    /// Relative to the project root.
+    pub prompt_file: String,
+    pub output_file: String,
+}
+
+impl CallRecord {
+    /// Failed in any way: not started, timed out, non-zero exit, error envelope.
+    pub fn failed(&self) -> bool {
+        self.error_kind.is_some() || self.is_error || self.exit_code != Some(0)
+    }
+
+    /// The record kept in fix-history.json.
+    pub fn to_artifact(
+        &self,
+        iteration: Option<u32>,
+        task: Option<&str>,
+        outcome: &str,
+    ) -> AgentCall {
+        AgentCall {
+            iteration,
+            task: task.map(str::to_string),
+            role: self.role.as_str().to_string(),
+            agent: self.agent.clone(),
+            started_at: self.started_at,
+            duration_ms: self.duration_ms,
+            exit_code: self.exit_code,
+            timed_out: self.timed_out,
+            is_error: self.is_error,
+            error_kind: self.error_kind.map(|k| k.as_str().to_string()),
+            cost_usd: self.cost_usd,
+            turns: self.turns,
+            outcome: outcome.to_string(),
+            prompt_file: Some(self.prompt_file.clone()),
+            output_file: Some(self.output_file.clone()),
+            extra: Default::default(),
+        }
+    }
+}
+
+/// `path` relative to `root` with `/` separators (as given when outside).
+fn rel(root: &Path, path: &Path) -> String {
+    let r = path.strip_prefix(root).unwrap_or(path);
+    r.components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// Find `program` the way a shell would: as a path when it holds a `/`
+/// (relative to `cwd`), else in each directory of `path_var`.
+pub fn which(program: &str, path_var: Option<&std::ffi::OsStr>, cwd: &Path) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let executable = |p: &Path| {
+        p.metadata()
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if program.contains('/') {
+        let p = cwd.join(program);
+        return executable(&p).then_some(p);
+    }
+    std::env::split_paths(path_var?)
+        .map(|dir| dir.join(program))
+        .find(|p| executable(p))
+}
+
+/// Build the argv and whether the command is a shell string.
+fn command_line(inv: &Invocation, vars: &Vars) -> Result<Vec<String>> {
+    let agent = inv.agent;
+    let bad_var = |e: vars::UnknownVariable| {
+        Error::usage(format!("agent {}: {e} in its command", agent.name))
+    };
+    match &agent.kind {
+        AgentKind::Preset(p) => {
+            let mut argv = presets::argv(*p, inv.role, agent.model.as_deref(), &agent.args);
+            if let Some(program) = &agent.program {
+                argv[0] = program.clone();
+            }
+            Ok(argv)
+        }
+        AgentKind::Command(CommandSpec::Argv(argv)) => argv
+            .iter()
+            .map(|a| vars::interpolate(a, vars, Mode::Argv).map_err(bad_var))
+            .collect(),
+        AgentKind::Command(CommandSpec::Shell(s)) => {
+            let script = vars::interpolate(s, vars, Mode::Shell).map_err(bad_var)?;
+            Ok(vec!["sh".into(), "-c".into(), script])
+        }
+    }
+}
+
+/// Run one agent call (see the module docs). `on_spawn` receives the
+/// child's process group (the session lock records it).
+pub fn invoke(inv: &Invocation, on_spawn: &mut dyn FnMut(i32)) -> Result<CallRecord> {
+    let agent = inv.agent;
+    let prompt_rel = rel(inv.cwd, &inv.files.prompt);
+    let output_rel = rel(inv.cwd, &inv.files.output);
+    store::write_atomic(&inv.files.prompt, inv.prompt.as_bytes())?;
+    // process::run appends; a re-run of the same call starts afresh.
+    match std::fs::remove_file(&inv.files.output) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(Error::io(&inv.files.output, e)),
+    }
+
+    let mut vars = inv.vars.clone();
+    vars.set("prompt_file", prompt_rel.clone());
+    let argv = command_line(inv, &vars)?;
+    let started_at = chrono::Utc::now();
+    let mut record = CallRecord {
+        agent: agent.name.clone(),
+        role: inv.role,
+        started_at,
+        exit_code: None,
+        timed_out: false,
+        interrupted: false,
+        duration_ms: 0,
+        cost_usd: None,
+        turns: None,
+        result_text: String::new(),
+        is_error: false,
+        error_kind: None,
+        error_message: None,
+        structured: false,
+        prompt_file: prompt_rel,
+        output_file: output_rel,
+    };
+
+    let path_var: Option<OsString> = inv
+        .env
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| OsString::from(v))
+        .or_else(|| std::env::var_os("PATH"));
+    if which(&argv[0], path_var.as_deref(), inv.cwd).is_none() {
+        let msg = format!("`{}` was not found on PATH", argv[0]);
+        store::write_atomic(&inv.files.output, format!("wfx: {msg}\n").as_bytes())?;
+        record.error_kind = Some(ErrorKind::Unavailable);
+        record.error_message = Some(msg);
+        return Ok(record);
+    }
+
+    let mut spec = Spec::new(argv, inv.cwd)
+        .stdin(inv.prompt.as_bytes().to_vec())
+        .timeout(agent.timeout)
+        .log(&inv.files.output);
+    spec.head_bytes = 4 * 1024;
+    spec.tail_bytes = 4 * 1024;
+    for (k, v) in vars.env() {
+        spec = spec.env(k, v);
+    }
+    spec = spec
+        .env("WFX_AGENT", agent.name.clone())
+        .env("WFX_ROLE", inv.role.as_str());
+    for (k, v) in inv.env {
+        spec = spec.env(k.clone(), v.clone());
+    }
+    let outcome = match process::run(spec, on_spawn) {
+        Ok(o) => o,
+        // Found but not runnable (permissions, bad interpreter): the agent
+        // is unavailable, which the analysis chain can fall back from.
+        Err(Error::Usage(msg)) => {
+            store::write_atomic(&inv.files.output, format!("wfx: {msg}\n").as_bytes())?;
+            record.error_kind = Some(ErrorKind::Unavailable);
+            record.error_message = Some(msg);
+            return Ok(record);
+        }
+        Err(e) => return Err(e),
+    };
+    record.exit_code = outcome.exit_code;
+    record.timed_out = outcome.timed_out;
+    record.interrupted = outcome.interrupted;
+    record.duration_ms = outcome.duration.as_millis() as u64;
+
+    let raw = read_output(&inv.files.output)?;
+    let preset = match &agent.kind {
+        AgentKind::Preset(p) => Some(*p),
+        AgentKind::Command(_) => None,
+    };
+    let env = presets::parse(preset, &raw);
+    record.result_text = env.result_text;
+    record.is_error = env.is_error;
+    record.cost_usd = env.cost_usd;
+    record.turns = env.turns;
+    record.structured = env.structured;
+    record.error_message = env.error_message;
+    if outcome.timed_out {
+        record.error_kind = Some(ErrorKind::Timeout);
+        record.error_message = Some(format!("no answer within {} s", agent.timeout.as_secs()));
+    } else if record.is_error || record.exit_code != Some(0) {
+        let text = record.error_message.clone().unwrap_or_default();
+        record.error_kind = Some(
+            classify_error(&text)
+                .or_else(|| classify_error(&raw))
+                .unwrap_or(ErrorKind::Failed),
+        );
+        if record.error_message.is_none() {
+            record.error_message = Some(format!("{} ({})", outcome.describe(), last_line(&raw)));
+        }
+    }
+    Ok(record)
+}
+
+fn last_line(raw: &str) -> String {
+    let line = raw
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("no output");
+    line.chars().take(200).collect()
+}
+
+/// The raw output as text (lossy UTF-8), at most the last 16 MiB.
+fn read_output(path: &Path) -> Result<String> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(String::new()),
+        Err(e) => return Err(Error::io(path, e)),
+    };
+    let len = f.metadata().map_err(|e| Error::io(path, e))?.len();
+    if len > MAX_PARSE_BYTES {
+        f.seek(SeekFrom::Start(len - MAX_PARSE_BYTES))
+            .map_err(|e| Error::io(path, e))?;
+    }
+    let mut bytes = Vec::new();
+    f.read_to_end(&mut bytes).map_err(|e| Error::io(path, e))?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classify_table() {
+        for (text, want) in [
+            ("Error: 429 Too Many Requests", Some(ErrorKind::RateLimit)),
+            ("rate_limit_error: slow down", Some(ErrorKind::RateLimit)),
+            (
+                "Quota exceeded for quota metric",
+                Some(ErrorKind::RateLimit),
+            ),
+            ("RESOURCE_EXHAUSTED", Some(ErrorKind::RateLimit)),
+            (
+                "API Error: 529 {\"type\":\"overloaded_error\"}",
+                Some(ErrorKind::Server),
+            ),
+            ("HTTP 503 Service Unavailable", Some(ErrorKind::Server)),
+            (
+                "unexpected status 500 Internal Server Error",
+                Some(ErrorKind::Server),
+            ),
+            (
+                "connect ECONNREFUSED 127.0.0.1:443",
+                Some(ErrorKind::Connection),
+            ),
+            ("TypeError: fetch failed", Some(ErrorKind::Connection)),
+            (
+                "stream disconnected before completion",
+                Some(ErrorKind::Connection),
+            ),
+            ("assertion failed: 500 == 501", None),
+            ("line 429 of the file", None),
+            (
+                "exceeded retry limit, last status: 429",
+                Some(ErrorKind::RateLimit),
+            ),
+            ("all good", None),
+        ] {
+            assert_eq!(classify_error(text), want, "{text}");
+        }
+    }
+
+    #[test]
+    fn call_file_names() {
+        let p = SessionPaths::new(PathBuf::from("/p/.workflow/active/WFS-x"), "WFS-x");
+        let a = CallFiles::analysis(&p, 3, 0, "gemini");
+        assert!(a.prompt.ends_with(".process/iteration-3-prompt.md"));
+        assert!(a.output.ends_with(".process/iteration-3-cli-output.txt"));
+        let b = CallFiles::analysis(&p, 3, 1, "my/tool");
+        assert!(
+            b.output
+                .ends_with(".process/iteration-3-my_tool-cli-output.txt")
+        );
+        assert!(
+            CallFiles::fix(&p, 2)
+                .output
+                .ends_with("iteration-2-fix-cli-output.txt")
+        );
+        assert!(
+            CallFiles::task(&p, "IMPL-001")
+                .prompt
+                .ends_with(".process/IMPL-001-prompt.md")
+        );
+    }
+
+    #[test]
+    fn which_finds_executables_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let exe = dir.path().join("tool");
+        std::fs::write(&exe, "#!/bin/sh\n").unwrap();
+        let plain = dir.path().join("plain");
+        std::fs::write(&plain, "").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let path = dir.path().as_os_str();
+        assert_eq!(which("tool", Some(path), Path::new("/")), Some(exe.clone()));
+        assert_eq!(which("plain", Some(path), Path::new("/")), None);
+        assert_eq!(
+            which("./tool", None, dir.path()),
+            Some(dir.path().join("./tool"))
+        );
+    }
+}
