@@ -2,7 +2,7 @@
 //! no I/O, no clock, table-tested. The dispatcher feeds them what happened
 //! and performs what they decide.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use crate::artifacts::iteration_state::{IterationRecord, IterationResult, Strategy};
 use crate::artifacts::test_results::{Criticality, Failure, Scope, TestResults};
@@ -155,53 +155,8 @@ pub fn no_progress(history: &[IterationRecord], limit: u32) -> bool {
     !first.is_empty() && window.iter().all(|r| set(r) == first)
 }
 
-/// The normalised signature of an error: error type plus message with
-/// numbers, paths, hex and quoted values stripped, so "expected 3, got 4"
-/// and "expected 5, got 6" group together.
-pub fn error_signature(error: &str) -> String {
-    use std::sync::OnceLock;
-    static RES: OnceLock<Vec<(regex::Regex, &'static str)>> = OnceLock::new();
-    let res = RES.get_or_init(|| {
-        [
-            (r#""(?:[^"\\]|\\.)*""#, "<str>"),
-            (r"'(?:[^'\\]|\\.)*'", "<str>"),
-            (r"`[^`]*`", "<str>"),
-            (r"(?:[A-Za-z]:)?(?:[\w.-]*[/\\])+[\w.-]+(?::\d+)*", "<path>"),
-            (r"\b0x[0-9a-fA-F]+\b", "<hex>"),
-            (r"\b[0-9a-f]{7,40}\b", "<hex>"),
-            (r"-?\b\d+(?:\.\d+)?(?:e-?\d+)?\b", "<n>"),
-            (r"\s+", " "),
-        ]
-        .into_iter()
-        .map(|(p, r)| (regex::Regex::new(p).expect("valid regex"), r))
-        .collect()
-    });
-    let first_line = error.lines().next().unwrap_or("").trim();
-    let mut s = first_line.to_string();
-    for (re, rep) in res {
-        s = re.replace_all(&s, *rep).into_owned();
-    }
-    s.trim().to_string()
-}
-
-/// §5.3 similarity: the largest group of failures sharing one signature,
-/// divided by the number of failures (0 when there are none).
-pub fn similarity(failures: &[Failure]) -> f64 {
-    if failures.is_empty() {
-        return 0.0;
-    }
-    let mut groups: BTreeMap<String, usize> = BTreeMap::new();
-    for f in failures {
-        let key = if f.error.is_empty() {
-            &f.message
-        } else {
-            &f.error
-        };
-        *groups.entry(error_signature(key)).or_default() += 1;
-    }
-    let largest = groups.values().copied().max().unwrap_or(0);
-    largest as f64 / failures.len() as f64
-}
+/// §5.3 similarity, shared with the built-in analyzer's grouping.
+pub use crate::agents::builtin::similarity;
 
 /// Inputs of the strategy choice for fix attempt `iteration` (1-based).
 #[derive(Debug, Clone, PartialEq)]
@@ -500,44 +455,6 @@ mod tests {
             !no_progress(&passing, 4),
             "an empty failure set is not 'no progress'"
         );
-    }
-
-    #[test]
-    fn signatures_strip_values() {
-        for (a, b) in [
-            (
-                "AssertionError: assert 3 == 4",
-                "AssertionError: assert 5 == 6",
-            ),
-            ("KeyError: 'user_id'", "KeyError: 'token'"),
-            (
-                "FileNotFoundError: /tmp/a/b.txt",
-                "FileNotFoundError: src/x/y.py",
-            ),
-            (
-                "panicked at 'index out of bounds: the len is 3 but the index is 7'",
-                "panicked at 'index out of bounds: the len is 1 but the index is 2'",
-            ),
-            ("pointer 0xdeadbeef invalid", "pointer 0x1234 invalid"),
-        ] {
-            assert_eq!(error_signature(a), error_signature(b), "{a} ~ {b}");
-        }
-        assert_ne!(
-            error_signature("TypeError: x is undefined"),
-            error_signature("ValueError: x is undefined")
-        );
-    }
-
-    #[test]
-    fn similarity_table() {
-        let f = |e: &str| failure("t", e, Criticality::Medium);
-        assert_eq!(similarity(&[]), 0.0);
-        assert_eq!(
-            similarity(&[f("E: 1"), f("E: 2"), f("E: 3"), f("Other")]),
-            0.75
-        );
-        assert_eq!(similarity(&[f("A"), f("B")]), 0.5);
-        assert_eq!(similarity(&[f("A")]), 1.0);
     }
 
     #[test]
