@@ -328,6 +328,17 @@ fn the_cost_cap_stops_further_calls() {
         o.analysis_markdown
             .contains("- Stopped: agent cost cap reached")
     );
+
+    // Callers of fix and test-gen agents get the same stop as an error (exit 1).
+    let err = wfx::agents::ensure_budget(&history, Some(0.95)).unwrap_err();
+    assert_eq!(err.exit(), wfx::Exit::Failed);
+    assert!(
+        err.to_string()
+            .starts_with("agent cost cap reached: $0.95 spent"),
+        "{err}"
+    );
+    wfx::agents::ensure_budget(&history, Some(1.0)).unwrap();
+    wfx::agents::ensure_budget(&history, None).unwrap();
 }
 
 fn o_call(role: &str, cost: f64) -> wfx::artifacts::fix_history::AgentCall {

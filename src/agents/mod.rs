@@ -60,6 +60,16 @@ pub struct AnalysisCtx<'a> {
     pub env: &'a [(String, String)],
 }
 
+/// `Error::Blocked` with the reason once the session's recorded agent cost
+/// has reached `agents.max_cost_usd`. Call before every agent call made
+/// outside [`analyze`] (fix, test generation), which checks by itself.
+pub fn ensure_budget(history: &FixHistory, max_cost_usd: Option<f64>) -> Result<()> {
+    match cost_cap_reached(history, 0.0, max_cost_usd) {
+        Some(reason) => Err(Error::Blocked(reason)),
+        None => Ok(()),
+    }
+}
+
 /// The result of an analysis step.
 #[derive(Debug, Clone)]
 pub struct AnalysisOutcome {

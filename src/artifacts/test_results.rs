@@ -104,6 +104,10 @@ pub struct CaseResult {
     pub status: CaseStatus,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
+    /// Layer judged when the case was parsed, so a merged result can
+    /// recount `layer_distribution` without the original output.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layer: Option<Layer>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -138,6 +142,10 @@ pub struct TestResults {
     /// merge progressive runs).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cases: Vec<CaseResult>,
+    /// What a reader should know about how this result came about (a
+    /// subset the runner could not filter, a report that could not be read).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
     #[serde(flatten)]
     pub extra: Extra,
 }

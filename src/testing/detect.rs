@@ -462,9 +462,18 @@ mod tests {
         })
     }
 
+    /// Files, programs on PATH, then the expected framework, command, signals.
+    type Row = (
+        Vec<(&'static str, &'static str)>,
+        Vec<&'static str>,
+        Framework,
+        &'static str,
+        Vec<&'static str>,
+    );
+
     #[test]
     fn markers_decide_framework_and_command() {
-        let table: Vec<(Vec<(&str, &str)>, Vec<&str>, Framework, &str, Vec<&str>)> = vec![
+        let table: Vec<Row> = vec![
             (
                 vec![("Cargo.toml", "")],
                 vec![],

@@ -1,8 +1,21 @@
 //! The test runner layer (DESIGN.md §6.1): detect a project's test command,
 //! run it (whole or a subset) through the process layer, parse what the
 //! runner wrote, and build `test-results.json`.
+//!
+//! - [`detect`]: which command and framework a project uses.
+//! - [`parse`]: one pure parser per output format.
+//! - [`results`]: parsed cases → `TestResults` (zero-tests rules, layers,
+//!   criticality), [`merge`] of a subset over the last full run, flakiness.
+//! - [`select`]: the runner's own subset filter.
+//! - [`run`]: the effectful part: run, read the report, build the results.
 
 pub mod detect;
+pub mod parse;
+pub mod results;
+pub mod run;
+pub mod select;
 
 pub use detect::{Detected, Framework, detect};
-pub mod parse;
+pub use results::{mark_flaky, merge};
+pub use run::{Progress, RunRequest, rerun_for_flakiness, run_tests};
+pub use select::filter_command;

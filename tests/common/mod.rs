@@ -49,6 +49,37 @@ impl Env {
         assert_cmd::Command::from_std(std_cmd)
     }
 
+    /// Let a hermetic command find the real toolchains (rustup, cargo,
+    /// pyenv) although HOME points elsewhere; only the tool homes are
+    /// passed, nothing else of the environment.
+    pub fn apply_toolchains(&self, cmd: &mut Command) {
+        let real_home = std::env::var_os("HOME").map(PathBuf::from);
+        for (var, dir) in [
+            ("RUSTUP_HOME", ".rustup"),
+            ("CARGO_HOME", ".cargo"),
+            ("PYENV_ROOT", ".pyenv"),
+        ] {
+            let value = std::env::var_os(var).map(PathBuf::from).or_else(|| {
+                real_home
+                    .as_ref()
+                    .map(|h| h.join(dir))
+                    .filter(|p| p.exists())
+            });
+            if let Some(v) = value {
+                cmd.env(var, v);
+            }
+        }
+    }
+
+    /// `wfx` in the project root, hermetic, with the real toolchains
+    /// reachable (live runner tests).
+    pub fn wfx_live(&self) -> assert_cmd::Command {
+        let mut std_cmd = Command::new(assert_cmd::cargo::cargo_bin("wfx"));
+        self.apply(&mut std_cmd);
+        self.apply_toolchains(&mut std_cmd);
+        assert_cmd::Command::from_std(std_cmd)
+    }
+
     /// Run git in the project root (hermetic); panics on failure; returns stdout.
     pub fn git(&self, args: &[&str]) -> String {
         git_in(self, &self.root, args)
@@ -212,6 +243,69 @@ pub fn tree(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
     out
 }
 
+/// Make libgit2 in this test process ignore the machine's system, global and
+/// XDG git config (the in-process equivalent of `GIT_CONFIG_GLOBAL=/dev/null`
+/// and `GIT_CONFIG_NOSYSTEM=1`), so library calls behave the same on every
+/// machine. Call before opening any repository with git2.
+pub fn hermetic_libgit2() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let empty = Path::new(env!("CARGO_TARGET_TMPDIR")).join("no-git-config");
+        std::fs::create_dir_all(&empty).unwrap();
+        for level in [
+            git2::ConfigLevel::System,
+            git2::ConfigLevel::XDG,
+            git2::ConfigLevel::Global,
+            git2::ConfigLevel::ProgramData,
+        ] {
+            // SAFETY: runs once, before any test in this process opens a
+            // repository (every caller goes through this Once first).
+            unsafe { git2::opts::set_search_path(level, empty.as_path()) }.unwrap();
+        }
+    });
+}
+
+impl Env {
+    /// Run git in the project root and return raw stdout (for binary content).
+    pub fn git_bytes(&self, args: &[&str]) -> Vec<u8> {
+        let mut cmd = Command::new("git");
+        self.apply(&mut cmd);
+        cmd.args(args);
+        let out = cmd.output().expect("git runs");
+        assert!(
+            out.status.success(),
+            "git {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout
+    }
+
+    /// Run git in the project root; returns (success, stdout, stderr)
+    /// without asserting, for commands expected to fail.
+    pub fn git_try(&self, args: &[&str]) -> (bool, String, String) {
+        let mut cmd = Command::new("git");
+        self.apply(&mut cmd);
+        cmd.args(args);
+        let out = cmd.output().expect("git runs");
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
+    pub fn write_bytes(&self, rel: &str, bytes: &[u8]) -> PathBuf {
+        let path = self.root.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, bytes).unwrap();
+        path
+    }
+
+    pub fn read_bytes(&self, rel: &str) -> Vec<u8> {
+        std::fs::read(self.root.join(rel)).unwrap()
+    }
+}
+
 /// `fixtures/agents/<name>`: a fake agent CLI script.
 pub fn fake_agent(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -254,29 +348,31 @@ pub fn recorded(name: &str) -> String {
     String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned()
 }
 
-/// The failures (failed and error cases, then static errors) of a parsed
-/// run, in the `test-results.json` shape.
+/// The failures of a parsed run as the runner reports them in
+/// `test-results.json` (`testing::results::build`).
 pub fn failures_of(
     run: &wfx::testing::parse::ParsedRun,
 ) -> Vec<wfx::artifacts::test_results::Failure> {
-    use wfx::artifacts::test_results::{Criticality, Failure, Layer};
-    use wfx::testing::parse::Status;
-    run.cases
-        .iter()
-        .filter(|c| matches!(c.status, Status::Failed | Status::Error))
-        .chain(run.static_errors.iter())
-        .map(|c| Failure {
-            test: c.id.clone(),
-            file: c.file.clone(),
-            line: c.line,
-            error: c.error.clone(),
-            message: c.message.clone(),
-            criticality: Criticality::Medium,
-            test_type: c.layer.unwrap_or(Layer::Unit),
-            flaky: c.flaky,
-            extra: Default::default(),
-        })
-        .collect()
+    use wfx::testing::results::{RunFacts, build};
+    build(
+        run.clone(),
+        RunFacts {
+            command: "make test".into(),
+            framework: wfx::testing::Framework::Custom,
+            scope: wfx::artifacts::test_results::Scope::Full,
+            exit_code: Some(1),
+            timed_out_after: None,
+            signal: None,
+            duration_ms: 10,
+            output_tail: "",
+            output_log: None,
+            truncated: false,
+            started_at: None,
+            previous: None,
+            notes: Vec::new(),
+        },
+    )
+    .failures
 }
 
 /// A `test-results.json` value holding `failures` (counts made up to match).
@@ -305,6 +401,7 @@ pub fn results_with(
         truncated: false,
         started_at: None,
         cases: Vec::new(),
+        notes: Vec::new(),
         extra: Default::default(),
     }
 }

@@ -179,6 +179,10 @@ pub fn go_json_outputs(log: &str) -> Option<BTreeMap<(String, String), String>> 
     let mut other = 0usize;
     let mut map: BTreeMap<(String, String), String> = BTreeMap::new();
     for line in log.lines().filter(|l| !l.trim().is_empty()) {
+        if !line.starts_with('{') {
+            other += 1;
+            continue;
+        }
         let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
             other += 1;
             continue;
@@ -252,32 +256,91 @@ pub fn search_keys(id: &str) -> Vec<String> {
     keys
 }
 
-/// The lines of `log` that belong to the test `id`: from the first place
-/// that names it and shows a location, up to the next place that names
-/// another failing test (at most 80 lines).
-pub fn section<'a>(log_lines: &[&'a str], id: &str, others: &[String]) -> Vec<&'a str> {
-    let stops: Vec<&String> = others
-        .iter()
-        .filter(|o| !id.contains(o.as_str()) && !o.contains(id))
-        .collect();
-    for key in search_keys(id) {
-        for (i, line) in log_lines.iter().enumerate() {
-            if !line.contains(&key) {
-                continue;
-            }
-            let mut window = vec![*line];
-            for next in log_lines.iter().skip(i + 1).take(79) {
-                if stops.iter().any(|s| next.contains(s.as_str())) {
-                    break;
+/// Which lines of a log name which tests: built in one pass over the log
+/// (a regex set of every key), so finding each failure's part of a large
+/// log does not rescan it per failure.
+pub struct LogIndex<'a> {
+    lines: Vec<&'a str>,
+    key_ids: BTreeMap<String, usize>,
+    /// key id → lines (ascending) that contain it.
+    by_key: Vec<Vec<usize>>,
+    /// line → key ids it contains (only lines with a key).
+    by_line: BTreeMap<usize, Vec<usize>>,
+}
+
+impl<'a> LogIndex<'a> {
+    /// Index `log` for the search keys and stop keys of `ids`.
+    pub fn new(log: &'a str, ids: &[&str]) -> LogIndex<'a> {
+        let lines: Vec<&str> = log.lines().collect();
+        let mut key_ids: BTreeMap<String, usize> = BTreeMap::new();
+        let mut keys: Vec<String> = Vec::new();
+        for id in ids {
+            for k in search_keys(id) {
+                if !key_ids.contains_key(&k) {
+                    key_ids.insert(k.clone(), keys.len());
+                    keys.push(k);
                 }
-                window.push(next);
-            }
-            if window.iter().any(|l| !frames_in(l).is_empty()) {
-                return window;
             }
         }
+        let mut by_key = vec![Vec::new(); keys.len()];
+        let mut by_line: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+        let set = regex::RegexSetBuilder::new(keys.iter().map(|k| regex::escape(k)))
+            .size_limit(64 * 1024 * 1024)
+            .build();
+        for (i, line) in lines.iter().enumerate() {
+            let matched: Vec<usize> = match &set {
+                Ok(set) => set.matches(line).into_iter().collect(),
+                Err(_) => (0..keys.len())
+                    .filter(|&k| line.contains(&keys[k]))
+                    .collect(),
+            };
+            if !matched.is_empty() {
+                for &k in &matched {
+                    by_key[k].push(i);
+                }
+                by_line.insert(i, matched);
+            }
+        }
+        LogIndex {
+            lines,
+            key_ids,
+            by_key,
+            by_line,
+        }
     }
-    Vec::new()
+
+    /// The lines that belong to the test `id`: from the first place that
+    /// names it and shows a location, up to the next place that names
+    /// another failing test (a key in `stops`), at most 80 lines.
+    pub fn section(&self, id: &str, stops: &[String]) -> Vec<&'a str> {
+        let stop_ids: Vec<usize> = stops
+            .iter()
+            .filter(|o| !id.contains(o.as_str()) && !o.contains(id))
+            .filter_map(|o| self.key_ids.get(o).copied())
+            .collect();
+        for key in search_keys(id) {
+            let Some(&k) = self.key_ids.get(&key) else {
+                continue;
+            };
+            for &i in &self.by_key[k] {
+                let mut window = vec![self.lines[i]];
+                for j in (i + 1)..(i + 80).min(self.lines.len()) {
+                    if self
+                        .by_line
+                        .get(&j)
+                        .is_some_and(|ks| ks.iter().any(|k| stop_ids.contains(k)))
+                    {
+                        break;
+                    }
+                    window.push(self.lines[j]);
+                }
+                if window.iter().any(|l| !frames_in(l).is_empty()) {
+                    return window;
+                }
+            }
+        }
+        Vec::new()
+    }
 }
 
 /// The key another failing test is best recognised by in output.

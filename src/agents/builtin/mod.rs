@@ -318,7 +318,7 @@ fn fn_text(loc: &Location) -> String {
 fn find(
     project: &Project,
     f: &Failure,
-    log_lines: &[&str],
+    log: &frames::LogIndex,
     go_outputs: Option<&BTreeMap<(String, String), String>>,
     others: &[String],
 ) -> Finding {
@@ -341,7 +341,8 @@ fn find(
             .or_else(|| map.iter().find(|((_, t), _)| *t == name).map(|(_, v)| v))
             .map(|s| s.lines().map(str::to_string).collect())
             .unwrap_or_default(),
-        _ => frames::section(log_lines, &f.test, others)
+        _ => log
+            .section(&f.test, others)
             .into_iter()
             .map(str::to_string)
             .collect(),
@@ -468,16 +469,21 @@ pub fn analyze(
         ));
     }
     let groups = group_failures(&results.failures);
-    let log_lines: Vec<&str> = log_text.lines().collect();
+    let ids: Vec<&str> = failures
+        .iter()
+        .take(MAX_FAILURES)
+        .map(|f| f.test.as_str())
+        .collect();
+    let log_index = frames::LogIndex::new(log_text, &ids);
     let go_outputs = frames::go_json_outputs(log_text);
-    let others: Vec<String> = failures.iter().map(|f| frames::stop_key(&f.test)).collect();
+    let others: Vec<String> = ids.iter().map(|id| frames::stop_key(id)).collect();
     let findings: Vec<Finding> = failures
         .iter()
         .take(MAX_FAILURES)
         .map(|f| {
             let mine = frames::stop_key(&f.test);
             let rest: Vec<String> = others.iter().filter(|o| **o != mine).cloned().collect();
-            find(&project, f, &log_lines, go_outputs.as_ref(), &rest)
+            find(&project, f, &log_index, go_outputs.as_ref(), &rest)
         })
         .collect();
 

@@ -13,6 +13,9 @@ use regex::Regex;
 const MAX_FILE_BYTES: u64 = 1024 * 1024;
 /// At most this many files are indexed.
 const MAX_FILES: usize = 20_000;
+/// Source text kept in memory across lookups, at most; beyond it files are
+/// read again when needed.
+const CACHE_BYTES: usize = 64 * 1024 * 1024;
 
 /// Directories never indexed (build output, dependencies, tooling state).
 const SKIP_DIRS: &[&str] = &[
@@ -136,6 +139,7 @@ pub struct Project {
     pub root: std::path::PathBuf,
     files: Vec<String>,
     cache: std::cell::RefCell<BTreeMap<String, Option<std::rc::Rc<Vec<String>>>>>,
+    cached_bytes: std::cell::Cell<usize>,
 }
 
 impl Project {
@@ -167,6 +171,7 @@ impl Project {
             root: root.to_path_buf(),
             files,
             cache: Default::default(),
+            cached_bytes: Default::default(),
         }
     }
 
@@ -197,9 +202,15 @@ impl Project {
                         .collect::<Vec<_>>(),
                 )
             });
-        self.cache
-            .borrow_mut()
-            .insert(rel.to_string(), read.clone());
+        let size = read
+            .as_ref()
+            .map_or(0, |l| l.iter().map(|s| s.len() + 1).sum::<usize>());
+        if self.cached_bytes.get() + size <= CACHE_BYTES {
+            self.cached_bytes.set(self.cached_bytes.get() + size);
+            self.cache
+                .borrow_mut()
+                .insert(rel.to_string(), read.clone());
+        }
         read
     }
 

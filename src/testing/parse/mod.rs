@@ -648,6 +648,7 @@ mod tests {
             ("node-tap.txt", Some(TextFormat::Tap)),
             ("go-test.json", Some(TextFormat::GoJson)),
             ("pytest-console.txt", None),
+            ("pytest-collect-error-console.txt", None),
             ("jest-console.txt", None),
             ("vitest-console.txt", None),
             ("node-spec.txt", None),

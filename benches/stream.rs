@@ -1,0 +1,147 @@
+//! Streaming benchmark (issue #3): a child prints 1 GiB of synthetic test
+//! output; `process::run` streams it into a log file. Reports median
+//! throughput and peak RSS of the wfx side over 5 runs, against
+//! `cat > /dev/null` of the same stream.
+//!
+//! Run: `scripts/bench-stream.sh` (or `cargo bench --bench stream --profile dev`).
+//! `WFX_BENCH_BYTES` changes the size, `WFX_BENCH_RUNS` the number of runs.
+//!
+//! Each measured run is a fresh process (this binary with `--driver`) so
+//! its peak RSS (`VmHWM`) belongs to that run alone.
+
+use std::process::Command;
+use std::time::Instant;
+
+use wfx::process::{self, Spec};
+use wfx::testing::run::{Progress, counting_hook};
+
+fn generator(bytes: u64) -> String {
+    format!("yes 'test tests::module::a_case_that_passes ... ok' | head -c {bytes}")
+}
+
+fn peak_rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// One measured run inside its own process: prints `bytes seconds kib`.
+fn driver(bytes: u64, log: &str, with_counts: bool) {
+    let mut spec = Spec::shell(&generator(bytes), ".").log(log);
+    if with_counts {
+        spec = spec.on_output(counting_hook(Box::new(|_p: Progress| {})));
+    }
+    let start = Instant::now();
+    let outcome = process::run(spec, &mut |_| {}).expect("child runs");
+    let secs = start.elapsed().as_secs_f64();
+    assert_eq!(outcome.total_bytes, bytes, "all output arrived");
+    let logged = std::fs::metadata(log).map(|m| m.len()).unwrap_or(0);
+    assert_eq!(logged, bytes, "all output reached the log");
+    println!("{bytes} {secs} {}", peak_rss_kib());
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).expect("no NaN"));
+    v[v.len() / 2]
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == "--driver") {
+        let bytes = args[i + 1].parse().expect("bytes");
+        driver(
+            bytes,
+            &args[i + 2],
+            args.get(i + 3).is_some_and(|a| a == "counts"),
+        );
+        return;
+    }
+    let bytes: u64 = std::env::var("WFX_BENCH_BYTES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1 << 30);
+    let runs: usize = std::env::var("WFX_BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = dir.path().join("test-output.log");
+    let exe = std::env::current_exe().expect("own path");
+
+    let mut cat_secs = Vec::new();
+    for _ in 0..runs {
+        let start = Instant::now();
+        let status = Command::new("sh")
+            .arg("-c")
+            .arg(format!("{} | cat > /dev/null", generator(bytes)))
+            .status()
+            .expect("sh runs");
+        assert!(status.success());
+        cat_secs.push(start.elapsed().as_secs_f64());
+    }
+
+    let mut rows = Vec::new();
+    for (name, mode) in [
+        ("process::run → log", "plain"),
+        ("process::run → log + live counts", "counts"),
+    ] {
+        let mut secs = Vec::new();
+        let mut rss = Vec::new();
+        for _ in 0..runs {
+            let _ = std::fs::remove_file(&log);
+            let out = Command::new(&exe)
+                .args([
+                    "--driver",
+                    &bytes.to_string(),
+                    log.to_str().expect("utf-8 path"),
+                    mode,
+                ])
+                .output()
+                .expect("driver runs");
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let text = String::from_utf8_lossy(&out.stdout);
+            let fields: Vec<f64> = text
+                .split_whitespace()
+                .map(|f| f.parse().expect("number"))
+                .collect();
+            secs.push(fields[1]);
+            rss.push(fields[2] / 1024.0);
+        }
+        let _ = std::fs::remove_file(&log);
+        rows.push((name, median(&mut secs), median(&mut rss)));
+    }
+
+    let mb = bytes as f64 / 1e6;
+    let cat = median(&mut cat_secs);
+    println!("{bytes} bytes, {runs} runs, medians (MB = 10^6 bytes)");
+    println!(
+        "{:<34} {:>10} {:>14} {:>12}",
+        "", "MB/s", "peak RSS MiB", "vs cat"
+    );
+    println!(
+        "{:<34} {:>10.0} {:>14} {:>12}",
+        "sh: generator | cat > /dev/null",
+        mb / cat,
+        "-",
+        "1.00"
+    );
+    for (name, secs, rss) in rows {
+        println!(
+            "{:<34} {:>10.0} {:>14.1} {:>12.2}",
+            name,
+            mb / secs,
+            rss,
+            cat / secs
+        );
+    }
+}

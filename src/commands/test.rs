@@ -1,0 +1,180 @@
+//! `wfx test [--json] [--only-failed] [-- ARGS]`: run the project's tests
+//! once and print the parsed result. No session: the results, the log and
+//! the structured report live in `.workflow/.cache/`, which `--only-failed`
+//! reads to re-run the last failures.
+
+use std::time::Duration;
+
+use super::Ctx;
+use crate::artifacts::test_results::{Scope, TestResults};
+use crate::cli::TestArgs;
+use crate::error::{Error, Exit, Result};
+use crate::session::store;
+use crate::testing::detect::MARKERS;
+use crate::testing::results::failing_ids;
+use crate::testing::{self, Progress, RunRequest};
+use crate::ui::Style;
+
+pub fn run(ctx: &Ctx, args: TestArgs) -> Result<Exit> {
+    let config = ctx.ws.load_config()?;
+    let detected = testing::detect(&ctx.ws.root, &config.test).ok_or_else(|| {
+        Error::usage(format!(
+            "no test command detected in {}: looked for {}. Set one in {}, e.g. {{\"test\": {{\"command\": \"make check\"}}}}",
+            ctx.ws.root.display(),
+            MARKERS.join(", "),
+            ctx.ws.rel(&ctx.ws.config_path()),
+        ))
+    })?;
+
+    let cache = ctx.ws.cache_dir();
+    std::fs::create_dir_all(&cache).map_err(|e| Error::io(&cache, e))?;
+    let ignore = cache.join(".gitignore");
+    if !ignore.exists() {
+        store::write_atomic(&ignore, b"# wfx test scratch space; never committed\n*\n")?;
+    }
+    let results_path = cache.join("test-results.json");
+    let shown_results = ctx.ws.rel(&results_path);
+
+    let previous: Option<TestResults>;
+    let mut subset = None;
+    if args.only_failed {
+        let prev = store::read_json_opt::<TestResults>(&results_path, &shown_results)?.ok_or_else(|| {
+            Error::usage(format!(
+                "--only-failed: no previous `wfx test` run ({shown_results} not found); run `wfx test` first"
+            ))
+        })?;
+        let ids = failing_ids(&prev);
+        if ids.is_empty() && prev.failures.is_empty() {
+            ctx.ui
+                .status("the previous run had no failures; nothing to re-run");
+            print(ctx, &prev);
+            return Ok(exit_for(&prev));
+        }
+        if ids.is_empty() {
+            ctx.ui
+                .status("the previous run failed before any test ran; running the whole suite");
+        } else {
+            subset = Some(ids);
+        }
+        previous = Some(prev);
+    } else {
+        previous =
+            store::read_json_opt::<TestResults>(&results_path, &shown_results).unwrap_or(None);
+    }
+
+    crate::process::install_interrupt_handler();
+    let shown_command = match &subset {
+        Some(ids) => format!("{} ({} failing tests)", detected.command, ids.len()),
+        None => detected.command.clone(),
+    };
+    ctx.ui.status(format!(
+        "{} `{shown_command}` ({})",
+        ctx.ui.paint(Style::Bold, "running"),
+        detected.framework
+    ));
+    let bar = spinner(ctx, &shown_command);
+    let mut req = RunRequest::new(
+        &ctx.ws.root,
+        detected,
+        cache.join("junit"),
+        cache.join("test-output.log"),
+    );
+    req.subset = subset;
+    req.extra_args = args.extra;
+    req.timeout = Some(Duration::from_secs(config.test.timeout_s));
+    req.previous = previous.as_ref();
+    if let Some(bar) = bar.clone() {
+        let base = shown_command.clone();
+        req.progress = Some(Box::new(move |p: Progress| {
+            bar.set_message(format!(
+                "{base} — {} passed, {} failed, {} skipped",
+                p.passed, p.failed, p.skipped
+            ));
+        }));
+    }
+    let outcome = testing::run_tests(req);
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    let mut results = outcome?;
+    if results.scope == Scope::Affected
+        && let Some(prev) = &previous
+    {
+        results = testing::merge(prev, &results);
+    }
+    store::write_json(&results_path, &results)?;
+    print(ctx, &results);
+    Ok(exit_for(&results))
+}
+
+/// 0 when everything passed and the command exited 0, else 1.
+fn exit_for(results: &TestResults) -> Exit {
+    if results.failures.is_empty() && results.exit_code == Some(0) {
+        Exit::Success
+    } else {
+        Exit::Failed
+    }
+}
+
+fn spinner(ctx: &Ctx, message: &str) -> Option<indicatif::ProgressBar> {
+    if !ctx.ui.progress {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::new_spinner();
+    bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+    bar.enable_steady_tick(Duration::from_millis(120));
+    bar.set_message(message.to_string());
+    Some(bar)
+}
+
+fn print(ctx: &Ctx, r: &TestResults) {
+    if ctx.ui.is_json() {
+        ctx.ui.json(r);
+        return;
+    }
+    let ok = r.failures.is_empty() && r.exit_code == Some(0);
+    let verdict = if ok {
+        ctx.ui.paint(Style::Green, "passed")
+    } else {
+        ctx.ui.paint(Style::Red, "failed")
+    };
+    let scope = match r.scope {
+        Scope::Full => String::new(),
+        Scope::Affected => " (failures re-run, merged over the previous run)".into(),
+    };
+    ctx.ui.out(format!(
+        "{verdict}: {} tests, {} passed, {} failed, {} skipped, {} errors; pass rate {:.1}%{scope}",
+        r.total, r.passed, r.failed, r.skipped, r.errors, r.pass_rate
+    ));
+    if !r.failures.is_empty() {
+        ctx.ui.out("");
+        for f in &r.failures {
+            let place = match (&f.file, f.line) {
+                (Some(file), Some(line)) => format!("{file}:{line}"),
+                (Some(file), None) => file.clone(),
+                _ => "-".into(),
+            };
+            let error = if f.error.is_empty() {
+                "(no message)"
+            } else {
+                f.error.as_str()
+            };
+            let flaky = if f.flaky { " [flaky]" } else { "" };
+            ctx.ui.out(format!("{place}  {}  {error}{flaky}", f.test));
+        }
+    }
+    for note in &r.notes {
+        ctx.ui.out(format!("note: {note}"));
+    }
+    if r.parser == "exit-code" {
+        ctx.ui.out(format!(
+            "note: no test results could be read from the output (parser: exit-code); exit code {}",
+            r.exit_code
+                .map(|c| c.to_string())
+                .unwrap_or_else(|| "none".into())
+        ));
+    }
+    if let Some(log) = &r.output_log {
+        ctx.ui.out(format!("output: {log}"));
+    }
+}

@@ -1,0 +1,1262 @@
+//! Git checkpoints (DESIGN.md §5.5): every fix attempt becomes its own
+//! commit, a regression becomes a revert of exactly that commit, and the
+//! user's own work is never swept into a commit.
+//!
+//! Everything goes through [`Checkpoints`], opened from the project root.
+//! Outside a git repository it is inert: every method is a no-op that
+//! returns an empty answer, so the caller checks [`Checkpoints::is_repo`]
+//! once, says so, and runs without commits.
+//!
+//! Three rules keep the user's work safe:
+//! - A snapshot is a git *tree object* written to the object database, never
+//!   a commit, a ref or a change to the user's index; its id is a plain
+//!   string that `iteration-state.json` can keep across a crash.
+//! - A commit is built from `HEAD`'s tree plus exactly the named paths as they
+//!   are on disk (and the session's non-ignored artifacts); afterwards only
+//!   those paths' index entries are updated, so whatever else the user had
+//!   staged stays staged and whatever was unstaged stays unstaged.
+//! - Commits carry `Wfx-Session`, `Wfx-Iteration` and `Wfx-Kind` trailers;
+//!   before committing, wfx looks for a commit with the same trailers, so a
+//!   step repeated after `kill -9` never commits twice.
+//!
+//! Paths in and out are relative to the project root and `/`-separated,
+//! like every path stored in an artifact (DESIGN.md §2). When the project
+//! root is a subdirectory of the work tree, only that subdirectory is looked
+//! at. `.workflow/` is never part of a snapshot or of the changed paths.
+
+mod message;
+mod paths;
+mod worktree;
+
+pub use message::{CommitKind, Trailers, build_message, parse_trailers};
+pub use worktree::branch_name;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use git2::{
+    Commit, Delta, DiffFindOptions, DiffFormat, DiffOptions, ErrorCode, Index, IndexEntry,
+    IndexTime, Oid, Repository, Signature, Status, StatusOptions, Time, Tree,
+};
+
+use crate::error::{Error, Result};
+use paths::{bytes_to_path, from_repo, normalize_rel, show_list, to_repo, under};
+
+/// How many commits back from `HEAD` the idempotence check looks for an
+/// existing checkpoint. A session makes a few dozen commits at most; the
+/// bound keeps the check cheap on long histories.
+const TRAILER_SEARCH_DEPTH: usize = 500;
+
+/// The directory wfx owns; excluded from snapshots and changed paths.
+const WORKFLOW_DIR: &str = ".workflow";
+
+const MODE_FILE: u32 = 0o100644;
+const MODE_EXEC: u32 = 0o100755;
+const MODE_LINK: u32 = 0o120000;
+const MODE_GITLINK: u32 = 0o160000;
+
+/// How a path changed between a snapshot and the work tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChangeKind {
+    Added,
+    /// Content, file mode or type (file ↔ symlink) changed.
+    Modified,
+    Deleted,
+    /// Moved, possibly with edits; `old_path` says from where.
+    Renamed,
+}
+
+/// One changed path, relative to the project root.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Change {
+    pub path: String,
+    pub kind: ChangeKind,
+    /// The path before a rename.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub old_path: Option<String>,
+}
+
+impl Change {
+    /// Every path a commit of this change must include: both sides of a
+    /// rename, otherwise the path itself.
+    pub fn paths(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.path.as_str()).chain(self.old_path.as_deref())
+    }
+}
+
+/// All paths of `changes` (both sides of renames), sorted and unique.
+/// [`Checkpoints::commit_paths`] is the same minus the user's untracked
+/// files, and is what a checkpoint should commit.
+pub fn change_paths(changes: &[Change]) -> Vec<String> {
+    let set: BTreeSet<&str> = changes.iter().flat_map(Change::paths).collect();
+    set.into_iter().map(str::to_string).collect()
+}
+
+/// What a commit request did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CommitOutcome {
+    /// A new commit (full hex id).
+    Created(String),
+    /// A commit with the same trailers already existed (a repeated step
+    /// after a crash); nothing new was committed.
+    Existing(String),
+    /// The resulting tree equals `HEAD`'s: no commit was made.
+    Unchanged,
+    /// Not a git repository: nothing was done.
+    NotARepo,
+}
+
+impl CommitOutcome {
+    /// The commit id for `Created` and `Existing`.
+    pub fn id(&self) -> Option<&str> {
+        match self {
+            CommitOutcome::Created(id) | CommitOutcome::Existing(id) => Some(id),
+            CommitOutcome::Unchanged | CommitOutcome::NotARepo => None,
+        }
+    }
+}
+
+/// Size of a diff, for `fix-history.json`'s `diffstat`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct DiffStat {
+    pub files: usize,
+    pub insertions: usize,
+    pub deletions: usize,
+}
+
+/// One file's content in a snapshot and in the work tree now; `None` where
+/// it does not exist (or is ignored, or a submodule).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FileVersions {
+    pub before: Option<Vec<u8>>,
+    pub after: Option<Vec<u8>>,
+}
+
+/// Author and committer to use instead of git's own rules. Normal runs do
+/// not set one: then `GIT_AUTHOR_*`/`GIT_COMMITTER_*` and `user.name` /
+/// `user.email` apply as for `git commit`, and `wfx <wfx@localhost>` when
+/// neither is configured (a run must not fail for want of an identity).
+/// Tests set one to get fixed authors and dates.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identity {
+    pub name: String,
+    pub email: String,
+    /// Seconds since the Unix epoch (UTC); `None` = now.
+    pub time: Option<i64>,
+}
+
+/// The git side of a session; see the module docs.
+pub struct Checkpoints {
+    repo: Option<Repo>,
+}
+
+impl fmt::Debug for Checkpoints {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.repo {
+            Some(r) => f
+                .debug_struct("Checkpoints")
+                .field("workdir", &r.workdir)
+                .field("prefix", &String::from_utf8_lossy(&r.prefix))
+                .finish(),
+            None => f.write_str("Checkpoints(not a repository)"),
+        }
+    }
+}
+
+struct Repo {
+    git: Repository,
+    /// Canonical work tree directory.
+    workdir: PathBuf,
+    /// The project root inside the work tree: `""` or `dir/sub/`.
+    prefix: Vec<u8>,
+    identity: Option<Identity>,
+}
+
+/// A tree entry: blob/gitlink id and file mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Entry {
+    id: Oid,
+    mode: u32,
+}
+
+/// Git path (bytes, work-tree relative) → entry.
+type State = BTreeMap<Vec<u8>, Entry>;
+
+/// Wrap a git2 error with what wfx was doing, naming the path or commit.
+fn ctx(what: impl fmt::Display) -> impl FnOnce(git2::Error) -> Error {
+    move |e| Error::Git(format!("{what}: {}", e.message()))
+}
+
+fn is_not_found(e: &git2::Error) -> bool {
+    matches!(e.code(), ErrorCode::NotFound | ErrorCode::UnbornBranch)
+}
+
+impl Checkpoints {
+    /// Open the repository that contains `root` (the project root). Not
+    /// being inside a work tree (no repository, or a bare one) is not an
+    /// error: the handle is inert and [`is_repo`](Self::is_repo) is false.
+    pub fn open(root: impl AsRef<Path>) -> Result<Checkpoints> {
+        let root = root.as_ref();
+        let canonical = root.canonicalize().map_err(|e| Error::io(root, e))?;
+        let git = match Repository::discover(&canonical) {
+            Ok(git) => git,
+            Err(e) if e.code() == ErrorCode::NotFound => return Ok(Checkpoints::disabled()),
+            Err(e) => {
+                return Err(Error::Git(format!(
+                    "cannot open the git repository containing {}: {}",
+                    root.display(),
+                    e.message()
+                )));
+            }
+        };
+        let Some(workdir) = git.workdir() else {
+            return Ok(Checkpoints::disabled());
+        };
+        let workdir = workdir
+            .canonicalize()
+            .map_err(|e| Error::io(workdir.to_path_buf(), e))?;
+        let Some(prefix) = paths::prefix_of(&workdir, &canonical) else {
+            return Ok(Checkpoints::disabled());
+        };
+        Ok(Checkpoints {
+            repo: Some(Repo {
+                git,
+                workdir,
+                prefix,
+                identity: None,
+            }),
+        })
+    }
+
+    /// An inert handle, for `--no-commit` and for projects outside git.
+    pub fn disabled() -> Checkpoints {
+        Checkpoints { repo: None }
+    }
+
+    /// Use a fixed author/committer for the commits this handle makes.
+    pub fn with_identity(mut self, identity: Identity) -> Checkpoints {
+        if let Some(repo) = &mut self.repo {
+            repo.identity = Some(identity);
+        }
+        self
+    }
+
+    /// False outside a git work tree; then every other method is a no-op.
+    pub fn is_repo(&self) -> bool {
+        self.repo.is_some()
+    }
+
+    /// The work tree's top-level directory.
+    pub fn workdir(&self) -> Option<&Path> {
+        self.repo.as_ref().map(|r| r.workdir.as_path())
+    }
+
+    /// `HEAD`'s commit id (hex); `None` before the first commit, for
+    /// `workflow-session.json`'s `git.base_commit`.
+    pub fn head(&self) -> Result<Option<String>> {
+        let Some(r) = &self.repo else { return Ok(None) };
+        Ok(r.head_commit()?.map(|c| c.id().to_string()))
+    }
+
+    /// The current branch's short name; `None` when `HEAD` is detached or
+    /// unborn, for `workflow-session.json`'s `git.branch`.
+    pub fn branch(&self) -> Result<Option<String>> {
+        let Some(r) = &self.repo else { return Ok(None) };
+        match r.git.head() {
+            Ok(head) if head.is_branch() => Ok(Some(
+                String::from_utf8_lossy(head.shorthand_bytes()).into_owned(),
+            )),
+            Ok(_) => Ok(None),
+            Err(e) if is_not_found(&e) => Ok(None),
+            Err(e) => Err(ctx("cannot read HEAD")(e)),
+        }
+    }
+
+    /// Tracked files modified or staged (or in conflict) outside
+    /// `.workflow/`, sorted. Phase 5 refuses to start when this is not empty
+    /// (unless `--allow-dirty`) and names them. Untracked files do not count.
+    pub fn dirty_paths(&self) -> Result<Vec<String>> {
+        let Some(r) = &self.repo else {
+            return Ok(Vec::new());
+        };
+        r.dirty_paths()
+    }
+
+    /// True when [`dirty_paths`](Self::dirty_paths) is empty.
+    pub fn is_clean(&self) -> Result<bool> {
+        Ok(self.dirty_paths()?.is_empty())
+    }
+
+    /// Record the work tree as it is now (tracked files and untracked files
+    /// that are not ignored, with content and mode; `.workflow/` left out)
+    /// as a tree object, and return its id. Neither the index nor any ref
+    /// changes. `None` outside a repository.
+    pub fn snapshot(&self) -> Result<Option<String>> {
+        let Some(r) = &self.repo else { return Ok(None) };
+        Ok(Some(r.current_tree()?.to_string()))
+    }
+
+    /// Paths that differ between `snapshot` and the work tree now, sorted
+    /// by path; renames are detected. Ignored files and `.workflow/` never
+    /// appear.
+    pub fn changed_since(&self, snapshot: &str) -> Result<Vec<Change>> {
+        let Some(r) = &self.repo else {
+            return Ok(Vec::new());
+        };
+        r.changed_since(snapshot)
+    }
+
+    /// Files changed, lines added and removed between `snapshot` and now.
+    pub fn diffstat(&self, snapshot: &str) -> Result<DiffStat> {
+        let Some(r) = &self.repo else {
+            return Ok(DiffStat::default());
+        };
+        r.diffstat(snapshot)
+    }
+
+    /// The unified diff between `snapshot` and now (for reports and the
+    /// test-edit guard); empty outside a repository.
+    pub fn diff_text(&self, snapshot: &str) -> Result<String> {
+        let Some(r) = &self.repo else {
+            return Ok(String::new());
+        };
+        r.diff_text(snapshot)
+    }
+
+    /// The content of `path` in `snapshot` and in the work tree now (`None`
+    /// where it does not exist, or is ignored now), so the test-edit guard
+    /// (DESIGN.md §5.6) can compare test files.
+    pub fn file_versions(&self, snapshot: &str, path: &str) -> Result<FileVersions> {
+        let Some(r) = &self.repo else {
+            return Ok(FileVersions::default());
+        };
+        r.file_versions(snapshot, path)
+    }
+
+    /// The paths of `changes` a checkpoint commits: all of them (both sides
+    /// of renames) except edits to files that git did not track before the
+    /// fix. Those are the user's own untracked work, which is never swept
+    /// into a commit (DESIGN.md §5.5); files a fix *creates* are committed.
+    pub fn commit_paths(&self, changes: &[Change]) -> Result<Vec<String>> {
+        let Some(r) = &self.repo else {
+            return Ok(Vec::new());
+        };
+        r.commit_paths(changes)
+    }
+
+    /// The commit among `HEAD`'s last 500 ancestors whose trailers equal
+    /// `trailers`, if any.
+    pub fn find_commit(&self, trailers: &Trailers) -> Result<Option<String>> {
+        let Some(r) = &self.repo else { return Ok(None) };
+        Ok(r.find_by_trailers(trailers)?.map(|id| id.to_string()))
+    }
+
+    /// Commit exactly `paths` (project-relative files or directories, as they
+    /// are on disk now; missing ones are deleted) plus every non-ignored
+    /// file under `session_dir`, on top of `HEAD` (also unborn or detached),
+    /// with `message` and the trailers. Other changes in the tree stay
+    /// uncommitted, and staged ones stay staged. Ignored files are never
+    /// committed, even when named. A commit with the same trailers among
+    /// `HEAD`'s ancestors is returned instead of committing twice.
+    pub fn commit_checkpoint<S: AsRef<str>>(
+        &self,
+        paths: &[S],
+        session_dir: Option<&str>,
+        message: &str,
+        trailers: &Trailers,
+    ) -> Result<CommitOutcome> {
+        let Some(r) = &self.repo else {
+            return Ok(CommitOutcome::NotARepo);
+        };
+        r.commit_checkpoint(paths, session_dir, message, trailers)
+    }
+
+    /// Undo `commit` with a new commit on `HEAD`: every path it changed
+    /// (outside `.workflow/`) gets back the content it had in the commit's
+    /// parent, in the commit and on disk, and its index entry follows; the
+    /// session's artifacts are committed as they are now. Refused, naming
+    /// the paths, when a later commit changed one of them or the work tree
+    /// or index has uncommitted changes to one of them. Idempotent by
+    /// trailers like [`commit_checkpoint`](Self::commit_checkpoint).
+    pub fn revert(
+        &self,
+        commit: &str,
+        session_dir: Option<&str>,
+        message: &str,
+        trailers: &Trailers,
+    ) -> Result<CommitOutcome> {
+        let Some(r) = &self.repo else {
+            return Ok(CommitOutcome::NotARepo);
+        };
+        r.revert(commit, session_dir, message, trailers)
+    }
+}
+
+impl Repo {
+    fn head_commit(&self) -> Result<Option<Commit<'_>>> {
+        match self.git.head() {
+            Ok(head) => Ok(Some(
+                head.peel_to_commit()
+                    .map_err(ctx("cannot read HEAD's commit"))?,
+            )),
+            Err(e) if is_not_found(&e) => Ok(None),
+            Err(e) => Err(ctx("cannot read HEAD")(e)),
+        }
+    }
+
+    fn abs(&self, path: &[u8]) -> PathBuf {
+        self.workdir.join(bytes_to_path(path))
+    }
+
+    fn show(&self, path: &[u8]) -> String {
+        from_repo(&self.prefix, path)
+    }
+
+    /// The project root as a scope (`""` = the whole work tree).
+    fn project_scope(&self) -> Vec<u8> {
+        self.prefix.strip_suffix(b"/").unwrap_or(&[]).to_vec()
+    }
+
+    fn workflow_scope(&self) -> Vec<u8> {
+        to_repo(&self.prefix, WORKFLOW_DIR)
+    }
+
+    /// A caller's project-relative path as a git path.
+    fn scope_of(&self, rel: &str) -> Result<Vec<u8>> {
+        Ok(to_repo(&self.prefix, &normalize_rel(rel)?))
+    }
+
+    fn index(&self) -> Result<Index> {
+        let mut index = self.git.index().map_err(ctx("cannot open the index"))?;
+        index.read(false).map_err(ctx("cannot read the index"))?;
+        Ok(index)
+    }
+
+    fn new_index(&self) -> Result<Index> {
+        Index::new_ext(self.git.object_format()).map_err(ctx("cannot create an in-memory index"))
+    }
+
+    fn dirty_paths(&self) -> Result<Vec<String>> {
+        let mut opts = StatusOptions::new();
+        opts.include_untracked(false)
+            .include_ignored(false)
+            .exclude_submodules(true)
+            .renames_head_to_index(false)
+            .renames_index_to_workdir(false);
+        let scope = self.project_scope();
+        if !scope.is_empty() {
+            opts.pathspec(scope.clone()).disable_pathspec_match(true);
+        }
+        let statuses = self
+            .git
+            .statuses(Some(&mut opts))
+            .map_err(ctx("cannot read the status of the work tree"))?;
+        let dirty = Status::INDEX_NEW
+            | Status::INDEX_MODIFIED
+            | Status::INDEX_DELETED
+            | Status::INDEX_RENAMED
+            | Status::INDEX_TYPECHANGE
+            | Status::WT_MODIFIED
+            | Status::WT_DELETED
+            | Status::WT_TYPECHANGE
+            | Status::WT_RENAMED
+            | Status::CONFLICTED;
+        let workflow = self.workflow_scope();
+        let mut out = BTreeSet::new();
+        for entry in statuses.iter() {
+            let path = entry.path_bytes();
+            if entry.status().intersects(dirty) && under(path, &scope) && !under(path, &workflow) {
+                out.insert(self.show(path));
+            }
+        }
+        Ok(out.into_iter().collect())
+    }
+
+    /// The work tree's content under `scopes` (minus `exclude`): tracked
+    /// files and untracked, non-ignored files, each with the blob id of its
+    /// current content (after git's clean filters) and its mode. Files git
+    /// knows to be unchanged keep their index id; only changed or new files
+    /// are hashed, and their blobs are written to the object database.
+    fn worktree_state(&self, scopes: &[Vec<u8>], exclude: &[Vec<u8>]) -> Result<State> {
+        let in_scope =
+            |p: &[u8]| scopes.iter().any(|s| under(p, s)) && !exclude.iter().any(|s| under(p, s));
+        let index = self.index()?;
+        let mut state = State::new();
+        for e in index.iter() {
+            let stage = (e.flags & 0x3000) >> 12;
+            if stage == 0 && in_scope(&e.path) {
+                state.insert(
+                    e.path.clone(),
+                    Entry {
+                        id: e.id,
+                        mode: e.mode,
+                    },
+                );
+            }
+        }
+        let mut opts = StatusOptions::new();
+        opts.include_untracked(true)
+            .recurse_untracked_dirs(true)
+            .include_ignored(false)
+            .include_unmodified(false)
+            .exclude_submodules(true)
+            .renames_head_to_index(false)
+            .renames_index_to_workdir(false);
+        if !scopes.iter().any(|s| s.is_empty()) {
+            for s in scopes {
+                opts.pathspec(s.clone());
+            }
+            opts.disable_pathspec_match(true);
+        }
+        let statuses = self
+            .git
+            .statuses(Some(&mut opts))
+            .map_err(ctx("cannot read the status of the work tree"))?;
+        let trust_exec = self
+            .git
+            .config()
+            .and_then(|c| c.get_bool("core.filemode"))
+            .unwrap_or(true);
+        let on_disk = Status::WT_NEW
+            | Status::WT_MODIFIED
+            | Status::WT_TYPECHANGE
+            | Status::WT_RENAMED
+            | Status::CONFLICTED;
+        for entry in statuses.iter() {
+            let path = entry.path_bytes();
+            // An untracked nested repository shows up as `dir/`; it is not
+            // a file wfx can record.
+            if path.ends_with(b"/") || !in_scope(path) {
+                continue;
+            }
+            let status = entry.status();
+            if status.contains(Status::WT_DELETED) {
+                state.remove(path);
+                continue;
+            }
+            if !status.intersects(on_disk) {
+                continue;
+            }
+            let abs = self.abs(path);
+            let meta = match std::fs::symlink_metadata(&abs) {
+                Ok(meta) => meta,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    state.remove(path);
+                    continue;
+                }
+                Err(e) => return Err(Error::io(abs, e)),
+            };
+            if meta.is_dir() {
+                // Replaced by a directory: its files are listed on their own.
+                state.remove(path);
+                continue;
+            }
+            let id = self.hash_file(&abs, &meta, path)?;
+            let previous = state.get(path).map(|e| e.mode);
+            let mode = mode_of(&meta, trust_exec, previous);
+            state.insert(path.to_vec(), Entry { id, mode });
+        }
+        Ok(state)
+    }
+
+    /// Store a work-tree file as a blob. Regular files go through git's
+    /// clean filters (line endings, `.gitattributes`). A symlink is stored
+    /// as its target, like git does; `blob_path` would follow it.
+    fn hash_file(&self, abs: &Path, meta: &std::fs::Metadata, path: &[u8]) -> Result<Oid> {
+        let context = || format!("cannot read {}", self.show(path));
+        if meta.file_type().is_symlink() {
+            let target = std::fs::read_link(abs).map_err(|e| Error::io(abs, e))?;
+            return self
+                .git
+                .blob(&paths::path_to_bytes(&target))
+                .map_err(ctx(context()));
+        }
+        self.git.blob_path(abs).map_err(ctx(context()))
+    }
+
+    /// Write a tree: `base` with everything under `scopes` replaced by
+    /// `with`. Returns its id and how many entries it holds.
+    fn build_tree(
+        &self,
+        base: Option<&Tree<'_>>,
+        scopes: &[Vec<u8>],
+        with: &State,
+    ) -> Result<(Oid, usize)> {
+        let mut idx = self.new_index()?;
+        if let Some(base) = base {
+            idx.read_tree(base)
+                .map_err(ctx("cannot load HEAD's tree"))?;
+        }
+        if !scopes.is_empty() {
+            let doomed: Vec<Vec<u8>> = idx
+                .iter()
+                .filter(|e| scopes.iter().any(|s| under(&e.path, s)))
+                .map(|e| e.path)
+                .collect();
+            for path in doomed {
+                idx.remove(&bytes_to_path(&path), 0)
+                    .map_err(ctx(format!("cannot stage {}", self.show(&path))))?;
+            }
+        }
+        for (path, entry) in with {
+            idx.add(&bare_entry(path, *entry))
+                .map_err(ctx(format!("cannot stage {}", self.show(path))))?;
+        }
+        let len = idx.len();
+        let id = idx
+            .write_tree_to(&self.git)
+            .map_err(ctx("cannot write the tree"))?;
+        Ok((id, len))
+    }
+
+    fn current_tree(&self) -> Result<Oid> {
+        let state = self.worktree_state(&[self.project_scope()], &[self.workflow_scope()])?;
+        Ok(self.build_tree(None, &[], &state)?.0)
+    }
+
+    fn snapshot_tree(&self, snapshot: &str) -> Result<Tree<'_>> {
+        let id = Oid::from_str(snapshot.trim()).map_err(|_| {
+            Error::Git(format!("{snapshot:?} is not a snapshot id (a hex tree id)"))
+        })?;
+        self.git.find_tree(id).map_err(|_| {
+            Error::Git(format!(
+                "snapshot {snapshot} is not in this repository (taken in another clone, or removed by git gc?)"
+            ))
+        })
+    }
+
+    /// Diff of `snapshot` against the work tree now, renames detected.
+    fn snapshot_diff(&self, snapshot: &str) -> Result<git2::Diff<'_>> {
+        let old = self.snapshot_tree(snapshot)?;
+        let new_id = self.current_tree()?;
+        let new = self
+            .git
+            .find_tree(new_id)
+            .map_err(ctx("cannot read the work tree's tree"))?;
+        let mut opts = DiffOptions::new();
+        opts.include_typechange(true);
+        let mut diff = self
+            .git
+            .diff_tree_to_tree(Some(&old), Some(&new), Some(&mut opts))
+            .map_err(ctx("cannot diff against the snapshot"))?;
+        let mut find = DiffFindOptions::new();
+        find.renames(true);
+        diff.find_similar(Some(&mut find))
+            .map_err(ctx("cannot detect renames"))?;
+        Ok(diff)
+    }
+
+    fn changed_since(&self, snapshot: &str) -> Result<Vec<Change>> {
+        let diff = self.snapshot_diff(snapshot)?;
+        let mut out = Vec::new();
+        for delta in diff.deltas() {
+            let new = delta.new_file().path_bytes().unwrap_or_default();
+            let old = delta.old_file().path_bytes().unwrap_or_default();
+            let (path, kind, old_path) = match delta.status() {
+                Delta::Added | Delta::Copied | Delta::Untracked => (new, ChangeKind::Added, None),
+                Delta::Deleted => (old, ChangeKind::Deleted, None),
+                Delta::Modified | Delta::Typechange => (new, ChangeKind::Modified, None),
+                Delta::Renamed => (new, ChangeKind::Renamed, Some(self.show(old))),
+                _ => continue,
+            };
+            out.push(Change {
+                path: self.show(path),
+                kind,
+                old_path,
+            });
+        }
+        out.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(out)
+    }
+
+    fn diffstat(&self, snapshot: &str) -> Result<DiffStat> {
+        let diff = self.snapshot_diff(snapshot)?;
+        let stats = diff.stats().map_err(ctx("cannot count the diff"))?;
+        Ok(DiffStat {
+            files: stats.files_changed(),
+            insertions: stats.insertions(),
+            deletions: stats.deletions(),
+        })
+    }
+
+    fn diff_text(&self, snapshot: &str) -> Result<String> {
+        let diff = self.snapshot_diff(snapshot)?;
+        let mut out = Vec::new();
+        diff.print(DiffFormat::Patch, |_, _, line| {
+            if matches!(line.origin(), '+' | '-' | ' ') {
+                out.push(line.origin() as u8);
+            }
+            out.extend_from_slice(line.content());
+            true
+        })
+        .map_err(ctx("cannot format the diff"))?;
+        Ok(String::from_utf8_lossy(&out).into_owned())
+    }
+
+    fn file_versions(&self, snapshot: &str, path: &str) -> Result<FileVersions> {
+        let tree = self.snapshot_tree(snapshot)?;
+        let path = self.scope_of(path)?;
+        let old = tree_entry(Some(&tree), &path)?;
+        let new = self
+            .worktree_state(std::slice::from_ref(&path), &[])?
+            .get(&path)
+            .copied();
+        Ok(FileVersions {
+            before: self.blob_bytes(old)?,
+            after: self.blob_bytes(new)?,
+        })
+    }
+
+    fn blob_bytes(&self, entry: Option<Entry>) -> Result<Option<Vec<u8>>> {
+        match entry {
+            Some(e) if e.mode != MODE_GITLINK => {
+                let blob = self
+                    .git
+                    .find_blob(e.id)
+                    .map_err(ctx(format!("cannot read blob {}", e.id)))?;
+                Ok(Some(blob.content().to_vec()))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    fn commit_paths(&self, changes: &[Change]) -> Result<Vec<String>> {
+        let head_tree = match self.head_commit()? {
+            Some(c) => Some(c.tree().map_err(ctx("cannot read HEAD's tree"))?),
+            None => None,
+        };
+        let index = self.index()?;
+        let mut out = BTreeSet::new();
+        for change in changes {
+            if change.kind == ChangeKind::Modified {
+                let path = self.scope_of(&change.path)?;
+                let tracked = tree_entry(head_tree.as_ref(), &path)?.is_some()
+                    || index_entry(&index, &path).is_some();
+                if !tracked {
+                    continue;
+                }
+            }
+            out.extend(change.paths().map(str::to_string));
+        }
+        Ok(out.into_iter().collect())
+    }
+
+    fn find_by_trailers(&self, trailers: &Trailers) -> Result<Option<Oid>> {
+        let Some(head) = self.head_commit()? else {
+            return Ok(None);
+        };
+        let mut walk = self.git.revwalk().map_err(ctx("cannot walk history"))?;
+        walk.push(head.id()).map_err(ctx("cannot walk history"))?;
+        for id in walk.take(TRAILER_SEARCH_DEPTH) {
+            let id = id.map_err(ctx("cannot walk history"))?;
+            let commit = self
+                .git
+                .find_commit(id)
+                .map_err(ctx(format!("cannot read commit {id}")))?;
+            let message = String::from_utf8_lossy(commit.message_raw_bytes());
+            if parse_trailers(&message).as_ref() == Some(trailers) {
+                return Ok(Some(id));
+            }
+        }
+        Ok(None)
+    }
+
+    fn signatures(&self) -> Result<(Signature<'static>, Signature<'static>)> {
+        if let Some(who) = &self.identity {
+            let when = who.time.unwrap_or_else(|| chrono::Utc::now().timestamp());
+            let sig = Signature::new(&who.name, &who.email, &Time::new(when, 0))
+                .map_err(ctx("invalid identity"))?;
+            return Ok((sig.clone(), sig));
+        }
+        let fallback = || Signature::now("wfx", "wfx@localhost");
+        let author = match self.git.author_from_env() {
+            Ok(sig) => sig,
+            Err(e) if e.code() == ErrorCode::NotFound => fallback().map_err(ctx("identity"))?,
+            Err(e) => return Err(ctx("cannot determine the commit author")(e)),
+        };
+        let committer = match self.git.committer_from_env() {
+            Ok(sig) => sig,
+            Err(e) if e.code() == ErrorCode::NotFound => fallback().map_err(ctx("identity"))?,
+            Err(e) => return Err(ctx("cannot determine the committer")(e)),
+        };
+        Ok((author, committer))
+    }
+
+    /// Create the commit on `HEAD` (moving the branch, or `HEAD` itself when
+    /// detached or unborn).
+    fn make_commit(&self, tree: Oid, parent: Option<&Commit<'_>>, message: &str) -> Result<Oid> {
+        let tree = self
+            .git
+            .find_tree(tree)
+            .map_err(ctx("cannot read the new tree"))?;
+        let (author, committer) = self.signatures()?;
+        let parents: Vec<&Commit<'_>> = parent.into_iter().collect();
+        self.git
+            .commit(Some("HEAD"), &author, &committer, message, &tree, &parents)
+            .map_err(ctx("cannot create the commit"))
+    }
+
+    /// Make the user's index agree with `tree` for exactly `paths`; every
+    /// other entry is left as it was. `disk` holds entries known to equal
+    /// the file on disk, which then get its stat data so `git status` need
+    /// not re-hash them.
+    fn sync_index(&self, paths: &BTreeSet<Vec<u8>>, tree: &Tree<'_>, disk: &State) -> Result<()> {
+        if paths.is_empty() {
+            return Ok(());
+        }
+        let mut index = self.index()?;
+        for path in paths {
+            let fs_path = bytes_to_path(path);
+            match tree_entry(Some(tree), path)? {
+                Some(entry) => {
+                    let mut raw = bare_entry(path, entry);
+                    if disk.get(path) == Some(&entry) {
+                        fill_stat(&mut raw, &self.abs(path));
+                    }
+                    index.add(&raw).map_err(ctx(format!(
+                        "cannot update the index for {}",
+                        self.show(path)
+                    )))?;
+                }
+                None => {
+                    index.remove_path(&fs_path).map_err(ctx(format!(
+                        "cannot update the index for {}",
+                        self.show(path)
+                    )))?;
+                }
+            }
+        }
+        index.write().map_err(ctx("cannot write the index"))
+    }
+
+    /// Finish an existing checkpoint found by its trailers: when it is
+    /// `HEAD` and a crash came between the commit and the index update, the
+    /// index still holds the parent's entries for its paths; move exactly
+    /// those (and no entry the user changed since) to the commit's.
+    fn finish_existing(&self, id: Oid) -> Result<()> {
+        let Some(head) = self.head_commit()? else {
+            return Ok(());
+        };
+        if head.id() != id {
+            return Ok(());
+        }
+        let tree = head.tree().map_err(ctx("cannot read HEAD's tree"))?;
+        let parent_tree = match head.parent(0) {
+            Ok(p) => Some(p.tree().map_err(ctx("cannot read the parent's tree"))?),
+            Err(_) => None,
+        };
+        let changed = self.diff_paths(parent_tree.as_ref(), Some(&tree))?;
+        let index = self.index()?;
+        let mut stale = BTreeSet::new();
+        for path in changed {
+            let current = index_entry(&index, &path);
+            let before = tree_entry(parent_tree.as_ref(), &path)?;
+            let after = tree_entry(Some(&tree), &path)?;
+            if current == before && current != after {
+                stale.insert(path);
+            }
+        }
+        drop(index);
+        self.sync_index(&stale, &tree, &State::new())
+    }
+
+    /// Paths whose entries differ between two trees (no rename detection:
+    /// both sides of a move are listed).
+    fn diff_paths(
+        &self,
+        old: Option<&Tree<'_>>,
+        new: Option<&Tree<'_>>,
+    ) -> Result<BTreeSet<Vec<u8>>> {
+        let diff = self
+            .git
+            .diff_tree_to_tree(old, new, None)
+            .map_err(ctx("cannot diff trees"))?;
+        let mut out = BTreeSet::new();
+        for delta in diff.deltas() {
+            for path in [delta.old_file().path_bytes(), delta.new_file().path_bytes()]
+                .into_iter()
+                .flatten()
+            {
+                out.insert(path.to_vec());
+            }
+        }
+        Ok(out)
+    }
+
+    fn commit_checkpoint<S: AsRef<str>>(
+        &self,
+        paths: &[S],
+        session_dir: Option<&str>,
+        message: &str,
+        trailers: &Trailers,
+    ) -> Result<CommitOutcome> {
+        let full_message = build_message(message, trailers)?;
+        let mut scopes = Vec::new();
+        for p in paths {
+            scopes.push(self.scope_of(p.as_ref())?);
+        }
+        if let Some(dir) = session_dir {
+            scopes.push(self.scope_of(dir)?);
+        }
+        if let Some(id) = self.find_by_trailers(trailers)? {
+            self.finish_existing(id)?;
+            return Ok(CommitOutcome::Existing(id.to_string()));
+        }
+        let head = self.head_commit()?;
+        let base = match &head {
+            Some(c) => Some(c.tree().map_err(ctx("cannot read HEAD's tree"))?),
+            None => None,
+        };
+        if scopes.is_empty() {
+            return Ok(CommitOutcome::Unchanged);
+        }
+        let state = self.worktree_state(&scopes, &[])?;
+        let (tree_id, len) = self.build_tree(base.as_ref(), &scopes, &state)?;
+        let unchanged = match &base {
+            Some(base) => base.id() == tree_id,
+            None => len == 0,
+        };
+        if unchanged {
+            return Ok(CommitOutcome::Unchanged);
+        }
+        let commit = self.make_commit(tree_id, head.as_ref(), &full_message)?;
+        let tree = self
+            .git
+            .find_tree(tree_id)
+            .map_err(ctx("cannot read the new tree"))?;
+        let mut touched = self.diff_paths(base.as_ref(), Some(&tree))?;
+        touched.extend(state.keys().cloned());
+        let index = self.index()?;
+        touched.extend(
+            index
+                .iter()
+                .filter(|e| scopes.iter().any(|s| under(&e.path, s)))
+                .map(|e| e.path),
+        );
+        drop(index);
+        self.sync_index(&touched, &tree, &state)?;
+        Ok(CommitOutcome::Created(commit.to_string()))
+    }
+
+    fn revert(
+        &self,
+        commit: &str,
+        session_dir: Option<&str>,
+        message: &str,
+        trailers: &Trailers,
+    ) -> Result<CommitOutcome> {
+        let target = self
+            .git
+            .revparse_single(commit)
+            .and_then(|o| o.peel_to_commit())
+            .map_err(|_| Error::Git(format!("cannot roll back {commit}: no such commit")))?;
+        let short = short_id(target.id());
+        let body = format!(
+            "{}\n\nThis reverts commit {}.",
+            message.trim_end(),
+            target.id()
+        );
+        let full_message = build_message(&body, trailers)?;
+        let session_scope = session_dir.map(|d| self.scope_of(d)).transpose()?;
+        if let Some(id) = self.find_by_trailers(trailers)? {
+            self.finish_existing(id)?;
+            return Ok(CommitOutcome::Existing(id.to_string()));
+        }
+        if target.parent_count() > 1 {
+            return Err(Error::Git(format!(
+                "cannot roll back {short}: it is a merge commit, not a wfx checkpoint"
+            )));
+        }
+        let Some(head) = self.head_commit()? else {
+            return Err(Error::Git(format!(
+                "cannot roll back {short}: the repository has no commits on HEAD"
+            )));
+        };
+        let on_head = head.id() == target.id()
+            || self
+                .git
+                .graph_descendant_of(head.id(), target.id())
+                .map_err(ctx("cannot walk history"))?;
+        if !on_head {
+            return Err(Error::Git(format!(
+                "cannot roll back {short}: it is not part of the current HEAD's history"
+            )));
+        }
+        let target_tree = target
+            .tree()
+            .map_err(ctx(format!("cannot read commit {short}")))?;
+        let parent_tree = match target.parent(0) {
+            Ok(p) => Some(
+                p.tree()
+                    .map_err(ctx(format!("cannot read the parent of {short}")))?,
+            ),
+            Err(_) => None,
+        };
+        let head_tree = head.tree().map_err(ctx("cannot read HEAD's tree"))?;
+        let workflow = self.workflow_scope();
+        let restore: Vec<Vec<u8>> = self
+            .diff_paths(parent_tree.as_ref(), Some(&target_tree))?
+            .into_iter()
+            .filter(|p| !under(p, &workflow))
+            .collect();
+        if restore.is_empty() {
+            return Ok(CommitOutcome::Unchanged);
+        }
+
+        // A later commit changed one of these paths: reverting would throw
+        // its work away.
+        let mut wanted = State::new();
+        let mut before = BTreeMap::new();
+        let mut conflicts = Vec::new();
+        for path in &restore {
+            let at_head = tree_entry(Some(&head_tree), path)?;
+            if at_head != tree_entry(Some(&target_tree), path)? {
+                conflicts.push(self.show(path));
+            }
+            if let Some(e) = tree_entry(parent_tree.as_ref(), path)? {
+                wanted.insert(path.clone(), e);
+            }
+            before.insert(path.clone(), at_head);
+        }
+        if !conflicts.is_empty() {
+            return Err(Error::Git(format!(
+                "cannot roll back {short}: later commits changed {}; resolve by hand (e.g. git revert {short})",
+                show_list(&conflicts)
+            )));
+        }
+
+        // Uncommitted changes to these paths would be overwritten. A path
+        // already holding the restored content is fine (a crash between
+        // writing the files and committing).
+        let state = self.worktree_state(&restore, &[])?;
+        let index = self.index()?;
+        let mut dirty = Vec::new();
+        for path in &restore {
+            let at_head = before.get(path).copied().flatten();
+            let target_entry = wanted.get(path).copied();
+            let on_disk = state.get(path).copied();
+            let staged_ok = index_entry(&index, path) == at_head && !in_conflict(&index, path);
+            let disk_ok = on_disk == at_head || on_disk == target_entry;
+            let in_the_way = on_disk.is_none() && std::fs::symlink_metadata(self.abs(path)).is_ok();
+            if !staged_ok || !disk_ok || in_the_way {
+                dirty.push(self.show(path));
+            }
+        }
+        drop(index);
+        if !dirty.is_empty() {
+            return Err(Error::Git(format!(
+                "cannot roll back {short}: uncommitted changes to {}; commit or stash them first",
+                show_list(&dirty)
+            )));
+        }
+
+        let mut scopes = restore.clone();
+        let mut with = wanted.clone();
+        let session_state = match &session_scope {
+            Some(scope) => {
+                let s = self.worktree_state(std::slice::from_ref(scope), &[])?;
+                scopes.push(scope.clone());
+                with.extend(s.clone());
+                s
+            }
+            None => State::new(),
+        };
+        let (tree_id, _) = self.build_tree(Some(&head_tree), &scopes, &with)?;
+        if tree_id == head_tree.id() {
+            return Ok(CommitOutcome::Unchanged);
+        }
+
+        // Files first, then the commit: a crash in between leaves files the
+        // next attempt accepts as already restored.
+        for path in &restore {
+            if !wanted.contains_key(path) && state.contains_key(path) {
+                self.remove_file(path)?;
+            }
+        }
+        for (path, entry) in &wanted {
+            if state.get(path) != Some(entry) {
+                self.write_file(path, *entry)?;
+            }
+        }
+
+        let id = self.make_commit(tree_id, Some(&head), &full_message)?;
+        let tree = self
+            .git
+            .find_tree(tree_id)
+            .map_err(ctx("cannot read the new tree"))?;
+        let mut touched: BTreeSet<Vec<u8>> = restore.iter().cloned().collect();
+        let mut disk = wanted;
+        if let Some(scope) = &session_scope {
+            touched.extend(
+                self.diff_paths(Some(&head_tree), Some(&tree))?
+                    .into_iter()
+                    .filter(|p| under(p, scope)),
+            );
+            touched.extend(session_state.keys().cloned());
+            disk.extend(session_state);
+        }
+        self.sync_index(&touched, &tree, &disk)?;
+        Ok(CommitOutcome::Created(id.to_string()))
+    }
+
+    /// Delete a file the reverted commit had added, and the directories it
+    /// leaves empty.
+    fn remove_file(&self, path: &[u8]) -> Result<()> {
+        let abs = self.abs(path);
+        match std::fs::remove_file(&abs) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::io(abs, e)),
+        }
+        let mut dir = abs.parent();
+        while let Some(d) = dir {
+            if d == self.workdir || std::fs::remove_dir(d).is_err() {
+                break;
+            }
+            dir = d.parent();
+        }
+        Ok(())
+    }
+
+    /// Write a blob to its path in the work tree, byte for byte, with its
+    /// mode. Whatever was there is replaced, never written through (a
+    /// symlink stays a symlink only if the blob says so).
+    fn write_file(&self, path: &[u8], entry: Entry) -> Result<()> {
+        if entry.mode == MODE_GITLINK {
+            // A submodule's checkout is its own repository's business.
+            return Ok(());
+        }
+        let abs = self.abs(path);
+        let blob = self.git.find_blob(entry.id).map_err(ctx(format!(
+            "cannot read the old content of {}",
+            self.show(path)
+        )))?;
+        if let Some(parent) = abs.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+        }
+        match std::fs::symlink_metadata(&abs) {
+            Ok(meta) if meta.is_dir() => {
+                return Err(Error::Git(format!(
+                    "cannot restore {}: a directory is in the way",
+                    self.show(path)
+                )));
+            }
+            Ok(_) => std::fs::remove_file(&abs).map_err(|e| Error::io(&abs, e))?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::io(abs, e)),
+        }
+        if entry.mode == MODE_LINK {
+            #[cfg(unix)]
+            {
+                std::os::unix::fs::symlink(bytes_to_path(blob.content()), &abs)
+                    .map_err(|e| Error::io(&abs, e))?;
+                return Ok(());
+            }
+        }
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(if entry.mode == MODE_EXEC {
+                0o777
+            } else {
+                0o666
+            });
+        }
+        let mut file = options.open(&abs).map_err(|e| Error::io(&abs, e))?;
+        std::io::Write::write_all(&mut file, blob.content()).map_err(|e| Error::io(&abs, e))?;
+        Ok(())
+    }
+}
+
+/// An index entry with no stat data (git re-checks such files by content).
+fn bare_entry(path: &[u8], entry: Entry) -> IndexEntry {
+    IndexEntry {
+        ctime: IndexTime::new(0, 0),
+        mtime: IndexTime::new(0, 0),
+        dev: 0,
+        ino: 0,
+        mode: entry.mode,
+        uid: 0,
+        gid: 0,
+        file_size: 0,
+        id: entry.id,
+        flags: 0,
+        flags_extended: 0,
+        path: path.to_vec(),
+    }
+}
+
+/// Copy a file's stat data into its index entry (truncated to the index
+/// format's 32 bits, as git does).
+fn fill_stat(raw: &mut IndexEntry, abs: &Path) {
+    let Ok(meta) = std::fs::symlink_metadata(abs) else {
+        return;
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        raw.ctime = IndexTime::new(meta.ctime() as i32, meta.ctime_nsec() as u32);
+        raw.mtime = IndexTime::new(meta.mtime() as i32, meta.mtime_nsec() as u32);
+        raw.dev = meta.dev() as u32;
+        raw.ino = meta.ino() as u32;
+        raw.uid = meta.uid();
+        raw.gid = meta.gid();
+    }
+    raw.file_size = meta.len() as u32;
+}
+
+fn mode_of(meta: &std::fs::Metadata, trust_exec: bool, previous: Option<u32>) -> u32 {
+    if meta.file_type().is_symlink() {
+        return MODE_LINK;
+    }
+    #[cfg(unix)]
+    if trust_exec {
+        use std::os::unix::fs::PermissionsExt;
+        return if meta.permissions().mode() & 0o100 != 0 {
+            MODE_EXEC
+        } else {
+            MODE_FILE
+        };
+    }
+    let _ = trust_exec;
+    match previous {
+        Some(MODE_EXEC) => MODE_EXEC,
+        _ => MODE_FILE,
+    }
+}
+
+fn tree_entry(tree: Option<&Tree<'_>>, path: &[u8]) -> Result<Option<Entry>> {
+    let Some(tree) = tree else { return Ok(None) };
+    match tree.get_path(&bytes_to_path(path)) {
+        Ok(e) if e.kind() == Some(git2::ObjectType::Tree) => Ok(None),
+        Ok(e) => Ok(Some(Entry {
+            id: e.id(),
+            mode: e.filemode() as u32,
+        })),
+        Err(e) if e.code() == ErrorCode::NotFound => Ok(None),
+        Err(e) => Err(ctx(format!(
+            "cannot read {}",
+            String::from_utf8_lossy(path)
+        ))(e)),
+    }
+}
+
+fn index_entry(index: &Index, path: &[u8]) -> Option<Entry> {
+    index.get_path(&bytes_to_path(path), 0).map(|e| Entry {
+        id: e.id,
+        mode: e.mode,
+    })
+}
+
+fn in_conflict(index: &Index, path: &[u8]) -> bool {
+    let p = bytes_to_path(path);
+    (1..=3).any(|stage| index.get_path(&p, stage).is_some())
+}
+
+fn short_id(id: Oid) -> String {
+    id.to_string().chars().take(12).collect()
+}

@@ -1,0 +1,899 @@
+//! From parsed cases to `test-results.json` (DESIGN.md §3, §5.2): the
+//! zero-tests rules, layers, criticality, pass rate; merging a subset
+//! re-run over the last full run; marking flaky failures. All pure.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::detect::Framework;
+use super::parse::{ParsedCase, ParsedRun, Status, excerpt};
+use crate::artifacts::Timestamp;
+use crate::artifacts::test_results::{
+    CaseResult, CaseStatus, Criticality, Failure, Layer, LayerDistribution, Scope, TestResults,
+    pass_rate,
+};
+
+/// What the runner knows about a run besides its parsed output.
+#[derive(Debug, Clone)]
+pub struct RunFacts<'a> {
+    /// The command as a user would re-run it (no absolute paths).
+    pub command: String,
+    pub framework: Framework,
+    pub scope: Scope,
+    /// `None` when the child was killed by a signal or timed out.
+    pub exit_code: Option<i32>,
+    /// The timeout in seconds when the run hit it.
+    pub timed_out_after: Option<u64>,
+    pub signal: Option<i32>,
+    pub duration_ms: u64,
+    /// The end of the output, kept for execution errors.
+    pub output_tail: &'a str,
+    pub output_log: Option<String>,
+    pub truncated: bool,
+    pub started_at: Option<Timestamp>,
+    /// The previous result, for "passed last time, fails now" → high.
+    pub previous: Option<&'a TestResults>,
+    pub notes: Vec<String>,
+}
+
+/// Build the results document, applying DESIGN.md §5.2:
+/// - non-zero exit with zero parsed tests → one static execution error
+///   carrying the output tail, `parser: "exit-code"`;
+/// - exit 0 with no test run → error "no tests found";
+/// - non-zero exit although every parsed test passed → an execution error,
+///   so a failing command can never read as a pass;
+/// - a timeout → an execution error next to whatever was parsed.
+pub fn build(parsed: ParsedRun, facts: RunFacts<'_>) -> TestResults {
+    let ParsedRun {
+        parser,
+        cases,
+        mut static_errors,
+        unnamed_skipped,
+    } = parsed;
+    let mut parser = if parser.is_empty() {
+        "exit-code"
+    } else {
+        parser
+    };
+    let ran = cases
+        .iter()
+        .any(|c| matches!(c.status, Status::Passed | Status::Failed | Status::Error));
+    let failing = cases
+        .iter()
+        .any(|c| matches!(c.status, Status::Failed | Status::Error))
+        || !static_errors.is_empty();
+
+    if let Some(secs) = facts.timed_out_after {
+        static_errors.push(execution_error(&facts, format!("timed out after {secs} s")));
+    } else if cases.is_empty() && static_errors.is_empty() && facts.exit_code != Some(0) {
+        parser = "exit-code";
+        let error = last_line(facts.output_tail).unwrap_or_else(|| describe_exit(&facts));
+        static_errors.push(execution_error(&facts, error));
+    } else if !ran && static_errors.is_empty() {
+        let error = if cases.is_empty() && unnamed_skipped == 0 {
+            "no tests found".to_string()
+        } else {
+            "no tests ran (all were skipped)".to_string()
+        };
+        static_errors.push(execution_error(&facts, error));
+    } else if !failing && facts.exit_code != Some(0) {
+        let error = format!("{} although no test failed", describe_exit(&facts));
+        static_errors.push(execution_error(&facts, error));
+    }
+
+    let previous: HashMap<&str, CaseStatus> = facts
+        .previous
+        .map(|p| {
+            p.cases
+                .iter()
+                .map(|c| (c.test.as_str(), c.status))
+                .collect()
+        })
+        .unwrap_or_default();
+
+    let mut failures = Vec::new();
+    let mut dist = LayerDistribution::default();
+    for e in &static_errors {
+        let counts = dist.get_mut(Layer::Static);
+        counts.total += 1;
+        counts.failed += 1;
+        failures.push(failure_of(e, Layer::Static, &previous));
+    }
+    let mut case_results = Vec::with_capacity(cases.len());
+    let (mut passed, mut failed, mut skipped, mut errors) = (0u32, 0u32, unnamed_skipped, 0u32);
+    for c in &cases {
+        let layer = case_layer(c);
+        let counts = dist.get_mut(layer);
+        counts.total += 1;
+        match c.status {
+            Status::Passed => {
+                passed += 1;
+                counts.passed += 1;
+            }
+            Status::Failed | Status::Error => {
+                if c.status == Status::Failed {
+                    failed += 1;
+                } else {
+                    errors += 1;
+                }
+                counts.failed += 1;
+                failures.push(failure_of(c, layer, &previous));
+            }
+            Status::Skipped => skipped += 1,
+        }
+        case_results.push(CaseResult {
+            test: c.id.clone(),
+            status: c.status.into(),
+            file: c.file.clone(),
+            layer: Some(layer),
+        });
+    }
+    errors += static_errors.len() as u32;
+
+    TestResults {
+        command: facts.command,
+        exit_code: facts.exit_code,
+        duration_ms: facts.duration_ms,
+        scope: facts.scope,
+        framework: facts.framework.as_str().to_string(),
+        parser: parser.to_string(),
+        total: cases.len() as u32 + unnamed_skipped,
+        passed,
+        failed,
+        skipped,
+        errors,
+        pass_rate: pass_rate(passed, failed, errors),
+        layer_distribution: dist,
+        failures,
+        output_log: facts.output_log,
+        truncated: facts.truncated,
+        started_at: facts.started_at,
+        cases: case_results,
+        notes: facts.notes,
+        extra: Default::default(),
+    }
+}
+
+fn describe_exit(facts: &RunFacts<'_>) -> String {
+    match (facts.exit_code, facts.signal) {
+        (Some(code), _) => format!("exited with code {code}"),
+        (None, Some(sig)) => format!("killed by signal {sig}"),
+        (None, None) => "ended without an exit code".into(),
+    }
+}
+
+fn last_line(text: &str) -> Option<String> {
+    text.lines()
+        .rev()
+        .map(|l| super::parse::strip_ansi(l).trim().to_string())
+        .find(|l| !l.is_empty())
+}
+
+/// The static failure that stands for a run that did not produce results.
+fn execution_error(facts: &RunFacts<'_>, error: String) -> ParsedCase {
+    ParsedCase {
+        id: facts.command.clone(),
+        status: Status::Error,
+        error,
+        message: excerpt(&tail_lines(facts.output_tail, 40)),
+        layer: Some(Layer::Static),
+        ..ParsedCase::default()
+    }
+}
+
+fn tail_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+fn failure_of(c: &ParsedCase, layer: Layer, previous: &HashMap<&str, CaseStatus>) -> Failure {
+    let previously_passed = previous.get(c.id.as_str()) == Some(&CaseStatus::Passed);
+    Failure {
+        test: c.id.clone(),
+        file: c.file.clone(),
+        line: c.line,
+        error: c.error.clone(),
+        message: c.message.clone(),
+        criticality: criticality(&Judged {
+            test: &c.id,
+            file: c.file.as_deref(),
+            error: &c.error,
+            message: &c.message,
+            layer,
+            flaky: c.flaky,
+            previously_passed,
+        }),
+        test_type: layer,
+        flaky: c.flaky,
+        extra: Default::default(),
+    }
+}
+
+/// Layer of a parsed case: what the format said, else judged by path.
+pub fn case_layer(c: &ParsedCase) -> Layer {
+    if let Some(l) = c.layer {
+        return l;
+    }
+    layer_for(&c.id, c.file.as_deref())
+}
+
+/// Layer from the test id when it names a path (pytest, jest, go, Surefire),
+/// else from the file.
+pub fn layer_for(id: &str, file: Option<&str>) -> Layer {
+    if id.contains('/') || id.contains('#') || id.contains(".py") {
+        layer_of_path(id)
+    } else {
+        file.map(layer_of_path).unwrap_or(Layer::Unit)
+    }
+}
+
+/// REFERENCE.md "Layer of a test by path": e2e markers, then integration
+/// markers (Rust `tests/*.rs` included), else unit.
+pub fn layer_of_path(path: &str) -> Layer {
+    static E2E: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?i)(^|[/\\])(e2e|cypress|playwright)[/\\]|\.e2e\.|[_-]e2e[_.]").unwrap()
+    });
+    static INTEGRATION: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?i:(^|[/\\])(integration|integration[_-]tests?|it)[/\\]|\.integration\.|[_.-]integration[_.-]|_it\.)|[a-z0-9]IT(\.java|\.kt|#|$)")
+            .unwrap()
+    });
+    static RUST_TESTS: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"(^|/)tests/[^/]+\.rs$|(^|/)tests/[^/]+/main\.rs$").unwrap());
+    let p = path.split(" › ").next().unwrap_or(path);
+    if E2E.is_match(p) {
+        Layer::E2e
+    } else if INTEGRATION.is_match(p) || RUST_TESTS.is_match(p) {
+        Layer::Integration
+    } else {
+        Layer::Unit
+    }
+}
+
+/// The facts criticality is judged from.
+#[derive(Debug, Clone)]
+pub struct Judged<'a> {
+    pub test: &'a str,
+    pub file: Option<&'a str>,
+    pub error: &'a str,
+    pub message: &'a str,
+    pub layer: Layer,
+    pub flaky: bool,
+    pub previously_passed: bool,
+}
+
+/// REFERENCE.md "Criticality of a failure", in this order: flaky and
+/// environment problems are low; build errors, regressions (passed last
+/// run), security/auth/payment/data tests and crashes are high; warnings and
+/// known issues are low; anything else (ordinary assertion failures) medium.
+pub fn criticality(j: &Judged<'_>) -> Criticality {
+    static ENVIRONMENT: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?im)connection refused|ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|getaddrinfo|network is unreachable|no route to host|temporary failure in name resolution|could not resolve host|name or service not known|command not found|: not found$|executable file not found|no such file or directory.*(chromium|chrome|firefox|docker)|docker daemon")
+            .unwrap()
+    });
+    static SENSITIVE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?i)(auth|login|logout|passw|credential|permission|privilege|oauth|jwt|token|csrf|xss|injection|security|secret|encrypt|decrypt|crypt|signature|payment|billing|invoice|checkout|refund|charge|wallet|data[_ -]?loss|corrupt|migration)")
+            .unwrap()
+    });
+    static ASSERTION: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(
+            r"(?i)assert|expect|to (be|equal|have|match)|want |!==|!=|mismatch|but was|differ",
+        )
+        .unwrap()
+    });
+    static CRASH: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?i)segmentation fault|SIGSEGV|SIGABRT|SIGBUS|SIGILL|core dumped|stack overflow|overflowed its stack|fatal runtime error|fatal python error|out of memory|heap out of memory|maximum call stack|called `(Option|Result)::unwrap\(\)`|index out of (bounds|range)|attempt to (add|subtract|multiply|divide|negate|shift).*overflow|attempt to divide by zero|nil pointer dereference|NullPointerException|ArithmeticException|ZeroDivisionError|RecursionError|MemoryError|Cannot read propert(y|ies) of (undefined|null)|is not a function|test binary crashed|test process ended by|^panic: ")
+            .unwrap()
+    });
+    static WARNING: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"(?i)^\w*Warning\b|\bxfail\b|known issue").unwrap());
+
+    if j.flaky {
+        return Criticality::Low;
+    }
+    let text = format!("{}\n{}", j.error, j.message);
+    if ENVIRONMENT.is_match(&text) {
+        return Criticality::Low;
+    }
+    if j.layer == Layer::Static || j.previously_passed {
+        return Criticality::High;
+    }
+    let name = format!("{} {}", j.test, j.file.unwrap_or(""));
+    if SENSITIVE.is_match(&name) {
+        return Criticality::High;
+    }
+    if CRASH.is_match(j.error) || (!ASSERTION.is_match(j.error) && CRASH.is_match(j.message)) {
+        return Criticality::High;
+    }
+    if WARNING.is_match(j.error) {
+        return Criticality::Low;
+    }
+    Criticality::Medium
+}
+
+/// Merge a subset re-run over the last full run (DESIGN.md §5.4): tests not
+/// re-run keep their last status; a re-run test takes its new status, except
+/// that `skipped` never replaces a known result (runners report tests left
+/// out by a filter as skipped). Static failures come from the subset only.
+/// The result has `scope: "affected"` and the subset's command, exit code,
+/// timing and log.
+pub fn merge(last_full: &TestResults, subset: &TestResults) -> TestResults {
+    let mut cases = last_full.cases.clone();
+    let index: HashMap<String, usize> = cases
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.test.clone(), i))
+        .collect();
+    let mut rerun: HashSet<&str> = HashSet::new();
+    for c in &subset.cases {
+        match index.get(&c.test) {
+            Some(&i) => {
+                if c.status != CaseStatus::Skipped || cases[i].status == CaseStatus::Skipped {
+                    cases[i].status = c.status;
+                    if c.layer.is_some() {
+                        cases[i].layer = c.layer;
+                    }
+                    rerun.insert(&c.test);
+                }
+            }
+            None => {
+                cases.push(c.clone());
+                rerun.insert(&c.test);
+            }
+        }
+    }
+    let new_failures: HashMap<&str, &Failure> = subset
+        .failures
+        .iter()
+        .map(|f| (f.test.as_str(), f))
+        .collect();
+    let old_failures: HashMap<&str, &Failure> = last_full
+        .failures
+        .iter()
+        .map(|f| (f.test.as_str(), f))
+        .collect();
+
+    let mut failures: Vec<Failure> = subset
+        .failures
+        .iter()
+        .filter(|f| f.test_type == Layer::Static)
+        .cloned()
+        .collect();
+    let mut dist = LayerDistribution::default();
+    let statics = failures.len() as u32;
+    dist.static_.total = statics;
+    dist.static_.failed = statics;
+    let (mut passed, mut failed, mut skipped, mut errors) =
+        (0u32, 0u32, 0u32, failures.len() as u32);
+    for c in &cases {
+        let layer = c
+            .layer
+            .unwrap_or_else(|| layer_for(&c.test, c.file.as_deref()));
+        let d = dist.get_mut(layer);
+        d.total += 1;
+        match c.status {
+            CaseStatus::Passed => {
+                passed += 1;
+                d.passed += 1;
+            }
+            CaseStatus::Skipped => skipped += 1,
+            CaseStatus::Failed | CaseStatus::Error => {
+                if c.status == CaseStatus::Failed {
+                    failed += 1;
+                } else {
+                    errors += 1;
+                }
+                d.failed += 1;
+                let source = if rerun.contains(c.test.as_str()) {
+                    new_failures.get(c.test.as_str())
+                } else {
+                    old_failures.get(c.test.as_str())
+                };
+                failures.push(match source {
+                    Some(f) => (*f).clone(),
+                    None => Failure {
+                        test: c.test.clone(),
+                        file: c.file.clone(),
+                        line: None,
+                        error: String::new(),
+                        message: String::new(),
+                        criticality: Criticality::Medium,
+                        test_type: layer,
+                        flaky: false,
+                        extra: Default::default(),
+                    },
+                });
+            }
+        }
+    }
+    // Skipped tests the last full run counted but never named.
+    let named_skipped_before = last_full
+        .cases
+        .iter()
+        .filter(|c| c.status == CaseStatus::Skipped)
+        .count() as u32;
+    let unnamed = last_full.skipped.saturating_sub(named_skipped_before);
+    skipped += unnamed;
+
+    TestResults {
+        command: subset.command.clone(),
+        exit_code: subset.exit_code,
+        duration_ms: subset.duration_ms,
+        scope: Scope::Affected,
+        framework: subset.framework.clone(),
+        parser: subset.parser.clone(),
+        total: cases.len() as u32 + unnamed,
+        passed,
+        failed,
+        skipped,
+        errors,
+        pass_rate: pass_rate(passed, failed, errors),
+        layer_distribution: dist,
+        failures,
+        output_log: subset.output_log.clone(),
+        truncated: subset.truncated,
+        started_at: subset.started_at,
+        cases,
+        notes: subset.notes.clone(),
+        extra: subset.extra.clone(),
+    }
+}
+
+/// Ids of the test failures (not static errors) of a result, in order: what
+/// a subset re-run or a flakiness check re-runs.
+pub fn failing_ids(results: &TestResults) -> Vec<String> {
+    results
+        .failures
+        .iter()
+        .filter(|f| f.test_type != Layer::Static)
+        .map(|f| f.test.clone())
+        .collect()
+}
+
+/// Mark the failures of `results` that passed in `rerun` as flaky with low
+/// criticality (REFERENCE.md). They stay failures of that run; the loop
+/// decides whether they count. Returns the ids marked.
+pub fn mark_flaky(results: &mut TestResults, rerun: &TestResults) -> Vec<String> {
+    let passed: HashSet<&str> = rerun
+        .cases
+        .iter()
+        .filter(|c| c.status == CaseStatus::Passed)
+        .map(|c| c.test.as_str())
+        .collect();
+    let mut marked = Vec::new();
+    for f in &mut results.failures {
+        if f.test_type != Layer::Static && passed.contains(f.test.as_str()) {
+            f.flaky = true;
+            f.criticality = Criticality::Low;
+            marked.push(f.test.clone());
+        }
+    }
+    marked
+}
+
+/// Pass rate counting flaky failures as passes (DESIGN.md §5.3: flaky
+/// tests "do not count" when judging a regression).
+pub fn pass_rate_without_flaky(results: &TestResults) -> f64 {
+    let flaky = results.failures.iter().filter(|f| f.flaky).count() as u32;
+    let failed_flaky = results
+        .failures
+        .iter()
+        .filter(|f| f.flaky)
+        .filter(|f| {
+            results
+                .cases
+                .iter()
+                .any(|c| c.test == f.test && c.status == CaseStatus::Failed)
+        })
+        .count() as u32;
+    let errors_flaky = flaky - failed_flaky;
+    pass_rate(
+        results.passed + flaky,
+        results.failed.saturating_sub(failed_flaky),
+        results.errors.saturating_sub(errors_flaky),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn facts<'a>(exit: Option<i32>, tail: &'a str) -> RunFacts<'a> {
+        RunFacts {
+            command: "pytest".into(),
+            framework: Framework::Pytest,
+            scope: Scope::Full,
+            exit_code: exit,
+            timed_out_after: None,
+            signal: None,
+            duration_ms: 5,
+            output_tail: tail,
+            output_log: Some(".workflow/.cache/test-output.log".into()),
+            truncated: false,
+            started_at: None,
+            previous: None,
+            notes: Vec::new(),
+        }
+    }
+
+    fn case(id: &str, status: Status) -> ParsedCase {
+        ParsedCase {
+            id: id.into(),
+            status,
+            error: if matches!(status, Status::Failed) {
+                "AssertionError: assert 1 == 2".into()
+            } else {
+                String::new()
+            },
+            ..ParsedCase::default()
+        }
+    }
+
+    fn run_of(cases: Vec<ParsedCase>) -> ParsedRun {
+        ParsedRun {
+            parser: "junit",
+            cases,
+            ..ParsedRun::default()
+        }
+    }
+
+    #[test]
+    fn zero_tests_with_failing_exit_is_an_execution_error() {
+        let r = build(
+            ParsedRun::default(),
+            facts(Some(1), "collecting...\nsh: 1: pytest: not found\n"),
+        );
+        assert_eq!(r.parser, "exit-code");
+        assert_eq!((r.total, r.passed, r.failed, r.errors), (0, 0, 0, 1));
+        assert_eq!(r.pass_rate, 0.0);
+        let f = &r.failures[0];
+        assert_eq!(f.test, "pytest");
+        assert_eq!(f.test_type, Layer::Static);
+        assert_eq!(f.error, "sh: 1: pytest: not found");
+        assert_eq!(f.message, "collecting...\nsh: 1: pytest: not found");
+        assert_eq!(
+            f.criticality,
+            Criticality::Low,
+            "a missing tool is environmental"
+        );
+        assert_eq!(r.layer_distribution.static_.failed, 1);
+
+        let r = build(
+            ParsedRun::new("junit"),
+            facts(Some(2), "Traceback\nImportError: x\n"),
+        );
+        assert_eq!(r.parser, "exit-code");
+        assert_eq!(r.failures[0].error, "ImportError: x");
+        assert_eq!(r.failures[0].criticality, Criticality::High);
+
+        let r = build(ParsedRun::default(), facts(None, ""));
+        assert_eq!(r.failures[0].error, "ended without an exit code");
+    }
+
+    #[test]
+    fn zero_tests_with_exit_zero_is_no_tests_found() {
+        let r = build(
+            ParsedRun::new("libtest"),
+            facts(Some(0), "running 0 tests\n"),
+        );
+        assert_eq!(r.parser, "libtest");
+        assert_eq!((r.total, r.errors), (0, 1));
+        assert_eq!(r.failures[0].error, "no tests found");
+        assert_ne!(r.pass_rate, 100.0);
+        let r = build(run_of(vec![case("a", Status::Skipped)]), facts(Some(0), ""));
+        assert_eq!(r.failures[0].error, "no tests ran (all were skipped)");
+        assert_eq!((r.total, r.skipped, r.errors), (1, 1, 1));
+    }
+
+    #[test]
+    fn failing_exit_with_all_tests_passed_is_not_a_pass() {
+        let r = build(
+            run_of(vec![case("a", Status::Passed)]),
+            facts(Some(3), "coverage too low\n"),
+        );
+        assert_eq!((r.total, r.passed, r.errors), (1, 1, 1));
+        assert_eq!(
+            r.failures[0].error,
+            "exited with code 3 although no test failed"
+        );
+        assert_eq!(r.pass_rate, 50.0);
+    }
+
+    #[test]
+    fn timeout_keeps_parsed_cases_and_adds_an_error() {
+        let mut f = facts(None, "test a ... ok\n");
+        f.timed_out_after = Some(30);
+        let r = build(run_of(vec![case("a", Status::Passed)]), f);
+        assert_eq!((r.total, r.passed, r.errors), (1, 1, 1));
+        assert_eq!(r.failures[0].error, "timed out after 30 s");
+    }
+
+    #[test]
+    fn counts_and_pass_rate() {
+        let mut parsed = run_of(vec![
+            case("t/test_a.py::a", Status::Passed),
+            case("t/test_a.py::b", Status::Passed),
+            case("t/test_a.py::c", Status::Failed),
+            case("t/test_a.py::d", Status::Error),
+            case("t/test_a.py::e", Status::Skipped),
+        ]);
+        parsed.unnamed_skipped = 2;
+        let r = build(parsed, facts(Some(1), ""));
+        assert_eq!(
+            (r.total, r.passed, r.failed, r.skipped, r.errors),
+            (7, 2, 1, 3, 1)
+        );
+        assert_eq!(r.pass_rate, 50.0);
+        assert_eq!(r.parser, "junit");
+        assert_eq!(r.failures.len(), 2);
+        assert_eq!(r.cases.len(), 5);
+        assert_eq!(r.layer_distribution.unit.total, 5);
+        assert_eq!(r.layer_distribution.unit.passed, 2);
+        assert_eq!(r.layer_distribution.unit.failed, 2);
+    }
+
+    #[test]
+    fn static_errors_count_as_errors_not_tests() {
+        let mut parsed = ParsedRun::new("libtest");
+        parsed.static_errors.push(ParsedCase {
+            id: "src/lib.rs".into(),
+            status: Status::Error,
+            file: Some("src/lib.rs".into()),
+            line: Some(28),
+            error: "error[E0308]: mismatched types".into(),
+            layer: Some(Layer::Static),
+            ..ParsedCase::default()
+        });
+        let r = build(parsed, facts(Some(101), ""));
+        assert_eq!(r.parser, "libtest");
+        assert_eq!((r.total, r.errors, r.failures.len()), (0, 1, 1));
+        assert_eq!(r.failures[0].criticality, Criticality::High);
+        assert_eq!(r.failures[0].test_type, Layer::Static);
+    }
+
+    #[test]
+    fn layers_by_path() {
+        for (path, want) in [
+            ("tests/test_ops.py::test_add", Layer::Unit),
+            ("test/math.test.js › math › max", Layer::Unit),
+            ("src/__tests__/a.js", Layer::Unit),
+            ("tests/unit/test_x.py::t", Layer::Unit),
+            ("tests/integration/test_api.py::t", Layer::Integration),
+            ("src/api.integration.test.ts › x", Layer::Integration),
+            ("tests/integration.rs", Layer::Integration),
+            ("tests/cli/main.rs", Layer::Integration),
+            ("src/lib.rs", Layer::Unit),
+            ("e2e/login.spec.ts › logs in", Layer::E2e),
+            ("app/checkout.e2e.test.js", Layer::E2e),
+            ("cypress/integration/a.cy.js", Layer::E2e),
+            ("playwright/home.spec.ts", Layer::E2e),
+            ("calc.CalcIT#adds", Layer::Integration),
+            ("calc.CalcTest#adds", Layer::Unit),
+            ("tests/test_auth.py::test_password_needs_digit", Layer::Unit),
+            ("src/it/ApiIT.java", Layer::Integration),
+            ("example.com/m/integration/TestX", Layer::Integration),
+        ] {
+            assert_eq!(layer_of_path(path), want, "{path}");
+        }
+        assert_eq!(
+            layer_for("divide_positive", Some("tests/integration.rs")),
+            Layer::Integration
+        );
+        assert_eq!(
+            layer_for("stats::tests::x", Some("src/lib.rs")),
+            Layer::Unit
+        );
+        assert_eq!(layer_for("x", None), Layer::Unit);
+    }
+
+    fn judge(test: &str, error: &str, message: &str) -> Criticality {
+        criticality(&Judged {
+            test,
+            file: None,
+            error,
+            message,
+            layer: Layer::Unit,
+            flaky: false,
+            previously_passed: false,
+        })
+    }
+
+    #[test]
+    fn criticality_rules() {
+        use Criticality::*;
+        let assert_msg = "assertion `left == right` failed";
+        for (test, error, message, want) in [
+            (
+                "stats::tests::mean_of_three",
+                assert_msg,
+                "thread 'x' panicked at src/stats.rs:28:9:",
+                Medium,
+            ),
+            (
+                "tests/test_auth.py::test_validate_token",
+                "AssertionError: assert False is True",
+                "",
+                High,
+            ),
+            (
+                "tests/test_pay.py::test_refund_total",
+                "AssertionError",
+                "",
+                High,
+            ),
+            (
+                "tests/test_ops.py::test_divide_by_zero_returns_none",
+                "ZeroDivisionError: division by zero",
+                "",
+                High,
+            ),
+            (
+                "a::b",
+                "called `Option::unwrap()` on a `None` value",
+                "",
+                High,
+            ),
+            ("k a::crash", "test process ended by SIGSEGV", "", High),
+            (
+                "test/api.test.js › fetch",
+                "Error: connect ECONNREFUSED 127.0.0.1:5432",
+                "",
+                Low,
+            ),
+            (
+                "tests/test_x.py::test_w",
+                "DeprecationWarning: old api",
+                "",
+                Low,
+            ),
+            (
+                "test/m.test.js › m › max",
+                "Error: expect(received).toBe(expected)",
+                "",
+                Medium,
+            ),
+            (
+                "calc.CalcTest#findsTheMax",
+                "org.opentest4j.AssertionFailedError: expected: <9> but was: <3>",
+                "",
+                Medium,
+            ),
+        ] {
+            assert_eq!(judge(test, error, message), want, "{test}: {error}");
+        }
+        let base = Judged {
+            test: "a",
+            file: None,
+            error: "assert 1 == 2",
+            message: "",
+            layer: Layer::Unit,
+            flaky: false,
+            previously_passed: true,
+        };
+        assert_eq!(criticality(&base), High, "passed last run, fails now");
+        assert_eq!(
+            criticality(&Judged {
+                flaky: true,
+                ..base.clone()
+            }),
+            Low
+        );
+        assert_eq!(
+            criticality(&Judged {
+                previously_passed: false,
+                layer: Layer::Static,
+                ..base
+            }),
+            High
+        );
+    }
+
+    #[test]
+    fn previous_pass_makes_a_failure_high() {
+        let prev = build(
+            run_of(vec![case("a", Status::Passed), case("b", Status::Failed)]),
+            facts(Some(1), ""),
+        );
+        let mut f = facts(Some(1), "");
+        f.previous = Some(&prev);
+        let r = build(
+            run_of(vec![case("a", Status::Failed), case("b", Status::Failed)]),
+            f,
+        );
+        let crit: Vec<_> = r
+            .failures
+            .iter()
+            .map(|f| (f.test.as_str(), f.criticality))
+            .collect();
+        assert_eq!(
+            crit,
+            vec![("a", Criticality::High), ("b", Criticality::Medium)]
+        );
+    }
+
+    #[test]
+    fn merge_keeps_untouched_tests_and_updates_rerun_ones() {
+        let full = build(
+            run_of(vec![
+                case("a", Status::Passed),
+                case("b", Status::Failed),
+                case("c", Status::Failed),
+                case("d", Status::Skipped),
+            ]),
+            facts(Some(1), ""),
+        );
+        let mut sf = facts(Some(1), "");
+        sf.command = "pytest b c".into();
+        sf.scope = Scope::Affected;
+        let subset = build(
+            run_of(vec![
+                case("b", Status::Passed),
+                case("c", Status::Failed),
+                case("a", Status::Skipped),
+                case("new", Status::Passed),
+            ]),
+            sf,
+        );
+        let m = merge(&full, &subset);
+        assert_eq!(m.scope, Scope::Affected);
+        assert_eq!(m.command, "pytest b c");
+        assert_eq!(
+            (m.total, m.passed, m.failed, m.skipped, m.errors),
+            (5, 3, 1, 1, 0)
+        );
+        assert_eq!(m.pass_rate, 75.0);
+        let st: Vec<_> = m
+            .cases
+            .iter()
+            .map(|c| (c.test.as_str(), c.status))
+            .collect();
+        assert_eq!(
+            st,
+            vec![
+                ("a", CaseStatus::Passed),
+                ("b", CaseStatus::Passed),
+                ("c", CaseStatus::Failed),
+                ("d", CaseStatus::Skipped),
+                ("new", CaseStatus::Passed),
+            ]
+        );
+        assert_eq!(failing_ids(&m), vec!["c"]);
+        assert_eq!(m.layer_distribution.unit.total, 5);
+    }
+
+    #[test]
+    fn merge_takes_static_errors_from_the_subset_only() {
+        let full = build(run_of(vec![case("a", Status::Failed)]), facts(Some(1), ""));
+        let subset = build(
+            ParsedRun::default(),
+            facts(Some(101), "error: could not compile\n"),
+        );
+        let m = merge(&full, &subset);
+        assert_eq!((m.total, m.failed, m.errors), (1, 1, 1));
+        assert_eq!(m.failures[0].test_type, Layer::Static);
+        assert_eq!(m.failures[1].test, "a");
+    }
+
+    #[test]
+    fn flaky_failures_are_marked_low() {
+        let mut full = build(
+            run_of(vec![
+                case("a", Status::Failed),
+                case("b", Status::Failed),
+                case("c", Status::Passed),
+            ]),
+            facts(Some(1), ""),
+        );
+        let rerun = build(
+            run_of(vec![case("a", Status::Passed), case("b", Status::Failed)]),
+            facts(Some(1), ""),
+        );
+        assert_eq!(mark_flaky(&mut full, &rerun), vec!["a"]);
+        assert!(full.failures[0].flaky);
+        assert_eq!(full.failures[0].criticality, Criticality::Low);
+        assert!(!full.failures[1].flaky);
+        assert_eq!(full.pass_rate, 33.3);
+        assert_eq!(pass_rate_without_flaky(&full), 66.7);
+    }
+}

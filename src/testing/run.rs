@@ -1,0 +1,1085 @@
+//! Running a test command through the process layer and turning what it
+//! wrote into `test-results.json`. wfx adds the flags that make pytest,
+//! jest, vitest, node and go write a structured report into `report_dir`
+//! (never changing what is tested); it then reads the structured report
+//! first, the output text second, and falls back to the exit code.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
+use std::time::{Duration, SystemTime};
+
+use regex::Regex;
+
+use super::detect::{Detected, Framework};
+use super::parse::{self, ParsedRun, TextFormat};
+use super::results::{self, RunFacts};
+use super::select::{self, Args};
+use crate::artifacts::test_results::{Scope, TestResults};
+use crate::error::{Error, Result};
+use crate::process::{self, Spec};
+
+/// Live counts for a spinner, from the lines the runner prints.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Progress {
+    pub passed: u32,
+    pub failed: u32,
+    pub skipped: u32,
+}
+
+/// Called on the output thread whenever the counts change.
+pub type ProgressHook = Box<dyn FnMut(Progress) + Send>;
+
+/// One test run.
+pub struct RunRequest<'a> {
+    pub root: PathBuf,
+    pub detected: Detected,
+    /// Run only these test ids (framework filter); `None` → the whole suite.
+    pub subset: Option<Vec<String>>,
+    /// Arguments the user added (`wfx test -- ARGS`).
+    pub extra_args: Vec<String>,
+    /// Where the structured report goes; wfx owns it and empties it first
+    /// (a session's `.process/junit/`, or `.workflow/.cache/junit/`).
+    pub report_dir: PathBuf,
+    /// Full output log (replaced).
+    pub log: PathBuf,
+    pub timeout: Option<Duration>,
+    /// Time between SIGTERM and SIGKILL on timeout.
+    pub grace: Duration,
+    /// Receives the child's process group id (the cycle records it in the
+    /// session lock).
+    pub on_spawn: Option<&'a mut dyn FnMut(i32)>,
+    pub progress: Option<ProgressHook>,
+    /// The previous result, for criticality ("passed before, fails now").
+    pub previous: Option<&'a TestResults>,
+}
+
+impl<'a> RunRequest<'a> {
+    pub fn new(
+        root: impl Into<PathBuf>,
+        detected: Detected,
+        report_dir: impl Into<PathBuf>,
+        log: impl Into<PathBuf>,
+    ) -> Self {
+        RunRequest {
+            root: root.into(),
+            detected,
+            subset: None,
+            extra_args: Vec::new(),
+            report_dir: report_dir.into(),
+            log: log.into(),
+            timeout: None,
+            grace: Duration::from_secs(5),
+            on_spawn: None,
+            progress: None,
+            previous: None,
+        }
+    }
+}
+
+/// Where the structured report of a run is expected.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Report {
+    /// A JUnit XML file wfx asked for.
+    Junit(PathBuf),
+    /// jest's JSON file.
+    JestJson(PathBuf),
+    /// node's TAP file.
+    Tap(PathBuf),
+    /// A glob (relative to the root) of JUnit files the command writes.
+    JunitGlob(String),
+    /// Only the output text.
+    Text,
+}
+
+/// The command line to execute, what to show and store, and where results
+/// will be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    /// Executed with `sh -c` in the root.
+    pub exec: String,
+    /// `exec` with the root's absolute path removed (stored in results).
+    pub shown: String,
+    pub env: Vec<(String, String)>,
+    pub report: Report,
+    pub scope: Scope,
+    pub notes: Vec<String>,
+}
+
+/// Decide the exact command line for a run (pure; `node_options` is the
+/// current `NODE_OPTIONS`, which node's reporter flags are added to).
+pub fn plan(
+    detected: &Detected,
+    root: &Path,
+    subset: Option<&[String]>,
+    extra: &[String],
+    report_dir: &Path,
+    node_options: Option<&str>,
+) -> Plan {
+    let framework = detected.framework;
+    let mut args = Args::default();
+    let mut env = Vec::new();
+    let mut notes = Vec::new();
+    let path = |name: &str| report_dir.join(name);
+    let report = match framework {
+        Framework::Pytest => {
+            let p = path("pytest.xml");
+            args.runner.push(format!("--junitxml={}", p.display()));
+            args.runner
+                .extend(["-o".to_string(), "junit_family=xunit1".to_string()]);
+            Report::Junit(p)
+        }
+        Framework::Jest => {
+            let p = path("jest.json");
+            args.runner.extend([
+                "--json".to_string(),
+                format!("--outputFile={}", p.display()),
+                "--testLocationInResults".to_string(),
+            ]);
+            Report::JestJson(p)
+        }
+        Framework::Vitest => {
+            let p = path("vitest.xml");
+            args.runner.extend([
+                "--reporter=default".to_string(),
+                "--reporter=junit".to_string(),
+                format!("--outputFile.junit={}", p.display()),
+            ]);
+            Report::Junit(p)
+        }
+        Framework::NodeTest => {
+            // Through NODE_OPTIONS: options after a test file on node's
+            // command line would be taken for file names.
+            let p = path("node.tap");
+            let mut opts = node_options.map(str::to_string).unwrap_or_default();
+            if !opts.is_empty() {
+                opts.push(' ');
+            }
+            opts.push_str(&format!(
+                "--test-reporter=tap --test-reporter-destination={} --test-reporter=spec --test-reporter-destination=stdout",
+                process::shell_escape(&p.display().to_string())
+            ));
+            env.push(("NODE_OPTIONS".to_string(), opts));
+            Report::Tap(p)
+        }
+        Framework::Go => {
+            if !detected.command.split_whitespace().any(|w| w == "-json") {
+                args.runner.push("-json".into());
+            }
+            Report::Text
+        }
+        _ => match &detected.junit {
+            Some(glob) => Report::JunitGlob(glob.clone()),
+            None => nextest_junit(detected, root)
+                .map(Report::JunitGlob)
+                .unwrap_or(Report::Text),
+        },
+    };
+    let mut scope = Scope::Full;
+    if let Some(ids) = subset {
+        match select::filter_args(framework, ids) {
+            Some(filter) => {
+                args.extend(filter.args);
+                notes.extend(filter.note);
+                scope = Scope::Affected;
+            }
+            None => notes.push(format!(
+                "{} cannot run a subset of tests; the whole suite ran",
+                framework.as_str()
+            )),
+        }
+    }
+    // Extra arguments as the user typed them; for cargo a `--` among them
+    // separates cargo's arguments from libtest's.
+    match extra.iter().position(|a| a == "--") {
+        Some(i) if matches!(framework, Framework::Cargo | Framework::Nextest) => {
+            args.runner.extend(extra[..i].iter().cloned());
+            args.harness.extend(extra[i + 1..].iter().cloned());
+        }
+        _ => args.runner.extend(extra.iter().cloned()),
+    }
+    let exec = select::compose(&detected.command, framework, &args);
+    let shown = relative_command(&exec, root);
+    Plan {
+        exec,
+        shown,
+        env,
+        report,
+        scope,
+        notes,
+    }
+}
+
+/// nextest writes JUnit only when the project's `.config/nextest.toml`
+/// asks for it (`[profile.default.junit]`); read it then.
+fn nextest_junit(detected: &Detected, root: &Path) -> Option<String> {
+    if detected.framework != Framework::Nextest {
+        return None;
+    }
+    let text = std::fs::read_to_string(root.join(".config/nextest.toml")).ok()?;
+    let section = text.find("[profile.default.junit]")?;
+    let rest = &text[section..];
+    let path_line = rest
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.trim_start().starts_with('['))
+        .find(|l| l.trim_start().starts_with("path"))?;
+    let file = path_line.split('=').nth(1)?.trim().trim_matches('"');
+    Some(format!("target/nextest/default/{file}"))
+}
+
+/// The command with `<root>/` removed so no absolute path is stored.
+fn relative_command(exec: &str, root: &Path) -> String {
+    let root = root.display().to_string();
+    let root = root.trim_end_matches('/');
+    if root.is_empty() {
+        return exec.to_string();
+    }
+    exec.replace(&format!("{root}/"), "")
+}
+
+/// Run the tests and build the results. Errors: the command cannot be
+/// started or is not found (exit 127/126 with nothing parsed) → usage
+/// error; Ctrl-C → `Error::Paused` after the child group was ended.
+pub fn run_tests(mut req: RunRequest<'_>) -> Result<TestResults> {
+    let node_options = std::env::var("NODE_OPTIONS").ok();
+    let plan = plan(
+        &req.detected,
+        &req.root,
+        req.subset.as_deref(),
+        &req.extra_args,
+        &req.report_dir,
+        node_options.as_deref(),
+    );
+    prepare_dir(&req.report_dir)?;
+    if let Some(dir) = req.log.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    }
+    match std::fs::remove_file(&req.log) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(Error::io(&req.log, e)),
+    }
+
+    let mut spec = Spec::shell(&plan.exec, &req.root)
+        .log(&req.log)
+        .grace(req.grace);
+    if let Some(t) = req.timeout {
+        spec = spec.timeout(t);
+    }
+    for (k, v) in &plan.env {
+        spec = spec.env(k.clone(), v.clone());
+    }
+    if let Some(hook) = req.progress.take() {
+        spec = spec.on_output(counting_hook(hook));
+    }
+    let started_wall = SystemTime::now();
+    let started_at = chrono::Utc::now();
+    let mut noop = |_: i32| {};
+    let on_spawn: &mut dyn FnMut(i32) = match req.on_spawn.take() {
+        Some(f) => f,
+        None => &mut noop,
+    };
+    let outcome = process::run(spec, on_spawn)?;
+    if outcome.interrupted {
+        return Err(Error::Paused(format!(
+            "interrupted: `{}` was stopped; its output is in {}",
+            plan.shown,
+            rel(&req.root, &req.log)
+        )));
+    }
+
+    let mut notes = plan.notes.clone();
+    let mut parsed = read_report(&plan.report, &req.root, started_wall, &mut notes);
+    if parsed.is_none() {
+        let format = match req.detected.framework {
+            Framework::Cargo => Some(TextFormat::Libtest),
+            Framework::Nextest => Some(TextFormat::Nextest),
+            Framework::Go => Some(TextFormat::GoJson),
+            Framework::NodeTest => Some(TextFormat::Tap),
+            _ => None,
+        }
+        .filter(|_| outcome.total_bytes > 0)
+        .or_else(|| parse::sniff(&outcome.text()));
+        if let Some(format) = format {
+            let module = go_module(&req.root);
+            let run = parse_log(&req.log, format.parser(module.as_deref()))
+                .map_err(|e| Error::io(&req.log, e))?;
+            if !run.is_empty() {
+                parsed = Some(run);
+            }
+        }
+    }
+    let mut parsed = parsed.unwrap_or_default();
+    parsed.relativize(&req.root.display().to_string());
+    resolve_files(&req.root, &req.detected, &mut parsed);
+
+    if matches!(outcome.exit_code, Some(126 | 127)) && parsed.is_empty() {
+        return Err(Error::Usage(format!(
+            "cannot run `{}` (exit {}): {}",
+            plan.shown,
+            outcome.exit_code.unwrap_or_default(),
+            outcome.tail_text(2000).trim()
+        )));
+    }
+
+    let tail = outcome.tail_text(8 * 1024);
+    let facts = RunFacts {
+        command: plan.shown.clone(),
+        framework: req.detected.framework,
+        scope: plan.scope,
+        exit_code: outcome.exit_code,
+        timed_out_after: outcome
+            .timed_out
+            .then(|| req.timeout.map(|t| t.as_secs()).unwrap_or_default()),
+        signal: outcome.signal,
+        duration_ms: outcome.duration.as_millis() as u64,
+        output_tail: &tail,
+        output_log: Some(rel(&req.root, &req.log)),
+        truncated: outcome.truncated(),
+        started_at: Some(started_at),
+        previous: req.previous,
+        notes,
+    };
+    let mut results = results::build(parsed, facts);
+    // Keep ids and messages free of the absolute root (exit-code fallback
+    // carries raw output).
+    let root = req.root.display().to_string();
+    for f in &mut results.failures {
+        if f.message.contains(&root) {
+            f.message = f
+                .message
+                .replace(&format!("{root}/"), "")
+                .replace(&root, ".");
+        }
+        if f.error.contains(&root) {
+            f.error = f.error.replace(&format!("{root}/"), "").replace(&root, ".");
+        }
+    }
+    Ok(results)
+}
+
+/// Re-run the failing tests of `results` once; failures that pass now are
+/// marked `flaky` with low criticality (REFERENCE.md). `req` says where the
+/// re-run's log and report go (its `subset` is replaced). Returns the ids
+/// marked flaky.
+pub fn rerun_for_flakiness(
+    mut req: RunRequest<'_>,
+    results: &mut TestResults,
+) -> Result<Vec<String>> {
+    let ids = results::failing_ids(results);
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    req.subset = Some(ids);
+    let rerun = run_tests(req)?;
+    Ok(results::mark_flaky(results, &rerun))
+}
+
+fn rel(root: &Path, path: &Path) -> String {
+    crate::session::Workspace::new(root).rel(path)
+}
+
+/// Empty (or create) a directory wfx owns.
+fn prepare_dir(dir: &Path) -> Result<()> {
+    match std::fs::remove_dir_all(dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(Error::io(dir, e)),
+    }
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))
+}
+
+/// Read the structured report, if it exists and parses. Problems become
+/// notes and the text parser gets its turn.
+fn read_report(
+    report: &Report,
+    root: &Path,
+    since: SystemTime,
+    notes: &mut Vec<String>,
+) -> Option<ParsedRun> {
+    let read = |p: &Path| -> Option<String> {
+        let bytes = std::fs::read(p).ok()?;
+        Some(String::from_utf8_lossy(&bytes).into_owned())
+    };
+    let shown = |p: &Path| rel(root, p);
+    match report {
+        Report::Text => None,
+        Report::Junit(p) => {
+            let text = read(p)?;
+            match parse::junit::parse(&text) {
+                Ok(run) => Some(run),
+                Err(e) => {
+                    notes.push(format!("{}: {e}; read the output text instead", shown(p)));
+                    None
+                }
+            }
+        }
+        Report::JestJson(p) => {
+            let text = read(p)?;
+            match parse::jest::parse(&text) {
+                Ok(run) => Some(run),
+                Err(e) => {
+                    notes.push(format!("{}: {e}; read the output text instead", shown(p)));
+                    None
+                }
+            }
+        }
+        Report::Tap(p) => {
+            let file = std::fs::File::open(p).ok()?;
+            let run = parse_reader(file, TextFormat::Tap.parser(None)).ok()?;
+            (!run.is_empty()).then_some(run)
+        }
+        Report::JunitGlob(glob) => {
+            let files = find_fresh(root, glob, since);
+            if files.is_empty() {
+                return None;
+            }
+            let mut texts = Vec::new();
+            for f in &files {
+                texts.extend(read(f));
+            }
+            match parse::junit::parse_all(texts.iter().map(String::as_str)) {
+                Ok(run) => Some(run),
+                Err(e) => {
+                    notes.push(format!("{glob}: {e}; read the output text instead"));
+                    None
+                }
+            }
+        }
+    }
+}
+
+/// Stream a log through a line parser (lossy UTF-8, lines capped at 64 KiB
+/// so one endless line cannot exhaust memory).
+pub fn parse_log(log: &Path, parser: Box<dyn parse::LineParser>) -> std::io::Result<ParsedRun> {
+    let file = match std::fs::File::open(log) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(parser.finish()),
+        Err(e) => return Err(e),
+    };
+    parse_reader(file, parser)
+}
+
+fn parse_reader(
+    reader: impl Read,
+    mut parser: Box<dyn parse::LineParser>,
+) -> std::io::Result<ParsedRun> {
+    const MAX_LINE: usize = 64 * 1024;
+    let mut reader = BufReader::with_capacity(64 * 1024, reader);
+    let mut line: Vec<u8> = Vec::new();
+    let mut overflow = false;
+    loop {
+        let buf = reader.fill_buf()?;
+        if buf.is_empty() {
+            break;
+        }
+        let (chunk, consumed, done) = match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => (&buf[..i], i + 1, true),
+            None => (buf, buf.len(), false),
+        };
+        let room = MAX_LINE.saturating_sub(line.len());
+        if chunk.len() > room {
+            overflow = true;
+        }
+        line.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        reader.consume(consumed);
+        if done {
+            parser.line(&String::from_utf8_lossy(&line));
+            line.clear();
+            overflow = false;
+        }
+    }
+    if !line.is_empty() || overflow {
+        parser.line(&String::from_utf8_lossy(&line));
+    }
+    Ok(parser.finish())
+}
+
+/// The module path of `go.mod`, to map packages to directories.
+fn go_module(root: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(root.join("go.mod")).ok()?;
+    text.lines()
+        .find_map(|l| l.trim().strip_prefix("module "))
+        .map(|m| m.trim().trim_matches('"').to_string())
+}
+
+/// Files the output names without a directory (`CalcTest.java`,
+/// `calc_test.go`) are looked up in the project; JavaScript tests that
+/// carry no file (top-level tests in node's TAP, node/jest JUnit) get the
+/// one test file that defines their name, and it joins their id.
+fn resolve_files(root: &Path, detected: &Detected, run: &mut ParsedRun) {
+    let needs_bare = run
+        .cases
+        .iter()
+        .chain(run.static_errors.iter())
+        .filter_map(|c| c.file.as_deref())
+        .any(|f| !f.contains('/') && !root.join(f).exists());
+    let js = matches!(
+        detected.framework,
+        Framework::NodeTest | Framework::Jest | Framework::Vitest
+    );
+    let needs_js = js
+        && run
+            .cases
+            .iter()
+            .any(|c| !c.id.contains(parse::tap::SEP) || c.file.is_none());
+    if !needs_bare && !needs_js {
+        return;
+    }
+    let files = project_files(root);
+    if needs_bare {
+        for case in run.cases.iter_mut().chain(run.static_errors.iter_mut()) {
+            let Some(name) = case.file.clone() else {
+                continue;
+            };
+            if name.contains('/') || root.join(&name).exists() {
+                continue;
+            }
+            let matches: Vec<&String> = files
+                .iter()
+                .filter(|p| p.rsplit('/').next() == Some(name.as_str()))
+                .collect();
+            if let [only] = matches.as_slice() {
+                case.file = Some((*only).clone());
+            }
+        }
+    }
+    if needs_js {
+        let test_files: Vec<(String, String)> = files
+            .iter()
+            .filter(|p| is_js_test_file(p))
+            .take(2000)
+            .filter_map(|p| {
+                let meta = std::fs::metadata(root.join(p)).ok()?;
+                if meta.len() > 1024 * 1024 {
+                    return None;
+                }
+                Some((p.clone(), std::fs::read_to_string(root.join(p)).ok()?))
+            })
+            .collect();
+        for case in &mut run.cases {
+            let first = case.id.split(parse::tap::SEP).next().unwrap_or("");
+            if first.contains('/') && case.id.contains(parse::tap::SEP) {
+                continue;
+            }
+            let leaf = case
+                .id
+                .rsplit(parse::tap::SEP)
+                .next()
+                .unwrap_or(&case.id)
+                .to_string();
+            let quoted = [
+                format!("'{leaf}'"),
+                format!("\"{leaf}\""),
+                format!("`{leaf}`"),
+            ];
+            let owners: Vec<&String> = test_files
+                .iter()
+                .filter(|(_, text)| quoted.iter().any(|q| text.contains(q.as_str())))
+                .map(|(p, _)| p)
+                .collect();
+            if let [only] = owners.as_slice() {
+                case.id = format!("{only}{}{}", parse::tap::SEP, case.id);
+                if case.file.is_none() {
+                    case.file = Some((*only).clone());
+                }
+            }
+        }
+    }
+}
+
+fn is_js_test_file(p: &str) -> bool {
+    static RE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(\.(test|spec)\.[cm]?[jt]sx?$|(^|/)(test|tests|__tests__)/.*\.[cm]?[jt]sx?$)")
+            .unwrap()
+    });
+    RE.is_match(p)
+}
+
+/// Relative paths of the project's files, skipping build output,
+/// dependencies and VCS data (bounded).
+fn project_files(root: &Path) -> Vec<String> {
+    const SKIP: &[&str] = &[
+        ".git",
+        "node_modules",
+        "target",
+        ".workflow",
+        ".venv",
+        "venv",
+        "__pycache__",
+        "dist",
+        "build",
+    ];
+    walkdir::WalkDir::new(root)
+        .max_depth(12)
+        .into_iter()
+        .filter_entry(|e| {
+            e.depth() == 0 || !SKIP.contains(&e.file_name().to_string_lossy().as_ref())
+        })
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_type().is_file())
+        .take(20_000)
+        .map(|e| rel(root, e.path()))
+        .collect()
+}
+
+/// Files matching a glob (relative to the root; `**`, `*`, `?`) written
+/// since the run started.
+fn find_fresh(root: &Path, glob: &str, since: SystemTime) -> Vec<PathBuf> {
+    let glob = glob.trim_start_matches("./");
+    // Walk only below the glob's literal directory prefix.
+    let literal: Vec<&str> = glob
+        .split('/')
+        .take_while(|s| !s.contains(['*', '?', '[']))
+        .collect();
+    let (base, _) = if literal.len() == glob.split('/').count() {
+        (literal[..literal.len().saturating_sub(1)].join("/"), ())
+    } else {
+        (literal.join("/"), ())
+    };
+    let start = root.join(&base);
+    // A little slack for file systems with coarse timestamps.
+    let since = since.checked_sub(Duration::from_secs(2)).unwrap_or(since);
+    let mut out: Vec<PathBuf> = walkdir::WalkDir::new(&start)
+        .max_depth(16)
+        .into_iter()
+        .filter_entry(|e| {
+            let name = e.file_name().to_string_lossy();
+            e.depth() == 0 || !(name == ".git" || name == "node_modules")
+        })
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_type().is_file())
+        .filter(|e| glob_match(glob, &rel(root, e.path())))
+        .filter(|e| {
+            e.metadata()
+                .ok()
+                .and_then(|m| m.modified().ok())
+                .is_some_and(|t| t >= since)
+        })
+        .map(|e| e.into_path())
+        .collect();
+    out.sort();
+    out
+}
+
+/// Match a `/`-separated path against a glob with `**` (any number of
+/// directories), `*` and `?` (within one segment).
+pub fn glob_match(glob: &str, path: &str) -> bool {
+    fn segs(p: &str) -> Vec<&str> {
+        p.split('/').filter(|s| !s.is_empty()).collect()
+    }
+    fn seg_match(p: &[u8], s: &[u8]) -> bool {
+        match (p.first(), s.first()) {
+            (None, None) => true,
+            (Some(b'*'), _) => seg_match(&p[1..], s) || (!s.is_empty() && seg_match(p, &s[1..])),
+            (Some(b'?'), Some(_)) => seg_match(&p[1..], &s[1..]),
+            (Some(a), Some(b)) if a == b => seg_match(&p[1..], &s[1..]),
+            _ => false,
+        }
+    }
+    fn go(g: &[&str], p: &[&str]) -> bool {
+        match g.first() {
+            None => p.is_empty(),
+            Some(&"**") => go(&g[1..], p) || (!p.is_empty() && go(g, &p[1..])),
+            Some(s) => {
+                !p.is_empty() && seg_match(s.as_bytes(), p[0].as_bytes()) && go(&g[1..], &p[1..])
+            }
+        }
+    }
+    go(&segs(glob), &segs(path))
+}
+
+/// Wrap a progress hook into an output hook that counts result lines of
+/// every runner wfx knows (approximate, for a spinner). A single regex
+/// finds candidate lines in each chunk (fast even for gigabytes of
+/// output); `classify` sorts each match; a line split across two
+/// chunks is joined first.
+pub fn counting_hook(mut hook: ProgressHook) -> process::OutputHook {
+    let mut partial: Vec<u8> = Vec::new();
+    let mut progress = Progress::default();
+    Box::new(move |chunk: &[u8]| {
+        let before = progress;
+        let mut rest = chunk;
+        if !partial.is_empty() {
+            match rest.iter().position(|&b| b == b'\n') {
+                Some(i) => {
+                    partial.extend_from_slice(&rest[..i]);
+                    count_line(&partial, &mut progress);
+                    partial.clear();
+                    rest = &rest[i + 1..];
+                }
+                None => {
+                    if partial.len() + rest.len() <= 4096 {
+                        partial.extend_from_slice(rest);
+                    }
+                    return;
+                }
+            }
+        }
+        let (full, tail) = match rest.iter().rposition(|&b| b == b'\n') {
+            Some(j) => (&rest[..=j], &rest[j + 1..]),
+            None => (&rest[..0], rest),
+        };
+        for m in RESULT_LINE.find_iter(full) {
+            classify(m.as_bytes(), &mut progress);
+        }
+        if tail.len() <= 4096 {
+            partial.extend_from_slice(tail);
+        }
+        if progress != before {
+            hook(progress);
+        }
+    })
+}
+
+/// Count one output line (see [`counting_hook`]).
+pub fn count_line(line: &[u8], p: &mut Progress) {
+    if let Some(m) = RESULT_LINE.find(line) {
+        classify(m.as_bytes(), p);
+    }
+}
+
+/// Candidate result lines of every runner wfx knows: libtest `... ok`,
+/// nextest `PASS [`, TAP `ok N`, go `"Action":"pass"`, node spec `✔`,
+/// vitest/jest `✓`, pytest `PASSED` or progress dots.
+static RESULT_LINE: LazyLock<regex::bytes::Regex> = LazyLock::new(|| {
+    regex::bytes::Regex::new(concat!(
+        r"(?m)^(?:",
+        r"test [^\n]* \.\.\. (?:ok\r?$|FAILED\r?$|ignored)",
+        r"|[ \t]*(?:PASS|FAIL|SKIP|SIG[A-Z]+) +\[",
+        r"|[ \t]*(?:not )?ok \d+(?:[^\n#]*#[ \t]*SKIP)?",
+        r#"|\{[^\n]*"Action":"(?:pass|fail|skip)"[^\n]*"Test":"#,
+        r"|[ \t]*(?:✔|✓|✖|×|✕|﹣|↓|○) ",
+        r"|[^\n]*\.py::[^\n]* (?:PASSED|FAILED|ERROR|SKIPPED)",
+        r"|\S+\.py [.FEsxX]+[ \t]*(?:\[[ \d]+%\])?\r?$",
+        r")"
+    ))
+    .unwrap()
+});
+
+/// Classify one match of [`RESULT_LINE`] with prefix/suffix checks only:
+/// it runs for every result line, however much output there is.
+fn classify(m: &[u8], p: &mut Progress) {
+    let e = trim_end(m);
+    if m.starts_with(b"test ") {
+        if e.ends_with(b" ok") {
+            p.passed += 1;
+        } else if e.ends_with(b"FAILED") {
+            p.failed += 1;
+        } else {
+            p.skipped += 1;
+        }
+        return;
+    }
+    let t = trim_start(e);
+    if t.starts_with(b"PASS") {
+        p.passed += 1;
+    } else if t.starts_with(b"FAIL") || t.starts_with(b"SIG") {
+        p.failed += 1;
+    } else if t.starts_with(b"SKIP") {
+        p.skipped += 1;
+    } else if t.starts_with(b"not ok") {
+        p.failed += 1;
+    } else if t.starts_with(b"ok ") {
+        if t.ends_with(b"SKIP") {
+            p.skipped += 1;
+        } else {
+            p.passed += 1;
+        }
+    } else if t.starts_with(b"{") {
+        let action = t
+            .windows(10)
+            .position(|w| w == b"\"Action\":\"")
+            .and_then(|i| t.get(i + 10));
+        match action {
+            Some(b'p') => p.passed += 1,
+            Some(b'f') => p.failed += 1,
+            Some(b's') => p.skipped += 1,
+            _ => {}
+        }
+    } else if t.starts_with("✔".as_bytes()) || t.starts_with("✓".as_bytes()) {
+        p.passed += 1;
+    } else if ["✖", "×", "✕"].iter().any(|s| t.starts_with(s.as_bytes())) {
+        p.failed += 1;
+    } else if ["﹣", "↓", "○"].iter().any(|s| t.starts_with(s.as_bytes())) {
+        p.skipped += 1;
+    } else if t.ends_with(b"PASSED") {
+        p.passed += 1;
+    } else if t.ends_with(b"FAILED") || t.ends_with(b"ERROR") {
+        p.failed += 1;
+    } else if t.ends_with(b"SKIPPED") {
+        p.skipped += 1;
+    } else {
+        // pytest progress: `tests/test_x.py ..F.s   [ 41%]`
+        let body = match t.iter().position(|&b| b == b'[') {
+            Some(i) => trim_end(&t[..i]),
+            None => t,
+        };
+        let marks = body.rsplit(|&b| b == b' ').next().unwrap_or(&[]);
+        for &c in marks {
+            match c {
+                b'.' | b'X' => p.passed += 1,
+                b'F' | b'E' => p.failed += 1,
+                _ => p.skipped += 1,
+            }
+        }
+    }
+}
+
+fn trim_end(b: &[u8]) -> &[u8] {
+    let end = b
+        .iter()
+        .rposition(|c| !c.is_ascii_whitespace())
+        .map_or(0, |i| i + 1);
+    &b[..end]
+}
+
+fn trim_start(b: &[u8]) -> &[u8] {
+    let start = b
+        .iter()
+        .position(|c| !c.is_ascii_whitespace())
+        .unwrap_or(b.len());
+    &b[start..]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::parse::fixture;
+
+    fn detected(framework: Framework, command: &str) -> Detected {
+        Detected {
+            framework,
+            command: command.into(),
+            signals: vec![],
+            test_pattern: String::new(),
+            test_directory: String::new(),
+            junit: None,
+        }
+    }
+
+    #[test]
+    fn plans_add_report_flags_without_absolute_paths_in_shown() {
+        let root = Path::new("/p/proj");
+        let dir = root.join(".workflow/.cache/junit");
+        let p = plan(
+            &detected(Framework::Pytest, "python -m pytest"),
+            root,
+            None,
+            &[],
+            &dir,
+            None,
+        );
+        assert_eq!(
+            p.exec,
+            "python -m pytest --junitxml=/p/proj/.workflow/.cache/junit/pytest.xml -o junit_family=xunit1"
+        );
+        assert_eq!(
+            p.shown,
+            "python -m pytest --junitxml=.workflow/.cache/junit/pytest.xml -o junit_family=xunit1"
+        );
+        assert_eq!(p.report, Report::Junit(dir.join("pytest.xml")));
+        assert_eq!(p.scope, Scope::Full);
+
+        let p = plan(
+            &detected(Framework::Jest, "npm test"),
+            root,
+            None,
+            &["--ci".into()],
+            &dir,
+            None,
+        );
+        assert_eq!(
+            p.shown,
+            "npm test -- --json --outputFile=.workflow/.cache/junit/jest.json --testLocationInResults --ci"
+        );
+        let p = plan(
+            &detected(Framework::Vitest, "npx vitest run"),
+            root,
+            None,
+            &[],
+            &dir,
+            None,
+        );
+        assert_eq!(
+            p.shown,
+            "npx vitest run --reporter=default --reporter=junit --outputFile.junit=.workflow/.cache/junit/vitest.xml"
+        );
+        let p = plan(
+            &detected(Framework::NodeTest, "npm test"),
+            root,
+            None,
+            &[],
+            &dir,
+            Some("--max-old-space-size=100"),
+        );
+        assert_eq!(p.shown, "npm test");
+        assert_eq!(
+            p.env,
+            vec![(
+                "NODE_OPTIONS".to_string(),
+                "--max-old-space-size=100 --test-reporter=tap --test-reporter-destination=/p/proj/.workflow/.cache/junit/node.tap --test-reporter=spec --test-reporter-destination=stdout".to_string()
+            )]
+        );
+        let p = plan(
+            &detected(Framework::Go, "go test ./..."),
+            root,
+            None,
+            &[],
+            &dir,
+            None,
+        );
+        assert_eq!(p.exec, "go test ./... -json");
+        let p = plan(
+            &detected(Framework::Go, "go test -json ./..."),
+            root,
+            None,
+            &[],
+            &dir,
+            None,
+        );
+        assert_eq!(p.exec, "go test -json ./...");
+        let p = plan(
+            &detected(Framework::Cargo, "cargo test --no-fail-fast"),
+            root,
+            None,
+            &["--lib".into(), "--".into(), "--nocapture".into()],
+            &dir,
+            None,
+        );
+        assert_eq!(p.exec, "cargo test --no-fail-fast --lib -- --nocapture");
+        assert_eq!(p.report, Report::Text);
+        let mut d = detected(Framework::Maven, "mvn test");
+        d.junit = Some("**/target/surefire-reports/TEST-*.xml".into());
+        let p = plan(&d, root, None, &[], &dir, None);
+        assert_eq!(
+            p.report,
+            Report::JunitGlob("**/target/surefire-reports/TEST-*.xml".into())
+        );
+    }
+
+    #[test]
+    fn subset_plans_filter_or_say_they_cannot() {
+        let root = Path::new("/p");
+        let dir = root.join("r");
+        let ids = vec!["a::b".to_string()];
+        let p = plan(
+            &detected(Framework::Cargo, "cargo test"),
+            root,
+            Some(&ids),
+            &[],
+            &dir,
+            None,
+        );
+        assert_eq!(p.exec, "cargo test -- --exact a::b");
+        assert_eq!(p.scope, Scope::Affected);
+        assert!(p.notes.is_empty());
+        let p = plan(
+            &detected(Framework::Make, "make test"),
+            root,
+            Some(&ids),
+            &[],
+            &dir,
+            None,
+        );
+        assert_eq!(p.exec, "make test");
+        assert_eq!(p.scope, Scope::Full);
+        assert_eq!(
+            p.notes,
+            vec!["make cannot run a subset of tests; the whole suite ran"]
+        );
+    }
+
+    #[test]
+    fn globs() {
+        for (glob, path, want) in [
+            (
+                "**/target/surefire-reports/TEST-*.xml",
+                "target/surefire-reports/TEST-a.B.xml",
+                true,
+            ),
+            (
+                "**/target/surefire-reports/TEST-*.xml",
+                "mod/target/surefire-reports/TEST-a.xml",
+                true,
+            ),
+            (
+                "**/target/surefire-reports/TEST-*.xml",
+                "target/surefire-reports/a.xml",
+                false,
+            ),
+            ("out/*.xml", "out/a.xml", true),
+            ("out/*.xml", "out/sub/a.xml", false),
+            ("out/**/*.xml", "out/sub/a.xml", true),
+            ("report?.xml", "report1.xml", true),
+        ] {
+            assert_eq!(glob_match(glob, path), want, "{glob} {path}");
+        }
+    }
+
+    #[test]
+    fn streaming_parse_caps_long_lines() {
+        let mut text = String::from("running 1 test\n");
+        text.push_str(&"x".repeat(200_000));
+        text.push_str("\ntest a ... ok\n");
+        let run = parse_reader(text.as_bytes(), TextFormat::Libtest.parser(None)).unwrap();
+        assert_eq!(run.cases.len(), 1);
+    }
+
+    #[test]
+    fn live_counts_from_real_outputs() {
+        let count = |file: &str| {
+            let mut p = Progress::default();
+            for line in fixture(file).lines() {
+                count_line(line.as_bytes(), &mut p);
+            }
+            let direct = (p.passed, p.failed, p.skipped);
+            // The chunked hook finds the same lines, however the output is cut.
+            for size in [7, 4096] {
+                let seen = std::sync::Arc::new(std::sync::Mutex::new(Progress::default()));
+                let s = seen.clone();
+                let mut hook = counting_hook(Box::new(move |p| *s.lock().unwrap() = p));
+                for chunk in fixture(file).as_bytes().chunks(size) {
+                    hook(chunk);
+                }
+                hook(b"\n");
+                let p = *seen.lock().unwrap();
+                assert_eq!(
+                    (p.passed, p.failed, p.skipped),
+                    direct,
+                    "{file} in chunks of {size}"
+                );
+            }
+            direct
+        };
+        assert_eq!(count("cargo-test.txt"), (10, 3, 1));
+        assert_eq!(
+            count("nextest.txt"),
+            (9, 4, 0),
+            "the summary repeats FAIL lines"
+        );
+        assert_eq!(count("pytest-console.txt"), (9, 2, 1));
+        assert_eq!(count("go-test.json"), (3, 2, 1));
+        assert_eq!(count("vitest-console.txt"), (4, 2, 1));
+        assert_eq!(count("node-tap.txt"), (8, 4, 1), "suites count too");
+    }
+
+    #[test]
+    fn counting_hook_joins_lines_split_across_chunks() {
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Progress::default()));
+        let s = seen.clone();
+        let mut hook = counting_hook(Box::new(move |p| *s.lock().unwrap() = p));
+        hook(b"test a ... o");
+        hook(b"k\ntest b ... FAI");
+        hook(b"LED\n");
+        assert_eq!(
+            *seen.lock().unwrap(),
+            Progress {
+                passed: 1,
+                failed: 1,
+                skipped: 0
+            }
+        );
+    }
+}
