@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 
 use crate::artifacts::iteration_state::{IterationRecord, IterationResult, Strategy};
-use crate::artifacts::test_results::{Criticality, Failure, Scope, TestResults};
+use crate::artifacts::test_results::{Criticality, Scope, TestResults};
 
 /// The limits of one session (config, flags and task meta resolved).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -297,7 +297,7 @@ pub fn after_run(f: &RunFacts, limits: &Limits) -> AfterRun {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::artifacts::test_results::{Layer, LayerDistribution};
+    use crate::artifacts::test_results::{Failure, Layer, LayerDistribution};
     use chrono::TimeZone;
 
     fn rec(pass_rate: f64, total: u32, failed: &[&str]) -> IterationRecord {
