@@ -22,6 +22,12 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         .tempfile_in(dir)
         .map_err(|e| Error::io(dir, e))?;
     tmp.write_all(bytes).map_err(|e| Error::io(path, e))?;
+    // Temp files are created 0600; artifacts are for people and git, so
+    // keep the mode of the file being replaced, else the usual 0644.
+    let mode = std::fs::metadata(path)
+        .map(|m| m.permissions())
+        .unwrap_or_else(|_| std::os::unix::fs::PermissionsExt::from_mode(0o644));
+    tmp.as_file().set_permissions(mode).map_err(|e| Error::io(path, e))?;
     tmp.as_file().sync_all().map_err(|e| Error::io(path, e))?;
     tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
     if let Ok(d) = File::open(dir) {
@@ -192,6 +198,8 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, vec![std::ffi::OsString::from("a.json")]);
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o644);
     }
 
     #[test]
