@@ -1,6 +1,7 @@
 //! One module per subcommand: parse → call the library → print.
 
 mod completions;
+mod demo;
 mod init;
 mod session;
 mod status;
@@ -37,6 +38,7 @@ pub fn dispatch(cli: Cli, ui: &Printer) -> Result<Exit> {
         Command::TestFixGen(args) => test_fix_gen::run(&ctx, args),
         Command::Init(args) => init::run(&ctx, args),
         Command::Test(args) => test::run(&ctx, args),
+        Command::Demo(args) => demo::run(&ctx, args),
         Command::Completions(_) => unreachable!("handled above"),
         other => Err(Error::usage(format!(
             "`wfx {}` is not available in this build yet",
