@@ -538,6 +538,35 @@ const TRIGGERS: &[(&str, &str, &str, &str, u32)] = &[
         "dynamic_code_execution",
         1,
     ),
+    // Java, where a check applies
+    (
+        "py",
+        "src/main/java/app/Svc.java",
+        "package app;\n\nimport org.mockito.Mockito;\n",
+        "mock_library_in_source",
+        3,
+    ),
+    (
+        "py",
+        "src/main/java/app/Svc.java",
+        "class Svc {\n  void run() {\n    try {\n      load();\n    } catch (IOException e) {}\n  }\n}\n",
+        "swallowed_error",
+        5,
+    ),
+    (
+        "py",
+        "src/main/java/app/Svc.java",
+        "class Svc {\n  byte[] read(File f) throws IOException {\n    FileInputStream in = new FileInputStream(f);\n    return in.readAllBytes();\n  }\n}\n",
+        "unclosed_resource",
+        3,
+    ),
+    (
+        "py",
+        "src/main/java/app/Svc.java",
+        "class Svc {\n  public String isReady() {\n    return \"yes\";\n  }\n}\n",
+        "non_boolean_predicate",
+        2,
+    ),
 ];
 
 /// (project, file, snippet, check): the snippet must produce no finding of
@@ -818,6 +847,24 @@ const NEAR_MISSES: &[(&str, &str, &str, &str)] = &[
         "src/a.js",
         "const r = db.eval(q); // eval(x) in a comment\nconst re = /eval\\(/;\n",
         "dynamic_code_execution",
+    ),
+    (
+        "py",
+        "src/test/java/app/SvcTest.java",
+        "import org.mockito.Mockito;\n",
+        "mock_library_in_source",
+    ),
+    (
+        "py",
+        "src/main/java/app/Svc.java",
+        "class Svc {\n  byte[] read(File f) throws IOException {\n    try (FileInputStream in = new FileInputStream(f)) {\n      return in.readAllBytes();\n    }\n  }\n}\n",
+        "unclosed_resource",
+    ),
+    (
+        "py",
+        "src/main/java/app/Svc.java",
+        "class Svc {\n  public boolean isReady() {\n    return true;\n  }\n}\n",
+        "non_boolean_predicate",
     ),
 ];
 

@@ -157,6 +157,11 @@ pub(crate) fn manifest_for(root: &Path, rel: &str) -> Manifest {
     }
 }
 
+/// The lowercase words of an identifier (snake, kebab and camel case).
+pub(crate) fn identifier_words(ident: &str) -> Vec<String> {
+    words(ident)
+}
+
 /// The npm package a bare import specifier names.
 pub(crate) fn npm_package_name(spec: &str) -> String {
     imports::npm_package(spec)
@@ -627,13 +632,13 @@ fn mock_leakage(cx: &mut Ctx) {
     });
     static PY_MOCK: LazyLock<Regex> = LazyLock::new(|| {
         re(
-            r"(?m)^\s*(?:from\s+unittest\.mock\s+import|from\s+unittest\s+import\s+(?:[\w, ]*\b)?mock\b|import\s+unittest\.mock|from\s+mock\s+import|import\s+mock\b|import\s+pytest_mock|from\s+pytest_mock\s+import)",
+            r"(?m)^[ \t]*(?:from\s+unittest\.mock\s+import|from\s+unittest\s+import\s+(?:[\w, ]*\b)?mock\b|import\s+unittest\.mock|from\s+mock\s+import|import\s+mock\b|import\s+pytest_mock|from\s+pytest_mock\s+import)",
         )
     });
     static RUST_MOCK: LazyLock<Regex> =
         LazyLock::new(|| re(r"\buse\s+mockall\b|\bmockall\s*::|#\[\s*automock\s*\]|\bmock!\s*\{"));
     static JAVA_MOCK: LazyLock<Regex> =
-        LazyLock::new(|| re(r"(?m)^\s*import\s+(?:static\s+)?org\.mockito\b"));
+        LazyLock::new(|| re(r"(?m)^[ \t]*import\s+(?:static\s+)?org\.mockito\b"));
     if cx.test_file || is_test_support_path(cx.rel) {
         return;
     }
@@ -713,7 +718,7 @@ fn mock_leakage(cx: &mut Ctx) {
                 ));
             }
             static PY_TEST: LazyLock<Regex> = LazyLock::new(|| {
-                re(r"(?m)^\s*(?:import|from)\s+(pytest|_pytest|hypothesis|pytest_\w+)\b")
+                re(r"(?m)^[ \t]*(?:import|from)\s+(pytest|_pytest|hypothesis|pytest_\w+)\b")
             });
             for c in PY_TEST.captures_iter(&cx.src.masked) {
                 if cx
@@ -793,7 +798,7 @@ fn mock_leakage(cx: &mut Ctx) {
                 ));
             }
             static JAVA_TEST: LazyLock<Regex> = LazyLock::new(|| {
-                re(r"(?m)^\s*import\s+(?:static\s+)?(org\.junit|org\.assertj|org\.hamcrest)\b")
+                re(r"(?m)^[ \t]*import\s+(?:static\s+)?(org\.junit|org\.assertj|org\.hamcrest)\b")
             });
             for c in JAVA_TEST.captures_iter(&cx.src.masked) {
                 hits.push((
@@ -1359,7 +1364,7 @@ fn swallowed_errors(cx: &mut Ctx) {
     static GO_ERR: LazyLock<Regex> = LazyLock::new(|| re(r"\bif\s+err\s*!=\s*nil\s*\{\s*\}"));
     static GO_IGNORED: LazyLock<Regex> = LazyLock::new(|| {
         re(
-            r"(?m)^\s*[\w.]+\s*,\s*_\s*:?=\s*(?:os|ioutil|io|json|strconv|sql|http|filepath|bufio|yaml|xml|url)\.\w+\(",
+            r"(?m)^[ \t]*[\w.]+\s*,\s*_\s*:?=\s*(?:os|ioutil|io|json|strconv|sql|http|filepath|bufio|yaml|xml|url)\.\w+\(",
         )
     });
     static RUST_LET_UNDERSCORE: LazyLock<Regex> = LazyLock::new(|| re(r"\blet\s+_\s*=\s*([^;]+);"));

@@ -157,7 +157,7 @@ fn scan_one(root: &Path, rel: &str, text: &str, cache: &mut Cache) -> Vec<Findin
             .entry(nearest_dir(root, rel))
             .or_insert_with(|| ai_issues::manifest_for(root, rel))
             .clone();
-        subject_checks(&mut sc, root, &tests, &manifest, cache);
+        subject_checks(&mut sc, root, &tests, &assertions, &manifest, cache);
     }
     let mut out = sc.out;
     out.sort_by(|a, b| (a.line, &a.check, &a.message).cmp(&(b.line, &b.check, &b.message)));
@@ -699,12 +699,13 @@ fn assertions_of(src: &Source, t: &TestCase, helpers: &BTreeSet<String>) -> Vec<
     }
     // calls of assertion helpers defined in this file
     if !helpers.is_empty() {
-        static CALL: LazyLock<Regex> =
-            LazyLock::new(|| re(r"(?:^|[^\w$.])([A-Za-z_$][\w$]*)\s*\("));
-        for c in CALL.captures_iter(&src.masked[a..z]) {
-            if helpers.contains(&c[1]) {
+        static CALL: LazyLock<Regex> = LazyLock::new(|| re(r"([A-Za-z_$][\w$]*)\s*\("));
+        let body = &src.masked[a..z];
+        for c in CALL.captures_iter(body) {
+            let g = c.get(1).unwrap();
+            if helpers.contains(g.as_str()) && !body[..g.start()].ends_with('.') {
                 out.push(Assertion {
-                    off: a + c.get(1).unwrap().start(),
+                    off: a + g.start(),
                     kind: Kind::Strong,
                     tautology: None,
                 });
@@ -712,6 +713,32 @@ fn assertions_of(src: &Source, t: &TestCase, helpers: &BTreeSet<String>) -> Vec<
         }
     }
     out
+}
+
+/// End of the assertion statement starting at `off`: the end of its line,
+/// extended over open brackets; a Python `with pytest.raises(…):` covers
+/// its block.
+fn assertion_end(src: &Source, off: usize) -> usize {
+    let b = src.masked.as_bytes();
+    let mut depth = 0i32;
+    let mut j = off;
+    while j < b.len() {
+        match b[j] {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => depth -= 1,
+            b'\n' if depth <= 0 => break,
+            _ => {}
+        }
+        j += 1;
+    }
+    if src.lang == Lang::Python && src.masked[..j].trim_end().ends_with(':') {
+        let line = src.line_index(off);
+        let (_, end) = src.py_block(line, src.logical_starts());
+        if end > 0 {
+            return src.line_end(end - 1).max(j);
+        }
+    }
+    j
 }
 
 /// The arguments (code text) of the call whose `(` is at `open`.
@@ -1024,9 +1051,7 @@ fn rust_assertions(src: &Source, t: &TestCase, a: usize, z: usize, out: &mut Vec
         )
     });
     static SOME_OK: LazyLock<Regex> = LazyLock::new(|| {
-        re(
-            r"^!?\s*[\w.:()&\[\]]*\.(?:is_some|is_ok)\s*\(\s*\)$|^!\s*[\w.:()&\[\]]*\.is_empty\s*\(\s*\)$",
-        )
+        re(r"^!?\s*[^=<>|&]+\.(?:is_some|is_ok)\s*\(\s*\)$|^!\s*[^=<>|&]+\.is_empty\s*\(\s*\)$")
     });
     let m = &src.masked;
     let body = &m[a..z];
@@ -1657,7 +1682,7 @@ fn shadowed(lang: Lang, name: &str, body: &str) -> bool {
     let pat = match lang {
         Lang::Go => format!(r"\b{n}\s*(?:,\s*\w+\s*)*:=|\bvar\s+{n}\b|,\s*{n}\s*(?:,\s*\w+\s*)*:="),
         Lang::Js | Lang::Ts => format!(r"\b(?:let|const|var)\s+{n}\b"),
-        Lang::Python => format!(r"(?m)^\s*{n}\s*(?::[^=\n]+)?=[^=]"),
+        Lang::Python => format!(r"(?m)^[ \t]*{n}\s*(?::[^=\n]+)?=[^=]"),
         Lang::Rust => format!(r"\blet\s+(?:mut\s+)?{n}\b"),
         Lang::Java => format!(r"\b[\w<>\[\]]+\s+{n}\s*="),
     };
@@ -1786,9 +1811,10 @@ fn subject_files(
     let mut imports_local = false;
     match src.lang {
         Lang::Python => {
-            static FROM: LazyLock<Regex> =
-                LazyLock::new(|| re(r"(?m)^\s*from\s+(\.*)([\w.]*)\s+import\s+\(?\s*([\w\s,*]+)"));
-            static IMPORT: LazyLock<Regex> = LazyLock::new(|| re(r"(?m)^\s*import\s+([\w.]+)"));
+            static FROM: LazyLock<Regex> = LazyLock::new(|| {
+                re(r"(?m)^[ \t]*from\s+(\.*)([\w.]*)\s+import\s+\(?\s*([\w\s,*]+)")
+            });
+            static IMPORT: LazyLock<Regex> = LazyLock::new(|| re(r"(?m)^[ \t]*import\s+([\w.]+)"));
             let mdir = root.join(&manifest.dir);
             let bases = [
                 mdir.clone(),
@@ -1950,7 +1976,7 @@ fn subject_files(
                     || text.contains("CARGO_BIN_EXE_")
                     || text.contains("cargo_bin")
                     || text.contains("CARGO_MANIFEST_DIR")
-                    || Regex::new(r"(?m)^\s*mod\s+\w+\s*;").is_ok_and(|r| r.is_match(text));
+                    || Regex::new(r"(?m)^[ \t]*mod\s+\w+\s*;").is_ok_and(|r| r.is_match(text));
                 let crate_dir = root.join(&cargo.dir);
                 let list = cache
                     .rust_sources
@@ -2040,8 +2066,9 @@ fn subject_files(
 
 /// Import paths of a Go file.
 fn go_import_paths(src: &Source) -> Vec<String> {
-    static BLOCK: LazyLock<Regex> = LazyLock::new(|| re(r"(?m)^\s*import\s*\("));
-    static SINGLE: LazyLock<Regex> = LazyLock::new(|| re(r#"(?m)^\s*import\s+(?:[\w.]+\s+)?["`]"#));
+    static BLOCK: LazyLock<Regex> = LazyLock::new(|| re(r"(?m)^[ \t]*import\s*\("));
+    static SINGLE: LazyLock<Regex> =
+        LazyLock::new(|| re(r#"(?m)^[ \t]*import\s+(?:[\w.]+\s+)?["`]"#));
     let mut out = Vec::new();
     for m in BLOCK.find_iter(&src.masked) {
         if let Some(close) = src.match_close(m.end() - 1) {
@@ -2076,7 +2103,7 @@ fn subject_functions(path: &Path, cache: &mut Cache, exclude_tests: bool) -> Vec
         let src = Source::new(lang, &text);
         let tests = src.cfg_test_ranges();
         static PY_NEG: LazyLock<Regex> =
-            LazyLock::new(|| re(r"\braise\b|\breturn\s+(?:None|False)\b|(?m)^\s*return\s*$"));
+            LazyLock::new(|| re(r"\braise\b|\breturn\s+(?:None|False)\b|(?m)^[ \t]*return\s*$"));
         static JS_NEG: LazyLock<Regex> = LazyLock::new(|| {
             re(
                 r"\bthrow\b|\breturn\s+(?:null|undefined|false)\b|\bPromise\s*\.\s*reject\b|\breject\s*\(",
@@ -2157,6 +2184,7 @@ fn subject_checks(
     sc: &mut Scan,
     root: &Path,
     tests: &[TestCase],
+    assertions: &[Vec<Assertion>],
     manifest: &Manifest,
     cache: &mut Cache,
 ) {
@@ -2164,6 +2192,17 @@ fn subject_checks(
     let active: Vec<&TestCase> = tests
         .iter()
         .filter(|t| t.skipped.is_none() && t.attrs != "group")
+        .collect();
+    // where each active test asserts: (start, end) of its assertion statements
+    let spans: Vec<Vec<(usize, usize)>> = tests
+        .iter()
+        .zip(assertions)
+        .filter(|(t, _)| t.skipped.is_none() && t.attrs != "group")
+        .map(|(_, xs)| {
+            xs.iter()
+                .map(|x| (x.off, assertion_end(&sc.src, x.off)))
+                .collect()
+        })
         .collect();
     if active.is_empty() {
         return;
@@ -2263,9 +2302,15 @@ fn subject_checks(
             r#"^(?:&?\[\s*\]|\{\s*\}|\(\s*\)|""|''|``|-?0(?:\.0+)?|-\s*\d[\d_.]*|None|null|undefined|nil|NaN|-?Infinity|vec!\[\s*\]|Vec::new\(\)|String::new\(\)|HashMap::new\(\)|float\(['"]-?(?:inf|nan)['"]\)|math\.(?:inf|nan)|f(?:32|64)::(?:NAN|INFINITY|NEG_INFINITY)|["']\s+["'])$|::MAX\b|::MIN\b|MAX_VALUE|MIN_VALUE|MAX_SAFE_INTEGER|MIN_SAFE_INTEGER|maxsize|\bEPSILON\b|\*\s*\d{3,}|\.repeat\s*\(\s*\d{3,}"#,
         )
     });
+    static EDGE_TOKEN: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r#"(?:^|[\s(,=:{])(?:""|''|\[\s*\]|\{\s*\}|-\s*\d|0(?:\.0+)?\b|None\b|null\b|undefined\b|nil\b|NaN\b|-?Infinity\b|math\.inf\b)|vec!\[\s*\]|Vec::new\(\)|String::new\(\)|::MAX\b|::MIN\b|MAX_VALUE|MIN_VALUE|MAX_SAFE_INTEGER|sys\.maxsize|\bEPSILON\b|\.repeat\(\s*\d{3,}|\*\s*\d{3,}"#,
+        )
+    });
     let m = sc.src.masked.clone();
     // every call site in the tests: name → (test index, offset of `(`)
-    static CALL: LazyLock<Regex> = LazyLock::new(|| re(r"(?:^|[^\w$])([A-Za-z_$][\w$]*)\s*\("));
+    // (no look-behind: a match must not swallow the `(` of an enclosing call)
+    static CALL: LazyLock<Regex> = LazyLock::new(|| re(r"([A-Za-z_$][\w$]*)\s*\("));
     let mut calls: HashMap<&str, Vec<(usize, usize)>> = HashMap::new();
     for (ti, t) in active.iter().enumerate() {
         let (a, z) = t.body;
@@ -2284,14 +2329,35 @@ fn subject_checks(
         let Some(sites) = calls.get(name.as_str()) else {
             continue;
         };
+        // the tests whose subject `name` is: named after it, or asserting on
+        // a call of it (not tests that merely use it for setup)
+        let name_words = ai_issues::identifier_words(name);
         let mut callers: Vec<&TestCase> = Vec::new();
         let mut seen_tests = BTreeSet::new();
         let mut edge = false;
         for &(ti, open) in sites {
             let t = active[ti];
+            let named = {
+                let tw = ai_issues::identifier_words(
+                    &t.name.replace(|c: char| !c.is_alphanumeric(), "_"),
+                );
+                name_words
+                    .iter()
+                    .all(|w| tw.iter().any(|x| x.starts_with(w.as_str())))
+            };
+            let asserted = spans[ti].iter().any(|&(a, z)| open >= a && open <= z);
+            if !(named || asserted) {
+                continue;
+            }
             if seen_tests.insert(ti) {
                 callers.push(t);
-                if EDGE_NAME.is_match(&t.name) {
+                // edge values may sit in test data (tables, parametrize)
+                // rather than in the call itself
+                let (a, z) = t.body;
+                if EDGE_NAME.is_match(&t.name)
+                    || EDGE_TOKEN.is_match(&sc.src.code[a..z])
+                    || EDGE_TOKEN.is_match(&t.attrs)
+                {
                     edge = true;
                 }
             }

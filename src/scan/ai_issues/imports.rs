@@ -602,9 +602,10 @@ fn rust(cx: &mut Ctx) {
 // ---------------------------------------------------------------- Go
 
 pub(crate) fn go_imports(cx: &Ctx) -> Vec<Import> {
-    static BLOCK: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?m)^\s*import\s*\(").unwrap());
+    static BLOCK: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"(?m)^[ \t]*import\s*\(").unwrap());
     static SINGLE: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r#"(?m)^\s*import\s+(?:[\w.]+\s+)?["`]"#).unwrap());
+        LazyLock::new(|| Regex::new(r#"(?m)^[ \t]*import\s+(?:[\w.]+\s+)?["`]"#).unwrap());
     let src = &cx.src;
     let mut out = Vec::new();
     for m in BLOCK.find_iter(&src.masked) {
