@@ -492,7 +492,7 @@ const TRIGGERS: &[(&str, &str, &str, &str, u32)] = &[
     (
         "py",
         "tests/test_m.py",
-        "KEY = 'AKIAABCDEFGHIJKLMNOP'\n",
+        concat!("KEY = 'AKIA", "ABCDEFGHIJKLMNOP'\n"),
         "hardcoded_secret",
         1,
     ),
@@ -623,7 +623,7 @@ const NEAR_MISSES: &[(&str, &str, &str, &str)] = &[
     (
         "py",
         "pkg/m.py",
-        "# TODO: handle unicode\n# This function implements the parser\nx = 1\n",
+        "# TODO: handle unicode\n# This function implements the parser\n# ---- placeholder code ----\nx = 1\n",
         "placeholder_comment",
     ),
     (
@@ -1045,4 +1045,25 @@ fn findings_serialise_with_snake_case_severity() {
             "message": "`exec()` runs a string as code"
         })
     );
+}
+
+#[test]
+fn docs_list_every_check() {
+    let docs = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/scans.md"))
+        .unwrap();
+    for (category, check, severity) in CHECKS {
+        assert!(
+            docs.contains(&format!("`{check}`")),
+            "docs/scans.md lacks {check}"
+        );
+        assert!(
+            docs.contains(&format!("`{category}`")),
+            "docs/scans.md lacks {category}"
+        );
+        let row = docs
+            .lines()
+            .find(|l| l.starts_with('|') && l.contains(&format!("`{check}`")))
+            .unwrap_or_else(|| panic!("no table row for {check}"));
+        assert!(row.contains(severity.as_str()), "{check}: {row}");
+    }
 }

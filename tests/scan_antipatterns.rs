@@ -797,3 +797,76 @@ fn findings_are_sorted_by_line_and_carry_the_file() {
     );
     assert!(found.iter().all(|f| f.file == JS));
 }
+
+#[test]
+fn docs_list_every_check() {
+    let docs = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/scans.md"))
+        .unwrap();
+    for (category, check, severity) in CHECKS {
+        let row = docs
+            .lines()
+            .find(|l| l.starts_with('|') && l.contains(&format!("`{check}`")))
+            .unwrap_or_else(|| panic!("no table row for {check}"));
+        assert!(row.contains(severity.as_str()), "{check}: {row}");
+        assert!(
+            docs.contains(&format!("`{category}`")),
+            "docs/scans.md lacks {category}"
+        );
+    }
+    assert!(
+        docs.contains("**not checked**"),
+        "order dependence must be listed as not checked"
+    );
+}
+
+/// Every prefix of awkward inputs (unterminated strings and comments,
+/// escapes before multi-byte characters, nested interpolations, CRLF) must
+/// scan without a panic in both scans.
+#[test]
+fn no_panic_on_truncated_or_odd_input() {
+    let samples: &[(&str, &str)] = &[
+        (
+            "tests/test_x.py",
+            "# é\ndef test_a(x=\"\\é\"):\n    s = f\"{d['k']}{{é}}\"\n    '''doc ü\n    assert s == r\"\\\"\" ; pass\r\n@pytest.mark.skip(\"ß\")\ndef test_b(): ...\n",
+        ),
+        (
+            "test/x.test.js",
+            "it('é', async () => {\n  const r = /[\"'é]+/g; const t = `a ${`b ${c}`} é`;\n  expect(r.test('ü')).toBe(true) /* ünterminated",
+        ),
+        (
+            "tests/x.rs",
+            "#[test]\nfn t<'a>() { let c = 'é'; let s = r#\"é\"#; /* /* é */ */ assert_eq!(c, '\\u{e9}'); b'\\''; }\n#[cfg(test)] mod m { fn f() -> Vec<[u8; 4]> { todo!() } }",
+        ),
+        (
+            "internal/store/x_test.go",
+            "package store\nimport (\n\t\"testing\"\n)\nfunc TestX(t *testing.T) {\n\ts := `é\n`; r := '\\''; _ = 'é'\n\tt.Skip(\"ü\")\n}\n",
+        ),
+        (
+            "src/test/java/AppTest.java",
+            "class AppTest {\n  @Test void t() { String s = \"\"\"\n é \"\"\"; char c = 'é'; assertTrue(true); }\n}\n",
+        ),
+    ];
+    for &(rel, text) in samples {
+        let project = if rel.ends_with(".rs") {
+            "rust"
+        } else if rel.ends_with(".go") {
+            "go"
+        } else if rel.ends_with(".js") {
+            "node"
+        } else {
+            "py"
+        };
+        let root = fixture(project);
+        let manifest = wfx::scan::ai_issues::load_manifest(&root);
+        for (i, _) in text
+            .char_indices()
+            .chain(std::iter::once((text.len(), ' ')))
+        {
+            let prefix = &text[..i];
+            let _ = scan_test_file(&root, rel, prefix);
+            let _ = wfx::scan::ai_issues::scan_file(&root, rel, prefix, &manifest);
+            let src_rel = rel.replace("tests/", "src/").replace("test/", "src/");
+            let _ = wfx::scan::ai_issues::scan_file(&root, &src_rel, prefix, &manifest);
+        }
+    }
+}

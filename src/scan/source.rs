@@ -497,11 +497,20 @@ impl<'a> Source<'a> {
         let mut strings = lx.strings;
         strings.sort_by_key(|s| s.open);
         // Blanking and masking only ever replace whole characters with ASCII,
-        // so both views stay valid UTF-8.
-        let code = String::from_utf8(lx.code)
-            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
-        let masked = String::from_utf8(lx.masked)
-            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+        // so both views stay valid UTF-8; should that ever fail, non-ASCII
+        // bytes become `_` so that every offset still lines up with `text`.
+        let to_string = |v: Vec<u8>| {
+            String::from_utf8(v).unwrap_or_else(|e| {
+                let ascii: Vec<u8> = e
+                    .into_bytes()
+                    .into_iter()
+                    .map(|x| if x >= 0x80 { b'_' } else { x })
+                    .collect();
+                String::from_utf8(ascii).unwrap_or_default()
+            })
+        };
+        let code = to_string(lx.code);
+        let masked = to_string(lx.masked);
         let mut src = Source {
             lang,
             text,
