@@ -41,11 +41,13 @@ pub struct Finding {
     pub category: String,
     /// Stable id of the check (e.g. `undeclared_package`).
     pub check: String,
+    /// Decides how the finding counts against the gate's limits.
     pub severity: Severity,
     /// Path relative to the project root, `/`-separated.
     pub file: String,
     /// 1-based line, when the finding has one.
     pub line: Option<u32>,
+    /// What is wrong and, where it helps, the fix ("did you mean `x`?").
     pub message: String,
 }
 
@@ -87,7 +89,7 @@ impl std::fmt::Display for Finding {
     }
 }
 
-/// Number of findings per severity.
+/// Number of findings per severity: what the gate compares with its limits.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Counts {
     pub critical: u32,

@@ -18,9 +18,13 @@ pub struct Manifest {
     /// Directory the manifests were read from, relative to the project root
     /// (`""` for the root itself).
     pub dir: String,
+    /// `None` without a `package.json`: JS/TS package imports are not judged.
     pub npm: Option<NpmManifest>,
+    /// `None` without a `Cargo.toml`: Rust `use` paths are not judged.
     pub cargo: Option<CargoManifest>,
+    /// Always present: local modules are known even without a manifest.
     pub python: PythonManifest,
+    /// `None` without a `go.mod`: Go imports are not judged.
     pub go: Option<GoManifest>,
 }
 
@@ -29,6 +33,8 @@ pub struct Manifest {
 /// workspace members) plus tsconfig/jsconfig aliases.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct NpmManifest {
+    /// Every importable package name (dependencies of all kinds, `@types/x`
+    /// as `x`, the package itself, workspace members).
     pub packages: BTreeSet<String>,
     /// The package's own name and its workspace members' names.
     pub own_names: BTreeSet<String>,
@@ -68,7 +74,9 @@ pub struct PythonManifest {
 pub struct GoManifest {
     /// Directory of `go.mod`, relative to the project root.
     pub dir: String,
+    /// The `module` path: imports under it are the project's own packages.
     pub module: String,
+    /// Module paths of `require` and `replace` directives.
     pub requires: Vec<String>,
 }
 
