@@ -1061,7 +1061,13 @@ impl<'a> Engine<'a> {
             timed_out,
             duration_ms: results.duration_ms,
             total: results.total,
-            failing: results.failed + results.errors,
+            // A run without parsed tests that exits 0 passed (exit code
+            // decides); its "no tests found" note is not a failing test.
+            failing: if results.exit_code == Some(0) && results.total == 0 {
+                0
+            } else {
+                results.failed + results.errors
+            },
             parser: results.parser.clone(),
             output_file: self.rel(&log),
             results_file: self.rel(&results_file),

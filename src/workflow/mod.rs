@@ -179,7 +179,8 @@ pub fn run(ws: &Workspace, ui: &Printer, opts: &RunOptions) -> Result<Outcome> {
             ));
             "NOT configured".to_string()
         }
-        (Some(s), needed) => {
+        (Some(s), no_claude_steps) => {
+            let needed = !no_claude_steps;
             let how = match (&s.program, &s.found) {
                 (Some(p), Some(found)) => format!("`{p}` found at {}", found.display()),
                 (Some(p), None) => {
