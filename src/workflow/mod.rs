@@ -99,8 +99,15 @@ fn load(ws: &Workspace, given: &Path) -> Result<Loaded> {
     })?;
     let wf = model::parse(&text).map_err(|issues| invalid(&file_arg, issues))?;
     let canonical = path.canonicalize().unwrap_or(path.clone());
+    // Stored in artifacts: relative to the project root, never absolute
+    // (a file outside the project is recorded by its name).
     let file = if canonical.starts_with(&ws.root) {
         ws.rel(&canonical)
+    } else if given.is_absolute() {
+        canonical
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| file_arg.clone())
     } else {
         file_arg.clone()
     };
