@@ -582,3 +582,85 @@ fn json_mode_streams_events_and_a_summary() {
                 .starts_with("test step 1 · attempt 1/3 · exit 3 · 1 failing · debug by shell")
     }));
 }
+
+/// An agent that is rate limited (or missing) pauses the run (exit 3); the
+/// step runs again on `--resume`.
+#[test]
+fn unavailable_agent_pauses_the_run() {
+    let env = project();
+    env.write(
+        ".workflow/wfx.json",
+        r#"{"agents": {"definitions": {"claude": {"preset": "claude"}}}}"#,
+    );
+    env.write(
+        "wf.yml",
+        "commands:\n  - shell: echo once >> ran.txt\n  - claude: /implement\n",
+    );
+    let bin = env.fake_agents(&[("claude", "rate-limit")]);
+    let out = env
+        .wfx()
+        .env("PATH", env.path_with(&bin))
+        .args(["run", "wf.yml"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("error: claude is unavailable (rate_limit: "),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("the run stopped at step 2 (claude)"),
+        "{stderr}"
+    );
+    assert_eq!(run_state(&env, "WFS-run-wf")["status"], "paused");
+
+    let bin = env.fake_agents(&[("claude", "fixer")]);
+    let out = env
+        .wfx()
+        .env("PATH", env.path_with(&bin))
+        .args(["run", "wf.yml", "--resume"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(env.read("ran.txt"), "once\n");
+}
+
+/// `agents.max_cost_usd` stops the run before the next claude call.
+#[test]
+fn cost_cap_stops_claude_calls() {
+    let env = project();
+    env.write(
+        ".workflow/wfx.json",
+        r#"{"agents": {"definitions": {"claude": {"preset": "claude"}}, "max_cost_usd": 0.04}}"#,
+    );
+    env.write("wf.yml", "commands:\n  - claude: /one\n  - claude: /two\n");
+    let bin = env.fake_agents(&[("claude", "fixer")]);
+    let log = env.tmp.path().join("calls");
+    std::fs::create_dir_all(&log).unwrap();
+    let out = env
+        .wfx()
+        .env("PATH", env.path_with(&bin))
+        .env("FAKE_AGENT_LOG", &log)
+        .args(["run", "wf.yml"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        std::fs::read_to_string(log.join("calls.jsonl"))
+            .unwrap()
+            .lines()
+            .count(),
+        1
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("  step 2 (claude): FAILED: the agent cost cap was reached ($0.05 spent, agents.max_cost_usd = 0.04)\n"),
+        "{stdout}"
+    );
+}

@@ -49,8 +49,13 @@ fn print_plan(ctx: &Ctx, plan: &DryRun) -> Result<Exit> {
             ctx.ui.out(s);
         }
     }
+    // A real run would stop here with exit 2; the plan (with `problem` in
+    // JSON) is still shown, and the JSON output stays one document.
     match &plan.problem {
-        Some(p) => Err(Error::Usage(p.clone())),
+        Some(p) => {
+            ctx.ui.error(p);
+            Ok(Exit::Usage)
+        }
         None => Ok(Exit::Success),
     }
 }
