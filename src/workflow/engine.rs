@@ -187,11 +187,11 @@ pub fn start(setup: &Setup, base_id: &str) -> Result<Report> {
     };
     let mut engine = Engine::new(setup, paths, state, lock, git);
     engine.save()?;
+    let n = setup.wf.steps.len();
     engine.log(&format!(
-        "run {} · workflow {} · {} steps",
-        session_id,
+        "run {session_id} · workflow {} · {n} step{}",
         setup.file,
-        setup.wf.steps.len()
+        if n == 1 { "" } else { "s" }
     ))?;
     engine.run()
 }

@@ -568,13 +568,11 @@ impl Parser {
                     }
                 }
                 "outputs" => step.outputs = self.outputs(v, &ptr, &label),
-                "analysis" => {
-                    if self.map(v, &ptr, &format!("{label}: analysis")).is_some() {
-                        ignored.push(format!(
-                            "{label}: `analysis:` (line {}) is accepted for compatibility and has no effect in wfx",
-                            k.pos.line
-                        ));
-                    }
+                "analysis" if self.map(v, &ptr, &format!("{label}: analysis")).is_some() => {
+                    ignored.push(format!(
+                        "{label}: `analysis:` (line {}) is accepted for compatibility and has no effect in wfx",
+                        k.pos.line
+                    ));
                 }
                 _ => {}
             }
