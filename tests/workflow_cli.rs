@@ -664,3 +664,42 @@ fn cost_cap_stops_claude_calls() {
         "{stdout}"
     );
 }
+
+/// A run that stopped between a debug command and its test re-run (as
+/// after `kill -9`) resumes with the re-run: the debug command is not
+/// repeated.
+#[test]
+fn resume_at_the_retest_phase_does_not_repeat_the_debug_command() {
+    let env = project();
+    env.write(
+        "debug.sh",
+        "#!/bin/sh\necho \"$1\" >> calls.txt\nif [ ! -f interrupted ]; then touch interrupted; kill -INT $PPID; sleep 30; fi\n",
+    );
+    env.write(
+        "wf.yml",
+        "commands:\n  - test:\n      command: sh check.sh\n      on_failure:\n        shell: exec sh debug.sh ${test.attempt}\n",
+    );
+    assert_eq!(wfx(&env, &["run", "wf.yml"]).code, 3);
+    // Pretend the debug command finished and fixed the bug, and the run
+    // died before the re-run.
+    let path = env
+        .root
+        .join(".workflow/active/WFS-run-wf/.process/run-state.json");
+    let mut state: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    state["status"] = "running".into();
+    state["steps"][0]["phase"] = "retest".into();
+    state["steps"][0]["attempts"][0]["debug"]["finished"] = true.into();
+    std::fs::write(&path, serde_json::to_string(&state).unwrap()).unwrap();
+    env.write("fixed", "");
+    let out = wfx(&env, &["run", "wf.yml", "--resume"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .starts_with("resume WFS-run-wf at step 1 (test), attempt 1 (test re-run)\n")
+    );
+    assert_eq!(env.read("calls.txt"), "1\n", "no second debug call");
+    assert!(
+        out.stdout
+            .contains("  step 1 (test): passed after 1 debug attempt (of at most 3)\n")
+    );
+}

@@ -100,7 +100,7 @@ pub fn position(state: &RunState, wf: Option<&Workflow>) -> String {
         return "the end of the workflow".into();
     };
     let label = wf
-        .and_then(|w| w.steps.get(rec.index - 1))
+        .and_then(|w| w.steps.get(rec.index.saturating_sub(1)))
         .map(|s| s.label())
         .unwrap_or_else(|| format!("step {} ({})", rec.index, rec.kind));
     match rec.phase {
@@ -501,7 +501,7 @@ impl<'a> Engine<'a> {
             .steps
             .iter()
             .map(|r| {
-                let step = wf.steps.get(r.index - 1);
+                let step = wf.steps.get(r.index.saturating_sub(1));
                 let label = step
                     .map(|s| s.label())
                     .unwrap_or_else(|| format!("step {}", r.index));
@@ -831,7 +831,11 @@ impl<'a> Engine<'a> {
 
     /// Apply a loop decision to the step's record.
     fn apply(&mut self, index: usize, next: Next) {
-        let dir = self.rel(&self.paths.attempt_dir(index, 0));
+        let k = match next {
+            Next::Debug(k) => k,
+            Next::Done { .. } => 0,
+        };
+        let dir = self.rel(&self.paths.attempt_dir(index, k));
         let rec = self.rec(index);
         match next {
             Next::Debug(k) => {
@@ -840,7 +844,7 @@ impl<'a> Engine<'a> {
                 if rec.attempts.len() < k as usize {
                     rec.attempts.push(AttemptRecord {
                         attempt: k,
-                        dir: dir.replace("attempt-0", &format!("attempt-{k}")),
+                        dir,
                         debug: None,
                         test: None,
                         outcome: None,
@@ -869,7 +873,7 @@ impl<'a> Engine<'a> {
         }
         self.save()?;
         loop {
-            let phase = self.rec(index).phase.unwrap_or(TestPhase::InitialTest);
+            let phase = self.normalize_phase(index);
             match phase {
                 TestPhase::InitialTest => {
                     let dir = self.paths.initial_dir(index);
@@ -993,6 +997,42 @@ impl<'a> Engine<'a> {
                 step.label()
             )),
         })
+    }
+
+    /// The phase to perform, made consistent with the records (a hand-edited
+    /// state may name an attempt without its record, or attempt 0 in a
+    /// debug phase): missing attempt records are added, attempt 0 restarts
+    /// the step's test runs.
+    fn normalize_phase(&mut self, index: usize) -> TestPhase {
+        let phase = self.rec(index).phase.unwrap_or(TestPhase::InitialTest);
+        let k = self.rec(index).attempt;
+        match phase {
+            TestPhase::Debug | TestPhase::Retest if k == 0 => {
+                self.rec(index).phase = Some(TestPhase::InitialTest);
+                TestPhase::InitialTest
+            }
+            TestPhase::Debug | TestPhase::Retest => {
+                while self.rec(index).attempts.len() < k as usize {
+                    let n = self.rec(index).attempts.len() as u32 + 1;
+                    let dir = self.rel(&self.paths.attempt_dir(index, n));
+                    self.rec(index).attempts.push(AttemptRecord {
+                        attempt: n,
+                        dir,
+                        debug: None,
+                        test: None,
+                        outcome: None,
+                        reason: None,
+                        extra: Default::default(),
+                    });
+                }
+                if phase == TestPhase::Debug && decide::last_run(self.rec(index)).is_none() {
+                    self.rec(index).phase = Some(TestPhase::InitialTest);
+                    return TestPhase::InitialTest;
+                }
+                phase
+            }
+            other => other,
+        }
     }
 
     /// `attempt.json`: the attempt's record next to its files.
