@@ -3,6 +3,7 @@
 mod completions;
 mod demo;
 mod init;
+mod run;
 mod session;
 mod status;
 mod test;
@@ -39,6 +40,7 @@ pub fn dispatch(cli: Cli, ui: &Printer) -> Result<Exit> {
         Command::Init(args) => init::run(&ctx, args),
         Command::Test(args) => test::run(&ctx, args),
         Command::Demo(args) => demo::run(&ctx, args),
+        Command::Run(args) => run::run(&ctx, args),
         Command::Completions(_) => unreachable!("handled above"),
         other => Err(Error::usage(format!(
             "`wfx {}` is not available in this build yet",
