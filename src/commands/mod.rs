@@ -2,6 +2,7 @@
 
 mod completions;
 mod init;
+mod report;
 mod session;
 mod status;
 mod test;
@@ -35,6 +36,7 @@ pub fn dispatch(cli: Cli, ui: &Printer) -> Result<Exit> {
         Command::Validate(args) => validate::run(&ctx, args),
         Command::Init(args) => init::run(&ctx, args),
         Command::Test(args) => test::run(&ctx, args),
+        Command::Report(args) => report::run(&ctx, args),
         Command::Completions(_) => unreachable!("handled above"),
         other => Err(Error::usage(format!(
             "`wfx {}` is not available in this build yet",
