@@ -24,10 +24,11 @@ use crate::session::{SessionRef, Workspace, store};
 pub use html::{LinkBase, write_report};
 pub use view::{NextStep, SessionView, build, next_step, sparkline};
 
-/// Everything on disk about one session, read once. Artifacts other than
-/// `workflow-session.json` are optional: a missing file is `None`, and an
-/// unreadable one is `None` plus an entry in `problems`, so a report of a
-/// half-written or hand-damaged session still shows what can be shown.
+/// Everything on disk about one session, read once. The session file and
+/// the task files are required; the other artifacts are optional: a
+/// missing file is `None`, and an unreadable one is `None` plus an entry
+/// in `problems`, so a report of a half-written or hand-damaged session
+/// still shows what can be shown.
 #[derive(Debug, Clone)]
 pub struct SessionData {
     pub sref: SessionRef,
@@ -63,14 +64,16 @@ fn tolerant<T>(r: Result<Option<T>>, problems: &mut Vec<Problem>) -> Result<Opti
     }
 }
 
-/// Read a session's artifacts. Only `workflow-session.json` is required.
+/// Read a session's artifacts (see [`SessionData`] for what is required).
 pub fn load(ws: &Workspace, sref: &SessionRef) -> Result<SessionData> {
     let session = ws.load_session(sref)?;
     let mut problems = Vec::new();
     let paths = &sref.paths;
 
-    let tasks = tolerant(ws.load_tasks(paths).map(Some), &mut problems)?
-        .unwrap_or_default()
+    // Tasks are the backbone of every view; an unreadable task file or two
+    // files with one id (DESIGN.md §2) stop the command like elsewhere.
+    let tasks = ws
+        .load_tasks(paths)?
         .into_iter()
         .map(|(p, t)| (ws.rel(&p), t))
         .collect();

@@ -764,18 +764,21 @@ pub fn outcome(data: &SessionData) -> Outcome {
                 None => "stopped (interrupted); resumable".into(),
             },
         ),
-        SessionStatus::Planning => {
-            (
-                "planning",
-                "Planning",
-                match data.session.phases.iter().find(|p| {
-                    p.status != PhaseStatus::Completed && p.status != PhaseStatus::Skipped
-                }) {
-                    Some(p) => format!("phase {} ({}) is not finished", p.phase, p.name),
-                    None => "planning finished; the test cycle has not started".into(),
-                },
-            )
-        }
+        SessionStatus::Planning => (
+            "planning",
+            "Planning",
+            match (1u8..=4).find(|n| {
+                data.session.phase(*n).is_none_or(|p| {
+                    !matches!(p.status, PhaseStatus::Completed | PhaseStatus::Skipped)
+                })
+            }) {
+                Some(n) => format!(
+                    "phase {n} ({}) is not finished",
+                    crate::artifacts::session::PHASES[usize::from(n) - 1]
+                ),
+                None => "planning finished; the test cycle has not started".into(),
+            },
+        ),
         SessionStatus::Active => (
             "in_progress",
             "In progress",
@@ -871,14 +874,20 @@ pub fn next_step(
     }
 }
 
-/// Pass rates as Unicode blocks on an absolute 0–100 scale (▁ = 0 %,
-/// █ = 100 %), so equal heights mean equal rates across sessions.
+/// Pass rates as Unicode blocks. █ is always 100 % (a full block means
+/// every test passes); ▁ is 10 points below the lowest rate rounded down
+/// to a multiple of 10, so a change of a few points is visible without
+/// making 99 % look like a failure.
 pub fn sparkline(rates: &[f64]) -> String {
     const BLOCKS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+    let Some(min) = rates.iter().copied().reduce(f64::min) else {
+        return String::new();
+    };
+    let low = ((min.clamp(0.0, 100.0) / 10.0).floor() * 10.0 - 10.0).max(0.0);
     rates
         .iter()
         .map(|r| {
-            let i = (r.clamp(0.0, 100.0) / 100.0 * 7.0).round() as usize;
+            let i = ((r.clamp(low, 100.0) - low) / (100.0 - low) * 7.0).round() as usize;
             BLOCKS[i.min(7)]
         })
         .collect()
@@ -974,10 +983,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn sparkline_is_absolute() {
+    fn sparkline_tops_out_at_100() {
         assert_eq!(sparkline(&[]), "");
         assert_eq!(sparkline(&[0.0, 50.0, 100.0]), "▁▅█");
         assert_eq!(sparkline(&[-3.0, 14.3, 90.0, 95.0, 120.0]), "▁▂▇██");
+        // Lowest 50 → scale 40..100.
+        assert_eq!(sparkline(&[50.0, 50.0, 60.0, 60.0]), "▂▂▃▃");
+        assert_eq!(sparkline(&[60.0, 80.0, 50.0, 90.0, 100.0]), "▃▆▂▇█");
+        assert_eq!(sparkline(&[99.0, 99.5]), "██");
+        assert_eq!(sparkline(&[100.0]), "█");
     }
 
     #[test]
