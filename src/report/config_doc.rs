@@ -198,7 +198,7 @@ fn walk(schema: &Value, object: &Value, path: &str, desc: &str, out: &mut Vec<Se
                 .map(|(v, vd)| format!("`{v}`: {vd}"))
                 .collect();
             if !documented.is_empty() {
-                d = format!("{d} {}", documented.join("; ")).trim().to_string();
+                d = format!("{d} {}", documented.join(" ")).trim().to_string();
             }
         }
         let is_object = object_of(schema, node).is_some();
@@ -218,10 +218,16 @@ fn walk(schema: &Value, object: &Value, path: &str, desc: &str, out: &mut Vec<Se
             limits: limits(node),
             description: d.clone(),
         });
+        // A section says what its type is; the field's text stands in
+        // when the type has none.
+        let own = |obj: &Value| {
+            let own = description(obj);
+            if own.is_empty() { d.clone() } else { own }
+        };
         if let Some(obj) = object_of(schema, node) {
-            nested.push((full, obj, d));
+            nested.push((full, obj, own(obj)));
         } else if let Some(elem) = map.filter(|m| m.get("properties").is_some()) {
-            nested.push((format!("{full}.<name>"), elem, d));
+            nested.push((format!("{full}.<name>"), elem, own(elem)));
         }
     }
     out.push(SectionDoc {
@@ -325,6 +331,10 @@ mod tests {
         );
         assert_eq!(a.fields[1].kind, "`\"x\"` | `\"y\"`");
         assert_eq!(a.fields[1].description, "`y`: Why y.");
+        assert_eq!(
+            s[2].description, "An A.",
+            "a map's section takes its element's text"
+        );
         assert_eq!(a.fields[2].kind, "string or null");
         assert_eq!(a.fields[2].default, "`null`");
         assert_eq!(a.fields[3].kind, "array of string");
