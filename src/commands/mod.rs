@@ -32,11 +32,11 @@ pub fn dispatch(cli: Cli, ui: &Printer) -> Result<Exit> {
     };
     match cli.command {
         Command::Session(cmd) => session::run(&ctx, cmd),
+        Command::Report(args) => report::run(&ctx, args),
         Command::Status(args) => status::run(&ctx, args),
         Command::Validate(args) => validate::run(&ctx, args),
         Command::Init(args) => init::run(&ctx, args),
         Command::Test(args) => test::run(&ctx, args),
-        Command::Report(args) => report::run(&ctx, args),
         Command::Completions(_) => unreachable!("handled above"),
         other => Err(Error::usage(format!(
             "`wfx {}` is not available in this build yet",
