@@ -405,3 +405,34 @@ fn the_report_is_the_same_for_the_same_session_apart_from_its_date() {
     assert_eq!(a, b);
     assert!(Path::new(&env.root.join("a.html")).is_file());
 }
+
+#[test]
+fn long_sessions_list_at_most_2000_failures_newest_first() {
+    let env = Env::new();
+    let mut story = stories::blocked("WFS-test-long");
+    story.latest_failures = Vec::new();
+    story.iteration_failures = (1..=12)
+        .map(|n| {
+            let failures = (0..250)
+                .map(|i| {
+                    stories::failure(&format!("t::case_{n}_{i}"), "src/x.py", i, "medium", false)
+                })
+                .collect();
+            (n, 50.0, failures)
+        })
+        .collect();
+    story.write(&env);
+    let html = report(&env, "WFS-test-long", "r.html");
+    let failures = section(&html, "failures");
+    assert_eq!(failures.matches("<code>t::case_").count(), 2000);
+    assert_eq!(failures.matches("<code>t::case_12_").count(), 200);
+    assert_eq!(failures.matches("<code>t::case_3_").count(), 200);
+    assert_eq!(failures.matches("<code>t::case_2_").count(), 0);
+    assert_eq!(failures.matches("… and 50 more in the file.").count(), 10);
+    assert_eq!(
+        failures
+            .matches("250 failures, not listed to keep this page short: see the file.")
+            .count(),
+        2
+    );
+}

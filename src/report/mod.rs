@@ -110,10 +110,12 @@ pub fn load(ws: &Workspace, sref: &SessionRef) -> Result<SessionData> {
         Err(e) => return Err(e),
     };
 
-    let files = session_files(&paths.dir)
+    // Sorted as strings: the view looks files up by binary search.
+    let mut files: Vec<String> = session_files(&paths.dir)
         .into_iter()
         .map(|p| ws.rel(&p))
         .collect();
+    files.sort();
 
     Ok(SessionData {
         sref: sref.clone(),
@@ -150,9 +152,9 @@ fn failure_file_numbers(process_dir: &Path) -> Vec<u32> {
     out
 }
 
-/// Every file of a session directory worth showing a reader, sorted.
+/// Every file of a session directory worth showing a reader.
 fn session_files(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut out: Vec<_> = walkdir::WalkDir::new(dir)
+    walkdir::WalkDir::new(dir)
         .max_depth(4)
         .into_iter()
         .filter_entry(|e| e.depth() == 0 || e.file_name() != "junit")
@@ -163,7 +165,5 @@ fn session_files(dir: &Path) -> Vec<std::path::PathBuf> {
             name != ".lock" && !name.ends_with(".tmp")
         })
         .map(|e| e.into_path())
-        .collect();
-    out.sort();
-    out
+        .collect()
 }

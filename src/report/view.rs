@@ -19,6 +19,9 @@ use crate::session::Location;
 /// At most this many failures are listed per group; the rest are counted.
 pub const MAX_FAILURES_PER_GROUP: usize = 200;
 
+/// At most this many failure rows in a whole report.
+pub const MAX_FAILURE_ROWS: usize = 2000;
+
 /// How many extra fix attempts the continue command of a session blocked
 /// by the iteration limit offers.
 pub const EXTRA_ATTEMPTS: u32 = 5;
@@ -412,25 +415,25 @@ pub fn build(data: &SessionData, link: &dyn Fn(&str) -> Option<String>) -> Sessi
         })
         .collect();
 
-    let mut failure_groups: Vec<FailureGroup> = data
+    let mut sources: Vec<(String, Option<u32>, Link, &[Failure])> = data
         .iteration_failures
         .iter()
         .map(|(n, f)| {
-            failure_group(
+            (
                 format!(
                     "Iteration {n}: failures the fix was asked to address ({})",
                     pct(f.pass_rate)
                 ),
                 Some(*n),
                 href(&process(*n, "failures.json")),
-                &f.failures,
+                f.failures.as_slice(),
             )
         })
         .collect();
     if let Some(r) = &data.results
         && !r.failures.is_empty()
     {
-        failure_groups.push(failure_group(
+        sources.push((
             format!(
                 "Latest test run ({} suite, {}): {} failing",
                 name_of(&r.scope),
@@ -442,6 +445,12 @@ pub fn build(data: &SessionData, link: &dyn Fn(&str) -> Option<String>) -> Sessi
             &r.failures,
         ));
     }
+    let limits = row_limits(&sources.iter().map(|s| s.3.len()).collect::<Vec<_>>());
+    let failure_groups: Vec<FailureGroup> = sources
+        .into_iter()
+        .zip(limits)
+        .map(|((title, n, source, all), limit)| failure_group(title, n, source, all, limit))
+        .collect();
 
     let mut artifacts: Vec<ArtifactView> = data
         .files
@@ -559,15 +568,35 @@ fn flaky_tests(data: &SessionData, r: &IterationRecord, last: bool) -> Vec<Strin
     out
 }
 
+/// How many failures each group lists: at most [`MAX_FAILURES_PER_GROUP`]
+/// each and [`MAX_FAILURE_ROWS`] in all, newest groups first, so a long
+/// session's report stays a page a browser opens quickly. The rest are
+/// counted and linked.
+pub fn row_limits(group_sizes: &[usize]) -> Vec<usize> {
+    let mut left = MAX_FAILURE_ROWS;
+    let mut out: Vec<usize> = group_sizes
+        .iter()
+        .rev()
+        .map(|&n| {
+            let take = n.min(MAX_FAILURES_PER_GROUP).min(left);
+            left -= take;
+            take
+        })
+        .collect();
+    out.reverse();
+    out
+}
+
 fn failure_group(
     title: String,
     iteration: Option<u32>,
     source: Link,
     all: &[Failure],
+    limit: usize,
 ) -> FailureGroup {
     let failures = all
         .iter()
-        .take(MAX_FAILURES_PER_GROUP)
+        .take(limit)
         .map(|f| FailureView {
             test: f.test.clone(),
             location: match (&f.file, f.line) {
@@ -587,7 +616,7 @@ fn failure_group(
         iteration,
         source,
         failures,
-        omitted: all.len().saturating_sub(MAX_FAILURES_PER_GROUP),
+        omitted: all.len().saturating_sub(limit),
     }
 }
 
@@ -1005,6 +1034,22 @@ mod tests {
         ] {
             assert_eq!(duration(ms), want);
         }
+    }
+
+    #[test]
+    fn failure_rows_are_capped_newest_first() {
+        assert_eq!(row_limits(&[]), Vec::<usize>::new());
+        assert_eq!(row_limits(&[3, 0, 250]), [3, 0, 200]);
+        let many = vec![500; 12];
+        let got = row_limits(&many);
+        assert_eq!(got.iter().sum::<usize>(), MAX_FAILURE_ROWS);
+        assert_eq!(&got[..2], [0, 0]);
+        assert_eq!(&got[2..], [200; 10]);
+        let mut sizes = vec![100, 150];
+        sizes.extend([200; 9]);
+        let mut want = vec![50, 150];
+        want.extend([200; 9]);
+        assert_eq!(row_limits(&sizes), want);
     }
 
     #[test]
