@@ -436,3 +436,30 @@ fn long_sessions_list_at_most_2000_failures_newest_first() {
         2
     );
 }
+
+#[test]
+fn active_and_paused_sessions_mid_loop() {
+    let env = Env::new();
+    let mut story = stories::awaiting_fix("WFS-test-live");
+    story.status = "active";
+    story.next_action = "retest";
+    story.loop_status = "running";
+    story.write(&env);
+    let html = report(&env, "WFS-test-live", "r.html");
+    let outcome = section(&html, "outcome");
+    assert!(outcome.contains("<h2>In progress</h2>"), "{outcome}");
+    assert!(outcome.contains("1 test run so far, latest 70.0%; next action `retest`"));
+    assert!(outcome.contains("<code>wfx test-cycle-execute --resume-session=WFS-test-live</code>"));
+
+    let mut story = stories::awaiting_fix("WFS-test-stopped");
+    story.status = "paused";
+    story.next_action = "analyze_failures";
+    story.write(&env);
+    let html = report(&env, "WFS-test-stopped", "r.html");
+    let outcome = section(&html, "outcome");
+    assert!(outcome.contains("<h2>Paused</h2>"));
+    assert!(outcome.contains(
+        "stopped before `analyze_failures` (interrupted, or an agent was unavailable); resumable"
+    ));
+    assert!(outcome.contains("continue where it stopped"));
+}
