@@ -63,16 +63,13 @@ fn check(name: &str, write: impl FnOnce(&Env) -> &'static str) {
     eprintln!("{stdout}screenshot kept at {}", shot.display());
 }
 
+/// One test, so that two checks never race to install Chromium.
 #[test]
-fn completed_report_renders_in_chromium() {
+fn reports_render_in_chromium() {
     check("completed", |env| {
         stories::completed("WFS-test-calc").write(env);
         "WFS-test-calc"
     });
-}
-
-#[test]
-fn blocked_report_renders_in_chromium() {
     check("blocked", |env| {
         stories::blocked("WFS-test-stuck").write(env);
         "WFS-test-stuck"
