@@ -58,7 +58,8 @@ pub fn run(ctx: &Ctx, args: DemoArgs) -> Result<Exit> {
         .map_err(|e| Error::Internal(e.to_string()))?;
     let exit = super::dispatch(cli, ctx.ui)?;
 
-    let report = dir.join("report.html");
+    // Inside the project, so the report links to the session artifacts.
+    let report = project.join(".workflow/report.html");
     let session = last_archived_or_active(&project);
     if let Some(id) = &session {
         let report_arg = report.display().to_string();

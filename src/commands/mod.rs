@@ -3,6 +3,7 @@
 mod completions;
 mod demo;
 mod init;
+mod report;
 mod run;
 mod session;
 mod status;
@@ -34,6 +35,7 @@ pub fn dispatch(cli: Cli, ui: &Printer) -> Result<Exit> {
     };
     match cli.command {
         Command::Session(cmd) => session::run(&ctx, cmd),
+        Command::Report(args) => report::run(&ctx, args),
         Command::Status(args) => status::run(&ctx, args),
         Command::Validate(args) => validate::run(&ctx, args),
         Command::TestFixGen(args) => test_fix_gen::run(&ctx, args),
