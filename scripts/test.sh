@@ -19,9 +19,10 @@ if ! command -v chromium >/dev/null 2>&1; then
 fi
 
 if cargo nextest --version >/dev/null 2>&1; then
-  cargo nextest run --no-fail-fast "$@"
-  # nextest does not run doctests
+  # nextest does not run doctests; run them first so the last line printed
+  # is the summary of the whole suite.
   cargo test --doc --quiet
+  cargo nextest run --no-fail-fast "$@"
 else
   cargo test --no-fail-fast "$@"
 fi
