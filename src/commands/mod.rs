@@ -5,6 +5,7 @@ mod init;
 mod session;
 mod status;
 mod test;
+mod test_cycle_execute;
 mod test_fix_gen;
 mod validate;
 
@@ -35,6 +36,7 @@ pub fn dispatch(cli: Cli, ui: &Printer) -> Result<Exit> {
         Command::Status(args) => status::run(&ctx, args),
         Command::Validate(args) => validate::run(&ctx, args),
         Command::TestFixGen(args) => test_fix_gen::run(&ctx, args),
+        Command::TestCycleExecute(args) => test_cycle_execute::run(&ctx, args),
         Command::Init(args) => init::run(&ctx, args),
         Command::Test(args) => test::run(&ctx, args),
         Command::Completions(_) => unreachable!("handled above"),
