@@ -1882,11 +1882,11 @@ impl<'a> Engine<'a> {
         let id = self.paths.id.clone();
         let active = self.ws.active(&id);
         let archived = self.ws.archived(&id);
-        if active.dir.is_dir() {
-            self.ws.archive(&id)?;
-            self.paths = archived.clone();
-            self.location = Location::Archived;
-        }
+        // Idempotent: also records a move that a killed run left without
+        // its manifest entry.
+        self.ws.archive(&id)?;
+        self.paths = archived.clone();
+        self.location = Location::Archived;
         let last = self.state.iterations.last().cloned();
         let partial = self.state.status == LoopStatus::PartialSuccess;
         let attempts = self.fix_attempts_done();
