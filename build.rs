@@ -23,22 +23,42 @@ fn collect(dir: &Path, base: &Path, out: &mut Vec<String>) {
     }
 }
 
-fn main() {
-    let manifest = std::env::var("CARGO_MANIFEST_DIR").unwrap();
-    let base = Path::new(&manifest).join("templates");
-    println!("cargo:rerun-if-changed=templates");
+/// `pub static NAME: &[(&str, &str)]` with every file under `dir` (relative
+/// to the crate root), embedded with `include_str!`.
+fn embed(manifest: &Path, dir: &str, name: &str, doc: &str) -> String {
+    let base = manifest.join(dir);
+    println!("cargo:rerun-if-changed={dir}");
     let mut files = Vec::new();
     collect(&base, &base, &mut files);
-    let mut code = String::from(
-        "/// (name, contents) of every built-in template.\npub static EMBEDDED: &[(&str, &str)] = &[\n",
-    );
+    let mut code = format!("/// {doc}\npub static {name}: &[(&str, &str)] = &[\n");
     for rel in &files {
-        println!("cargo:rerun-if-changed=templates/{rel}");
+        println!("cargo:rerun-if-changed={dir}/{rel}");
         code.push_str(&format!(
-            "    ({rel:?}, include_str!(concat!(env!(\"CARGO_MANIFEST_DIR\"), \"/templates/\", {rel:?}))),\n"
+            "    ({rel:?}, include_str!(concat!(env!(\"CARGO_MANIFEST_DIR\"), \"/{dir}/\", {rel:?}))),\n"
         ));
     }
     code.push_str("];\n");
-    let out = Path::new(&std::env::var("OUT_DIR").unwrap()).join("embedded_templates.rs");
-    std::fs::write(out, code).unwrap();
+    code
+}
+
+fn main() {
+    let manifest = std::env::var("CARGO_MANIFEST_DIR").unwrap();
+    let manifest = Path::new(&manifest);
+    let out = Path::new(&std::env::var("OUT_DIR").unwrap()).to_path_buf();
+    let templates = embed(
+        manifest,
+        "templates",
+        "EMBEDDED",
+        "(name, contents) of every built-in template.",
+    );
+    std::fs::write(out.join("embedded_templates.rs"), templates).unwrap();
+    // `wfx demo` copies this sample project: the same one the tests use, so
+    // the demo shows exactly what is tested.
+    let demo = embed(
+        manifest,
+        "fixtures/projects/rust-calc",
+        "DEMO_PROJECT",
+        "(path, contents) of the project `wfx demo` runs on.",
+    );
+    std::fs::write(out.join("demo_project.rs"), demo).unwrap();
 }

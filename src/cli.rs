@@ -175,6 +175,9 @@ pub struct RunArgs {
     /// Check the workflow and print what would run, without running it
     #[arg(long)]
     pub dry_run: bool,
+    /// Set a workflow variable, like an `env:` entry (e.g. --var spec=specs/49.md)
+    #[arg(long = "var", value_name = "NAME=VALUE")]
+    pub vars: Vec<String>,
 }
 
 #[derive(Debug, Args)]

@@ -11,6 +11,7 @@ pub mod git;
 pub mod phases;
 pub mod process;
 pub mod render;
+pub mod report;
 pub mod scan;
 pub mod session;
 pub mod testing;

@@ -7,29 +7,39 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+/// The project configuration: every field has a default, unknown fields
+/// are rejected.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     /// Where this file's schema lives, for editors.
     #[serde(rename = "$schema", skip_serializing_if = "Option::is_none")]
     pub schema: Option<String>,
+    /// How the project's tests run.
     pub test: TestConfig,
+    /// Which agents run for which role, and their limits.
     pub agents: AgentsConfig,
+    /// Limits and policies of the test → fix → retest loop.
     pub cycle: CycleConfig,
+    /// Thresholds of the code-validation and test-quality gates.
     pub gates: GatesConfig,
 }
 
+/// How the project's tests run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct TestConfig {
     /// Test command; detected when absent (DESIGN.md §6.1).
     pub command: Option<String>,
+    /// Timeout of one test run, in seconds.
     #[schemars(range(min = 1))]
     pub timeout_s: u64,
     /// Glob of JUnit XML files the command writes.
     pub junit: Option<String>,
     /// Command run with `{files}` replaced by changed files during retests.
     pub related_command: Option<String>,
+    /// Command that writes a coverage report (lcov, cobertura or
+    /// json-summary) for the test-quality gate.
     pub coverage_command: Option<String>,
 }
 
@@ -87,22 +97,28 @@ impl Preset {
     }
 }
 
+/// A named agent: a preset CLI, or a custom command.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct AgentDefinition {
+    /// A supported CLI whose argument list wfx builds per role.
     pub preset: Option<Preset>,
+    /// A custom command instead of a preset, with `${…}` variables.
     pub command: Option<CommandSpec>,
     /// Executable to run instead of the preset's own name (a name looked
     /// up on PATH, or a path relative to the project root), e.g. a wrapper
     /// script or a second installation. Presets only.
     pub program: Option<String>,
+    /// Timeout of one call in seconds; default `agents.default_timeout_s`.
     #[schemars(range(min = 1))]
     pub timeout_s: Option<u64>,
+    /// Model name passed as `--model` (presets only).
     pub model: Option<String>,
     /// Extra arguments appended to a preset's argument list.
     pub args: Vec<String>,
 }
 
+/// Which agents run for which role. Nothing runs unless a role names it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct AgentsConfig {
@@ -110,7 +126,9 @@ pub struct AgentsConfig {
     pub analysis: Vec<String>,
     /// Fix agent; `manual` or absent → the user applies fixes.
     pub fix: Option<String>,
+    /// Test generation agent for IMPL-001; absent → the task is skipped.
     pub test_gen: Option<String>,
+    /// Named agents the roles refer to; a preset name needs no definition.
     pub definitions: BTreeMap<String, AgentDefinition>,
     /// Session cost cap in US dollars: once the recorded cost of agent
     /// calls reaches it, no further agent call is made.
@@ -118,6 +136,7 @@ pub struct AgentsConfig {
     pub max_cost_usd: Option<f64>,
     /// Agent CLIs `wfx init` found on PATH; informational, never run.
     pub detected: Vec<String>,
+    /// Timeout of an agent call, in seconds, when its definition sets none.
     #[schemars(range(min = 1))]
     pub default_timeout_s: u64,
 }
@@ -143,13 +162,17 @@ pub enum EditPolicy {
     Reject,
     /// Record it in fix history, summary and report.
     Flag,
+    /// Accept it silently.
     Allow,
 }
 
+/// What happens when a fix edits the tests (DESIGN.md §5.6).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct TestEditsPolicy {
+    /// A removed test, an added skip/ignore/only marker, or fewer tests.
     pub remove_or_skip: EditPolicy,
+    /// Any other change to a test file.
     pub modify: EditPolicy,
 }
 
@@ -162,21 +185,34 @@ impl Default for TestEditsPolicy {
     }
 }
 
+/// Limits and policies of the test → fix → retest loop (DESIGN.md §5).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct CycleConfig {
+    /// Fix attempts before the session is blocked. Precedence:
+    /// `--max-iterations` > `IMPL-002.meta.max_iterations` > this.
     #[schemars(range(min = 1, max = 1000))]
     pub max_iterations: u32,
+    /// Pass rate (%) at which a run whose failures are all low
+    /// criticality is a partial success.
     #[schemars(range(min = 0.0, max = 100.0))]
     pub pass_threshold: f64,
+    /// A pass-rate drop of more than this many percentage points is a
+    /// regression, and the fix is rolled back.
     #[schemars(range(min = 0.0, max = 100.0))]
     pub regression_threshold_pp: f64,
+    /// Runs in a row a test must fail to count as stuck.
     #[schemars(range(min = 1))]
     pub stuck_after: u32,
+    /// Runs in a row with the same failures before the session is
+    /// blocked early for lack of progress.
     #[schemars(range(min = 1))]
     pub no_progress_limit: u32,
+    /// Retest only the failing and affected tests between full runs.
     pub progressive: bool,
+    /// Commit each fix attempt (`--no-commit` turns it off).
     pub commit: bool,
+    /// What happens when a fix edits the tests.
     pub test_edits: TestEditsPolicy,
 }
 
@@ -195,11 +231,15 @@ impl Default for CycleConfig {
     }
 }
 
+/// Coverage targets (%) of the test-quality gate (IMPL-001.5).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct CoverageGate {
+    /// Line coverage target (%).
     pub line: f64,
+    /// Branch coverage target (%).
     pub branch: f64,
+    /// Function coverage target (%).
     pub function: f64,
 }
 
@@ -213,12 +253,18 @@ impl Default for CoverageGate {
     }
 }
 
+/// Limits of the code-validation gate (IMPL-001.3): the most findings of
+/// each severity that still pass.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct CodeValidationGate {
+    /// Most critical findings allowed.
     pub critical: u32,
+    /// Most error findings allowed.
     pub error: u32,
+    /// Most warning findings allowed.
     pub warning: u32,
+    /// Fix rounds for a soft failure before the gate fails hard.
     pub max_retries: u32,
 }
 
@@ -233,9 +279,12 @@ impl Default for CodeValidationGate {
     }
 }
 
+/// Thresholds of the code-validation and test-quality gates.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct GatesConfig {
+    /// Coverage targets of the test-quality gate.
     pub coverage: CoverageGate,
+    /// Limits of the code-validation gate.
     pub code_validation: CodeValidationGate,
 }

@@ -9,6 +9,7 @@ pub mod context;
 pub mod fix_history;
 pub mod iteration_state;
 pub mod manifest;
+pub mod run_state;
 pub mod session;
 pub mod task;
 pub mod test_results;
@@ -25,6 +26,7 @@ pub use context::ContextPackage;
 pub use fix_history::{FixAttempt, FixHistory};
 pub use iteration_state::{IterationFailures, IterationRecord, IterationState};
 pub use manifest::{ArchiveEntry, ArchiveManifest};
+pub use run_state::RunState;
 pub use session::WorkflowSession;
 pub use task::{FixStrategy, Task};
 pub use test_results::TestResults;
@@ -61,6 +63,7 @@ artifact!(FixHistory, "fix-history");
 artifact!(ContextPackage, "context-package");
 artifact!(ArchiveManifest, "manifest");
 artifact!(Config, "config");
+artifact!(RunState, "run-state");
 
 fn schema_of<T: Artifact>() -> (&'static str, Value) {
     let schema = schemars::generate::SchemaSettings::draft2020_12()
@@ -85,6 +88,7 @@ pub fn all_schemas() -> Vec<(&'static str, Value)> {
         schema_of::<ContextPackage>(),
         schema_of::<ArchiveManifest>(),
         schema_of::<Config>(),
+        schema_of::<RunState>(),
     ]
 }
 
@@ -104,6 +108,7 @@ pub fn schema_for_path(path: &std::path::Path) -> Option<&'static str> {
         "manifest.json" => ArchiveManifest::SCHEMA,
         "wfx.json" => Config::SCHEMA,
         "fix-strategy.json" => FixStrategy::SCHEMA,
+        "run-state.json" => RunState::SCHEMA,
         n if parent == Some(".task") && n.ends_with(".json") => Task::SCHEMA,
         n if n.starts_with("iteration-") && n.ends_with("-failures.json") => {
             IterationFailures::SCHEMA

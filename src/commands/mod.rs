@@ -1,7 +1,10 @@
 //! One module per subcommand: parse → call the library → print.
 
 mod completions;
+mod demo;
 mod init;
+mod report;
+mod run;
 mod session;
 mod status;
 mod test;
@@ -33,12 +36,15 @@ pub fn dispatch(cli: Cli, ui: &Printer) -> Result<Exit> {
     };
     match cli.command {
         Command::Session(cmd) => session::run(&ctx, cmd),
+        Command::Report(args) => report::run(&ctx, args),
         Command::Status(args) => status::run(&ctx, args),
         Command::Validate(args) => validate::run(&ctx, args),
         Command::TestFixGen(args) => test_fix_gen::run(&ctx, args),
         Command::TestCycleExecute(args) => test_cycle_execute::run(&ctx, args),
         Command::Init(args) => init::run(&ctx, args),
         Command::Test(args) => test::run(&ctx, args),
+        Command::Demo(args) => demo::run(&ctx, args),
+        Command::Run(args) => run::run(&ctx, args),
         Command::Completions(_) => unreachable!("handled above"),
         other => Err(Error::usage(format!(
             "`wfx {}` is not available in this build yet",

@@ -1,130 +1,211 @@
+//! `wfx status [SESSION] [--json]`: where a session stands, how it got
+//! there, and the exact command to continue. The `--json` document is a
+//! stable interface (docs/artifacts.md): fields are added, never renamed.
+
 use super::Ctx;
-use crate::artifacts::iteration_state::NextAction;
 use crate::cli::StatusArgs;
 use crate::error::{Exit, Result};
-use crate::session::Location;
-use crate::ui::table;
+use crate::report::{self, SessionView};
+use crate::ui::{Style, table};
 
 pub fn run(ctx: &Ctx, args: StatusArgs) -> Result<Exit> {
     let sref = ctx.ws.resolve(args.session.as_deref(), None, false)?;
-    let session = ctx.ws.load_session(&sref)?;
-    let tasks = ctx.ws.load_tasks(&sref.paths)?;
-    let state = ctx.ws.load_iteration_state(&sref)?;
-    let next_command = next_command(
-        sref.id(),
-        sref.location,
-        &session.status.to_string(),
-        state.as_ref().map(|s| s.next_action),
-    );
-
-    if ctx.ui.is_json() {
-        let tasks: Vec<_> = tasks
-            .iter()
-            .map(|(p, t)| serde_json::json!({"id": t.id, "title": t.title, "status": t.status, "type": t.meta.kind, "file": ctx.ws.rel(p)}))
-            .collect();
-        ctx.ui.json(&serde_json::json!({
-            "session_id": session.session_id,
-            "status": session.status,
-            "location": sref.location,
-            "description": session.description,
-            "phases": session.phases,
-            "tasks": tasks,
-            "iteration_state": state,
-            "next_command": next_command,
-        }));
-        return Ok(Exit::Success);
+    let data = report::load(&ctx.ws, &sref)?;
+    let view = report::build(&data, &|_| None);
+    for p in &view.problems {
+        ctx.ui.warn(format!("could not read {p}"));
     }
 
-    ctx.ui.out(format!(
+    if ctx.ui.is_json() {
+        ctx.ui.json(&json_document(&data, &view));
+        return Ok(Exit::Success);
+    }
+    print_human(ctx, &view);
+    Ok(Exit::Success)
+}
+
+/// The `--json` document. The first eight fields are the original ones.
+fn json_document(data: &report::SessionData, v: &SessionView) -> serde_json::Value {
+    let tasks: Vec<_> = v
+        .tasks
+        .iter()
+        .map(|t| {
+            serde_json::json!({
+                "id": t.id,
+                "title": t.title,
+                "status": t.status,
+                "type": t.kind,
+                "file": t.file.path,
+                "agent": t.agent,
+                "started_at": t.started_at,
+                "completed_at": t.completed_at,
+                "duration_ms": t.duration_ms,
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "session_id": data.session.session_id,
+        "status": data.session.status,
+        "location": data.sref.location,
+        "description": data.session.description,
+        "phases": data.session.phases,
+        "tasks": tasks,
+        "iteration_state": data.state,
+        "next_command": v.next.command,
+        "next_action": v.next.action,
+        "next_step": v.next.hint,
+        "outcome": v.outcome,
+        "pass_rates": v.pass_rates,
+        "sparkline": v.sparkline,
+        "latest_pass_rate": v.latest_pass_rate,
+        "best_pass_rate": v.best_pass_rate,
+        "pass_threshold": v.pass_threshold,
+        "current_iteration": v.current_iteration,
+        "max_iterations": v.max_iterations,
+        "fix_attempts": v.fixes.len(),
+        "stuck_tests": v.stuck_tests,
+        "cost": {
+            "total_usd": v.cost.total_usd,
+            "cap_usd": v.cost.cap_usd,
+            "agent_calls": v.cost.calls,
+        },
+        "failure_report": v.failure_report.as_ref().map(|l| &l.path),
+        "problems": v.problems,
+    })
+}
+
+fn print_human(ctx: &Ctx, v: &SessionView) {
+    let ui = ctx.ui;
+    let style = match v.outcome.kind.as_str() {
+        "completed" | "partial_success" => Style::Green,
+        "blocked" => Style::Red,
+        "awaiting_fix" | "paused" => Style::Yellow,
+        _ => Style::Bold,
+    };
+    ui.out(format!(
         "{}  [{}]  {}",
-        session.session_id, session.status, session.description
+        ui.paint(Style::Bold, &v.session_id),
+        v.status,
+        v.description
     ));
-    ctx.ui.out("");
-    let phases: Vec<Vec<String>> = session
+    ui.out(format!(
+        "{}: {}",
+        ui.paint(style, &v.outcome.title),
+        v.outcome.reason
+    ));
+    if let Some(report) = &v.failure_report {
+        ui.out(format!("Failure report: {}", report.path));
+    }
+
+    ui.out("");
+    let phases: Vec<Vec<String>> = v
         .phases
         .iter()
         .map(|p| {
             vec![
                 p.phase.to_string(),
                 p.name.clone(),
-                format!("{:?}", p.status).to_lowercase(),
+                p.status.clone(),
+                p.duration.clone(),
             ]
         })
         .collect();
-    ctx.ui.out(table(&["PHASE", "NAME", "STATUS"], &phases));
-    if !tasks.is_empty() {
-        ctx.ui.out("");
-        let rows: Vec<Vec<String>> = tasks
+    ui.out(table(&["PHASE", "NAME", "STATUS", "DURATION"], &phases));
+
+    if !v.tasks.is_empty() {
+        ui.out("");
+        let rows: Vec<Vec<String>> = v
+            .tasks
             .iter()
-            .map(|(_, t)| vec![t.id.clone(), t.status.to_string(), t.title.clone()])
-            .collect();
-        ctx.ui.out(table(&["TASK", "STATUS", "TITLE"], &rows));
-    }
-    if let Some(state) = &state {
-        ctx.ui.out("");
-        ctx.ui.out(format!(
-            "Iterations: {} of at most {} fix attempts · next action: {}",
-            state.current_iteration,
-            state.max_iterations,
-            state.next_action.as_str()
-        ));
-        let rows: Vec<Vec<String>> = state
-            .iterations
-            .iter()
-            .map(|i| {
+            .map(|t| {
                 vec![
-                    i.iteration.to_string(),
-                    format!("{:.1}%", i.pass_rate),
-                    format!("{}/{}", i.passed, i.total),
-                    i.strategy
-                        .map(|s| s.to_string())
-                        .unwrap_or_else(|| "-".into()),
-                    i.result
-                        .map(|r| format!("{r:?}").to_lowercase())
-                        .unwrap_or_else(|| "-".into()),
+                    t.id.clone(),
+                    t.status.clone(),
+                    t.kind.clone(),
+                    t.agent.clone().unwrap_or_else(|| "-".into()),
+                    dash(&t.duration),
+                    t.title.clone(),
                 ]
             })
             .collect();
-        if !rows.is_empty() {
-            ctx.ui.out(table(
-                &["ITER", "PASS", "PASSED", "STRATEGY", "RESULT"],
+        ui.out(table(
+            &["TASK", "STATUS", "TYPE", "AGENT", "DURATION", "TITLE"],
+            &rows,
+        ));
+    }
+
+    if let (Some(current), Some(max)) = (v.current_iteration, v.max_iterations) {
+        ui.out("");
+        let mut line = format!("Iterations: {current} of at most {max} fix attempts");
+        if let Some(latest) = v.latest_pass_rate {
+            line.push_str(&format!(" · latest {latest:.1}%"));
+        }
+        if let Some(best) = v.best_pass_rate {
+            line.push_str(&format!(" · best {best:.1}%"));
+        }
+        line.push_str(&format!(" · threshold {:.1}%", v.pass_threshold));
+        if !v.sparkline.is_empty() {
+            line.push_str(&format!("  {}", v.sparkline));
+        }
+        ui.out(line);
+        if !v.runs.is_empty() {
+            let rows: Vec<Vec<String>> = v
+                .runs
+                .iter()
+                .map(|r| {
+                    let mut result = r.result.clone().unwrap_or_else(|| "-".into());
+                    if !r.flaky_tests.is_empty() {
+                        result.push_str(&format!(" ({} flaky)", r.flaky_tests.len()));
+                    }
+                    let commit = match (&r.fix_commit, &r.rollback_commit) {
+                        (Some(c), Some(rb)) => format!("{c} (reverted by {rb})"),
+                        (Some(c), None) => c.clone(),
+                        (None, Some(rb)) => format!("reverted by {rb}"),
+                        (None, None) => "-".into(),
+                    };
+                    vec![
+                        r.iteration.to_string(),
+                        r.scope.clone(),
+                        r.pass_rate_text.clone(),
+                        format!("{}/{}", r.passed, r.total),
+                        r.strategy.clone().unwrap_or_else(|| "-".into()),
+                        result,
+                        r.fix_task.clone().unwrap_or_else(|| "-".into()),
+                        commit,
+                    ]
+                })
+                .collect();
+            ui.out(table(
+                &[
+                    "RUN", "SCOPE", "PASS", "PASSED", "STRATEGY", "RESULT", "FIX", "COMMIT",
+                ],
                 &rows,
             ));
         }
-        if !state.stuck_tests.is_empty() {
-            ctx.ui
-                .out(format!("Stuck tests: {}", state.stuck_tests.join(", ")));
-        }
-        if let Some(reason) = &state.blocked_reason {
-            ctx.ui.out(format!("Blocked: {reason}"));
+        if !v.stuck_tests.is_empty() {
+            ui.out(format!("Stuck tests: {}", v.stuck_tests.join(", ")));
         }
     }
-    if let Some(cmd) = next_command {
-        ctx.ui.out("");
-        ctx.ui.out(format!("Next: {cmd}"));
+    if v.cost.calls > 0 || v.cost.cap_usd.is_some() {
+        ui.out(format!("Cost so far: {}", v.cost.text));
     }
-    Ok(Exit::Success)
+
+    ui.out("");
+    if let Some(action) = &v.next.action {
+        ui.out(format!("Next action: {action}"));
+    }
+    match (&v.next.hint, &v.next.command) {
+        (Some(hint), Some(cmd)) => ui.out(format!("Next: {hint}\n  {cmd}")),
+        (None, Some(cmd)) => ui.out(format!("Next: {cmd}")),
+        (Some(hint), None) => ui.out(format!("Next: {hint}")),
+        (None, None) => {}
+    }
 }
 
-/// The exact command that moves this session forward, if any.
-pub fn next_command(
-    id: &str,
-    location: Location,
-    status: &str,
-    next: Option<NextAction>,
-) -> Option<String> {
-    if location == Location::Archived {
-        return None;
-    }
-    match (status, next) {
-        ("completed" | "partial_success", _) => Some(format!("wfx session complete {id}")),
-        (_, Some(NextAction::None | NextAction::Complete)) if status != "blocked" => {
-            Some(format!("wfx session complete {id}"))
-        }
-        ("blocked", _) => Some(format!(
-            "wfx session resume {id} && wfx test-cycle-execute --resume-session={id} --max-iterations=<N>"
-        )),
-        ("planning", None) => Some(format!("wfx test-fix-gen {id}")),
-        _ => Some(format!("wfx test-cycle-execute --resume-session={id}")),
+fn dash(s: &str) -> String {
+    if s.is_empty() {
+        "-".into()
+    } else {
+        s.to_string()
     }
 }

@@ -27,7 +27,9 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let mode = std::fs::metadata(path)
         .map(|m| m.permissions())
         .unwrap_or_else(|_| std::os::unix::fs::PermissionsExt::from_mode(0o644));
-    tmp.as_file().set_permissions(mode).map_err(|e| Error::io(path, e))?;
+    tmp.as_file()
+        .set_permissions(mode)
+        .map_err(|e| Error::io(path, e))?;
     tmp.as_file().sync_all().map_err(|e| Error::io(path, e))?;
     tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
     if let Ok(d) = File::open(dir) {
@@ -199,7 +201,10 @@ mod tests {
             .collect();
         assert_eq!(names, vec![std::ffi::OsString::from("a.json")]);
         use std::os::unix::fs::PermissionsExt;
-        assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o644);
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+            0o644
+        );
     }
 
     #[test]

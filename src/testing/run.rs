@@ -52,6 +52,9 @@ pub struct RunRequest<'a> {
     pub progress: Option<ProgressHook>,
     /// The previous result, for criticality ("passed before, fails now").
     pub previous: Option<&'a TestResults>,
+    /// Extra environment for the test process (a `wfx run` step's `env:`);
+    /// a `NODE_OPTIONS` here is kept and node's reporter flags are added.
+    pub env: Vec<(String, String)>,
 }
 
 impl<'a> RunRequest<'a> {
@@ -73,6 +76,7 @@ impl<'a> RunRequest<'a> {
             on_spawn: None,
             progress: None,
             previous: None,
+            env: Vec::new(),
         }
     }
 }
@@ -242,7 +246,13 @@ fn relative_command(exec: &str, root: &Path) -> String {
 /// started or is not found (exit 127/126 with nothing parsed) → usage
 /// error; Ctrl-C → `Error::Paused` after the child group was ended.
 pub fn run_tests(mut req: RunRequest<'_>) -> Result<TestResults> {
-    let node_options = std::env::var("NODE_OPTIONS").ok();
+    let node_options = req
+        .env
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "NODE_OPTIONS")
+        .map(|(_, v)| v.clone())
+        .or_else(|| std::env::var("NODE_OPTIONS").ok());
     let plan = plan(
         &req.detected,
         &req.root,
@@ -266,6 +276,9 @@ pub fn run_tests(mut req: RunRequest<'_>) -> Result<TestResults> {
         .grace(req.grace);
     if let Some(t) = req.timeout {
         spec = spec.timeout(t);
+    }
+    for (k, v) in &req.env {
+        spec = spec.env(k.clone(), v.clone());
     }
     for (k, v) in &plan.env {
         spec = spec.env(k.clone(), v.clone());

@@ -1,1 +1,365 @@
-//! (being written)
+//! `wfx run`: YAML workflows of `shell:`, `claude:` and `test:` steps with
+//! `on_failure:` debug loops (DESIGN.md §8, seed 000). The second front end
+//! of the engine `test-cycle-execute` uses: the same process, test-runner,
+//! agent, variable and git code, with its own small state machine.
+//!
+//! - [`yaml`]: the document as a tree with line/column on every node.
+//! - [`model`]: the workflow and its parser (every problem, located).
+//! - [`check`]: checks before anything runs (variables, claude).
+//! - [`decide`]: pure loop decisions, outcomes and log lines.
+//! - [`engine`]: the effects: sessions, steps, tests, debug attempts, resume.
+//!
+//! docs/workflows.md is the user's guide.
+
+pub mod check;
+pub mod decide;
+pub mod engine;
+pub mod model;
+pub mod paths;
+pub mod yaml;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use crate::artifacts::Config;
+use crate::error::{Error, Problem, Result};
+use crate::session::Workspace;
+use crate::ui::Printer;
+
+pub use engine::Report;
+pub use model::{Action, Exec, OnFailure, Step, TestSpec, Workflow};
+
+/// What the user asked for.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// The workflow file as given (relative to the current directory, or
+    /// to the project root).
+    pub file: PathBuf,
+    pub resume: bool,
+    pub dry_run: bool,
+    /// `--var NAME=VALUE`, in order.
+    pub vars: Vec<(String, String)>,
+}
+
+/// What `--dry-run` found.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct DryRun {
+    pub workflow: String,
+    pub file: String,
+    pub session_id: String,
+    /// What a real run would do with the session.
+    pub session_note: String,
+    /// How `claude:` commands would run, or why they cannot.
+    pub claude: String,
+    pub variables: BTreeMap<String, String>,
+    pub steps: Vec<String>,
+    pub warnings: Vec<String>,
+    /// Set when a real run would stop before anything runs (exit 2).
+    pub problem: Option<String>,
+}
+
+/// The result of `wfx run`.
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    Ran(Report),
+    DryRun(DryRun),
+}
+
+/// A parsed and checked workflow, ready to run.
+struct Loaded {
+    wf: Workflow,
+    text: String,
+    name: String,
+    /// Relative to the project root when inside it.
+    file: String,
+    /// As the user typed it (for messages).
+    file_arg: String,
+}
+
+fn load(ws: &Workspace, given: &Path) -> Result<Loaded> {
+    let file_arg = given.display().to_string();
+    let path = if given.is_absolute() || given.exists() {
+        given.to_path_buf()
+    } else {
+        ws.root.join(given)
+    };
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(Error::usage(format!("workflow file {file_arg} not found")));
+        }
+        Err(e) => return Err(Error::io(&path, e)),
+    };
+    let text = String::from_utf8(bytes).map_err(|e| {
+        Error::Invalid(vec![Problem {
+            file: file_arg.clone(),
+            pointer: String::new(),
+            message: format!("not valid UTF-8 (byte {})", e.utf8_error().valid_up_to()),
+        }])
+    })?;
+    let wf = model::parse(&text).map_err(|issues| invalid(&file_arg, issues))?;
+    let canonical = path.canonicalize().unwrap_or(path.clone());
+    // Stored in artifacts: relative to the project root, never absolute
+    // (a file outside the project is recorded by its name).
+    let file = if canonical.starts_with(&ws.root) {
+        ws.rel(&canonical)
+    } else if given.is_absolute() {
+        canonical
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| file_arg.clone())
+    } else {
+        file_arg.clone()
+    };
+    let stem = canonical
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "workflow".into());
+    let name = wf.name.clone().unwrap_or(stem);
+    Ok(Loaded {
+        wf,
+        text,
+        name,
+        file,
+        file_arg,
+    })
+}
+
+fn invalid(file: &str, issues: Vec<model::Issue>) -> Error {
+    Error::Invalid(
+        issues
+            .into_iter()
+            .map(|i| Problem {
+                file: file.to_string(),
+                pointer: i.pointer.clone(),
+                message: i.located_message(),
+            })
+            .collect(),
+    )
+}
+
+/// Check, then run (or only plan) a workflow. Errors: invalid workflow,
+/// unknown variable, claude needed but not configured, an unfinished run
+/// without `--resume` → exit 2; Ctrl-C or an unavailable agent →
+/// `Error::Paused` (exit 3) with the state saved.
+pub fn run(ws: &Workspace, ui: &Printer, opts: &RunOptions) -> Result<Outcome> {
+    let loaded = load(ws, &opts.file)?;
+    let config: Config = ws.load_config()?;
+    let wf = &loaded.wf;
+    for (name, _) in &opts.vars {
+        if !model::is_env_name(name) {
+            return Err(Error::usage(format!(
+                "--var {name}=…: \"{name}\" is not a valid name (letters, digits and '_', not starting with a digit)"
+            )));
+        }
+    }
+    let cli_vars: BTreeMap<String, String> = opts.vars.iter().cloned().collect();
+
+    let base_id = engine::base_session_id(&loaded.name);
+    let runs = engine::run_sessions(ws, &base_id)?;
+    let unfinished = engine::unfinished_run(runs);
+
+    let mut known: BTreeSet<String> = cli_vars.keys().cloned().collect();
+    if opts.resume
+        && let Some((_, Some(state))) = &unfinished
+    {
+        known.extend(state.vars.keys().cloned());
+    }
+    let issues = check::variables(wf, &known);
+    if !issues.is_empty() {
+        return Err(invalid(&loaded.file_arg, issues));
+    }
+
+    // claude: configured by the config (see check::claude_source).
+    let path_var = std::env::var_os("PATH");
+    let claude_steps = check::claude_steps(wf);
+    let setup = check::claude_setup(&config.agents, path_var.as_deref(), &ws.root)?;
+    let mut problem = None;
+    let claude_line = match (&setup, claude_steps.is_empty()) {
+        (None, true) => "not needed (no claude: commands); not configured".to_string(),
+        (None, false) => {
+            problem = Some(format!(
+                "{} need{} claude, but none is configured: name it in {} as `agents.definitions.claude` (e.g. {{\"agents\": {{\"definitions\": {{\"claude\": {{\"preset\": \"claude\"}}}}}}}}) or as the agent of a role (`agents.fix`, `agents.test_gen`, `agents.analysis`)",
+                claude_steps.join(", "),
+                if claude_steps.len() == 1 { "s" } else { "" },
+                ws.rel(&ws.config_path())
+            ));
+            "NOT configured".to_string()
+        }
+        (Some(s), no_claude_steps) => {
+            let needed = !no_claude_steps;
+            let how = match (&s.program, &s.found) {
+                (Some(p), Some(found)) => format!("`{p}` found at {}", found.display()),
+                (Some(p), None) => {
+                    if needed {
+                        problem = Some(format!(
+                            "{} need{} claude: it is configured ({}) but `{p}` was not found on PATH",
+                            claude_steps.join(", "),
+                            if claude_steps.len() == 1 { "s" } else { "" },
+                            s.source
+                        ));
+                    }
+                    format!("`{p}` NOT found on PATH")
+                }
+                (None, _) => "a shell command".to_string(),
+            };
+            format!(
+                "configured by {} ({}); {how}{}",
+                s.source,
+                match &s.agent.kind {
+                    crate::agents::AgentKind::Preset(p) => format!("preset {}", p.as_str()),
+                    crate::agents::AgentKind::Command(_) => "custom command".to_string(),
+                },
+                if needed { "" } else { "; not needed" }
+            )
+        }
+    };
+
+    let git = crate::git::Checkpoints::open(&ws.root)?;
+    let commit_steps: Vec<String> = wf
+        .steps
+        .iter()
+        .filter(|s| {
+            s.commit_required
+                || matches!(&s.action, Action::Test(t) if t.on_failure.as_ref().is_some_and(|f| f.commit_required))
+        })
+        .map(|s| s.label())
+        .collect();
+    if problem.is_none() && !commit_steps.is_empty() && !git.is_repo() {
+        problem = Some(format!(
+            "{} use{} commit_required, which needs a git repository; {} is not inside one",
+            commit_steps.join(", "),
+            if commit_steps.len() == 1 { "s" } else { "" },
+            ws.root.display()
+        ));
+    }
+    for note in &wf.ignored {
+        ui.warn(note);
+    }
+
+    if opts.dry_run {
+        let (session_id, session_note) = match (&unfinished, opts.resume) {
+            (Some((s, st)), true) => (
+                s.id().to_string(),
+                format!(
+                    "would resume at {}",
+                    st.as_ref()
+                        .map(|st| engine::position(st, Some(wf)))
+                        .unwrap_or_else(|| "step 1".into())
+                ),
+            ),
+            (None, true) => {
+                problem.get_or_insert_with(|| nothing_to_resume(ws, &loaded));
+                (base_id.clone(), "nothing to resume".into())
+            }
+            (Some((s, _)), false) => {
+                problem.get_or_insert_with(|| unfinished_message(s.id(), &loaded));
+                (
+                    s.id().to_string(),
+                    "an unfinished run exists; pass --resume".into(),
+                )
+            }
+            (None, false) => (
+                crate::session::id::unique_id(&base_id, |id| ws.id_taken(id)),
+                "new session".into(),
+            ),
+        };
+        let mut variables: BTreeMap<String, String> = wf.env.clone();
+        variables.extend(cli_vars.clone());
+        return Ok(Outcome::DryRun(DryRun {
+            workflow: loaded.name.clone(),
+            file: loaded.file.clone(),
+            session_id,
+            session_note,
+            claude: claude_line,
+            variables,
+            steps: wf.steps.iter().map(describe_step).collect(),
+            warnings: wf.ignored.clone(),
+            problem,
+        }));
+    }
+    if let Some(p) = problem {
+        return Err(Error::Usage(p));
+    }
+
+    crate::process::install_interrupt_handler();
+    let engine_setup = engine::Setup {
+        ws,
+        ui,
+        wf,
+        text: &loaded.text,
+        name: &loaded.name,
+        file: &loaded.file,
+        file_arg: &loaded.file_arg,
+        config: &config,
+        claude: setup.as_ref().map(|s| &s.agent),
+        vars: &cli_vars,
+    };
+    let report = match (unfinished, opts.resume) {
+        (Some((sref, state)), true) => engine::resume(&engine_setup, sref, state)?,
+        (None, true) => return Err(Error::Usage(nothing_to_resume(ws, &loaded))),
+        (Some((sref, _)), false) => {
+            return Err(Error::Usage(unfinished_message(sref.id(), &loaded)));
+        }
+        (None, false) => engine::start(&engine_setup, &base_id)?,
+    };
+    Ok(Outcome::Ran(report))
+}
+
+fn nothing_to_resume(ws: &Workspace, loaded: &Loaded) -> String {
+    format!(
+        "--resume: no unfinished run of {} in {}; run it without --resume to start one",
+        loaded.file_arg,
+        ws.rel(&ws.active_dir())
+    )
+}
+
+fn unfinished_message(id: &str, loaded: &Loaded) -> String {
+    format!(
+        "an unfinished run of this workflow exists ({id}); continue it with `wfx run {} --resume`, or archive it with `wfx session complete {id}` and run again to start afresh",
+        loaded.file_arg
+    )
+}
+
+/// One line per step for `--dry-run`, with every default spelled out.
+pub fn describe_step(step: &Step) -> String {
+    let mut line = format!("{}: ", step.label());
+    match &step.action {
+        Action::Run(exec) => line.push_str(&exec.text().text),
+        Action::Test(t) => {
+            line.push_str(&t.command.text);
+            match t.timeout {
+                Some(s) => line.push_str(&format!(" · timeout {s} s")),
+                None => line.push_str(" · timeout test.timeout_s"),
+            }
+            match &t.on_failure {
+                None => line.push_str(" · no on_failure (a failure is reported, the workflow continues)"),
+                Some(f) => line.push_str(&format!(
+                    " · on failure: {} \"{}\" · max_attempts {} · stop_on_success {} · fail_workflow {}{}",
+                    f.debug.kind(),
+                    f.debug.text().text,
+                    f.max_attempts,
+                    f.stop_on_success,
+                    f.fail_workflow,
+                    if f.commit_required { " · commit_required" } else { "" }
+                )),
+            }
+        }
+    }
+    if let Some(id) = &step.id {
+        line.push_str(&format!(" · id {id}"));
+    }
+    if step.commit_required {
+        line.push_str(" · commit_required");
+    }
+    if let Some(t) = step.timeout {
+        line.push_str(&format!(" · timeout {t} s"));
+    }
+    for o in &step.outputs {
+        line.push_str(&format!(
+            " · output {} = newest \"{}\"",
+            o.name, o.file_pattern
+        ));
+    }
+    line
+}

@@ -3,6 +3,8 @@
 //! builders for hand-made sessions.
 #![allow(dead_code)]
 
+pub mod stories;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

@@ -1,0 +1,326 @@
+//! The pass-rate chart as inline SVG: one point per test run, coloured by
+//! the fix strategy that led to it, a dashed threshold line, a cross on
+//! rolled-back runs and a triangle on runs with flaky failures. Plain SVG
+//! with `<title>` tooltips: readable with no script, no font download and
+//! no network.
+
+use std::fmt::Write;
+
+use super::view::{RunView, pct};
+
+const WIDTH: f64 = 760.0;
+const HEIGHT: f64 = 300.0;
+const LEFT: f64 = 52.0;
+const RIGHT: f64 = 684.0;
+const TOP: f64 = 18.0;
+const BOTTOM: f64 = 222.0;
+
+/// Colours of the points, by strategy (`None`: the first run, before any fix).
+pub fn strategy_colour(strategy: Option<&str>) -> &'static str {
+    match strategy {
+        Some("conservative") => "#2563eb",
+        Some("aggressive") => "#ea580c",
+        Some("surgical") => "#9333ea",
+        _ => "#6b7280",
+    }
+}
+
+const ROLLBACK: &str = "#dc2626";
+const FLAKY: &str = "#ca8a04";
+const THRESHOLD: &str = "#16a34a";
+
+/// Escape text for an HTML/SVG text node or a quoted attribute.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn y_of(rate: f64) -> f64 {
+    BOTTOM - rate.clamp(0.0, 100.0) / 100.0 * (BOTTOM - TOP)
+}
+
+/// x of run `i` of `n`: evenly spread, centred when there is one.
+fn x_of(i: usize, n: usize) -> f64 {
+    const PAD: f64 = 24.0;
+    if n <= 1 {
+        return (LEFT + RIGHT) / 2.0;
+    }
+    LEFT + PAD + i as f64 * (RIGHT - LEFT - 2.0 * PAD) / (n - 1) as f64
+}
+
+/// The chart of `runs` with the pass threshold line at `threshold` percent.
+pub fn pass_rate_chart(runs: &[RunView], threshold: f64) -> String {
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}" role="img" aria-labelledby="chart-title"><title id="chart-title">Pass rate per test run</title>"#
+    );
+    let _ = write!(
+        s,
+        r##"<rect x="0" y="0" width="{WIDTH}" height="{HEIGHT}" fill="#ffffff"/>"##
+    );
+    for tick in [0, 25, 50, 75, 100] {
+        let y = y_of(tick as f64);
+        let _ = write!(
+            s,
+            r##"<line x1="{LEFT}" y1="{y:.1}" x2="{RIGHT}" y2="{y:.1}" stroke="#e5e7eb" stroke-width="1"/><text x="{:.1}" y="{:.1}" font-size="11" text-anchor="end" fill="#4b5563">{tick}%</text>"##,
+            LEFT - 6.0,
+            y + 4.0
+        );
+    }
+    let _ = write!(
+        s,
+        r##"<line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{BOTTOM}" stroke="#9ca3af" stroke-width="1"/>"##
+    );
+    let ty = y_of(threshold);
+    let _ = write!(
+        s,
+        r##"<g class="threshold"><title>pass threshold {t}</title><line x1="{LEFT}" y1="{ty:.1}" x2="{RIGHT}" y2="{ty:.1}" stroke="{THRESHOLD}" stroke-width="1.5" stroke-dasharray="6 4"/><text x="{:.1}" y="{:.1}" font-size="11" fill="{THRESHOLD}">threshold</text><text x="{:.1}" y="{:.1}" font-size="11" fill="{THRESHOLD}">{t}</text></g>"##,
+        RIGHT + 6.0,
+        ty - 2.0,
+        RIGHT + 6.0,
+        ty + 11.0,
+        t = escape(&pct(threshold))
+    );
+
+    let n = runs.len();
+    if n == 0 {
+        let _ = write!(
+            s,
+            r##"<text x="{:.1}" y="{:.1}" font-size="14" text-anchor="middle" fill="#6b7280">No test runs yet</text>"##,
+            (LEFT + RIGHT) / 2.0,
+            (TOP + BOTTOM) / 2.0
+        );
+    } else {
+        let points: Vec<String> = runs
+            .iter()
+            .enumerate()
+            .map(|(i, r)| format!("{:.1},{:.1}", x_of(i, n), y_of(r.pass_rate)))
+            .collect();
+        let _ = write!(
+            s,
+            r##"<polyline points="{}" fill="none" stroke="#94a3b8" stroke-width="2"/>"##,
+            points.join(" ")
+        );
+        // Label every run when they fit, else about 20 labels.
+        let every = n.div_ceil(20).max(1);
+        for (i, r) in runs.iter().enumerate() {
+            let (x, y) = (x_of(i, n), y_of(r.pass_rate));
+            let colour = strategy_colour(r.strategy.as_deref());
+            let mut tip = format!(
+                "run {}: {} ({}/{} passed, {} scope)",
+                r.iteration, r.pass_rate_text, r.passed, r.total, r.scope
+            );
+            if let Some(st) = &r.strategy {
+                let _ = write!(tip, ", {st} strategy");
+            }
+            if let Some(res) = &r.result {
+                let _ = write!(tip, ", {}", res.replace('_', " "));
+            }
+            let _ = write!(
+                s,
+                r#"<g class="run" data-iteration="{}"><title>{}</title>"#,
+                r.iteration,
+                escape(&tip)
+            );
+            // Affected-scope runs are drawn hollow: merged, not a full run.
+            let fill = if r.scope == "affected" {
+                "#ffffff"
+            } else {
+                colour
+            };
+            let _ = write!(
+                s,
+                r#"<circle cx="{x:.1}" cy="{y:.1}" r="6" fill="{fill}" stroke="{colour}" stroke-width="2.5"/>"#
+            );
+            if r.rolled_back {
+                let _ = write!(
+                    s,
+                    r#"<path class="rollback" d="M{:.1},{:.1} L{:.1},{:.1} M{:.1},{:.1} L{:.1},{:.1}" stroke="{ROLLBACK}" stroke-width="3"/>"#,
+                    x - 8.0,
+                    y - 8.0,
+                    x + 8.0,
+                    y + 8.0,
+                    x - 8.0,
+                    y + 8.0,
+                    x + 8.0,
+                    y - 8.0
+                );
+            }
+            s.push_str("</g>");
+            if !r.flaky_tests.is_empty() {
+                let ty = (y - 13.0).max(TOP - 8.0);
+                let _ = write!(
+                    s,
+                    r#"<g class="flaky"><title>{}</title><path d="M{x:.1},{:.1} L{:.1},{:.1} L{:.1},{:.1} Z" fill="{FLAKY}"/></g>"#,
+                    escape(&format!("flaky: {}", r.flaky_tests.join(", "))),
+                    ty - 6.0,
+                    x - 6.0,
+                    ty + 4.0,
+                    x + 6.0,
+                    ty + 4.0
+                );
+            }
+            if i % every == 0 || i + 1 == n {
+                let _ = write!(
+                    s,
+                    r##"<text x="{x:.1}" y="{:.1}" font-size="11" text-anchor="middle" fill="#4b5563">{}</text>"##,
+                    BOTTOM + 16.0,
+                    r.iteration
+                );
+            }
+        }
+    }
+    let _ = write!(
+        s,
+        r##"<text x="{:.1}" y="{:.1}" font-size="11" text-anchor="middle" fill="#4b5563">test run (iteration)</text>"##,
+        (LEFT + RIGHT) / 2.0,
+        BOTTOM + 32.0
+    );
+    legend(&mut s);
+    s.push_str("</svg>");
+    s
+}
+
+fn legend(s: &mut String) {
+    let y = HEIGHT - 18.0;
+    let mut x = LEFT;
+    let mut item = |s: &mut String, mark: String, label: &str| {
+        s.push_str(&mark.replace("{X}", &format!("{x:.1}")));
+        let _ = write!(
+            s,
+            r##"<text x="{:.1}" y="{:.1}" font-size="11" fill="#374151">{label}</text>"##,
+            x + 12.0,
+            y + 4.0
+        );
+        x += 24.0 + label.len() as f64 * 6.2;
+    };
+    s.push_str(r#"<g class="legend">"#);
+    for (label, strategy) in [
+        ("first run", None),
+        ("conservative", Some("conservative")),
+        ("aggressive", Some("aggressive")),
+        ("surgical", Some("surgical")),
+    ] {
+        let c = strategy_colour(strategy);
+        item(
+            s,
+            format!(r#"<circle cx="{{X}}" cy="{y:.1}" r="5" fill="{c}"/>"#),
+            label,
+        );
+    }
+    item(
+        s,
+        format!(
+            r##"<circle cx="{{X}}" cy="{y:.1}" r="5" fill="#ffffff" stroke="#6b7280" stroke-width="2"/>"##
+        ),
+        "affected subset",
+    );
+    item(
+        s,
+        format!(
+            r#"<path d="M-5,{:.1} l10,10 M-5,{:.1} l10,-10" transform="translate({{X}},0)" stroke="{ROLLBACK}" stroke-width="2.5"/>"#,
+            y - 5.0,
+            y + 5.0
+        ),
+        "rolled back",
+    );
+    item(
+        s,
+        format!(
+            r#"<path d="M0,{:.1} l-6,10 h12 Z" transform="translate({{X}},0)" fill="{FLAKY}"/>"#,
+            y - 6.0
+        ),
+        "flaky",
+    );
+    item(
+        s,
+        format!(
+            r#"<path d="M-8,{y:.1} h16" transform="translate({{X}},0)" stroke="{THRESHOLD}" stroke-width="1.5" stroke-dasharray="4 3"/>"#
+        ),
+        "threshold",
+    );
+    s.push_str("</g>");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(iteration: u32, rate: f64, strategy: Option<&str>) -> RunView {
+        RunView {
+            iteration,
+            scope: "full".into(),
+            pass_rate: rate,
+            pass_rate_text: pct(rate),
+            total: 10,
+            passed: (rate / 10.0) as u32,
+            failed: 10 - (rate / 10.0) as u32,
+            failed_tests: vec![],
+            new_failures: vec![],
+            strategy: strategy.map(str::to_string),
+            result: None,
+            analysis_tool: None,
+            analysis: None,
+            fix_task: None,
+            fix_commit: None,
+            rollback_commit: None,
+            rolled_back: false,
+            flaky_tests: vec![],
+            started_at: chrono::Utc::now(),
+            duration: String::new(),
+        }
+    }
+
+    #[test]
+    fn geometry() {
+        assert_eq!(y_of(100.0), TOP);
+        assert_eq!(y_of(0.0), BOTTOM);
+        assert_eq!(y_of(150.0), TOP);
+        assert_eq!(x_of(0, 1), (LEFT + RIGHT) / 2.0);
+        assert_eq!(x_of(0, 3), LEFT + 24.0);
+        assert_eq!(x_of(2, 3), RIGHT - 24.0);
+    }
+
+    #[test]
+    fn one_point_per_run_with_marks() {
+        let mut runs = vec![
+            run(0, 60.0, None),
+            run(1, 80.0, Some("conservative")),
+            run(2, 40.0, Some("aggressive")),
+            run(3, 90.0, Some("surgical")),
+        ];
+        runs[2].rolled_back = true;
+        runs[3].flaky_tests = vec!["<script>alert(1)</script>".into()];
+        let svg = pass_rate_chart(&runs, 95.0);
+        assert_eq!(svg.matches(r#"<g class="run""#).count(), 4);
+        assert_eq!(svg.matches(r#"class="rollback""#).count(), 1);
+        assert_eq!(svg.matches(r#"<g class="flaky">"#).count(), 1);
+        assert!(svg.contains("<title>pass threshold 95.0%</title>"));
+        assert!(svg.contains(">95.0%</text>"));
+        assert!(svg.contains(&format!(r#"y1="{:.1}""#, y_of(95.0))));
+        for c in ["#6b7280", "#2563eb", "#ea580c", "#9333ea"] {
+            assert!(svg.contains(&format!(r#"fill="{c}" stroke="{c}""#)), "{c}");
+        }
+        assert!(svg.contains("flaky: &lt;script&gt;alert(1)&lt;/script&gt;"));
+        assert!(!svg.contains("<script>"));
+        assert!(svg.starts_with("<svg ") && svg.ends_with("</svg>"));
+    }
+
+    #[test]
+    fn empty_chart_says_so() {
+        let svg = pass_rate_chart(&[], 95.0);
+        assert!(svg.contains("No test runs yet"));
+        assert!(!svg.contains("<polyline"));
+    }
+}

@@ -1,0 +1,318 @@
+//! Types shared by the static scans (AI-issue scan, test anti-patterns) and
+//! the code-validation gate that judges their findings (REFERENCE.md
+//! "Gates"). Kept free of scanning logic so reports, prompts and artifacts can
+//! use them without pulling in the scanners.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::artifacts::config::CodeValidationGate;
+
+/// How bad a finding is; the gate counts each level against its own limit.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    /// Blocks the gate outright (hard fail).
+    Critical,
+    /// Fixable; more than the configured number is a soft fail.
+    Error,
+    /// Worth a look; more than the configured number is a soft fail.
+    Warning,
+}
+
+impl Severity {
+    /// The lowercase name used in reports and JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Critical => "critical",
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        }
+    }
+}
+
+/// One problem found by a scan, at a place a person (or a fix agent) can
+/// jump to. `check` is a stable id listed in `docs/scans.md`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Finding {
+    /// The REFERENCE.md category, snake_case (e.g. `hallucinated_imports`).
+    pub category: String,
+    /// Stable id of the check (e.g. `undeclared_package`).
+    pub check: String,
+    /// Decides how the finding counts against the gate's limits.
+    pub severity: Severity,
+    /// Path relative to the project root, `/`-separated.
+    pub file: String,
+    /// 1-based line, when the finding has one.
+    pub line: Option<u32>,
+    /// What is wrong and, where it helps, the fix ("did you mean `x`?").
+    pub message: String,
+}
+
+impl Finding {
+    /// A finding at `line` (1-based) of `file`.
+    pub fn new(
+        category: &str,
+        check: &str,
+        severity: Severity,
+        file: &str,
+        line: Option<u32>,
+        message: impl Into<String>,
+    ) -> Finding {
+        Finding {
+            category: category.to_string(),
+            check: check.to_string(),
+            severity,
+            file: file.to_string(),
+            line,
+            message: message.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for Finding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "{}:{}: ", self.file, line)?,
+            None => write!(f, "{}: ", self.file)?,
+        }
+        write!(
+            f,
+            "{} [{}/{}] {}",
+            self.severity.as_str(),
+            self.category,
+            self.check,
+            self.message
+        )
+    }
+}
+
+/// Number of findings per severity: what the gate compares with its limits.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Counts {
+    pub critical: u32,
+    pub error: u32,
+    pub warning: u32,
+}
+
+/// Count findings per severity, the input of [`code_validation_gate`].
+pub fn counts(findings: &[Finding]) -> Counts {
+    let mut c = Counts::default();
+    for f in findings {
+        match f.severity {
+            Severity::Critical => c.critical += 1,
+            Severity::Error => c.error += 1,
+            Severity::Warning => c.warning += 1,
+        }
+    }
+    c
+}
+
+/// Verdict of the code-validation gate (IMPL-001.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum GateVerdict {
+    /// Within every limit.
+    Pass,
+    /// No critical finding beyond the limit, but too many errors or warnings:
+    /// fixable, the fix agent gets the findings (at most `max_retries` times).
+    SoftFail,
+    /// Critical findings beyond the limit: blocked with a report.
+    HardFail,
+}
+
+/// The gate of REFERENCE.md "Gates": PASS = critical ≤ limit (0 by default),
+/// errors ≤ limit, warnings ≤ limit; SOFT_FAIL = within the critical limit but
+/// over another one; HARD_FAIL = over the critical limit. Spending the
+/// retries is the caller's business (it turns a soft fail into a block).
+pub fn code_validation_gate(c: &Counts, limits: &CodeValidationGate) -> GateVerdict {
+    if c.critical > limits.critical {
+        GateVerdict::HardFail
+    } else if c.error > limits.error || c.warning > limits.warning {
+        GateVerdict::SoftFail
+    } else {
+        GateVerdict::Pass
+    }
+}
+
+/// True when `rel` (project-relative, `/`-separated) is test code by path:
+/// the test globs of REFERENCE.md "Layer of a test by path" (`*.test.*`,
+/// `*.spec.*`, `__tests__/`, `tests/`, `test/`, `test_*.py`, `*_test.py`,
+/// `*_test.go`, e2e and integration layouts, Java `*Test.java`) plus
+/// test-support files only test runners load (`conftest.py`, `__mocks__/`,
+/// jest/vitest setup and config files) and Rust test-module files
+/// (`tests.rs`, `*_tests.rs`). Rust `#[cfg(test)]` modules inside source
+/// files are found by the scanners per line, not here.
+pub fn is_test_path(rel: &str) -> bool {
+    let rel = rel.replace('\\', "/");
+    let mut parts: Vec<&str> = rel.split('/').filter(|p| !p.is_empty()).collect();
+    let Some(name) = parts.pop() else {
+        return false;
+    };
+    const TEST_DIRS: &[&str] = &[
+        "tests",
+        "test",
+        "__tests__",
+        "__mocks__",
+        "__fixtures__",
+        "e2e",
+        "cypress",
+        "playwright",
+        "testdata",
+    ];
+    if parts.iter().any(|d| TEST_DIRS.contains(d)) {
+        return true;
+    }
+    let lower = name.to_ascii_lowercase();
+    let stem_parts: Vec<&str> = lower.split('.').collect();
+    if stem_parts.len() >= 3 {
+        let middle = &stem_parts[1..stem_parts.len() - 1];
+        if middle
+            .iter()
+            .any(|p| matches!(*p, "test" | "spec" | "e2e" | "integration"))
+        {
+            return true;
+        }
+    }
+    if lower.ends_with(".py")
+        && (lower.starts_with("test_") || lower.ends_with("_test.py") || lower == "conftest.py")
+    {
+        return true;
+    }
+    if lower.ends_with("_test.go") {
+        return true;
+    }
+    // Rust test modules kept in their own file (`#[cfg(test)] mod tests;`)
+    if lower == "tests.rs"
+        || lower == "test.rs"
+        || lower.ends_with("_tests.rs")
+        || lower.ends_with("_test.rs")
+    {
+        return true;
+    }
+    if lower.ends_with(".java") {
+        return name.ends_with("Test.java")
+            || name.ends_with("Tests.java")
+            || name.ends_with("IT.java");
+    }
+    let stem = stem_parts[0];
+    let second = stem_parts.get(1).copied().unwrap_or("");
+    (matches!(stem, "jest" | "vitest") && matches!(second, "config" | "setup"))
+        || (stem_parts.len() >= 2
+            && matches!(
+                stem,
+                "setuptests" | "test-setup" | "jest-setup" | "vitest-setup"
+            ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f(sev: Severity) -> Finding {
+        Finding::new("c", "k", sev, "a.rs", Some(1), "m")
+    }
+
+    #[test]
+    fn counts_per_severity() {
+        let fs = vec![
+            f(Severity::Critical),
+            f(Severity::Error),
+            f(Severity::Error),
+            f(Severity::Warning),
+        ];
+        assert_eq!(
+            counts(&fs),
+            Counts {
+                critical: 1,
+                error: 2,
+                warning: 1
+            }
+        );
+    }
+
+    #[test]
+    fn gate_table() {
+        let limits = CodeValidationGate::default();
+        let cases: &[((u32, u32, u32), GateVerdict)] = &[
+            ((0, 0, 0), GateVerdict::Pass),
+            ((0, 3, 10), GateVerdict::Pass),
+            ((0, 4, 0), GateVerdict::SoftFail),
+            ((0, 0, 11), GateVerdict::SoftFail),
+            ((0, 4, 11), GateVerdict::SoftFail),
+            ((1, 0, 0), GateVerdict::HardFail),
+            ((2, 9, 99), GateVerdict::HardFail),
+        ];
+        for &((critical, error, warning), want) in cases {
+            let c = Counts {
+                critical,
+                error,
+                warning,
+            };
+            assert_eq!(code_validation_gate(&c, &limits), want, "{c:?}");
+        }
+        let loose = CodeValidationGate {
+            critical: 1,
+            error: 0,
+            warning: 0,
+            max_retries: 2,
+        };
+        let one_critical = Counts {
+            critical: 1,
+            error: 0,
+            warning: 0,
+        };
+        assert_eq!(
+            code_validation_gate(&one_critical, &loose),
+            GateVerdict::Pass
+        );
+    }
+
+    #[test]
+    fn test_paths() {
+        let yes = [
+            "src/a.test.ts",
+            "src/a.spec.js",
+            "src/__tests__/a.js",
+            "tests/test_x.py",
+            "test/math.test.js",
+            "pkg/test_x.py",
+            "pkg/x_test.py",
+            "pkg/x_test.go",
+            "tests/integration.rs",
+            "conftest.py",
+            "src/__mocks__/fs.js",
+            "e2e/login.ts",
+            "src/a.e2e.ts",
+            "src/a.integration.ts",
+            "jest.setup.js",
+            "vitest.config.ts",
+            "src/setupTests.ts",
+            "src/datetime/tests.rs",
+            "src/parser_tests.rs",
+            "src/test/java/a/CalcTest.java",
+            "src/main/java/a/CalcTest.java",
+        ];
+        for p in yes {
+            assert!(is_test_path(p), "{p}");
+        }
+        let no = [
+            "src/lib.rs",
+            "src/testing.rs",
+            "src/contest.py",
+            "src/latest.js",
+            "src/attest/a.py",
+            "src/test_helpers_not.rs",
+            "calc/ops.py",
+            "main.go",
+            "src/protest.ts",
+            "src/main/java/a/Calc.java",
+            "src/main/java/a/Latest.java",
+        ];
+        for p in no {
+            assert!(!is_test_path(p), "{p}");
+        }
+    }
+}

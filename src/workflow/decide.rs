@@ -1,0 +1,417 @@
+//! The pure decisions of `wfx run`: what a test step does after a test run,
+//! how a step and the whole run end, and the log lines people read. No I/O.
+
+use crate::artifacts::run_state::{
+    AttemptOutcome, RunStatus, StepKind, StepRecord, StepStatus, TestRunRecord,
+};
+
+use super::model::OnFailure;
+
+/// What a test step does after a test run (or after an attempt that
+/// counted as failed without one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Next {
+    /// Run debug attempt N (1-based).
+    Debug(u32),
+    /// The step is over; `passed` is whether its last test run passed.
+    Done { passed: bool },
+}
+
+/// After `attempts_done` debug attempts, the last test run `passed` or not.
+/// The loop starts only on a failure, stops on a pass when
+/// `stop_on_success`, and never goes past `max_attempts`.
+pub fn after_test_run(on_failure: Option<&OnFailure>, attempts_done: u32, passed: bool) -> Next {
+    let Some(f) = on_failure else {
+        return Next::Done { passed };
+    };
+    if passed && (attempts_done == 0 || f.stop_on_success) {
+        return Next::Done { passed };
+    }
+    if attempts_done >= f.max_attempts {
+        return Next::Done { passed };
+    }
+    Next::Debug(attempts_done + 1)
+}
+
+/// How a finished test step affects the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Passed,
+    /// The tests never passed; the workflow goes on (`fail_workflow: false`).
+    FailedContinue,
+    /// The tests never passed and `fail_workflow: true`: the run fails.
+    FailedWorkflow,
+}
+
+pub fn verdict(on_failure: Option<&OnFailure>, passed: bool) -> Verdict {
+    if passed {
+        Verdict::Passed
+    } else if on_failure.is_some_and(|f| f.fail_workflow) {
+        Verdict::FailedWorkflow
+    } else {
+        Verdict::FailedContinue
+    }
+}
+
+/// The status of a run whose steps all finished (none stopped it).
+pub fn final_status(steps: &[StepRecord]) -> RunStatus {
+    if steps
+        .iter()
+        .any(|s| s.status == StepStatus::Failed && !s.continued)
+    {
+        RunStatus::Failed
+    } else if steps.iter().any(|s| s.status != StepStatus::Passed) {
+        RunStatus::PartialSuccess
+    } else {
+        RunStatus::Completed
+    }
+}
+
+/// The most recent test run of a step: the re-run of the latest attempt
+/// that had one, else the initial run.
+pub fn last_run(step: &StepRecord) -> Option<&TestRunRecord> {
+    step.attempts
+        .iter()
+        .rev()
+        .find_map(|a| a.test.as_ref())
+        .or(step.initial.as_ref())
+}
+
+/// `exit 1`, `timed out`, `killed`.
+pub fn exit_text(run: &TestRunRecord) -> String {
+    if run.timed_out {
+        "timed out".into()
+    } else {
+        match run.exit_code {
+            Some(c) => format!("exit {c}"),
+            None => "killed".into(),
+        }
+    }
+}
+
+/// Seconds for people: `0.4 s`, `38 s`, `2 min 5 s`.
+pub fn seconds(ms: u64) -> String {
+    if ms < 10_000 {
+        format!("{:.1} s", ms as f64 / 1000.0)
+    } else if ms < 120_000 {
+        format!("{} s", (ms + 500) / 1000)
+    } else {
+        let s = (ms + 500) / 1000;
+        format!("{} min {} s", s / 60, s % 60)
+    }
+}
+
+/// `test step 2 · initial run · exit 1 · 14 failing · 3.1 s`
+pub fn initial_line(step: usize, run: &TestRunRecord) -> String {
+    format!(
+        "test step {step} · initial run · {} · {} failing · {}",
+        exit_text(run),
+        run.failing,
+        seconds(run.duration_ms)
+    )
+}
+
+/// The line of one debug attempt, with the test run that led to it:
+/// `test step 2 · attempt 2/3 · exit 1 · 14 failing · debug by claude 38 s`.
+/// `note` adds why the debug command failed or why the attempt counts as
+/// failed.
+pub fn attempt_line(
+    step: usize,
+    attempt: u32,
+    max: u32,
+    before: &TestRunRecord,
+    debugger: &str,
+    debug_ms: u64,
+    note: Option<&str>,
+) -> String {
+    let mut line = format!(
+        "test step {step} · attempt {attempt}/{max} · {} · {} failing · debug by {debugger} {}",
+        exit_text(before),
+        before.failing,
+        seconds(debug_ms)
+    );
+    if let Some(n) = note {
+        line.push_str(" · ");
+        line.push_str(n);
+    }
+    line
+}
+
+/// `test step 2 · re-run after attempt 2/3 · exit 0 · 0 failing · passed`
+pub fn rerun_line(step: usize, attempt: u32, max: u32, run: &TestRunRecord) -> String {
+    format!(
+        "test step {step} · re-run after attempt {attempt}/{max} · {} · {} failing · {}",
+        exit_text(run),
+        run.failing,
+        if run.passed { "passed" } else { "failed" }
+    )
+}
+
+/// The outcome of a finished test step in one phrase; a step whose tests
+/// never passed is never worded as a success.
+pub fn test_outcome(step: &StepRecord, on_failure: Option<&OnFailure>) -> String {
+    let attempts = step.attempts.len() as u32;
+    let max = on_failure.map_or(0, |f| f.max_attempts);
+    let ever_passed = step.initial.as_ref().is_some_and(|r| r.passed)
+        || step
+            .attempts
+            .iter()
+            .any(|a| a.outcome == Some(AttemptOutcome::Passed));
+    match step.status {
+        StepStatus::Passed if attempts == 0 => "passed on the first run".into(),
+        StepStatus::Passed => format!(
+            "passed after {attempts} debug attempt{} (of at most {max})",
+            if attempts == 1 { "" } else { "s" }
+        ),
+        StepStatus::Failed => {
+            let what = if ever_passed {
+                "the last test run failed".to_string()
+            } else {
+                "tests never passed".to_string()
+            };
+            let tail = if step.continued {
+                "workflow continued (fail_workflow: false)"
+            } else {
+                "workflow failed (fail_workflow: true)"
+            };
+            if on_failure.is_none() {
+                format!("FAILED: {what} (no on_failure) · {tail}")
+            } else {
+                format!("FAILED: {what} after {attempts}/{max} debug attempts · {tail}")
+            }
+        }
+        StepStatus::Pending | StepStatus::Running => "not finished".into(),
+    }
+}
+
+/// One line per step for the final summary.
+pub fn summary_line(step: &StepRecord, label: &str, on_failure: Option<&OnFailure>) -> String {
+    let outcome = match step.kind {
+        StepKind::Test => test_outcome(step, on_failure),
+        StepKind::Shell | StepKind::Claude => match step.status {
+            StepStatus::Passed => match step.exit_code {
+                Some(c) => format!("passed (exit {c}, {})", seconds(step.duration_ms)),
+                None => format!("passed ({})", seconds(step.duration_ms)),
+            },
+            StepStatus::Failed => format!(
+                "FAILED: {}",
+                step.reason.as_deref().unwrap_or("the command failed")
+            ),
+            StepStatus::Pending => "not run".into(),
+            StepStatus::Running => "interrupted".into(),
+        },
+    };
+    format!("{label}: {outcome}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::artifacts::run_state::AttemptRecord;
+    use crate::workflow::model::{Exec, Text};
+    use crate::workflow::yaml::Pos;
+
+    fn f(max: u32, stop: bool, fail: bool) -> OnFailure {
+        OnFailure {
+            debug: Exec::Shell(Text {
+                text: "fix".into(),
+                pos: Pos::default(),
+            }),
+            max_attempts: max,
+            stop_on_success: stop,
+            fail_workflow: fail,
+            commit_required: false,
+            timeout: None,
+        }
+    }
+
+    #[test]
+    fn loop_decisions() {
+        use Next::*;
+        let three = f(3, true, false);
+        let keep_going = f(2, false, false);
+        for (on_failure, done, passed, want) in [
+            (None, 0, false, Done { passed: false }),
+            (None, 0, true, Done { passed: true }),
+            // First run passes: no debugging at all, whatever stop_on_success says.
+            (Some(&three), 0, true, Done { passed: true }),
+            (Some(&keep_going), 0, true, Done { passed: true }),
+            // A failure starts the loop; each failed re-run goes on.
+            (Some(&three), 0, false, Debug(1)),
+            (Some(&three), 1, false, Debug(2)),
+            (Some(&three), 2, false, Debug(3)),
+            // Attempts run out.
+            (Some(&three), 3, false, Done { passed: false }),
+            // Stop on pass.
+            (Some(&three), 1, true, Done { passed: true }),
+            // stop_on_success: false runs every attempt; the last run decides.
+            (Some(&keep_going), 1, true, Debug(2)),
+            (Some(&keep_going), 2, true, Done { passed: true }),
+            (Some(&keep_going), 2, false, Done { passed: false }),
+        ] {
+            assert_eq!(
+                after_test_run(on_failure, done, passed),
+                want,
+                "{on_failure:?} after {done} passed={passed}"
+            );
+        }
+    }
+
+    #[test]
+    fn verdicts_and_final_status() {
+        assert_eq!(verdict(None, true), Verdict::Passed);
+        assert_eq!(verdict(None, false), Verdict::FailedContinue);
+        assert_eq!(
+            verdict(Some(&f(3, true, true)), false),
+            Verdict::FailedWorkflow
+        );
+        assert_eq!(
+            verdict(Some(&f(3, true, false)), false),
+            Verdict::FailedContinue
+        );
+
+        let rec = |status, continued| StepRecord {
+            index: 1,
+            id: None,
+            kind: StepKind::Test,
+            status,
+            started_at: None,
+            completed_at: None,
+            dir: String::new(),
+            exit_code: None,
+            duration_ms: 0,
+            command_file: None,
+            output_file: None,
+            cost_usd: None,
+            reason: None,
+            phase: None,
+            attempt: 0,
+            max_attempts: 3,
+            initial: None,
+            attempts: vec![],
+            continued,
+            extra: Default::default(),
+        };
+        assert_eq!(
+            final_status(&[rec(StepStatus::Passed, false)]),
+            RunStatus::Completed
+        );
+        assert_eq!(
+            final_status(&[
+                rec(StepStatus::Passed, false),
+                rec(StepStatus::Failed, true)
+            ]),
+            RunStatus::PartialSuccess
+        );
+        assert_eq!(
+            final_status(&[
+                rec(StepStatus::Failed, true),
+                rec(StepStatus::Failed, false)
+            ]),
+            RunStatus::Failed
+        );
+    }
+
+    fn run(exit: Option<i32>, failing: u32, ms: u64) -> TestRunRecord {
+        TestRunRecord {
+            started_at: chrono::DateTime::from_timestamp(0, 0).unwrap(),
+            command: "npm test".into(),
+            exit_code: exit,
+            passed: exit == Some(0),
+            timed_out: false,
+            duration_ms: ms,
+            total: 10,
+            failing,
+            parser: "tap".into(),
+            output_file: "x.log".into(),
+            results_file: "x.json".into(),
+            extra: Default::default(),
+        }
+    }
+
+    #[test]
+    fn log_lines() {
+        assert_eq!(
+            attempt_line(2, 2, 3, &run(Some(1), 14, 0), "claude", 38_000, None),
+            "test step 2 · attempt 2/3 · exit 1 · 14 failing · debug by claude 38 s"
+        );
+        assert_eq!(
+            attempt_line(
+                3,
+                1,
+                2,
+                &run(None, 0, 0),
+                "shell",
+                400,
+                Some("no change (commit_required)")
+            ),
+            "test step 3 · attempt 1/2 · killed · 0 failing · debug by shell 0.4 s · no change (commit_required)"
+        );
+        assert_eq!(
+            initial_line(2, &run(Some(1), 2, 3_140)),
+            "test step 2 · initial run · exit 1 · 2 failing · 3.1 s"
+        );
+        assert_eq!(
+            rerun_line(2, 1, 3, &run(Some(0), 0, 10)),
+            "test step 2 · re-run after attempt 1/3 · exit 0 · 0 failing · passed"
+        );
+        assert_eq!(seconds(125_000), "2 min 5 s");
+    }
+
+    #[test]
+    fn never_passed_is_never_a_success() {
+        let on_failure = f(2, true, false);
+        let attempt = |n, outcome| AttemptRecord {
+            attempt: n,
+            dir: String::new(),
+            debug: None,
+            test: Some(run(Some(1), 1, 0)),
+            outcome: Some(outcome),
+            reason: None,
+            extra: Default::default(),
+        };
+        let mut s = StepRecord {
+            index: 2,
+            id: None,
+            kind: StepKind::Test,
+            status: StepStatus::Failed,
+            started_at: None,
+            completed_at: None,
+            dir: String::new(),
+            exit_code: None,
+            duration_ms: 0,
+            command_file: None,
+            output_file: None,
+            cost_usd: None,
+            reason: None,
+            phase: None,
+            attempt: 2,
+            max_attempts: 2,
+            initial: Some(run(Some(1), 2, 0)),
+            attempts: vec![
+                attempt(1, AttemptOutcome::Failed),
+                attempt(2, AttemptOutcome::NoChange),
+            ],
+            continued: true,
+            extra: Default::default(),
+        };
+        assert_eq!(
+            summary_line(&s, "step 2 (test)", Some(&on_failure)),
+            "step 2 (test): FAILED: tests never passed after 2/2 debug attempts · workflow continued (fail_workflow: false)"
+        );
+        s.continued = false;
+        s.attempts.pop();
+        s.status = StepStatus::Passed;
+        s.continued = false;
+        assert_eq!(
+            test_outcome(&s, Some(&on_failure)),
+            "passed after 1 debug attempt (of at most 2)"
+        );
+        s.attempts.clear();
+        s.initial = Some(run(Some(0), 0, 0));
+        assert_eq!(
+            test_outcome(&s, Some(&on_failure)),
+            "passed on the first run"
+        );
+    }
+}
