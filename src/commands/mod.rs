@@ -46,26 +46,6 @@ pub fn dispatch(cli: Cli, ui: &Printer) -> Result<Exit> {
         Command::Demo(args) => demo::run(&ctx, args),
         Command::Run(args) => run::run(&ctx, args),
         Command::Completions(_) => unreachable!("handled above"),
-        other => Err(Error::usage(format!(
-            "`wfx {}` is not available in this build yet",
-            command_name(&other)
-        ))),
-    }
-}
-
-fn command_name(cmd: &Command) -> &'static str {
-    match cmd {
-        Command::TestFixGen(_) => "test-fix-gen",
-        Command::TestCycleExecute(_) => "test-cycle-execute",
-        Command::Test(_) => "test",
-        Command::Status(_) => "status",
-        Command::Session(_) => "session",
-        Command::Validate(_) => "validate",
-        Command::Init(_) => "init",
-        Command::Run(_) => "run",
-        Command::Report(_) => "report",
-        Command::Completions(_) => "completions",
-        Command::Demo(_) => "demo",
     }
 }
 

@@ -1,117 +1,46 @@
 //! The quality gates of the initial tasks (DESIGN.md §5.7): the static
 //! scans (AI issues for IMPL-001.3, test anti-patterns for IMPL-001.5),
 //! the code-validation verdict and coverage. The scanners themselves live
-//! in `crate::scan`; every call into them is in [`ai_issue_scan`] and
+//! in `crate::scan`; the calls into them are [`ai_issue_scan`] and
 //! [`antipattern_scan`].
 
 use std::path::Path;
 
 use serde::Serialize;
 
-use crate::artifacts::config::{CodeValidationGate, CoverageGate};
+use crate::artifacts::config::CoverageGate;
 use crate::scan::coverage;
 
-/// How bad a finding is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Severity {
-    Critical,
-    Error,
-    Warning,
-}
-
-/// One problem a scan (or an L0 command) found.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Finding {
-    pub category: String,
-    pub check: String,
-    pub severity: Severity,
-    pub file: String,
-    pub line: Option<u32>,
-    pub message: String,
-}
-
-impl std::fmt::Display for Finding {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.line {
-            Some(l) => write!(f, "{}:{l}: ", self.file)?,
-            None => write!(f, "{}: ", self.file)?,
-        }
-        let sev = match self.severity {
-            Severity::Critical => "critical",
-            Severity::Error => "error",
-            Severity::Warning => "warning",
-        };
-        write!(
-            f,
-            "{sev} [{}/{}] {}",
-            self.category, self.check, self.message
-        )
-    }
-}
-
-/// Findings per severity.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct Counts {
-    pub critical: u32,
-    pub error: u32,
-    pub warning: u32,
-}
-
-pub fn counts(findings: &[Finding]) -> Counts {
-    let mut c = Counts::default();
-    for f in findings {
-        match f.severity {
-            Severity::Critical => c.critical += 1,
-            Severity::Error => c.error += 1,
-            Severity::Warning => c.warning += 1,
-        }
-    }
-    c
-}
-
-/// The verdict of the code-validation gate (REFERENCE.md "Gates").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum GateVerdict {
-    Pass,
-    SoftFail,
-    HardFail,
-}
-
-/// PASS within every limit; HARD_FAIL over the critical limit; SOFT_FAIL
-/// otherwise. Spent retries turn a soft fail into a block (the caller's
-/// business).
-pub fn code_validation_gate(c: &Counts, limits: &CodeValidationGate) -> GateVerdict {
-    if c.critical > limits.critical {
-        GateVerdict::HardFail
-    } else if c.error > limits.error || c.warning > limits.warning {
-        GateVerdict::SoftFail
-    } else {
-        GateVerdict::Pass
-    }
-}
-
-/// A scan's answer: its findings, or why it did not run.
-pub enum Scan {
-    Ran(Vec<Finding>),
-    Unavailable(&'static str),
-}
+pub use crate::scan::findings::{Finding, GateVerdict, Severity, code_validation_gate, counts};
 
 /// The AI-issue scan (REFERENCE.md, L0.5) of `files` (project-relative).
-pub fn ai_issue_scan(_root: &Path, files: &[String]) -> Scan {
-    if files.is_empty() {
-        return Scan::Ran(Vec::new());
-    }
-    Scan::Unavailable("the AI-issue scan is not part of this build")
+pub fn ai_issue_scan(root: &Path, files: &[String]) -> Vec<Finding> {
+    crate::scan::ai_issues::scan_files(root, files)
 }
 
 /// The test anti-pattern scan (REFERENCE.md) of test files.
-pub fn antipattern_scan(_root: &Path, files: &[String]) -> Scan {
-    if files.is_empty() {
-        return Scan::Ran(Vec::new());
+pub fn antipattern_scan(root: &Path, files: &[String]) -> Vec<Finding> {
+    crate::scan::antipatterns::scan_test_files(root, files)
+}
+
+/// 1-based numbers of the lines of `after` that are not in `before` (a
+/// line moved elsewhere counts as unchanged): where a change can have
+/// introduced a finding.
+pub fn changed_lines(before: &str, after: &str) -> std::collections::BTreeSet<u32> {
+    let mut old: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for l in before.lines() {
+        *old.entry(l).or_insert(0) += 1;
     }
-    Scan::Unavailable("the test anti-pattern scan is not part of this build")
+    let mut out = std::collections::BTreeSet::new();
+    for (i, l) in after.lines().enumerate() {
+        match old.get_mut(l) {
+            Some(n) if *n > 0 => *n -= 1,
+            _ => {
+                out.insert(i as u32 + 1);
+            }
+        }
+    }
+    out
 }
 
 /// Coverage as measured or read.
@@ -208,35 +137,15 @@ pub fn read_coverage(root: &Path, source: &str) -> Coverage {
 mod tests {
     use super::*;
 
-    fn finding(sev: Severity) -> Finding {
-        Finding {
-            category: "placeholder_code".into(),
-            check: "todo_implement".into(),
-            severity: sev,
-            file: "src/a.rs".into(),
-            line: Some(3),
-            message: "TODO: implement".into(),
-        }
-    }
-
     #[test]
-    fn gate_table() {
-        let limits = CodeValidationGate::default();
-        let cases = [
-            (vec![], GateVerdict::Pass),
-            (vec![Severity::Error; 3], GateVerdict::Pass),
-            (vec![Severity::Error; 4], GateVerdict::SoftFail),
-            (vec![Severity::Warning; 11], GateVerdict::SoftFail),
-            (vec![Severity::Critical], GateVerdict::HardFail),
-        ];
-        for (sevs, want) in cases {
-            let fs: Vec<Finding> = sevs.into_iter().map(finding).collect();
-            assert_eq!(code_validation_gate(&counts(&fs), &limits), want, "{fs:?}");
-        }
+    fn changed_lines_are_the_new_ones() {
+        let before = "a\nb\nc\n";
+        let after = "a\nB\nc\nd\nb\n";
         assert_eq!(
-            finding(Severity::Error).to_string(),
-            "src/a.rs:3: error [placeholder_code/todo_implement] TODO: implement"
+            changed_lines(before, after).into_iter().collect::<Vec<_>>(),
+            vec![2, 4]
         );
+        assert!(changed_lines(before, before).is_empty());
     }
 
     #[test]

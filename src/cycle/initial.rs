@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::engine::Engine;
-use super::gates::{self, Finding, GateVerdict, Scan, Severity};
+use super::gates::{self, Finding, GateVerdict, Severity};
 use super::progress::duration_text;
 use crate::agents::{self, CallFiles, Invocation, Role};
 use crate::artifacts::task::{Task, TaskResult, TaskStatus};
@@ -167,6 +167,40 @@ pub(super) fn test_gen(e: &mut Engine, id: &str) -> Result<()> {
     finish(e, id, status, &summary, format!("{id} {status}: {summary}"))
 }
 
+/// Split scan findings into those on lines IMPL-001 added or changed
+/// (gating) and those on code it did not touch (reported only). Without a
+/// snapshot every finding gates.
+fn split_untouched(e: &Engine, findings: Vec<Finding>) -> Result<(Vec<Finding>, Vec<Finding>)> {
+    let Some(snapshot) = e.state.tasks_snapshot.clone() else {
+        return Ok((findings, Vec::new()));
+    };
+    let mut touched: std::collections::BTreeMap<String, Option<std::collections::BTreeSet<u32>>> =
+        Default::default();
+    let (mut gating, mut reported) = (Vec::new(), Vec::new());
+    for f in findings {
+        if !touched.contains_key(&f.file) {
+            let v = e.cp.file_versions(&snapshot, &f.file)?;
+            let lines = v.before.as_ref().map(|before| {
+                gates::changed_lines(
+                    &String::from_utf8_lossy(before),
+                    &String::from_utf8_lossy(v.after.as_deref().unwrap_or_default()),
+                )
+            });
+            touched.insert(f.file.clone(), lines);
+        }
+        let gates_it = match (&touched[&f.file], f.line) {
+            (None, _) | (Some(_), None) => true,
+            (Some(lines), Some(l)) => lines.contains(&l),
+        };
+        if gates_it {
+            gating.push(f);
+        } else {
+            reported.push(f);
+        }
+    }
+    Ok((gating, reported))
+}
+
 /// Run the L0 commands of IMPL-001.3 (compile / type / lint); each failing
 /// command is an error finding.
 fn l0_findings(e: &mut Engine, task: &Task) -> Result<Vec<Finding>> {
@@ -195,14 +229,14 @@ fn l0_findings(e: &mut Engine, task: &Task) -> Result<Vec<Finding>> {
                 .find(|l| !l.trim().is_empty())
                 .unwrap_or("")
                 .to_string();
-            out.push(Finding {
-                category: "l0".into(),
-                check: step.step.clone(),
-                severity: Severity::Error,
-                file: String::new(),
-                line: None,
-                message: format!("`{cmd}` failed ({}): {last}", outcome.describe()),
-            });
+            out.push(Finding::new(
+                "l0",
+                &step.step,
+                Severity::Error,
+                "",
+                None,
+                format!("`{cmd}` failed ({}): {last}", outcome.describe()),
+            ));
         }
     }
     Ok(out)
@@ -242,11 +276,9 @@ pub(super) fn code_validation(e: &mut Engine, id: &str) -> Result<()> {
             .and_then(|v| v.as_u64())
             .unwrap_or(0) as u32;
         let mut findings = l0_findings(e, &task)?;
-        let mut notes = Vec::new();
-        match gates::ai_issue_scan(&e.root, &changed) {
-            Scan::Ran(f) => findings.extend(f),
-            Scan::Unavailable(why) => notes.push(why.to_string()),
-        }
+        let scanned = gates::ai_issue_scan(&e.root, &changed);
+        let (gating, reported) = split_untouched(e, scanned)?;
+        findings.extend(gating);
         let counts = gates::counts(&findings);
         let verdict = gates::code_validation_gate(&counts, &limits);
         let summary = format!(
@@ -260,13 +292,21 @@ pub(super) fn code_validation(e: &mut Engine, id: &str) -> Result<()> {
                 GateVerdict::SoftFail => "soft fail",
                 GateVerdict::HardFail => "hard fail",
             },
-            if notes.is_empty() {
+            if reported.is_empty() {
                 String::new()
             } else {
-                format!(" ({})", notes.join("; "))
+                format!(
+                    " ({} more on lines IMPL-001 did not change, reported only)",
+                    reported.len()
+                )
             }
         );
-        let lines: Vec<String> = findings.iter().map(ToString::to_string).collect();
+        let mut lines: Vec<String> = findings.iter().map(ToString::to_string).collect();
+        lines.extend(
+            reported
+                .iter()
+                .map(|f| format!("{f} (untouched code, not gating)")),
+        );
         let s = summary.clone();
         let checked = changed.clone();
         set_result(e, id, |r, t| {
@@ -278,6 +318,9 @@ pub(super) fn code_validation(e: &mut Engine, id: &str) -> Result<()> {
             r.files_modified = Vec::new();
             t.meta.extra.insert("gate_verdict".into(), json!(verdict));
             t.meta.extra.insert("findings".into(), json!(findings));
+            t.meta
+                .extra
+                .insert("reported_findings".into(), json!(reported));
             t.meta.extra.insert("checked_files".into(), json!(checked));
         })?;
         match verdict {
@@ -432,10 +475,7 @@ pub(super) fn quality_review(e: &mut Engine, id: &str) -> Result<()> {
         .into_iter()
         .filter(|f| agents::builtin::is_test_path(f) && e.root.join(f).is_file())
         .collect();
-    let (findings, scan_note) = match gates::antipattern_scan(&e.root, &tests) {
-        Scan::Ran(f) => (f, None),
-        Scan::Unavailable(why) => (Vec::new(), Some(why)),
-    };
+    let findings = gates::antipattern_scan(&e.root, &tests);
     let target = e.config.gates.coverage.clone();
     let shortfalls = coverage.shortfalls(&target);
     let counts = gates::counts(&findings);
@@ -462,14 +502,14 @@ pub(super) fn quality_review(e: &mut Engine, id: &str) -> Result<()> {
         summary.push_str(&format!(" ({n})"));
     }
     summary.push_str(&format!(
-        ". Test anti-patterns in {} changed test file(s): {} critical, {} error(s), {} warning(s){}.",
+        ". Test anti-patterns in {} changed test file(s): {} critical, {} error(s), {} warning(s).",
         tests.len(),
         counts.critical,
         counts.error,
         counts.warning,
-        scan_note.map_or(String::new(), |n| format!(" ({n})"))
     ));
     let lines: Vec<String> = findings.iter().map(ToString::to_string).collect();
+    let findings_total = findings.len();
     let s = summary.clone();
     let cov = coverage.clone();
     set_result(e, id, |r, t| {
@@ -485,11 +525,29 @@ pub(super) fn quality_review(e: &mut Engine, id: &str) -> Result<()> {
     if gate == "below_target" || counts.critical > 0 {
         e.out.warn(format!("{id}: {summary}"));
     }
-    finish(
-        e,
-        id,
-        TaskStatus::Completed,
-        &summary,
-        format!("{id} done: {summary}"),
-    )
+    // Critical anti-patterns in generated tests fail the review; the loop
+    // still runs (it judges by the tests), and the TODO list shows it.
+    let (status, line) = if counts.critical > 0 {
+        (
+            TaskStatus::Failed,
+            format!(
+                "{id} failed: {} critical test anti-pattern(s)",
+                counts.critical
+            ),
+        )
+    } else {
+        (
+            TaskStatus::Completed,
+            format!(
+                "{id} done: coverage {} · {} test anti-pattern(s)",
+                match gate {
+                    "unknown" => "unknown (not gating)".to_string(),
+                    "met" => format!("{} (met)", coverage.text()),
+                    _ => format!("{} (below target)", coverage.text()),
+                },
+                findings_total
+            ),
+        )
+    };
+    finish(e, id, status, &summary, line)
 }
