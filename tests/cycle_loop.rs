@@ -557,3 +557,74 @@ fn an_unknown_fix_agent_or_a_missing_session_is_a_usage_error() {
     );
     let _ = fake_agent("noop");
 }
+
+#[test]
+fn an_analysis_agent_and_a_preset_fix_agent_are_recorded_with_their_cost() {
+    let env = Env::new();
+    env.cycle_project(
+        "py-calc",
+        &json!({"agents": {"analysis": ["claude"], "fix": "claude"}}),
+    );
+    let bin = env.fake_agents(&[("claude", "claude")]);
+    plan(&env);
+    env.wfx_live()
+        .env("PATH", env.path_with(&bin))
+        .env("FAKE_AGENT_PATCH", fake_agent("py-calc-fix.patch"))
+        .arg("test-cycle-execute")
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            "Iteration 1 · conservative · analysis by claude",
+        ))
+        .stderr(predicate::str::contains(
+            "Iteration 1 · 81.8% · conservative · 2 failing · fix by claude",
+        ))
+        .stderr(predicate::str::contains("$0.05"));
+    let history = env.json(&format!("{ARCHIVED}/.process/fix-history.json"));
+    let calls: Vec<(&str, f64)> = history["agent_calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["role"].as_str().unwrap(), c["cost_usd"].as_f64().unwrap()))
+        .collect();
+    assert_eq!(calls, [("analysis", 0.05), ("fix", 0.05)]);
+    assert_eq!(history["entries"][0]["cost_usd"], 0.05);
+    assert_eq!(history["entries"][0]["turns"], 3);
+    let task = env.json(&format!("{ARCHIVED}/.task/IMPL-fix-1.json"));
+    assert_eq!(task["meta"]["analysis_quality"], "agent");
+    assert_eq!(task["meta"]["analysis_tool"], "claude");
+    assert_eq!(
+        task["context"]["fix_strategy"]["modification_points"][0]["file"],
+        "calc/ops.py"
+    );
+    for f in ["iteration-1-prompt.md", "iteration-1-cli-output.txt", "iteration-1-analysis.md"] {
+        assert!(env.root.join(ARCHIVED).join(".process").join(f).is_file(), "{f}");
+    }
+    // The affected tests the agent named drove the retest.
+    let state = env.json(&format!("{ARCHIVED}/.process/iteration-state.json"));
+    assert_eq!(pass_rates(&state), [81.8, 100.0]);
+    validate(&env);
+}
+
+#[test]
+fn the_agent_cost_cap_blocks_the_loop_before_the_next_agent_call() {
+    let env = Env::new();
+    env.cycle_project(
+        "py-calc",
+        &json!({"agents": {"analysis": ["claude"], "fix": "claude", "max_cost_usd": 0.04}}),
+    );
+    let bin = env.fake_agents(&[("claude", "claude")]);
+    plan(&env);
+    env.wfx_live()
+        .env("PATH", env.path_with(&bin))
+        .arg("test-cycle-execute")
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "blocked: agent cost cap reached: $0.05 spent of agents.max_cost_usd $0.04",
+        ));
+    let history = env.json(&format!("{ACTIVE}/.process/fix-history.json"));
+    assert_eq!(history["agent_calls"].as_array().unwrap().len(), 1);
+    assert!(history["entries"].as_array().unwrap().is_empty());
+    assert_eq!(env.subjects(), ["initial"]);
+}

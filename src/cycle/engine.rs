@@ -13,7 +13,7 @@ use super::decide::{
     self, AfterRun, Limits, RetestInput, RetestScope, RollbackCause, RunFacts, StrategyInput,
 };
 use super::progress::{Reporter, cost_text, duration_text};
-use super::{CycleOutcome, LOOP_TASK, guard, report};
+use super::{CycleOutcome, LOOP_TASK, files, guard, report};
 use crate::agents::{self, AnalysisCtx, CallFiles, Invocation, ResolvedAgent, Role, Vars};
 use crate::artifacts::config::Config;
 use crate::artifacts::fix_history::{
@@ -216,7 +216,7 @@ impl<'a> Engine<'a> {
     /// Write a task (its existing file, or a new one named after its id).
     pub fn put_task(&mut self, task: Task) -> Result<()> {
         let path = self.task_path(&task.id);
-        store::write_json(&path, &task)?;
+        files::write_json(&path, &task)?;
         match self.tasks.iter_mut().find(|(_, t)| t.id == task.id) {
             Some(slot) => slot.1 = task,
             None => {
@@ -257,7 +257,7 @@ impl<'a> Engine<'a> {
             return Ok(());
         };
         let text = render_task_summary(&self.renderer, task)?;
-        store::write_atomic(&self.paths.task_summary(id), text.as_bytes())
+        files::write_view(&self.paths.task_summary(id), text.as_bytes())
     }
 
     pub fn write_todo(&self) -> Result<()> {
@@ -268,7 +268,7 @@ impl<'a> Engine<'a> {
             &self.tasks,
             Some(&self.state),
         )?;
-        store::write_atomic(&self.paths.todo_list(), text.as_bytes())
+        files::write_view(&self.paths.todo_list(), text.as_bytes())
     }
 
     fn write_iteration_summary(&self, n: u32) -> Result<()> {
@@ -286,7 +286,7 @@ impl<'a> Engine<'a> {
             prev,
             history.entries.iter().find(|e| e.iteration == n),
         )?;
-        store::write_atomic(&self.paths.iteration_summary(n), text.as_bytes())
+        files::write_view(&self.paths.iteration_summary(n), text.as_bytes())
     }
 
     pub fn load_history(&self) -> Result<FixHistory> {
@@ -300,7 +300,7 @@ impl<'a> Engine<'a> {
     }
 
     pub fn save_history(&self, h: &FixHistory) -> Result<()> {
-        store::write_json(&self.paths.fix_history(), h)
+        files::write_json(&self.paths.fix_history(), h)
     }
 
     /// Replace (or add) the agent calls of one role and iteration/task, so
@@ -335,8 +335,8 @@ impl<'a> Engine<'a> {
     /// `iteration-N-results.json` (kept per run, for merging and analysis)
     /// and `test-results.json` (the latest).
     fn store_results(&self, n: u32, r: &TestResults) -> Result<()> {
-        store::write_json(&self.results_path(n), r)?;
-        store::write_json(&self.paths.test_results(), r)
+        files::write_json(&self.results_path(n), r)?;
+        files::write_json_view(&self.paths.test_results(), r)
     }
 
     pub fn record(&self, n: u32) -> Option<&IterationRecord> {
@@ -831,8 +831,8 @@ impl<'a> Engine<'a> {
         }
         self.record_calls("analysis", Some(k), None, calls)?;
         let analysis_file = self.paths.iteration_file(k, "analysis.md");
-        store::write_atomic(&analysis_file, outcome.analysis_markdown.as_bytes())?;
-        store::write_json(
+        files::write_view(&analysis_file, outcome.analysis_markdown.as_bytes())?;
+        files::write_json(
             &self.paths.iteration_file(k, "failures.json"),
             &IterationFailures {
                 iteration: k,
@@ -1259,11 +1259,16 @@ impl<'a> Engine<'a> {
             ),
             None => "fix by hand".to_string(),
         };
+        let earlier = base_n
+            .checked_sub(1)
+            .and_then(|p| self.record(p))
+            .map(|r| r.pass_rate);
         self.out.event(
             "fix",
             format!(
-                "Iteration {k} · {} · {strategy} · {failing} failing · {how} · {} file(s) changed",
+                "Iteration {k} · {}{} · {strategy} · {failing} failing · {how} · {} file(s) changed",
                 before.map_or("-".to_string(), |p| format!("{p:.1}%")),
+                before.map_or(String::new(), |p| decide::delta_text(earlier, p)),
                 files_changed.len(),
             ),
             json!({
@@ -1728,7 +1733,7 @@ impl<'a> Engine<'a> {
         self.state.next_action = NextAction::None;
         let history = self.load_history()?;
         let text = report::failure_report(self, reason, &history)?;
-        store::write_atomic(&self.paths.failure_report(), text.as_bytes())?;
+        files::write_view(&self.paths.failure_report(), text.as_bytes())?;
         let current = self.state.current_task.clone().unwrap_or_default();
         for id in [current.as_str(), LOOP_TASK] {
             if self.task(id).is_some_and(|t| {

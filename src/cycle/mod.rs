@@ -13,6 +13,7 @@
 
 pub mod decide;
 mod engine;
+mod files;
 mod gates;
 pub mod guard;
 mod initial;

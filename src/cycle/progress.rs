@@ -19,7 +19,7 @@ impl<'a> Reporter<'a> {
     pub fn event(&self, name: &str, line: impl AsRef<str>, fields: Value) {
         if self.ui.is_json() {
             self.ui.event(name, fields);
-        } else {
+        } else if !line.as_ref().is_empty() {
             self.ui.status(line);
         }
     }
