@@ -243,7 +243,11 @@ fn a_fixer_that_breaks_more_tests_is_reverted_and_the_next_strategy_is_surgical(
         field(&state, "strategy"),
         [json!("conservative"), json!("surgical"), Value::Null]
     );
-    assert!(state["iterations"][0]["rollback_commit"].is_string());
+    assert!(state["iterations"][0]["fix_commit"].is_string());
+    assert_eq!(
+        state["iterations"][1]["rollback_commit"].as_str().unwrap(),
+        env.git(&["rev-parse", "HEAD~2"]).trim()
+    );
     assert_eq!(
         state["iterations"][1]["new_failures"]
             .as_array()
@@ -404,6 +408,11 @@ fn a_flaky_test_is_rerun_and_ends_in_partial_success() {
             "test-cycle: session WFS-test-the-calculator partial success (pass: 95.0%, 0 fix attempt(s))",
             "initial"
         ]
+    );
+    let state = env.json(&format!("{ARCHIVED}/.process/iteration-state.json"));
+    assert_eq!(
+        state["iterations"][0]["flaky_tests"],
+        json!(["tests/test_numbers.py::test_sometimes_fails"])
     );
     let results = env.json(&format!("{ARCHIVED}/.process/iteration-1-results.json"));
     assert_eq!(results["failures"][0]["flaky"], true);
@@ -597,8 +606,15 @@ fn an_analysis_agent_and_a_preset_fix_agent_are_recorded_with_their_cost() {
         task["context"]["fix_strategy"]["modification_points"][0]["file"],
         "calc/ops.py"
     );
-    for f in ["iteration-1-prompt.md", "iteration-1-cli-output.txt", "iteration-1-analysis.md"] {
-        assert!(env.root.join(ARCHIVED).join(".process").join(f).is_file(), "{f}");
+    for f in [
+        "iteration-1-prompt.md",
+        "iteration-1-cli-output.txt",
+        "iteration-1-analysis.md",
+    ] {
+        assert!(
+            env.root.join(ARCHIVED).join(".process").join(f).is_file(),
+            "{f}"
+        );
     }
     // The affected tests the agent named drove the retest.
     let state = env.json(&format!("{ARCHIVED}/.process/iteration-state.json"));

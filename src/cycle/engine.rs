@@ -562,7 +562,20 @@ impl<'a> Engine<'a> {
             fix_commit: None,
             rollback_commit: None,
             result: None,
-            extra: Extra::new(),
+            extra: {
+                // Read by `wfx status` and `wfx report` (docs/artifacts.md).
+                let flaky: Vec<&str> = r
+                    .failures
+                    .iter()
+                    .filter(|f| f.flaky)
+                    .map(|f| f.test.as_str())
+                    .collect();
+                let mut extra = Extra::new();
+                if !flaky.is_empty() {
+                    extra.insert("flaky_tests".into(), json!(flaky));
+                }
+                extra
+            },
         }
     }
 
@@ -1625,11 +1638,10 @@ impl<'a> Engine<'a> {
                 })?;
             revert_id = outcome.id().map(str::to_string);
         }
-        if let Some(rec) = self.record_mut(k) {
-            rec.rollback_commit = revert_id.clone();
-        }
+        // The run that measured the undone fix is the one rolled back.
         if let Some(rec) = self.record_mut(n) {
             rec.result = Some(IterationResult::RolledBack);
+            rec.rollback_commit = revert_id.clone();
         }
         let mut h = self.load_history()?;
         if let Some(e) = h.entries.iter_mut().find(|e| e.iteration == k)
