@@ -172,3 +172,50 @@ fn a_second_run_on_the_same_session_is_refused() {
     unsafe { libc::kill(first.id() as i32, libc::SIGINT) };
     assert_eq!(first.wait().unwrap().code(), Some(3));
 }
+
+#[test]
+fn a_git_lock_left_by_a_killed_run_is_removed_and_no_other() {
+    let env = Env::new();
+    env.cycle_project("node-calc", &fixer_config("fix-all"));
+    plan(&env);
+    // Another git process's lock (older than any wfx run) is left alone:
+    // the commit fails and says why.
+    let index_lock = env.root.join(".git/index.lock");
+    std::fs::write(&index_lock, "").unwrap();
+    let old = std::time::SystemTime::now() - Duration::from_secs(3600);
+    std::fs::File::options()
+        .write(true)
+        .open(&index_lock)
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+    cycle(&env, &[])
+        .code(4)
+        .stderr(predicate::str::contains("the index is locked"));
+    assert!(index_lock.exists());
+    let state = env.json(&format!("{ACTIVE}/.process/iteration-state.json"));
+    assert!(state["pending_commit"].is_object(), "{state}");
+    // A run that died mid-commit: its session lock names it, and the git
+    // lock is newer than its start.
+    std::fs::remove_file(&index_lock).unwrap();
+    let since = chrono::Utc::now() - chrono::Duration::seconds(5);
+    env.write(
+        &format!("{ACTIVE}/.lock"),
+        &serde_json::json!({
+            "pid": 999_999,
+            "since": since.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            "child_pgid": null
+        })
+        .to_string(),
+    );
+    std::fs::write(&index_lock, "").unwrap();
+    cycle(&env, &["--resume-session", ID])
+        .success()
+        .stderr(predicate::str::contains(
+            "Removed .git/index.lock, left by the interrupted run",
+        ));
+    assert_eq!(
+        env.subjects()[1],
+        "test-cycle: iteration 1 - conservative strategy (pass: 77.8% → 100.0%)"
+    );
+}

@@ -1361,7 +1361,11 @@ impl<'a> Engine<'a> {
         };
         let results = self.run_suite(n, subset, Some(&baseline), log.clone(), &label)?;
         self.link_latest_log(&log)?;
-        let merged = if results.scope == crate::artifacts::test_results::Scope::Affected {
+        // A subset that could not run at all (a build broken by the fix) is
+        // judged as it is: merging would hide it behind the old statuses.
+        let merged = if results.scope == crate::artifacts::test_results::Scope::Affected
+            && !decide::is_execution_error(&results)
+        {
             testing::merge(&baseline, &results)
         } else {
             results

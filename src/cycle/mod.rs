@@ -87,6 +87,7 @@ pub fn run(ws: &Workspace, req: &CycleRequest, ui: &Printer) -> Result<CycleOutc
             json!({ "pgid": pgid }),
         );
     }
+    let stale_since = lock.stale.as_ref().map(|s| s.since.clone());
     lock.set_child(None)?;
     let mut session = ws.load_session(&sref)?;
     if session.kind != "test" {
@@ -154,6 +155,15 @@ pub fn run(ws: &Workspace, req: &CycleRequest, ui: &Printer) -> Result<CycleOutc
         main.worktree_add(sref.id(), dir)?;
     }
     let root = worktree.clone().unwrap_or_else(|| ws.root.clone());
+    if let Some(since) = &stale_since {
+        for lock_file in clear_stale_git_locks(&root, since) {
+            out.event(
+                "stale_git_lock",
+                format!("Removed {lock_file}, left by the interrupted run"),
+                json!({ "file": lock_file }),
+            );
+        }
+    }
     let commits_wanted = !options.no_commit && config.cycle.commit;
     let cp = if commits_wanted {
         Checkpoints::open(&root)?
@@ -225,6 +235,45 @@ fn show_list(items: &[String]) -> String {
     } else {
         shown.join(", ")
     }
+}
+
+/// Git lock files (`index.lock`, `HEAD.lock`, the branch's ref lock) that
+/// a wfx run killed in the middle of a commit left behind: removed when the
+/// session lock says its previous holder died and the file was created
+/// after that holder started (so it is that run's, not another git
+/// process's). Returns the removed files, relative to the work tree.
+fn clear_stale_git_locks(root: &std::path::Path, since: &str) -> Vec<String> {
+    let Ok(started) = chrono::DateTime::parse_from_rfc3339(since) else {
+        return Vec::new();
+    };
+    let started: std::time::SystemTime = started.to_utc().into();
+    let Ok(repo) = git2::Repository::discover(root) else {
+        return Vec::new();
+    };
+    let gitdir = repo.path().to_path_buf();
+    let mut candidates = vec![gitdir.join("index.lock"), gitdir.join("HEAD.lock")];
+    if let Ok(head) = repo.find_reference("HEAD")
+        && let Ok(Some(target)) = head.symbolic_target()
+    {
+        candidates.push(repo.commondir().join(format!("{target}.lock")));
+    }
+    let mut removed = Vec::new();
+    for path in candidates {
+        let Ok(meta) = std::fs::metadata(&path) else {
+            continue;
+        };
+        let created = meta.modified().unwrap_or(std::time::UNIX_EPOCH);
+        // `since` has whole seconds: allow the second it was written in.
+        if created + Duration::from_secs(1) >= started && std::fs::remove_file(&path).is_ok() {
+            removed.push(
+                path.strip_prefix(repo.workdir().unwrap_or(&gitdir))
+                    .unwrap_or(&path)
+                    .display()
+                    .to_string(),
+            );
+        }
+    }
+    removed
 }
 
 /// `--worktree`: a worktree on branch `wfx/<id>` under
