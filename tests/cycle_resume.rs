@@ -219,3 +219,27 @@ fn a_git_lock_left_by_a_killed_run_is_removed_and_no_other() {
         "test-cycle: iteration 1 - conservative strategy (pass: 77.8% → 100.0%)"
     );
 }
+
+#[test]
+fn a_fix_agent_that_is_not_installed_pauses_and_the_resume_uses_it_once_there() {
+    let env = Env::new();
+    let missing = env.tmp.path().join("bin/fixer");
+    env.cycle_project(
+        "node-calc",
+        &serde_json::json!({"agents": {"fix": "fixer", "definitions": {"fixer": {"command": [missing.display().to_string()]}}}}),
+    );
+    plan(&env);
+    cycle(&env, &[])
+        .code(3)
+        .stdout(predicate::str::contains(
+            "the fix agent fixer is not available",
+        ))
+        .stdout(predicate::str::contains("Paused. Continue with"));
+    let state = env.json(&format!("{ACTIVE}/.process/iteration-state.json"));
+    assert_eq!(state["status"], "paused");
+    assert_eq!(state["next_action"], "execute_fix_task");
+    std::fs::create_dir_all(missing.parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(common::fake_agent("fix-all"), &missing).unwrap();
+    cycle(&env, &["--resume-session", ID]).success();
+    assert_eq!(env.subjects().len(), 3);
+}

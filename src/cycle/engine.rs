@@ -82,6 +82,14 @@ impl<'a> Engine<'a> {
     pub fn start(&mut self, fresh: bool) -> Result<CycleOutcome> {
         let id = self.paths.id.clone();
         if self.location == Location::Archived {
+            if !matches!(
+                self.state.status,
+                LoopStatus::Completed | LoopStatus::PartialSuccess
+            ) {
+                return Err(Error::usage(format!(
+                    "session {id} is archived; archived sessions cannot be resumed"
+                )));
+            }
             return self.finish();
         }
         self.state.max_iterations = self.limits.max_iterations;
@@ -906,7 +914,7 @@ impl<'a> Engine<'a> {
 
     /// Agent-call files relative to the project root (an agent in a
     /// worktree is given paths relative to the worktree).
-    fn fix_call_paths(&self, c: &mut AgentCall) {
+    pub(super) fn fix_call_paths(&self, c: &mut AgentCall) {
         for p in [&mut c.prompt_file, &mut c.output_file]
             .into_iter()
             .flatten()

@@ -129,12 +129,9 @@ pub(super) fn test_gen(e: &mut Engine, id: &str) -> Result<()> {
         )));
     }
     let outcome = if call.failed() { "failed" } else { "completed" };
-    e.record_calls(
-        "test_gen",
-        None,
-        Some(id),
-        vec![call.to_artifact(None, Some(id), outcome)],
-    )?;
+    let mut record = call.to_artifact(None, Some(id), outcome);
+    e.fix_call_paths(&mut record);
+    e.record_calls("test_gen", None, Some(id), vec![record])?;
     let changed = match &e.state.tasks_snapshot {
         Some(s) => crate::git::change_paths(&e.cp.changed_since(s)?),
         None => Vec::new(),
@@ -410,10 +407,18 @@ pub(super) fn code_validation(e: &mut Engine, id: &str) -> Result<()> {
                 agent.name
             )));
         }
+        if call.error_kind == Some(agents::ErrorKind::Unavailable) {
+            return Err(Error::Paused(format!(
+                "the fix agent {} is not available: {}; install it, or continue by hand with --fix-agent manual",
+                agent.name,
+                call.error_message.clone().unwrap_or_default()
+            )));
+        }
         let outcome = if call.failed() { "failed" } else { "completed" };
+        let mut record = call.to_artifact(None, Some(id), outcome);
+        e.fix_call_paths(&mut record);
         let mut h = e.load_history()?;
-        h.agent_calls
-            .push(call.to_artifact(None, Some(id), outcome));
+        h.agent_calls.push(record);
         e.save_history(&h)?;
         e.out.event(
             "task",
