@@ -161,6 +161,12 @@ impl Printer {
 pub struct Spinner(Option<indicatif::ProgressBar>);
 
 impl Spinner {
+    /// A handle to update the spinner from another thread (e.g. live test
+    /// counts from the output reader); `None` when no spinner is shown.
+    pub fn handle(&self) -> Option<indicatif::ProgressBar> {
+        self.0.clone()
+    }
+
     pub fn set_message(&self, message: impl Into<String>) {
         if let Some(bar) = &self.0 {
             bar.set_message(message.into());

@@ -141,8 +141,67 @@ pub struct IterationState {
     pub blocked_reason: Option<String>,
     #[serde(default)]
     pub iterations: Vec<IterationRecord>,
+    /// The run whose results describe the code as it is now: the last run,
+    /// or after a rollback the run before the undone fix. Retests are
+    /// merged over it and compared with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_run: Option<u32>,
+    /// The fix attempt of `current_iteration` while it is in flight: its
+    /// snapshot is persisted before the fix runs, so a run killed during
+    /// the fix still knows what the fix changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fix: Option<FixInFlight>,
+    /// A checkpoint commit that was decided but is not yet known to exist;
+    /// made (idempotently, by its trailers) before anything else.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending_commit: Option<PendingCommit>,
+    /// The rollback decided for `next_action: rollback`: which fix, and
+    /// the commit message saying why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending_rollback: Option<PendingCommit>,
+    /// Snapshot of the work tree before IMPL-001 generated tests, so the
+    /// generated tests can be committed once the gates passed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tasks_snapshot: Option<String>,
     #[serde(flatten)]
     pub extra: Extra,
+}
+
+/// A fix attempt between its snapshot and its retest.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct FixInFlight {
+    pub iteration: u32,
+    /// Git tree id of the work tree before the fix (none outside git).
+    #[serde(default)]
+    pub snapshot: Option<String>,
+    pub started_at: Timestamp,
+    /// The fix ran (or a person's changes were seen) and was inspected.
+    #[serde(default)]
+    pub observed: bool,
+    /// Paths the fix commit will contain (what the fix changed, minus the
+    /// user's own untracked files).
+    #[serde(default)]
+    pub commit_paths: Vec<String>,
+    /// The fix changed test files: the retest runs the whole suite.
+    #[serde(default)]
+    pub touched_tests: bool,
+    /// Why the test-edit policy rejects this fix (DESIGN.md §5.6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rejected: Option<String>,
+}
+
+/// A commit decided in one step and made in the next (see
+/// [`IterationState::pending_commit`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PendingCommit {
+    /// `fix` (a fix attempt), `tests` (IMPL-001's generated tests,
+    /// iteration 0) or `rollback`.
+    pub kind: String,
+    pub iteration: u32,
+    pub message: String,
+    /// Project-relative paths to commit, with the session's artifacts.
+    #[serde(default)]
+    pub paths: Vec<String>,
 }
 
 /// `.process/iteration-<N>-failures.json`: the failures a fix was asked to address.

@@ -113,6 +113,7 @@ pub fn schema_for_path(path: &std::path::Path) -> Option<&'static str> {
         n if n.starts_with("iteration-") && n.ends_with("-failures.json") => {
             IterationFailures::SCHEMA
         }
+        n if n.starts_with("iteration-") && n.ends_with("-results.json") => TestResults::SCHEMA,
         _ => return None,
     })
 }

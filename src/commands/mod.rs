@@ -8,6 +8,7 @@ mod run;
 mod session;
 mod status;
 mod test;
+mod test_cycle_execute;
 mod test_fix_gen;
 mod validate;
 
@@ -39,31 +40,12 @@ pub fn dispatch(cli: Cli, ui: &Printer) -> Result<Exit> {
         Command::Status(args) => status::run(&ctx, args),
         Command::Validate(args) => validate::run(&ctx, args),
         Command::TestFixGen(args) => test_fix_gen::run(&ctx, args),
+        Command::TestCycleExecute(args) => test_cycle_execute::run(&ctx, args),
         Command::Init(args) => init::run(&ctx, args),
         Command::Test(args) => test::run(&ctx, args),
         Command::Demo(args) => demo::run(&ctx, args),
         Command::Run(args) => run::run(&ctx, args),
         Command::Completions(_) => unreachable!("handled above"),
-        other => Err(Error::usage(format!(
-            "`wfx {}` is not available in this build yet",
-            command_name(&other)
-        ))),
-    }
-}
-
-fn command_name(cmd: &Command) -> &'static str {
-    match cmd {
-        Command::TestFixGen(_) => "test-fix-gen",
-        Command::TestCycleExecute(_) => "test-cycle-execute",
-        Command::Test(_) => "test",
-        Command::Status(_) => "status",
-        Command::Session(_) => "session",
-        Command::Validate(_) => "validate",
-        Command::Init(_) => "init",
-        Command::Run(_) => "run",
-        Command::Report(_) => "report",
-        Command::Completions(_) => "completions",
-        Command::Demo(_) => "demo",
     }
 }
 

@@ -1,7 +1,9 @@
-//! `wfx test-fix-gen INPUT`: phases 1–4, the summary, then phase 5.
+//! `wfx test-fix-gen INPUT`: phases 1–4, the summary, then phase 5
+//! (unless `--plan-only`).
 
-use super::Ctx;
+use super::{Ctx, test_cycle_execute};
 use crate::cli::TestFixGenArgs;
+use crate::cycle::{self, CycleRequest};
 use crate::error::{Exit, Result};
 use crate::phases::{self, GenRequest, plan::CycleOptions};
 
@@ -41,11 +43,10 @@ pub fn run(ctx: &Ctx, args: TestFixGenArgs) -> Result<Exit> {
         }
         return Ok(Exit::Success);
     };
-    let phase5_note = (!args.plan_only && out.stopped_after.is_none())
-        .then_some("phase 5 (test-cycle-execute) is not part of this build yet; run the next command when it is");
+    let continue_cycle = !args.plan_only && out.stopped_after.is_none();
     if ctx.ui.is_json() {
         let tasks = phases::tasks::initial_tasks(plan);
-        ctx.ui.json(&serde_json::json!({
+        let doc = serde_json::json!({
             "session_id": out.session_id,
             "resumed": out.resumed,
             "phases_run": out.phases_run,
@@ -60,14 +61,30 @@ pub fn run(ctx: &Ctx, args: TestFixGenArgs) -> Result<Exit> {
             },
             "artifacts": plan.artifacts,
             "next_command": plan.next_command,
-            "note": phase5_note,
-        }));
+        });
+        if continue_cycle {
+            // Phase 5 streams JSON Lines: the plan is the first event.
+            ctx.ui.event("planned", doc);
+        } else {
+            ctx.ui.json(&doc);
+        }
     } else {
         ctx.ui
             .out(phases::render_summary(&ctx.ws, plan)?.trim_end());
-        if let Some(note) = phase5_note {
-            ctx.ui.status(format!("Note: {note}."));
-        }
     }
-    Ok(Exit::Success)
+    if !continue_cycle {
+        return Ok(Exit::Success);
+    }
+    if !ctx.ui.is_json() {
+        ctx.ui.out("");
+    }
+    let outcome = cycle::run(
+        &ctx.ws,
+        &CycleRequest {
+            session: Some(out.session_id.clone()),
+            options: test_cycle_execute::options(p),
+        },
+        ctx.ui,
+    )?;
+    Ok(test_cycle_execute::print(ctx, &outcome))
 }

@@ -248,27 +248,37 @@ pub struct RunFacts {
     pub cost_cap_reached: Option<String>,
 }
 
-/// §5.2–§5.3: the next step after a test run.
+/// §5.2–§5.3: the next step after a test run. A fix the test-edit policy
+/// rejects, or one that caused a regression, is rolled back before any
+/// success counts: a suite that passes because a test was deleted or
+/// skipped is not a success.
 pub fn after_run(f: &RunFacts, limits: &Limits) -> AfterRun {
-    match f.verdict {
-        RunVerdict::FullSuccess => return AfterRun::Complete { partial: false },
-        RunVerdict::PartialSuccess => return AfterRun::Complete { partial: true },
-        RunVerdict::NeedsFullRun if f.rejected_test_edits.is_none() && f.regression.is_none() => {
-            return AfterRun::FinalValidation;
-        }
-        _ => {}
-    }
-    if f.has_fix_to_undo {
-        if let Some(why) = &f.rejected_test_edits {
+    if let Some(why) = &f.rejected_test_edits {
+        if f.has_fix_to_undo {
             return AfterRun::Rollback {
                 reason: format!("fix edited the tests: {why}"),
             };
         }
-        if let Some(r) = &f.regression {
-            return AfterRun::Rollback {
-                reason: format!("regression: {r}"),
-            };
+        return AfterRun::Blocked {
+            reason: format!(
+                "the fix edited the tests ({why}) and cannot be rolled back without git commits"
+            ),
+        };
+    }
+    if f.has_fix_to_undo
+        && let Some(r) = &f.regression
+    {
+        return AfterRun::Rollback {
+            reason: format!("regression: {r}"),
+        };
+    }
+    match f.verdict {
+        RunVerdict::FullSuccess => return AfterRun::Complete { partial: false },
+        RunVerdict::PartialSuccess => return AfterRun::Complete { partial: true },
+        RunVerdict::NeedsFullRun if f.regression.is_none() => {
+            return AfterRun::FinalValidation;
         }
+        _ => {}
     }
     if f.fix_attempts_done >= limits.max_iterations {
         return AfterRun::Blocked {
@@ -292,6 +302,201 @@ pub fn after_run(f: &RunFacts, limits: &Limits) -> AfterRun {
         };
     }
     AfterRun::Analyze
+}
+
+/// After a rollback: another attempt, or blocked when the limits say so
+/// (the rolled-back attempt counts).
+pub fn after_rollback(
+    fix_attempts_done: u32,
+    no_progress: bool,
+    cost_cap_reached: Option<String>,
+    limits: &Limits,
+) -> AfterRun {
+    after_run(
+        &RunFacts {
+            verdict: RunVerdict::Failing,
+            regression: None,
+            rejected_test_edits: None,
+            has_fix_to_undo: false,
+            fix_attempts_done,
+            no_progress,
+            cost_cap_reached,
+        },
+        limits,
+    )
+}
+
+/// What a retest runs (DESIGN.md §5.4).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RetestScope {
+    /// The whole suite, and why.
+    Full(&'static str),
+    /// These test ids, with the framework's own filter.
+    Subset(Vec<String>),
+}
+
+/// Everything the retest scope depends on.
+#[derive(Debug, Clone)]
+pub struct RetestInput<'a> {
+    /// `cycle.progressive` in the config.
+    pub progressive: bool,
+    /// The framework has a subset filter.
+    pub can_filter: bool,
+    /// The fix changed test files (ids may have changed with them).
+    pub touched_tests: bool,
+    /// The results the retest is merged over.
+    pub baseline: &'a TestResults,
+    /// `affected_tests` of the fix strategy: test ids or test file paths.
+    pub affected: &'a [String],
+}
+
+/// Progressive testing: the baseline's failing tests plus the strategy's
+/// affected tests, as ids the runner knows. An affected entry that is a
+/// file (or directory) path stands for every test of the baseline in it;
+/// entries that name no known test are dropped (an unknown id would make
+/// some runners fail before running anything). Falls back to the whole
+/// suite when the subset could not be trusted.
+pub fn retest_scope(i: &RetestInput) -> RetestScope {
+    use crate::artifacts::test_results::Layer;
+    if !i.progressive {
+        return RetestScope::Full("progressive testing is off (cycle.progressive)");
+    }
+    if !i.can_filter {
+        return RetestScope::Full("the framework cannot run a subset");
+    }
+    if i.touched_tests {
+        return RetestScope::Full("the fix changed test files");
+    }
+    if i.baseline.cases.is_empty() {
+        return RetestScope::Full("the last run named no test cases");
+    }
+    if i.baseline
+        .failures
+        .iter()
+        .any(|f| f.test_type == Layer::Static)
+    {
+        return RetestScope::Full("the last run had build or collection errors");
+    }
+    let mut out: Vec<String> = Vec::new();
+    let push = |id: &str, out: &mut Vec<String>| {
+        if !out.iter().any(|o| o == id) {
+            out.push(id.to_string());
+        }
+    };
+    let failing = i.baseline.failures.iter().map(|f| f.test.as_str());
+    for entry in failing.chain(i.affected.iter().map(String::as_str)) {
+        let entry = entry.trim();
+        if entry.is_empty() {
+            continue;
+        }
+        if i.baseline.cases.iter().any(|c| c.test == entry) {
+            push(entry, &mut out);
+            continue;
+        }
+        let dir = format!("{}/", entry.trim_end_matches('/'));
+        for c in &i.baseline.cases {
+            if let Some(file) = &c.file
+                && (file == entry || file.starts_with(&dir))
+            {
+                push(&c.test, &mut out);
+            }
+        }
+    }
+    if out.is_empty() {
+        return RetestScope::Full("no failing or affected test is known by id");
+    }
+    RetestScope::Subset(out)
+}
+
+/// Why a fix is rolled back, for the commit message.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RollbackCause {
+    Regression(Regression),
+    TestEdits(String),
+}
+
+/// `test-cycle: iteration N - <strategy> strategy (pass: <old>% → <new>%)`.
+pub fn fix_commit_message(iteration: u32, strategy: Strategy, old: f64, new: f64) -> String {
+    format!("test-cycle: iteration {iteration} - {strategy} strategy (pass: {old:.1}% → {new:.1}%)")
+}
+
+/// `test-cycle: rollback iteration N - regression detected (pass: <new>% < <old>%)`;
+/// a drop in the number of tests and rejected test edits say so instead.
+pub fn rollback_commit_message(
+    iteration: u32,
+    cause: &RollbackCause,
+    old: f64,
+    new: f64,
+) -> String {
+    match cause {
+        RollbackCause::Regression(Regression::TestsRemoved { from, to }) => format!(
+            "test-cycle: rollback iteration {iteration} - regression detected (tests: {to} < {from})"
+        ),
+        RollbackCause::Regression(Regression::PassRateDrop { .. }) => format!(
+            "test-cycle: rollback iteration {iteration} - regression detected (pass: {new:.1}% < {old:.1}%)"
+        ),
+        RollbackCause::TestEdits(why) => {
+            format!("test-cycle: rollback iteration {iteration} - test edits rejected ({why})")
+        }
+    }
+}
+
+/// The `outcome` of a fix attempt in fix-history.json, from the run that
+/// judged it.
+pub fn fix_outcome(result: IterationResult, rejected: bool, rolled_back: bool) -> &'static str {
+    if rejected {
+        return "rejected";
+    }
+    if rolled_back {
+        return "rolled_back";
+    }
+    match result {
+        IterationResult::Success => "success",
+        IterationResult::PartialSuccess => "partial_success",
+        IterationResult::Improved => "improved",
+        IterationResult::NoChange => "no_change",
+        IterationResult::Regression | IterationResult::RolledBack => "regression",
+        IterationResult::Error => "error",
+    }
+}
+
+/// Whether a fix attempt with this outcome counts as done (its task is
+/// `completed`) rather than `failed`.
+pub fn fix_succeeded(outcome: &str) -> bool {
+    matches!(outcome, "success" | "partial_success" | "improved")
+}
+
+/// Raise (never lower) the criticality of failures the analysis named in
+/// `criticality_overrides`: an agent may not talk a failure down into a
+/// partial success.
+pub fn apply_overrides(
+    failures: &mut [crate::artifacts::test_results::Failure],
+    overrides: &std::collections::BTreeMap<String, Criticality>,
+) {
+    for f in failures {
+        if let Some(level) = overrides.get(&f.test)
+            && *level > f.criticality
+        {
+            f.criticality = *level;
+        }
+    }
+}
+
+/// `(+12.0)`, `(-3.5)`, `(±0.0)`: the change against the previous run.
+pub fn delta_text(prev: Option<f64>, cur: f64) -> String {
+    match prev {
+        None => String::new(),
+        Some(p) => {
+            let d = ((cur - p) * 10.0).round() / 10.0;
+            if d > 0.0 {
+                format!(" (+{d:.1})")
+            } else if d < 0.0 {
+                format!(" ({d:.1})")
+            } else {
+                " (±0.0)".to_string()
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -587,5 +792,195 @@ mod tests {
             run_result(Some(60.0), 100.0, RunVerdict::FullSuccess, false),
             IterationResult::Success
         );
+    }
+
+    #[test]
+    fn rejected_edits_and_regressions_win_over_success() {
+        let l = Limits::default();
+        let base = RunFacts {
+            verdict: RunVerdict::FullSuccess,
+            regression: None,
+            rejected_test_edits: Some("skip marker added".into()),
+            has_fix_to_undo: true,
+            fix_attempts_done: 1,
+            no_progress: false,
+            cost_cap_reached: None,
+        };
+        assert!(matches!(after_run(&base, &l), AfterRun::Rollback { .. }));
+        let no_git = RunFacts {
+            has_fix_to_undo: false,
+            ..base.clone()
+        };
+        assert!(matches!(after_run(&no_git, &l), AfterRun::Blocked { .. }));
+        let removed = RunFacts {
+            rejected_test_edits: None,
+            regression: Some(Regression::TestsRemoved { from: 10, to: 9 }),
+            ..base.clone()
+        };
+        assert!(matches!(after_run(&removed, &l), AfterRun::Rollback { .. }));
+        assert_eq!(after_rollback(1, false, None, &l), AfterRun::Analyze);
+        assert!(matches!(
+            after_rollback(10, false, None, &l),
+            AfterRun::Blocked { .. }
+        ));
+    }
+
+    fn case(test: &str, file: &str) -> crate::artifacts::test_results::CaseResult {
+        crate::artifacts::test_results::CaseResult {
+            test: test.into(),
+            status: crate::artifacts::test_results::CaseStatus::Passed,
+            file: Some(file.into()),
+            layer: None,
+        }
+    }
+
+    #[test]
+    fn retest_scope_table() {
+        let mut base = results(
+            Scope::Full,
+            1,
+            3,
+            vec![failure("t/a.py::f", "boom", Criticality::Medium)],
+        );
+        base.cases = vec![
+            case("t/a.py::f", "t/a.py"),
+            case("t/a.py::g", "t/a.py"),
+            case("t/b.py::h", "t/b.py"),
+            case("u/c.py::k", "u/c.py"),
+        ];
+        let affected = vec![
+            "t/b.py".to_string(),
+            "t/a.py::f".to_string(),
+            "nope::x".to_string(),
+        ];
+        let input = RetestInput {
+            progressive: true,
+            can_filter: true,
+            touched_tests: false,
+            baseline: &base,
+            affected: &affected,
+        };
+        assert_eq!(
+            retest_scope(&input),
+            RetestScope::Subset(vec!["t/a.py::f".into(), "t/b.py::h".into()])
+        );
+        let dir = vec!["u".to_string()];
+        assert_eq!(
+            retest_scope(&RetestInput {
+                affected: &dir,
+                ..input.clone()
+            }),
+            RetestScope::Subset(vec!["t/a.py::f".into(), "u/c.py::k".into()])
+        );
+        for (change, want) in [
+            (
+                RetestInput {
+                    progressive: false,
+                    ..input.clone()
+                },
+                "progressive testing is off (cycle.progressive)",
+            ),
+            (
+                RetestInput {
+                    can_filter: false,
+                    ..input.clone()
+                },
+                "the framework cannot run a subset",
+            ),
+            (
+                RetestInput {
+                    touched_tests: true,
+                    ..input.clone()
+                },
+                "the fix changed test files",
+            ),
+        ] {
+            assert_eq!(retest_scope(&change), RetestScope::Full(want));
+        }
+        let mut stat = base.clone();
+        stat.failures[0].test_type = Layer::Static;
+        assert!(matches!(
+            retest_scope(&RetestInput {
+                baseline: &stat,
+                ..input.clone()
+            }),
+            RetestScope::Full(_)
+        ));
+    }
+
+    #[test]
+    fn commit_messages() {
+        assert_eq!(
+            fix_commit_message(2, Strategy::Conservative, 60.0, 85.0),
+            "test-cycle: iteration 2 - conservative strategy (pass: 60.0% → 85.0%)"
+        );
+        assert_eq!(
+            rollback_commit_message(
+                3,
+                &RollbackCause::Regression(Regression::PassRateDrop {
+                    from: 85.0,
+                    to: 70.0
+                }),
+                85.0,
+                70.0
+            ),
+            "test-cycle: rollback iteration 3 - regression detected (pass: 70.0% < 85.0%)"
+        );
+        assert_eq!(
+            rollback_commit_message(
+                1,
+                &RollbackCause::Regression(Regression::TestsRemoved { from: 12, to: 11 }),
+                80.0,
+                100.0
+            ),
+            "test-cycle: rollback iteration 1 - regression detected (tests: 11 < 12)"
+        );
+        assert_eq!(
+            rollback_commit_message(
+                1,
+                &RollbackCause::TestEdits("skip added".into()),
+                80.0,
+                100.0
+            ),
+            "test-cycle: rollback iteration 1 - test edits rejected (skip added)"
+        );
+    }
+
+    #[test]
+    fn outcomes_overrides_and_deltas() {
+        assert_eq!(
+            fix_outcome(IterationResult::Success, true, true),
+            "rejected"
+        );
+        assert_eq!(
+            fix_outcome(IterationResult::Regression, false, true),
+            "rolled_back"
+        );
+        assert_eq!(
+            fix_outcome(IterationResult::Improved, false, false),
+            "improved"
+        );
+        assert_eq!(
+            fix_outcome(IterationResult::NoChange, false, false),
+            "no_change"
+        );
+        assert!(fix_succeeded("improved") && !fix_succeeded("no_change"));
+        let mut fs = vec![
+            failure("a", "x", Criticality::Low),
+            failure("b", "x", Criticality::High),
+        ];
+        let overrides = [
+            ("a".to_string(), Criticality::Medium),
+            ("b".to_string(), Criticality::Low),
+        ]
+        .into_iter()
+        .collect();
+        apply_overrides(&mut fs, &overrides);
+        assert_eq!(fs[0].criticality, Criticality::Medium);
+        assert_eq!(fs[1].criticality, Criticality::High, "never lowered");
+        assert_eq!(delta_text(None, 50.0), "");
+        assert_eq!(delta_text(Some(70.0), 82.0), " (+12.0)");
+        assert_eq!(delta_text(Some(82.0), 78.5), " (-3.5)");
+        assert_eq!(delta_text(Some(80.0), 80.0), " (±0.0)");
     }
 }

@@ -1112,6 +1112,11 @@ mod tests {
             stuck_tests: vec![],
             blocked_reason: reason.map(str::to_string),
             iterations: vec![],
+            baseline_run: None,
+            fix: None,
+            pending_commit: None,
+            pending_rollback: None,
+            tasks_snapshot: None,
             extra: Default::default(),
         }
     }

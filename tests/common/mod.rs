@@ -407,3 +407,46 @@ pub fn results_with(
         extra: Default::default(),
     }
 }
+
+/// `fixtures/agents/<name>` as a custom fix agent definition in a config.
+pub fn fixer_config(fixer: &str) -> serde_json::Value {
+    serde_json::json!({
+        "agents": {
+            "fix": "fixer",
+            "definitions": {"fixer": {"command": [fake_agent(fixer).display().to_string()]}}
+        }
+    })
+}
+
+impl Env {
+    /// A sample project for phase-5 tests: copied, `.workflow/wfx.json`
+    /// written from `config`, committed in a fresh repository.
+    pub fn cycle_project(&self, name: &str, config: &serde_json::Value) {
+        self.copy_fixture_project(name);
+        self.write(
+            ".workflow/wfx.json",
+            &serde_json::to_string_pretty(config).unwrap(),
+        );
+        self.git_init_commit();
+    }
+
+    /// A JSON file of the project, parsed.
+    pub fn json(&self, rel: &str) -> serde_json::Value {
+        serde_json::from_str(&self.read(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+    }
+
+    /// Commit subjects of HEAD, newest first.
+    pub fn subjects(&self) -> Vec<String> {
+        self.git(&["log", "--format=%s"])
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// A directory outside the project for fixers' call counters and markers.
+    pub fn state_dir(&self) -> PathBuf {
+        let dir = self.tmp.path().join("fixer-state");
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+}

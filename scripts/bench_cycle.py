@@ -1,0 +1,185 @@
+#!/usr/bin/env python3
+"""Benchmarks of phase 5 (`wfx test-cycle-execute`), issue #7.
+
+overhead     Orchestration overhead: a trivial test command (TAP on stdout,
+             one test always failing) and a no-op fixer, over 10 fix
+             attempts. wfx's wall time minus the time of its children (test
+             runs and fixer calls, as wfx records them in
+             iteration-N-results.json and fix-history.json), per iteration.
+             Target: under 30 ms per iteration.
+
+progressive  Progressive testing: a generated pytest project with 220 tests
+             in 20 files (each test costs --test-ms of work), 2 of them
+             failing in one module. A fixer fixes them; wfx retests the
+             failing and affected tests (merged over the last full run) and
+             then validates on the full suite. Compares the affected-only
+             retest with the full run on the same code. Target: at least
+             70 % of the time saved.
+
+Both print medians over --runs fresh projects and make no assertions.
+
+    cargo build
+    scripts/bench_cycle.py overhead    [--wfx target/debug/wfx] [--runs 5]
+    scripts/bench_cycle.py progressive [--wfx target/debug/wfx] [--runs 5] [--test-ms 5]
+"""
+import argparse, glob, json, os, statistics, subprocess, sys, tempfile, time
+
+
+def sh(cmd, cwd):
+    subprocess.run(cmd, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def git_init(root):
+    env = dict(os.environ, GIT_AUTHOR_NAME="bench", GIT_AUTHOR_EMAIL="b@example.invalid",
+               GIT_COMMITTER_NAME="bench", GIT_COMMITTER_EMAIL="b@example.invalid")
+    for cmd in (["git", "init", "-q", "-b", "main"], ["git", "add", "-A"], ["git", "commit", "-qm", "initial"]):
+        subprocess.run(cmd, cwd=root, check=True, env=env, stdout=subprocess.DEVNULL)
+
+
+def write(path, text):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def plan(wfx, root):
+    sh([wfx, "-q", "test-fix-gen", "Benchmark the cycle", "--plan-only"], root)
+
+
+def session_dir(root):
+    dirs = glob.glob(os.path.join(root, ".workflow", "*", "WFS-*"))
+    return dirs[0]
+
+
+def overhead_once(wfx, iterations):
+    root = tempfile.mkdtemp(prefix="wfx-bench-cycle-")
+    tap = "TAP version 13\\nok 1 - adds\\nnot ok 2 - subtracts\\n1..2\\n"
+    write(os.path.join(root, ".workflow", "wfx.json"), json.dumps({
+        "test": {"command": f"printf '{tap}'; exit 1"},
+        "agents": {"fix": "noop", "definitions": {"noop": {"command": ["sh", "-c", "cat > /dev/null"]}}},
+        "cycle": {"max_iterations": iterations, "no_progress_limit": 1000, "stuck_after": 1000},
+    }))
+    write(os.path.join(root, "README.md"), "benchmark\n")
+    git_init(root)
+    plan(wfx, root)
+    start = time.perf_counter()
+    r = subprocess.run([wfx, "-q", "test-cycle-execute"], cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    wall = time.perf_counter() - start
+    if r.returncode != 1:
+        sys.exit(f"expected a block after {iterations} attempts (exit 1), got {r.returncode}: {r.stderr.decode()}")
+    sess = session_dir(root)
+    runs = sorted(glob.glob(os.path.join(sess, ".process", "iteration-*-results.json")))
+    tests_ms = sum(json.load(open(p))["duration_ms"] for p in runs)
+    history = json.load(open(os.path.join(sess, ".process", "fix-history.json")))
+    fix_ms = sum(e["duration_ms"] for e in history["entries"])
+    attempts = len(history["entries"])
+    if attempts != iterations:
+        sys.exit(f"expected {iterations} attempts, saw {attempts}")
+    children = (tests_ms + fix_ms) / 1000.0
+    return wall, children, len(runs), attempts
+
+
+def overhead(args):
+    rows = [overhead_once(args.wfx, args.iterations) for _ in range(args.runs)]
+    walls = [r[0] for r in rows]
+    kids = [r[1] for r in rows]
+    per = [(w - c) / r[3] * 1000 for w, c, r in zip(walls, kids, rows)]
+    print(f"orchestration overhead: {args.runs} runs × {args.iterations} fix attempts ({rows[0][2]} test runs each), {args.wfx}")
+    print(f"  wall time           median {statistics.median(walls)*1000:8.1f} ms  (min {min(walls)*1000:.1f}, max {max(walls)*1000:.1f})")
+    print(f"  children (runs+fix) median {statistics.median(kids)*1000:8.1f} ms")
+    print(f"  overhead/iteration  median {statistics.median(per):8.1f} ms  (min {min(per):.1f}, max {max(per):.1f}); target < 30 ms")
+    print(f"  overhead share      median {statistics.median([(w - c) / w * 100 for w, c in zip(walls, kids)]):8.1f} % of wall time")
+
+
+MODULE = '''"""Module {i} of the benchmark project."""
+
+
+def inc(x):
+    return x + 1
+
+
+def dec(x):
+    return x - 1
+
+
+def double(x):
+    return x * 2
+'''
+
+TESTS = '''import time
+
+from pkg.m{i:02d} import dec, double, inc
+
+
+def work():
+    time.sleep({secs})
+
+'''
+
+
+def progressive_project(root, test_ms):
+    write(os.path.join(root, "pyproject.toml"), '[project]\nname = "bench"\nversion = "0"\n\n[tool.pytest.ini_options]\ntestpaths = ["tests"]\n')
+    write(os.path.join(root, "conftest.py"), "")
+    write(os.path.join(root, ".gitignore"), "__pycache__/\n.pytest_cache/\n")
+    write(os.path.join(root, "pkg", "__init__.py"), "")
+    secs = test_ms / 1000.0
+    for i in range(20):
+        src = MODULE.format(i=i)
+        if i == 7:  # two bugs, two failing tests
+            src = src.replace("return x + 1", "return x + 2").replace("return x * 2", "return x * 3")
+        write(os.path.join(root, "pkg", f"m{i:02d}.py"), src)
+        body = TESTS.format(i=i, secs=secs)
+        for n in range(11):
+            fn, arg, want = [("inc", n, n + 1), ("dec", n, n - 1), ("double", n, n * 2)][n % 3]
+            body += f"\ndef test_{fn}_{n}():\n    work()\n    assert {fn}({arg}) == {want}\n\n"
+        write(os.path.join(root, "tests", f"test_m{i:02d}.py"), body)
+    fixer = "import re; p='pkg/m07.py'; s=open(p).read(); open(p,'w').write(s.replace('x + 2','x + 1').replace('x * 3','x * 2'))"
+    write(os.path.join(root, ".workflow", "wfx.json"), json.dumps({
+        "agents": {"fix": "fixer", "definitions": {"fixer": {"command": [sys.executable, "-c", fixer]}}},
+    }))
+
+
+def progressive_once(wfx, test_ms):
+    root = tempfile.mkdtemp(prefix="wfx-bench-progressive-")
+    progressive_project(root, test_ms)
+    git_init(root)
+    plan(wfx, root)
+    r = subprocess.run([wfx, "--json", "test-cycle-execute"], cwd=root, capture_output=True)
+    if r.returncode != 0:
+        sys.exit(f"the cycle failed ({r.returncode}): {r.stderr.decode()}")
+    runs = [e for e in map(json.loads, r.stdout.decode().splitlines()) if e["event"] == "run"]
+    first = runs[0]
+    affected = next(e for e in runs if e["iteration"] == 2 and e["scope"] == "affected")
+    full = next(e for e in runs if e["iteration"] == 2 and e["scope"] == "full")
+    return first, affected, full
+
+
+def progressive(args):
+    rows = [progressive_once(args.wfx, args.test_ms) for _ in range(args.runs)]
+    first = [r[0]["duration_ms"] for r in rows]
+    aff = [r[1]["duration_ms"] for r in rows]
+    full = [r[2]["duration_ms"] for r in rows]
+    saved = [(1 - a / f) * 100 for a, f in zip(aff, full)]
+    total = rows[0][0]["total"]
+    print(f"progressive testing: {args.runs} runs, {total} tests in 20 files, 2 failing, {args.test_ms} ms of work per test, {args.wfx}")
+    print(f"  first full run          median {statistics.median(first):7.0f} ms")
+    print(f"  affected-only retest    median {statistics.median(aff):7.0f} ms")
+    print(f"  full run (same code)    median {statistics.median(full):7.0f} ms")
+    print(f"  time saved              median {statistics.median(saved):7.1f} %  (min {min(saved):.1f}, max {max(saved):.1f}); target ≥ 70 %")
+    print(f"  ratio affected / full   median {statistics.median([a / f for a, f in zip(aff, full)]):7.3f}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("which", choices=["overhead", "progressive"])
+    ap.add_argument("--wfx", default=os.path.join(os.path.dirname(__file__), "..", "target", "debug", "wfx"))
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--iterations", type=int, default=10)
+    ap.add_argument("--test-ms", type=float, default=5.0)
+    args = ap.parse_args()
+    args.wfx = os.path.abspath(args.wfx)
+    {"overhead": overhead, "progressive": progressive}[args.which](args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,453 @@
+//! Guarding the tests (DESIGN.md §5.6): what a fix did to test code, from
+//! a test file's content before and after the fix. Pure: the dispatcher
+//! reads the two versions from git and applies the policy.
+//!
+//! Flags: a test function that disappeared (`removed_test`), a skip /
+//! ignore / only marker that appeared (`skip_added`), and any other change
+//! to a test file (`modified`). A drop in the suite's total (`count_dropped`)
+//! is seen in the retest's results, not here.
+
+use std::collections::BTreeMap;
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use crate::agents::builtin::{Lang, is_test_path};
+use crate::artifacts::config::{EditPolicy, TestEditsPolicy};
+use crate::artifacts::fix_history::{TestEdit, TestEditKind};
+
+static PY_TEST: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?m)^\s*(?:async\s+)?def\s+(test\w*)\s*\(").expect("regex"));
+static GO_TEST: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?m)^func\s+((?:Test|Benchmark|Example|Fuzz)\w*)\s*\(").expect("regex")
+});
+static JS_TEST: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r#"(?m)\b(?:it|test|xit|xtest|fit)(?:\.(?:only|skip|todo|concurrent|failing))?\s*\(\s*(?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)"|`([^`]*)`)"#,
+    )
+    .expect("regex")
+});
+static RUST_FN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?(?:unsafe\s+)?fn\s+(\w+)")
+        .expect("regex")
+});
+static RUST_TEST_ATTR: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\s*#\[\s*(?:\w+::)*test\b").expect("regex"));
+static JAVA_METHOD: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s*(?:public\s+|protected\s+|private\s+)?(?:static\s+)?void\s+(\w+)\s*\(")
+        .expect("regex")
+});
+
+/// Skip/ignore/only markers per language, as (regex, what it is).
+fn markers(lang: Lang) -> &'static [(&'static str, &'static str)] {
+    match lang {
+        Lang::Python => &[
+            (r"@pytest\.mark\.skip(?:if)?\b", "@pytest.mark.skip"),
+            (r"@pytest\.mark\.xfail\b", "@pytest.mark.xfail"),
+            (r"@unittest\.skip\w*", "@unittest.skip"),
+            (r"\bpytest\.skip\s*\(", "pytest.skip()"),
+            (r"\bself\.skipTest\s*\(", "skipTest()"),
+        ],
+        Lang::Rust => &[(r"#\[\s*ignore\b", "#[ignore]")],
+        Lang::Js => &[
+            (r"\b(?:it|test|describe|suite)\.skip\b", ".skip"),
+            (r"\b(?:it|test|describe|suite)\.todo\b", ".todo"),
+            (r"\bx(?:it|test|describe)\s*\(", "xit/xdescribe"),
+            (r"\.only\s*\(", ".only("),
+            (r"\bf(?:it|describe)\s*\(", "fit/fdescribe"),
+            (r"\{\s*(?:skip|todo)\s*:\s*(?:true|'|\x22)", "{ skip: … }"),
+            (r"\bt\.skip\s*\(", "t.skip()"),
+        ],
+        Lang::Go => &[(r"\bt\.Skip(?:Now|f)?\s*\(", "t.Skip")],
+        Lang::Java => &[
+            (r"@Disabled\b", "@Disabled"),
+            (r"@Ignore\b", "@Ignore"),
+            (r"\bAssumptions?\.assume\w*\s*\(", "assume"),
+        ],
+        Lang::Other => &[],
+    }
+}
+
+static MARKER_RES: LazyLock<BTreeMap<&'static str, Regex>> = LazyLock::new(|| {
+    let mut m = BTreeMap::new();
+    for lang in [Lang::Python, Lang::Rust, Lang::Js, Lang::Go, Lang::Java] {
+        for (re, _) in markers(lang) {
+            m.insert(*re, Regex::new(re).expect("marker regex"));
+        }
+    }
+    m
+});
+
+/// Names of the test functions in a file, in order (a name may repeat).
+pub fn test_names(lang: Lang, text: &str) -> Vec<String> {
+    match lang {
+        Lang::Python => PY_TEST
+            .captures_iter(text)
+            .map(|c| c[1].to_string())
+            .collect(),
+        Lang::Go => GO_TEST
+            .captures_iter(text)
+            .map(|c| c[1].to_string())
+            .collect(),
+        Lang::Js => JS_TEST
+            .captures_iter(text)
+            .map(|c| {
+                c.get(1)
+                    .or_else(|| c.get(2))
+                    .or_else(|| c.get(3))
+                    .map_or(String::new(), |m| m.as_str().to_string())
+            })
+            .collect(),
+        Lang::Rust => annotated_fns(text, &RUST_TEST_ATTR, &RUST_FN),
+        Lang::Java => {
+            static ATTR: LazyLock<Regex> =
+                LazyLock::new(|| Regex::new(r"^\s*@(?:Test|ParameterizedTest)\b").expect("regex"));
+            annotated_fns(text, &ATTR, &JAVA_METHOD)
+        }
+        Lang::Other => Vec::new(),
+    }
+}
+
+/// Functions whose attribute lines (up to 4 lines above) include `attr`.
+fn annotated_fns(text: &str, attr: &Regex, func: &Regex) -> Vec<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let Some(c) = func.captures(line) else {
+            continue;
+        };
+        let start = i.saturating_sub(4);
+        let mut j = i;
+        let mut found = false;
+        while j > start {
+            j -= 1;
+            let above = lines[j].trim();
+            if above.is_empty() {
+                continue;
+            }
+            if attr.is_match(lines[j]) {
+                found = true;
+                break;
+            }
+            if !(above.starts_with("#[") || above.starts_with('@') || above.starts_with("//")) {
+                break;
+            }
+        }
+        if found {
+            out.push(c[1].to_string());
+        }
+    }
+    out
+}
+
+fn count_markers(lang: Lang, text: &str) -> Vec<(&'static str, usize)> {
+    markers(lang)
+        .iter()
+        .map(|(re, label)| (*label, MARKER_RES[re].find_iter(text).count()))
+        .collect()
+}
+
+fn counts(names: &[String]) -> BTreeMap<&str, usize> {
+    let mut m = BTreeMap::new();
+    for n in names {
+        *m.entry(n.as_str()).or_insert(0) += 1;
+    }
+    m
+}
+
+/// Whether a changed file is inspected at all: test files by path, and
+/// Rust sources (their `#[cfg(test)]` modules hold tests).
+pub fn is_inspected(path: &str) -> bool {
+    is_test_path(path) || Lang::of(path) == Lang::Rust
+}
+
+/// What a fix did to the tests of one file. `before`/`after` are `None`
+/// when the file did not exist (or was deleted).
+pub fn inspect(path: &str, before: Option<&str>, after: Option<&str>) -> Vec<TestEdit> {
+    let lang = Lang::of(path);
+    let test_file = is_test_path(path);
+    if !test_file && lang != Lang::Rust {
+        return Vec::new();
+    }
+    let edit = |kind, detail: String| TestEdit {
+        kind,
+        file: path.to_string(),
+        detail,
+    };
+    let before_text = before.unwrap_or("");
+    let after_text = after.unwrap_or("");
+    if before.is_none() {
+        // A new file: adding tests is what a fix may do.
+        return Vec::new();
+    }
+    if before == after {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let old_names = test_names(lang, before_text);
+    let new_names = test_names(lang, after_text);
+    let old_counts = counts(&old_names);
+    let new_counts = counts(&new_names);
+    let mut removed: Vec<&str> = Vec::new();
+    for (name, n) in &old_counts {
+        let now = new_counts.get(name).copied().unwrap_or(0);
+        for _ in now..*n {
+            removed.push(name);
+        }
+    }
+    let dropped = new_names.len() < old_names.len();
+    if after.is_none() {
+        out.push(edit(
+            TestEditKind::RemovedTest,
+            format!("test file deleted ({} tests)", old_names.len()),
+        ));
+    } else if dropped {
+        // Fewer tests than before: every name that lost an occurrence.
+        for name in &removed {
+            out.push(edit(
+                TestEditKind::RemovedTest,
+                format!("removed test {name}"),
+            ));
+        }
+    }
+    let old_markers = count_markers(lang, before_text);
+    let new_markers = count_markers(lang, after_text);
+    for ((label, was), (_, now)) in old_markers.iter().zip(new_markers.iter()) {
+        if now > was {
+            out.push(edit(
+                TestEditKind::SkipAdded,
+                format!("{label} added ({was} → {now})"),
+            ));
+        }
+    }
+    if out.is_empty() && test_file {
+        let changed = diff_lines(before_text, after_text);
+        let renamed = if removed.is_empty() {
+            String::new()
+        } else {
+            format!("; renamed or replaced: {}", removed.join(", "))
+        };
+        out.push(edit(
+            TestEditKind::Modified,
+            format!("{changed} line(s) changed{renamed}"),
+        ));
+    }
+    out
+}
+
+/// Lines present on one side only (a cheap size of the change).
+fn diff_lines(a: &str, b: &str) -> usize {
+    let mut left: BTreeMap<&str, i64> = BTreeMap::new();
+    for l in a.lines() {
+        *left.entry(l).or_insert(0) += 1;
+    }
+    for l in b.lines() {
+        *left.entry(l).or_insert(0) -= 1;
+    }
+    left.values().map(|v| v.unsigned_abs() as usize).sum()
+}
+
+/// Whether an edit falls under `remove_or_skip` (else `modify`).
+pub fn is_remove_or_skip(kind: TestEditKind) -> bool {
+    !matches!(kind, TestEditKind::Modified)
+}
+
+/// Edits the policy wants recorded (`allow` ones are dropped).
+pub fn recorded(edits: Vec<TestEdit>, policy: &TestEditsPolicy) -> Vec<TestEdit> {
+    edits
+        .into_iter()
+        .filter(|e| {
+            let p = if is_remove_or_skip(e.kind) {
+                policy.remove_or_skip
+            } else {
+                policy.modify
+            };
+            p != EditPolicy::Allow
+        })
+        .collect()
+}
+
+/// Why the policy rejects the fix, if it does: the edits whose category is
+/// set to `reject`, summarised.
+pub fn rejection(edits: &[TestEdit], policy: &TestEditsPolicy) -> Option<String> {
+    let rejected: Vec<String> = edits
+        .iter()
+        .filter(|e| {
+            let p = if is_remove_or_skip(e.kind) {
+                policy.remove_or_skip
+            } else {
+                policy.modify
+            };
+            p == EditPolicy::Reject
+        })
+        .map(|e| format!("{}: {}", e.file, e.detail))
+        .collect();
+    if rejected.is_empty() {
+        return None;
+    }
+    let shown: Vec<String> = rejected.iter().take(3).cloned().collect();
+    let more = rejected.len().saturating_sub(shown.len());
+    let mut text = shown.join("; ");
+    if more > 0 {
+        text.push_str(&format!("; {more} more"));
+    }
+    Some(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kinds(edits: &[TestEdit]) -> Vec<(TestEditKind, String)> {
+        edits.iter().map(|e| (e.kind, e.detail.clone())).collect()
+    }
+
+    const PY: &str =
+        "import pytest\n\ndef test_a():\n    assert 1\n\n\ndef test_b():\n    assert 2\n";
+
+    #[test]
+    fn python_removed_skipped_modified() {
+        use TestEditKind::*;
+        let removed = "import pytest\n\ndef test_a():\n    assert 1\n";
+        assert_eq!(
+            kinds(&inspect("tests/test_x.py", Some(PY), Some(removed))),
+            vec![(RemovedTest, "removed test test_b".into())]
+        );
+        let skipped = PY.replace("def test_b", "@pytest.mark.skip\ndef test_b");
+        assert_eq!(
+            kinds(&inspect("tests/test_x.py", Some(PY), Some(&skipped))),
+            vec![(SkipAdded, "@pytest.mark.skip added (0 → 1)".into())]
+        );
+        let weakened = PY.replace("assert 2", "assert True");
+        assert_eq!(
+            kinds(&inspect("tests/test_x.py", Some(PY), Some(&weakened))),
+            vec![(Modified, "2 line(s) changed".into())]
+        );
+        let renamed = PY.replace("test_b", "test_c");
+        assert_eq!(
+            kinds(&inspect("tests/test_x.py", Some(PY), Some(&renamed))),
+            vec![(
+                Modified,
+                "2 line(s) changed; renamed or replaced: test_b".into()
+            )]
+        );
+        assert_eq!(
+            kinds(&inspect("tests/test_x.py", Some(PY), None)),
+            vec![(RemovedTest, "test file deleted (2 tests)".into())]
+        );
+        assert!(inspect("tests/test_new.py", None, Some(PY)).is_empty());
+        assert!(inspect("calc/ops.py", Some("a"), Some("b")).is_empty());
+    }
+
+    #[test]
+    fn js_rust_go_java_markers() {
+        use TestEditKind::*;
+        let js = "describe('m', () => {\n  it('adds', () => {});\n  it(\"subs\", () => {});\n});\n";
+        assert_eq!(test_names(Lang::Js, js), vec!["adds", "subs"]);
+        let js_skip = js.replace("it(\"subs\"", "it.skip(\"subs\"");
+        assert_eq!(
+            kinds(&inspect("test/m.test.js", Some(js), Some(&js_skip))),
+            vec![(SkipAdded, ".skip added (0 → 1)".into())]
+        );
+        let js_only = js.replace("it('adds'", "it.only('adds'");
+        assert_eq!(
+            kinds(&inspect("test/m.test.js", Some(js), Some(&js_only))),
+            vec![(SkipAdded, ".only( added (0 → 1)".into())]
+        );
+        let js_gone = "describe('m', () => {\n  it('adds', () => {});\n});\n";
+        assert_eq!(
+            kinds(&inspect("test/m.test.js", Some(js), Some(js_gone))),
+            vec![(RemovedTest, "removed test subs".into())]
+        );
+
+        let rs = "pub fn f() {}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn one() {}\n\n    #[test]\n    #[should_panic]\n    fn two() {}\n    fn helper() {}\n}\n";
+        assert_eq!(test_names(Lang::Rust, rs), vec!["one", "two"]);
+        let rs_ignored = rs.replace("    fn one", "    #[ignore]\n    fn one");
+        assert_eq!(
+            kinds(&inspect("src/lib.rs", Some(rs), Some(&rs_ignored))),
+            vec![(SkipAdded, "#[ignore] added (0 → 1)".into())]
+        );
+        let rs_src_change = rs.replace("pub fn f() {}", "pub fn f() { g() }");
+        assert!(
+            inspect("src/lib.rs", Some(rs), Some(&rs_src_change)).is_empty(),
+            "a source change in a Rust file is not a test edit"
+        );
+        let rs_removed = rs.replace("    #[test]\n    fn one() {}\n", "");
+        assert_eq!(
+            kinds(&inspect("src/lib.rs", Some(rs), Some(&rs_removed))),
+            vec![(RemovedTest, "removed test one".into())]
+        );
+
+        let go = "func TestA(t *testing.T) {\n}\nfunc TestB(t *testing.T) {\n}\n";
+        let go_skip = go.replace(
+            "TestB(t *testing.T) {\n",
+            "TestB(t *testing.T) {\n\tt.Skip(\"later\")\n",
+        );
+        assert_eq!(
+            kinds(&inspect("calc/calc_test.go", Some(go), Some(&go_skip))),
+            vec![(SkipAdded, "t.Skip added (0 → 1)".into())]
+        );
+        let java =
+            "class CalcTest {\n  @Test\n  void adds() {}\n  @Test\n  public void subs() {}\n}\n";
+        assert_eq!(test_names(Lang::Java, java), vec!["adds", "subs"]);
+        let java_dis = java.replace("  @Test\n  void adds", "  @Disabled\n  @Test\n  void adds");
+        assert_eq!(
+            kinds(&inspect(
+                "src/test/java/CalcTest.java",
+                Some(java),
+                Some(&java_dis)
+            )),
+            vec![(SkipAdded, "@Disabled added (0 → 1)".into())]
+        );
+    }
+
+    #[test]
+    fn parametrize_shrink_is_a_count_drop() {
+        let js = "for (const n of [1, 2]) {\n  test(`sq ${n}`, () => {});\n}\ntest('a', () => {});\ntest('b', () => {});\n";
+        let fewer =
+            "for (const n of [1, 2]) {\n  test(`sq ${n}`, () => {});\n}\ntest('a', () => {});\n";
+        assert_eq!(
+            kinds(&inspect("test/sq.test.js", Some(js), Some(fewer))),
+            vec![(TestEditKind::RemovedTest, "removed test b".into())]
+        );
+        let dup = "test('a', () => {});\ntest('a', () => {});\n";
+        let one = "test('a', () => {});\n";
+        assert_eq!(
+            kinds(&inspect("test/d.test.js", Some(dup), Some(one))),
+            vec![(TestEditKind::RemovedTest, "removed test a".into())]
+        );
+    }
+
+    #[test]
+    fn policy() {
+        let edits = vec![
+            TestEdit {
+                kind: TestEditKind::SkipAdded,
+                file: "t.py".into(),
+                detail: "skip".into(),
+            },
+            TestEdit {
+                kind: TestEditKind::Modified,
+                file: "u.py".into(),
+                detail: "2 line(s) changed".into(),
+            },
+        ];
+        let default = TestEditsPolicy::default();
+        assert_eq!(rejection(&edits, &default), Some("t.py: skip".into()));
+        assert_eq!(recorded(edits.clone(), &default).len(), 2);
+        let lax = TestEditsPolicy {
+            remove_or_skip: EditPolicy::Flag,
+            modify: EditPolicy::Allow,
+        };
+        assert_eq!(rejection(&edits, &lax), None);
+        assert_eq!(recorded(edits.clone(), &lax).len(), 1);
+        let strict = TestEditsPolicy {
+            remove_or_skip: EditPolicy::Reject,
+            modify: EditPolicy::Reject,
+        };
+        assert_eq!(
+            rejection(&edits, &strict),
+            Some("t.py: skip; u.py: 2 line(s) changed".into())
+        );
+    }
+}

@@ -1,0 +1,245 @@
+//! Stopping and going on: Ctrl-C during a fix, a blocked session resumed
+//! by a person with a higher limit, and the session lock.
+
+mod common;
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{Env, fixer_config};
+use predicates::prelude::*;
+
+const ID: &str = "WFS-test-the-calculator";
+const ACTIVE: &str = ".workflow/active/WFS-test-the-calculator";
+
+fn plan(env: &Env) {
+    env.wfx_live()
+        .args(["test-fix-gen", "Test the calculator", "--plan-only"])
+        .assert()
+        .success();
+}
+
+fn cycle(env: &Env, args: &[&str]) -> assert_cmd::assert::Assert {
+    env.wfx_live()
+        .env("FIXER_STATE", env.state_dir())
+        .arg("test-cycle-execute")
+        .args(args)
+        .assert()
+}
+
+fn use_fixer(env: &Env, fixer: &str) {
+    env.write(
+        ".workflow/wfx.json",
+        &serde_json::to_string(&fixer_config(fixer)).unwrap(),
+    );
+    env.git(&["commit", "-qam", "use another fixer"]);
+}
+
+fn lock_pgid(env: &Env) -> Option<i32> {
+    let text = std::fs::read_to_string(env.root.join(ACTIVE).join(".lock")).ok()?;
+    let v: serde_json::Value = serde_json::from_str(text.trim()).ok()?;
+    v["child_pgid"].as_i64().map(|p| p as i32)
+}
+
+#[test]
+fn ctrl_c_during_a_fix_ends_the_agent_saves_state_and_resumes() {
+    let env = Env::new();
+    env.cycle_project("node-calc", &fixer_config("sleeper"));
+    plan(&env);
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("wfx"));
+    env.apply(&mut cmd);
+    env.apply_toolchains(&mut cmd);
+    cmd.arg("test-cycle-execute")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let child = cmd.spawn().unwrap();
+    // Wait until the fixer (sleeping 600 s) is running.
+    let prompt = env
+        .root
+        .join(ACTIVE)
+        .join(".process/iteration-1-fix-prompt.md");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let pgid = loop {
+        if prompt.exists()
+            && let Some(p) = lock_pgid(&env)
+        {
+            break p;
+        }
+        assert!(Instant::now() < deadline, "the fix never started");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    std::thread::sleep(Duration::from_millis(200));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("interrupted while fixer was fixing iteration 1"),
+        "{stdout}"
+    );
+    assert!(stdout.contains(
+        "Paused. Continue with: wfx test-cycle-execute --resume-session=WFS-test-the-calculator"
+    ));
+    assert!(!wfx::process::group_alive(pgid), "the fixer survived");
+    let state = env.json(&format!("{ACTIVE}/.process/iteration-state.json"));
+    assert_eq!(state["status"], "paused");
+    assert_eq!(state["next_action"], "execute_fix_task");
+    let session = env.json(&format!("{ACTIVE}/workflow-session.json"));
+    assert_eq!(session["status"], "paused");
+    // Resume with a fixer that works: the same attempt, then done.
+    use_fixer(&env, "fix-all");
+    cycle(&env, &["--resume-session", ID]).success();
+    assert_eq!(
+        env.subjects()[1],
+        "test-cycle: iteration 1 - conservative strategy (pass: 77.8% → 100.0%)"
+    );
+}
+
+#[test]
+fn a_blocked_session_resumed_by_a_person_gets_more_attempts() {
+    let env = Env::new();
+    env.cycle_project("node-calc", &fixer_config("noop"));
+    plan(&env);
+    cycle(&env, &["--max-iterations", "1"])
+        .code(1)
+        .stdout(predicate::str::contains(
+            "blocked: reached the limit of 1 fix attempts",
+        ));
+    use_fixer(&env, "fix-all");
+    // Without `wfx session resume` nothing runs.
+    cycle(&env, &["--resume-session", ID]).code(1);
+    env.wfx().args(["session", "resume", ID]).assert().success();
+    // The same limit would block again at once: the user is told to raise it.
+    cycle(&env, &["--resume-session", ID])
+        .code(2)
+        .stderr(predicate::str::contains("raise it with --max-iterations"));
+    cycle(&env, &["--resume-session", ID, "--max-iterations", "3"]).success();
+    assert_eq!(
+        &env.subjects()[..2],
+        [
+            "test-cycle: session WFS-test-the-calculator completed (pass: 100.0%, 2 fix attempt(s))",
+            "test-cycle: iteration 2 - conservative strategy (pass: 77.8% → 100.0%)",
+        ]
+    );
+    let state =
+        env.json(".workflow/archives/WFS-test-the-calculator/.process/iteration-state.json");
+    assert_eq!(state["blocked_reason"], serde_json::Value::Null);
+    let loop_task = env.json(".workflow/archives/WFS-test-the-calculator/.task/IMPL-002.json");
+    let history: Vec<&str> = loop_task["status_history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["to"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        history,
+        ["in_progress", "blocked", "in_progress", "completed"]
+    );
+}
+
+#[test]
+fn a_second_run_on_the_same_session_is_refused() {
+    let env = Env::new();
+    env.cycle_project("node-calc", &fixer_config("sleeper"));
+    plan(&env);
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("wfx"));
+    env.apply(&mut cmd);
+    env.apply_toolchains(&mut cmd);
+    cmd.arg("test-cycle-execute")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut first = cmd.spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !env
+        .root
+        .join(ACTIVE)
+        .join(".process/iteration-state.json")
+        .exists()
+    {
+        assert!(Instant::now() < deadline);
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    cycle(&env, &["--resume-session", ID])
+        .code(2)
+        .stderr(predicate::str::contains(
+            "session WFS-test-the-calculator is in use by wfx process",
+        ));
+    unsafe { libc::kill(first.id() as i32, libc::SIGINT) };
+    assert_eq!(first.wait().unwrap().code(), Some(3));
+}
+
+#[test]
+fn a_git_lock_left_by_a_killed_run_is_removed_and_no_other() {
+    let env = Env::new();
+    env.cycle_project("node-calc", &fixer_config("fix-all"));
+    plan(&env);
+    // Another git process's lock (older than any wfx run) is left alone:
+    // the commit fails and says why.
+    let index_lock = env.root.join(".git/index.lock");
+    std::fs::write(&index_lock, "").unwrap();
+    let old = std::time::SystemTime::now() - Duration::from_secs(3600);
+    std::fs::File::options()
+        .write(true)
+        .open(&index_lock)
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+    cycle(&env, &[])
+        .code(4)
+        .stderr(predicate::str::contains("the index is locked"));
+    assert!(index_lock.exists());
+    let state = env.json(&format!("{ACTIVE}/.process/iteration-state.json"));
+    assert!(state["pending_commit"].is_object(), "{state}");
+    // A run that died mid-commit: its session lock names it, and the git
+    // lock is newer than its start.
+    std::fs::remove_file(&index_lock).unwrap();
+    let since = chrono::Utc::now() - chrono::Duration::seconds(5);
+    env.write(
+        &format!("{ACTIVE}/.lock"),
+        &serde_json::json!({
+            "pid": 999_999,
+            "since": since.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            "child_pgid": null
+        })
+        .to_string(),
+    );
+    std::fs::write(&index_lock, "").unwrap();
+    cycle(&env, &["--resume-session", ID])
+        .success()
+        .stderr(predicate::str::contains(
+            "Removed .git/index.lock, left by the interrupted run",
+        ));
+    assert_eq!(
+        env.subjects()[1],
+        "test-cycle: iteration 1 - conservative strategy (pass: 77.8% → 100.0%)"
+    );
+}
+
+#[test]
+fn a_fix_agent_that_is_not_installed_pauses_and_the_resume_uses_it_once_there() {
+    let env = Env::new();
+    let missing = env.tmp.path().join("bin/fixer");
+    env.cycle_project(
+        "node-calc",
+        &serde_json::json!({"agents": {"fix": "fixer", "definitions": {"fixer": {"command": [missing.display().to_string()]}}}}),
+    );
+    plan(&env);
+    cycle(&env, &[])
+        .code(3)
+        .stdout(predicate::str::contains(
+            "the fix agent fixer is not available",
+        ))
+        .stdout(predicate::str::contains("Paused. Continue with"));
+    let state = env.json(&format!("{ACTIVE}/.process/iteration-state.json"));
+    assert_eq!(state["status"], "paused");
+    assert_eq!(state["next_action"], "execute_fix_task");
+    std::fs::create_dir_all(missing.parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(common::fake_agent("fix-all"), &missing).unwrap();
+    cycle(&env, &["--resume-session", ID]).success();
+    assert_eq!(env.subjects().len(), 3);
+}
