@@ -63,10 +63,10 @@ pub fn run(ctx: &Ctx, args: DemoArgs) -> Result<Exit> {
     let session = last_archived_or_active(&project);
     if let Some(id) = &session {
         let report_arg = report.display().to_string();
-        if let Ok(cli) = Cli::try_parse_from(wfx_args(&["report", id, "--html", &report_arg])) {
-            if let Err(e) = super::dispatch(cli, ctx.ui) {
-                ctx.ui.warn(format!("report: {e}"));
-            }
+        if let Ok(cli) = Cli::try_parse_from(wfx_args(&["report", id, "--html", &report_arg]))
+            && let Err(e) = super::dispatch(cli, ctx.ui)
+        {
+            ctx.ui.warn(format!("report: {e}"));
         }
     }
     ctx.ui.status("");

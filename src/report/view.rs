@@ -731,14 +731,18 @@ pub fn outcome(data: &SessionData) -> Outcome {
             "Completed",
             match last {
                 Some(r) if r.pass_rate >= 100.0 => format!(
-                    "all {} tests pass on the {} suite (run {})",
-                    r.total,
+                    "all {} tests pass on the {} suite (run {}){}",
+                    r.passed,
                     if r.scope == crate::artifacts::test_results::Scope::Full {
                         "full"
                     } else {
                         "affected"
                     },
-                    r.iteration
+                    r.iteration,
+                    match r.total.saturating_sub(r.passed + r.failed) {
+                        0 => String::new(),
+                        n => format!("; {n} skipped"),
+                    }
                 ),
                 Some(r) => format!(
                     "completed at {} ({}/{} tests pass)",
