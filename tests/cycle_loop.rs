@@ -449,6 +449,15 @@ fn manual_mode_pauses_for_a_person_and_the_edit_is_the_fix() {
             .join(".task/IMPL-fix-1.json")
             .is_file()
     );
+    // Resuming before changing anything spends no fix attempt.
+    cycle(&env, &["--resume-session", ID])
+        .code(3)
+        .stdout(predicate::str::contains(
+            "No file has changed since the fix task was written",
+        ));
+    let state = env.json(&format!("{ACTIVE}/.process/iteration-state.json"));
+    assert_eq!(state["iterations"].as_array().unwrap().len(), 1);
+    assert_eq!(state["current_iteration"], 1);
     // The person fixes the code by hand, as README's fixes say.
     let math = env
         .read("src/math.js")
@@ -489,22 +498,32 @@ fn max_iterations_precedence_flag_then_task_then_config_then_ten() {
     let state_max = |env: &Env| {
         env.json(&format!("{ACTIVE}/.process/iteration-state.json"))["max_iterations"].clone()
     };
+    // A manual resume counts as a fix attempt only when something changed.
+    let edits = std::cell::Cell::new(0);
+    let attempt = |env: &Env| {
+        edits.set(edits.get() + 1);
+        env.write("notes.txt", &format!("attempt {}\n", edits.get()));
+    };
     let task = format!("{ACTIVE}/.task/IMPL-002.json");
     assert_eq!(env.json(&task)["meta"]["max_iterations"], 7);
     cycle(&env, &[]).code(3);
     assert_eq!(state_max(&env), 7, "task meta (written from the config)");
     env.write(".workflow/wfx.json", &config(Some(9)).to_string());
+    attempt(&env);
     cycle(&env, &[]).code(3);
     assert_eq!(state_max(&env), 7, "task meta wins over the config");
     let mut t = env.json(&task);
     t["meta"].as_object_mut().unwrap().remove("max_iterations");
     env.write(&task, &t.to_string());
+    attempt(&env);
     cycle(&env, &[]).code(3);
     assert_eq!(state_max(&env), 9, "config without task meta");
     env.write(".workflow/wfx.json", &config(None).to_string());
+    attempt(&env);
     cycle(&env, &[]).code(3);
     assert_eq!(state_max(&env), 10, "default");
     // Four attempts are made by now: with a limit of 3 the loop blocks.
+    attempt(&env);
     cycle(&env, &["--max-iterations", "3"]).code(1);
     assert_eq!(state_max(&env), 3, "the flag wins");
     let session = env.json(&format!("{ACTIVE}/workflow-session.json"));

@@ -1055,9 +1055,17 @@ impl<'a> Engine<'a> {
         }
         let Some(agent) = self.fix_agent.clone() else {
             if self.state.status == LoopStatus::AwaitingFix {
+                // Resuming without having changed anything is not a fix
+                // attempt: say so and keep waiting, no iteration spent.
+                let snapshot = self.state.fix.as_ref().and_then(|f| f.snapshot.clone());
+                if let Some(snap) = snapshot
+                    && self.cp.changed_since(&snap)?.is_empty()
+                {
+                    return self.await_manual_fix(k, true);
+                }
                 return self.observe_fix(k, None);
             }
-            return self.await_manual_fix(k);
+            return self.await_manual_fix(k, false);
         };
         agents::ensure_budget(&self.load_history()?, self.config.agents.max_cost_usd)?;
         let task = self
@@ -1125,7 +1133,7 @@ impl<'a> Engine<'a> {
 
     /// Manual mode: the analysis and IMPL-fix-k are written; wait for a
     /// person (exit 3).
-    fn await_manual_fix(&mut self, k: u32) -> Result<()> {
+    fn await_manual_fix(&mut self, k: u32, unchanged: bool) -> Result<()> {
         self.state.status = LoopStatus::AwaitingFix;
         self.session.status = SessionStatus::AwaitingFix;
         self.save_session()?;
@@ -1147,8 +1155,13 @@ impl<'a> Engine<'a> {
         let failing = self
             .record(self.state.baseline_run.unwrap_or(k))
             .map_or(0, |r| r.failed);
+        let nothing_yet = if unchanged {
+            "No file has changed since the fix task was written; nothing was retested.\n"
+        } else {
+            ""
+        };
         Err(Error::Paused(format!(
-            "Iteration {k}: waiting for your fix (manual mode).\n  {failing} failing test(s): {failures}\n  Analysis: {analysis}\n  Fix task: {task_file}{}\nChange the code (not the tests), then continue with:\n  wfx test-cycle-execute --resume-session={}",
+            "{nothing_yet}Iteration {k}: waiting for your fix (manual mode).\n  {failing} failing test(s): {failures}\n  Analysis: {analysis}\n  Fix task: {task_file}{}\nChange the code (not the tests), then continue with:\n  wfx test-cycle-execute --resume-session={}",
             if points.is_empty() {
                 String::new()
             } else {
