@@ -65,7 +65,11 @@ fn count_tasks(sref: &SessionRef) -> Progress {
 pub fn summarize(ctx: &Ctx, sref: &SessionRef) -> SessionSummary {
     let progress = count_tasks(sref);
     let path = ctx.ws.rel(&sref.paths.dir);
-    match ctx.ws.load_session(sref) {
+    let file = sref.paths.session_json();
+    match crate::session::store::read_json_fast::<crate::artifacts::WorkflowSession>(
+        &file,
+        &ctx.ws.rel(&file),
+    ) {
         Ok(s) => SessionSummary {
             id: sref.id().to_string(),
             kind: s.kind,

@@ -65,6 +65,17 @@ pub fn read_json<T: Artifact>(path: &Path, shown: &str) -> Result<T> {
     artifacts::parse_artifact::<T>(shown, &text).map_err(Error::Invalid)
 }
 
+/// Read an artifact for display only (listings): a plain typed parse, with
+/// the full schema validation run only when that parse fails, so the error
+/// still names the JSON pointer. Never use this before a write.
+pub fn read_json_fast<T: Artifact>(path: &Path, shown: &str) -> Result<T> {
+    let text = read_text(path, shown)?;
+    match serde_json::from_str(&text) {
+        Ok(v) => Ok(v),
+        Err(_) => artifacts::parse_artifact::<T>(shown, &text).map_err(Error::Invalid),
+    }
+}
+
 /// Like [`read_json`], but a missing file is `Ok(None)`.
 pub fn read_json_opt<T: Artifact>(path: &Path, shown: &str) -> Result<Option<T>> {
     if !path.exists() {
