@@ -83,7 +83,7 @@ pub fn resolve(ws: &Workspace, raw: &str, cwd: &Path) -> Result<Start> {
         InputKind::SessionId(sid) => {
             id::validate_user_id(&sid)?;
             let sref = ws.find(&sid)?;
-            if is_test_session(&sref) {
+            if is_test_session(ws, &sref)? {
                 if sref.location == Location::Archived {
                     return Err(Error::usage(format!(
                         "{sid} is an archived test session; there is nothing left to plan (see `wfx session show {sid}`)"
@@ -170,12 +170,30 @@ pub fn resolve(ws: &Workspace, raw: &str, cwd: &Path) -> Result<Start> {
     }
 }
 
-fn is_test_session(sref: &SessionRef) -> bool {
-    let Ok(bytes) = std::fs::read(sref.paths.session_json()) else {
-        return false;
-    };
-    serde_json::from_slice::<serde_json::Value>(&bytes)
-        .is_ok_and(|v| v["type"] == "test" || v["workflow_type"] == "test_session")
+/// Whether a session is a test session (resume it) or a source session
+/// (plan tests for it). A source session from another tool may lack
+/// `workflow-session.json`; but one that exists and cannot be read as JSON
+/// is an invalid artifact (exit 2): guessing would start a new session
+/// "for" what may be a damaged test session.
+fn is_test_session(ws: &Workspace, sref: &SessionRef) -> Result<bool> {
+    let path = sref.paths.session_json();
+    if !path.is_file() {
+        return Ok(false);
+    }
+    let shown = ws.rel(&path);
+    let text = store::read_text(&path, &shown)?;
+    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        Error::Invalid(vec![Problem {
+            file: shown.clone(),
+            pointer: String::new(),
+            message: format!(
+                "invalid JSON at line {} column {}: {e}",
+                e.line(),
+                e.column()
+            ),
+        }])
+    })?;
+    Ok(v["type"] == "test" || v["workflow_type"] == "test_session")
 }
 
 /// Read a finished implementation session leniently (it may come from

@@ -46,9 +46,44 @@ pub fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
     write_atomic(path, text.as_bytes())
 }
 
-/// Read a file as UTF-8 text; non-UTF-8 content is an invalid-input problem.
+/// The largest JSON artifact wfx reads (256 MiB). Artifacts are read whole
+/// and parsed into memory; a file beyond this is damaged or not an
+/// artifact (a session of thousands of iterations stays far below it), so
+/// it is refused with a message instead of exhausting memory.
+pub const MAX_ARTIFACT_BYTES: u64 = 256 * 1024 * 1024;
+
+/// The problem reported for a file larger than [`MAX_ARTIFACT_BYTES`], or
+/// `None` when it is within the limit.
+pub fn size_problem(len: u64, shown: &str) -> Option<Problem> {
+    (len > MAX_ARTIFACT_BYTES).then(|| Problem {
+        file: shown.to_string(),
+        pointer: String::new(),
+        message: format!(
+            "file is {:.1} MiB; wfx reads JSON artifacts of at most {} MiB (is it damaged?)",
+            len as f64 / (1024.0 * 1024.0),
+            MAX_ARTIFACT_BYTES / (1024 * 1024)
+        ),
+    })
+}
+
+/// Read a file as UTF-8 text; non-UTF-8 content and files larger than
+/// [`MAX_ARTIFACT_BYTES`] are invalid-input problems.
 pub fn read_text(path: &Path, shown: &str) -> Result<String> {
-    let bytes = fs_err::read(path).map_err(|e| Error::io(path, e))?;
+    let file = fs_err::File::open(path).map_err(|e| Error::io(path, e))?;
+    let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
+    if let Some(p) = size_problem(len, shown) {
+        return Err(Error::Invalid(vec![p]));
+    }
+    let mut bytes = Vec::with_capacity(len as usize);
+    use std::io::Read;
+    file.into_parts()
+        .0
+        .take(MAX_ARTIFACT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io(path, e))?;
+    if let Some(p) = size_problem(bytes.len() as u64, shown) {
+        return Err(Error::Invalid(vec![p]));
+    }
     String::from_utf8(bytes).map_err(|e| {
         Error::Invalid(vec![Problem {
             file: shown.to_string(),
@@ -219,6 +254,23 @@ mod tests {
         write_json(&path, &FixHistory::default()).unwrap();
         let back: FixHistory = read_json(&path, "fix-history.json").unwrap();
         assert_eq!(back, FixHistory::default());
+    }
+
+    #[test]
+    fn absurdly_large_artifact_is_refused_without_reading_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("iteration-state.json");
+        // Sparse: 300 MiB on paper, nothing on disk.
+        std::fs::File::create(&path)
+            .unwrap()
+            .set_len(300 * 1024 * 1024)
+            .unwrap();
+        let err = read_json::<FixHistory>(&path, "iteration-state.json").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "iteration-state.json: /: file is 300.0 MiB; wfx reads JSON artifacts of at most 256 MiB (is it damaged?)"
+        );
+        assert_eq!(err.exit(), crate::Exit::Usage);
     }
 
     #[test]
