@@ -9,12 +9,37 @@ use serde::{Deserialize, Serialize};
 use crate::artifacts::{self, Artifact};
 use crate::error::{Error, Problem, Result};
 
+/// Session directories owned by a [`SessionLock`] of this process. While a
+/// lock is held, nothing may recreate its directory: if someone removes a
+/// session while wfx runs, a write fails instead of leaving a half session
+/// made of whatever was written after the removal.
+static OWNED_DIRS: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+fn owned_dirs() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    OWNED_DIRS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Create `dir` and its parents, unless it lies inside a session directory
+/// this process owns and that directory has disappeared.
+pub fn create_dirs(dir: &Path) -> Result<()> {
+    if let Some(gone) = owned_dirs()
+        .iter()
+        .find(|owned| dir.starts_with(owned) && !owned.is_dir())
+    {
+        return Err(Error::Usage(format!(
+            "session directory {} was removed while wfx was running; stopped without recreating it",
+            gone.display()
+        )));
+    }
+    fs_err::create_dir_all(dir).map_err(|e| Error::io(dir, e))
+}
+
 /// Write `bytes` to `path` atomically: a temp file in the same directory,
 /// fsync, rename over the target, fsync the directory. A crash leaves
 /// either the old file or the new one, never a mix.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
-    fs_err::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    create_dirs(dir)?;
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
     let mut tmp = tempfile::Builder::new()
         .prefix(&format!(".{name}."))
@@ -157,7 +182,7 @@ impl SessionLock {
         match file.try_lock() {
             Ok(()) => {}
             Err(std::fs::TryLockError::WouldBlock) => {
-                let holder = read_lock_info(path).unwrap_or_default();
+                let holder = holder_info(path);
                 return Err(Error::Locked {
                     session: session.to_string(),
                     pid: holder.pid,
@@ -183,6 +208,9 @@ impl SessionLock {
             stale,
         };
         lock.write_info()?;
+        if let Some(dir) = path.parent() {
+            owned_dirs().push(dir.to_path_buf());
+        }
         Ok(lock)
     }
 
@@ -210,6 +238,26 @@ impl Drop for SessionLock {
     fn drop(&mut self) {
         // An empty lock file means "released cleanly"; the OS lock goes with the fd.
         let _ = self.file.set_len(0);
+        if let Some(dir) = self.path.parent() {
+            let mut owned = owned_dirs();
+            if let Some(i) = owned.iter().position(|d| d == dir) {
+                owned.remove(i);
+            }
+        }
+    }
+}
+
+/// The holder of a lock someone else holds. A holder that has just taken
+/// the lock may not have written its record yet (the lock comes first);
+/// wait a moment for it so the message can name its pid.
+fn holder_info(path: &Path) -> LockInfo {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
+    loop {
+        let info = read_lock_info(path).unwrap_or_default();
+        if info.pid != 0 || std::time::Instant::now() >= deadline {
+            return info;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
     }
 }
 
@@ -303,6 +351,28 @@ mod tests {
         assert_eq!(v["session_id"], "WFS-b");
         assert_eq!(v["reviewer"]["name"], "ana");
         assert_eq!(v["reviewer"]["ok"], true);
+    }
+
+    #[test]
+    fn a_holder_that_has_not_written_its_record_yet_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".lock");
+        // A holder between taking the lock and writing its record.
+        let holder = File::create(&path).unwrap();
+        holder.try_lock().unwrap();
+        let p = path.clone();
+        let writer = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            std::fs::write(&p, r#"{"pid":4242,"since":"2026-01-01T00:00:00Z"}"#).unwrap();
+        });
+        match SessionLock::acquire(&path, "WFS-a") {
+            Err(Error::Locked { pid, since, .. }) => {
+                assert_eq!(pid, 4242);
+                assert_eq!(since, "2026-01-01T00:00:00Z");
+            }
+            other => panic!("expected Locked, got {other:?}"),
+        }
+        writer.join().unwrap();
     }
 
     #[test]
