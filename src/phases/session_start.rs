@@ -325,6 +325,25 @@ pub fn create(
             Err(e) => return Err(Error::io(&paths.dir, e)),
         }
     };
+    // A session that could not be set up (a full disk, a read-only file)
+    // is removed again rather than left half made: the directory is ours,
+    // created just above.
+    match start_session(ws, new, &paths, cycle_options, now) {
+        Ok((lock, session)) => Ok((paths, lock, session)),
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&paths.dir);
+            Err(e)
+        }
+    }
+}
+
+fn start_session(
+    ws: &Workspace,
+    new: &NewSession,
+    paths: &SessionPaths,
+    cycle_options: serde_json::Value,
+    now: Timestamp,
+) -> Result<(SessionLock, WorkflowSession)> {
     let lock = SessionLock::acquire(&paths.lock(), &paths.id)?;
     store::write_atomic(&paths.gitignore(), SESSION_GITIGNORE.as_bytes())?;
     let mut session = WorkflowSession::new_test(
@@ -344,7 +363,7 @@ pub fn create(
         p.started_at = Some(now);
     }
     store::write_json(&paths.session_json(), &session)?;
-    Ok((paths, lock, session))
+    Ok((lock, session))
 }
 
 #[cfg(test)]
