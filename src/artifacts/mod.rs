@@ -162,6 +162,19 @@ fn sharpen_optionals(v: &mut Value) {
                 map.insert("if".into(), serde_json::json!({"type": "null"}));
                 map.insert("else".into(), inner);
             }
+            // Documented enum variants come as `oneOf` of `const`s, whose
+            // failure says only "not valid under any of the schemas";
+            // `enum` of the same values lists them.
+            let consts: Option<Vec<Value>> = match map.get("oneOf") {
+                Some(Value::Array(branches)) if !branches.is_empty() => {
+                    branches.iter().map(|b| b.get("const").cloned()).collect()
+                }
+                _ => None,
+            };
+            if let Some(values) = consts {
+                map.remove("oneOf");
+                map.insert("enum".into(), Value::Array(values));
+            }
             map.values_mut().for_each(sharpen_optionals);
         }
         Value::Array(items) => items.iter_mut().for_each(sharpen_optionals),
@@ -276,6 +289,23 @@ mod tests {
             problems[0].message,
             r#""modification_points" is a required property"#
         );
+    }
+
+    #[test]
+    fn a_value_outside_a_documented_enum_lists_the_choices() {
+        let doc = json!({"cycle": {"test_edits": {"remove_or_skip": "allow-all"}}});
+        let problems = validate_value("config", "wfx.json", &doc);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(problems[0].pointer, "/cycle/test_edits/remove_or_skip");
+        assert!(
+            problems[0]
+                .message
+                .starts_with(r#""allow-all" is not one of "reject""#),
+            "{}",
+            problems[0].message
+        );
+        let ok = json!({"cycle": {"test_edits": {"remove_or_skip": "flag"}}});
+        assert_eq!(validate_value("config", "wfx.json", &ok), vec![]);
     }
 
     #[test]
