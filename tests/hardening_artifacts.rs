@@ -119,6 +119,7 @@ enum Cmd {
     Gen,
     Report,
     RunResume,
+    StatusRun,
     Test,
 }
 
@@ -136,6 +137,7 @@ impl Cmd {
             Cmd::Gen => vec!["test-fix-gen", S],
             Cmd::Report => vec!["report", S, "--html", out_html.to_str().unwrap()],
             Cmd::RunResume => vec!["run", "wf.yml", "--resume"],
+            Cmd::StatusRun => vec!["status", "WFS-run-harden"],
             Cmd::Test => vec!["test"],
         };
         v.into_iter().map(String::from).collect()
@@ -284,7 +286,12 @@ fn kind(name: &str) -> Kind {
             wrong: ("/steps", json!(5)),
             missing: ("/steps", ""),
             missing_message: None,
-            commands: vec![(Cmd::ValidateAll, 2), (Cmd::RunResume, 2)],
+            commands: vec![
+                (Cmd::ValidateAll, 2),
+                (Cmd::RunResume, 2),
+                // The view of a run says what it cannot read.
+                (Cmd::StatusRun, 0),
+            ],
         },
         other => panic!("no kind {other}"),
     }
@@ -472,6 +479,7 @@ fn the_undamaged_base_works_for_every_command() {
         (Cmd::Cycle, 3),
         (Cmd::Gen, 3),
         (Cmd::RunResume, 0),
+        (Cmd::StatusRun, 0),
         (Cmd::Test, 1),
     ] {
         let env = fresh(&base);
@@ -483,6 +491,16 @@ fn the_undamaged_base_works_for_every_command() {
             "{cmd:?}: {}",
             String::from_utf8_lossy(&out.stderr)
         );
+        if cmd == Cmd::StatusRun {
+            // A run session's next step is `wfx run … --resume`, not the
+            // test cycle (which refuses run sessions).
+            let text = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                text.contains("Next: continue at step 2\n  wfx run wf.yml --resume"),
+                "{text}"
+            );
+            assert!(!text.contains("test-cycle-execute"), "{text}");
+        }
     }
 }
 
