@@ -21,6 +21,9 @@ Both print medians over --runs fresh projects and make no assertions.
     cargo build
     scripts/bench_cycle.py overhead    [--wfx target/debug/wfx] [--runs 5]
     scripts/bench_cycle.py progressive [--wfx target/debug/wfx] [--runs 5] [--test-ms 5]
+
+--json prints one JSON object (medians, and for overhead the bare test
+command's own time as the baseline) for scripts/bench_all.sh.
 """
 import argparse, glob, json, os, statistics, subprocess, sys, tempfile, time
 
@@ -53,9 +56,8 @@ def session_dir(root):
 
 def overhead_once(wfx, iterations):
     root = tempfile.mkdtemp(prefix="wfx-bench-cycle-")
-    tap = "TAP version 13\\nok 1 - adds\\nnot ok 2 - subtracts\\n1..2\\n"
     write(os.path.join(root, ".workflow", "wfx.json"), json.dumps({
-        "test": {"command": f"printf '{tap}'; exit 1"},
+        "test": {"command": TRIVIAL_TEST},
         "agents": {"fix": "noop", "definitions": {"noop": {"command": ["sh", "-c", "cat > /dev/null"]}}},
         "cycle": {"max_iterations": iterations, "no_progress_limit": 1000, "stuck_after": 1000},
     }))
@@ -79,11 +81,37 @@ def overhead_once(wfx, iterations):
     return wall, children, len(runs), attempts
 
 
+TRIVIAL_TEST = "printf 'TAP version 13\\nok 1 - adds\\nnot ok 2 - subtracts\\n1..2\\n'; exit 1"
+
+
+def bare_test_ms(runs):
+    """The trivial test command on its own (sh -c, as wfx runs it): the
+    baseline of the overhead."""
+    times = []
+    for _ in range(max(runs, 5) * 4):
+        t = time.perf_counter()
+        subprocess.run(["sh", "-c", TRIVIAL_TEST], stdout=subprocess.DEVNULL)
+        times.append((time.perf_counter() - t) * 1000)
+    return statistics.median(times)
+
+
 def overhead(args):
     rows = [overhead_once(args.wfx, args.iterations) for _ in range(args.runs)]
     walls = [r[0] for r in rows]
     kids = [r[1] for r in rows]
     per = [(w - c) / r[3] * 1000 for w, c, r in zip(walls, kids, rows)]
+    if args.json:
+        bare = bare_test_ms(args.runs)
+        print(json.dumps({
+            "runs": args.runs, "attempts": args.iterations, "test_runs": rows[0][2],
+            "wall_ms": round(statistics.median(walls) * 1000, 1),
+            "children_ms": round(statistics.median(kids) * 1000, 1),
+            "overhead_per_iteration_ms": round(statistics.median(per), 1),
+            "min_ms": round(min(per), 1), "max_ms": round(max(per), 1),
+            "bare_test_ms": round(bare, 2),
+            "tmpdir": tempfile.gettempdir(),
+        }))
+        return
     print(f"orchestration overhead: {args.runs} runs × {args.iterations} fix attempts ({rows[0][2]} test runs each), {args.wfx}")
     print(f"  wall time           median {statistics.median(walls)*1000:8.1f} ms  (min {min(walls)*1000:.1f}, max {max(walls)*1000:.1f})")
     print(f"  children (runs+fix) median {statistics.median(kids)*1000:8.1f} ms")
@@ -161,6 +189,15 @@ def progressive(args):
     full = [r[2]["duration_ms"] for r in rows]
     saved = [(1 - a / f) * 100 for a, f in zip(aff, full)]
     total = rows[0][0]["total"]
+    if args.json:
+        print(json.dumps({
+            "runs": args.runs, "tests": total, "test_ms": args.test_ms,
+            "first_full_ms": statistics.median(first), "affected_ms": statistics.median(aff),
+            "full_ms": statistics.median(full), "saved_pct": round(statistics.median(saved), 1),
+            "min_pct": round(min(saved), 1), "max_pct": round(max(saved), 1),
+            "ratio": round(statistics.median([a / f for a, f in zip(aff, full)]), 3),
+        }))
+        return
     print(f"progressive testing: {args.runs} runs, {total} tests in 20 files, 2 failing, {args.test_ms} ms of work per test, {args.wfx}")
     print(f"  first full run          median {statistics.median(first):7.0f} ms")
     print(f"  affected-only retest    median {statistics.median(aff):7.0f} ms")
@@ -176,6 +213,7 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--iterations", type=int, default=10)
     ap.add_argument("--test-ms", type=float, default=5.0)
+    ap.add_argument("--json", action="store_true", help="one JSON object instead of text (for bench_all.sh)")
     args = ap.parse_args()
     args.wfx = os.path.abspath(args.wfx)
     {"overhead": overhead, "progressive": progressive}[args.which](args)

@@ -83,6 +83,8 @@ def main():
     ap.add_argument("--git", action="store_true", help="git init + add, so files come from the git index")
     ap.add_argument("--description", default="Test the parser and error handling")
     ap.add_argument("--keep", action="store_true", help="keep the tree and print its path")
+    ap.add_argument("--json", action="store_true",
+                    help="one JSON object, with the time of listing the tree (find / git ls-files) as baseline")
     a = ap.parse_args()
     if not a.source or not os.path.isdir(a.source):
         raise SystemExit("no source tree: pass --source DIR (e.g. an unpacked PyPI sdist) or build something with cargo first")
@@ -105,6 +107,21 @@ def main():
             with open(pkg) as f:
                 scanned = json.load(f)["project"]["files_scanned"]
         med = statistics.median(times)
+        if a.json:
+            # Baseline: only listing the same tree the same way, no reading.
+            listing = ["git", "ls-files"] if a.git else ["find", ".", "-type", "f"]
+            base = []
+            for _ in range(a.runs):
+                t = time.perf_counter()
+                subprocess.run(listing, cwd=root, check=True, stdout=subprocess.DEVNULL)
+                base.append(time.perf_counter() - t)
+            print(json.dumps({
+                "files": scanned, "runs": a.runs, "listing": "git index" if a.git else "walk",
+                "median_s": round(med, 3), "min_s": round(min(times), 3), "max_s": round(max(times), 3),
+                "files_per_s": round(scanned / med), "baseline": " ".join(listing),
+                "baseline_s": round(statistics.median(base), 4),
+            }))
+            return
         print(f"source: {a.source} ({copies} pass(es), {total} files on disk), listing: {'git index' if a.git else 'walk'}, "
               f"binary: {os.path.relpath(wfx)}, {a.runs} runs, {os.cpu_count()} cores")
         print()

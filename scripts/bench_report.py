@@ -41,12 +41,13 @@ def write(path, value):
         json.dump(value, f)
 
 
-def build(root, runs, nfail):
-    sid = "WFS-test-bench"
-    d = os.path.join(root, ".workflow/active", sid)
+def build(root, runs, nfail, sid="WFS-test-bench", where="active", status="blocked"):
+    """One session of RUNS test runs and fix attempts (also used by
+    bench_load.py for many sessions); returns its id."""
+    d = os.path.join(root, ".workflow", where, sid)
     write(f"{d}/workflow-session.json", {
         "session_id": sid, "type": "test", "workflow_type": "test_session",
-        "status": "blocked", "description": "benchmark", "mode": "prompt",
+        "status": status, "description": "benchmark", "mode": "prompt",
         "input": "benchmark", "created_at": T, "updated_at": T,
         "phases": [{"phase": n, "name": name, "status": "completed",
                     "started_at": T, "completed_at": T}

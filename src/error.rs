@@ -53,6 +53,18 @@ fn join_problems(problems: &[Problem]) -> String {
         .join("\n")
 }
 
+/// `path: error`, or just the error when it already names the path (the
+/// errors of `fs_err` say "failed to open file `path`: …").
+fn io_message(path: &std::path::Path, source: &std::io::Error) -> String {
+    let text = source.to_string();
+    let shown = path.display().to_string();
+    if text.contains(&format!("`{shown}`")) {
+        text
+    } else {
+        format!("{shown}: {text}")
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The user asked for something malformed (bad argument, bad id, …).
@@ -76,7 +88,7 @@ pub enum Error {
         since: String,
     },
 
-    #[error("{path}: {source}")]
+    #[error("{}", io_message(path, source))]
     Io {
         path: PathBuf,
         #[source]
@@ -107,10 +119,18 @@ impl Error {
             | Error::Locked { .. } => Exit::Usage,
             Error::Paused(_) => Exit::Paused,
             Error::Blocked(_) => Exit::Failed,
+            // The environment refused (no permission, read-only or full
+            // file system, quota, a file that is not there): the user has
+            // to fix something before running again, which is exit 2; it
+            // is not a bug in wfx (docs/hardening.md). Writes are atomic,
+            // so the files are as they were before the failed write.
             Error::Io { source, .. } => match source.kind() {
                 std::io::ErrorKind::PermissionDenied
                 | std::io::ErrorKind::NotFound
                 | std::io::ErrorKind::ReadOnlyFilesystem
+                | std::io::ErrorKind::StorageFull
+                | std::io::ErrorKind::QuotaExceeded
+                | std::io::ErrorKind::FileTooLarge
                 | std::io::ErrorKind::InvalidData => Exit::Usage,
                 _ => Exit::Internal,
             },
@@ -137,3 +157,51 @@ impl From<git2::Error> for Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn environment_refusals_are_exit_2_other_io_errors_exit_4() {
+        use std::io::ErrorKind as K;
+        for (kind, exit) in [
+            (K::PermissionDenied, Exit::Usage),
+            (K::NotFound, Exit::Usage),
+            (K::ReadOnlyFilesystem, Exit::Usage),
+            (K::StorageFull, Exit::Usage),
+            (K::QuotaExceeded, Exit::Usage),
+            (K::FileTooLarge, Exit::Usage),
+            (K::InvalidData, Exit::Usage),
+            (K::Interrupted, Exit::Internal),
+            (K::Other, Exit::Internal),
+        ] {
+            let e = Error::io("/p/.workflow/x.json", std::io::Error::from(kind));
+            assert_eq!(e.exit(), exit, "{kind:?}");
+        }
+        let full = Error::io(
+            "/p/.workflow/x.json",
+            std::io::Error::from_raw_os_error(libc::ENOSPC),
+        );
+        assert_eq!(full.exit(), Exit::Usage);
+        assert!(
+            full.to_string()
+                .starts_with("/p/.workflow/x.json: No space left on device")
+        );
+    }
+
+    #[test]
+    fn fs_err_errors_name_the_path_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("missing/x.json");
+        let e = Error::io(&path, fs_err::File::open(&path).unwrap_err());
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "failed to open file `{}`: No such file or directory (os error 2)",
+                path.display()
+            )
+        );
+        assert_eq!(e.exit(), Exit::Usage);
+    }
+}

@@ -384,7 +384,7 @@ pub fn run(mut spec: Spec, on_spawn: &mut dyn FnMut(i32)) -> Result<Outcome> {
     let log = match &spec.log {
         Some(path) => {
             if let Some(dir) = path.parent() {
-                fs_err::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+                crate::session::store::create_dirs(dir)?;
             }
             Some(
                 std::fs::OpenOptions::new()

@@ -378,13 +378,20 @@ pub fn invoke(inv: &Invocation, on_spawn: &mut dyn FnMut(i32)) -> Result<CallRec
     Ok(record)
 }
 
+/// The last non-empty line of an agent's output, for the one-line reason
+/// shown on the terminal and kept in fix-history.json: at most 200
+/// characters, control characters (escape sequences, NUL, bell) replaced,
+/// so an agent printing binary garbage cannot drive the user's terminal.
 fn last_line(raw: &str) -> String {
     let line = raw
         .lines()
         .rev()
         .find(|l| !l.trim().is_empty())
         .unwrap_or("no output");
-    line.chars().take(200).collect()
+    line.chars()
+        .take(200)
+        .map(|c| if c.is_control() { '\u{fffd}' } else { c })
+        .collect()
 }
 
 /// The raw output as text (lossy UTF-8), at most the last 16 MiB.
@@ -408,6 +415,17 @@ fn read_output(path: &Path) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_reason_line_carries_no_control_characters() {
+        let raw = "ok\n\u{1b}[2J\u{1b}]0;pwned\u{7}\u{0}tail \u{fffd}\n\n";
+        assert_eq!(
+            last_line(raw),
+            "\u{fffd}[2J\u{fffd}]0;pwned\u{fffd}\u{fffd}tail \u{fffd}"
+        );
+        assert_eq!(last_line(""), "no output");
+        assert_eq!(last_line(&"x".repeat(500)).chars().count(), 200);
+    }
 
     #[test]
     fn classify_table() {

@@ -127,11 +127,75 @@ fn validator(name: &str) -> Option<&'static jsonschema::Validator> {
     if let Some(v) = cache.get(name) {
         return Some(v);
     }
-    let (key, schema) = all_schemas().into_iter().find(|(n, _)| *n == name)?;
+    let (key, mut schema) = all_schemas().into_iter().find(|(n, _)| *n == name)?;
+    sharpen_optionals(&mut schema);
     let compiled = jsonschema::validator_for(&schema).expect("generated schemas compile");
     let leaked: &'static jsonschema::Validator = Box::leak(Box::new(compiled));
     cache.insert(key, leaked);
     Some(leaked)
+}
+
+/// schemars spells `Option<T>` as `anyOf: [T, {"type": "null"}]`; a bad
+/// value inside `T` then fails the `anyOf` as a whole, and the message is
+/// the entire object followed by "is not valid under any of the schemas".
+/// For validation only, rewrite it as `if: {"type": "null"}, else: T`,
+/// which accepts exactly the same documents but reports `T`'s own errors
+/// with their exact JSON pointer (`/context/fix_strategy/confidence_score:
+/// "high" is not of type "number"`). The committed schemas stay as
+/// generated.
+fn sharpen_optionals(v: &mut Value) {
+    match v {
+        Value::Object(map) => {
+            let optional = match map.get("anyOf") {
+                Some(Value::Array(branches)) if branches.len() == 2 => {
+                    let is_null = |b: &Value| *b == serde_json::json!({"type": "null"});
+                    match (is_null(&branches[0]), is_null(&branches[1])) {
+                        (false, true) => Some(branches[0].clone()),
+                        (true, false) => Some(branches[1].clone()),
+                        _ => None,
+                    }
+                }
+                _ => None,
+            };
+            if let Some(inner) = optional {
+                map.remove("anyOf");
+                map.insert("if".into(), serde_json::json!({"type": "null"}));
+                map.insert("else".into(), inner);
+            }
+            // Documented enum variants come as `oneOf` of `const`s, whose
+            // failure says only "not valid under any of the schemas";
+            // `enum` of the same values lists them.
+            let consts: Option<Vec<Value>> = match map.get("oneOf") {
+                Some(Value::Array(branches)) if !branches.is_empty() => {
+                    branches.iter().map(|b| b.get("const").cloned()).collect()
+                }
+                _ => None,
+            };
+            if let Some(values) = consts {
+                map.remove("oneOf");
+                map.insert("enum".into(), Value::Array(values));
+            }
+            map.values_mut().for_each(sharpen_optionals);
+        }
+        Value::Array(items) => items.iter_mut().for_each(sharpen_optionals),
+        _ => {}
+    }
+}
+
+/// Longest schema message kept: some messages quote the whole offending
+/// value, which may be megabytes.
+const MAX_PROBLEM_MESSAGE: usize = 300;
+
+fn short_message(mut message: String) -> String {
+    if message.len() > MAX_PROBLEM_MESSAGE {
+        let mut cut = MAX_PROBLEM_MESSAGE;
+        while !message.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        message.truncate(cut);
+        message.push('…');
+    }
+    message
 }
 
 /// Validate a JSON value against the named schema. `file` is only used to
@@ -149,7 +213,7 @@ pub fn validate_value(schema: &str, file: &str, value: &Value) -> Vec<Problem> {
         .map(|e| Problem {
             file: file.to_string(),
             pointer: e.instance_path().to_string(),
-            message: e.to_string(),
+            message: short_message(e.to_string()),
         })
         .collect()
 }
@@ -179,4 +243,84 @@ pub fn parse_artifact<T: Artifact>(file: &str, text: &str) -> Result<T, Vec<Prob
             message: e.to_string(),
         }]
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn task_with(fix_strategy: Value) -> Value {
+        json!({"id": "IMPL-fix-1", "title": "t", "status": "pending",
+               "meta": {"type": "test-fix-iteration"},
+               "context": {"fix_strategy": fix_strategy}})
+    }
+
+    #[test]
+    fn a_bad_field_inside_an_optional_object_is_named_exactly() {
+        let strategy = json!({"approach": "a", "root_causes": [], "modification_points": [],
+                              "test_execution": {"mode": "full_suite"}, "confidence_score": "high"});
+        let problems = validate_value("task", "t.json", &task_with(strategy));
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(
+            problems[0].pointer,
+            "/context/fix_strategy/confidence_score"
+        );
+        assert_eq!(problems[0].message, r#""high" is not of type "number""#);
+    }
+
+    #[test]
+    fn optional_objects_still_accept_null_and_valid_values() {
+        assert_eq!(
+            validate_value("task", "t.json", &task_with(Value::Null)),
+            vec![]
+        );
+        let strategy = json!({"approach": "a", "root_causes": [], "modification_points": [],
+                              "test_execution": {"mode": "full_suite"}, "confidence_score": 0.5});
+        assert_eq!(
+            validate_value("task", "t.json", &task_with(strategy)),
+            vec![]
+        );
+        let missing = json!({"approach": "a", "root_causes": [], "test_execution": {"mode": "full_suite"},
+                             "confidence_score": 0.5});
+        let problems = validate_value("task", "t.json", &task_with(missing));
+        assert_eq!(problems[0].pointer, "/context/fix_strategy");
+        assert_eq!(
+            problems[0].message,
+            r#""modification_points" is a required property"#
+        );
+    }
+
+    #[test]
+    fn a_value_outside_a_documented_enum_lists_the_choices() {
+        let doc = json!({"cycle": {"test_edits": {"remove_or_skip": "allow-all"}}});
+        let problems = validate_value("config", "wfx.json", &doc);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(problems[0].pointer, "/cycle/test_edits/remove_or_skip");
+        assert!(
+            problems[0]
+                .message
+                .starts_with(r#""allow-all" is not one of "reject""#),
+            "{}",
+            problems[0].message
+        );
+        let ok = json!({"cycle": {"test_edits": {"remove_or_skip": "flag"}}});
+        assert_eq!(validate_value("config", "wfx.json", &ok), vec![]);
+    }
+
+    #[test]
+    fn messages_quoting_a_huge_value_are_cut() {
+        let long = "x".repeat(10_000);
+        let doc = json!({"id": "IMPL-001", "title": {"text": long}, "status": "pending",
+                         "meta": {"type": "test-gen"}});
+        let problems = validate_value("task", "t.json", &doc);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(problems[0].pointer, "/title");
+        assert_eq!(problems[0].message.chars().count(), 301);
+        assert!(
+            problems[0].message.ends_with("x…"),
+            "{}",
+            problems[0].message
+        );
+    }
 }

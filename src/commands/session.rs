@@ -52,7 +52,11 @@ fn count_tasks(sref: &SessionRef) -> Progress {
             continue;
         }
         p.tasks_total += 1;
-        if let Ok(bytes) = std::fs::read(&path)
+        let small = entry
+            .metadata()
+            .is_ok_and(|m| m.len() <= crate::session::store::MAX_ARTIFACT_BYTES);
+        if small
+            && let Ok(bytes) = std::fs::read(&path)
             && let Ok(t) = serde_json::from_slice::<TaskStatusOnly>(&bytes)
             && matches!(t.status.as_str(), "completed" | "skipped")
         {
@@ -231,6 +235,17 @@ fn complete(ctx: &Ctx, id: Option<&str>) -> Result<Exit> {
         Some(id) => id.to_string(),
         None => ctx.ws.resolve(None, None, false)?.id().to_string(),
     };
+    crate::session::id::validate_user_id(&id)?;
+    // Never move a session another wfx process is running.
+    let active = ctx.ws.active(&id);
+    let _lock = if active.dir.is_dir() {
+        Some(crate::session::store::SessionLock::acquire(
+            &active.lock(),
+            &id,
+        )?)
+    } else {
+        None
+    };
     let entry = ctx.ws.archive(&id)?;
     if ctx.ui.is_json() {
         ctx.ui.json(&entry);
@@ -250,6 +265,7 @@ fn resume(ctx: &Ctx, id: Option<&str>) -> Result<Exit> {
         )));
     }
     let _lock = crate::session::store::SessionLock::acquire(&sref.paths.lock(), sref.id())?;
+    ctx.ws.ensure_session_valid(&sref.paths)?;
     let mut session = ctx.ws.load_session(&sref)?;
     if !matches!(
         session.status,

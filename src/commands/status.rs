@@ -3,13 +3,19 @@
 //! stable interface (docs/artifacts.md): fields are added, never renamed.
 
 use super::Ctx;
+use crate::artifacts::{RunState, WorkflowSession};
 use crate::cli::StatusArgs;
-use crate::error::{Exit, Result};
+use crate::error::{Error, Exit, Result};
 use crate::report::{self, SessionView};
+use crate::session::{Location, SessionRef, store};
 use crate::ui::{Style, table};
 
 pub fn run(ctx: &Ctx, args: StatusArgs) -> Result<Exit> {
     let sref = ctx.ws.resolve(args.session.as_deref(), None, false)?;
+    let session = ctx.ws.load_session(&sref)?;
+    if session.kind == "run" {
+        return run_status(ctx, &sref, &session);
+    }
     let data = report::load(&ctx.ws, &sref)?;
     let view = report::build(&data, &|_| None);
     for p in &view.problems {
@@ -208,4 +214,87 @@ fn dash(s: &str) -> String {
     } else {
         s.to_string()
     }
+}
+
+/// A `wfx run` session: its steps from `run-state.json` and how to go on
+/// (`wfx run FILE --resume`), not the test cycle's view, whose next
+/// command would be refused. An unreadable state is a warning, as for the
+/// cycle's files.
+fn run_status(ctx: &Ctx, sref: &SessionRef, session: &WorkflowSession) -> Result<Exit> {
+    let path = crate::workflow::paths::RunPaths::new(sref.paths.clone()).run_state();
+    let shown = ctx.ws.rel(&path);
+    let mut problems = Vec::new();
+    let state = match store::read_json_opt::<RunState>(&path, &shown) {
+        Ok(s) => s,
+        Err(Error::Invalid(p)) => {
+            problems = p;
+            None
+        }
+        Err(e) => return Err(e),
+    };
+    for p in &problems {
+        ctx.ui.warn(format!("could not read {p}"));
+    }
+    let next = match &state {
+        Some(s) if s.status.is_unfinished() && sref.location == Location::Active => {
+            Some(format!("wfx run {} --resume", s.workflow_file))
+        }
+        _ => None,
+    };
+    if ctx.ui.is_json() {
+        ctx.ui.json(&serde_json::json!({
+            "session_id": session.session_id,
+            "type": "run",
+            "status": state.as_ref().map_or(session.status.to_string(), |s| s.status.to_string()),
+            "location": sref.location,
+            "description": session.description,
+            "run_state": state,
+            "next_command": next,
+            "problems": problems,
+        }));
+        return Ok(Exit::Success);
+    }
+    let ui = ctx.ui;
+    let Some(state) = state else {
+        ui.out(format!(
+            "{}  [{}]  {}",
+            session.session_id, session.status, session.description
+        ));
+        ui.out(format!("No readable run state ({shown})."));
+        return Ok(Exit::Success);
+    };
+    ui.out(format!(
+        "{}  [{}]  workflow {} ({})",
+        ui.paint(Style::Bold, &session.session_id),
+        state.status,
+        state.workflow_name,
+        state.workflow_file
+    ));
+    if let Some(reason) = &state.stop_reason {
+        ui.out(format!("Stopped: {reason}"));
+    }
+    ui.out("");
+    let rows: Vec<Vec<String>> = state
+        .steps
+        .iter()
+        .map(|st| {
+            vec![
+                st.index.to_string(),
+                st.kind.to_string(),
+                st.status.as_str().to_string(),
+                st.exit_code.map_or("-".into(), |c| c.to_string()),
+                st.reason.clone().unwrap_or_else(|| "-".into()),
+            ]
+        })
+        .collect();
+    ui.out(table(&["STEP", "KIND", "STATUS", "EXIT", "REASON"], &rows));
+    ui.out("");
+    match next {
+        Some(cmd) => ui.out(format!(
+            "Next: continue at step {}\n  {cmd}",
+            state.current_step
+        )),
+        None => ui.out("Next: nothing; the run is finished"),
+    }
+    Ok(Exit::Success)
 }

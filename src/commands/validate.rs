@@ -1,10 +1,10 @@
 use std::path::{Path, PathBuf};
 
 use super::Ctx;
-use crate::artifacts::{self, Artifact};
+use crate::artifacts;
 use crate::cli::ValidateArgs;
 use crate::error::{Error, Exit, Problem, Result};
-use crate::session::store;
+use crate::session::{SessionPaths, check};
 
 pub fn run(ctx: &Ctx, args: ValidateArgs) -> Result<Exit> {
     let mut files: Vec<PathBuf> = Vec::new();
@@ -12,22 +12,17 @@ pub fn run(ctx: &Ctx, args: ValidateArgs) -> Result<Exit> {
     match args.target.as_deref() {
         Some(t) if t.starts_with("WFS-") && !Path::new(t).exists() => {
             let sref = ctx.ws.find(t)?;
-            collect(&sref.paths.dir, &mut files);
-            if let Err(Error::Invalid(p)) = ctx.ws.load_tasks(&sref.paths) {
-                problems.extend(
-                    p.into_iter()
-                        .filter(|p| p.message.starts_with("duplicate task id")),
-                );
-            }
+            files.extend(check::artifact_files(&sref.paths.dir));
+            problems.extend(duplicate_ids(ctx, &sref.paths));
         }
         Some(t) => {
             let path = PathBuf::from(t);
             if path.is_dir() {
-                collect(&path, &mut files);
+                files.extend(check::artifact_files(&path));
             } else if path.is_file() {
                 if artifacts::schema_for_path(&path).is_none() {
                     return Err(Error::usage(format!(
-                        "{t}: not a file wfx knows a schema for (workflow-session.json, .task/*.json, iteration-state.json, test-results.json, fix-history.json, context packages, manifest.json, wfx.json)"
+                        "{t}: not a file wfx knows a schema for (workflow-session.json, .task/*.json, iteration-state.json, test-results.json, fix-history.json, context packages, manifest.json, wfx.json, run-state.json)"
                     )));
                 }
                 files.push(path);
@@ -40,13 +35,8 @@ pub fn run(ctx: &Ctx, args: ValidateArgs) -> Result<Exit> {
                 files.push(ctx.ws.config_path());
             }
             for s in ctx.ws.list(true)? {
-                collect(&s.paths.dir, &mut files);
-                if let Err(Error::Invalid(p)) = ctx.ws.load_tasks(&s.paths) {
-                    problems.extend(
-                        p.into_iter()
-                            .filter(|p| p.message.starts_with("duplicate task id")),
-                    );
-                }
+                files.extend(check::artifact_files(&s.paths.dir));
+                problems.extend(duplicate_ids(ctx, &s.paths));
             }
             if ctx.ws.manifest_path().is_file() {
                 files.push(ctx.ws.manifest_path());
@@ -56,7 +46,7 @@ pub fn run(ctx: &Ctx, args: ValidateArgs) -> Result<Exit> {
     files.sort();
     files.dedup();
     for file in &files {
-        problems.extend(validate_file(ctx, file));
+        problems.extend(ctx.ws.validate_file(file));
     }
     if ctx.ui.is_json() {
         ctx.ui
@@ -82,53 +72,14 @@ pub fn run(ctx: &Ctx, args: ValidateArgs) -> Result<Exit> {
     })
 }
 
-/// Every file under `dir` that has a schema.
-fn collect(dir: &Path, files: &mut Vec<PathBuf>) {
-    for entry in walkdir::WalkDir::new(dir)
-        .into_iter()
-        .filter_map(|e| e.ok())
-    {
-        if entry.file_type().is_file() && artifacts::schema_for_path(entry.path()).is_some() {
-            files.push(entry.into_path());
-        }
-    }
-}
-
-fn validate_file(ctx: &Ctx, file: &Path) -> Vec<Problem> {
-    let shown = ctx.ws.rel(file);
-    let Some(schema) = artifacts::schema_for_path(file) else {
-        return vec![];
-    };
-    let text = match store::read_text(file, &shown) {
-        Ok(t) => t,
-        Err(Error::Invalid(p)) => return p,
-        Err(e) => {
-            return vec![Problem {
-                file: shown,
-                pointer: String::new(),
-                message: e.to_string(),
-            }];
-        }
-    };
-    match serde_json::from_str::<serde_json::Value>(&text) {
-        Err(e) => vec![Problem {
-            file: shown,
-            pointer: String::new(),
-            message: format!(
-                "invalid JSON at line {} column {}: {e}",
-                e.line(),
-                e.column()
-            ),
-        }],
-        Ok(v) => {
-            let mut problems = artifacts::validate_value(schema, &shown, &v);
-            if problems.is_empty()
-                && schema == artifacts::Config::SCHEMA
-                && let Ok(cfg) = serde_json::from_value::<artifacts::Config>(v)
-            {
-                problems.extend(crate::agents::config::check(&cfg, &shown));
-            }
-            problems
-        }
+/// Two task files with one id (DESIGN.md §2); schema problems of task
+/// files are reported per file.
+fn duplicate_ids(ctx: &Ctx, paths: &SessionPaths) -> Vec<Problem> {
+    match ctx.ws.load_tasks(paths) {
+        Err(Error::Invalid(p)) => p
+            .into_iter()
+            .filter(|p| p.message.starts_with("duplicate task id"))
+            .collect(),
+        _ => Vec::new(),
     }
 }

@@ -36,7 +36,7 @@ pub fn write_view(path: &Path, bytes: &[u8]) -> Result<()> {
         return Ok(());
     }
     let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    crate::session::store::create_dirs(dir)?;
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
     let mut tmp = tempfile::Builder::new()
         .prefix(&format!(".{name}."))

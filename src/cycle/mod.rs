@@ -89,6 +89,8 @@ pub fn run(ws: &Workspace, req: &CycleRequest, ui: &Printer) -> Result<CycleOutc
     }
     let stale_since = lock.stale.as_ref().map(|s| s.since.clone());
     lock.set_child(None)?;
+    // Nothing is written to a session with a damaged artifact (DESIGN.md §3).
+    ws.ensure_session_valid(&sref.paths)?;
     let mut session = ws.load_session(&sref)?;
     if session.kind != "test" {
         return Err(Error::usage(format!(

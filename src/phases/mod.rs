@@ -183,6 +183,8 @@ pub fn run(ws: &Workspace, req: &GenRequest, ui: &Printer) -> Result<GenOutcome>
         }
         Start::Resume(sref) => {
             let lock = SessionLock::acquire(&sref.paths.lock(), sref.id())?;
+            // Nothing is written to a session with a damaged artifact.
+            ws.ensure_session_valid(&sref.paths)?;
             let mut session = ws.load_session(&sref)?;
             let mut opts = cycle_options_of(&session);
             opts.merge(&req.options);

@@ -83,7 +83,7 @@ pub fn resolve(ws: &Workspace, raw: &str, cwd: &Path) -> Result<Start> {
         InputKind::SessionId(sid) => {
             id::validate_user_id(&sid)?;
             let sref = ws.find(&sid)?;
-            if is_test_session(&sref) {
+            if is_test_session(ws, &sref)? {
                 if sref.location == Location::Archived {
                     return Err(Error::usage(format!(
                         "{sid} is an archived test session; there is nothing left to plan (see `wfx session show {sid}`)"
@@ -170,12 +170,30 @@ pub fn resolve(ws: &Workspace, raw: &str, cwd: &Path) -> Result<Start> {
     }
 }
 
-fn is_test_session(sref: &SessionRef) -> bool {
-    let Ok(bytes) = std::fs::read(sref.paths.session_json()) else {
-        return false;
-    };
-    serde_json::from_slice::<serde_json::Value>(&bytes)
-        .is_ok_and(|v| v["type"] == "test" || v["workflow_type"] == "test_session")
+/// Whether a session is a test session (resume it) or a source session
+/// (plan tests for it). A source session from another tool may lack
+/// `workflow-session.json`; but one that exists and cannot be read as JSON
+/// is an invalid artifact (exit 2): guessing would start a new session
+/// "for" what may be a damaged test session.
+fn is_test_session(ws: &Workspace, sref: &SessionRef) -> Result<bool> {
+    let path = sref.paths.session_json();
+    if !path.is_file() {
+        return Ok(false);
+    }
+    let shown = ws.rel(&path);
+    let text = store::read_text(&path, &shown)?;
+    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        Error::Invalid(vec![Problem {
+            file: shown.clone(),
+            pointer: String::new(),
+            message: format!(
+                "invalid JSON at line {} column {}: {e}",
+                e.line(),
+                e.column()
+            ),
+        }])
+    })?;
+    Ok(v["type"] == "test" || v["workflow_type"] == "test_session")
 }
 
 /// Read a finished implementation session leniently (it may come from
@@ -307,6 +325,25 @@ pub fn create(
             Err(e) => return Err(Error::io(&paths.dir, e)),
         }
     };
+    // A session that could not be set up (a full disk, a read-only file)
+    // is removed again rather than left half made: the directory is ours,
+    // created just above.
+    match start_session(ws, new, &paths, cycle_options, now) {
+        Ok((lock, session)) => Ok((paths, lock, session)),
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&paths.dir);
+            Err(e)
+        }
+    }
+}
+
+fn start_session(
+    ws: &Workspace,
+    new: &NewSession,
+    paths: &SessionPaths,
+    cycle_options: serde_json::Value,
+    now: Timestamp,
+) -> Result<(SessionLock, WorkflowSession)> {
     let lock = SessionLock::acquire(&paths.lock(), &paths.id)?;
     store::write_atomic(&paths.gitignore(), SESSION_GITIGNORE.as_bytes())?;
     let mut session = WorkflowSession::new_test(
@@ -326,7 +363,7 @@ pub fn create(
         p.started_at = Some(now);
     }
     store::write_json(&paths.session_json(), &session)?;
-    Ok((paths, lock, session))
+    Ok((lock, session))
 }
 
 #[cfg(test)]

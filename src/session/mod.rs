@@ -1,6 +1,7 @@
 //! Sessions on disk: ids, paths, atomic store, lock, discovery, tasks and
 //! archiving.
 
+pub mod check;
 pub mod id;
 pub mod layout;
 pub mod store;
@@ -242,6 +243,11 @@ impl Workspace {
                 paths: active.clone(),
                 location: Location::Active,
             };
+            // A damaged artifact, or a manifest that cannot take the entry,
+            // stops the archive before anything is moved or rewritten.
+            self.ensure_session_valid(&active)?;
+            let manifest_path = self.manifest_path();
+            store::read_json_opt::<ArchiveManifest>(&manifest_path, &self.rel(&manifest_path))?;
             let mut session = self.load_session(&sref)?;
             let now = chrono::Utc::now();
             if !matches!(

@@ -9,12 +9,37 @@ use serde::{Deserialize, Serialize};
 use crate::artifacts::{self, Artifact};
 use crate::error::{Error, Problem, Result};
 
+/// Session directories owned by a [`SessionLock`] of this process. While a
+/// lock is held, nothing may recreate its directory: if someone removes a
+/// session while wfx runs, a write fails instead of leaving a half session
+/// made of whatever was written after the removal.
+static OWNED_DIRS: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+fn owned_dirs() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    OWNED_DIRS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Create `dir` and its parents, unless it lies inside a session directory
+/// this process owns and that directory has disappeared.
+pub fn create_dirs(dir: &Path) -> Result<()> {
+    if let Some(gone) = owned_dirs()
+        .iter()
+        .find(|owned| dir.starts_with(owned) && !owned.is_dir())
+    {
+        return Err(Error::Usage(format!(
+            "session directory {} was removed while wfx was running; stopped without recreating it",
+            gone.display()
+        )));
+    }
+    fs_err::create_dir_all(dir).map_err(|e| Error::io(dir, e))
+}
+
 /// Write `bytes` to `path` atomically: a temp file in the same directory,
 /// fsync, rename over the target, fsync the directory. A crash leaves
 /// either the old file or the new one, never a mix.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
-    fs_err::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    create_dirs(dir)?;
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
     let mut tmp = tempfile::Builder::new()
         .prefix(&format!(".{name}."))
@@ -46,9 +71,44 @@ pub fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
     write_atomic(path, text.as_bytes())
 }
 
-/// Read a file as UTF-8 text; non-UTF-8 content is an invalid-input problem.
+/// The largest JSON artifact wfx reads (256 MiB). Artifacts are read whole
+/// and parsed into memory; a file beyond this is damaged or not an
+/// artifact (a session of thousands of iterations stays far below it), so
+/// it is refused with a message instead of exhausting memory.
+pub const MAX_ARTIFACT_BYTES: u64 = 256 * 1024 * 1024;
+
+/// The problem reported for a file larger than [`MAX_ARTIFACT_BYTES`], or
+/// `None` when it is within the limit.
+pub fn size_problem(len: u64, shown: &str) -> Option<Problem> {
+    (len > MAX_ARTIFACT_BYTES).then(|| Problem {
+        file: shown.to_string(),
+        pointer: String::new(),
+        message: format!(
+            "file is {:.1} MiB; wfx reads JSON artifacts of at most {} MiB (is it damaged?)",
+            len as f64 / (1024.0 * 1024.0),
+            MAX_ARTIFACT_BYTES / (1024 * 1024)
+        ),
+    })
+}
+
+/// Read a file as UTF-8 text; non-UTF-8 content and files larger than
+/// [`MAX_ARTIFACT_BYTES`] are invalid-input problems.
 pub fn read_text(path: &Path, shown: &str) -> Result<String> {
-    let bytes = fs_err::read(path).map_err(|e| Error::io(path, e))?;
+    let file = fs_err::File::open(path).map_err(|e| Error::io(path, e))?;
+    let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
+    if let Some(p) = size_problem(len, shown) {
+        return Err(Error::Invalid(vec![p]));
+    }
+    let mut bytes = Vec::with_capacity(len as usize);
+    use std::io::Read;
+    file.into_parts()
+        .0
+        .take(MAX_ARTIFACT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io(path, e))?;
+    if let Some(p) = size_problem(bytes.len() as u64, shown) {
+        return Err(Error::Invalid(vec![p]));
+    }
     String::from_utf8(bytes).map_err(|e| {
         Error::Invalid(vec![Problem {
             file: shown.to_string(),
@@ -133,7 +193,7 @@ impl SessionLock {
         match file.try_lock() {
             Ok(()) => {}
             Err(std::fs::TryLockError::WouldBlock) => {
-                let holder = read_lock_info(path).unwrap_or_default();
+                let holder = holder_info(path);
                 return Err(Error::Locked {
                     session: session.to_string(),
                     pid: holder.pid,
@@ -159,6 +219,9 @@ impl SessionLock {
             stale,
         };
         lock.write_info()?;
+        if let Some(dir) = path.parent() {
+            owned_dirs().push(dir.to_path_buf());
+        }
         Ok(lock)
     }
 
@@ -186,6 +249,26 @@ impl Drop for SessionLock {
     fn drop(&mut self) {
         // An empty lock file means "released cleanly"; the OS lock goes with the fd.
         let _ = self.file.set_len(0);
+        if let Some(dir) = self.path.parent() {
+            let mut owned = owned_dirs();
+            if let Some(i) = owned.iter().position(|d| d == dir) {
+                owned.remove(i);
+            }
+        }
+    }
+}
+
+/// The holder of a lock someone else holds. A holder that has just taken
+/// the lock may not have written its record yet (the lock comes first);
+/// wait a moment for it so the message can name its pid.
+fn holder_info(path: &Path) -> LockInfo {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
+    loop {
+        let info = read_lock_info(path).unwrap_or_default();
+        if info.pid != 0 || std::time::Instant::now() >= deadline {
+            return info;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
     }
 }
 
@@ -233,6 +316,23 @@ mod tests {
     }
 
     #[test]
+    fn absurdly_large_artifact_is_refused_without_reading_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("iteration-state.json");
+        // Sparse: 300 MiB on paper, nothing on disk.
+        std::fs::File::create(&path)
+            .unwrap()
+            .set_len(300 * 1024 * 1024)
+            .unwrap();
+        let err = read_json::<FixHistory>(&path, "iteration-state.json").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "iteration-state.json: /: file is 300.0 MiB; wfx reads JSON artifacts of at most 256 MiB (is it damaged?)"
+        );
+        assert_eq!(err.exit(), crate::Exit::Usage);
+    }
+
+    #[test]
     fn invalid_file_is_not_overwritten_by_update() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("fix-history.json");
@@ -262,6 +362,28 @@ mod tests {
         assert_eq!(v["session_id"], "WFS-b");
         assert_eq!(v["reviewer"]["name"], "ana");
         assert_eq!(v["reviewer"]["ok"], true);
+    }
+
+    #[test]
+    fn a_holder_that_has_not_written_its_record_yet_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".lock");
+        // A holder between taking the lock and writing its record.
+        let holder = File::create(&path).unwrap();
+        holder.try_lock().unwrap();
+        let p = path.clone();
+        let writer = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            std::fs::write(&p, r#"{"pid":4242,"since":"2026-01-01T00:00:00Z"}"#).unwrap();
+        });
+        match SessionLock::acquire(&path, "WFS-a") {
+            Err(Error::Locked { pid, since, .. }) => {
+                assert_eq!(pid, 4242);
+                assert_eq!(since, "2026-01-01T00:00:00Z");
+            }
+            other => panic!("expected Locked, got {other:?}"),
+        }
+        writer.join().unwrap();
     }
 
     #[test]

@@ -263,7 +263,7 @@ pub fn run_tests(mut req: RunRequest<'_>) -> Result<TestResults> {
     );
     prepare_dir(&req.report_dir)?;
     if let Some(dir) = req.log.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        crate::session::store::create_dirs(dir)?;
     }
     match std::fs::remove_file(&req.log) {
         Ok(()) => {}
@@ -400,7 +400,7 @@ fn prepare_dir(dir: &Path) -> Result<()> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => return Err(Error::io(dir, e)),
     }
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))
+    crate::session::store::create_dirs(dir)
 }
 
 /// Read the structured report, if it exists and parses. Problems become

@@ -685,7 +685,7 @@ impl<'a> Engine<'a> {
     /// A `shell:` or `claude:` step.
     fn exec_step(&mut self, step: &Step, exec: &Exec) -> Result<StepEnd> {
         let dir = self.paths.step_dir(step.index);
-        fs_err::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        store::create_dirs(&dir)?;
         {
             let rec = self.rec(step.index);
             rec.status = StepStatus::Running;
@@ -1125,7 +1125,7 @@ impl<'a> Engine<'a> {
     ) -> Result<DebugEnd> {
         let index = step.index;
         let dir = self.paths.attempt_dir(index, k);
-        fs_err::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        store::create_dirs(&dir)?;
         let mut vars = self.vars_for(step);
         let log_abs = self.root().join(&before.output_file);
         vars.set_test_output(&read_head(&log_abs)?, &before.output_file);

@@ -450,3 +450,57 @@ impl Env {
         dir
     }
 }
+
+/// What a tree snapshot keeps of one file: the bytes of files up to 8 MiB;
+/// for bigger ones (sparse "huge" fixtures) size, inode and mtime, which
+/// change with any write or atomic replacement.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileDigest {
+    Bytes(Vec<u8>),
+    Meta { len: u64, ino: u64, mtime_ns: i128 },
+}
+
+/// Every file under `dir` (relative path → digest), for proving that a
+/// command left files alone without reading huge files twice.
+pub fn digest_tree(dir: &Path) -> std::collections::BTreeMap<String, FileDigest> {
+    use std::os::unix::fs::MetadataExt;
+    let mut out = std::collections::BTreeMap::new();
+    for entry in walkdir::WalkDir::new(dir) {
+        let entry = entry.unwrap();
+        if !entry.file_type().is_file() {
+            continue;
+        }
+        let rel = entry
+            .path()
+            .strip_prefix(dir)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        let meta = entry.metadata().unwrap();
+        let digest = if meta.len() <= 8 << 20 {
+            FileDigest::Bytes(std::fs::read(entry.path()).unwrap())
+        } else {
+            FileDigest::Meta {
+                len: meta.len(),
+                ino: meta.ino(),
+                mtime_ns: meta.mtime() as i128 * 1_000_000_000 + meta.mtime_nsec() as i128,
+            }
+        };
+        out.insert(rel, digest);
+    }
+    out
+}
+
+/// Paths added, removed or changed between two snapshots, sorted.
+pub fn changed_files(
+    before: &std::collections::BTreeMap<String, FileDigest>,
+    after: &std::collections::BTreeMap<String, FileDigest>,
+) -> Vec<String> {
+    let mut keys: Vec<&String> = before.keys().chain(after.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    keys.into_iter()
+        .filter(|k| before.get(*k) != after.get(*k))
+        .cloned()
+        .collect()
+}

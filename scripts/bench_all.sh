@@ -1,0 +1,75 @@
+#!/bin/sh
+# Run every benchmark of wfx and print docs/PERFORMANCE.md: the machine and
+# one table (figure, median, baseline, ratio, target, met?). Reuses the
+# single benchmarks: bench_cycle.py (overhead, progressive testing),
+# bench-stream.sh (streaming 1 GiB), bench_gen.py (context gather),
+# bench_load.py (200 sessions × 50 iterations).
+#
+#   scripts/bench_all.sh [--write] [--quick] [--note "TEXT"]
+#
+# --write   also replace docs/PERFORMANCE.md with the output
+# --quick   fewer runs and smaller inputs (a smoke test of the script; the
+#           figures are not comparable)
+# --note    a sentence for the machine section (e.g. "shared with another build")
+#
+# Debug build (the dev profile), like every build on the shared machines.
+# Takes about 10 minutes on 2 cores. Needs python3 with pytest (progressive
+# testing) and a filled cargo registry cache (context gather).
+set -eu
+cd "$(dirname "$0")/.."
+
+write=0 quick=0 note=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --write) write=1 ;;
+    --quick) quick=1 ;;
+    --note) shift; note="$1" ;;
+    *) echo "usage: scripts/bench_all.sh [--write] [--quick] [--note TEXT]" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+runs=5 files=20000 bytes=1073741824 sessions=200 iterations=50
+if [ "$quick" = 1 ]; then
+  runs=2 files=2000 bytes=67108864 sessions=20 iterations=10
+fi
+
+out=$(mktemp -d "${TMPDIR:-/tmp}/wfx-bench-all.XXXXXX")
+trap 'rm -rf "$out"' EXIT
+log() { echo "bench_all: $*" >&2; }
+
+cargo build --quiet
+wfx=target/debug/wfx
+date -u +"%Y-%m-%d %H:%M UTC" >"$out/date"
+cut -d' ' -f1-3 /proc/loadavg >"$out/loadavg"
+printf '%s\n' "$note" >"$out/note"
+
+log "orchestration overhead (work dir's disk)"
+python3 scripts/bench_cycle.py overhead --wfx "$wfx" --runs "$runs" --json >"$out/overhead.json"
+if [ -d /dev/shm ]; then
+  log "orchestration overhead (tmpfs)"
+  TMPDIR=/dev/shm python3 scripts/bench_cycle.py overhead --wfx "$wfx" --runs "$runs" --json >"$out/overhead-tmpfs.json"
+fi
+
+log "streaming $bytes bytes"
+WFX_BENCH_BYTES=$bytes WFX_BENCH_RUNS=$runs scripts/bench-stream.sh >"$out/stream.txt" 2>"$out/stream.err" \
+  || { cat "$out/stream.err" >&2; exit 1; }
+
+log "context gather ($files files, walk and git index)"
+python3 scripts/bench_gen.py --wfx "$wfx" --files "$files" --runs "$runs" --json >"$out/gen.json"
+python3 scripts/bench_gen.py --wfx "$wfx" --files "$files" --runs "$runs" --git --json >"$out/gen-git.json"
+
+log "progressive testing"
+python3 scripts/bench_cycle.py progressive --wfx "$wfx" --runs "$runs" --json >"$out/progressive.json"
+
+log "load: $sessions sessions × $iterations iterations"
+python3 scripts/bench_load.py --wfx "$wfx" --sessions "$sessions" --iterations "$iterations" \
+  --runs "$runs" --json >"$out/load.jsonl"
+
+cut -d' ' -f1-3 /proc/loadavg >>"$out/loadavg"
+python3 scripts/bench_table.py "$out" >"$out/PERFORMANCE.md"
+cat "$out/PERFORMANCE.md"
+if [ "$write" = 1 ]; then
+  cp "$out/PERFORMANCE.md" docs/PERFORMANCE.md
+  log "wrote docs/PERFORMANCE.md"
+fi
