@@ -123,7 +123,10 @@ fn unescape(text: &str) -> String {
     while let Some(amp) = rest.find('&') {
         out.push_str(&rest[..amp]);
         rest = &rest[amp..];
-        let Some(semi) = rest[..rest.len().min(12)].find(';') else {
+        // Look for the `;` in the first bytes only: an entity is short, and
+        // a byte window may end inside a multi-byte character.
+        let window = &rest.as_bytes()[..rest.len().min(12)];
+        let Some(semi) = window.iter().position(|&b| b == b';') else {
             out.push('&');
             rest = &rest[1..];
             continue;
@@ -674,5 +677,18 @@ mod tests {
     fn garbage_is_an_error() {
         assert!(parse("<testsuites><testsuite>").is_err());
         assert!(parse("not xml at all").is_err());
+    }
+
+    #[test]
+    fn entity_scan_stops_on_a_char_boundary() {
+        // Found by fuzzing (parse_junit): the 12-byte window searched for an
+        // entity's `;` ended inside a multi-byte character.
+        let text = String::from_utf8_lossy(b"&\xff\xff\xff\xff");
+        assert_eq!(unescape(&text), text);
+        assert!(parse(&text).is_err());
+        let xml = "<testsuite name=\"s\"><testcase classname=\"c\" name=\"t\">\
+                   <failure message=\"m\">&abcdefghi€ &lt;x&gt;</failure></testcase></testsuite>";
+        let run = parse(xml).unwrap();
+        assert_eq!(run.cases[0].message, "&abcdefghi€ <x>");
     }
 }
