@@ -27,6 +27,11 @@ pub enum Dialect {
 /// Parse one JUnit XML document.
 pub fn parse(xml: &str) -> Result<ParsedRun, String> {
     let wrapped = text_as_cdata(&wrap_root(xml));
+    if suite_depth(&wrapped) > MAX_SUITE_DEPTH {
+        return Err(format!(
+            "invalid JUnit XML: test suites nested more than {MAX_SUITE_DEPTH} deep"
+        ));
+    }
     let doc = junit_parser::from_reader(Cursor::new(wrapped.as_bytes()))
         .map_err(|e| format!("invalid JUnit XML: {e}"))?;
     let dialect = dialect(&doc);
@@ -56,6 +61,52 @@ pub fn parse_all<'a>(docs: impl IntoIterator<Item = &'a str>) -> Result<ParsedRu
 
 /// Name of the suite `wrap_root` adds; never shown.
 const WRAPPER: &str = "__wfx_root__";
+
+/// Deepest nesting of `<testsuite>` elements read. Real reports nest a few
+/// levels (one per describe block); junit-parser reads nested suites
+/// recursively, so a report nested thousands deep would overflow the stack.
+const MAX_SUITE_DEPTH: usize = 100;
+
+/// How deep `<testsuite>` elements nest, counted the way junit-parser
+/// recurses: a start tag named exactly `testsuite` goes one level down, an
+/// end tag `</testsuite>` one up; CDATA and comments are skipped.
+fn suite_depth(xml: &str) -> usize {
+    let (mut depth, mut max) = (0usize, 0usize);
+    let mut i = 0;
+    while let Some(off) = xml[i..].find('<') {
+        let at = i + off;
+        let rest = &xml[at..];
+        let skip = |end: &str| rest.find(end).map_or(xml.len(), |e| at + e + end.len());
+        if rest.starts_with("<![CDATA[") {
+            i = skip("]]>");
+            continue;
+        }
+        if rest.starts_with("<!--") {
+            i = skip("-->");
+            continue;
+        }
+        let Some(end) = tag_end(xml, at) else {
+            break;
+        };
+        let tag = &xml[at + 1..end];
+        let name = |t: &str| {
+            t.split(|c: char| c.is_whitespace() || c == '/')
+                .next()
+                .unwrap_or("")
+                .to_string()
+        };
+        if let Some(closing) = tag.strip_prefix('/') {
+            if name(closing) == "testsuite" {
+                depth = depth.saturating_sub(1);
+            }
+        } else if !tag.ends_with('/') && name(tag) == "testsuite" {
+            depth += 1;
+            max = max.max(depth);
+        }
+        i = end + 1;
+    }
+    max
+}
 
 /// junit-parser drops `<testcase>`s that sit directly under `<testsuites>`
 /// (node's reporter puts top-level tests there); wrapping the root's content
@@ -123,7 +174,10 @@ fn unescape(text: &str) -> String {
     while let Some(amp) = rest.find('&') {
         out.push_str(&rest[..amp]);
         rest = &rest[amp..];
-        let Some(semi) = rest[..rest.len().min(12)].find(';') else {
+        // Look for the `;` in the first bytes only: an entity is short, and
+        // a byte window may end inside a multi-byte character.
+        let window = &rest.as_bytes()[..rest.len().min(12)];
+        let Some(semi) = window.iter().position(|&b| b == b';') else {
             out.push('&');
             rest = &rest[1..];
             continue;
@@ -674,5 +728,43 @@ mod tests {
     fn garbage_is_an_error() {
         assert!(parse("<testsuites><testsuite>").is_err());
         assert!(parse("not xml at all").is_err());
+    }
+
+    #[test]
+    fn entity_scan_stops_on_a_char_boundary() {
+        // Found by fuzzing (parse_junit): the 12-byte window searched for an
+        // entity's `;` ended inside a multi-byte character.
+        let text = String::from_utf8_lossy(b"&\xff\xff\xff\xff");
+        assert_eq!(unescape(&text), text);
+        assert!(parse(&text).is_err());
+        let xml = "<testsuite name=\"s\"><testcase classname=\"c\" name=\"t\">\
+                   <failure message=\"m\">&abcdefghi€ &lt;x&gt;</failure></testcase></testsuite>";
+        let run = parse(xml).unwrap();
+        assert_eq!(run.cases[0].message, "&abcdefghi€ <x>");
+    }
+
+    #[test]
+    fn deeply_nested_suites_are_an_error_not_a_stack_overflow() {
+        // Found by probing parse_junit: junit-parser recurses once per
+        // nested <testsuite>, and 3000 levels overflowed the stack.
+        let nested = |n: usize| {
+            format!(
+                "<testsuites>{}<testcase classname=\"c\" name=\"t\"/>{}</testsuites>",
+                "<testsuite name=\"s\">".repeat(n),
+                "</testsuite>".repeat(n)
+            )
+        };
+        let err = parse(&nested(20_000)).unwrap_err();
+        assert_eq!(
+            err,
+            "invalid JUnit XML: test suites nested more than 100 deep"
+        );
+        // The wrapper suite wfx adds under <testsuites> counts as one level.
+        assert_eq!(parse(&nested(99)).unwrap().cases.len(), 1);
+        assert!(parse(&nested(100)).is_err());
+        assert_eq!(
+            suite_depth("<testsuite><testsuite/><![CDATA[<testsuite>]]></testsuite>"),
+            1
+        );
     }
 }

@@ -78,7 +78,12 @@ impl LineParser for Parser {
             if trimmed == "..." && line.len() - trimmed.len() == *indent {
                 self.close_yaml();
             } else {
-                let cut = (*indent).min(line.len() - trimmed.len());
+                // The block's indent is a byte count from the `---` line;
+                // this line's leading whitespace may hold wider characters.
+                let mut cut = (*indent).min(line.len() - trimmed.len());
+                while !line.is_char_boundary(cut) {
+                    cut -= 1;
+                }
                 lines.push(line[cut..].to_string());
             }
             return;
@@ -350,5 +355,21 @@ mod tests {
         );
         assert_eq!(run.cases[0].error, "boom");
         assert_eq!(run.cases[0].line, Some(3));
+    }
+
+    #[test]
+    fn yaml_block_indent_cut_respects_wide_whitespace() {
+        // Found while fuzzing parse_tap: a YAML block opened by `---` with
+        // two spaces, then a line indented by U+3000 (three bytes), was cut
+        // at byte 2, inside that character.
+        let run = parse(&String::from_utf8_lossy(b"  ---\n\xe3\x80\x80x\n"));
+        assert!(run.is_empty());
+        let run = parse("ok 1 - a\n  ---\n\u{3000}message: 'x'\n  ...\nnot ok 2 - b\n");
+        let ids: Vec<_> = run
+            .cases
+            .iter()
+            .map(|c| (c.id.as_str(), c.status))
+            .collect();
+        assert_eq!(ids, vec![("a", Status::Passed), ("b", Status::Failed)]);
     }
 }
