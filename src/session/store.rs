@@ -235,7 +235,9 @@ impl SessionLock {
         self.file
             .write_all(text.as_bytes())
             .map_err(|e| Error::io(&self.path, e))?;
-        self.file.sync_data().map_err(|e| Error::io(&self.path, e))
+        // No fsync: this record only helps a resume after `kill -9`, when
+        // the page cache survives; after an OS crash no child survives.
+        Ok(())
     }
 
     /// Record (or clear) the process group of the child now running.
