@@ -156,6 +156,7 @@ impl<'a> Engine<'a> {
     }
 
     fn run_loop(&mut self) -> Result<CycleOutcome> {
+        let _batch = store::batch_syncs();
         loop {
             if process::interrupted() {
                 return self.pause("interrupted (Ctrl-C)".into());
@@ -186,10 +187,11 @@ impl<'a> Engine<'a> {
 
     // ----- small helpers ----------------------------------------------------
 
-    /// Persist the state machine (atomic replace).
+    /// Persist the state machine: the commit point of the step, after
+    /// which everything the step wrote is durable (`store::commit_json`).
     pub fn save(&mut self) -> Result<()> {
         self.state.updated_at = now();
-        store::write_json(&self.paths.iteration_state(), &self.state)
+        store::commit_json(&self.paths.iteration_state(), &self.state)
     }
 
     pub fn save_session(&mut self) -> Result<()> {

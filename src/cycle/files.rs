@@ -1,7 +1,8 @@
 //! How phase 5 writes its files. The JSON artifacts the state machine
-//! reads back are written with `store::write_json` (temp file, fsync,
-//! rename, fsync of the directory: DESIGN.md §3), but only when their
-//! content changed. Markdown views (TODO list, summaries, reports) and the
+//! reads back are written with `store::write_atomic` (temp file, fsync,
+//! rename, fsync of the directory: DESIGN.md §3; the loop pays the fsyncs
+//! of each step together at its state commit, see `store::SyncBatch`),
+//! but only when their content changed. Markdown views (TODO list, summaries, reports) and the
 //! `test-results.json` mirror of `iteration-N-results.json` are derived
 //! from those artifacts: they are replaced atomically (temp file + rename,
 //! so a `kill -9` never leaves half a file) without the fsyncs, which
@@ -21,13 +22,11 @@ fn unchanged(path: &Path, bytes: &[u8]) -> bool {
 
 /// `store::write_json`, skipped when the file already holds this text.
 pub fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
-    let mut text =
-        serde_json::to_string_pretty(value).map_err(|e| Error::Internal(e.to_string()))?;
-    text.push('\n');
-    if unchanged(path, text.as_bytes()) {
+    let bytes = store::json_bytes(value)?;
+    if unchanged(path, &bytes) {
         return Ok(());
     }
-    store::write_atomic(path, text.as_bytes())
+    store::write_atomic(path, &bytes)
 }
 
 /// A derived view: atomic replace without fsync, skipped when unchanged.
@@ -51,10 +50,7 @@ pub fn write_view(path: &Path, bytes: &[u8]) -> Result<()> {
 
 /// A JSON view (see [`write_view`]).
 pub fn write_json_view<T: Serialize>(path: &Path, value: &T) -> Result<()> {
-    let mut text =
-        serde_json::to_string_pretty(value).map_err(|e| Error::Internal(e.to_string()))?;
-    text.push('\n');
-    write_view(path, text.as_bytes())
+    write_view(path, &store::json_bytes(value)?)
 }
 
 #[cfg(test)]

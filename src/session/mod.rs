@@ -7,7 +7,7 @@ pub mod layout;
 pub mod store;
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
@@ -261,7 +261,12 @@ impl Workspace {
             self.save_session(&sref, &session)?;
             fs_err::create_dir_all(self.archives_dir())
                 .map_err(|e| Error::io(self.archives_dir(), e))?;
+            // Whatever the session's last step wrote is durable before it
+            // moves, and the move itself before the manifest records it.
+            store::sync_owed()?;
             std::fs::rename(&active.dir, &archived.dir).map_err(|e| Error::io(&active.dir, e))?;
+            store::sync_dir(&self.archives_dir());
+            store::sync_dir(active.dir.parent().unwrap_or(Path::new(".")));
         } else if !archived.dir.is_dir() {
             return Err(self
                 .find(id)

@@ -1,5 +1,7 @@
 //! Atomic, validated file I/O and the per-session lock.
 
+use std::cell::RefCell;
+use std::collections::BTreeSet;
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -34,10 +36,147 @@ pub fn create_dirs(dir: &Path) -> Result<()> {
     fs_err::create_dir_all(dir).map_err(|e| Error::io(dir, e))
 }
 
+thread_local! {
+    /// What an open [`SyncBatch`] on this thread still owes: files renamed
+    /// into place without their fsync, and their directories. `None` when
+    /// no batch is open.
+    static OWED: RefCell<Option<Owed>> = const { RefCell::new(None) };
+}
+
+#[derive(Default)]
+struct Owed {
+    files: BTreeSet<PathBuf>,
+    dirs: BTreeSet<PathBuf>,
+}
+
+/// Group commit for a state machine: the writes of one step are made
+/// durable together, at the step's [`commit_json`] of its state file,
+/// instead of one journal commit per file.
+///
+/// Inside a batch, [`write_atomic`] still writes a temp file and renames
+/// it over the target, so a killed process leaves the old content or the
+/// new, never a mix; it starts the file's writeback before the rename and
+/// leaves the fsyncs owed. [`commit_json`] pays them (the files, then their
+/// directories, in one flush on journaling filesystems) before the state
+/// file is written with the full protocol. So every file a durable state
+/// refers to is durable too, and a step whose state never became durable
+/// is redone on resume. What the batch gives up: after a power loss (not a
+/// crash of wfx), a file replaced since the last commit may come back
+/// empty on a filesystem that does not order rename-over-replace after
+/// the data (ext4 and btrfs do); the state that would refer to it never
+/// became durable, so resume redoes the step. DESIGN.md §3, docs/artifacts.md.
+#[must_use = "the batch ends, paying what it owes, when this guard is dropped"]
+pub struct SyncBatch {
+    opened: bool,
+}
+
+/// Open a [`SyncBatch`] on this thread (a no-op guard inside one).
+pub fn batch_syncs() -> SyncBatch {
+    let opened = OWED.with(|owed| {
+        let mut owed = owed.borrow_mut();
+        let fresh = owed.is_none();
+        if fresh {
+            *owed = Some(Owed::default());
+        }
+        fresh
+    });
+    SyncBatch { opened }
+}
+
+impl Drop for SyncBatch {
+    fn drop(&mut self) {
+        if self.opened {
+            let _ = sync_owed();
+            OWED.with(|owed| *owed.borrow_mut() = None);
+        }
+    }
+}
+
+/// Pay every fsync the open batch owes (nothing without a batch): the
+/// files first, then the directories holding their new names. A file gone
+/// since (the session archived, say) owes nothing any more.
+pub fn sync_owed() -> Result<()> {
+    let Some(owed) = OWED.with(|owed| owed.borrow_mut().as_mut().map(std::mem::take)) else {
+        return Ok(());
+    };
+    for file in &owed.files {
+        match File::open(file) {
+            Ok(f) => f.sync_all().map_err(|e| Error::io(file, e))?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::io(file, e)),
+        }
+    }
+    for dir in &owed.dirs {
+        sync_dir(dir);
+    }
+    Ok(())
+}
+
+/// Make the entries of `dir` durable. Best effort, like every directory
+/// fsync here: some filesystems refuse fsync on a directory.
+pub fn sync_dir(dir: &Path) {
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+}
+
+/// Ask the kernel to start writing `file` out now, without waiting, so a
+/// later fsync of several such files costs one flush, not one each.
+fn start_writeback(file: &File) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        // SAFETY: a plain syscall on a file descriptor this function borrows.
+        unsafe {
+            libc::sync_file_range(file.as_raw_fd(), 0, 0, libc::SYNC_FILE_RANGE_WRITE);
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = file;
+}
+
 /// Write `bytes` to `path` atomically: a temp file in the same directory,
-/// fsync, rename over the target, fsync the directory. A crash leaves
-/// either the old file or the new one, never a mix.
+/// fsync, rename over the target, fsync the directory (both fsyncs owed
+/// until the next commit inside a [`SyncBatch`]). A crash leaves either
+/// the old file or the new one, never a mix.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let batched = OWED.with(|owed| owed.borrow().is_some());
+    let tmp = temp_with(path, bytes)?;
+    if batched {
+        start_writeback(tmp.as_file());
+    } else {
+        tmp.as_file().sync_all().map_err(|e| Error::io(path, e))?;
+    }
+    let dir = persist(tmp, path)?;
+    if batched {
+        OWED.with(|owed| {
+            if let Some(owed) = owed.borrow_mut().as_mut() {
+                owed.files.insert(path.to_path_buf());
+                owed.dirs.insert(dir.to_path_buf());
+            }
+        });
+    } else {
+        sync_dir(dir);
+    }
+    Ok(())
+}
+
+/// Write a state file with the full protocol, whatever batch is open: the
+/// commit point of a [`SyncBatch`]. What the batch owes is paid first, in
+/// the same flush as the new state's own data.
+pub fn commit_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
+    let tmp = temp_with(path, &json_bytes(value)?)?;
+    start_writeback(tmp.as_file());
+    sync_owed()?;
+    tmp.as_file().sync_all().map_err(|e| Error::io(path, e))?;
+    let dir = persist(tmp, path)?;
+    sync_dir(dir);
+    Ok(())
+}
+
+/// A temp file beside `path` holding `bytes`, with the mode `path` has
+/// (else 0644), not yet synced or renamed.
+fn temp_with(path: &Path, bytes: &[u8]) -> Result<tempfile::NamedTempFile> {
     let dir = path.parent().unwrap_or(Path::new("."));
     create_dirs(dir)?;
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
@@ -55,20 +194,26 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     tmp.as_file()
         .set_permissions(mode)
         .map_err(|e| Error::io(path, e))?;
-    tmp.as_file().sync_all().map_err(|e| Error::io(path, e))?;
+    Ok(tmp)
+}
+
+/// Rename the temp file over `path`; returns the directory.
+fn persist(tmp: tempfile::NamedTempFile, path: &Path) -> Result<&Path> {
     tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
-    if let Ok(d) = File::open(dir) {
-        let _ = d.sync_all();
-    }
-    Ok(())
+    Ok(path.parent().unwrap_or(Path::new(".")))
+}
+
+/// Pretty JSON with a trailing newline: how every JSON artifact is written.
+pub fn json_bytes<T: Serialize>(value: &T) -> Result<Vec<u8>> {
+    let mut text =
+        serde_json::to_string_pretty(value).map_err(|e| Error::Internal(e.to_string()))?;
+    text.push('\n');
+    Ok(text.into_bytes())
 }
 
 /// Pretty JSON with a trailing newline, written atomically.
 pub fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
-    let mut text =
-        serde_json::to_string_pretty(value).map_err(|e| Error::Internal(e.to_string()))?;
-    text.push('\n');
-    write_atomic(path, text.as_bytes())
+    write_atomic(path, &json_bytes(value)?)
 }
 
 /// The largest JSON artifact wfx reads (256 MiB). Artifacts are read whole
@@ -303,6 +448,66 @@ mod tests {
             std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
             0o644
         );
+    }
+
+    fn owed() -> Option<(Vec<PathBuf>, Vec<PathBuf>)> {
+        OWED.with(|o| {
+            o.borrow().as_ref().map(|o| {
+                (
+                    o.files.iter().cloned().collect(),
+                    o.dirs.iter().cloned().collect(),
+                )
+            })
+        })
+    }
+
+    #[test]
+    fn a_batch_owes_fsyncs_until_the_state_commit_and_writes_are_visible_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a.json"), dir.path().join("sub/b.md"));
+        let state = dir.path().join("state.json");
+        assert!(owed().is_none());
+        {
+            let _batch = batch_syncs();
+            {
+                let _inner = batch_syncs();
+                write_atomic(&a, b"one").unwrap();
+            }
+            // The inner guard neither paid nor closed the outer batch.
+            assert_eq!(owed().unwrap().0, vec![a.clone()]);
+            write_atomic(&b, b"two").unwrap();
+            write_atomic(&a, b"three").unwrap();
+            assert_eq!(std::fs::read(&a).unwrap(), b"three");
+            assert_eq!(std::fs::read(&b).unwrap(), b"two");
+            assert_eq!(
+                owed().unwrap(),
+                (
+                    vec![a.clone(), b.clone()],
+                    vec![dir.path().to_path_buf(), dir.path().join("sub")]
+                )
+            );
+            commit_json(&state, &serde_json::json!({"step": 1})).unwrap();
+            assert_eq!(owed().unwrap(), (vec![], vec![]));
+            assert_eq!(
+                std::fs::read_to_string(&state).unwrap(),
+                "{\n  \"step\": 1\n}\n"
+            );
+            // A file removed before the commit owes nothing any more.
+            write_atomic(&b, b"four").unwrap();
+            std::fs::remove_dir_all(dir.path().join("sub")).unwrap();
+            commit_json(&state, &serde_json::json!({"step": 2})).unwrap();
+            write_atomic(&a, b"five").unwrap();
+        }
+        assert!(owed().is_none(), "dropping the batch pays and closes it");
+        write_atomic(&a, b"six").unwrap();
+        assert!(owed().is_none(), "outside a batch nothing is owed");
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        assert_eq!(names, ["a.json", "state.json"]);
     }
 
     #[test]

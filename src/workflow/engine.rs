@@ -377,9 +377,11 @@ impl<'a> Engine<'a> {
         self.setup.ws.rel(p)
     }
 
+    /// Persist the run state: the commit point of a step, after which
+    /// everything the step wrote is durable (`store::commit_json`).
     fn save(&mut self) -> Result<()> {
         self.state.updated_at = now();
-        store::write_json(&self.paths.run_state(), &self.state)
+        store::commit_json(&self.paths.run_state(), &self.state)
     }
 
     /// A progress line: stderr for people, a JSON Lines event with `--json`,
@@ -422,6 +424,7 @@ impl<'a> Engine<'a> {
     }
 
     fn run(mut self) -> Result<Report> {
+        let _batch = store::batch_syncs();
         match self.run_steps() {
             Ok(report) => Ok(report),
             Err(e) => {
