@@ -57,10 +57,10 @@ struct Owed {
 /// it over the target, so a killed process leaves the old content or the
 /// new, never a mix; it starts the file's writeback before the rename and
 /// leaves the fsyncs owed. [`commit_json`] pays them (the files, then their
-/// directories, in one flush on journaling filesystems) before the state
-/// file is written with the full protocol. So every file a durable state
-/// refers to is durable too, and a step whose state never became durable
-/// is redone on resume. What the batch gives up: after a power loss (not a
+/// directories, in one flush on journaling filesystems, together with the
+/// new state's data) before it renames the new state into place. So every
+/// file a durable state refers to is durable too, and a step whose state
+/// never became durable is redone on resume. What the batch gives up: after a power loss (not a
 /// crash of wfx), a file replaced since the last commit may come back
 /// empty on a filesystem that does not order rename-over-replace after
 /// the data (ext4 and btrfs do); the state that would refer to it never
@@ -148,30 +148,43 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         tmp.as_file().sync_all().map_err(|e| Error::io(path, e))?;
     }
     let dir = persist(tmp, path)?;
-    if batched {
-        OWED.with(|owed| {
-            if let Some(owed) = owed.borrow_mut().as_mut() {
-                owed.files.insert(path.to_path_buf());
-                owed.dirs.insert(dir.to_path_buf());
-            }
-        });
-    } else {
+    if !(batched && owe(Some(path), dir)) {
         sync_dir(dir);
     }
     Ok(())
 }
 
-/// Write a state file with the full protocol, whatever batch is open: the
-/// commit point of a [`SyncBatch`]. What the batch owes is paid first, in
-/// the same flush as the new state's own data.
+/// Write a state file: the commit point of a [`SyncBatch`]. What the batch
+/// owes is paid first, in the same flush as the new state's own data, and
+/// only then is the new state renamed into place, so it never refers to a
+/// file that is not durable. Its content is durable before the rename
+/// (old state or new, never a mix); inside a batch the rename itself is
+/// paid with the next commit or when the batch ends, so each step costs
+/// one flush. After a power loss that rename may be lost: resume then
+/// redoes the last step, as after a crash during it.
 pub fn commit_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
     let tmp = temp_with(path, &json_bytes(value)?)?;
     start_writeback(tmp.as_file());
     sync_owed()?;
     tmp.as_file().sync_all().map_err(|e| Error::io(path, e))?;
     let dir = persist(tmp, path)?;
-    sync_dir(dir);
+    if !owe(None, dir) {
+        sync_dir(dir);
+    }
     Ok(())
+}
+
+/// Record fsyncs owed to the open batch; false (nothing recorded) when no
+/// batch is open.
+fn owe(file: Option<&Path>, dir: &Path) -> bool {
+    OWED.with(|owed| match owed.borrow_mut().as_mut() {
+        Some(owed) => {
+            owed.files.extend(file.map(Path::to_path_buf));
+            owed.dirs.insert(dir.to_path_buf());
+            true
+        }
+        None => false,
+    })
 }
 
 /// A temp file beside `path` holding `bytes`, with the mode `path` has
@@ -487,7 +500,8 @@ mod tests {
                 )
             );
             commit_json(&state, &serde_json::json!({"step": 1})).unwrap();
-            assert_eq!(owed().unwrap(), (vec![], vec![]));
+            // Paid, except the new state's own rename, owed to the next commit.
+            assert_eq!(owed().unwrap(), (vec![], vec![dir.path().to_path_buf()]));
             assert_eq!(
                 std::fs::read_to_string(&state).unwrap(),
                 "{\n  \"step\": 1\n}\n"
