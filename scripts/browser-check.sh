@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Load a wfx HTML report in headless Chromium and check what a reader sees:
-# the DOM holds the pass-rate chart and the tables, and a screenshot is not
-# blank (it has several distinct colours).
+# the DOM holds the pass-rate chart and the tables (phases for a test-fix
+# session, steps for a `wfx run` session), and a screenshot is not blank
+# (it has several distinct colours).
 #
 #   scripts/browser-check.sh REPORT.html [SCREENSHOT.png]
 #
@@ -57,7 +58,8 @@ need() {
 need "the chart" '<svg[^>]*class="chart"'
 need "the threshold line" '<g class="threshold">'
 need "the outcome" '<section id="outcome"'
-need "the phase table" '<table class="phases">'
+# A test-fix session has a phase table; a `wfx run` session a step table.
+need "the phase or step table" '<table class="\(phases\|steps\)">'
 need "the artifact table" '<table class="artifacts">'
 if grep -q '<script' "$work/dom.html"; then
   echo "browser-check: the DOM contains a <script> element" >&2

@@ -120,6 +120,7 @@ enum Cmd {
     Report,
     RunResume,
     StatusRun,
+    ReportRun,
     Test,
 }
 
@@ -138,6 +139,12 @@ impl Cmd {
             Cmd::Report => vec!["report", S, "--html", out_html.to_str().unwrap()],
             Cmd::RunResume => vec!["run", "wf.yml", "--resume"],
             Cmd::StatusRun => vec!["status", "WFS-run-harden"],
+            Cmd::ReportRun => vec![
+                "report",
+                "WFS-run-harden",
+                "--html",
+                out_html.to_str().unwrap(),
+            ],
             Cmd::Test => vec!["test"],
         };
         v.into_iter().map(String::from).collect()
@@ -289,8 +296,9 @@ fn kind(name: &str) -> Kind {
             commands: vec![
                 (Cmd::ValidateAll, 2),
                 (Cmd::RunResume, 2),
-                // The view of a run says what it cannot read.
+                // The views of a run say what they cannot read.
                 (Cmd::StatusRun, 0),
+                (Cmd::ReportRun, 0),
             ],
         },
         other => panic!("no kind {other}"),
@@ -480,6 +488,7 @@ fn the_undamaged_base_works_for_every_command() {
         (Cmd::Gen, 3),
         (Cmd::RunResume, 0),
         (Cmd::StatusRun, 0),
+        (Cmd::ReportRun, 0),
         (Cmd::Test, 1),
     ] {
         let env = fresh(&base);
@@ -496,10 +505,18 @@ fn the_undamaged_base_works_for_every_command() {
             // test cycle (which refuses run sessions).
             let text = String::from_utf8_lossy(&out.stdout);
             assert!(
-                text.contains("Next: continue at step 2\n  wfx run wf.yml --resume"),
+                text.contains("Next: continue at step 2 (shell)\n  wfx run wf.yml --resume"),
                 "{text}"
             );
             assert!(!text.contains("test-cycle-execute"), "{text}");
+        }
+        if cmd == Cmd::ReportRun {
+            // The report of a run killed in step 2 shows its steps and
+            // the same command.
+            let page = std::fs::read_to_string(&html).unwrap();
+            assert!(page.contains("<table class=\"steps\">"));
+            assert!(page.contains("<code>wfx run wf.yml --resume</code>"));
+            assert!(!page.contains("test-cycle-execute"));
         }
     }
 }

@@ -1,5 +1,6 @@
-//! A real browser loads the report: `scripts/browser-check.sh` runs
-//! Debian's headless Chromium with --dump-dom and --screenshot. Skipped,
+//! A real browser loads the report (of test-fix sessions and of a `wfx
+//! run` session): `scripts/browser-check.sh` runs Debian's headless
+//! Chromium with --dump-dom and --screenshot. Skipped,
 //! with a notice, only when Chromium is absent and WFX_BROWSER_CHECK is
 //! unset; with WFX_BROWSER_CHECK set (CI) the script installs Chromium.
 
@@ -73,5 +74,19 @@ fn reports_render_in_chromium() {
     check("blocked", |env| {
         stories::blocked("WFS-test-stuck").write(env);
         "WFS-test-stuck"
+    });
+    check("run", |env| {
+        // A `wfx run` session: a test step fixed by its second debug
+        // attempt, so the step table and a three-point chart are drawn.
+        env.write(
+            "check.sh",
+            "#!/bin/sh\n[ -f fixed ] && exit 0\necho FAIL\nexit 3\n",
+        );
+        env.write(
+            "wf.yml",
+            "name: wf\ncommands:\n  - shell: echo build\n  - test:\n      command: sh check.sh\n      on_failure:\n        shell: test ${test.attempt} -ge 2 && touch fixed\n        max_attempts: 3\n",
+        );
+        env.wfx().args(["run", "wf.yml"]).assert().success();
+        "WFS-run-wf"
     });
 }

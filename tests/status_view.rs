@@ -155,6 +155,9 @@ fn json_document_is_stable() {
             "cost",
             "failure_report",
             "problems",
+            "type",
+            "run_state",
+            "run",
         ]
     );
     assert_eq!(v["session_id"], "WFS-test-calc");
@@ -186,6 +189,9 @@ fn json_document_is_stable() {
     );
     assert_eq!(v["failure_report"], serde_json::Value::Null);
     assert_eq!(v["problems"], serde_json::json!([]));
+    assert_eq!(v["type"], "test");
+    assert_eq!(v["run_state"], serde_json::Value::Null);
+    assert_eq!(v["run"], serde_json::Value::Null);
 
     let task = &v["tasks"][4];
     let keys: Vec<&str> = task

@@ -399,7 +399,7 @@ fn example_workflows_parse() {
         .map(|e| e.unwrap().path())
         .collect();
     names.sort();
-    assert_eq!(names.len(), 5);
+    assert_eq!(names.len(), 6);
     for path in names {
         let out = env
             .wfx()

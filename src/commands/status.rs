@@ -1,21 +1,18 @@
 //! `wfx status [SESSION] [--json]`: where a session stands, how it got
 //! there, and the exact command to continue. The `--json` document is a
-//! stable interface (docs/artifacts.md): fields are added, never renamed.
+//! stable interface (docs/status.md): fields are added, never renamed.
+//! A `wfx run` session shows its steps and attempts instead of the test
+//! cycle; both come from the same view ([`report::build`]).
 
 use super::Ctx;
-use crate::artifacts::{RunState, WorkflowSession};
 use crate::cli::StatusArgs;
-use crate::error::{Error, Exit, Result};
+use crate::error::{Exit, Result};
+use crate::report::run::{AttemptView, RunSection, StepView, TestView};
 use crate::report::{self, SessionView};
-use crate::session::{Location, SessionRef, store};
 use crate::ui::{Style, table};
 
 pub fn run(ctx: &Ctx, args: StatusArgs) -> Result<Exit> {
     let sref = ctx.ws.resolve(args.session.as_deref(), None, false)?;
-    let session = ctx.ws.load_session(&sref)?;
-    if session.kind == "run" {
-        return run_status(ctx, &sref, &session);
-    }
     let data = report::load(&ctx.ws, &sref)?;
     let view = report::build(&data, &|_| None);
     for p in &view.problems {
@@ -26,7 +23,10 @@ pub fn run(ctx: &Ctx, args: StatusArgs) -> Result<Exit> {
         ctx.ui.json(&json_document(&data, &view));
         return Ok(Exit::Success);
     }
-    print_human(ctx, &view);
+    match &view.run {
+        Some(run) => print_run(ctx, &view, run),
+        None => print_human(ctx, &view),
+    }
     Ok(Exit::Success)
 }
 
@@ -49,9 +49,15 @@ fn json_document(data: &report::SessionData, v: &SessionView) -> serde_json::Val
             })
         })
         .collect();
+    // A run session's status is the run's own (`running`, `paused`,
+    // `completed`, `partial_success`, `failed`), as it always was.
+    let status = match data.run.as_ref().and_then(|r| r.state.as_ref()) {
+        Some(st) => serde_json::json!(st.status),
+        None => serde_json::json!(data.session.status),
+    };
     serde_json::json!({
         "session_id": data.session.session_id,
-        "status": data.session.status,
+        "status": status,
         "location": data.sref.location,
         "description": data.session.description,
         "phases": data.session.phases,
@@ -77,6 +83,111 @@ fn json_document(data: &report::SessionData, v: &SessionView) -> serde_json::Val
         },
         "failure_report": v.failure_report.as_ref().map(|l| &l.path),
         "problems": v.problems,
+        "type": data.session.kind,
+        "run_state": data.run.as_ref().and_then(|r| r.state.as_ref()),
+        "run": v.run.as_ref().map(run_json),
+    })
+}
+
+/// `run` of the `--json` document: the run section with plain paths
+/// (docs/status.md lists every field).
+fn run_json(r: &RunSection) -> serde_json::Value {
+    serde_json::json!({
+        "workflow_name": r.workflow_name,
+        "workflow_file": r.workflow_file,
+        "status": r.status,
+        "unfinished": r.unfinished,
+        "current_step": r.current_step,
+        "current_attempt": r.current_attempt,
+        "current_phase": r.current_phase,
+        "position": r.position,
+        "stop_reason": r.stop_reason,
+        "resume_command": r.resume_command,
+        "started_at": r.started_at,
+        "updated_at": r.updated_at,
+        "completed_at": r.completed_at,
+        "duration_ms": r.duration_ms,
+        "cost_usd": r.cost_usd,
+        "state_file": r.state_file.path,
+        "log_file": r.log.path,
+        "workflow_copy": r.workflow_copy.path,
+        "steps": r.steps.iter().map(step_json).collect::<Vec<_>>(),
+    })
+}
+
+fn step_json(s: &StepView) -> serde_json::Value {
+    serde_json::json!({
+        "index": s.index,
+        "id": s.id,
+        "label": s.label,
+        "kind": s.kind,
+        "command": s.command,
+        "command_truncated": s.command_truncated,
+        "status": s.status,
+        "current": s.current,
+        "exit_code": s.exit_code,
+        "duration_ms": s.duration_ms,
+        "debug_attempts": s.debug_attempts,
+        "max_attempts": s.max_attempts,
+        "continued": s.continued,
+        "reason": s.reason,
+        "summary": s.summary,
+        "cost_usd": s.cost_usd,
+        "dir": s.dir,
+        "command_file": s.command_file.as_ref().map(|l| &l.path),
+        "output_file": s.output_file.as_ref().map(|l| &l.path),
+        "on_failure": s.on_failure.as_ref().map(|f| serde_json::json!({
+            "kind": f.kind,
+            "command": f.command,
+            "max_attempts": f.max_attempts,
+            "stop_on_success": f.stop_on_success,
+            "fail_workflow": f.fail_workflow,
+            "commit_required": f.commit_required,
+        })),
+        "pass_rates": s.pass_rates,
+        "attempts": s.attempts.iter().map(attempt_json).collect::<Vec<_>>(),
+    })
+}
+
+fn attempt_json(a: &AttemptView) -> serde_json::Value {
+    serde_json::json!({
+        "attempt": a.attempt,
+        "debug": a.debug.as_ref().map(|d| serde_json::json!({
+            "kind": d.kind,
+            "agent": d.agent,
+            "command": d.command,
+            "command_truncated": d.command_truncated,
+            "finished": d.finished,
+            "exit_code": d.exit_code,
+            "timed_out": d.timed_out,
+            "duration_ms": d.duration_ms,
+            "cost_usd": d.cost_usd,
+            "error": d.error,
+            "committed": d.committed,
+            "files_changed": d.files_changed,
+            "command_file": d.command_file.path,
+            "output_file": d.output_file.path,
+        })),
+        "test": a.test.as_ref().map(test_json),
+        "outcome": a.outcome,
+        "reason": a.reason,
+    })
+}
+
+fn test_json(t: &TestView) -> serde_json::Value {
+    serde_json::json!({
+        "exit_code": t.exit_code,
+        "passed": t.passed,
+        "timed_out": t.timed_out,
+        "parser": t.parser,
+        "counts": t.counts,
+        "pass_rate": t.pass_rate,
+        "result": t.result,
+        "duration_ms": t.duration_ms,
+        "failing_tests": t.failing_tests,
+        "failing_omitted": t.failing_omitted,
+        "output_file": t.output_file.path,
+        "results_file": t.results_file.path,
     })
 }
 
@@ -216,85 +327,110 @@ fn dash(s: &str) -> String {
     }
 }
 
-/// A `wfx run` session: its steps from `run-state.json` and how to go on
-/// (`wfx run FILE --resume`), not the test cycle's view, whose next
-/// command would be refused. An unreadable state is a warning, as for the
-/// cycle's files.
-fn run_status(ctx: &Ctx, sref: &SessionRef, session: &WorkflowSession) -> Result<Exit> {
-    let path = crate::workflow::paths::RunPaths::new(sref.paths.clone()).run_state();
-    let shown = ctx.ws.rel(&path);
-    let mut problems = Vec::new();
-    let state = match store::read_json_opt::<RunState>(&path, &shown) {
-        Ok(s) => s,
-        Err(Error::Invalid(p)) => {
-            problems = p;
-            None
-        }
-        Err(e) => return Err(e),
-    };
-    for p in &problems {
-        ctx.ui.warn(format!("could not read {p}"));
+/// The first line of a command, cut to 60 characters, for a table cell.
+fn cell(command: &str) -> String {
+    let first = command.lines().next().unwrap_or("");
+    let mut out: String = first.chars().take(60).collect();
+    if out.len() < command.len() {
+        out.push('…');
     }
-    let next = match &state {
-        Some(s) if s.status.is_unfinished() && sref.location == Location::Active => {
-            Some(format!("wfx run {} --resume", s.workflow_file))
-        }
-        _ => None,
-    };
-    if ctx.ui.is_json() {
-        ctx.ui.json(&serde_json::json!({
-            "session_id": session.session_id,
-            "type": "run",
-            "status": state.as_ref().map_or(session.status.to_string(), |s| s.status.to_string()),
-            "location": sref.location,
-            "description": session.description,
-            "run_state": state,
-            "next_command": next,
-            "problems": problems,
-        }));
-        return Ok(Exit::Success);
-    }
+    out
+}
+
+/// A `wfx run` session: the steps, each test step's runs and debug
+/// attempts, and `wfx run FILE --resume` (not the test cycle's command,
+/// which refuses run sessions).
+fn print_run(ctx: &Ctx, v: &SessionView, r: &RunSection) {
     let ui = ctx.ui;
-    let Some(state) = state else {
-        ui.out(format!(
-            "{}  [{}]  {}",
-            session.session_id, session.status, session.description
-        ));
-        ui.out(format!("No readable run state ({shown})."));
-        return Ok(Exit::Success);
+    let style = match r.status.as_str() {
+        "completed" | "partial_success" => Style::Green,
+        "failed" => Style::Red,
+        "paused" => Style::Yellow,
+        _ => Style::Bold,
     };
     ui.out(format!(
         "{}  [{}]  workflow {} ({})",
-        ui.paint(Style::Bold, &session.session_id),
-        state.status,
-        state.workflow_name,
-        state.workflow_file
+        ui.paint(Style::Bold, &v.session_id),
+        r.status,
+        r.workflow_name,
+        r.workflow_file
     ));
-    if let Some(reason) = &state.stop_reason {
-        ui.out(format!("Stopped: {reason}"));
+    ui.out(format!(
+        "{}: {}",
+        ui.paint(style, &v.outcome.title),
+        v.outcome.reason
+    ));
+    if !r.steps.is_empty() {
+        ui.out("");
+        let rows: Vec<Vec<String>> = r
+            .steps
+            .iter()
+            .map(|st| {
+                vec![
+                    format!("{}{}", st.index, if st.current { "*" } else { "" }),
+                    st.kind.clone(),
+                    st.status.clone(),
+                    st.exit_code.map_or("-".into(), |c| c.to_string()),
+                    dash(&st.duration),
+                    if st.kind == "test" {
+                        format!("{}/{}", st.debug_attempts, st.max_attempts)
+                    } else {
+                        "-".into()
+                    },
+                    cell(&st.command),
+                ]
+            })
+            .collect();
+        ui.out(table(
+            &[
+                "STEP", "KIND", "STATUS", "EXIT", "DURATION", "ATTEMPTS", "COMMAND",
+            ],
+            &rows,
+        ));
+    }
+    for st in r.steps.iter().filter(|st| !st.attempts.is_empty()) {
+        ui.out("");
+        let mut head = st.label.clone();
+        if let Some(summary) = &st.summary {
+            head.push_str(&format!(": {summary}"));
+        }
+        if !st.sparkline.is_empty() {
+            head.push_str(&format!("  {}", st.sparkline));
+        }
+        ui.out(head);
+        if let Some(f) = &st.on_failure {
+            ui.out(format!("on_failure: {} `{}`", f.kind, cell(&f.command)));
+        }
+        let rows: Vec<Vec<String>> = st
+            .attempts
+            .iter()
+            .map(|a| {
+                let action = a.debug.as_ref().map_or("-".into(), |d| {
+                    format!("{} {}", d.agent.as_deref().unwrap_or(&d.kind), d.result)
+                });
+                let tests = match (&a.test, a.outcome.as_deref()) {
+                    (Some(t), _) => t.result.clone(),
+                    (None, Some("no_change")) => "not re-run".into(),
+                    (None, _) => "not run yet".into(),
+                };
+                vec![
+                    a.label.clone(),
+                    action,
+                    tests,
+                    a.outcome.clone().unwrap_or_else(|| "-".into()),
+                ]
+            })
+            .collect();
+        ui.out(table(&["RUN", "ACTION", "TESTS", "OUTCOME"], &rows));
+        if !st.dir.is_empty() {
+            ui.out(format!("Logs: {}/", st.dir));
+        }
     }
     ui.out("");
-    let rows: Vec<Vec<String>> = state
-        .steps
-        .iter()
-        .map(|st| {
-            vec![
-                st.index.to_string(),
-                st.kind.to_string(),
-                st.status.as_str().to_string(),
-                st.exit_code.map_or("-".into(), |c| c.to_string()),
-                st.reason.clone().unwrap_or_else(|| "-".into()),
-            ]
-        })
-        .collect();
-    ui.out(table(&["STEP", "KIND", "STATUS", "EXIT", "REASON"], &rows));
-    ui.out("");
-    match next {
-        Some(cmd) => ui.out(format!(
-            "Next: continue at step {}\n  {cmd}",
-            state.current_step
-        )),
-        None => ui.out("Next: nothing; the run is finished"),
+    match (&v.next.hint, &v.next.command) {
+        (Some(hint), Some(cmd)) => ui.out(format!("Next: {hint}\n  {cmd}")),
+        (None, Some(cmd)) => ui.out(format!("Next: {cmd}")),
+        (Some(hint), None) => ui.out(format!("Next: {hint}")),
+        (None, None) => {}
     }
-    Ok(Exit::Success)
 }

@@ -58,12 +58,48 @@ fn x_of(i: usize, n: usize) -> f64 {
     LEFT + PAD + i as f64 * (RIGHT - LEFT - 2.0 * PAD) / (n - 1) as f64
 }
 
+/// What differs between the test cycle's chart and the chart of a `wfx
+/// run` test step: the words, the `<title>` id (unique in a page with
+/// several charts) and whether the cycle's marks are explained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChartOptions<'a> {
+    /// Id of the chart's `<title>` element.
+    pub id: &'a str,
+    pub title: &'a str,
+    /// Label under the x axis.
+    pub x_axis: &'a str,
+    /// The word naming a point in its tooltip (`run 2: …`).
+    pub point: &'a str,
+    /// The test cycle's chart: tooltips name the scope and the strategy,
+    /// and the legend explains strategies, subsets, rollbacks and flaky
+    /// marks. Off for a `wfx run` step, whose points have none of these.
+    pub cycle: bool,
+}
+
+impl ChartOptions<'static> {
+    /// The test cycle's chart (one per report).
+    pub const CYCLE: ChartOptions<'static> = ChartOptions {
+        id: "chart-title",
+        title: "Pass rate per test run",
+        x_axis: "test run (iteration)",
+        point: "run",
+        cycle: true,
+    };
+}
+
 /// The chart of `runs` with the pass threshold line at `threshold` percent.
 pub fn pass_rate_chart(runs: &[RunView], threshold: f64) -> String {
+    pass_rate_chart_with(runs, threshold, &ChartOptions::CYCLE)
+}
+
+/// [`pass_rate_chart`] with other words (see [`ChartOptions`]).
+pub fn pass_rate_chart_with(runs: &[RunView], threshold: f64, o: &ChartOptions) -> String {
     let mut s = String::new();
     let _ = write!(
         s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}" role="img" aria-labelledby="chart-title"><title id="chart-title">Pass rate per test run</title>"#
+        r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}" role="img" aria-labelledby="{id}"><title id="{id}">{title}</title>"#,
+        id = escape(o.id),
+        title = escape(o.title)
     );
     let _ = write!(
         s,
@@ -117,10 +153,19 @@ pub fn pass_rate_chart(runs: &[RunView], threshold: f64) -> String {
         for (i, r) in runs.iter().enumerate() {
             let (x, y) = (x_of(i, n), y_of(r.pass_rate));
             let colour = strategy_colour(r.strategy.as_deref());
-            let mut tip = format!(
-                "run {}: {} ({}/{} passed, {} scope)",
-                r.iteration, r.pass_rate_text, r.passed, r.total, r.scope
-            );
+            let mut tip = if o.cycle {
+                format!(
+                    "{} {}: {} ({}/{} passed, {} scope)",
+                    o.point, r.iteration, r.pass_rate_text, r.passed, r.total, r.scope
+                )
+            } else if r.total > 0 {
+                format!(
+                    "{} {}: {} ({}/{} passed)",
+                    o.point, r.iteration, r.pass_rate_text, r.passed, r.total
+                )
+            } else {
+                format!("{} {}: {}", o.point, r.iteration, r.pass_rate_text)
+            };
             if let Some(st) = &r.strategy {
                 let _ = write!(tip, ", {st} strategy");
             }
@@ -183,16 +228,17 @@ pub fn pass_rate_chart(runs: &[RunView], threshold: f64) -> String {
     }
     let _ = write!(
         s,
-        r##"<text x="{:.1}" y="{:.1}" font-size="11" text-anchor="middle" fill="#4b5563">test run (iteration)</text>"##,
+        r##"<text x="{:.1}" y="{:.1}" font-size="11" text-anchor="middle" fill="#4b5563">{}</text>"##,
         (LEFT + RIGHT) / 2.0,
-        BOTTOM + 32.0
+        BOTTOM + 32.0,
+        escape(o.x_axis)
     );
-    legend(&mut s);
+    legend(&mut s, o.cycle);
     s.push_str("</svg>");
     s
 }
 
-fn legend(s: &mut String) {
+fn legend(s: &mut String, cycle: bool) {
     let y = HEIGHT - 18.0;
     let mut x = LEFT;
     let mut item = |s: &mut String, mark: String, label: &str| {
@@ -206,12 +252,18 @@ fn legend(s: &mut String) {
         x += 24.0 + label.len() as f64 * 6.2;
     };
     s.push_str(r#"<g class="legend">"#);
-    for (label, strategy) in [
+    let cycle_points: &[(&str, Option<&str>)] = &[
         ("first run", None),
         ("conservative", Some("conservative")),
         ("aggressive", Some("aggressive")),
         ("surgical", Some("surgical")),
-    ] {
+    ];
+    let points: &[(&str, Option<&str>)] = if cycle {
+        cycle_points
+    } else {
+        &[("test run", None)]
+    };
+    for &(label, strategy) in points {
         let c = strategy_colour(strategy);
         item(
             s,
@@ -219,30 +271,32 @@ fn legend(s: &mut String) {
             label,
         );
     }
-    item(
-        s,
-        format!(
-            r##"<circle cx="{{X}}" cy="{y:.1}" r="5" fill="#ffffff" stroke="#6b7280" stroke-width="2"/>"##
-        ),
-        "affected subset",
-    );
-    item(
-        s,
-        format!(
-            r#"<path d="M-5,{:.1} l10,10 M-5,{:.1} l10,-10" transform="translate({{X}},0)" stroke="{ROLLBACK}" stroke-width="2.5"/>"#,
-            y - 5.0,
-            y + 5.0
-        ),
-        "rolled back",
-    );
-    item(
-        s,
-        format!(
-            r#"<path d="M0,{:.1} l-6,10 h12 Z" transform="translate({{X}},0)" fill="{FLAKY}"/>"#,
-            y - 6.0
-        ),
-        "flaky",
-    );
+    if cycle {
+        item(
+            s,
+            format!(
+                r##"<circle cx="{{X}}" cy="{y:.1}" r="5" fill="#ffffff" stroke="#6b7280" stroke-width="2"/>"##
+            ),
+            "affected subset",
+        );
+        item(
+            s,
+            format!(
+                r#"<path d="M-5,{:.1} l10,10 M-5,{:.1} l10,-10" transform="translate({{X}},0)" stroke="{ROLLBACK}" stroke-width="2.5"/>"#,
+                y - 5.0,
+                y + 5.0
+            ),
+            "rolled back",
+        );
+        item(
+            s,
+            format!(
+                r#"<path d="M0,{:.1} l-6,10 h12 Z" transform="translate({{X}},0)" fill="{FLAKY}"/>"#,
+                y - 6.0
+            ),
+            "flaky",
+        );
+    }
     item(
         s,
         format!(
@@ -315,6 +369,42 @@ mod tests {
         assert!(svg.contains("flaky: &lt;script&gt;alert(1)&lt;/script&gt;"));
         assert!(!svg.contains("<script>"));
         assert!(svg.starts_with("<svg ") && svg.ends_with("</svg>"));
+    }
+
+    #[test]
+    fn run_step_charts_use_their_own_words() {
+        let mut runs = vec![run(0, 70.0, None), run(1, 100.0, None)];
+        runs[0].result = Some("failed".into());
+        runs[1].total = 0;
+        runs[1].pass_rate_text = "exit 0 (output not parsed)".into();
+        runs[1].result = Some("passed".into());
+        let o = ChartOptions {
+            id: "chart-step-2",
+            title: "Pass rate per test run of step 2 (test)",
+            x_axis: "test run",
+            point: "run",
+            cycle: false,
+        };
+        let svg = pass_rate_chart_with(&runs, 100.0, &o);
+        assert!(svg.contains(
+            r#"aria-labelledby="chart-step-2"><title id="chart-step-2">Pass rate per test run of step 2 (test)</title>"#
+        ));
+        assert!(svg.contains("<title>run 0: 70.0% (7/10 passed), failed</title>"));
+        assert!(svg.contains("<title>run 1: exit 0 (output not parsed), passed</title>"));
+        assert!(!svg.contains("scope"));
+        for cycle_only in ["conservative", "affected subset", "rolled back", "flaky"] {
+            assert!(!svg.contains(cycle_only), "{cycle_only}");
+        }
+        assert!(svg.contains(">test run</text>"));
+        assert!(svg.contains(">threshold</text>"));
+        // The cycle's chart is the default and keeps its words.
+        let cycle = pass_rate_chart(&runs, 95.0);
+        assert_eq!(
+            cycle,
+            pass_rate_chart_with(&runs, 95.0, &ChartOptions::CYCLE)
+        );
+        assert!(cycle.contains("run 0: 70.0% (7/10 passed, full scope), failed"));
+        assert!(cycle.contains(">test run (iteration)</text>"));
     }
 
     #[test]

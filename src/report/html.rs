@@ -3,11 +3,12 @@
 //! The template is HTML-escaped automatically, so test names and error
 //! messages, which are untrusted, always appear as text.
 
+use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
 use serde::Serialize;
 
-use super::{chart, view};
+use super::{chart, run, view};
 use crate::error::{Error, Result};
 use crate::render::Renderer;
 use crate::session::{SessionRef, Workspace, store};
@@ -94,6 +95,9 @@ pub fn encode_href(path: &str) -> String {
 struct Context<'a> {
     s: &'a view::SessionView,
     chart_svg: String,
+    /// A `wfx run` session: the chart of each test step that ran its tests
+    /// more than once, by step index.
+    step_charts: BTreeMap<String, String>,
     links: bool,
     generated_at: String,
     wfx_version: &'static str,
@@ -111,6 +115,17 @@ pub fn render(
     let ctx = Context {
         s: view,
         chart_svg: chart::pass_rate_chart(&view.runs, view.pass_threshold),
+        step_charts: view
+            .run
+            .as_ref()
+            .map(|r| {
+                r.steps
+                    .iter()
+                    .filter(|st| st.chart)
+                    .map(step_chart)
+                    .collect()
+            })
+            .unwrap_or_default(),
         links,
         generated_at: generated_at.to_string(),
         wfx_version: crate::VERSION,
@@ -120,6 +135,24 @@ pub fn render(
             .collect(),
     };
     renderer.render(TEMPLATE, &ctx)
+}
+
+/// The chart of one `wfx run` test step, keyed by its index.
+fn step_chart(st: &run::StepView) -> (String, String) {
+    let id = format!("chart-step-{}", st.index);
+    let title = format!("Pass rate per test run of {}", st.label);
+    let svg = chart::pass_rate_chart_with(
+        &run::chart_runs(st),
+        run::RUN_CHART_THRESHOLD,
+        &chart::ChartOptions {
+            id: &id,
+            title: &title,
+            x_axis: "test run (0: initial run, N: after debug attempt N)",
+            point: "run",
+            cycle: false,
+        },
+    );
+    (st.index.to_string(), svg)
 }
 
 /// What [`write_report`] wrote.

@@ -10,13 +10,15 @@
 pub mod chart;
 pub mod config_doc;
 pub mod html;
+pub mod run;
 pub mod view;
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::artifacts::{
-    Config, FixHistory, IterationFailures, IterationState, Task, TestResults, WorkflowSession,
+    Config, FixHistory, IterationFailures, IterationState, RunState, Task, TestResults,
+    WorkflowSession,
 };
 use crate::error::{Error, Problem, Result};
 use crate::session::{SessionRef, Workspace, store};
@@ -47,8 +49,39 @@ pub struct SessionData {
     pub files: Vec<String>,
     /// The session directory relative to the project root.
     pub dir: String,
+    /// A `wfx run` session's own files; `None` for a test-fix session.
+    pub run: Option<RunData>,
     pub problems: Vec<Problem>,
 }
+
+/// What a `wfx run` session (DESIGN.md §8) keeps beyond
+/// `workflow-session.json`: the run state, the workflow as run, and the
+/// files its records point to. Only files inside the session directory
+/// are read, so a hand-edited path in the state cannot make a report show
+/// another file.
+#[derive(Debug, Clone, Default)]
+pub struct RunData {
+    /// `.process/run-state.json`; `None` when missing or unreadable (then
+    /// `problems` says why).
+    pub state: Option<RunState>,
+    /// `workflow.yml` as run, parsed: the commands of steps that have not
+    /// run yet and each test step's `on_failure`. `None` when missing or
+    /// when it no longer parses.
+    pub workflow: Option<crate::workflow::Workflow>,
+    /// The `test-results.json` of every recorded test run, by the path the
+    /// record gives.
+    pub results: BTreeMap<String, TestResults>,
+    /// The start (at most [`COMMAND_HEAD`] bytes, lossy UTF-8) of every
+    /// recorded command or prompt file, by the path the record gives.
+    pub commands: BTreeMap<String, String>,
+}
+
+/// How much of a command or prompt file is read for a report.
+pub const COMMAND_HEAD: usize = 4096;
+
+/// A larger `workflow.yml` copy is not parsed (a hand-made one; `wfx run`
+/// reads its workflows whole too, but a viewer should stay cheap).
+pub const MAX_WORKFLOW_BYTES: u64 = 4 << 20;
 
 /// Keep going past an invalid artifact: its problems are collected, the
 /// artifact is treated as absent. I/O errors other than "missing" still
@@ -117,6 +150,12 @@ pub fn load(ws: &Workspace, sref: &SessionRef) -> Result<SessionData> {
         .collect();
     files.sort();
 
+    let run = if session.kind == crate::workflow::engine::SESSION_KIND {
+        Some(load_run(ws, sref, &files, &mut problems)?)
+    } else {
+        None
+    };
+
     Ok(SessionData {
         sref: sref.clone(),
         session,
@@ -128,7 +167,112 @@ pub fn load(ws: &Workspace, sref: &SessionRef) -> Result<SessionData> {
         config,
         files,
         dir: ws.rel(&paths.dir),
+        run,
         problems,
+    })
+}
+
+/// Read a run session's files (see [`RunData`]); `files` is the sorted
+/// list of the session's files.
+fn load_run(
+    ws: &Workspace,
+    sref: &SessionRef,
+    files: &[String],
+    problems: &mut Vec<Problem>,
+) -> Result<RunData> {
+    let paths = crate::workflow::paths::RunPaths::new(sref.paths.clone());
+    let p = paths.run_state();
+    let state = tolerant(store::read_json_opt::<RunState>(&p, &ws.rel(&p)), problems)?;
+
+    let p = paths.workflow_copy();
+    let size = std::fs::metadata(&p).map(|m| m.len()).unwrap_or(0);
+    let workflow = if size > MAX_WORKFLOW_BYTES {
+        problems.push(Problem {
+            file: ws.rel(&p),
+            pointer: String::new(),
+            message: format!(
+                "file is {size} bytes; a report reads workflows of at most {MAX_WORKFLOW_BYTES}"
+            ),
+        });
+        None
+    } else {
+        match std::fs::read(&p) {
+            Ok(bytes) => match crate::workflow::model::parse(&String::from_utf8_lossy(&bytes)) {
+                Ok(wf) => Some(wf),
+                Err(issues) => {
+                    problems.extend(issues.into_iter().take(1).map(|i| Problem {
+                        file: ws.rel(&p),
+                        pointer: i.pointer.clone(),
+                        message: i.located_message(),
+                    }));
+                    None
+                }
+            },
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(Error::io(&p, e)),
+        }
+    };
+
+    let in_session = |rel: &str| files.binary_search_by(|f| f.as_str().cmp(rel)).is_ok();
+    let mut data = RunData {
+        state: None,
+        workflow,
+        ..RunData::default()
+    };
+    let Some(st) = state else {
+        return Ok(data);
+    };
+    for step in &st.steps {
+        let runs = step
+            .initial
+            .iter()
+            .chain(step.attempts.iter().filter_map(|a| a.test.as_ref()));
+        for run in runs {
+            let rel = run.results_file.as_str();
+            if !in_session(rel) || data.results.contains_key(rel) {
+                continue;
+            }
+            let p = ws.root.join(rel);
+            if let Some(r) = tolerant(store::read_json_opt::<TestResults>(&p, rel), problems)? {
+                data.results.insert(rel.to_string(), r);
+            }
+        }
+        let commands = step.command_file.iter().chain(
+            step.attempts
+                .iter()
+                .filter_map(|a| a.debug.as_ref().map(|d| &d.command_file)),
+        );
+        for rel in commands {
+            if in_session(rel) && !data.commands.contains_key(rel.as_str()) {
+                let p = ws.root.join(rel);
+                data.commands
+                    .insert(rel.clone(), read_head(&p, COMMAND_HEAD)?);
+            }
+        }
+    }
+    data.state = Some(st);
+    Ok(data)
+}
+
+/// At most `max` bytes of a file, as text (lossy UTF-8; a character cut
+/// at the end is dropped). A file that vanished reads as empty.
+fn read_head(path: &Path, max: usize) -> Result<String> {
+    use std::io::Read;
+    let f = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(String::new()),
+        Err(e) => return Err(Error::io(path, e)),
+    };
+    let mut buf = Vec::new();
+    f.take(max as u64)
+        .read_to_end(&mut buf)
+        .map_err(|e| Error::io(path, e))?;
+    let text = String::from_utf8_lossy(&buf).into_owned();
+    // A multi-byte character cut by the limit becomes one U+FFFD at the end.
+    Ok(if buf.len() == max {
+        text.trim_end_matches('\u{FFFD}').to_string()
+    } else {
+        text
     })
 }
 

@@ -63,6 +63,9 @@ pub struct SessionView {
     pub artifacts: Vec<ArtifactView>,
     pub failure_report: Option<Link>,
     pub next: NextStep,
+    /// What a `wfx run` session did, step by step; `None` for a test-fix
+    /// session (whose cycle fields above are then all there is).
+    pub run: Option<super::run::RunSection>,
     /// Artifacts that could not be read, as `file: /pointer: message`.
     pub problems: Vec<String>,
 }
@@ -473,14 +476,23 @@ pub fn build(data: &SessionData, link: &dyn Fn(&str) -> Option<String>) -> Sessi
         (a.name.matches('/').count(), &a.name).cmp(&(b.name.matches('/').count(), &b.name))
     });
 
-    let fix_task_file = awaiting_fix_task(data).map(|(_, file)| file.to_string());
-    let next = next_step(
-        &s.session_id,
-        data.sref.location,
-        s.status,
-        state,
-        fix_task_file.as_deref(),
-    );
+    let run = data
+        .run
+        .as_ref()
+        .map(|r| super::run::build(r, data.sref.location, &data.dir, &href));
+    let next = match &run {
+        Some(r) => super::run::next_step(&s.session_id, data.sref.location, r),
+        None => {
+            let fix_task_file = awaiting_fix_task(data).map(|(_, file)| file.to_string());
+            next_step(
+                &s.session_id,
+                data.sref.location,
+                s.status,
+                state,
+                fix_task_file.as_deref(),
+            )
+        }
+    };
 
     SessionView {
         session_id: s.session_id.clone(),
@@ -498,7 +510,10 @@ pub fn build(data: &SessionData, link: &dyn Fn(&str) -> Option<String>) -> Sessi
         git_branch: s.git.branch.clone(),
         wfx_version: s.wfx_version.clone(),
         dir: data.dir.clone(),
-        outcome: outcome(data),
+        outcome: match &run {
+            Some(r) => super::run::outcome(r),
+            None => outcome(data),
+        },
         phases,
         tasks,
         sparkline: sparkline(&pass_rates),
@@ -519,6 +534,7 @@ pub fn build(data: &SessionData, link: &dyn Fn(&str) -> Option<String>) -> Sessi
         artifacts,
         failure_report: existing(format!("{}/.process/failure-report.md", data.dir)),
         next,
+        run,
         problems: data.problems.iter().map(ToString::to_string).collect(),
     }
 }
@@ -973,6 +989,9 @@ pub fn describe_artifact(name: &str) -> &'static str {
         .and_then(|rest| rest.split_once('-'))
         .filter(|(n, _)| n.parse::<u32>().is_ok())
         .map(|(_, suffix)| suffix);
+    if name.starts_with(".process/step-") {
+        return describe_run_file(file);
+    }
     if name.starts_with(".summaries/iteration-summaries/") {
         return "What one fix iteration did and how the retest went";
     }
@@ -1007,6 +1026,28 @@ pub fn describe_artifact(name: &str) -> &'static str {
         ("test-output.log", _) => "Full output of the latest test run",
         ("fix-history.json", _) => "Every fix attempt and agent call, with cost",
         ("failure-report.md", _) => "Why the session is blocked and how to resume",
+        ("workflow.yml", _) => "The workflow as it was run (wfx run)",
+        ("run-state.json", _) => "The run's state: current step, attempt and phase, every record",
+        ("run.log", _) => "Progress lines of the run, timestamped",
+        _ => "",
+    }
+}
+
+/// What a file of a `wfx run` step directory (`.process/step-NN/…`) is for.
+fn describe_run_file(file: &str) -> &'static str {
+    match file {
+        "command.txt" => "The step's shell command as run",
+        "output.log" => "Output of the step's shell command",
+        "claude-prompt.md" => "Exactly what claude was sent",
+        "claude-cli-output.txt" => "Exactly what claude printed",
+        "claude-result.md" => "claude's result text (the step's output)",
+        "test-output.log" => "Full output of this test run",
+        "test-results.json" => "This test run, parsed",
+        "debug-command.txt" => "The on_failure shell command of this attempt, as run",
+        "debug-output.log" => "Output of the on_failure shell command",
+        "debug-prompt.md" => "Exactly what claude was sent in this attempt",
+        "debug-cli-output.txt" => "Exactly what claude printed in this attempt",
+        "attempt.json" => "The attempt's record: debug command, re-run, outcome",
         _ => "",
     }
 }
@@ -1092,6 +1133,18 @@ mod tests {
                 "The state machine: next action, runs, stuck tests",
             ),
             ("notes-by-hand.txt", ""),
+            (
+                ".process/step-02/attempt-1/test-output.log",
+                "Full output of this test run",
+            ),
+            (
+                ".process/step-02/attempt-1/debug-command.txt",
+                "The on_failure shell command of this attempt, as run",
+            ),
+            (
+                ".process/run-state.json",
+                "The run's state: current step, attempt and phase, every record",
+            ),
         ] {
             assert_eq!(describe_artifact(name), want, "{name}");
         }
