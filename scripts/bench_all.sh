@@ -5,26 +5,30 @@
 # bench-stream.sh (streaming 1 GiB), bench_gen.py (context gather),
 # bench_load.py (200 sessions × 50 iterations).
 #
-#   scripts/bench_all.sh [--write] [--quick] [--note "TEXT"]
+#   scripts/bench_all.sh [--write] [--quick] [--release] [--note "TEXT"]
 #
 # --write   also replace docs/PERFORMANCE.md with the output
+# --release also measure the orchestration overhead with a release build
+#           (what `cargo install` makes; the build takes minutes on 2 cores)
 # --quick   fewer runs and smaller inputs (a smoke test of the script; the
 #           figures are not comparable)
 # --note    a sentence for the machine section (e.g. "shared with another build")
 #
-# Debug build (the dev profile), like every build on the shared machines.
+# Debug build (the dev profile), like every build on the shared machines,
+# except the extra overhead row of --release.
 # Takes about 10 minutes on 2 cores. Needs python3 with pytest (progressive
 # testing) and a filled cargo registry cache (context gather).
 set -eu
 cd "$(dirname "$0")/.."
 
-write=0 quick=0 note=""
+write=0 quick=0 release=0 note=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --write) write=1 ;;
     --quick) quick=1 ;;
+    --release) release=1 ;;
     --note) shift; note="$1" ;;
-    *) echo "usage: scripts/bench_all.sh [--write] [--quick] [--note TEXT]" >&2; exit 2 ;;
+    *) echo "usage: scripts/bench_all.sh [--write] [--quick] [--release] [--note TEXT]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -49,6 +53,11 @@ python3 scripts/bench_cycle.py overhead --wfx "$wfx" --runs "$runs" --json >"$ou
 if [ -d /dev/shm ]; then
   log "orchestration overhead (tmpfs)"
   TMPDIR=/dev/shm python3 scripts/bench_cycle.py overhead --wfx "$wfx" --runs "$runs" --json >"$out/overhead-tmpfs.json"
+fi
+if [ "$release" = 1 ]; then
+  cargo build --quiet --release
+  log "orchestration overhead, release build (work dir's disk)"
+  python3 scripts/bench_cycle.py overhead --wfx target/release/wfx --runs "$runs" --json >"$out/overhead-release.json"
 fi
 
 log "streaming $bytes bytes"

@@ -54,8 +54,9 @@ def machine(d):
         ("OS", f"{os_name}, Linux {platform.release()}"),
         ("work dir", f"{fstype} on {device} ({disk}); temp dirs (`TMPDIR`) on {tmp_fs}"),
         ("rustc", sh("rustc --version")),
-        ("build", "debug (`dev` profile: wfx at opt-level 0, dependencies at opt-level 1), as every "
-                  "build on this shared machine; release builds are not allowed here"),
+        ("build", "debug (`dev` profile: wfx at opt-level 0, dependencies at opt-level 1) for every row"
+                  + (", except the one marked release build (`cargo build --release`, what `cargo install` makes)"
+                     if os.path.exists(os.path.join(d, "overhead-release.json")) else "")),
         ("load", "load average (1/5/15 min) before: " + (load[0] if load else "?")
                  + "; after: " + (load[1] if len(load) > 1 else "?")),
         ("date", read(os.path.join(d, "date")).strip() if os.path.exists(os.path.join(d, "date")) else "?"),
@@ -91,13 +92,14 @@ def main():
         rows.append((figure, median, baseline, ratio, target,
                      "–" if met is None else ("yes" if met else "**no**")))
 
-    for name in ["overhead.json", "overhead-tmpfs.json"]:
+    for name in ["overhead.json", "overhead-tmpfs.json", "overhead-release.json"]:
         o = jload(d, name)
         if o:
+            build = "release build, " if "release" in name else ""
             fs = sh(f"df -T '{o['tmpdir']}' | tail -1").split()
             where = f"{o['tmpdir']} ({fs[1] if len(fs) > 1 else '?'})"
             per = o["overhead_per_iteration_ms"]
-            add(f"orchestration overhead per fix iteration ({o['attempts']} attempts, {o['test_runs']} test runs; "
+            add(f"orchestration overhead per fix iteration ({build}{o['attempts']} attempts, {o['test_runs']} test runs; "
                 f"session files in {where}; range {o['min_ms']}–{o['max_ms']} ms)",
                 f"{per:.1f} ms", f"bare test command {o['bare_test_ms']:.1f} ms", f"{per / o['bare_test_ms']:.1f}×",
                 "< 30 ms", per < 30)
