@@ -9,7 +9,7 @@ mod common;
 
 use std::path::Path;
 
-use common::Env;
+use common::{Env, html_section as section, wfx_out as wfx};
 use serde_json::{Value, json};
 
 const NODE_ID: &str = "WFS-run-node-shell-fix";
@@ -17,21 +17,6 @@ const NODE_ID: &str = "WFS-run-node-shell-fix";
 /// A "test suite" that fails (exit 3) until a file named `fixed` exists;
 /// its output is not a format any parser reads.
 const CHECK: &str = "#!/bin/sh\nif [ -f fixed ]; then echo 'all good'; exit 0; fi\necho 'FAIL: the bug is still there'\nexit 3\n";
-
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn wfx(env: &Env, args: &[&str]) -> Out {
-    let out = env.wfx().args(args).output().unwrap();
-    Out {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
 
 /// node-calc in git, the fixture workflow as `wf.yml`, run to the end with
 /// `fix-one` on PATH.
@@ -86,15 +71,6 @@ fn report_at(env: &Env, id: &str, file: &Path) -> String {
         assert!(!html.contains(banned), "report contains {banned}");
     }
     html.replace("&#x2f;", "/").replace("&amp;", "&")
-}
-
-/// The text of `<section id="…">`.
-fn section<'a>(html: &'a str, id: &str) -> &'a str {
-    let start = html
-        .find(&format!(r#"<section id="{id}""#))
-        .unwrap_or_else(|| panic!("no section {id}"));
-    let end = html[start..].find("</section>").unwrap() + start;
-    &html[start..end]
 }
 
 /// Times and durations vary from run to run: set them to null.

@@ -6,7 +6,7 @@ mod common;
 use std::path::Path;
 
 use common::stories::{self, EVIL_TEST};
-use common::{Env, make_session};
+use common::{Env, html_section as section, make_session};
 use predicates::prelude::*;
 
 /// Run `wfx report ID --html OUT` (OUT relative to the project root) and
@@ -30,15 +30,6 @@ fn hrefs(html: &str) -> Vec<String> {
     re.captures_iter(&unescape(html))
         .map(|c| c[1].to_string())
         .collect()
-}
-
-/// The text of the `<section id="…">` element.
-fn section<'a>(html: &'a str, id: &str) -> &'a str {
-    let start = html
-        .find(&format!(r#"<section id="{id}""#))
-        .unwrap_or_else(|| panic!("no section {id}"));
-    let end = html[start..].find("</section>").unwrap() + start;
-    &html[start..end]
 }
 
 fn self_contained(html: &str) {

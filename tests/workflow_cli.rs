@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::Env;
+use common::{Env, wfx_out as wfx};
 use serde_json::Value;
 
 /// A "test suite" that fails (exit 3, one line of output) until a file
@@ -16,21 +16,6 @@ fn project() -> Env {
     let env = Env::new();
     env.write("check.sh", CHECK);
     env
-}
-
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn wfx(env: &Env, args: &[&str]) -> Out {
-    let out = env.wfx().args(args).output().unwrap();
-    Out {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
 }
 
 fn run_state(env: &Env, id: &str) -> Value {

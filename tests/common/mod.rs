@@ -504,3 +504,29 @@ pub fn changed_files(
         .cloned()
         .collect()
 }
+
+/// What a finished wfx process left: its exit code and its output as text.
+pub struct Out {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Run wfx in `env` with `args` to the end.
+pub fn wfx_out(env: &Env, args: &[&str]) -> Out {
+    let out = env.wfx().args(args).output().unwrap();
+    Out {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// The text of the `<section id="…">` element of an HTML report.
+pub fn html_section<'a>(html: &'a str, id: &str) -> &'a str {
+    let start = html
+        .find(&format!(r#"<section id="{id}""#))
+        .unwrap_or_else(|| panic!("no section {id}"));
+    let end = html[start..].find("</section>").unwrap() + start;
+    &html[start..end]
+}
