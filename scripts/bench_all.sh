@@ -3,6 +3,7 @@
 # one table (figure, median, baseline, ratio, target, met?). Reuses the
 # single benchmarks: bench_cycle.py (overhead, progressive testing),
 # bench-stream.sh (streaming 1 GiB), bench_gen.py (context gather),
+# bench_parse.py (parsing 200 MB of cargo test output),
 # bench_load.py (200 sessions × 50 iterations).
 #
 #   scripts/bench_all.sh [--write] [--quick] [--release] [--note "TEXT"]
@@ -33,9 +34,9 @@ while [ $# -gt 0 ]; do
   shift
 done
 
-runs=5 files=20000 bytes=1073741824 sessions=200 iterations=50
+runs=5 files=20000 bytes=1073741824 sessions=200 iterations=50 mb=200
 if [ "$quick" = 1 ]; then
-  runs=2 files=2000 bytes=67108864 sessions=20 iterations=10
+  runs=2 files=2000 bytes=67108864 sessions=20 iterations=10 mb=20
 fi
 
 out=$(mktemp -d "${TMPDIR:-/tmp}/wfx-bench-all.XXXXXX")
@@ -67,6 +68,9 @@ WFX_BENCH_BYTES=$bytes WFX_BENCH_RUNS=$runs scripts/bench-stream.sh >"$out/strea
 log "context gather ($files files, walk and git index)"
 python3 scripts/bench_gen.py --wfx "$wfx" --files "$files" --runs "$runs" --json >"$out/gen.json"
 python3 scripts/bench_gen.py --wfx "$wfx" --files "$files" --runs "$runs" --git --json >"$out/gen-git.json"
+
+log "parsing a large test output"
+python3 scripts/bench_parse.py --wfx "$wfx" --mb "$mb" --runs "$runs" --json >"$out/parse.json"
 
 log "progressive testing"
 python3 scripts/bench_cycle.py progressive --wfx "$wfx" --runs "$runs" --json >"$out/progressive.json"

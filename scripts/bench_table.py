@@ -129,6 +129,14 @@ def main():
                 f"{g['median_s'] / g['baseline_s']:.0f}×", "20,000 files < 2 s (≥ 10,000 files/s)",
                 g["files_per_s"] >= 10000)
 
+    p = jload(d, "parse.json")
+    if p:
+        add(f"`wfx test` on {p['mb']} MB of cargo test output ({p['tests']:,} tests, {p['failing']} failing with "
+            f"long captured logs: stream, parse, write results; {p['median_s']:.2f} s, range "
+            f"{p['min_s']:.2f}–{p['max_s']:.2f} s; peak memory {p['peak_rss_mib']} MiB)",
+            f"{p['mb_per_s']} MB/s", f"`cat` of the same output {p['baseline_s'] * 1000:.0f} ms",
+            f"{p['median_s'] / p['baseline_s']:.0f}×", "–", None)
+
     p = jload(d, "progressive.json")
     if p:
         add(f"progressive testing: affected-only retest vs full run ({p['tests']} pytest tests, "
@@ -181,7 +189,8 @@ def main():
     print("- **Overhead**: `scripts/bench_cycle.py overhead`: a trivial TAP test command with one failing")
     print("  test and a no-op fix agent, 10 fix attempts; wfx's wall time minus the time of its children")
     print("  (as wfx records them), per attempt. Baseline: the same test command run once with `sh -c`.")
-    print("  On a disk, every atomic write waits for fsync; the tmpfs row shows wfx's own cost.")
+    print("  On a disk, each step's writes are made durable together before its state is (one flush per")
+    print("  step); the tmpfs row shows wfx's own cost without the disk.")
     print("- **Streaming**: `scripts/bench-stream.sh` (`benches/stream.rs`): 1 GiB of libtest lines through")
     print("  `process::run` into a log, each run in a fresh process so its peak RSS is its own; baseline")
     print("  `generator | cat > /dev/null`.")
@@ -189,6 +198,9 @@ def main():
     print("  source files (crates from the cargo registry cache); baseline: listing the same tree.")
     print("- **Progressive testing**: `scripts/bench_cycle.py progressive`: 220 pytest tests in 20 files,")
     print("  2 failing; a fixer fixes them; the affected-only retest against the full run of the same code.")
+    print("- **Parsing**: `scripts/bench_parse.py`: `wfx test` on a project whose test command prints 200 MB")
+    print("  of libtest text (5,000 tests, 20 failing, each failure with 10 MB of captured log lines);")
+    print("  baseline: the same output piped through `cat`.")
     print("- **Load**: `scripts/bench_load.py`: 200 sessions (half archived) of 50 iterations with realistic")
     print("  artifacts; baseline: `cat` of the files the command has to read.")
 
