@@ -155,12 +155,12 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 }
 
 /// Write a state file: the commit point of a [`SyncBatch`]. What the batch
-/// owes is paid first, in the same flush as the new state's own data, and
+/// owes is paid first, together with the new state's own data, and
 /// only then is the new state renamed into place, so it never refers to a
 /// file that is not durable. Its content is durable before the rename
 /// (old state or new, never a mix); inside a batch the rename itself is
 /// paid with the next commit or when the batch ends, so each step costs
-/// one flush. After a power loss that rename may be lost: resume then
+/// one round of fsyncs. After a power loss that rename may be lost: resume then
 /// redoes the last step, as after a crash during it.
 pub fn commit_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
     let tmp = temp_with(path, &json_bytes(value)?)?;
