@@ -51,14 +51,14 @@ struct Owed {
 
 /// Group commit for a state machine: the writes of one step are made
 /// durable together, at the step's [`commit_json`] of its state file,
-/// instead of one journal commit per file.
+/// instead of two fsyncs per file interleaved with the step's work.
 ///
 /// Inside a batch, [`write_atomic`] still writes a temp file and renames
 /// it over the target, so a killed process leaves the old content or the
 /// new, never a mix; it starts the file's writeback before the rename and
-/// leaves the fsyncs owed. [`commit_json`] pays them (the files, then their
-/// directories, in one flush on journaling filesystems, together with the
-/// new state's data) before it renames the new state into place. So every
+/// leaves the fsyncs owed. [`commit_json`] pays them back to back (the
+/// files, then their directories, then the new state's data) before it
+/// renames the new state into place. So every
 /// file a durable state refers to is durable too, and a step whose state
 /// never became durable is redone on resume. What the batch gives up: after a power loss (not a
 /// crash of wfx), a file replaced since the last commit may come back
@@ -121,7 +121,7 @@ pub fn sync_dir(dir: &Path) {
 }
 
 /// Ask the kernel to start writing `file` out now, without waiting, so a
-/// later fsync of several such files costs one flush, not one each.
+/// later fsync of several such files mostly waits for writes already made.
 fn start_writeback(file: &File) {
     #[cfg(target_os = "linux")]
     {
