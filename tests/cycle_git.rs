@@ -9,21 +9,6 @@ use predicates::prelude::*;
 const ID: &str = "WFS-test-the-calculator";
 const ARCHIVED: &str = ".workflow/archives/WFS-test-the-calculator";
 
-fn plan(env: &Env) {
-    env.wfx_live()
-        .args(["test-fix-gen", "Test the calculator", "--plan-only"])
-        .assert()
-        .success();
-}
-
-fn cycle(env: &Env, args: &[&str]) -> assert_cmd::assert::Assert {
-    env.wfx_live()
-        .env("FIXER_STATE", env.state_dir())
-        .arg("test-cycle-execute")
-        .args(args)
-        .assert()
-}
-
 /// No artifact (JSON or Markdown) of the session holds the project's
 /// absolute path; raw outputs and logs are exempt (they are what the tools
 /// printed, and never committed).
@@ -48,10 +33,10 @@ fn assert_no_absolute_paths(env: &Env, dir: &str) {
 fn a_dirty_tree_is_refused_unless_allowed_and_never_committed() {
     let env = Env::new();
     env.cycle_project("node-calc", &fixer_config("fix-all"));
-    plan(&env);
+    env.plan_calculator();
     let pkg = env.read("package.json").replace("0.1.0", "0.1.1-dev");
     env.write("package.json", &pkg);
-    cycle(&env, &[])
+    env.cycle(&[])
         .code(2)
         .stderr(predicate::str::contains(
             "1 tracked file(s) are modified or staged outside .workflow/: package.json",
@@ -65,7 +50,7 @@ fn a_dirty_tree_is_refused_unless_allowed_and_never_committed() {
             .exists(),
         "nothing started"
     );
-    cycle(&env, &["--allow-dirty"]).success();
+    env.cycle(&["--allow-dirty"]).success();
     // The user's change is still there, uncommitted, and in no commit.
     assert_eq!(env.git(&["status", "--porcelain"]), " M package.json\n");
     assert!(env.read("package.json").contains("0.1.1-dev"));
@@ -82,8 +67,8 @@ fn a_dirty_tree_is_refused_unless_allowed_and_never_committed() {
 fn no_commit_changes_the_code_but_makes_no_commit() {
     let env = Env::new();
     env.cycle_project("node-calc", &fixer_config("fix-all"));
-    plan(&env);
-    cycle(&env, &["--no-commit"])
+    env.plan_calculator();
+    env.cycle(&["--no-commit"])
         .success()
         .stdout(predicate::str::contains("Final commit").not());
     assert_eq!(env.subjects(), ["initial"]);
@@ -101,8 +86,8 @@ fn outside_git_the_loop_runs_without_commits_and_says_so() {
         ".workflow/wfx.json",
         &serde_json::to_string(&fixer_config("fix-all")).unwrap(),
     );
-    plan(&env);
-    cycle(&env, &[]).success().stderr(predicate::str::contains(
+    env.plan_calculator();
+    env.cycle(&[]).success().stderr(predicate::str::contains(
         "Not a git repository: running without commits",
     ));
     assert!(env.read("src/math.js").contains("values[i] > best"));
@@ -119,8 +104,8 @@ fn outside_git_the_loop_runs_without_commits_and_says_so() {
 fn worktree_runs_the_session_on_its_own_branch_and_leaves_the_tree_alone() {
     let env = Env::new();
     env.cycle_project("node-calc", &fixer_config("fix-all"));
-    plan(&env);
-    cycle(&env, &["--worktree"])
+    env.plan_calculator();
+    env.cycle(&["--worktree"])
         .success()
         .stderr(predicate::str::contains(
             "Working in the git worktree .workflow/worktrees/WFS-test-the-calculator on branch wfx/WFS-test-the-calculator",

@@ -12,21 +12,6 @@ const ID: &str = "WFS-test-the-calculator";
 const ACTIVE: &str = ".workflow/active/WFS-test-the-calculator";
 const ARCHIVED: &str = ".workflow/archives/WFS-test-the-calculator";
 
-fn plan(env: &Env) {
-    env.wfx_live()
-        .args(["test-fix-gen", "Test the calculator", "--plan-only"])
-        .assert()
-        .success();
-}
-
-fn cycle(env: &Env, args: &[&str]) -> assert_cmd::assert::Assert {
-    env.wfx_live()
-        .env("FIXER_STATE", env.state_dir())
-        .arg("test-cycle-execute")
-        .args(args)
-        .assert()
-}
-
 fn pass_rates(state: &Value) -> Vec<f64> {
     state["iterations"]
         .as_array()
@@ -162,7 +147,7 @@ fn a_fixer_that_fixes_everything_completes_after_one_iteration() {
     }
     validate(&env);
     // Resuming a finished session does nothing and says so.
-    cycle(&env, &["--resume-session", ID])
+    env.cycle(&["--resume-session", ID])
         .success()
         .stdout(predicate::str::contains("completed"));
     assert_eq!(env.subjects().len(), 3);
@@ -172,8 +157,8 @@ fn a_fixer_that_fixes_everything_completes_after_one_iteration() {
 fn a_fixer_that_fixes_one_failure_per_call_climbs_one_commit_per_iteration() {
     let env = Env::new();
     env.cycle_project("node-calc", &fixer_config("fix-one"));
-    plan(&env);
-    cycle(&env, &[]).success();
+    env.plan_calculator();
+    env.cycle(&[]).success();
     assert_eq!(
         env.subjects(),
         [
@@ -212,8 +197,8 @@ fn a_fixer_that_fixes_one_failure_per_call_climbs_one_commit_per_iteration() {
 fn a_fixer_that_breaks_more_tests_is_reverted_and_the_next_strategy_is_surgical() {
     let env = Env::new();
     env.cycle_project("node-calc", &fixer_config("break-more"));
-    plan(&env);
-    cycle(&env, &[])
+    env.plan_calculator();
+    env.cycle(&[])
         .success()
         .stderr(predicate::str::contains("Rolled back iteration 1"));
     assert_eq!(
@@ -266,8 +251,8 @@ fn a_fixer_that_breaks_more_tests_is_reverted_and_the_next_strategy_is_surgical(
 fn a_fixer_that_deletes_the_failing_tests_is_rejected_and_rolled_back() {
     let env = Env::new();
     env.cycle_project("node-calc", &fixer_config("delete-test"));
-    plan(&env);
-    cycle(&env, &["--max-iterations", "1"])
+    env.plan_calculator();
+    env.cycle(&["--max-iterations", "1"])
         .code(1)
         .stdout(predicate::str::contains(
             "Session WFS-test-the-calculator is blocked",
@@ -312,8 +297,8 @@ fn a_fixer_that_deletes_the_failing_tests_is_rejected_and_rolled_back() {
 fn a_fixer_that_skips_the_failing_tests_is_rejected_and_rolled_back() {
     let env = Env::new();
     env.cycle_project("py-calc", &fixer_config("skip-test"));
-    plan(&env);
-    cycle(&env, &["--max-iterations", "1"]).code(1);
+    env.plan_calculator();
+    env.cycle(&["--max-iterations", "1"]).code(1);
     assert_eq!(
         env.subjects()[0],
         "test-cycle: rollback iteration 1 - test edits rejected (tests/test_auth.py: @pytest.mark.skip added (0 → 1); tests/test_ops.py: @pytest.mark.skip added (1 → 2))"
@@ -332,8 +317,8 @@ fn a_fixer_that_skips_the_failing_tests_is_rejected_and_rolled_back() {
 fn a_fixer_that_changes_nothing_gets_stuck_and_blocks_with_a_report() {
     let env = Env::new();
     env.cycle_project("node-calc", &fixer_config("noop"));
-    plan(&env);
-    cycle(&env, &[])
+    env.plan_calculator();
+    env.cycle(&[])
         .code(1)
         .stdout(predicate::str::contains(
             "blocked: no progress: the same tests failed in 4 runs in a row",
@@ -382,7 +367,7 @@ fn a_fixer_that_changes_nothing_gets_stuck_and_blocks_with_a_report() {
     assert_eq!(loop_task["status"], "blocked");
     validate(&env);
     // Blocked stays blocked until a person resumes it.
-    cycle(&env, &[])
+    env.cycle(&[])
         .code(1)
         .stdout(predicate::str::contains("is blocked (nothing was run)"));
 }
@@ -391,7 +376,7 @@ fn a_fixer_that_changes_nothing_gets_stuck_and_blocks_with_a_report() {
 fn a_flaky_test_is_rerun_and_ends_in_partial_success() {
     let env = Env::new();
     env.cycle_project("py-flaky", &json!({}));
-    plan(&env);
+    env.plan_calculator();
     let marker = env.state_dir().join("flaky-marker");
     env.wfx_live()
         .env("FLAKY_MARKER", &marker)
@@ -426,8 +411,8 @@ fn a_flaky_test_is_rerun_and_ends_in_partial_success() {
 fn manual_mode_pauses_for_a_person_and_the_edit_is_the_fix() {
     let env = Env::new();
     env.cycle_project("node-calc", &json!({}));
-    plan(&env);
-    cycle(&env, &[])
+    env.plan_calculator();
+    env.cycle(&[])
         .code(3)
         .stdout(predicate::str::contains(
             "Iteration 1: waiting for your fix (manual mode).",
@@ -450,7 +435,7 @@ fn manual_mode_pauses_for_a_person_and_the_edit_is_the_fix() {
             .is_file()
     );
     // Resuming before changing anything spends no fix attempt.
-    cycle(&env, &["--resume-session", ID])
+    env.cycle(&["--resume-session", ID])
         .code(3)
         .stdout(predicate::str::contains(
             "No file has changed since the fix task was written",
@@ -468,7 +453,7 @@ fn manual_mode_pauses_for_a_person_and_the_edit_is_the_fix() {
         .replace(".replace(' ', '-')", ".replace(/\\s+/g, '-')");
     env.write("src/strings.js", &strings);
     env.wfx().args(["session", "resume", ID]).assert().success();
-    cycle(&env, &["--resume-session", ID]).success();
+    env.cycle(&["--resume-session", ID]).success();
     assert_eq!(
         env.subjects()[1],
         "test-cycle: iteration 1 - conservative strategy (pass: 77.8% → 100.0%)"
@@ -494,7 +479,7 @@ fn max_iterations_precedence_flag_then_task_then_config_then_ten() {
     };
     env.write(".workflow/wfx.json", &config(Some(7)).to_string());
     env.git_init_commit();
-    plan(&env);
+    env.plan_calculator();
     let state_max = |env: &Env| {
         env.json(&format!("{ACTIVE}/.process/iteration-state.json"))["max_iterations"].clone()
     };
@@ -506,25 +491,25 @@ fn max_iterations_precedence_flag_then_task_then_config_then_ten() {
     };
     let task = format!("{ACTIVE}/.task/IMPL-002.json");
     assert_eq!(env.json(&task)["meta"]["max_iterations"], 7);
-    cycle(&env, &[]).code(3);
+    env.cycle(&[]).code(3);
     assert_eq!(state_max(&env), 7, "task meta (written from the config)");
     env.write(".workflow/wfx.json", &config(Some(9)).to_string());
     attempt(&env);
-    cycle(&env, &[]).code(3);
+    env.cycle(&[]).code(3);
     assert_eq!(state_max(&env), 7, "task meta wins over the config");
     let mut t = env.json(&task);
     t["meta"].as_object_mut().unwrap().remove("max_iterations");
     env.write(&task, &t.to_string());
     attempt(&env);
-    cycle(&env, &[]).code(3);
+    env.cycle(&[]).code(3);
     assert_eq!(state_max(&env), 9, "config without task meta");
     env.write(".workflow/wfx.json", &config(None).to_string());
     attempt(&env);
-    cycle(&env, &[]).code(3);
+    env.cycle(&[]).code(3);
     assert_eq!(state_max(&env), 10, "default");
     // Four attempts are made by now: with a limit of 3 the loop blocks.
     attempt(&env);
-    cycle(&env, &["--max-iterations", "3"]).code(1);
+    env.cycle(&["--max-iterations", "3"]).code(1);
     assert_eq!(state_max(&env), 3, "the flag wins");
     let session = env.json(&format!("{ACTIVE}/workflow-session.json"));
     assert_eq!(
@@ -537,12 +522,8 @@ fn max_iterations_precedence_flag_then_task_then_config_then_ten() {
 fn json_mode_streams_events_ending_in_done() {
     let env = Env::new();
     env.cycle_project("node-calc", &fixer_config("fix-all"));
-    plan(&env);
-    let out = cycle(&env, &["--json"])
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    env.plan_calculator();
+    let out = env.cycle(&["--json"]).success().get_output().stdout.clone();
     let events: Vec<Value> = String::from_utf8(out)
         .unwrap()
         .lines()
@@ -570,11 +551,11 @@ fn json_mode_streams_events_ending_in_done() {
 fn an_unknown_fix_agent_or_a_missing_session_is_a_usage_error() {
     let env = Env::new();
     env.cycle_project("node-calc", &json!({}));
-    cycle(&env, &[])
+    env.cycle(&[])
         .code(2)
         .stderr(predicate::str::contains("no active session"));
-    plan(&env);
-    cycle(&env, &["--fix-agent", "nobody"])
+    env.plan_calculator();
+    env.cycle(&["--fix-agent", "nobody"])
         .code(2)
         .stderr(predicate::str::contains("agent nobody"));
     assert!(
@@ -594,7 +575,7 @@ fn an_analysis_agent_and_a_preset_fix_agent_are_recorded_with_their_cost() {
         &json!({"agents": {"analysis": ["claude"], "fix": "claude"}}),
     );
     let bin = env.fake_agents(&[("claude", "claude")]);
-    plan(&env);
+    env.plan_calculator();
     env.wfx_live()
         .env("PATH", env.path_with(&bin))
         .env("FAKE_AGENT_PATCH", fake_agent("py-calc-fix.patch"))
@@ -649,7 +630,7 @@ fn the_agent_cost_cap_blocks_the_loop_before_the_next_agent_call() {
         &json!({"agents": {"analysis": ["claude"], "fix": "claude", "max_cost_usd": 0.04}}),
     );
     let bin = env.fake_agents(&[("claude", "claude")]);
-    plan(&env);
+    env.plan_calculator();
     env.wfx_live()
         .env("PATH", env.path_with(&bin))
         .arg("test-cycle-execute")

@@ -12,21 +12,6 @@ use predicates::prelude::*;
 const ID: &str = "WFS-test-the-calculator";
 const ACTIVE: &str = ".workflow/active/WFS-test-the-calculator";
 
-fn plan(env: &Env) {
-    env.wfx_live()
-        .args(["test-fix-gen", "Test the calculator", "--plan-only"])
-        .assert()
-        .success();
-}
-
-fn cycle(env: &Env, args: &[&str]) -> assert_cmd::assert::Assert {
-    env.wfx_live()
-        .env("FIXER_STATE", env.state_dir())
-        .arg("test-cycle-execute")
-        .args(args)
-        .assert()
-}
-
 fn use_fixer(env: &Env, fixer: &str) {
     env.write(
         ".workflow/wfx.json",
@@ -45,7 +30,7 @@ fn lock_pgid(env: &Env) -> Option<i32> {
 fn ctrl_c_during_a_fix_ends_the_agent_saves_state_and_resumes() {
     let env = Env::new();
     env.cycle_project("node-calc", &fixer_config("sleeper"));
-    plan(&env);
+    env.plan_calculator();
     let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("wfx"));
     env.apply(&mut cmd);
     env.apply_toolchains(&mut cmd);
@@ -93,7 +78,7 @@ fn ctrl_c_during_a_fix_ends_the_agent_saves_state_and_resumes() {
     assert_eq!(session["status"], "paused");
     // Resume with a fixer that works: the same attempt, then done.
     use_fixer(&env, "fix-all");
-    cycle(&env, &["--resume-session", ID]).success();
+    env.cycle(&["--resume-session", ID]).success();
     assert_eq!(
         env.subjects()[1],
         "test-cycle: iteration 1 - conservative strategy (pass: 77.8% → 100.0%)"
@@ -104,21 +89,22 @@ fn ctrl_c_during_a_fix_ends_the_agent_saves_state_and_resumes() {
 fn a_blocked_session_resumed_by_a_person_gets_more_attempts() {
     let env = Env::new();
     env.cycle_project("node-calc", &fixer_config("noop"));
-    plan(&env);
-    cycle(&env, &["--max-iterations", "1"])
+    env.plan_calculator();
+    env.cycle(&["--max-iterations", "1"])
         .code(1)
         .stdout(predicate::str::contains(
             "blocked: reached the limit of 1 fix attempts",
         ));
     use_fixer(&env, "fix-all");
     // Without `wfx session resume` nothing runs.
-    cycle(&env, &["--resume-session", ID]).code(1);
+    env.cycle(&["--resume-session", ID]).code(1);
     env.wfx().args(["session", "resume", ID]).assert().success();
     // The same limit would block again at once: the user is told to raise it.
-    cycle(&env, &["--resume-session", ID])
+    env.cycle(&["--resume-session", ID])
         .code(2)
         .stderr(predicate::str::contains("raise it with --max-iterations"));
-    cycle(&env, &["--resume-session", ID, "--max-iterations", "3"]).success();
+    env.cycle(&["--resume-session", ID, "--max-iterations", "3"])
+        .success();
     assert_eq!(
         &env.subjects()[..2],
         [
@@ -146,7 +132,7 @@ fn a_blocked_session_resumed_by_a_person_gets_more_attempts() {
 fn a_second_run_on_the_same_session_is_refused() {
     let env = Env::new();
     env.cycle_project("node-calc", &fixer_config("sleeper"));
-    plan(&env);
+    env.plan_calculator();
     let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("wfx"));
     env.apply(&mut cmd);
     env.apply_toolchains(&mut cmd);
@@ -164,7 +150,7 @@ fn a_second_run_on_the_same_session_is_refused() {
         assert!(Instant::now() < deadline);
         std::thread::sleep(Duration::from_millis(20));
     }
-    cycle(&env, &["--resume-session", ID])
+    env.cycle(&["--resume-session", ID])
         .code(2)
         .stderr(predicate::str::contains(
             "session WFS-test-the-calculator is in use by wfx process",
@@ -177,7 +163,7 @@ fn a_second_run_on_the_same_session_is_refused() {
 fn a_git_lock_left_by_a_killed_run_is_removed_and_no_other() {
     let env = Env::new();
     env.cycle_project("node-calc", &fixer_config("fix-all"));
-    plan(&env);
+    env.plan_calculator();
     // Another git process's lock (older than any wfx run) is left alone:
     // the commit fails and says why.
     let index_lock = env.root.join(".git/index.lock");
@@ -189,7 +175,7 @@ fn a_git_lock_left_by_a_killed_run_is_removed_and_no_other() {
         .unwrap()
         .set_modified(old)
         .unwrap();
-    cycle(&env, &[])
+    env.cycle(&[])
         .code(4)
         .stderr(predicate::str::contains("the index is locked"));
     assert!(index_lock.exists());
@@ -209,7 +195,7 @@ fn a_git_lock_left_by_a_killed_run_is_removed_and_no_other() {
         .to_string(),
     );
     std::fs::write(&index_lock, "").unwrap();
-    cycle(&env, &["--resume-session", ID])
+    env.cycle(&["--resume-session", ID])
         .success()
         .stderr(predicate::str::contains(
             "Removed .git/index.lock, left by the interrupted run",
@@ -228,8 +214,8 @@ fn a_fix_agent_that_is_not_installed_pauses_and_the_resume_uses_it_once_there() 
         "node-calc",
         &serde_json::json!({"agents": {"fix": "fixer", "definitions": {"fixer": {"command": [missing.display().to_string()]}}}}),
     );
-    plan(&env);
-    cycle(&env, &[])
+    env.plan_calculator();
+    env.cycle(&[])
         .code(3)
         .stdout(predicate::str::contains(
             "the fix agent fixer is not available",
@@ -240,6 +226,6 @@ fn a_fix_agent_that_is_not_installed_pauses_and_the_resume_uses_it_once_there() 
     assert_eq!(state["next_action"], "execute_fix_task");
     std::fs::create_dir_all(missing.parent().unwrap()).unwrap();
     std::os::unix::fs::symlink(common::fake_agent("fix-all"), &missing).unwrap();
-    cycle(&env, &["--resume-session", ID]).success();
+    env.cycle(&["--resume-session", ID]).success();
     assert_eq!(env.subjects().len(), 3);
 }

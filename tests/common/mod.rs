@@ -530,3 +530,23 @@ pub fn html_section<'a>(html: &'a str, id: &str) -> &'a str {
     let end = html[start..].find("</section>").unwrap() + start;
     &html[start..end]
 }
+
+impl Env {
+    /// Phases 1–4 of the cycle tests' session, "Test the calculator".
+    pub fn plan_calculator(&self) {
+        self.wfx_live()
+            .args(["test-fix-gen", "Test the calculator", "--plan-only"])
+            .assert()
+            .success();
+    }
+
+    /// `wfx test-cycle-execute ARGS` with the fixers' state kept in
+    /// [`Env::state_dir`].
+    pub fn cycle(&self, args: &[&str]) -> assert_cmd::assert::Assert {
+        self.wfx_live()
+            .env("FIXER_STATE", self.state_dir())
+            .arg("test-cycle-execute")
+            .args(args)
+            .assert()
+    }
+}
