@@ -425,7 +425,7 @@ impl<'a> Engine<'a> {
     }
 
     /// Run a child through `f` with the lock recording its process group.
-    fn with_child<T>(&mut self, f: impl FnOnce(&mut dyn FnMut(i32)) -> T) -> Result<T> {
+    pub(super) fn with_child<T>(&mut self, f: impl FnOnce(&mut dyn FnMut(i32)) -> T) -> Result<T> {
         let lock = &mut self.lock;
         let mut on_spawn = |pgid: i32| {
             let _ = lock.set_child(Some(pgid));
@@ -1117,19 +1117,7 @@ impl<'a> Engine<'a> {
         })?;
         drop(spinner);
         let call = call?;
-        if call.interrupted {
-            return Err(Error::Paused(format!(
-                "interrupted while {} was fixing iteration {k}",
-                agent.name
-            )));
-        }
-        if call.error_kind == Some(agents::ErrorKind::Unavailable) {
-            return Err(Error::Paused(format!(
-                "the fix agent {} is not available: {}; install it, or continue by hand with --fix-agent manual",
-                agent.name,
-                call.error_message.clone().unwrap_or_default()
-            )));
-        }
+        pause_if_stopped(&call, &format!("fixing iteration {k}"), FIX_AGENT_MISSING)?;
         self.observe_fix(k, Some(call))
     }
 
@@ -2027,4 +2015,31 @@ fn short(s: &str, max: usize) -> String {
     } else {
         format!("{}…", s.chars().take(max - 1).collect::<String>())
     }
+}
+
+/// What to do about a missing fix agent, for the pause message.
+pub(super) const FIX_AGENT_MISSING: &str = "the fix agent {agent} is not available: {error}; install it, or continue by hand with --fix-agent manual";
+
+/// An agent call cut off by Ctrl-C, or whose agent is not installed, pauses
+/// the session (exit 3, resumable) instead of counting as an attempt.
+/// `missing` names `{agent}` and `{error}`.
+pub(super) fn pause_if_stopped(
+    call: &agents::CallRecord,
+    doing: &str,
+    missing: &str,
+) -> Result<()> {
+    if call.interrupted {
+        return Err(Error::Paused(format!(
+            "interrupted while {} was {doing}",
+            call.agent
+        )));
+    }
+    if call.error_kind == Some(agents::ErrorKind::Unavailable) {
+        return Err(Error::Paused(
+            missing
+                .replace("{agent}", &call.agent)
+                .replace("{error}", call.error_message.as_deref().unwrap_or_default()),
+        ));
+    }
+    Ok(())
 }

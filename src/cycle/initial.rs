@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::engine::Engine;
+use super::engine::{Engine, FIX_AGENT_MISSING, pause_if_stopped};
 use super::gates::{self, Finding, GateVerdict, Severity};
 use super::progress::duration_text;
 use crate::agents::{self, CallFiles, Invocation, Role};
@@ -96,38 +96,27 @@ pub(super) fn test_gen(e: &mut Engine, id: &str) -> Result<()> {
         .out
         .spinner(format!("{id} · test generation by {}", agent.name));
     let root = e.root.clone();
-    let lock = &mut e.lock;
-    let mut on_spawn = |pgid: i32| {
-        let _ = lock.set_child(Some(pgid));
-    };
-    let call = agents::invoke(
-        &Invocation {
-            agent: &agent,
-            role: Role::TestGen,
-            prompt: &prompt,
-            vars: &vars,
-            files: &files,
-            cwd: &root,
-            env: &[],
-        },
-        &mut on_spawn,
-    );
-    e.lock.set_child(None)?;
+    let call = e.with_child(|on_spawn| {
+        agents::invoke(
+            &Invocation {
+                agent: &agent,
+                role: Role::TestGen,
+                prompt: &prompt,
+                vars: &vars,
+                files: &files,
+                cwd: &root,
+                env: &[],
+            },
+            on_spawn,
+        )
+    })?;
     drop(spinner);
     let call = call?;
-    if call.interrupted {
-        return Err(Error::Paused(format!(
-            "interrupted while {} was generating tests",
-            agent.name
-        )));
-    }
-    if call.error_kind == Some(agents::ErrorKind::Unavailable) {
-        return Err(Error::Paused(format!(
-            "the test_gen agent {} is not available: {}; install it or remove agents.test_gen",
-            agent.name,
-            call.error_message.clone().unwrap_or_default()
-        )));
-    }
+    pause_if_stopped(
+        &call,
+        "generating tests",
+        "the test_gen agent {agent} is not available: {error}; install it or remove agents.test_gen",
+    )?;
     let outcome = if call.failed() { "failed" } else { "completed" };
     let mut record = call.to_artifact(None, Some(id), outcome);
     e.fix_call_paths(&mut record);
@@ -208,13 +197,7 @@ fn l0_findings(e: &mut Engine, task: &Task) -> Result<Vec<Finding>> {
     for step in &task.flow_control.implementation_approach {
         let Some(cmd) = &step.command else { continue };
         let spec = Spec::shell(cmd, &e.root).log(&log).timeout(timeout);
-        let lock = &mut e.lock;
-        let mut on_spawn = |pgid: i32| {
-            let _ = lock.set_child(Some(pgid));
-        };
-        let outcome = process::run(spec, &mut on_spawn);
-        e.lock.set_child(None)?;
-        let outcome = outcome?;
+        let outcome = e.with_child(|on_spawn| process::run(spec, on_spawn))??;
         if outcome.interrupted {
             return Err(Error::Paused(format!("interrupted while running `{cmd}`")));
         }
@@ -383,37 +366,22 @@ pub(super) fn code_validation(e: &mut Engine, id: &str) -> Result<()> {
         let vars = e.vars(attempts + 1, &spec, None, None);
         let files = CallFiles::task(&e.paths, &format!("{id}-fix-{}", attempts + 1));
         let root = e.root.clone();
-        let lock = &mut e.lock;
-        let mut on_spawn = |pgid: i32| {
-            let _ = lock.set_child(Some(pgid));
-        };
-        let call = agents::invoke(
-            &Invocation {
-                agent: &agent,
-                role: Role::Fix,
-                prompt: &prompt,
-                vars: &vars,
-                files: &files,
-                cwd: &root,
-                env: &[],
-            },
-            &mut on_spawn,
-        );
-        e.lock.set_child(None)?;
+        let call = e.with_child(|on_spawn| {
+            agents::invoke(
+                &Invocation {
+                    agent: &agent,
+                    role: Role::Fix,
+                    prompt: &prompt,
+                    vars: &vars,
+                    files: &files,
+                    cwd: &root,
+                    env: &[],
+                },
+                on_spawn,
+            )
+        })?;
         let call = call?;
-        if call.interrupted {
-            return Err(Error::Paused(format!(
-                "interrupted while {} was fixing {id}",
-                agent.name
-            )));
-        }
-        if call.error_kind == Some(agents::ErrorKind::Unavailable) {
-            return Err(Error::Paused(format!(
-                "the fix agent {} is not available: {}; install it, or continue by hand with --fix-agent manual",
-                agent.name,
-                call.error_message.clone().unwrap_or_default()
-            )));
-        }
+        pause_if_stopped(&call, &format!("fixing {id}"), FIX_AGENT_MISSING)?;
         let outcome = if call.failed() { "failed" } else { "completed" };
         let mut record = call.to_artifact(None, Some(id), outcome);
         e.fix_call_paths(&mut record);
@@ -453,12 +421,7 @@ pub(super) fn quality_review(e: &mut Engine, id: &str) -> Result<()> {
                 .log(&log)
                 .timeout(Duration::from_secs(e.config.test.timeout_s));
             let spinner = e.out.spinner(format!("{id} · running `{cmd}`"));
-            let lock = &mut e.lock;
-            let mut on_spawn = |pgid: i32| {
-                let _ = lock.set_child(Some(pgid));
-            };
-            let outcome = process::run(spec, &mut on_spawn);
-            e.lock.set_child(None)?;
+            let outcome = e.with_child(|on_spawn| process::run(spec, on_spawn))?;
             drop(spinner);
             let outcome = outcome?;
             if outcome.interrupted {
