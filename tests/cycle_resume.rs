@@ -26,8 +26,9 @@ fn lock_pgid(env: &Env) -> Option<i32> {
     v["child_pgid"].as_i64().map(|p| p as i32)
 }
 
-#[test]
-fn ctrl_c_during_a_fix_ends_the_agent_saves_state_and_resumes() {
+/// A project whose fixer sleeps 600 s, planned, and `wfx test-cycle-execute`
+/// started on it in the background with its output going to `output()`.
+fn start_cycle_with_sleeper(output: fn() -> Stdio) -> (Env, std::process::Child) {
     let env = Env::new();
     env.cycle_project("node-calc", &fixer_config("sleeper"));
     env.plan_calculator();
@@ -35,9 +36,15 @@ fn ctrl_c_during_a_fix_ends_the_agent_saves_state_and_resumes() {
     env.apply(&mut cmd);
     env.apply_toolchains(&mut cmd);
     cmd.arg("test-cycle-execute")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .stdout(output())
+        .stderr(output());
     let child = cmd.spawn().unwrap();
+    (env, child)
+}
+
+#[test]
+fn ctrl_c_during_a_fix_ends_the_agent_saves_state_and_resumes() {
+    let (env, child) = start_cycle_with_sleeper(Stdio::piped);
     // Wait until the fixer (sleeping 600 s) is running.
     let prompt = env
         .root
@@ -130,16 +137,7 @@ fn a_blocked_session_resumed_by_a_person_gets_more_attempts() {
 
 #[test]
 fn a_second_run_on_the_same_session_is_refused() {
-    let env = Env::new();
-    env.cycle_project("node-calc", &fixer_config("sleeper"));
-    env.plan_calculator();
-    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("wfx"));
-    env.apply(&mut cmd);
-    env.apply_toolchains(&mut cmd);
-    cmd.arg("test-cycle-execute")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    let mut first = cmd.spawn().unwrap();
+    let (env, mut first) = start_cycle_with_sleeper(Stdio::null);
     let deadline = Instant::now() + Duration::from_secs(60);
     while !env
         .root
