@@ -101,13 +101,13 @@ fn completed_session_tells_its_whole_story() {
             "{id}"
         );
     }
-    assert!(tasks.contains("<td>2m 00s</td>"));
+    assert!(tasks.contains("<td>2 min</td>"));
     assert!(tasks.contains(r#"<span class="badge skipped">skipped</span>"#));
 
     // Fix history: agent, duration, cost, files, diffstat, test edits, commit.
     let fixes = section(&html, "fixes");
     assert_eq!(fixes.matches(r#"<td class="mono">IMPL-fix-"#).count(), 4);
-    assert!(fixes.contains("1m 06s"));
+    assert!(fixes.contains("66 s"));
     assert!(fixes.contains("$0.42"));
     assert!(fixes.contains("<code>calc&#x2f;ops.py</code>"));
     assert!(fixes.contains("+12 −3"));

@@ -9,9 +9,11 @@ pub mod context;
 pub mod fix_history;
 pub mod iteration_state;
 pub mod manifest;
+pub mod options;
 pub mod run_state;
 pub mod session;
 pub mod task;
+pub mod task_record;
 pub mod test_results;
 
 use std::collections::HashMap;

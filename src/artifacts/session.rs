@@ -117,6 +117,9 @@ pub struct WorkflowSession {
     pub phases: Vec<PhaseRecord>,
     #[serde(default)]
     pub wfx_version: String,
+    /// The phase-5 flags recorded when the session was planned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cycle_options: Option<super::options::CycleOptions>,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -167,6 +170,7 @@ impl WorkflowSession {
             git: GitInfo::default(),
             phases,
             wfx_version: crate::VERSION.to_string(),
+            cycle_options: None,
             extra: Extra::new(),
         }
     }

@@ -100,6 +100,9 @@ pub struct TaskMeta {
     pub analysis_quality: Option<AnalysisQuality>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub analysis_tool: Option<String>,
+    /// What running the task recorded (gates, coverage, strategy).
+    #[serde(flatten)]
+    pub record: super::task_record::TaskRecord,
     #[serde(flatten)]
     pub extra: Extra,
 }

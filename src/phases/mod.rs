@@ -94,11 +94,7 @@ fn check_fix_agent(config: &Config, options: &CycleOptions) -> Result<()> {
 }
 
 fn cycle_options_of(session: &WorkflowSession) -> CycleOptions {
-    session
-        .extra
-        .get("cycle_options")
-        .and_then(|v| serde_json::from_value(v.clone()).ok())
-        .unwrap_or_default()
+    session.cycle_options.clone().unwrap_or_default()
 }
 
 fn set_phase(
@@ -157,9 +153,8 @@ pub fn run(ws: &Workspace, req: &GenRequest, ui: &Printer) -> Result<GenOutcome>
     let (mut run, resumed, source) = match start {
         Start::New(new) => {
             let now = Utc::now();
-            let opts =
-                serde_json::to_value(&req.options).map_err(|e| Error::Internal(e.to_string()))?;
-            let (paths, lock, mut session) = session_start::create(ws, &new, opts, now)?;
+            let (paths, lock, mut session) =
+                session_start::create(ws, &new, req.options.clone(), now)?;
             ui.status(format!(
                 "Phase 1/4 {}: {} ({} mode)",
                 PHASE_TITLES[0],
@@ -188,10 +183,7 @@ pub fn run(ws: &Workspace, req: &GenRequest, ui: &Printer) -> Result<GenOutcome>
             let mut session = ws.load_session(&sref)?;
             let mut opts = cycle_options_of(&session);
             opts.merge(&req.options);
-            session.extra.insert(
-                "cycle_options".into(),
-                serde_json::to_value(&opts).map_err(|e| Error::Internal(e.to_string()))?,
-            );
+            session.cycle_options = Some(opts);
             session.resumed_at = Some(Utc::now());
             store::write_json(&sref.paths.session_json(), &session)?;
             let first = (1..=4).find(|&n| !phase_done(&session, n));

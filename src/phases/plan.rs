@@ -3,7 +3,7 @@
 //! tasks, plan, todo list, notes). Templates only lay it out, so every
 //! fact in those files comes from here and is tested here.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::context::{self, Target, files};
 use crate::artifacts::config::Config;
@@ -12,66 +12,8 @@ use crate::artifacts::session::{InputMode, WorkflowSession};
 use crate::session::SessionPaths;
 use crate::session::Workspace;
 
-/// Flags of DESIGN.md §1 that `test-fix-gen` records for phase 5, kept in
-/// `workflow-session.json` under `cycle_options`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CycleOptions {
-    #[serde(default)]
-    pub allow_dirty: bool,
-    #[serde(default)]
-    pub no_commit: bool,
-    #[serde(default)]
-    pub worktree: bool,
-    /// `--fix-agent NAME|manual`, when given.
-    #[serde(default)]
-    pub fix_agent: Option<String>,
-    /// `--max-iterations N`, when given.
-    #[serde(default)]
-    pub max_iterations: Option<u32>,
-    #[serde(default)]
-    pub yes: bool,
-}
-
-impl CycleOptions {
-    /// Flags given now override what an earlier run recorded; flags not
-    /// given keep their recorded value.
-    pub fn merge(&mut self, newer: &CycleOptions) {
-        self.allow_dirty |= newer.allow_dirty;
-        self.no_commit |= newer.no_commit;
-        self.worktree |= newer.worktree;
-        self.yes |= newer.yes;
-        if newer.fix_agent.is_some() {
-            self.fix_agent.clone_from(&newer.fix_agent);
-        }
-        if newer.max_iterations.is_some() {
-            self.max_iterations = newer.max_iterations;
-        }
-    }
-
-    /// The flags as a command line would spell them.
-    pub fn as_flags(&self) -> String {
-        let mut out = Vec::new();
-        if self.allow_dirty {
-            out.push("--allow-dirty".to_string());
-        }
-        if self.no_commit {
-            out.push("--no-commit".to_string());
-        }
-        if self.worktree {
-            out.push("--worktree".to_string());
-        }
-        if let Some(a) = &self.fix_agent {
-            out.push(format!("--fix-agent {a}"));
-        }
-        if let Some(n) = self.max_iterations {
-            out.push(format!("--max-iterations {n}"));
-        }
-        if self.yes {
-            out.push("-y".to_string());
-        }
-        out.join(" ")
-    }
-}
+/// The phase-5 flags `test-fix-gen` records (typed in the session file).
+pub use crate::artifacts::options::CycleOptions;
 
 /// One file the plan targets, with what to do about it.
 #[derive(Debug, Clone, Serialize)]

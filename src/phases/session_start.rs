@@ -7,8 +7,8 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use super::context::SourceSession;
+use crate::artifacts::Timestamp;
 use crate::artifacts::session::{GitInfo, InputMode, PhaseStatus, WorkflowSession};
-use crate::artifacts::{Extra, Timestamp};
 use crate::error::{Error, Problem, Result};
 use crate::session::layout::SESSION_GITIGNORE;
 use crate::session::store::{self, SessionLock};
@@ -307,7 +307,7 @@ pub fn git_info(root: &Path) -> GitInfo {
 pub fn create(
     ws: &Workspace,
     new: &NewSession,
-    cycle_options: serde_json::Value,
+    cycle_options: crate::artifacts::options::CycleOptions,
     now: Timestamp,
 ) -> Result<(SessionPaths, SessionLock, WorkflowSession)> {
     let active = ws.active_dir();
@@ -341,7 +341,7 @@ fn start_session(
     ws: &Workspace,
     new: &NewSession,
     paths: &SessionPaths,
-    cycle_options: serde_json::Value,
+    cycle_options: crate::artifacts::options::CycleOptions,
     now: Timestamp,
 ) -> Result<(SessionLock, WorkflowSession)> {
     let lock = SessionLock::acquire(&paths.lock(), &paths.id)?;
@@ -355,9 +355,7 @@ fn start_session(
     );
     session.source_session_id = new.source.as_ref().map(|s| s.id.clone());
     session.git = git_info(&ws.root);
-    let mut extra = Extra::new();
-    extra.insert("cycle_options".into(), cycle_options);
-    session.extra = extra;
+    session.cycle_options = Some(cycle_options);
     if let Some(p) = session.phase_mut(1) {
         p.status = PhaseStatus::InProgress;
         p.started_at = Some(now);

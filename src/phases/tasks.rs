@@ -69,6 +69,7 @@ fn meta(plan: &Plan, kind: TaskType, agent: Option<String>) -> TaskMeta {
         coverage_target: None,
         analysis_quality: None,
         analysis_tool: None,
+        record: Default::default(),
         extra: Extra::new(),
     }
 }
@@ -258,15 +259,12 @@ pub fn validation_task(plan: &Plan) -> Task {
         TaskType::CodeValidation,
         Some(plan.agents.fix.clone()),
     );
-    m.extra.insert(
-        "gate".into(),
-        serde_json::json!({
-            "critical": plan.gate_critical,
-            "error": plan.gate_errors,
-            "warning": plan.gate_warnings,
-            "max_retries": plan.gate_retries,
-        }),
-    );
+    m.record.gate = Some(crate::artifacts::task_record::GateThresholds {
+        critical: plan.gate_critical,
+        error: plan.gate_errors,
+        warning: plan.gate_warnings,
+        max_retries: plan.gate_retries,
+    });
     task(
         "IMPL-001.3",
         "Code Validation Gate - AI Error Detection",
@@ -671,6 +669,7 @@ mod tests {
                 coverage_target: None,
                 analysis_quality: None,
                 analysis_tool: None,
+                record: Default::default(),
                 extra: Extra::new(),
             },
             TaskContext {

@@ -344,7 +344,7 @@ pub fn build(data: &SessionData, link: &dyn Fn(&str) -> Option<String>) -> Sessi
                 .collect(),
             pass_before: e.pass_rate_before.map(pct).unwrap_or_else(|| "–".into()),
             pass_after: e.pass_rate_after.map(pct).unwrap_or_else(|| "–".into()),
-            outcome: e.outcome.clone(),
+            outcome: e.outcome.to_string(),
             commit: e.commit.as_deref().map(short_commit),
             prompt: existing(process(e.iteration, "prompt.md")),
             output: existing(process(e.iteration, "cli-output.txt")),
@@ -357,12 +357,12 @@ pub fn build(data: &SessionData, link: &dyn Fn(&str) -> Option<String>) -> Sessi
         .map(|c| CallView {
             iteration: c.iteration,
             task: c.task.clone(),
-            role: c.role.clone(),
+            role: c.role.as_str().to_string(),
             agent: c.agent.clone(),
             duration: duration(c.duration_ms),
             cost: money(c.cost_usd),
             turns: c.turns,
-            outcome: c.outcome.clone(),
+            outcome: c.outcome.to_string(),
             error: call_error(c),
             prompt: c.prompt_file.as_deref().map(href),
             output: c.output_file.as_deref().map(href),
@@ -551,21 +551,11 @@ fn is_rolled_back(r: &IterationRecord) -> bool {
     r.result == Some(IterationResult::RolledBack) || r.rollback_commit.is_some()
 }
 
-/// Tests judged flaky in a run: the record's own `flaky_tests` (an extra
-/// field the cycle may write), the flaky entries of the failures file of
-/// the same iteration and pass rate, and for the last run the flaky
-/// failures of the latest `test-results.json`.
+/// Tests judged flaky in a run: the record's own `flaky_tests`, the flaky
+/// entries of the failures file of the same iteration and pass rate, and
+/// for the last run the flaky failures of the latest `test-results.json`.
 fn flaky_tests(data: &SessionData, r: &IterationRecord, last: bool) -> Vec<String> {
-    let mut out: Vec<String> = r
-        .extra
-        .get("flaky_tests")
-        .and_then(|v| v.as_array())
-        .map(|a| {
-            a.iter()
-                .filter_map(|v| v.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default();
+    let mut out: Vec<String> = r.flaky_tests.clone();
     let mut add = |failures: &[Failure]| {
         for f in failures.iter().filter(|f| f.flaky) {
             if !out.contains(&f.test) {
@@ -641,7 +631,7 @@ fn call_error(c: &AgentCall) -> Option<String> {
         return Some("timed out".into());
     }
     if let Some(kind) = &c.error_kind {
-        return Some(kind.clone());
+        return Some(kind.as_str().to_string());
     }
     match c.exit_code {
         Some(code) if code != 0 => Some(format!("exit {code}")),
@@ -808,7 +798,7 @@ pub fn outcome(data: &SessionData) -> Outcome {
             match state {
                 Some(s) => format!(
                     "stopped before `{}` (interrupted, or an agent was unavailable); resumable",
-                    s.next_action.as_str()
+                    s.next_action().as_str()
                 ),
                 None => "stopped (interrupted); resumable".into(),
             },
@@ -837,9 +827,9 @@ pub fn outcome(data: &SessionData) -> Outcome {
                     s.iterations.len(),
                     if s.iterations.len() == 1 { "" } else { "s" },
                     pct(r.pass_rate),
-                    s.next_action.as_str()
+                    s.next_action().as_str()
                 ),
-                (Some(s), None) => format!("next action `{}`", s.next_action.as_str()),
+                (Some(s), None) => format!("next action `{}`", s.next_action().as_str()),
                 _ => "the test cycle has not started".into(),
             },
         ),
@@ -860,7 +850,7 @@ pub fn next_step(
     state: Option<&IterationState>,
     fix_task_file: Option<&str>,
 ) -> NextStep {
-    let action = state.map(|s| s.next_action.as_str().to_string());
+    let action = state.map(|s| s.next_action().as_str().to_string());
     let resume = format!("wfx test-cycle-execute --resume-session={id}");
     let step = |command: String, hint: Option<String>| NextStep {
         action: action.clone(),
@@ -874,7 +864,7 @@ pub fn next_step(
             hint: Some("archived: the session is finished and kept read-only".into()),
         };
     }
-    let next = state.map(|s| s.next_action);
+    let next = state.map(|s| s.next_action());
     match status {
         SessionStatus::Completed | SessionStatus::PartialSuccess => step(
             format!("wfx session complete {id}"),
@@ -962,15 +952,8 @@ pub fn timestamp(t: &Timestamp) -> String {
     t.format("%Y-%m-%d %H:%M:%S UTC").to_string()
 }
 
-/// `850 ms`, `12.3 s`, `4m 05s`, `2h 03m`.
-pub fn duration(ms: u64) -> String {
-    match ms {
-        0..1_000 => format!("{ms} ms"),
-        1_000..60_000 => format!("{:.1} s", ms as f64 / 1000.0),
-        60_000..3_600_000 => format!("{}m {:02}s", ms / 60_000, ms / 1000 % 60),
-        _ => format!("{}h {:02}m", ms / 3_600_000, ms / 60_000 % 60),
-    }
-}
+/// Durations in reports: the crate's one formatter.
+pub use crate::engine::duration::millis as duration;
 
 /// Width in percent of a diffstat bar.
 fn bar(n: u32, max: u32) -> u32 {
@@ -1073,9 +1056,9 @@ mod tests {
         for (ms, want) in [
             (0, "0 ms"),
             (850, "850 ms"),
-            (12_340, "12.3 s"),
-            (245_000, "4m 05s"),
-            (7_380_000, "2h 03m"),
+            (12_340, "12 s"),
+            (245_000, "4 min 5 s"),
+            (7_380_000, "2 h 3 min"),
         ] {
             assert_eq!(duration(ms), want);
         }
@@ -1161,7 +1144,13 @@ mod tests {
             current_iteration: current,
             max_iterations: max,
             selected_strategy: None,
-            next_action: next,
+            action: serde_json::from_value::<IterationState>(serde_json::json!({
+                "session_id": "WFS-x", "max_iterations": max, "next_action": next,
+                "status": "running", "started_at": t, "updated_at": t,
+                "pending_rollback": {"kind": "rollback", "iteration": 1, "message": "m"}
+            }))
+            .unwrap()
+            .action,
             status: crate::artifacts::iteration_state::LoopStatus::Running,
             started_at: t,
             updated_at: t,
@@ -1170,10 +1159,9 @@ mod tests {
             blocked_reason: reason.map(str::to_string),
             iterations: vec![],
             baseline_run: None,
-            fix: None,
             pending_commit: None,
-            pending_rollback: None,
             tasks_snapshot: None,
+            tests_commit: None,
             extra: Default::default(),
         }
     }
@@ -1305,7 +1293,7 @@ mod tests {
             let got = next_step("WFS-x", loc, status, st, fix);
             assert_eq!(got.command, command, "{loc:?} {status:?}");
             assert_eq!(got.hint.as_deref(), hint, "{loc:?} {status:?}");
-            assert_eq!(got.action, st.map(|s| s.next_action.as_str().to_string()));
+            assert_eq!(got.action, st.map(|s| s.next_action().as_str().to_string()));
         }
     }
 
@@ -1314,7 +1302,7 @@ mod tests {
         let call = |cost: Option<f64>| AgentCall {
             iteration: Some(1),
             task: None,
-            role: "fix".into(),
+            role: crate::agents::Role::Fix,
             agent: "claude".into(),
             started_at: chrono::Utc::now(),
             duration_ms: 1,
@@ -1324,7 +1312,7 @@ mod tests {
             error_kind: None,
             cost_usd: cost,
             turns: None,
-            outcome: "accepted".into(),
+            outcome: crate::artifacts::fix_history::CallOutcome::Accepted,
             prompt_file: None,
             output_file: None,
             extra: Default::default(),

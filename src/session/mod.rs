@@ -261,9 +261,9 @@ impl Workspace {
             self.save_session(&sref, &session)?;
             fs_err::create_dir_all(self.archives_dir())
                 .map_err(|e| Error::io(self.archives_dir(), e))?;
-            // Whatever the session's last step wrote is durable before it
-            // moves, and the move itself before the manifest records it.
-            store::sync_owed()?;
+            // The session's steps are durable already (the engine's
+            // transaction); the move is made durable before the manifest
+            // records it.
             std::fs::rename(&active.dir, &archived.dir).map_err(|e| Error::io(&active.dir, e))?;
             store::sync_dir(&self.archives_dir());
             store::sync_dir(active.dir.parent().unwrap_or(Path::new(".")));
