@@ -7,8 +7,8 @@
 use std::path::{Path, PathBuf};
 
 use super::machine::CycleMachine;
+use super::report;
 use super::state::{CycleState, Doc};
-use super::{LOOP_TASK, report};
 use crate::artifacts::iteration_state::IterationRecord;
 use crate::engine::txn::{Document, Durability};
 use crate::error::Result;
@@ -183,11 +183,6 @@ fn in_session(paths: &SessionPaths, path: &Path) -> PathBuf {
     } else {
         path.to_path_buf()
     }
-}
-
-/// The summary of `LOOP_TASK` and others is written when they finish.
-pub fn loop_task() -> &'static str {
-    LOOP_TASK
 }
 
 #[cfg(test)]

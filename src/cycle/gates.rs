@@ -1,8 +1,6 @@
-//! The quality gates of the initial tasks (DESIGN.md §5.7): the static
-//! scans (AI issues for IMPL-001.3, test anti-patterns for IMPL-001.5),
-//! the code-validation verdict and coverage. The scanners themselves live
-//! in `crate::scan`; the calls into them are [`ai_issue_scan`] and
-//! [`antipattern_scan`].
+//! The quality gates of the initial tasks (DESIGN.md §5.7): the
+//! code-validation verdict, changed lines and coverage. The scanners live
+//! in `crate::scan`; the engine's ports call them.
 
 use std::path::Path;
 
@@ -10,16 +8,6 @@ use crate::artifacts::config::CoverageGate;
 use crate::scan::coverage;
 
 pub use crate::scan::findings::{Finding, GateVerdict, Severity, code_validation_gate, counts};
-
-/// The AI-issue scan (REFERENCE.md, L0.5) of `files` (project-relative).
-pub fn ai_issue_scan(root: &Path, files: &[String]) -> Vec<Finding> {
-    crate::scan::ai_issues::scan_files(root, files)
-}
-
-/// The test anti-pattern scan (REFERENCE.md) of test files.
-pub fn antipattern_scan(root: &Path, files: &[String]) -> Vec<Finding> {
-    crate::scan::antipatterns::scan_test_files(root, files)
-}
 
 /// 1-based numbers of the lines of `after` that are not in `before` (a
 /// line moved elsewhere counts as unchanged): where a change can have

@@ -695,7 +695,6 @@ impl CycleMachine {
         ArchiveRequest {
             session_id: id.clone(),
             commit,
-            archived_dir: self.rel(&archived.dir),
         }
     }
 

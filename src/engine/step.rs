@@ -375,7 +375,6 @@ pub struct ArchiveRequest {
     pub session_id: String,
     /// The final commit: the old directory, the manifest, the new one.
     pub commit: Option<CommitRequest>,
-    pub archived_dir: String,
 }
 
 /// Why a run stops for a person. One policy for both machines

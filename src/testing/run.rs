@@ -372,23 +372,6 @@ pub fn run_tests(mut req: RunRequest<'_>) -> Result<TestResults> {
     Ok(results)
 }
 
-/// Re-run the failing tests of `results` once; failures that pass now are
-/// marked `flaky` with low criticality (REFERENCE.md). `req` says where the
-/// re-run's log and report go (its `subset` is replaced). Returns the ids
-/// marked flaky.
-pub fn rerun_for_flakiness(
-    mut req: RunRequest<'_>,
-    results: &mut TestResults,
-) -> Result<Vec<String>> {
-    let ids = results::failing_ids(results);
-    if ids.is_empty() {
-        return Ok(Vec::new());
-    }
-    req.subset = Some(ids);
-    let rerun = run_tests(req)?;
-    Ok(results::mark_flaky(results, &rerun))
-}
-
 fn rel(root: &Path, path: &Path) -> String {
     crate::session::Workspace::new(root).rel(path)
 }
