@@ -424,7 +424,14 @@ impl CycleMachine {
     /// Ctrl-C, an unreachable agent or a manual fix: state saved, exit 3.
     pub fn pause(&self, s: &mut CycleState, reason: PauseReason, out: &mut Vec<Event>) {
         let manual = matches!(reason, PauseReason::ManualFix { .. });
-        if manual {
+        let completed = matches!(
+            s.iter.status,
+            LoopStatus::Completed | LoopStatus::PartialSuccess
+        );
+        if completed {
+            // Only the archive is left: the session stays completed and a
+            // resume archives it.
+        } else if manual {
             s.iter.status = LoopStatus::AwaitingFix;
             s.session.status = SessionStatus::AwaitingFix;
         } else if s.iter.status != LoopStatus::AwaitingFix {

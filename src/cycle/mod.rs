@@ -20,6 +20,8 @@ pub mod guard;
 mod initial;
 pub mod machine;
 mod report;
+#[cfg(test)]
+pub(crate) mod scenarios;
 pub mod state;
 pub mod transitions;
 
@@ -425,7 +427,7 @@ fn create_worktree(
 
 /// The state of a session entering phase 5: the initial tasks not yet
 /// done, then the loop.
-fn initial_state(
+pub(crate) fn initial_state(
     id: &str,
     tasks: &[(PathBuf, crate::artifacts::Task)],
     max_iterations: u32,

@@ -588,15 +588,40 @@ impl Event {
 }
 
 /// Where events go: the printer (stderr lines or JSON Lines on stdout)
-/// and the session's run log.
+/// and the session's run log. In tests, a memory of both instead.
 pub struct Sinks<'a> {
     ui: &'a Printer,
     run_log: Option<PathBuf>,
+    /// Tests: the lines people would read and the JSON Lines, kept here
+    /// instead of printed (and no run log).
+    pub memory: Option<Captured>,
+}
+
+/// What a test's sinks captured.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Captured {
+    /// Progress lines as printed on stderr (warnings with `warning: `).
+    pub human: Vec<String>,
+    /// The JSON Lines, one value each.
+    pub json: Vec<serde_json::Value>,
 }
 
 impl<'a> Sinks<'a> {
     pub fn new(ui: &'a Printer) -> Sinks<'a> {
-        Sinks { ui, run_log: None }
+        Sinks {
+            ui,
+            run_log: None,
+            memory: None,
+        }
+    }
+
+    /// Sinks that keep everything in [`Sinks::memory`] (for tests).
+    pub fn capture(ui: &'a Printer) -> Sinks<'a> {
+        Sinks {
+            ui,
+            run_log: None,
+            memory: Some(Captured::default()),
+        }
     }
 
     pub fn printer(&self) -> &Printer {
@@ -617,6 +642,9 @@ impl<'a> Sinks<'a> {
         // The run log is a convenience for people: never worth failing a
         // step for (a full disk shows up at the next state commit).
         let Some(path) = &self.run_log else { return };
+        if self.memory.is_some() {
+            return;
+        }
         if let Ok(mut f) = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -633,6 +661,23 @@ impl<'a> Sinks<'a> {
     /// Send one event to every sink.
     pub fn emit(&mut self, event: &Event, at: Timestamp) {
         let plain = event.human(&|_, t| t.to_string());
+        if let Some(memory) = &mut self.memory {
+            if let Some(text) = &plain {
+                memory.human.push(if event.is_warning() {
+                    format!("warning: {text}")
+                } else {
+                    text.clone()
+                });
+            }
+            let line = EventLine {
+                event: event.clone(),
+                message: plain.clone().filter(|_| !event.is_warning()),
+            };
+            if let Ok(v) = serde_json::to_value(&line) {
+                memory.json.push(v);
+            }
+            return;
+        }
         if self.ui.is_json() {
             let line = EventLine {
                 event: event.clone(),

@@ -18,6 +18,8 @@ pub mod decide;
 pub mod machine;
 pub mod model;
 pub mod paths;
+#[cfg(test)]
+mod scenarios;
 pub mod session;
 pub mod yaml;
 

@@ -283,7 +283,7 @@ fn drive(
     }
 }
 
-fn pending_record(step: &Step, paths: &RunPaths, ws: &Workspace) -> StepRecord {
+pub(crate) fn pending_record(step: &Step, paths: &RunPaths, ws: &Workspace) -> StepRecord {
     StepRecord {
         index: step.index,
         id: step.id.clone(),
