@@ -727,6 +727,46 @@ mod tests {
         assert_eq!(cost_text(None), "");
     }
 
+    /// docs/events.md has a section for every event of the schema.
+    #[test]
+    fn every_event_is_documented() {
+        let schema = crate::artifacts::all_schemas()
+            .into_iter()
+            .find(|(n, _)| *n == "event")
+            .unwrap()
+            .1;
+        fn names(v: &serde_json::Value, out: &mut Vec<String>) {
+            match v {
+                serde_json::Value::Object(m) => {
+                    if let Some(c) = m
+                        .get("properties")
+                        .and_then(|p| p.get("event"))
+                        .and_then(|e| e.get("const"))
+                        .and_then(|c| c.as_str())
+                    {
+                        out.push(c.to_string());
+                    }
+                    m.values().for_each(|x| names(x, out));
+                }
+                serde_json::Value::Array(a) => a.iter().for_each(|x| names(x, out)),
+                _ => {}
+            }
+        }
+        let mut all = Vec::new();
+        names(&schema, &mut all);
+        assert!(all.len() >= 20, "{all:?}");
+        let doc = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/events.md"),
+        )
+        .unwrap();
+        for name in all {
+            assert!(
+                doc.contains(&format!("### `{name}`")),
+                "docs/events.md has no section for `{name}`"
+            );
+        }
+    }
+
     #[test]
     fn every_event_is_tagged_with_its_name() {
         let events = [
