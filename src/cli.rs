@@ -133,7 +133,7 @@ pub struct TestArgs {
 
 #[derive(Debug, Args)]
 pub struct StatusArgs {
-    /// Session id (default: the single active session)
+    /// Session id (default: the one active wfx session, else the most recently updated one)
     pub session: Option<String>,
 }
 
@@ -144,8 +144,8 @@ pub enum SessionCommand {
         #[arg(long)]
         all: bool,
     },
-    /// Show one session
-    Show { id: String },
+    /// Show one session (default: the one active wfx session, else the most recently updated one)
+    Show { id: Option<String> },
     /// Archive a session (active/ → archives/)
     Complete { id: Option<String> },
     /// Mark a paused, awaiting-fix or blocked session active again
@@ -182,7 +182,7 @@ pub struct RunArgs {
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// Session id (default: the single active session)
+    /// Session id (default: the one active wfx session, else the most recently updated one)
     pub session: Option<String>,
     /// Output HTML file
     #[arg(long, value_name = "FILE")]

@@ -5,6 +5,11 @@ use serde::{Deserialize, Serialize};
 
 use super::{Extra, Timestamp};
 
+/// The first seven are wfx's own; the rest are what other `.workflow`
+/// tools write (Claude-Code-Workflow's `ccw session status`, its session
+/// start and archive). Those are accepted on read, kept as written until
+/// wfx itself changes the status, and mean what [`Self::meaning`] says
+/// (DESIGN.md §10.6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SessionStatus {
@@ -15,6 +20,16 @@ pub enum SessionStatus {
     Completed,
     PartialSuccess,
     Blocked,
+    /// CCW's `session_manager init`: created, nothing planned yet.
+    Initialized,
+    /// CCW's dashboard name for `active`.
+    InProgress,
+    /// `ccw session status`: the implementation is running.
+    Implementing,
+    /// `ccw session status`: the result is being reviewed.
+    Reviewing,
+    /// CCW: moved to `archives/`.
+    Archived,
 }
 
 impl SessionStatus {
@@ -27,12 +42,29 @@ impl SessionStatus {
             Self::Completed => "completed",
             Self::PartialSuccess => "partial_success",
             Self::Blocked => "blocked",
+            Self::Initialized => "initialized",
+            Self::InProgress => "in_progress",
+            Self::Implementing => "implementing",
+            Self::Reviewing => "reviewing",
+            Self::Archived => "archived",
+        }
+    }
+
+    /// The wfx status this value means: another tool's name for one of
+    /// wfx's states maps to it (`initialized` → planning; `in_progress`,
+    /// `implementing`, `reviewing` → active; `archived` → completed).
+    pub fn meaning(self) -> Self {
+        match self {
+            Self::Initialized => Self::Planning,
+            Self::InProgress | Self::Implementing | Self::Reviewing => Self::Active,
+            Self::Archived => Self::Completed,
+            own => own,
         }
     }
 
     /// Finished sessions: nothing more will run without a person's say.
     pub fn is_terminal(self) -> bool {
-        matches!(self, Self::Completed | Self::PartialSuccess)
+        matches!(self.meaning(), Self::Completed | Self::PartialSuccess)
     }
 }
 
@@ -100,6 +132,10 @@ pub struct WorkflowSession {
     pub status: SessionStatus,
     #[serde(default)]
     pub description: String,
+    /// The description again, under the name Claude-Code-Workflow's
+    /// session scanner and dashboard read (DESIGN.md §10.6).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub project: String,
     pub mode: InputMode,
     #[serde(default)]
     pub input: String,
@@ -111,6 +147,9 @@ pub struct WorkflowSession {
     pub completed_at: Option<Timestamp>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resumed_at: Option<Timestamp>,
+    /// When the session moved to `archives/` (read by CCW's scanner).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub archived_at: Option<Timestamp>,
     #[serde(default)]
     pub git: GitInfo,
     #[serde(default)]
@@ -156,6 +195,7 @@ impl WorkflowSession {
             kind: "test".into(),
             workflow_type: "test_session".into(),
             status: SessionStatus::Planning,
+            project: description.clone(),
             description,
             mode,
             input,
@@ -164,6 +204,7 @@ impl WorkflowSession {
             updated_at: now,
             completed_at: None,
             resumed_at: None,
+            archived_at: None,
             git: GitInfo::default(),
             phases,
             wfx_version: crate::VERSION.to_string(),

@@ -12,7 +12,7 @@ use crate::report::{self, SessionView};
 use crate::ui::{Style, table};
 
 pub fn run(ctx: &Ctx, args: StatusArgs) -> Result<Exit> {
-    let sref = ctx.ws.resolve(args.session.as_deref(), None, false)?;
+    let sref = ctx.ws.pick_for_view(args.session.as_deref())?;
     let data = report::load(&ctx.ws, &sref)?;
     let view = report::build(&data, &|_| None);
     for p in &view.problems {
