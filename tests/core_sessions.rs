@@ -137,9 +137,12 @@ fn complete_archives_and_writes_one_manifest_entry() {
     );
     let manifest: serde_json::Value =
         serde_json::from_str(&env.read(".workflow/archives/manifest.json")).unwrap();
-    let entries = manifest["sessions"].as_array().unwrap();
+    // CCW's shape: an array of {session_id, …} (DESIGN.md §10.6).
+    let entries = manifest.as_array().unwrap();
     assert_eq!(entries.len(), 1);
-    assert_eq!(entries[0]["id"], "WFS-test-alpha");
+    assert_eq!(entries[0]["session_id"], "WFS-test-alpha");
+    assert_eq!(entries[0]["type"], "test");
+    assert!(entries[0]["lessons"].is_object());
     assert_eq!(
         entries[0]["archive_path"],
         ".workflow/archives/WFS-test-alpha"
@@ -153,7 +156,7 @@ fn complete_archives_and_writes_one_manifest_entry() {
         .success();
     let manifest: serde_json::Value =
         serde_json::from_str(&env.read(".workflow/archives/manifest.json")).unwrap();
-    assert_eq!(manifest["sessions"].as_array().unwrap().len(), 1);
+    assert_eq!(manifest.as_array().unwrap().len(), 1);
 }
 
 #[test]
@@ -183,11 +186,11 @@ fn interrupted_archive_is_finished_by_the_next_call() {
         .success();
     let manifest: serde_json::Value =
         serde_json::from_str(&env.read(".workflow/archives/manifest.json")).unwrap();
-    let ids: Vec<_> = manifest["sessions"]
+    let ids: Vec<_> = manifest
         .as_array()
         .unwrap()
         .iter()
-        .map(|e| e["id"].clone())
+        .map(|e| e["session_id"].clone())
         .collect();
     assert_eq!(ids, vec![serde_json::json!("WFS-test-alpha")]);
 }

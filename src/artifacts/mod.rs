@@ -97,7 +97,7 @@ pub fn all_schemas() -> Vec<(&'static str, Value)> {
 }
 
 /// The schema name for a file, judged by its name and place in a session.
-/// (A `.task/*.json` without an `id` is a [`TaskOverlay`]; see
+/// (A `.task/*.json` without `id`, `title` and `meta` is a [`TaskOverlay`]; see
 /// [`schema_for_value`].)
 pub fn schema_for_path(path: &std::path::Path) -> Option<&'static str> {
     let name = path.file_name()?.to_str()?;
@@ -205,10 +205,11 @@ fn short_message(mut message: String) -> String {
 }
 
 /// The schema a document is checked against, given the one its path
-/// names: a task file without an `id` is another tool's status overlay,
+/// names: a task file without `id`, `title` and `meta` is another tool's
+/// status overlay,
 /// and a manifest is checked in its array form.
 pub fn schema_for_value(by_path: &'static str, value: &Value) -> &'static str {
-    if by_path == Task::SCHEMA && value.as_object().is_some_and(|o| !o.contains_key("id")) {
+    if by_path == Task::SCHEMA && task_overlay::is_overlay(value) {
         TaskOverlay::SCHEMA
     } else {
         by_path

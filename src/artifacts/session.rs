@@ -6,10 +6,13 @@ use serde::{Deserialize, Serialize};
 use super::{Extra, Timestamp};
 
 /// The first seven are wfx's own; the rest are what other `.workflow`
-/// tools write (Claude-Code-Workflow's `ccw session status`, its session
-/// start and archive). Those are accepted on read, kept as written until
-/// wfx itself changes the status, and mean what [`Self::meaning`] says
-/// (DESIGN.md §10.6).
+/// tools write: Claude-Code-Workflow's `session_manager init`
+/// (`initialized`), its dashboard's name for active (`in_progress`),
+/// `ccw session status` (`implementing`, `reviewing`) and its archive
+/// (`archived`). Those are accepted on read, kept as written until wfx
+/// itself changes the status, and mean what [`Self::meaning`] says
+/// (DESIGN.md §10.6). (No doc comment on a variant: the schema keeps a
+/// plain `enum`, whose errors name the field's type.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SessionStatus {
@@ -20,15 +23,10 @@ pub enum SessionStatus {
     Completed,
     PartialSuccess,
     Blocked,
-    /// CCW's `session_manager init`: created, nothing planned yet.
     Initialized,
-    /// CCW's dashboard name for `active`.
     InProgress,
-    /// `ccw session status`: the implementation is running.
     Implementing,
-    /// `ccw session status`: the result is being reviewed.
     Reviewing,
-    /// CCW: moved to `archives/`.
     Archived,
 }
 

@@ -11,7 +11,9 @@ use super::{Extra, Timestamp};
 /// wfx's six statuses, plus the two other `.workflow` tools write
 /// (`ccw session task … cancelled`, CCW's task schema's `active`): those
 /// are accepted on read, kept as written until wfx changes the task, and
-/// mean what [`Self::meaning`] says (DESIGN.md §10.6).
+/// mean what [`Self::meaning`] says (DESIGN.md §10.6): `active` is being
+/// worked on, `cancelled` was dropped by a person. (No doc comment on a
+/// variant: the schema keeps a plain `enum`.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TaskStatus {
@@ -21,9 +23,7 @@ pub enum TaskStatus {
     Failed,
     Skipped,
     Blocked,
-    /// CCW: being worked on.
     Active,
-    /// CCW: dropped by a person; nothing more will be done.
     Cancelled,
 }
 

@@ -1,4 +1,4 @@
-//! A task file without an `id`: what Claude-Code-Workflow's `ccw session
+//! A task file without `id`, `title` and `meta`: what Claude-Code-Workflow's `ccw session
 //! task <session> <task> <status>` (and `ccw session … update`) leave
 //! when no `.task/<task>.json` exists. CCW derives the path from the task
 //! id and shallow-merges `{status, updated_at, status_history}` into
@@ -41,6 +41,14 @@ pub struct TaskOverlay {
     pub updated_at: Option<Timestamp>,
     #[serde(flatten)]
     pub extra: Extra,
+}
+
+/// Whether a `.task/*.json` document is an overlay: an object with none of
+/// a task's identity (`id`, `title`, `meta`). A file that keeps its title
+/// or meta but lost its id is a damaged task, reported as such.
+pub fn is_overlay(doc: &serde_json::Value) -> bool {
+    doc.as_object()
+        .is_some_and(|o| !["id", "title", "meta"].iter().any(|k| o.contains_key(*k)))
 }
 
 /// Top-level fields of a task that an overlay never replaces.
@@ -161,6 +169,17 @@ mod tests {
         t.status = TaskStatus::InProgress;
         assert!(!ccw_stub().apply(&mut t));
         assert_eq!(t.status, TaskStatus::InProgress);
+    }
+
+    #[test]
+    fn only_a_file_without_id_title_and_meta_is_an_overlay() {
+        assert!(is_overlay(&json!({"status": "completed"})));
+        assert!(is_overlay(&json!({})));
+        assert!(!is_overlay(
+            &json!({"title": "t", "status": "pending", "meta": {}})
+        ));
+        assert!(!is_overlay(&json!({"id": "IMPL-1"})));
+        assert!(!is_overlay(&json!([])));
     }
 
     #[test]

@@ -43,6 +43,10 @@ struct TaskStatusOnly {
     #[serde(default)]
     id: Option<String>,
     #[serde(default)]
+    title: Option<serde_json::Value>,
+    #[serde(default)]
+    meta: Option<serde_json::Value>,
+    #[serde(default)]
     status: Option<TaskStatus>,
 }
 
@@ -70,12 +74,14 @@ fn count_tasks(sref: &SessionRef) -> Progress {
                 .flatten()
                 .and_then(|b| serde_json::from_slice::<TaskStatusOnly>(&b).ok());
             match read {
-                Some(TaskStatusOnly { id: None, status }) => overlays.push((stem, status)),
                 Some(TaskStatusOnly {
-                    id: Some(id),
+                    id: None,
+                    title: None,
+                    meta: None,
                     status,
-                }) => {
-                    by_id.insert(id, status);
+                }) => overlays.push((stem, status)),
+                Some(t) => {
+                    by_id.insert(t.id.unwrap_or(stem), t.status);
                 }
                 None => {
                     by_id.entry(stem).or_insert(None);

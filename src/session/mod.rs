@@ -206,7 +206,7 @@ impl Workspace {
         let active = self.rel(&self.active_dir());
         match candidates.len() {
             0 => Err(Error::usage(format!(
-                "no active wfx session in {active}{}; create one with `wfx test-fix-gen \"<description>\"`",
+                "no active session in {active}{}; create one with `wfx test-fix-gen \"<description>\"`",
                 Self::foreign_note(foreign, &active)
             ))),
             1 => Ok(candidates.remove(0).0),

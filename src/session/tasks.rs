@@ -2,7 +2,7 @@
 //! `id` inside (DESIGN.md §2). New task files are named `<id>.json`, the
 //! path Claude-Code-Workflow derives from an id; wfx 0.1's names
 //! (`IMPL-001.3-validation.json`, `IMPL-001.5-review.json`) still load.
-//! A file without an `id` is another tool's status overlay
+//! A file without `id`, `title` and `meta` is another tool's status overlay
 //! ([`TaskOverlay`]), applied to the task its file stem names.
 
 use std::collections::BTreeMap;
@@ -56,7 +56,7 @@ impl Workspace {
                 Err(e) => return Err(e),
             };
             let is_overlay = serde_json::from_str::<serde_json::Value>(&text)
-                .is_ok_and(|v| v.as_object().is_some_and(|o| !o.contains_key("id")));
+                .is_ok_and(|v| crate::artifacts::task_overlay::is_overlay(&v));
             if is_overlay {
                 match artifacts::parse_artifact::<TaskOverlay>(&shown, &text) {
                     Ok(o) => {
