@@ -337,8 +337,12 @@ fn complete(ctx: &Ctx, id: Option<&str>) -> Result<Exit> {
             .to_string(),
     };
     crate::session::id::validate_existing_id(&id)?;
-    // Never move a session another wfx process is running.
+    // Never move a session another wfx process is running, and never put a
+    // lock file into a session another tool made.
     let active = ctx.ws.active(&id);
+    if active.dir.is_dir() {
+        ctx.ws.find_own(&id)?;
+    }
     let _lock = if active.dir.is_dir() {
         Some(crate::session::store::SessionLock::acquire(
             &active.lock(),
