@@ -96,6 +96,10 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Run the whole pipeline on a bundled sample project in a temp dir
     Demo(DemoArgs),
+    /// Install wfx's slash commands into an agent (`claude`: .claude/commands/wfx/)
+    Install(InstallArgs),
+    /// Serve wfx's tools to an agent over MCP (stdio)
+    Mcp(McpArgs),
 }
 
 #[derive(Debug, Args)]
@@ -194,6 +198,25 @@ pub struct CompletionsArgs {
     #[arg(value_enum)]
     pub shell: clap_complete::Shell,
 }
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum InstallTarget {
+    /// Claude Code: /wfx:test-fix-gen, /wfx:test-cycle-execute, /wfx:status
+    Claude,
+}
+
+#[derive(Debug, Args)]
+pub struct InstallArgs {
+    /// Where to install
+    #[arg(value_enum)]
+    pub target: InstallTarget,
+    /// Replace files you edited (each is first copied to <name>.md.bak)
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct McpArgs {}
 
 #[derive(Debug, Args)]
 pub struct DemoArgs {
