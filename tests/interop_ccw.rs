@@ -599,3 +599,64 @@ fn ccw_writers_leave_wfx_sessions_readable() {
         "CCW's archived_at is kept"
     );
 }
+
+/// Files CCW's real `ccw session` code wrote on a wfx session
+/// (fixtures/ccw/recorded/, see its README) read back and settle.
+#[test]
+fn files_the_real_ccw_wrote_on_a_wfx_session_read_back() {
+    let env = Env::new();
+    env.copy_fixture_project("py-calc");
+    env.git_init_commit();
+    wfx(
+        &env,
+        &["test-fix-gen", "Test the calculator", "--plan-only"],
+    )
+    .success();
+    let s = env.root.join(".workflow/active/WFS-test-the-calculator");
+    let rec = fixture_dir().join("../recorded");
+    let copy = |from: &str, to: &Path| std::fs::copy(rec.join(from), to).map(|_| ()).unwrap();
+    copy(
+        "workflow-session-implementing.json",
+        &s.join("workflow-session.json"),
+    );
+    copy(
+        "task-cancelled-IMPL-001.3.json",
+        &s.join(".task/IMPL-001.3.json"),
+    );
+    std::fs::rename(
+        s.join(".task/IMPL-001.5.json"),
+        s.join(".task/IMPL-001.5-review.json"),
+    )
+    .unwrap();
+    copy(
+        "task-stub-IMPL-001.5.json",
+        &s.join(".task/IMPL-001.5.json"),
+    );
+
+    wfx(&env, &["validate"]).success();
+    let st = wfx_json(&env, &["status"]);
+    assert_eq!(st["status"], "implementing");
+    let task = |id: &str| {
+        st["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["id"] == id)
+            .unwrap()["status"]
+            .clone()
+    };
+    assert_eq!(task("IMPL-001.3"), "cancelled");
+    assert_eq!(task("IMPL-001.5"), "completed");
+    assert_eq!(st["tasks"].as_array().unwrap().len(), 4);
+
+    wfx(&env, &["session", "complete"]).success();
+    let dir = ".workflow/archives/WFS-test-the-calculator/.task";
+    let t = read_json(&env, &format!("{dir}/IMPL-001.5.json"));
+    assert_eq!(
+        (&t["id"], &t["status"]),
+        (&json!("IMPL-001.5"), &json!("completed"))
+    );
+    assert!(!env.root.join(dir).join("IMPL-001.5-review.json").exists());
+    let t = read_json(&env, &format!("{dir}/IMPL-001.3.json"));
+    assert_eq!(t["status"], "cancelled", "CCW's value is kept");
+}
