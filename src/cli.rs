@@ -96,6 +96,10 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Run the whole pipeline on a bundled sample project in a temp dir
     Demo(DemoArgs),
+    /// Install wfx's slash commands into an agent (`claude`: .claude/commands/wfx/)
+    Install(InstallArgs),
+    /// Serve wfx's tools to an agent over MCP (stdio)
+    Mcp(McpArgs),
 }
 
 #[derive(Debug, Args)]
@@ -133,7 +137,7 @@ pub struct TestArgs {
 
 #[derive(Debug, Args)]
 pub struct StatusArgs {
-    /// Session id (default: the single active session)
+    /// Session id (default: the one active wfx session, else the most recently updated one)
     pub session: Option<String>,
 }
 
@@ -144,8 +148,8 @@ pub enum SessionCommand {
         #[arg(long)]
         all: bool,
     },
-    /// Show one session
-    Show { id: String },
+    /// Show one session (default: the one active wfx session, else the most recently updated one)
+    Show { id: Option<String> },
     /// Archive a session (active/ → archives/)
     Complete { id: Option<String> },
     /// Mark a paused, awaiting-fix or blocked session active again
@@ -182,7 +186,7 @@ pub struct RunArgs {
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// Session id (default: the single active session)
+    /// Session id (default: the one active wfx session, else the most recently updated one)
     pub session: Option<String>,
     /// Output HTML file
     #[arg(long, value_name = "FILE")]
@@ -194,6 +198,25 @@ pub struct CompletionsArgs {
     #[arg(value_enum)]
     pub shell: clap_complete::Shell,
 }
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum InstallTarget {
+    /// Claude Code: /wfx:test-fix-gen, /wfx:test-cycle-execute, /wfx:status
+    Claude,
+}
+
+#[derive(Debug, Args)]
+pub struct InstallArgs {
+    /// Where to install
+    #[arg(value_enum)]
+    pub target: InstallTarget,
+    /// Replace files you edited (each is first copied to <name>.md.bak)
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct McpArgs {}
 
 #[derive(Debug, Args)]
 pub struct DemoArgs {

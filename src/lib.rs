@@ -8,6 +8,7 @@ pub mod commands;
 pub mod cycle;
 pub mod error;
 pub mod git;
+pub mod mcp;
 pub mod phases;
 pub mod process;
 pub mod render;

@@ -8,6 +8,12 @@ use serde::{Deserialize, Serialize};
 use super::test_results::Criticality;
 use super::{Extra, Timestamp};
 
+/// wfx's six statuses, plus the two other `.workflow` tools write
+/// (`ccw session task … cancelled`, CCW's task schema's `active`): those
+/// are accepted on read, kept as written until wfx changes the task, and
+/// mean what [`Self::meaning`] says (DESIGN.md §10.6): `active` is being
+/// worked on, `cancelled` was dropped by a person. (No doc comment on a
+/// variant: the schema keeps a plain `enum`.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TaskStatus {
@@ -17,6 +23,8 @@ pub enum TaskStatus {
     Failed,
     Skipped,
     Blocked,
+    Active,
+    Cancelled,
 }
 
 impl TaskStatus {
@@ -28,12 +36,24 @@ impl TaskStatus {
             Self::Failed => "failed",
             Self::Skipped => "skipped",
             Self::Blocked => "blocked",
+            Self::Active => "active",
+            Self::Cancelled => "cancelled",
+        }
+    }
+
+    /// The wfx status this value means: `active` → in_progress,
+    /// `cancelled` → skipped (not run, and not a failure).
+    pub fn meaning(self) -> Self {
+        match self {
+            Self::Active => Self::InProgress,
+            Self::Cancelled => Self::Skipped,
+            own => own,
         }
     }
 
     /// Done, one way or another: counts towards progress.
     pub fn is_done(self) -> bool {
-        matches!(self, Self::Completed | Self::Skipped)
+        matches!(self.meaning(), Self::Completed | Self::Skipped)
     }
 }
 

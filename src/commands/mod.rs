@@ -3,10 +3,14 @@
 mod completions;
 mod demo;
 mod init;
+mod install;
+mod mcp;
 mod report;
 mod run;
 mod session;
 mod status;
+
+pub use status::document as status_document;
 mod test;
 mod test_cycle_execute;
 mod test_fix_gen;
@@ -45,6 +49,8 @@ pub fn dispatch(cli: Cli, ui: &Printer) -> Result<Exit> {
         Command::Test(args) => test::run(&ctx, args),
         Command::Demo(args) => demo::run(&ctx, args),
         Command::Run(args) => run::run(&ctx, args),
+        Command::Install(args) => install::run(&ctx, args),
+        Command::Mcp(args) => mcp::run(&ctx, args),
         Command::Completions(_) => unreachable!("handled above"),
     }
 }

@@ -484,10 +484,20 @@ pub fn build(data: &SessionData, link: &dyn Fn(&str) -> Option<String>) -> Sessi
         Some(r) => super::run::next_step(&s.session_id, data.sref.location, r),
         None => {
             let fix_task_file = awaiting_fix_task(data).map(|(_, file)| file.to_string());
+            // A session stays `planning` until phase 5 starts (CCW reads
+            // it so); once phases 1–4 are done its next step is the cycle.
+            let planned = (1u8..=4).all(|n| {
+                s.phase(n)
+                    .is_some_and(|p| p.status == PhaseStatus::Completed)
+            });
+            let status = match s.status.meaning() {
+                SessionStatus::Planning if planned => SessionStatus::Active,
+                other => other,
+            };
             next_step(
                 &s.session_id,
                 data.sref.location,
-                s.status,
+                status,
                 state,
                 fix_task_file.as_deref(),
             )
@@ -741,8 +751,9 @@ pub fn outcome(data: &SessionData) -> Outcome {
     let state = data.state.as_ref();
     let last = state.and_then(|s| s.iterations.last());
     let threshold = data.config.cycle.pass_threshold;
-    let (kind, title, reason) = match data.session.status {
-        SessionStatus::Completed => (
+    let (kind, title, reason) = match data.session.status.meaning() {
+        // `meaning()` maps other tools' values onto these.
+        SessionStatus::Completed | SessionStatus::Archived => (
             "completed",
             "Completed",
             match last {
@@ -813,7 +824,7 @@ pub fn outcome(data: &SessionData) -> Outcome {
                 None => "stopped (interrupted); resumable".into(),
             },
         ),
-        SessionStatus::Planning => (
+        SessionStatus::Planning | SessionStatus::Initialized => (
             "planning",
             "Planning",
             match (1u8..=4).find(|n| {
@@ -828,7 +839,10 @@ pub fn outcome(data: &SessionData) -> Outcome {
                 None => "planning finished; the test cycle has not started".into(),
             },
         ),
-        SessionStatus::Active => (
+        SessionStatus::Active
+        | SessionStatus::InProgress
+        | SessionStatus::Implementing
+        | SessionStatus::Reviewing => (
             "in_progress",
             "In progress",
             match (state, last) {
@@ -875,7 +889,7 @@ pub fn next_step(
         };
     }
     let next = state.map(|s| s.next_action);
-    match status {
+    match status.meaning() {
         SessionStatus::Completed | SessionStatus::PartialSuccess => step(
             format!("wfx session complete {id}"),
             Some("archive the finished session".into()),

@@ -147,6 +147,7 @@ pub fn start(setup: &Setup, base_id: &str) -> Result<Report> {
         workflow_type: WORKFLOW_TYPE.into(),
         status: SessionStatus::Active,
         description: setup.name.to_string(),
+        project: setup.name.to_string(),
         mode: InputMode::Prompt,
         input: setup.file.to_string(),
         source_session_id: None,
@@ -154,6 +155,7 @@ pub fn start(setup: &Setup, base_id: &str) -> Result<Report> {
         updated_at: now,
         completed_at: None,
         resumed_at: None,
+        archived_at: None,
         git: GitInfo {
             base_commit: git.head()?,
             branch: git.branch()?,
