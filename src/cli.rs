@@ -191,13 +191,49 @@ pub struct ReportArgs {
 
 #[derive(Debug, Args)]
 pub struct CompletionsArgs {
+    /// Shell to print completions for
     #[arg(value_enum)]
     pub shell: clap_complete::Shell,
+    /// Shadows the global -C: completions do not depend on a project, so
+    /// -C is refused here and not offered in this command's help.
+    #[arg(
+        id = "project_root",
+        short = 'C',
+        long = "project-root",
+        hide = true,
+        value_name = "DIR"
+    )]
+    pub project_root: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
 pub struct DemoArgs {
+    /// Sample to run (default: the first of python, node, rust whose toolchain is on PATH)
+    #[arg(long, value_enum, value_name = "LANG")]
+    pub lang: Option<DemoLang>,
     /// Directory to create the demo project in (default: a new temp dir)
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
+    /// Shadows the global -C: the demo makes its own project (see --dir),
+    /// so -C is refused here and not offered in this command's help.
+    #[arg(
+        id = "project_root",
+        short = 'C',
+        long = "project-root",
+        hide = true,
+        value_name = "DIR"
+    )]
+    pub project_root: Option<PathBuf>,
+}
+
+/// The bundled sample projects of `wfx demo`, in the order the default
+/// picks them: the quickest to test first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DemoLang {
+    /// A Python package tested with pytest (or unittest when pytest is absent)
+    Python,
+    /// A CommonJS package tested with `node --test`
+    Node,
+    /// A Cargo library crate tested with `cargo test`
+    Rust,
 }

@@ -77,7 +77,7 @@ fn completed_session_tells_its_whole_story() {
     assert!(chart.contains("threshold 95.0%"));
     // Each point has the colour of the fix before it: the strategy its
     // previous run recorded; the first run has none (grey, "first run").
-    let fills = point_colours(&chart);
+    let fills = point_colours(chart);
     assert_eq!(
         fills,
         [
@@ -137,7 +137,7 @@ fn completed_session_tells_its_whole_story() {
     assert!(fixes.contains("1abcdef012"));
     assert!(fixes.contains("60.0% → 80.0%"));
     // The fix agent's own prompt and output, not the analysis agent's.
-    let fix_links = unescape(&fixes);
+    let fix_links = unescape(fixes);
     assert!(
         fix_links.contains(".process/iteration-1-fix-prompt.md\">prompt</a>"),
         "{fix_links}"
