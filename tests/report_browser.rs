@@ -158,6 +158,25 @@ fn reports_render_in_chromium() {
             (SURGICAL, SURGICAL),
         ],
     );
+    // A real session, as the engine records it: the Python demo. Run 1 has
+    // no fix before it; runs 2 (an affected subset, hollow) and 3 follow
+    // conservative fixes.
+    let env = Env::new();
+    let demo = env.tmp.path().join("demo");
+    env.wfx_live()
+        .args(["demo", "--lang", "python", "--dir"])
+        .arg(&demo)
+        .assert()
+        .success();
+    let shown = browser_check("demo", &env, &demo.join("cart/.workflow/report.html"));
+    assert_point_colours(
+        &shown,
+        &[
+            (FIRST_RUN, FIRST_RUN),
+            (CONSERVATIVE, WHITE),
+            (CONSERVATIVE, CONSERVATIVE),
+        ],
+    );
     check("blocked", |env| {
         stories::blocked("WFS-test-stuck").write(env);
         "WFS-test-stuck"
