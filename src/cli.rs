@@ -307,13 +307,12 @@ pub struct ReportArgs {
     pub html: PathBuf,
 }
 
-#[derive(Debug, Args)]
-pub struct CompletionsArgs {
-    /// Shell to print completions for
-    #[arg(value_enum)]
-    pub shell: clap_complete::Shell,
-    /// Shadows the global -C: completions do not depend on a project, so
-    /// -C is refused here and not offered in this command's help.
+/// For commands without a project (`demo`, `completions`): an argument
+/// with the global `-C`'s id shadows it, so their help does not offer it;
+/// given anyway, it is refused with the reason (see `commands::dispatch`).
+#[derive(Debug, Clone, Default, Args)]
+pub struct NoProjectRoot {
+    /// Not used: this command has no project
     #[arg(
         id = "project_root",
         short = 'C',
@@ -325,6 +324,15 @@ pub struct CompletionsArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// Shell to print completions for
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+    #[command(flatten)]
+    pub no_project: NoProjectRoot,
+}
+
+#[derive(Debug, Args)]
 pub struct DemoArgs {
     /// Sample to run: python (pytest, or unittest without it), node (node --test) or rust (cargo
     /// test); default: the first of these whose toolchain is on PATH
@@ -333,16 +341,8 @@ pub struct DemoArgs {
     /// Directory to create the demo project in (default: a new temp dir)
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
-    /// Shadows the global -C: the demo makes its own project (see --dir),
-    /// so -C is refused here and not offered in this command's help.
-    #[arg(
-        id = "project_root",
-        short = 'C',
-        long = "project-root",
-        hide = true,
-        value_name = "DIR"
-    )]
-    pub project_root: Option<PathBuf>,
+    #[command(flatten)]
+    pub no_project: NoProjectRoot,
 }
 
 /// The bundled sample projects of `wfx demo`, in the order the default

@@ -31,10 +31,16 @@ fn demo(env: &Env, args: &[&str], path: Option<&Path>) -> (PathBuf, i32, String)
     )
 }
 
-/// The demo at `project` went through the loop and left what the README
+/// The Python sample's project directory and session id.
+const PYTHON: (&str, &str) = ("cart", "WFS-test-the-cart-pricing");
+/// The Node and Rust samples' project directory and session id.
+const CALC: (&str, &str) = ("calc", "WFS-test-the-calculator");
+
+/// The demo in `dir` went through the loop and left what the README
 /// promises: an archived completed session, one commit per fix, a report
 /// whose chart starts with the first-run colour, artifacts that validate.
-fn assert_demo_completed(env: &Env, project: &Path, id: &str, stderr: &str) {
+fn assert_demo_completed(env: &Env, dir: &Path, (sample, id): (&str, &str), stderr: &str) {
+    let project = &dir.join(sample);
     let archived = project.join(".workflow/archives").join(id);
     assert!(archived.join("workflow-session.json").is_file(), "{stderr}");
     let session: serde_json::Value = serde_json::from_str(
@@ -111,12 +117,7 @@ fn the_python_demo_completes() {
     let (dir, code, stderr) = demo(&env, &["--lang", "python"], None);
     assert_eq!(code, 0, "{stderr}");
     assert!(stderr.contains("a Python package with 2 bugs"), "{stderr}");
-    assert_demo_completed(
-        &env,
-        &dir.join("cart"),
-        "WFS-test-the-cart-pricing",
-        &stderr,
-    );
+    assert_demo_completed(&env, &dir, PYTHON, &stderr);
 }
 
 #[test]
@@ -125,7 +126,7 @@ fn the_node_demo_completes() {
     let (dir, code, stderr) = demo(&env, &["--lang", "node"], None);
     assert_eq!(code, 0, "{stderr}");
     assert!(stderr.contains("a Node package with 2 bugs"), "{stderr}");
-    assert_demo_completed(&env, &dir.join("calc"), "WFS-test-the-calculator", &stderr);
+    assert_demo_completed(&env, &dir, CALC, &stderr);
 }
 
 #[test]
@@ -134,7 +135,7 @@ fn the_rust_demo_completes() {
     let (dir, code, stderr) = demo(&env, &["--lang", "rust"], None);
     assert_eq!(code, 0, "{stderr}");
     assert!(stderr.contains("a Rust crate with 2 bugs"), "{stderr}");
-    assert_demo_completed(&env, &dir.join("calc"), "WFS-test-the-calculator", &stderr);
+    assert_demo_completed(&env, &dir, CALC, &stderr);
 }
 
 /// The machine's own program `name`, resolved through the full PATH
@@ -190,12 +191,7 @@ fn with_only_python_on_path_the_default_is_the_python_demo() {
         stderr.contains("a Python package with 2 bugs") && stderr.contains("with pytest"),
         "{stderr}"
     );
-    assert_demo_completed(
-        &env,
-        &dir.join("cart"),
-        "WFS-test-the-cart-pricing",
-        &stderr,
-    );
+    assert_demo_completed(&env, &dir, PYTHON, &stderr);
 }
 
 /// Python as many machines have it: no pytest. The sample's own stdlib
@@ -214,7 +210,7 @@ fn with_python_but_no_pytest_the_demo_uses_the_standard_library() {
         "{stderr}"
     );
     let project = dir.join("cart");
-    assert_demo_completed(&env, &project, "WFS-test-the-cart-pricing", &stderr);
+    assert_demo_completed(&env, &dir, PYTHON, &stderr);
     let results: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(project.join(
             ".workflow/archives/WFS-test-the-cart-pricing/.process/iteration-1-results.json",
@@ -246,7 +242,7 @@ fn with_only_node_on_path_the_default_is_the_node_demo() {
         stderr.contains("a Node package with 2 bugs") && stderr.contains("with node --test"),
         "{stderr}"
     );
-    assert_demo_completed(&env, &dir.join("calc"), "WFS-test-the-calculator", &stderr);
+    assert_demo_completed(&env, &dir, CALC, &stderr);
 }
 
 /// Nothing exists before wfx runs, and nothing after: not the demo dir,

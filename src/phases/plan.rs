@@ -197,11 +197,7 @@ pub fn last_test_run(r: &TestResults) -> LastTestRun {
         .take(LAST_RUN_FAILURES)
         .map(|f| KnownFailure {
             test: f.test.clone(),
-            location: match (&f.file, f.line) {
-                (Some(file), Some(line)) => format!("{file}:{line}"),
-                (Some(file), None) => file.clone(),
-                _ => String::new(),
-            },
+            location: f.location(),
             error: {
                 let first = f.error.lines().next().unwrap_or("").trim();
                 if first.chars().count() > ERROR_CHARS {

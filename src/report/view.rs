@@ -624,11 +624,7 @@ fn failure_group(
         .take(limit)
         .map(|f| FailureView {
             test: f.test.clone(),
-            location: match (&f.file, f.line) {
-                (Some(file), Some(line)) => format!("{file}:{line}"),
-                (Some(file), None) => file.clone(),
-                _ => String::new(),
-            },
+            location: f.location(),
             criticality: name_of(&f.criticality),
             layer: name_of(&f.test_type),
             flaky: f.flaky,
