@@ -194,6 +194,26 @@ fn with_only_python_on_path_the_default_is_the_python_demo() {
     assert_demo_completed(&env, &dir, PYTHON, &stderr);
 }
 
+/// An old machine: `python` is Python 2 (or broken) beside `python3`.
+/// wfx's detection would run `python -m pytest`; the demo names python3.
+#[test]
+fn a_python_2_python_beside_python3_does_not_break_the_demo() {
+    let env = Env::new();
+    let python3 = real_program(&env, "python3");
+    let python2 = "#!/bin/sh\necho 'Python 2.7.18' >&2\nexit 1\n".to_string();
+    let bin = bin_dir(
+        &env,
+        &[
+            ("python3", BinEntry::Link(python3)),
+            ("python", BinEntry::Script(python2)),
+        ],
+    );
+    let (dir, code, stderr) = demo(&env, &[], Some(&bin));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("`python3 -m pytest`"), "{stderr}");
+    assert_demo_completed(&env, &dir, PYTHON, &stderr);
+}
+
 /// Python as many machines have it: no pytest. The sample's own stdlib
 /// runner writes JUnit XML, which wfx reads through `test.junit`.
 #[test]

@@ -126,8 +126,14 @@ fn probe_python() -> Found {
         if !on_path(program) {
             continue;
         }
+        // wfx's detection runs pytest with `python` when that is on PATH.
+        let detected = if on_path("python") {
+            "python"
+        } else {
+            "python3"
+        };
         match capture(program, &["-c", PYTHON_PROBE]) {
-            Ok(out) => match python_toolchain(program, &out) {
+            Ok(out) => match python_toolchain(program, &out, detected) {
                 Ok(t) => return Found::Ready(t),
                 Err(why) => problem = problem.or(Some(why)),
             },
@@ -138,7 +144,12 @@ fn probe_python() -> Found {
 }
 
 /// Pure part of the Python probe: `3 11 7 pytest` → the toolchain.
-pub fn python_toolchain(program: &str, probe_output: &str) -> Result<Toolchain, String> {
+/// `detected` is the interpreter wfx's own detection would run pytest with.
+pub fn python_toolchain(
+    program: &str,
+    probe_output: &str,
+    detected: &str,
+) -> Result<Toolchain, String> {
     let words: Vec<&str> = probe_output.split_whitespace().collect();
     let num = |i: usize| words.get(i).and_then(|w| w.parse::<u32>().ok());
     let (Some(major), Some(minor), Some(patch)) = (num(0), num(1), num(2)) else {
@@ -164,9 +175,17 @@ pub fn python_toolchain(program: &str, probe_output: &str) -> Result<Toolchain, 
         } else {
             "unittest (pytest is not installed)".into()
         },
-        // With pytest, wfx detects `python -m pytest` as on any project;
-        // without it, the sample's own stdlib runner writes JUnit XML.
-        test_command: (!pytest).then(|| format!("{program} .workflow/demo/run_tests.py")),
+        // With pytest, wfx detects `python -m pytest` as on any project
+        // (named here only when detection would pick another interpreter,
+        // e.g. a Python 2 `python` next to `python3`); without pytest, the
+        // sample's own stdlib runner writes JUnit XML.
+        test_command: if !pytest {
+            Some(format!("{program} .workflow/demo/run_tests.py"))
+        } else if program != detected {
+            Some(format!("{program} -m pytest"))
+        } else {
+            None
+        },
         junit: (!pytest).then(|| ".workflow/demo/junit/*.xml".to_string()),
     })
 }
@@ -383,22 +402,26 @@ mod tests {
 
     #[test]
     fn python_probe_output() {
-        let t = python_toolchain("python3", "3 11 7 pytest\n").unwrap();
+        let t = python_toolchain("python3", "3 11 7 pytest\n", "python3").unwrap();
         assert_eq!(t.version, "Python 3.11.7");
         assert_eq!(t.test_command, None, "pytest: wfx detects the command");
         assert_eq!(t.junit, None);
-        let t = python_toolchain("python", "3 12 1 -\n").unwrap();
+        // A Python 2 `python` beside `python3`: detection would pick it.
+        let t = python_toolchain("python3", "3 11 7 pytest\n", "python").unwrap();
+        assert_eq!(t.test_command.as_deref(), Some("python3 -m pytest"));
+        assert_eq!(t.junit, None);
+        let t = python_toolchain("python", "3 12 1 -\n", "python").unwrap();
         assert_eq!(
             t.test_command.as_deref(),
             Some("python .workflow/demo/run_tests.py")
         );
         assert_eq!(t.junit.as_deref(), Some(".workflow/demo/junit/*.xml"));
         assert!(
-            python_toolchain("python", "2 7 18 -")
+            python_toolchain("python", "2 7 18 -", "python")
                 .unwrap_err()
                 .contains("Python 2.7.18; the sample needs 3.8 or later")
         );
-        assert!(python_toolchain("python3", "").is_err());
+        assert!(python_toolchain("python3", "", "python3").is_err());
     }
 
     #[test]
