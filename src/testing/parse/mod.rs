@@ -255,11 +255,7 @@ fn values_after(first: &str, rest: &[&str]) -> Option<String> {
         }
         format!("{}…", &s[..end])
     };
-    let value = |prefix: &str| {
-        rest.iter()
-            .find_map(|l| l.strip_prefix(prefix))
-            .map(|v| short(v))
-    };
+    let value = |prefix: &str| rest.iter().find_map(|l| l.strip_prefix(prefix)).map(&short);
     let is_frame = |l: &str| l.starts_with("at ") || l.contains("node:internal");
     let lead_in = first.ends_with(':')
         || first.contains("expect(")
@@ -278,7 +274,7 @@ fn values_after(first: &str, rest: &[&str]) -> Option<String> {
     }
     // node assert: `+ actual - expected` then `+ <actual>` and `- <expected>`
     // lines (the first pair that is not just a bracket of a larger diff).
-    if rest.iter().any(|l| *l == "+ actual - expected") {
+    if rest.contains(&"+ actual - expected") {
         let pick = |sign: &str| {
             rest.iter()
                 .filter(|l| **l != "+ actual - expected")
