@@ -333,3 +333,47 @@ fn the_analysis_markdown_shows_kind_confidence_and_evidence() {
         builtin::markdown(&Renderer::new(None), 1, &Case::node("node-port").analyze()).unwrap();
     assert!(env_md.contains("## Fix the Environment First"), "{env_md}");
 }
+
+/// When the text cannot tell which of several definitions a call reaches,
+/// the analyzer says so, proposes each, and lowers its confidence instead
+/// of picking one (a hand-made project: the shape, not a runner, matters).
+#[test]
+fn unsure_when_several_definitions_could_be_meant() {
+    let env = Env::new();
+    env.write("shapes/circle.py", "class Circle:\n    def area(self):\n        return 3\n");
+    env.write("shapes/square.py", "class Square:\n    def area(self):\n        return 4\n");
+    env.write(
+        "shapes/factory.py",
+        "from shapes.circle import Circle\nfrom shapes.square import Square\n\n\ndef make(kind):\n    return {'c': Circle, 's': Square}[kind]()\n",
+    );
+    env.write(
+        "tests/test_shapes.py",
+        "from shapes.factory import make\n\n\ndef test_area():\n    shape = make('c')\n    assert shape.area() == 3.14\n",
+    );
+    env.git_init_commit();
+    let failure = Failure {
+        test: "tests/test_shapes.py::test_area".into(),
+        file: Some("tests/test_shapes.py".into()),
+        line: Some(6),
+        error: "assert 3 == 3.14".into(),
+        message: String::new(),
+        criticality: wfx::artifacts::test_results::Criticality::Medium,
+        test_type: wfx::artifacts::test_results::Layer::Unit,
+        flaky: false,
+        extra: Default::default(),
+    };
+    let a = builtin::analyze(
+        &results_with(vec![failure], "x"),
+        "",
+        &env.root,
+        &FixHistory::default(),
+    );
+    assert_eq!(
+        a.points_text(),
+        ["shapes/circle.py:area:2-3", "shapes/square.py:area:2-3"]
+    );
+    assert_eq!(a.causes[0].how, Some(How::Ambiguous));
+    assert_eq!(a.strategy.confidence_score, 0.25);
+    assert!(a.strategy.root_causes[0].cause.contains("unsure which definition"));
+    assert!(a.notes.iter().any(|n| n.starts_with("unsure where")));
+}

@@ -884,7 +884,13 @@ impl<'a> Resolver<'a> {
             return Some(t.clone());
         }
         let from = scope.func.as_ref().map_or(1, |f| f.start);
-        let escaped = regex::escape(var);
+        // `var = …`, `let var: T = …`, `const var = …`, `var := …`,
+        // `var, err := …`, `var: T = …`.
+        let decl = Regex::new(&format!(
+            r"(?:^|[\s(;])(?:(?:let|const|var|mut|final|auto)\s+)*{}\s*(?::\s*([^=]+?))?\s*(?:,\s*\w+\s*)*(?::=|=)([^=].*)$",
+            regex::escape(var)
+        ))
+        .ok()?;
         for n in (from..=scope.line).rev() {
             let Some(text) = scope.lines.get(n as usize - 1) else {
                 continue;
@@ -899,12 +905,6 @@ impl<'a> Resolver<'a> {
             {
                 return super::defs::type_name(&c[2]);
             }
-            // `var = …`, `let var: T = …`, `const var = …`, `var := …`,
-            // `var, err := …`, `var: T = …`.
-            let decl = Regex::new(&format!(
-                r"(?:^|[\s(;])(?:(?:let|const|var|mut|final|auto)\s+)*{escaped}\s*(?::\s*([^=]+?))?\s*(?:,\s*\w+\s*)*(?::=|=)([^=].*)$"
-            ))
-            .ok()?;
             let Some(c) = decl.captures(&code) else {
                 continue;
             };
