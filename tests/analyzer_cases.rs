@@ -340,8 +340,14 @@ fn the_analysis_markdown_shows_kind_confidence_and_evidence() {
 #[test]
 fn unsure_when_several_definitions_could_be_meant() {
     let env = Env::new();
-    env.write("shapes/circle.py", "class Circle:\n    def area(self):\n        return 3\n");
-    env.write("shapes/square.py", "class Square:\n    def area(self):\n        return 4\n");
+    env.write(
+        "shapes/circle.py",
+        "class Circle:\n    def area(self):\n        return 3\n",
+    );
+    env.write(
+        "shapes/square.py",
+        "class Square:\n    def area(self):\n        return 4\n",
+    );
     env.write(
         "shapes/factory.py",
         "from shapes.circle import Circle\nfrom shapes.square import Square\n\n\ndef make(kind):\n    return {'c': Circle, 's': Square}[kind]()\n",
@@ -374,6 +380,10 @@ fn unsure_when_several_definitions_could_be_meant() {
     );
     assert_eq!(a.causes[0].how, Some(How::Ambiguous));
     assert_eq!(a.strategy.confidence_score, 0.25);
-    assert!(a.strategy.root_causes[0].cause.contains("unsure which definition"));
+    assert!(
+        a.strategy.root_causes[0]
+            .cause
+            .contains("unsure which definition")
+    );
     assert!(a.notes.iter().any(|n| n.starts_with("unsure where")));
 }

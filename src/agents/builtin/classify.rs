@@ -455,12 +455,16 @@ pub fn overall(kinds: impl IntoIterator<Item = FailureKind>) -> Option<FailureKi
 /// first failure's).
 pub fn classify(results: &TestResults, facts: &ProjectFacts) -> Classification {
     let mut groups: Vec<(String, Vec<(&Failure, Verdict)>)> = Vec::new();
+    let mut index: std::collections::HashMap<String, usize> = Default::default();
     for f in results.failures.iter().filter(|f| !f.flaky) {
         let sig = signature(f);
         let v = classify_failure(f, facts);
-        match groups.iter_mut().find(|(s, _)| *s == sig) {
-            Some((_, members)) => members.push((f, v)),
-            None => groups.push((sig, vec![(f, v)])),
+        match index.get(&sig) {
+            Some(&g) => groups[g].1.push((f, v)),
+            None => {
+                index.insert(sig.clone(), groups.len());
+                groups.push((sig, vec![(f, v)]));
+            }
         }
     }
     let groups: Vec<ClassifiedGroup> = groups

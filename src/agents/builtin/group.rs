@@ -57,15 +57,19 @@ pub struct Group {
 /// Group failures by [`signature`], largest group first (ties: first seen).
 pub fn group_failures<'f>(failures: impl IntoIterator<Item = &'f Failure>) -> Vec<Group> {
     let mut groups: Vec<Group> = Vec::new();
+    let mut index: std::collections::HashMap<String, usize> = Default::default();
     for f in failures {
         let sig = signature(f);
-        match groups.iter_mut().find(|g| g.signature == sig) {
-            Some(g) => g.tests.push(f.test.clone()),
-            None => groups.push(Group {
-                signature: sig,
-                error: f.error.lines().next().unwrap_or("").to_string(),
-                tests: vec![f.test.clone()],
-            }),
+        match index.get(&sig) {
+            Some(&g) => groups[g].tests.push(f.test.clone()),
+            None => {
+                index.insert(sig.clone(), groups.len());
+                groups.push(Group {
+                    signature: sig,
+                    error: f.error.lines().next().unwrap_or("").to_string(),
+                    tests: vec![f.test.clone()],
+                });
+            }
         }
     }
     groups.sort_by_key(|g| std::cmp::Reverse(g.tests.len()));

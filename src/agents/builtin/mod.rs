@@ -264,6 +264,35 @@ fn candidate_locations(
     if let Some(c) = pick(&project_frames(project, &message_lines, go_pkg.as_deref())) {
         candidates.push(c);
     }
+    // The log is searched only when the failure's own message shows no
+    // location (it costs a scan of the test's part of the log).
+    if candidates.is_empty() {
+        candidates.extend(log_location(
+            project,
+            f,
+            log,
+            go_outputs,
+            others,
+            go_pkg.as_deref(),
+        ));
+    }
+    if let (Some(file), Some(line)) = (&f.file, f.line)
+        && let Some(file) = project.resolve(file, go_pkg.as_deref())
+    {
+        candidates.push((file, line));
+    }
+    candidates
+}
+
+/// The failure's location in its part of the log.
+fn log_location(
+    project: &Project,
+    f: &Failure,
+    log: &frames::LogIndex,
+    go_outputs: Option<&BTreeMap<(String, String), String>>,
+    others: &[String],
+    go_pkg: Option<&str>,
+) -> Option<(String, u32)> {
     let section: Vec<String> = match (go_outputs, frames::split_go_id(&f.test)) {
         (Some(map), Some((pkg, name))) => map
             .get(&(pkg.clone(), name.clone()))
@@ -277,15 +306,7 @@ fn candidate_locations(
             .collect(),
     };
     let section_refs: Vec<&str> = section.iter().map(String::as_str).collect();
-    if let Some(c) = pick(&project_frames(project, &section_refs, go_pkg.as_deref())) {
-        candidates.push(c);
-    }
-    if let (Some(file), Some(line)) = (&f.file, f.line)
-        && let Some(file) = project.resolve(file, go_pkg.as_deref())
-    {
-        candidates.push((file, line));
-    }
-    candidates
+    pick(&project_frames(project, &section_refs, go_pkg))
 }
 
 /// Analyse one failure.
@@ -522,11 +543,15 @@ pub fn analyze(
 
     // 1. Signature groups over every failure, in order of first appearance.
     let mut by_sig: Vec<(String, Vec<usize>)> = Vec::new();
+    let mut sig_index: std::collections::HashMap<String, usize> = Default::default();
     for (i, f) in failures.iter().enumerate() {
         let sig = signature(f);
-        match by_sig.iter_mut().find(|(s, _)| *s == sig) {
-            Some((_, members)) => members.push(i),
-            None => by_sig.push((sig, vec![i])),
+        match sig_index.get(&sig) {
+            Some(&g) => by_sig[g].1.push(i),
+            None => {
+                sig_index.insert(sig.clone(), by_sig.len());
+                by_sig.push((sig, vec![i]));
+            }
         }
     }
     let each = quota(by_sig.len());
@@ -580,6 +605,7 @@ pub fn analyze(
 
     // 3. Split each signature group by the place its failures point at.
     let tried = tried_without_success(history);
+    // (first failure's index, group); the first failure was analysed.
     let mut causes: Vec<(usize, CauseGroup)> = Vec::new();
     for (sig, members) in &by_sig {
         let mut parts: Vec<(Option<String>, Vec<usize>)> = Vec::new();
@@ -662,16 +688,10 @@ pub fn analyze(
             .then(score(b).total_cmp(&score(a)))
             .then(ia.cmp(ib))
     });
-    let causes: Vec<CauseGroup> = causes.into_iter().map(|(_, g)| g).collect();
-
     // Modification points: each code group's places, in rank order.
     let mut points: Vec<ModificationPoint> = Vec::new();
-    for g in causes.iter().filter(|g| g.kind == FailureKind::Code) {
-        let rep = findings_by_index
-            .values()
-            .find(|f| g.tests.first() == Some(&f.test))
-            .expect("a group's first test was analysed");
-        for t in group_targets(&rep.targets) {
+    for (first, _) in causes.iter().filter(|(_, g)| g.kind == FailureKind::Code) {
+        for t in group_targets(&findings_by_index[first].targets) {
             let p = point(t);
             if points.len() < MAX_POINTS
                 && !points
@@ -682,6 +702,8 @@ pub fn analyze(
             }
         }
     }
+
+    let causes: Vec<CauseGroup> = causes.into_iter().map(|(_, g)| g).collect();
 
     // Fix history: a place changed before without success is a weaker lead.
     let mut penalty = 0.0;

@@ -17,7 +17,8 @@
 //! wrapper is followed to what it wraps. When several definitions could be
 //! meant, all are returned as `Ambiguous` so the caller can say so.
 
-use std::collections::BTreeSet;
+use std::cell::RefCell;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::OnceLock;
 
 use regex::Regex;
@@ -170,6 +171,11 @@ fn rust_op_method(op: &str) -> Option<&'static str> {
 /// Resolves calls for one project.
 pub struct Resolver<'a> {
     pub project: &'a Project,
+    /// (file, name) → what the file's imports bind the name to.
+    bindings: RefCell<HashMap<(String, String), Option<Binding>>>,
+    /// Answers of [`Resolver::at_test_line`]: parametrised tests fail on
+    /// the same line many times.
+    answers: RefCell<HashMap<(String, u32, Vec<String>, String), Vec<Target>>>,
 }
 
 /// Where a line is read: its file, the function around it, and the lines
@@ -185,7 +191,11 @@ struct Scope {
 
 impl<'a> Resolver<'a> {
     pub fn new(project: &'a Project) -> Resolver<'a> {
-        Resolver { project }
+        Resolver {
+            project,
+            bindings: Default::default(),
+            answers: Default::default(),
+        }
     }
 
     /// The function around `file:line` as a target (a crash site): `None`
@@ -208,7 +218,19 @@ impl<'a> Resolver<'a> {
         test_words: &[String],
         message: &str,
     ) -> Vec<Target> {
-        self.read_up_from(file, line, test_words, message, 0)
+        let first = message.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+        let key = (
+            file.to_string(),
+            line,
+            test_words.to_vec(),
+            super::group::normalize_message(first),
+        );
+        if let Some(hit) = self.answers.borrow().get(&key) {
+            return hit.clone();
+        }
+        let found = self.read_up_from(file, line, test_words, message, 0);
+        self.answers.borrow_mut().insert(key, found.clone());
+        found
     }
 
     fn scope(&self, file: &str, line: u32) -> Option<Scope> {
@@ -923,6 +945,16 @@ impl<'a> Resolver<'a> {
 
     /// What `name` is bound to in `file` by its imports.
     fn binding(&self, file: &str, name: &str) -> Option<Binding> {
+        let key = (file.to_string(), name.to_string());
+        if let Some(hit) = self.bindings.borrow().get(&key) {
+            return hit.clone();
+        }
+        let found = self.read_binding(file, name);
+        self.bindings.borrow_mut().insert(key, found.clone());
+        found
+    }
+
+    fn read_binding(&self, file: &str, name: &str) -> Option<Binding> {
         let lines = self.project.lines(file)?;
         let lang = Lang::of(file);
         match lang {
