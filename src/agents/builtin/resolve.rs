@@ -168,6 +168,9 @@ fn rust_op_method(op: &str) -> Option<&'static str> {
     })
 }
 
+/// (file, line, test name words, normalised first message line).
+type AnswerKey = (String, u32, Vec<String>, String);
+
 /// Resolves calls for one project.
 pub struct Resolver<'a> {
     pub project: &'a Project,
@@ -175,7 +178,7 @@ pub struct Resolver<'a> {
     bindings: RefCell<HashMap<(String, String), Option<Binding>>>,
     /// Answers of [`Resolver::at_test_line`]: parametrised tests fail on
     /// the same line many times.
-    answers: RefCell<HashMap<(String, u32, Vec<String>, String), Vec<Target>>>,
+    answers: RefCell<HashMap<AnswerKey, Vec<Target>>>,
 }
 
 /// Where a line is read: its file, the function around it, and the lines
