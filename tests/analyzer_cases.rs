@@ -387,3 +387,47 @@ fn unsure_when_several_definitions_could_be_meant() {
     );
     assert!(a.notes.iter().any(|n| n.starts_with("unsure where")));
 }
+
+/// A Rust `use` path decides between same-named functions of two modules
+/// (by name alone the analyzer would be unsure).
+#[test]
+fn rust_use_paths_pick_the_module() {
+    let env = Env::new();
+    env.write(
+        "Cargo.toml",
+        "[package]\nname = \"two-parsers\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    );
+    env.write("src/lib.rs", "pub mod json;\npub mod toml;\n");
+    env.write(
+        "src/json.rs",
+        "pub fn parse(s: &str) -> usize {\n    s.len()\n}\n",
+    );
+    env.write(
+        "src/toml.rs",
+        "pub fn parse(s: &str) -> usize {\n    s.len() + 1\n}\n",
+    );
+    env.write(
+        "tests/parse.rs",
+        "use two_parsers::toml::parse;\n\n#[test]\nfn parses_toml() {\n    assert_eq!(parse(\"a = 1\"), 5);\n}\n",
+    );
+    env.git_init_commit();
+    let failure = Failure {
+        test: "parse::parses_toml".into(),
+        file: Some("tests/parse.rs".into()),
+        line: Some(5),
+        error: "assertion `left == right` failed: left 6, right 5".into(),
+        message: "thread 'parses_toml' panicked at tests/parse.rs:5:5:".into(),
+        criticality: wfx::artifacts::test_results::Criticality::Medium,
+        test_type: wfx::artifacts::test_results::Layer::Integration,
+        flaky: false,
+        extra: Default::default(),
+    };
+    let a = builtin::analyze(
+        &results_with(vec![failure], "x"),
+        "",
+        &env.root,
+        &FixHistory::default(),
+    );
+    assert_eq!(a.points_text(), ["src/toml.rs:parse:1-3"]);
+    assert_eq!(a.causes[0].how, Some(How::Imported));
+}

@@ -964,6 +964,7 @@ impl<'a> Resolver<'a> {
             Lang::Python => self.python_binding(file, &lines, name),
             Lang::Js => self.js_binding(file, &lines, name),
             Lang::Go => self.go_binding(&lines, name),
+            Lang::Rust => self.rust_binding(file, &lines, name),
             _ => None,
         }
     }
@@ -1185,6 +1186,107 @@ impl<'a> Resolver<'a> {
         None
     }
 
+    /// Rust `use` declarations: `use crate::a::f`, `use my_crate::{A, b::C
+    /// as D}`, `use super::g`, `use a::b` (a module), relative to the crate
+    /// root (the nearest `Cargo.toml`'s `src/lib.rs` or `src/main.rs`).
+    fn rust_binding(&self, file: &str, lines: &[String], name: &str) -> Option<Binding> {
+        static USE: OnceLock<Regex> = OnceLock::new();
+        let text = lines.join("\n");
+        for c in re(&USE, r"(?m)^\s*(?:pub(?:\([^)]*\))?\s+)?use\s+([^;]+);").captures_iter(&text) {
+            for path in expand_use(c[1].trim()) {
+                let (segments, local) = match path.split_once(" as ") {
+                    Some((p, alias)) => (p.trim().to_string(), alias.trim().to_string()),
+                    None => {
+                        let last = path.rsplit("::").next().unwrap_or(&path).to_string();
+                        (path.clone(), last)
+                    }
+                };
+                if local != name {
+                    continue;
+                }
+                let parts: Vec<&str> = segments.split("::").collect();
+                let Some((symbol, module)) = parts.split_last() else {
+                    continue;
+                };
+                // `use crate::eval;` names a module.
+                if let Some(f) = self.rust_module(file, &parts) {
+                    return Some(Binding::Module(vec![f]));
+                }
+                return Some(match self.rust_module(file, module) {
+                    Some(f) => Binding::Symbol {
+                        file: f,
+                        symbol: symbol.to_string(),
+                    },
+                    None => Binding::External,
+                });
+            }
+        }
+        None
+    }
+
+    /// The file of a Rust module path seen from `from`.
+    fn rust_module(&self, from: &str, path: &[&str]) -> Option<String> {
+        // The crate: the nearest directory with a Cargo.toml.
+        let mut dir = parent(from).to_string();
+        let manifest = loop {
+            let manifest = if dir.is_empty() {
+                "Cargo.toml".to_string()
+            } else {
+                format!("{dir}/Cargo.toml")
+            };
+            if self.project.contains(&manifest) {
+                break manifest;
+            }
+            if dir.is_empty() {
+                return None;
+            }
+            dir = parent(&dir).to_string();
+        };
+        let src = if dir.is_empty() {
+            "src".to_string()
+        } else {
+            format!("{dir}/src")
+        };
+        let crate_name = self.project.lines(&manifest).and_then(|l| {
+            l.iter().find_map(|line| {
+                line.trim()
+                    .strip_prefix("name")
+                    .map(str::trim_start)
+                    .and_then(|r| r.strip_prefix('='))
+                    .map(|r| r.trim().trim_matches('"').replace('-', "_"))
+            })
+        });
+        let root_file = [format!("{src}/lib.rs"), format!("{src}/main.rs")]
+            .into_iter()
+            .find(|f| self.project.contains(f))?;
+        // Where module paths start: the crate root, or this file's module.
+        let (mut file, rest): (String, &[&str]) = match path.first() {
+            None => return None,
+            Some(&"crate") => (root_file.clone(), &path[1..]),
+            Some(first) if crate_name.as_deref() == Some(*first) => (root_file.clone(), &path[1..]),
+            Some(&"self") => (from.to_string(), &path[1..]),
+            Some(&"super") => {
+                let up = parent(&module_dir(from)).to_string();
+                let file = [format!("{up}.rs"), format!("{up}/mod.rs")]
+                    .into_iter()
+                    .find(|f| self.project.contains(f))
+                    .unwrap_or(root_file.clone());
+                (file, &path[1..])
+            }
+            // 2018 paths from the crate root (`parse::Error` in lib.rs);
+            // from a test target the first segment is another crate.
+            Some(_) if from.starts_with(&src) => (root_file.clone(), path),
+            Some(_) => return None,
+        };
+        for seg in rest {
+            let dir = module_dir(&file);
+            file = [format!("{dir}/{seg}.rs"), format!("{dir}/{seg}/mod.rs")]
+                .into_iter()
+                .find(|f| self.project.contains(f))?;
+        }
+        Some(file)
+    }
+
     /// The definition `symbol` exported by `file`, following re-exports
     /// (JS `export … from`, `module.exports = { … }`, Python `__init__`
     /// imports).
@@ -1254,6 +1356,58 @@ impl<'a> Resolver<'a> {
             _ => None,
         }
     }
+}
+
+/// The directory a Rust module's children live in: `src/lib.rs` → `src`,
+/// `src/a.rs` and `src/a/mod.rs` → `src/a`.
+fn module_dir(file: &str) -> String {
+    let name = file.rsplit('/').next().unwrap_or(file);
+    if matches!(name, "lib.rs" | "main.rs" | "mod.rs") {
+        parent(file).to_string()
+    } else {
+        file.trim_end_matches(".rs").to_string()
+    }
+}
+
+/// `a::{b, c::{d, e as f}}` → `a::b`, `a::c::d`, `a::c::e as f`.
+fn expand_use(tree: &str) -> Vec<String> {
+    let tree = tree.trim();
+    let Some(open) = tree.find('{') else {
+        return vec![tree.to_string()];
+    };
+    let prefix = tree[..open].trim_end_matches("::").trim();
+    let inner = tree[open + 1..].trim_end().trim_end_matches('}');
+    let mut parts = Vec::new();
+    let mut depth = 0;
+    let mut cur = String::new();
+    for ch in inner.chars() {
+        match ch {
+            '{' => {
+                depth += 1;
+                cur.push(ch);
+            }
+            '}' => {
+                depth -= 1;
+                cur.push(ch);
+            }
+            ',' if depth == 0 => parts.push(std::mem::take(&mut cur)),
+            _ => cur.push(ch),
+        }
+    }
+    parts.push(cur);
+    parts
+        .into_iter()
+        .map(|p| p.trim().to_string())
+        .filter(|p| !p.is_empty())
+        .flat_map(|p| {
+            let full = if p == "self" {
+                prefix.to_string()
+            } else {
+                format!("{prefix}::{p}")
+            };
+            expand_use(&full)
+        })
+        .collect()
 }
 
 /// `a, b as c` (ESM) or `a, b: c` (destructuring): the original name bound
@@ -1372,6 +1526,22 @@ mod tests {
                 .map(|w| w.to_string())
                 .collect::<Vec<_>>()
         );
+    }
+
+    #[test]
+    fn use_trees() {
+        assert_eq!(
+            expand_use("semverish::{Version, VersionReq as Req}"),
+            ["semverish::Version", "semverish::VersionReq as Req"]
+        );
+        assert_eq!(
+            expand_use("crate::{a::{b, c}, d, self}"),
+            ["crate::a::b", "crate::a::c", "crate::d", "crate"]
+        );
+        assert_eq!(expand_use("super::f"), ["super::f"]);
+        assert_eq!(module_dir("src/lib.rs"), "src");
+        assert_eq!(module_dir("src/a/mod.rs"), "src/a");
+        assert_eq!(module_dir("src/a/b.rs"), "src/a/b");
     }
 
     #[test]
