@@ -334,6 +334,21 @@ fn the_analysis_markdown_shows_kind_confidence_and_evidence() {
     assert!(env_md.contains("## Fix the Environment First"), "{env_md}");
 }
 
+/// A failure as a parser reports it, for the hand-made projects below.
+fn failure_at(test: &str, file: &str, line: u32, error: &str, message: &str) -> Failure {
+    Failure {
+        test: test.into(),
+        file: Some(file.into()),
+        line: Some(line),
+        error: error.into(),
+        message: message.into(),
+        criticality: wfx::artifacts::test_results::Criticality::Medium,
+        test_type: wfx::artifacts::test_results::Layer::Unit,
+        flaky: false,
+        extra: Default::default(),
+    }
+}
+
 /// When the text cannot tell which of several definitions a call reaches,
 /// the analyzer says so, proposes each, and lowers its confidence instead
 /// of picking one (a hand-made project: the shape, not a runner, matters).
@@ -357,17 +372,13 @@ fn unsure_when_several_definitions_could_be_meant() {
         "from shapes.factory import make\n\n\ndef test_area():\n    shape = make('c')\n    assert shape.area() == 3.14\n",
     );
     env.git_init_commit();
-    let failure = Failure {
-        test: "tests/test_shapes.py::test_area".into(),
-        file: Some("tests/test_shapes.py".into()),
-        line: Some(6),
-        error: "assert 3 == 3.14".into(),
-        message: String::new(),
-        criticality: wfx::artifacts::test_results::Criticality::Medium,
-        test_type: wfx::artifacts::test_results::Layer::Unit,
-        flaky: false,
-        extra: Default::default(),
-    };
+    let failure = failure_at(
+        "tests/test_shapes.py::test_area",
+        "tests/test_shapes.py",
+        6,
+        "assert 3 == 3.14",
+        "",
+    );
     let a = builtin::analyze(
         &results_with(vec![failure], "x"),
         "",
@@ -411,17 +422,13 @@ fn rust_use_paths_pick_the_module() {
         "use two_parsers::toml::parse;\n\n#[test]\nfn parses_toml() {\n    assert_eq!(parse(\"a = 1\"), 5);\n}\n",
     );
     env.git_init_commit();
-    let failure = Failure {
-        test: "parse::parses_toml".into(),
-        file: Some("tests/parse.rs".into()),
-        line: Some(5),
-        error: "assertion `left == right` failed: left 6, right 5".into(),
-        message: "thread 'parses_toml' panicked at tests/parse.rs:5:5:".into(),
-        criticality: wfx::artifacts::test_results::Criticality::Medium,
-        test_type: wfx::artifacts::test_results::Layer::Integration,
-        flaky: false,
-        extra: Default::default(),
-    };
+    let failure = failure_at(
+        "parse::parses_toml",
+        "tests/parse.rs",
+        5,
+        "assertion `left == right` failed: left 6, right 5",
+        "thread 'parses_toml' panicked at tests/parse.rs:5:5:",
+    );
     let a = builtin::analyze(
         &results_with(vec![failure], "x"),
         "",

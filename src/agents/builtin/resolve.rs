@@ -25,7 +25,7 @@ use regex::Regex;
 
 use super::defs::{Def, DefKind, code_only};
 use super::expr::{self, Call, Expr};
-use super::source::{Lang, Project, is_test_path};
+use super::source::{Lang, Project, is_test_path, normalize};
 
 /// How a target was found: the evidence behind it, strongest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
@@ -472,15 +472,8 @@ impl<'a> Resolver<'a> {
                 }
                 // Go: the same package is the same directory.
                 if lang == Lang::Go {
-                    let dir = parent(&scope.file);
-                    let files: Vec<String> = self
-                        .project
-                        .files()
-                        .iter()
-                        .filter(|f| parent(f) == dir && Lang::of(f) == Lang::Go)
-                        .cloned()
-                        .collect();
-                    let found = self.in_files(&files, &call.name, How::Local);
+                    let found =
+                        self.in_files(&self.go_package(&scope.file), &call.name, How::Local);
                     if !found.is_empty() {
                         return self.finish(found, test_words);
                     }
@@ -568,6 +561,17 @@ impl<'a> Resolver<'a> {
             via: vec![format!("built into {file} (git-ignored)")],
             alternatives: Vec::new(),
         })
+    }
+
+    /// The Go files of `file`'s package (its directory).
+    fn go_package(&self, file: &str) -> Vec<String> {
+        let dir = parent(file);
+        self.project
+            .files()
+            .iter()
+            .filter(|f| parent(f) == dir && Lang::of(f) == Lang::Go)
+            .cloned()
+            .collect()
     }
 
     /// Definitions named `name` in `files`.
@@ -789,15 +793,7 @@ impl<'a> Resolver<'a> {
                         .collect();
                 }
                 if lang == Lang::Go {
-                    let dir = parent(&scope.file);
-                    let files: Vec<String> = self
-                        .project
-                        .files()
-                        .iter()
-                        .filter(|f| parent(f) == dir && Lang::of(f) == Lang::Go)
-                        .cloned()
-                        .collect();
-                    return self.in_files(&files, &call.name, How::Local);
+                    return self.in_files(&self.go_package(&scope.file), &call.name, How::Local);
                 }
                 Vec::new()
             }
@@ -1444,21 +1440,6 @@ fn shares_dir(a: &str, b: &str) -> bool {
     da == db || (!da.is_empty() && (db.starts_with(da) || da.starts_with(db)))
 }
 
-/// Resolve `.` and `..` in a relative path.
-fn normalize(path: &str) -> String {
-    let mut out: Vec<&str> = Vec::new();
-    for part in path.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => {
-                out.pop();
-            }
-            p => out.push(p),
-        }
-    }
-    out.join("/")
-}
-
 /// The constant text before the first placeholder of each string literal
 /// on a line (`"did not match {}"` → `did not match `).
 fn literal_prefixes(line: &str) -> Vec<String> {
@@ -1482,26 +1463,7 @@ pub fn words(name: &str) -> Vec<String> {
         "test", "tests", "it", "should", "when", "with", "and", "the", "a", "an", "of", "to", "in",
         "is", "for", "on", "returns", "return", "works", "case", "get", "set", "does", "not",
     ];
-    let mut out: Vec<String> = Vec::new();
-    let mut cur = String::new();
-    let mut prev_lower = false;
-    for c in name.chars() {
-        if c.is_alphanumeric() {
-            if c.is_uppercase() && prev_lower && !cur.is_empty() {
-                out.push(std::mem::take(&mut cur));
-            }
-            prev_lower = c.is_lowercase() || c.is_ascii_digit();
-            cur.extend(c.to_lowercase());
-        } else {
-            if !cur.is_empty() {
-                out.push(std::mem::take(&mut cur));
-            }
-            prev_lower = false;
-        }
-    }
-    if !cur.is_empty() {
-        out.push(cur);
-    }
+    let mut out = crate::phases::context::files::words(name);
     out.retain(|w| {
         w.len() >= 3 && !COMMON.contains(&w.as_str()) && !w.chars().all(|c| c.is_ascii_digit())
     });

@@ -462,7 +462,7 @@ pub fn test_uses(test: &str, test_lines: &[String], src: &str) -> bool {
 }
 
 /// Resolve `.` and `..` in a relative path.
-fn normalize(path: &str) -> String {
+pub(super) fn normalize(path: &str) -> String {
     let mut out: Vec<&str> = Vec::new();
     for part in path.split('/') {
         match part {
