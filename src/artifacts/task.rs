@@ -226,6 +226,37 @@ impl Task {
     }
 }
 
+/// What kind of failure a root cause is, which decides who can fix it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureKind {
+    /// A bug in the code under test: for the fix agent.
+    Code,
+    /// The test itself is wrong (only with evidence: it does not parse,
+    /// imports what the project does not have, asks for a missing fixture).
+    Test,
+    /// The machine, not the project: a dependency that is not installed,
+    /// the network, a port in use, permissions, time zone or locale data,
+    /// memory, no tests found. Nothing a code change fixes.
+    Environment,
+}
+
+impl FailureKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Code => "code",
+            Self::Test => "test",
+            Self::Environment => "environment",
+        }
+    }
+}
+
+impl std::fmt::Display for FailureKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RootCause {
     pub test: String,
@@ -236,6 +267,9 @@ pub struct RootCause {
     pub file: Option<String>,
     #[serde(default)]
     pub line: Option<u32>,
+    /// The kind of this failure group, when the analysis says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_kind: Option<FailureKind>,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -295,6 +329,11 @@ pub struct FixStrategy {
     pub expected_outcome: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub criticality_overrides: Option<BTreeMap<String, Criticality>>,
+    /// The kind of the failures as a whole: `environment` when any group
+    /// is (the machine must be fixed before results mean anything), `test`
+    /// when every group is, else `code`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_kind: Option<FailureKind>,
     #[serde(flatten)]
     pub extra: Extra,
 }
