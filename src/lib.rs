@@ -9,6 +9,7 @@ pub mod cycle;
 pub mod engine;
 pub mod error;
 pub mod git;
+pub mod mcp;
 pub mod phases;
 pub mod process;
 pub mod render;

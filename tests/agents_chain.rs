@@ -287,7 +287,7 @@ fn after_the_chain_the_builtin_analyzer_answers() {
         o.analysis_markdown
             .contains("- Analysis by: builtin (quality: degraded)")
     );
-    assert!(o.analysis_markdown.contains("## Evidence"));
+    assert!(o.analysis_markdown.contains("## Root Causes by Group"));
 }
 
 #[test]

@@ -139,8 +139,8 @@ fn a_fixer_that_fixes_everything_completes_after_one_iteration() {
     assert!(!env.root.join(ACTIVE).exists());
     assert_eq!(env.git(&["status", "--porcelain"]), "");
     let manifest = env.json(".workflow/archives/manifest.json");
-    assert_eq!(manifest["sessions"][0]["id"], ID);
-    assert_eq!(manifest["sessions"][0]["status"], "completed");
+    assert_eq!(manifest[0]["session_id"], ID);
+    assert_eq!(manifest[0]["status"], "completed");
     let state = env.json(&format!("{ARCHIVED}/.process/iteration-state.json"));
     assert_eq!(state["status"], "completed");
     assert_eq!(state["next_action"], "none");

@@ -13,6 +13,7 @@ pub mod options;
 pub mod run_state;
 pub mod session;
 pub mod task;
+pub mod task_overlay;
 pub mod task_record;
 pub mod test_results;
 
@@ -31,6 +32,7 @@ pub use manifest::{ArchiveEntry, ArchiveManifest};
 pub use run_state::RunState;
 pub use session::WorkflowSession;
 pub use task::{FixStrategy, Task};
+pub use task_overlay::TaskOverlay;
 pub use test_results::TestResults;
 
 use crate::error::Problem;
@@ -57,6 +59,7 @@ macro_rules! artifact {
 
 artifact!(WorkflowSession, "workflow-session");
 artifact!(Task, "task");
+artifact!(TaskOverlay, "task-overlay");
 artifact!(FixStrategy, "fix-strategy");
 artifact!(IterationState, "iteration-state");
 artifact!(IterationFailures, "iteration-failures");
@@ -95,6 +98,7 @@ pub fn all_schemas() -> Vec<(&'static str, Value)> {
         event_schema(),
         schema_of::<WorkflowSession>(),
         schema_of::<Task>(),
+        schema_of::<TaskOverlay>(),
         schema_of::<FixStrategy>(),
         schema_of::<IterationState>(),
         schema_of::<IterationFailures>(),
@@ -108,6 +112,8 @@ pub fn all_schemas() -> Vec<(&'static str, Value)> {
 }
 
 /// The schema name for a file, judged by its name and place in a session.
+/// (A `.task/*.json` without `id`, `title` and `meta` is a [`TaskOverlay`]; see
+/// [`schema_for_value`].)
 pub fn schema_for_path(path: &std::path::Path) -> Option<&'static str> {
     let name = path.file_name()?.to_str()?;
     let parent = path
@@ -211,6 +217,18 @@ fn short_message(mut message: String) -> String {
         message.push('…');
     }
     message
+}
+
+/// The schema a document is checked against, given the one its path
+/// names: a task file without `id`, `title` and `meta` is another tool's
+/// status overlay,
+/// and a manifest is checked in its array form.
+pub fn schema_for_value(by_path: &'static str, value: &Value) -> &'static str {
+    if by_path == Task::SCHEMA && task_overlay::is_overlay(value) {
+        TaskOverlay::SCHEMA
+    } else {
+        by_path
+    }
 }
 
 /// Validate a JSON value against the named schema. `file` is only used to

@@ -10,7 +10,7 @@ use crate::phases::plan::CycleOptions;
 
 pub fn run(ctx: &Ctx, args: TestCycleExecuteArgs) -> Result<Exit> {
     let req = CycleRequest {
-        session: args.resume_session.clone(),
+        session: args.session_id().map(str::to_string),
         options: options(&args.pipeline),
     };
     let outcome = cycle::run(&ctx.ws, &req, ctx.ui)?;

@@ -435,9 +435,9 @@ pub(crate) fn initial_state(
     let pending: Vec<String> = INITIAL_TASKS
         .iter()
         .filter(|id| {
-            tasks.iter().any(|(_, t)| {
-                t.id == **id && !matches!(t.status, TaskStatus::Completed | TaskStatus::Skipped)
-            })
+            tasks
+                .iter()
+                .any(|(_, t)| t.id == **id && !TaskStatus::is_done(t.status))
         })
         .map(|s| s.to_string())
         .collect();

@@ -19,7 +19,7 @@ use chrono::Utc;
 
 use crate::artifacts::config::{Config, Preset};
 use crate::artifacts::context::ContextPackage;
-use crate::artifacts::session::{InputMode, PhaseStatus, SessionStatus, WorkflowSession};
+use crate::artifacts::session::{InputMode, PhaseStatus, WorkflowSession};
 use crate::error::{Error, Result};
 use crate::render::Renderer;
 use crate::session::store::{self, SessionLock};
@@ -61,6 +61,22 @@ pub struct GenOutcome {
     /// The plan, once phase 4 is done.
     pub plan: Option<Plan>,
     pub warnings: Vec<String>,
+}
+
+/// Claude-Code-Workflow's dashboard and agents look for a session's
+/// context only in `.process/context-package.json`. In session mode wfx's
+/// package is `test-context-package.json` (DESIGN.md §3), so the same
+/// package is also written there, for them; wfx itself never reads that
+/// copy in session mode (docs/interop.md).
+fn write_ccw_context_copy(
+    paths: &SessionPaths,
+    mode: InputMode,
+    package: &ContextPackage,
+) -> Result<()> {
+    match mode {
+        InputMode::Session => store::write_json(&paths.context_package(), package),
+        InputMode::Prompt => Ok(()),
+    }
 }
 
 /// The context package file of a session of this mode.
@@ -266,7 +282,8 @@ pub fn run(ws: &Workspace, req: &GenRequest, ui: &Printer) -> Result<GenOutcome>
                 source: source.as_ref(),
             })?;
             warnings.extend(gathered.warnings);
-            store::write_json(&pkg_path, &gathered.package)
+            store::write_json(&pkg_path, &gathered.package)?;
+            write_ccw_context_copy(&run.paths, run.session.mode, &gathered.package)
         })();
         finish_phase(&run.paths, &mut run.session, 2, result)?;
         phases_run.push(2);
@@ -317,10 +334,10 @@ pub fn run(ws: &Workspace, req: &GenRequest, ui: &Printer) -> Result<GenOutcome>
     if !phase_done(&run.session, 4) {
         ui.status(format!("Phase 4/4 {}", PHASE_TITLES[3]));
         set_phase(&run.paths, &mut run.session, 4, PhaseStatus::InProgress)?;
+        // The status stays `planning` until phase 5 starts (DESIGN.md
+        // §10.6: CCW shows `planning` until execution), also with
+        // `--plan-only`.
         let result = tasks::write_all(&renderer, &run.paths, &plan).map(|_| ());
-        if result.is_ok() && run.session.status == SessionStatus::Planning {
-            run.session.status = SessionStatus::Active;
-        }
         finish_phase(&run.paths, &mut run.session, 4, result)?;
         phases_run.push(4);
     }

@@ -595,6 +595,7 @@ pub fn chart_runs(step: &StepView) -> Vec<RunView> {
                 failed_tests: t.failing_tests.clone(),
                 new_failures: Vec::new(),
                 strategy: None,
+                strategy_before: None,
                 result: Some(if t.passed { "passed" } else { "failed" }.into()),
                 analysis_tool: None,
                 analysis: None,

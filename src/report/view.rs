@@ -128,7 +128,12 @@ pub struct RunView {
     pub failed: u32,
     pub failed_tests: Vec<String>,
     pub new_failures: Vec<String>,
+    /// Strategy of the fix written from this run's analysis (the fix
+    /// *after* this run), as `iterations[].strategy` records it.
     pub strategy: Option<String>,
+    /// Strategy of the fix that led to this run: the previous run's
+    /// `strategy`; `None` for the first run. The chart colours by this.
+    pub strategy_before: Option<String>,
     pub result: Option<String>,
     pub analysis_tool: Option<String>,
     pub analysis: Option<Link>,
@@ -285,6 +290,10 @@ pub fn build(data: &SessionData, link: &dyn Fn(&str) -> Option<String>) -> Sessi
                 failed_tests: r.failed_tests.clone(),
                 new_failures: r.new_failures.clone(),
                 strategy: r.strategy.map(|s| s.to_string()),
+                strategy_before: i
+                    .checked_sub(1)
+                    .and_then(|j| records[j].strategy)
+                    .map(|s| s.to_string()),
                 result: r.result.map(|x| name_of(&x)),
                 analysis_tool: r.analysis_tool.clone(),
                 analysis: r.analysis_file.as_deref().map(href),
@@ -346,8 +355,8 @@ pub fn build(data: &SessionData, link: &dyn Fn(&str) -> Option<String>) -> Sessi
             pass_after: e.pass_rate_after.map(pct).unwrap_or_else(|| "–".into()),
             outcome: e.outcome.to_string(),
             commit: e.commit.as_deref().map(short_commit),
-            prompt: existing(process(e.iteration, "prompt.md")),
-            output: existing(process(e.iteration, "cli-output.txt")),
+            prompt: existing(process(e.iteration, "fix-prompt.md")),
+            output: existing(process(e.iteration, "fix-cli-output.txt")),
         })
         .collect();
 
@@ -484,10 +493,20 @@ pub fn build(data: &SessionData, link: &dyn Fn(&str) -> Option<String>) -> Sessi
         Some(r) => super::run::next_step(&s.session_id, data.sref.location, r),
         None => {
             let fix_task_file = awaiting_fix_task(data).map(|(_, file)| file.to_string());
+            // A session stays `planning` until phase 5 starts (CCW reads
+            // it so); once phases 1–4 are done its next step is the cycle.
+            let planned = (1u8..=4).all(|n| {
+                s.phase(n)
+                    .is_some_and(|p| p.status == PhaseStatus::Completed)
+            });
+            let status = match s.status.meaning() {
+                SessionStatus::Planning if planned => SessionStatus::Active,
+                other => other,
+            };
             next_step(
                 &s.session_id,
                 data.sref.location,
-                s.status,
+                status,
                 state,
                 fix_task_file.as_deref(),
             )
@@ -605,11 +624,7 @@ fn failure_group(
         .take(limit)
         .map(|f| FailureView {
             test: f.test.clone(),
-            location: match (&f.file, f.line) {
-                (Some(file), Some(line)) => format!("{file}:{line}"),
-                (Some(file), None) => file.clone(),
-                _ => String::new(),
-            },
+            location: f.location(),
             criticality: name_of(&f.criticality),
             layer: name_of(&f.test_type),
             flaky: f.flaky,
@@ -731,8 +746,9 @@ pub fn outcome(data: &SessionData) -> Outcome {
     let state = data.state.as_ref();
     let last = state.and_then(|s| s.iterations.last());
     let threshold = data.config.cycle.pass_threshold;
-    let (kind, title, reason) = match data.session.status {
-        SessionStatus::Completed => (
+    let (kind, title, reason) = match data.session.status.meaning() {
+        // `meaning()` maps other tools' values onto these.
+        SessionStatus::Completed | SessionStatus::Archived => (
             "completed",
             "Completed",
             match last {
@@ -803,7 +819,7 @@ pub fn outcome(data: &SessionData) -> Outcome {
                 None => "stopped (interrupted); resumable".into(),
             },
         ),
-        SessionStatus::Planning => (
+        SessionStatus::Planning | SessionStatus::Initialized => (
             "planning",
             "Planning",
             match (1u8..=4).find(|n| {
@@ -818,7 +834,10 @@ pub fn outcome(data: &SessionData) -> Outcome {
                 None => "planning finished; the test cycle has not started".into(),
             },
         ),
-        SessionStatus::Active => (
+        SessionStatus::Active
+        | SessionStatus::InProgress
+        | SessionStatus::Implementing
+        | SessionStatus::Reviewing => (
             "in_progress",
             "In progress",
             match (state, last) {
@@ -865,7 +884,7 @@ pub fn next_step(
         };
     }
     let next = state.map(|s| s.next_action());
-    match status {
+    match status.meaning() {
         SessionStatus::Completed | SessionStatus::PartialSuccess => step(
             format!("wfx session complete {id}"),
             Some("archive the finished session".into()),
@@ -988,11 +1007,22 @@ pub fn describe_artifact(name: &str) -> &'static str {
             "Task definition, status and status history"
         };
     }
+    if name.starts_with(".process/junit/") {
+        return "Structured report the test runner wrote (JUnit XML, TAP or JSON)";
+    }
     match (file, iteration_suffix) {
         (_, Some("failures.json")) => "The failures a fix was asked to address",
         (_, Some("analysis.md")) => "Failure analysis and fix strategy of one iteration",
-        (_, Some("prompt.md")) => "Exactly what the agent was sent",
-        (_, Some("cli-output.txt")) => "Exactly what the agent printed",
+        (_, Some("prompt.md")) => "Exactly what the analysis agent was sent",
+        (_, Some("cli-output.txt")) => "Exactly what the analysis agent printed",
+        (_, Some("fix-prompt.md")) => "Exactly what the fix agent was sent",
+        (_, Some("fix-cli-output.txt")) => "Exactly what the fix agent printed",
+        (_, Some("results.json")) => "This test run, parsed",
+        (_, Some("test-output.log")) => "Full output of this test run",
+        (_, Some("rerun-output.log")) => "Re-run of this run's new failures, to tell flaky tests",
+        (_, Some(s)) if s.ends_with("-cli-output.txt") => {
+            "Exactly what a fallback analysis agent printed"
+        }
         ("workflow-session.json", _) => "Session identity, status and phase progress",
         ("IMPL_PLAN.md", _) => "The test plan: tasks, layers, thresholds",
         ("TODO_LIST.md", _) => "Checklist of tasks and iterations",
@@ -1012,7 +1042,19 @@ pub fn describe_artifact(name: &str) -> &'static str {
         ("workflow.yml", _) => "The workflow as it was run (wfx run)",
         ("run-state.json", _) => "The run's state: current step, attempt and phase, every record",
         ("run.log", _) => "Progress lines of the run, timestamped",
-        _ => "",
+        ("analysis-agent-prompt.md", _) => "Exactly what the phase 3 analysis agent was sent",
+        ("requirements.md", _) => "The description the session was planned from",
+        (f, _) if f.ends_with("-prompt.md") => "Exactly what the agent running this task was sent",
+        (f, _) if f.ends_with("-cli-output.txt") => {
+            "Exactly what the agent running this task printed"
+        }
+        (f, _) if f.ends_with("-l0.log") => {
+            "Output of the static checks (compile, lint) of code validation"
+        }
+        (f, _) if f.ends_with("-coverage.log") => {
+            "Output of the coverage command of the test-quality review"
+        }
+        _ => "Not a file wfx writes: kept as found",
     }
 }
 
@@ -1093,7 +1135,7 @@ mod tests {
         for (name, want) in [
             (
                 ".process/iteration-3-prompt.md",
-                "Exactly what the agent was sent",
+                "Exactly what the analysis agent was sent",
             ),
             (
                 ".process/iteration-12-failures.json",
@@ -1115,7 +1157,40 @@ mod tests {
                 ".process/iteration-state.json",
                 "The state machine: next action, runs, stuck tests",
             ),
-            ("notes-by-hand.txt", ""),
+            ("notes-by-hand.txt", "Not a file wfx writes: kept as found"),
+            (
+                ".process/iteration-1-fix-prompt.md",
+                "Exactly what the fix agent was sent",
+            ),
+            (
+                ".process/iteration-1-fix-cli-output.txt",
+                "Exactly what the fix agent printed",
+            ),
+            (".process/iteration-2-results.json", "This test run, parsed"),
+            (
+                ".process/iteration-2-test-output.log",
+                "Full output of this test run",
+            ),
+            (
+                ".process/iteration-1-rerun-output.log",
+                "Re-run of this run's new failures, to tell flaky tests",
+            ),
+            (
+                ".process/iteration-3-gemini-cli-output.txt",
+                "Exactly what a fallback analysis agent printed",
+            ),
+            (
+                ".process/IMPL-001-prompt.md",
+                "Exactly what the agent running this task was sent",
+            ),
+            (
+                ".process/IMPL-001.3-l0.log",
+                "Output of the static checks (compile, lint) of code validation",
+            ),
+            (
+                ".process/junit/pytest.xml",
+                "Structured report the test runner wrote (JUnit XML, TAP or JSON)",
+            ),
             (
                 ".process/step-02/attempt-1/test-output.log",
                 "Full output of this test run",

@@ -131,6 +131,7 @@ pub fn start(setup: &Setup, base_id: &str) -> Result<RunOutcome> {
         workflow_type: WORKFLOW_TYPE.into(),
         status: SessionStatus::Active,
         description: setup.name.to_string(),
+        project: setup.name.to_string(),
         mode: InputMode::Prompt,
         input: setup.file.to_string(),
         source_session_id: None,
@@ -138,6 +139,7 @@ pub fn start(setup: &Setup, base_id: &str) -> Result<RunOutcome> {
         updated_at: now,
         completed_at: None,
         resumed_at: None,
+        archived_at: None,
         git: GitInfo {
             base_commit: git.head()?,
             branch: git.branch()?,

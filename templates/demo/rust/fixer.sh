@@ -1,7 +1,7 @@
 #!/bin/sh
-# The wfx demo agent: a scripted stand-in for an AI fix agent, named
-# "demo-fixer" in .workflow/wfx.json. Each call applies the next fix of the
-# demo project, so the loop shows more than one iteration.
+# The wfx demo agent for the Rust sample: a scripted stand-in for an AI fix
+# agent, named "demo-fixer" in .workflow/wfx.json. Each call applies the
+# next fix of the sample project, so the loop shows more than one iteration.
 set -e
 if grep -q 'values.len() - 1' src/stats.rs; then
   sed 's/(values.len() - 1) as f64/values.len() as f64/' src/stats.rs > src/stats.rs.new
