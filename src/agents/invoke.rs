@@ -213,6 +213,7 @@ impl CallRecord {
             outcome,
             prompt_file: Some(self.prompt_file.clone()),
             output_file: Some(self.output_file.clone()),
+            tamper: None,
             extra: Default::default(),
         }
     }

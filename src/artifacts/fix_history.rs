@@ -75,8 +75,32 @@ pub struct FixAttempt {
     /// The commit that reverted this fix, when it was rolled back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rollback_commit: Option<String>,
+    /// Commits the agent made itself during the call, folded into this
+    /// attempt's checkpoint (DESIGN.md §10.2).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agent_commits: Vec<String>,
+    /// What the agent did that wfx undid; the attempt counts as failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tamper: Option<Tamper>,
     #[serde(flatten)]
     pub extra: Extra,
+}
+
+/// Something an agent did during its call that the loop does not accept
+/// (DESIGN.md §10.2). When one call did several, the first in this order
+/// is recorded: a moved HEAD undoes the most.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Tamper {
+    /// HEAD is no longer a descendant of the pre-call HEAD (reset,
+    /// checkout, rebase): branch and tree restored to the pre-call state.
+    HeadMoved,
+    /// A file of wfx's own session was changed or removed: restored from
+    /// wfx's copy.
+    SessionEdited,
+    /// A read-only role (analysis) changed the work tree: undone from the
+    /// pre-call snapshot.
+    TreeEdited,
 }
 
 /// What became of a fix attempt (`outcome` in fix-history.json).
@@ -212,6 +236,9 @@ pub struct AgentCall {
     pub prompt_file: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_file: Option<String>,
+    /// What the agent did during this call that wfx undid.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tamper: Option<Tamper>,
     #[serde(flatten)]
     pub extra: Extra,
 }

@@ -1353,6 +1353,8 @@ impl CycleMachine {
             outcome: FixOutcome::Pending,
             commit: None,
             rollback_commit: None,
+            agent_commits: Vec::new(),
+            tamper: None,
             extra: Extra::new(),
         };
         s.history.entries.retain(|e| e.iteration != k);

@@ -1390,6 +1390,7 @@ mod tests {
             outcome: crate::artifacts::fix_history::CallOutcome::Accepted,
             prompt_file: None,
             output_file: None,
+            tamper: None,
             extra: Default::default(),
         };
         let none = cost_view(&[], None);
