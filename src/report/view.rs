@@ -290,9 +290,14 @@ pub fn build(data: &SessionData, link: &dyn Fn(&str) -> Option<String>) -> Sessi
                 failed_tests: r.failed_tests.clone(),
                 new_failures: r.new_failures.clone(),
                 strategy: r.strategy.map(|s| s.to_string()),
-                strategy_before: i
-                    .checked_sub(1)
-                    .and_then(|j| records[j].strategy)
+                // The fix before a run was chosen by the last run of an
+                // earlier iteration: the runs of one iteration (an affected
+                // retest, then the full validation) follow the same fix.
+                strategy_before: records[..i]
+                    .iter()
+                    .rev()
+                    .find(|p| p.iteration < r.iteration)
+                    .and_then(|p| p.strategy)
                     .map(|s| s.to_string()),
                 result: r.result.map(|x| name_of(&x)),
                 analysis_tool: r.analysis_tool.clone(),
