@@ -82,6 +82,10 @@ pub struct AnalysisOutcome {
     /// Set when the session's cost cap stopped the chain: the loop must
     /// stop (blocked) with this reason after saving the analysis.
     pub cost_capped: Option<String>,
+    /// What to fix in the environment, when every failure is an
+    /// environment failure (a missing module, a port in use, timezone
+    /// data): no agent can fix that in the code, so none is asked.
+    pub environment: Vec<String>,
 }
 
 /// Run the analysis chain, then (if no tool's analysis is accepted) the
@@ -97,8 +101,9 @@ pub fn analyze(
     let mut tried: Vec<TriedTool> = Vec::new();
     let mut calls: Vec<AgentCall> = Vec::new();
     let mut cost_capped = None;
+    let environment = builtin.environment_only();
 
-    if !chain.is_empty() {
+    if !chain.is_empty() && environment.is_empty() {
         let prompt = prompts::analysis(
             ctx.renderer,
             &prompts::AnalysisPrompt {
@@ -178,6 +183,7 @@ pub fn analyze(
                         calls,
                         analysis_markdown: markdown,
                         cost_capped: None,
+                        environment: Vec::new(),
                     });
                 }
                 Some(reason) => {
@@ -216,5 +222,6 @@ pub fn analyze(
         calls,
         analysis_markdown: markdown,
         cost_capped,
+        environment,
     })
 }

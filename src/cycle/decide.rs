@@ -611,8 +611,32 @@ pub fn apply_overrides(
     }
 }
 
+/// Whether the loop pauses instead of asking for a fix: every failure of
+/// the first run (iteration 1, before any fix) is an environment failure.
+/// Later, the failures come after a fix; they go to the fix agent with the
+/// environment named in the analysis, and a regression is rolled back.
+pub fn pause_for_environment(iteration: u32, environment: &[String]) -> bool {
+    iteration == 1 && !environment.is_empty()
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn only_a_first_run_of_environment_failures_pauses() {
+        let env = vec!["install the module `yaml`".to_string()];
+        for (iteration, environment, want) in [
+            (1, env.clone(), true),
+            (1, vec![], false),
+            (2, env.clone(), false),
+        ] {
+            assert_eq!(
+                super::pause_for_environment(iteration, &environment),
+                want,
+                "{iteration} {environment:?}"
+            );
+        }
+    }
+
     use super::*;
     use crate::artifacts::test_results::{Failure, Layer, LayerDistribution};
     use chrono::TimeZone;

@@ -1066,6 +1066,15 @@ impl CycleMachine {
             self.block(s, &reason, out);
             return;
         }
+        if decide::pause_for_environment(k, &outcome.environment) {
+            // No fix agent can mend a missing module or a port in use: a
+            // person fixes the environment and the resume runs the suite
+            // again, as a new first run.
+            s.iter.action = Action::RunTests;
+            let fixes = outcome.environment.clone();
+            self.pause(s, PauseReason::Environment { fixes }, out);
+            return;
+        }
         s.iter.action = Action::ExecuteFixTask { fix: None };
         s.touch(Doc::State);
     }

@@ -392,6 +392,12 @@ pub enum PauseReason {
         error: String,
         message: String,
     },
+    /// Every failure of the first run is an environment failure: a person
+    /// fixes the environment, then the resume runs the suite again.
+    Environment {
+        /// What to fix, one line per distinct fix.
+        fixes: Vec<String>,
+    },
     /// Manual mode: a person makes the fix (or fixes a gate's findings).
     ManualFix {
         /// Nothing changed since the last pause.
@@ -410,6 +416,10 @@ impl PauseReason {
                 error,
                 message,
             } => format!("{agent} is unavailable ({error}: {message})"),
+            PauseReason::Environment { fixes } => format!(
+                "the tests fail because of the environment, not the code: {}",
+                fixes.join("; ")
+            ),
             PauseReason::ManualFix { .. } => "waiting for a manual fix".into(),
         }
     }

@@ -151,6 +151,17 @@ pub struct BuiltinAnalysis {
 }
 
 impl BuiltinAnalysis {
+    /// What to fix in the environment when every failure group is an
+    /// environment failure; empty when any group is for the code or tests.
+    pub fn environment_only(&self) -> Vec<String> {
+        let groups = &self.classification.groups;
+        if !groups.is_empty() && groups.iter().all(|g| g.kind == FailureKind::Environment) {
+            self.environment_fixes.clone()
+        } else {
+            Vec::new()
+        }
+    }
+
     /// Modification points as `file:function:lines`.
     pub fn points_text(&self) -> Vec<String> {
         self.strategy
