@@ -132,6 +132,18 @@ fn print(ctx: &Ctx, r: &TestResults) {
         ctx.ui.json(r);
         return;
     }
+    if crate::testing::results::found_no_tests(r) {
+        ctx.ui.out(format!(
+            "{}: `{}` ran no test. {}",
+            ctx.ui.paint(Style::Red, "no tests found"),
+            r.command,
+            crate::testing::results::NO_TESTS_HINT
+        ));
+        if let Some(log) = &r.output_log {
+            ctx.ui.out(format!("output: {log}"));
+        }
+        return;
+    }
     let ok = r.failures.is_empty() && r.exit_code == Some(0);
     let verdict = if ok {
         ctx.ui.paint(Style::Green, "passed")

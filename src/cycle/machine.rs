@@ -876,10 +876,18 @@ impl CycleMachine {
             r => Some(r),
         };
         let pass_rate = results.pass_rate;
+        let no_tests = crate::testing::results::found_no_tests(&results);
         let run = self.record_run(s, rec, results, None, "full suite", out);
         s.iter.baseline_run = Some(run);
         s.iter.current_iteration = n;
         s.iter.best_pass_rate = Some(pass_rate);
+        if no_tests {
+            // Zero tests is nothing to fix (DESIGN.md §10.7): no agent is
+            // asked; the resume runs the suite again once tests exist.
+            s.iter.action = Action::RunTests;
+            self.pause(s, PauseReason::NoTests, out);
+            return;
+        }
         let decision = decide::after_run(
             &decide::RunFacts {
                 verdict,

@@ -195,32 +195,22 @@ pub fn run(ws: &Workspace, req: &CycleRequest, ui: &Printer) -> Result<Ending> {
     let iter = match loaded {
         Some(s) => s,
         None => {
-            if cp.is_repo() && worktree.is_none() && !options.allow_dirty {
-                let dirty = cp.dirty_paths()?;
-                if !dirty.is_empty() {
-                    return Err(Error::usage(format!(
-                        "{} tracked file(s) are modified or staged outside .workflow/: {}\nCommit or stash them first, or pass --allow-dirty (wfx never commits them).",
-                        dirty.len(),
-                        show_list(&dirty)
-                    )));
-                }
+            if worktree.is_none() && !options.allow_dirty {
+                refuse_dirty(&cp)?;
             }
             initial_state(&sref.paths.id, &tasks, limits.max_iterations)
         }
     };
 
-    let detected = crate::testing::detect(&root, &config.test);
     let finished = matches!(
         iter.status,
         LoopStatus::Completed | LoopStatus::PartialSuccess | LoopStatus::Blocked
     );
-    if detected.is_none() && !finished {
-        return Err(Error::usage(format!(
-            "no test command detected in {}: set one in {}, e.g. {{\"test\": {{\"command\": \"make check\"}}}}",
-            ws.rel(&root),
-            ws.rel(&ws.config_path())
-        )));
-    }
+    let detected = if finished {
+        crate::testing::detect(&root, &config.test)
+    } else {
+        Some(detect_or_refuse(ws, &config, &root)?)
+    };
     let test_gen_pending = tasks.iter().any(|(_, t)| {
         t.meta.kind == TaskType::TestGen
             && !matches!(
@@ -348,6 +338,64 @@ pub fn fix_task_id(k: u32) -> String {
 }
 
 /// `a, b, c and 4 more`.
+/// The checks that can refuse a new run, made by `test-fix-gen` before
+/// phase 1 writes anything (DESIGN.md §10.7), so a refused run leaves no
+/// session behind: tracked changes outside `.workflow/` (unless
+/// `--allow-dirty`, `--worktree` or `--no-commit`), a test command, and the
+/// program it starts on PATH. `test-cycle-execute` makes the same checks.
+pub fn preflight(ws: &Workspace, options: &CycleOptions) -> Result<()> {
+    let config = ws.load_config()?;
+    if !options.allow_dirty && !options.worktree && !options.no_commit && config.cycle.commit {
+        refuse_dirty(&Checkpoints::open(&ws.root)?)?;
+    }
+    detect_or_refuse(ws, &config, &ws.root).map(|_| ())
+}
+
+/// Exit 2 naming the tracked files changed outside `.workflow/`.
+fn refuse_dirty(cp: &Checkpoints) -> Result<()> {
+    if !cp.is_repo() {
+        return Ok(());
+    }
+    let dirty = cp.dirty_paths()?;
+    if dirty.is_empty() {
+        return Ok(());
+    }
+    Err(Error::usage(format!(
+        "{} tracked file(s) are modified or staged outside .workflow/: {}\nCommit or stash them first, or pass --allow-dirty (wfx never commits them).",
+        dirty.len(),
+        show_list(&dirty)
+    )))
+}
+
+/// The project's test command, or exit 2 saying how to set one; also exit
+/// 2 when the program the command starts is not on PATH.
+fn detect_or_refuse(
+    ws: &Workspace,
+    config: &crate::artifacts::config::Config,
+    root: &Path,
+) -> Result<crate::testing::detect::Detected> {
+    let shown = match ws.rel(root) {
+        r if r.is_empty() => ".".to_string(),
+        r => r,
+    };
+    let Some(detected) = crate::testing::detect(root, &config.test) else {
+        return Err(Error::usage(format!(
+            "no test command detected in {shown}: set one in {}, e.g. {{\"test\": {{\"command\": \"make check\"}}}}",
+            ws.rel(&ws.config_path())
+        )));
+    };
+    if let Some(program) = crate::testing::detect::program_of(&detected.command)
+        && !crate::testing::detect::on_path(&program)
+    {
+        return Err(Error::usage(format!(
+            "the test command `{}` needs `{program}`, which is not on PATH: install it, or set another command in {}",
+            detected.command,
+            ws.rel(&ws.config_path())
+        )));
+    }
+    Ok(detected)
+}
+
 fn show_list(items: &[String]) -> String {
     let shown: Vec<&str> = items.iter().take(8).map(String::as_str).collect();
     let more = items.len().saturating_sub(shown.len());

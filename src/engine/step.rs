@@ -398,6 +398,9 @@ pub enum PauseReason {
         /// What to fix, one line per distinct fix.
         fixes: Vec<String>,
     },
+    /// The first run found no test: nothing to fix; a person writes tests
+    /// (or configures test generation), then the resume runs the suite.
+    NoTests,
     /// Manual mode: a person makes the fix (or fixes a gate's findings).
     ManualFix {
         /// Nothing changed since the last pause.
@@ -420,6 +423,9 @@ impl PauseReason {
                 "the tests fail because of the environment, not the code: {}",
                 fixes.join("; ")
             ),
+            PauseReason::NoTests => {
+                format!("no tests found. {}", crate::testing::results::NO_TESTS_HINT)
+            }
             PauseReason::ManualFix { .. } => "waiting for a manual fix".into(),
         }
     }

@@ -429,6 +429,24 @@ fn layout_for(root: &Path, framework: Framework) -> (String, String) {
     }
 }
 
+/// The program a shell command line starts, when it can be told without
+/// running a shell: the first word after `VAR=value` assignments. `None`
+/// for paths (`./run-tests`), shell syntax and builtins, which only the
+/// shell can judge.
+pub fn program_of(command: &str) -> Option<String> {
+    const SHELL: &[&str] = &[
+        "cd", "export", "set", "exec", "env", "source", ".", "if", "for", "while", "case", "{",
+        "(", "!", "test", "[", "true", "false", "echo", "printf", "command", "eval", "time",
+    ];
+    let word = command
+        .split_whitespace()
+        .find(|w| !(w.contains('=') && !w.starts_with('=')))?;
+    let plain = word
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '+'));
+    (plain && !SHELL.contains(&word) && word != ".").then(|| word.to_string())
+}
+
 /// Whether an executable of that name is on `PATH`.
 pub fn on_path(program: &str) -> bool {
     use std::os::unix::fs::PermissionsExt;
@@ -439,6 +457,25 @@ pub fn on_path(program: &str) -> bool {
         std::fs::metadata(dir.join(program))
             .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
     })
+}
+
+#[cfg(test)]
+mod program_tests {
+    #[test]
+    fn the_program_of_a_command_line() {
+        for (command, want) in [
+            ("python -m pytest", Some("python")),
+            ("CI=1 npm test", Some("npm")),
+            ("cargo nextest run", Some("cargo")),
+            ("./scripts/test.sh", None),
+            ("cd sub && make check", None),
+            ("sh -c 'go test ./...'", Some("sh")),
+            ("$HOME/bin/t", None),
+            ("", None),
+        ] {
+            assert_eq!(super::program_of(command).as_deref(), want, "{command}");
+        }
+    }
 }
 
 #[cfg(test)]

@@ -69,11 +69,15 @@ pub fn build(parsed: ParsedRun, facts: RunFacts<'_>) -> TestResults {
         static_errors.push(execution_error(&facts, format!("timed out after {secs} s")));
     } else if cases.is_empty() && static_errors.is_empty() && facts.exit_code != Some(0) {
         parser = "exit-code";
-        let error = last_line(facts.output_tail).unwrap_or_else(|| describe_exit(&facts));
+        let error = if runner_found_no_tests(facts.framework, facts.exit_code, facts.output_tail) {
+            NO_TESTS_FOUND.to_string()
+        } else {
+            last_line(facts.output_tail).unwrap_or_else(|| describe_exit(&facts))
+        };
         static_errors.push(execution_error(&facts, error));
     } else if !ran && static_errors.is_empty() {
         let error = if cases.is_empty() && unnamed_skipped == 0 {
-            "no tests found".to_string()
+            NO_TESTS_FOUND.to_string()
         } else {
             "no tests ran (all were skipped)".to_string()
         };
@@ -172,6 +176,33 @@ fn last_line(text: &str) -> Option<String> {
 }
 
 /// The static failure that stands for a run that did not produce results.
+/// The error of a run that found no test to run (DESIGN.md §10.7).
+pub const NO_TESTS_FOUND: &str = "no tests found";
+
+/// What to do about a project without tests, the same wherever it is said.
+pub const NO_TESTS_HINT: &str = "Write tests first, or set `agents.test_gen` in .workflow/wfx.json so `wfx test-fix-gen` generates them (task IMPL-001).";
+
+/// Whether a run that exited non-zero with nothing parsed says it found no
+/// tests: pytest's exit code 5, or the runners' own words (jest, vitest,
+/// go, mocha-style and cargo filters).
+fn runner_found_no_tests(framework: Framework, exit_code: Option<i32>, tail: &str) -> bool {
+    static SAID: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(
+            r"(?mi)^[=\s]*(no tests ran in\b|no tests found|no test files found|no test suite found|\?\s+\S+\s+\[no test files\]\s*$)",
+        )
+        .expect("valid regex")
+    });
+    (framework == Framework::Pytest && exit_code == Some(5)) || SAID.is_match(tail)
+}
+
+/// Whether the results are a run that found no tests at all: nothing to
+/// fix, so the loop never sends it to a fix agent (DESIGN.md §10.7).
+pub fn found_no_tests(results: &TestResults) -> bool {
+    results.cases.is_empty()
+        && results.failures.len() == 1
+        && results.failures[0].error == NO_TESTS_FOUND
+}
+
 fn execution_error(facts: &RunFacts<'_>, error: String) -> ParsedCase {
     ParsedCase {
         id: facts.command.clone(),
@@ -536,6 +567,61 @@ mod tests {
             cases,
             ..ParsedRun::default()
         }
+    }
+
+    /// Tails recorded from real runs (pytest 9.2.0 on a project without
+    /// tests, exit 5; with a test file that cannot be imported, exit 2;
+    /// jest 29 and vitest 3 without test files, exit 1; `go test ./...`
+    /// 1.22 on a package without tests).
+    #[test]
+    fn a_run_that_found_no_tests_says_so_and_nothing_else_does() {
+        let pytest_empty = "collected 0 items\n\n============================ no tests ran in 0.01s =============================\n";
+        let pytest_broken = "ERROR tests/test_a.py\n!!!!!!!!!!!!!!!!!!!! Interrupted: 1 error during collection !!!!!!!!!!!!!!!!!!!!\n=============================== 1 error in 0.98s ===============================\n";
+        for (framework, exit, tail, want) in [
+            (Framework::Pytest, Some(5), pytest_empty, true),
+            (Framework::Pytest, Some(5), "", true),
+            (Framework::Pytest, Some(2), pytest_broken, false),
+            (
+                Framework::Jest,
+                Some(1),
+                "No tests found, exiting with code 1\nRun with `--passWithNoTests` to exit with code 0\n",
+                true,
+            ),
+            (
+                Framework::Vitest,
+                Some(1),
+                "No test files found, exiting with code 1\n",
+                true,
+            ),
+            (
+                Framework::Go,
+                Some(1),
+                "?   \texample.com/shop\t[no test files]\n",
+                true,
+            ),
+            (
+                Framework::Go,
+                Some(1),
+                "--- FAIL: TestX (0.00s)\nFAIL\texample.com/shop\t0.002s\n",
+                false,
+            ),
+            (
+                Framework::Custom,
+                Some(1),
+                "make: *** [check] Error 1\n",
+                false,
+            ),
+        ] {
+            let mut f = facts(exit, tail);
+            f.framework = framework;
+            let r = build(ParsedRun::default(), f);
+            assert_eq!(found_no_tests(&r), want, "{framework:?} {exit:?} {tail}");
+        }
+        // Exit 0 and nothing parsed is "no tests found" as before.
+        assert!(found_no_tests(&build(
+            ParsedRun::default(),
+            facts(Some(0), "")
+        )));
     }
 
     #[test]
