@@ -452,6 +452,15 @@ fn a_fixer_that_changes_nothing_gets_stuck_and_blocks_with_a_report() {
             "report lacks {needle:?}:\n{report}"
         );
     }
+    // `wfx status` offers the very command the report offers (issue #20
+    // item 5: one retry command, the same numbers wherever it appears).
+    env.wfx()
+        .arg("status")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "wfx test-cycle-execute --resume-session=WFS-test-the-calculator --max-iterations=12",
+        ));
     let loop_task = env.json(&format!("{ACTIVE}/.task/IMPL-002.json"));
     assert_eq!(loop_task["status"], "blocked");
     validate(&env);

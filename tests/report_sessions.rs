@@ -231,7 +231,7 @@ fn blocked_session_names_the_reason_and_the_way_on() {
             .contains(r#"<a href=".workflow/active/WFS-test-stuck/.process/failure-report.md">"#)
     );
     assert!(outcome.contains(
-        "wfx session resume WFS-test-stuck && wfx test-cycle-execute --resume-session=WFS-test-stuck --max-iterations=8"
+        "wfx session resume WFS-test-stuck && wfx test-cycle-execute --resume-session=WFS-test-stuck --max-iterations=5"
     ));
     let runs = section(&html, "iterations");
     assert!(runs.contains("Stuck tests"));

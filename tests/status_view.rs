@@ -62,7 +62,7 @@ Cost so far: $2.75 (3 agent calls) of a $10.00 cap
 
 Next action: none
 Next: read .process/failure-report.md; to allow more fix attempts run
-  wfx session resume WFS-test-stuck && wfx test-cycle-execute --resume-session=WFS-test-stuck --max-iterations=8
+  wfx session resume WFS-test-stuck && wfx test-cycle-execute --resume-session=WFS-test-stuck --max-iterations=5
 ";
     assert_eq!(out, want);
 }

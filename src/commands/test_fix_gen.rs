@@ -74,8 +74,14 @@ pub fn run(ctx: &Ctx, args: TestFixGenArgs) -> Result<Exit> {
             ctx.ui.json(&doc);
         }
     } else {
+        // When the loop starts right away, a "Next:" command would only
+        // repeat what is already happening.
+        let mut shown = plan.clone();
+        if continue_cycle {
+            shown.next_command.clear();
+        }
         ctx.ui
-            .out(phases::render_summary(&ctx.ws, plan)?.trim_end());
+            .out(phases::render_summary(&ctx.ws, &shown)?.trim_end());
     }
     if !continue_cycle {
         return Ok(Exit::Success);

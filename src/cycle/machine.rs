@@ -574,7 +574,10 @@ impl CycleMachine {
     pub fn retry_command(&self, s: &CycleState) -> String {
         format!(
             "wfx session resume {id} && wfx test-cycle-execute --resume-session={id} --max-iterations={}",
-            self.limits.max_iterations.max(s.attempts()) + 2,
+            crate::artifacts::iteration_state::retry_max_iterations(
+                self.limits.max_iterations,
+                s.attempts()
+            ),
             id = self.id
         )
     }

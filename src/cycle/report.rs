@@ -117,7 +117,10 @@ pub(super) fn failure_report(m: &CycleMachine, s: &CycleState, reason: &str) -> 
         format!("Mark the session active again: `wfx session resume {id}`"),
         format!(
             "Continue the loop, with more attempts if the limit was reached: `wfx test-cycle-execute --resume-session={id} --max-iterations={}`",
-            m.limits.max_iterations.max(history.entries.len() as u32) + 2
+            crate::artifacts::iteration_state::retry_max_iterations(
+                m.limits.max_iterations,
+                history.entries.len() as u32
+            )
         ),
         format!("Or give up and archive it: `wfx session complete {id}`"),
     ];
@@ -131,7 +134,12 @@ pub(super) fn failure_report(m: &CycleMachine, s: &CycleState, reason: &str) -> 
         "best_pass_rate": state.best_pass_rate,
         "history": hist,
         "attempts": attempts,
-        "stuck_tests": state.stuck_tests,
+        // From the runs themselves: the state's list is only refreshed
+        // when an analysis runs, and a blocked loop ends after a retest.
+        "stuck_tests": super::decide::stuck_tests(
+            &crate::artifacts::iteration_state::settled_runs(&state.iterations),
+            m.limits.stuck_after
+        ),
         "stuck_after": m.limits.stuck_after,
         "failures": failures,
         "more_failures": more_failures,

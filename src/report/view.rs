@@ -9,7 +9,7 @@ use super::SessionData;
 use crate::artifacts::Timestamp;
 use crate::artifacts::fix_history::{AgentCall, FixAttempt};
 use crate::artifacts::iteration_state::{
-    IterationRecord, IterationResult, IterationState, NextAction,
+    IterationRecord, IterationResult, IterationState, NextAction, retry_max_iterations,
 };
 use crate::artifacts::session::{PhaseStatus, SessionStatus};
 use crate::artifacts::task::{Task, TaskStatus, TaskType};
@@ -21,10 +21,6 @@ pub const MAX_FAILURES_PER_GROUP: usize = 200;
 
 /// At most this many failure rows in a whole report.
 pub const MAX_FAILURE_ROWS: usize = 2000;
-
-/// How many extra fix attempts the continue command of a session blocked
-/// by the iteration limit offers.
-pub const EXTRA_ATTEMPTS: u32 = 5;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct SessionView {
@@ -904,12 +900,17 @@ pub fn next_step(
                     Some("raise agents.max_cost_usd in .workflow/wfx.json, then".into()),
                 )
             } else {
-                let used = state.map_or(0, |s| s.current_iteration.max(s.max_iterations));
+                let retry = state.map_or(0, |s| {
+                    let mut fixes: Vec<&str> = s
+                        .iterations
+                        .iter()
+                        .filter_map(|r| r.fix_task.as_deref())
+                        .collect();
+                    fixes.dedup();
+                    retry_max_iterations(s.max_iterations, fixes.len() as u32)
+                });
                 step(
-                    format!(
-                        "wfx session resume {id} && {resume} --max-iterations={}",
-                        used + EXTRA_ATTEMPTS
-                    ),
+                    format!("wfx session resume {id} && {resume} --max-iterations={retry}"),
                     Some("read .process/failure-report.md; to allow more fix attempts run".into()),
                 )
             }
@@ -1305,7 +1306,7 @@ mod tests {
                 Some(&limit),
                 None,
                 Some(format!(
-                    "wfx session resume WFS-x && {resume} --max-iterations=8"
+                    "wfx session resume WFS-x && {resume} --max-iterations=5"
                 )),
                 Some("read .process/failure-report.md; to allow more fix attempts run"),
             ),
