@@ -564,12 +564,13 @@ fn manual_mode_pauses_for_a_person_and_the_edit_is_the_fix() {
 
 #[test]
 fn max_iterations_precedence_flag_then_task_then_config_then_ten() {
-    // A project whose "tests" find nothing: every round pauses for a
-    // manual fix at once, so only the limit is looked at.
+    // A project whose test command always fails (an execution error, not
+    // "no tests found", which pauses without counting): every round pauses
+    // for a manual fix at once, so only the limit is looked at.
     let env = Env::new();
     env.write("README.md", "nothing\n");
     let config = |max: Option<u32>| {
-        let mut c = json!({"test": {"command": "true"}, "cycle": {"no_progress_limit": 100}});
+        let mut c = json!({"test": {"command": "false"}, "cycle": {"no_progress_limit": 100}});
         if let Some(m) = max {
             c["cycle"]["max_iterations"] = json!(m);
         }

@@ -20,12 +20,8 @@ pub fn run(ctx: &Ctx, args: TestFixGenArgs) -> Result<Exit> {
             yes: p.yes,
         },
         stop_after_phase: args.stop_after_phase,
+        preflight: !args.plan_only && args.stop_after_phase.is_none(),
     };
-    // Whatever can refuse the cycle refuses before phase 1 writes anything.
-    if !args.plan_only && args.stop_after_phase.is_none() && !starts_from_existing(ctx, &args.input)
-    {
-        cycle::preflight(&ctx.ws, &req.options)?;
-    }
     let out = phases::run(&ctx.ws, &req, ctx.ui)?;
     for w in &out.warnings {
         ctx.ui.warn(w);
@@ -98,10 +94,4 @@ pub fn run(ctx: &Ctx, args: TestFixGenArgs) -> Result<Exit> {
         ctx.ui,
     )?;
     Ok(test_cycle_execute::print(ctx, &outcome))
-}
-
-/// Whether INPUT names a session that already exists (a continued plan,
-/// whose checks were made when it started).
-fn starts_from_existing(ctx: &Ctx, input: &str) -> bool {
-    ctx.ws.id_taken(input.trim())
 }

@@ -45,6 +45,9 @@ pub struct GenRequest {
     pub options: CycleOptions,
     /// Stop after this phase (1–4), leaving the rest for a later run.
     pub stop_after_phase: Option<u8>,
+    /// Phase 5 follows: a new session is refused before phase 1 writes
+    /// anything when the loop could not start ([`crate::cycle::preflight`]).
+    pub preflight: bool,
 }
 
 /// What a run did.
@@ -164,6 +167,9 @@ pub fn run(ws: &Workspace, req: &GenRequest, ui: &Printer) -> Result<GenOutcome>
     check_fix_agent(&config, &req.options)?;
     let cwd = std::env::current_dir().unwrap_or_else(|_| ws.root.clone());
     let start = session_start::resolve(ws, &req.input, &cwd)?;
+    if req.preflight && matches!(start, Start::New(_)) {
+        crate::cycle::preflight(ws, &req.options)?;
+    }
     let mut phases_run = Vec::new();
     let mut warnings = Vec::new();
     let (mut run, resumed, source) = match start {
