@@ -445,6 +445,13 @@ fn test_commands_that_fail_to_run_or_print_garbage() {
                 out.status.code()
             ));
         }
+        // A program missing from PATH is refused before planning, by name.
+        let message = match *case {
+            "not found" => {
+                "the test command `no-such-test-runner --all` needs `no-such-test-runner`, which is not on PATH"
+            }
+            _ => message,
+        };
         if *cycle_exit == 2
             && !text
                 .lines()
