@@ -120,7 +120,7 @@ pub fn classify_error(text: &str) -> Option<ErrorKind> {
             .expect("valid regex")
     });
     let server = SERVER.get_or_init(|| {
-        Regex::new(r"(?i)\b5\d\d\b[^\n]{0,40}(error|internal|bad gateway|unavailable|timeout|overloaded)|(internal server error|bad gateway|service unavailable|gateway time-?out|overloaded_error|\boverloaded\b)|(status|code|http)[ :=]*5\d\d\b")
+        Regex::new(r"(?i)\b5\d\d\b[^\n]{0,40}(error|internal|bad gateway|unavailable|timeout|overloaded)|(internal server error|bad gateway|service unavailable|gateway time-?out|overloaded_error|\boverloaded\b|experiencing high demand|temporary errors)|(status|code|http)[ :=]*5\d\d\b")
             .expect("valid regex")
     });
     let conn = CONN.get_or_init(|| {
@@ -167,6 +167,8 @@ pub struct CallRecord {
     pub duration_ms: u64,
     pub cost_usd: Option<f64>,
     pub turns: Option<u32>,
+    pub input_tokens: Option<u64>,
+    pub output_tokens: Option<u64>,
     /// The agent's answer (envelope result, or the whole text output).
     pub result_text: String,
     /// The envelope reported an error (whatever the exit code).
@@ -206,6 +208,8 @@ impl CallRecord {
             error_kind: self.error_kind.map(|k| k.as_str().to_string()),
             cost_usd: self.cost_usd,
             turns: self.turns,
+            input_tokens: self.input_tokens,
+            output_tokens: self.output_tokens,
             outcome: outcome.to_string(),
             prompt_file: Some(self.prompt_file.clone()),
             output_file: Some(self.output_file.clone()),
@@ -293,6 +297,8 @@ pub fn invoke(inv: &Invocation, on_spawn: &mut dyn FnMut(i32)) -> Result<CallRec
         duration_ms: 0,
         cost_usd: None,
         turns: None,
+        input_tokens: None,
+        output_tokens: None,
         result_text: String::new(),
         is_error: false,
         error_kind: None,
@@ -332,6 +338,12 @@ pub fn invoke(inv: &Invocation, on_spawn: &mut dyn FnMut(i32)) -> Result<CallRec
     for (k, v) in inv.env {
         spec = spec.env(k.clone(), v.clone());
     }
+    // Last, so nothing overrides what keeps a read-only role read-only.
+    if let AgentKind::Preset(p) = &agent.kind {
+        for (k, v) in presets::env(*p, inv.role) {
+            spec = spec.env(k, v);
+        }
+    }
     let outcome = match process::run(spec, on_spawn) {
         Ok(o) => o,
         // Found but not runnable (permissions, bad interpreter): the agent
@@ -359,11 +371,27 @@ pub fn invoke(inv: &Invocation, on_spawn: &mut dyn FnMut(i32)) -> Result<CallRec
     record.is_error = env.is_error;
     record.cost_usd = env.cost_usd;
     record.turns = env.turns;
+    record.input_tokens = env.input_tokens;
+    record.output_tokens = env.output_tokens;
     record.structured = env.structured;
     record.error_message = env.error_message;
     if outcome.timed_out {
-        record.error_kind = Some(ErrorKind::Timeout);
-        record.error_message = Some(format!("no answer within {} s", agent.timeout.as_secs()));
+        let waited = format!("no answer within {} s", agent.timeout.as_secs());
+        // A CLI that retries a rate limit or a server error by itself may
+        // keep doing so past wfx's timeout: what it last printed says why.
+        match presets::retry_note(preset, &raw)
+            .and_then(|note| classify_error(&note).map(|k| (k, note)))
+            .or_else(|| still_retrying(&raw))
+        {
+            Some((kind, note)) => {
+                record.error_kind = Some(kind);
+                record.error_message = Some(format!("{waited}; {note}"));
+            }
+            None => {
+                record.error_kind = Some(ErrorKind::Timeout);
+                record.error_message = Some(waited);
+            }
+        }
     } else if record.is_error || record.exit_code != Some(0) {
         let text = record.error_message.clone().unwrap_or_default();
         record.error_kind = Some(
@@ -375,20 +403,72 @@ pub fn invoke(inv: &Invocation, on_spawn: &mut dyn FnMut(i32)) -> Result<CallRec
             record.error_message = Some(format!("{} ({})", outcome.describe(), last_line(&raw)));
         }
     }
+    record.error_message = record.error_message.as_deref().map(clean_reason);
     Ok(record)
 }
 
+/// How many of the output's last lines are read for a timed-out call's
+/// cause: the CLI's retry notices, not the whole conversation.
+const TAIL_LINES: usize = 40;
+
+/// The last line among the output's last [`TAIL_LINES`] that shows a rate
+/// limit, server or connection error, with its kind. Lines of a stack
+/// trace or JSON fragment shorter than 25 characters (`status: 429`) are
+/// used only when no longer line names the error.
+fn still_retrying(raw: &str) -> Option<(ErrorKind, String)> {
+    let clean = presets::strip_ansi(raw);
+    let tail: Vec<&str> = clean
+        .lines()
+        .rev()
+        .filter(|l| !l.trim().is_empty())
+        .take(TAIL_LINES)
+        .collect();
+    let classified = |min_len: usize| {
+        tail.iter().find_map(|l| {
+            let l = l.trim();
+            (l.chars().count() >= min_len)
+                .then(|| classify_error(l))
+                .flatten()
+                .map(|k| (k, format!("it last printed: {}", one_line(l))))
+        })
+    };
+    classified(25).or_else(|| classified(0))
+}
+
+/// A failure reason as stored and shown: escape sequences removed, other
+/// control characters (except newlines and tabs) replaced.
+pub fn clean_reason(s: &str) -> String {
+    presets::strip_ansi(s)
+        .chars()
+        .map(|c| {
+            if c.is_control() && c != '\n' && c != '\t' {
+                '\u{fffd}'
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
 /// The last non-empty line of an agent's output, for the one-line reason
-/// shown on the terminal and kept in fix-history.json: at most 200
-/// characters, control characters (escape sequences, NUL, bell) replaced,
-/// so an agent printing binary garbage cannot drive the user's terminal.
+/// shown on the terminal and kept in fix-history.json (see [`one_line`]).
 fn last_line(raw: &str) -> String {
-    let line = raw
+    let clean = presets::strip_ansi(raw);
+    let line = clean
         .lines()
         .rev()
         .find(|l| !l.trim().is_empty())
         .unwrap_or("no output");
-    line.chars()
+    one_line(line)
+}
+
+/// At most 200 characters of one line, escape sequences removed and other
+/// control characters (NUL, bell, a lone ESC) replaced, so an agent
+/// printing binary garbage cannot drive the user's terminal.
+fn one_line(line: &str) -> String {
+    presets::strip_ansi(line)
+        .trim()
+        .chars()
         .take(200)
         .map(|c| if c.is_control() { '\u{fffd}' } else { c })
         .collect()
@@ -418,13 +498,41 @@ mod tests {
 
     #[test]
     fn the_reason_line_carries_no_control_characters() {
-        let raw = "ok\n\u{1b}[2J\u{1b}]0;pwned\u{7}\u{0}tail \u{fffd}\n\n";
-        assert_eq!(
-            last_line(raw),
-            "\u{fffd}[2J\u{fffd}]0;pwned\u{fffd}\u{fffd}tail \u{fffd}"
-        );
+        let raw = "ok\n\u{1b}[2J\u{1b}]0;pwned\u{7}\u{0}tail \u{fffd}\u{1b}\n\n";
+        assert_eq!(last_line(raw), "\u{fffd}tail \u{fffd}\u{fffd}");
         assert_eq!(last_line(""), "no output");
         assert_eq!(last_line(&"x".repeat(500)).chars().count(), 200);
+        // The debris measured with a real CLI (issue #17).
+        assert_eq!(
+            last_line("\u{1b}[91m\u{1b}[1mError: \u{1b}[0mRate limit exceeded\n"),
+            "Error: Rate limit exceeded"
+        );
+        assert_eq!(
+            clean_reason("\u{1b}[31mboom\u{1b}[0m\nnext\u{7}"),
+            "boom\nnext\u{fffd}"
+        );
+    }
+
+    #[test]
+    fn a_timeout_while_retrying_names_the_error() {
+        let gemini = "Attempt 4 failed with status 429. Retrying with backoff... _ApiError: {\"error\":{\"code\":429}}\n  status: 429\n}\n";
+        let (kind, note) = still_retrying(gemini).unwrap();
+        assert_eq!(kind, ErrorKind::RateLimit);
+        assert!(
+            note.starts_with("it last printed: Attempt 4 failed with status 429"),
+            "{note}"
+        );
+        let qwen = "Retrying in 60s (attempt 1/10): [API Error: 500 Internal Server Error]\n";
+        assert_eq!(still_retrying(qwen).unwrap().0, ErrorKind::Server);
+        let codex = "{\"type\":\"error\",\"message\":\"Reconnecting... 2/5 (We\u{2019}re currently experiencing high demand, which may cause temporary errors.)\"}\n";
+        assert_eq!(still_retrying(codex).unwrap().0, ErrorKind::Server);
+        assert_eq!(still_retrying("thinking about the code\n"), None);
+        // Only the tail counts: an old error long before the end does not.
+        let old = format!(
+            "HTTP 500 Internal Server Error\n{}",
+            "working\n".repeat(TAIL_LINES)
+        );
+        assert_eq!(still_retrying(&old), None);
     }
 
     #[test]
@@ -462,6 +570,14 @@ mod tests {
                 Some(ErrorKind::RateLimit),
             ),
             ("all good", None),
+            (
+                "We\u{2019}re currently experiencing high demand, which may cause temporary errors.",
+                Some(ErrorKind::Server),
+            ),
+            (
+                "stream error: temporary errors, please retry",
+                Some(ErrorKind::Server),
+            ),
         ] {
             assert_eq!(classify_error(text), want, "{text}");
         }

@@ -1324,6 +1324,8 @@ mod tests {
             error_kind: None,
             cost_usd: cost,
             turns: None,
+            input_tokens: None,
+            output_tokens: None,
             outcome: "accepted".into(),
             prompt_file: None,
             output_file: None,
