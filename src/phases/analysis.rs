@@ -4,10 +4,16 @@
 //! answers enriches the file with an "Agent Review" section; its raw output
 //! is kept in `.process/analysis-agent-output.md`. When every agent fails,
 //! the deterministic file stands and says so.
+//!
+//! Every call is recorded in `fix-history.json` `agent_calls` (role
+//! `analysis`, no iteration: that marks phase 3) and counted against
+//! `agents.max_cost_usd` before the next call, here and in phase 5, which
+//! reads the same list.
 
 use super::plan::Plan;
-use crate::agents::{self, CallFiles, Invocation, Role, Vars};
+use crate::agents::{self, CallFiles, CallRecord, Invocation, Role, Vars};
 use crate::artifacts::config::Config;
+use crate::artifacts::fix_history::{AgentCall, FixHistory};
 use crate::error::Result;
 use crate::render::Renderer;
 use crate::session::store::{self, SessionLock};
@@ -19,6 +25,46 @@ pub const TEMPLATE: &str = "TEST_ANALYSIS_RESULTS.md.j2";
 pub const PROMPT_TEMPLATE: &str = "test-analysis-prompt.md.j2";
 /// An answer shorter than this many words does not count as a review.
 const MIN_WORDS: usize = 30;
+/// `outcome` of a phase-3 call whose answer became the review.
+const ACCEPTED: &str = "accepted";
+
+/// Phase 3's calls in `history` (role `analysis`, no iteration, no task).
+fn is_phase3(c: &AgentCall) -> bool {
+    c.role == Role::Analysis.as_str() && c.iteration.is_none() && c.task.is_none()
+}
+
+/// The session's fix history without any phase-3 call of an earlier,
+/// interrupted run of this phase (so a redone phase counts once).
+fn history_without_phase3(paths: &SessionPaths, ws: &Workspace) -> Result<FixHistory> {
+    let path = paths.fix_history();
+    let mut h: FixHistory = store::read_json_opt(&path, &ws.rel(&path))?.unwrap_or_default();
+    if h.session_id.is_empty() {
+        h.session_id = paths.id.clone();
+    }
+    h.agent_calls.retain(|c| !is_phase3(c));
+    Ok(h)
+}
+
+/// Why phase 3 passed over an answer: `(outcome code, reason for people)`.
+fn rejection(record: &CallRecord, words: usize) -> (String, String) {
+    if record.failed() {
+        // The codes phase 5 records for the same failures.
+        let code = match record.error_kind {
+            None | Some(agents::ErrorKind::Failed) => "agent_error",
+            Some(k) => k.as_str(),
+        };
+        let why = record
+            .error_message
+            .clone()
+            .unwrap_or_else(|| "failed".into());
+        (code.to_string(), why)
+    } else {
+        (
+            "too_short".into(),
+            format!("answer too short ({words} words)"),
+        )
+    }
+}
 
 /// The deterministic analysis text.
 pub fn render(renderer: &Renderer, plan: &Plan) -> Result<String> {
@@ -71,7 +117,16 @@ pub fn write(
             vars.set("session.id", paths.id.clone())
                 .set("session.dir", ws.rel(&paths.dir))
                 .set("spec", ws.rel(&paths.analysis_results()));
+            let mut history = history_without_phase3(paths, ws)?;
             for agent in &chain {
+                if let Some(reason) =
+                    agents::cost_cap_reached(&history, 0.0, config.agents.max_cost_usd)
+                {
+                    review
+                        .attempts
+                        .push(format!("{}: not run: {reason}", agent.name));
+                    break;
+                }
                 let record = agents::invoke(
                     &Invocation {
                         agent,
@@ -88,21 +143,24 @@ pub fn write(
                 )?;
                 let _ = lock.set_child(None);
                 let words = record.result_text.split_whitespace().count();
-                if !record.failed() && words >= MIN_WORDS {
-                    review.attempts.push(format!("{}: ok", agent.name));
+                let accepted = !record.failed() && words >= MIN_WORDS;
+                let (outcome, why) = if accepted {
+                    (ACCEPTED.to_string(), "ok".to_string())
+                } else {
+                    rejection(&record, words)
+                };
+                // Recorded before anything else happens, so the next call
+                // (here or in phase 5) sees its cost.
+                history
+                    .agent_calls
+                    .push(record.to_artifact(None, None, &outcome));
+                store::write_json(&paths.fix_history(), &history)?;
+                review.attempts.push(format!("{}: {why}", agent.name));
+                if accepted {
                     review.agent = Some(agent.name.clone());
                     answer = Some(record.result_text.trim().to_string());
                     break;
                 }
-                let why = if record.failed() {
-                    record
-                        .error_message
-                        .clone()
-                        .unwrap_or_else(|| "failed".into())
-                } else {
-                    format!("answer too short ({words} words)")
-                };
-                review.attempts.push(format!("{}: {why}", agent.name));
                 if record.interrupted {
                     break;
                 }
