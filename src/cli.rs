@@ -88,6 +88,8 @@ pub enum Command {
     Validate(ValidateArgs),
     /// Write .workflow/wfx.json with the detected test command and agent CLIs
     Init(InitArgs),
+    /// Check that each agent CLI is on PATH and accepts the flags wfx passes
+    Doctor,
     /// Run a YAML workflow with test/on_failure debug loops
     Run(RunArgs),
     /// Write a self-contained HTML report of a session

@@ -2,6 +2,7 @@
 
 mod completions;
 mod demo;
+pub mod doctor;
 mod init;
 mod report;
 mod run;
@@ -42,6 +43,7 @@ pub fn dispatch(cli: Cli, ui: &Printer) -> Result<Exit> {
         Command::TestFixGen(args) => test_fix_gen::run(&ctx, args),
         Command::TestCycleExecute(args) => test_cycle_execute::run(&ctx, args),
         Command::Init(args) => init::run(&ctx, args),
+        Command::Doctor => doctor::run(&ctx),
         Command::Test(args) => test::run(&ctx, args),
         Command::Demo(args) => demo::run(&ctx, args),
         Command::Run(args) => run::run(&ctx, args),
