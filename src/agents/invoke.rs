@@ -623,4 +623,32 @@ mod tests {
             Some(dir.path().join("./tool"))
         );
     }
+
+    /// Timed-out calls of the real CLIs (fixtures/outputs/agents/): what
+    /// they printed last decides the reason.
+    #[test]
+    fn recorded_timeouts_while_retrying() {
+        macro_rules! rec {
+            ($name:literal) => {
+                include_str!(concat!("../../fixtures/outputs/agents/", $name))
+            };
+        }
+        for (raw, want) in [
+            (rec!("gemini-429.txt"), Some(ErrorKind::RateLimit)),
+            (rec!("gemini-500.txt"), Some(ErrorKind::Server)),
+            (rec!("qwen-429.txt"), Some(ErrorKind::RateLimit)),
+            // Qwen retries a 500 without a word: a plain timeout.
+            (rec!("qwen-500.txt"), None),
+            (rec!("codex-500.txt"), Some(ErrorKind::Server)),
+        ] {
+            let got = still_retrying(raw);
+            assert_eq!(got.as_ref().map(|g| g.0), want, "{got:?}");
+            if let Some((_, note)) = got {
+                assert!(
+                    !note.contains('\u{1b}') && note.chars().count() < 240,
+                    "{note}"
+                );
+            }
+        }
+    }
 }

@@ -801,4 +801,145 @@ mod tests {
             "Error: Rate limit xy"
         );
     }
+
+    /// The real CLIs' outputs recorded by the contract suite
+    /// (fixtures/outputs/agents/README.md says how).
+    mod recorded {
+        use super::*;
+        use crate::agents::invoke::{ErrorKind, classify_error};
+
+        macro_rules! rec {
+            ($name:literal) => {
+                include_str!(concat!("../../fixtures/outputs/agents/", $name))
+            };
+        }
+
+        fn strategy_ok(e: &Envelope) {
+            crate::agents::strategy::extract(&e.result_text)
+                .unwrap_or_else(|p| panic!("no strategy: {p:?}\n{}", e.result_text));
+        }
+
+        #[test]
+        fn claude() {
+            let e = parse(Some(Preset::Claude), rec!("claude-analysis.txt"));
+            assert!(e.structured && !e.is_error, "{e:?}");
+            assert_eq!((e.turns, e.cost_usd), (Some(3), Some(0.0192)));
+            assert_eq!((e.input_tokens, e.output_tokens), (Some(3600), Some(240)));
+            strategy_ok(&e);
+            let e = parse(Some(Preset::Claude), rec!("claude-fix.txt"));
+            assert!(e.result_text.starts_with("I added a guard"), "{e:?}");
+            assert_eq!(e.turns, Some(3));
+            let e = parse(Some(Preset::Claude), rec!("claude-review.txt"));
+            assert_eq!((e.is_error, e.turns), (false, Some(1)));
+            // Plan mode with the Bash tool: exit 1, yet the envelope is a
+            // success holding a valid strategy (why analysis drops Bash).
+            let e = parse(
+                Some(Preset::Claude),
+                rec!("claude-plan-with-bash-exit1.txt"),
+            );
+            assert!(!e.is_error);
+            strategy_ok(&e);
+        }
+
+        #[test]
+        fn claude_retrying_until_killed() {
+            for (file, status, kind) in [
+                (
+                    rec!("claude-429.txt"),
+                    "HTTP 429 rate_limit",
+                    ErrorKind::RateLimit,
+                ),
+                (
+                    rec!("claude-500.txt"),
+                    "HTTP 500 server_error",
+                    ErrorKind::Server,
+                ),
+            ] {
+                let e = parse(Some(Preset::Claude), file);
+                assert!(e.is_error && e.structured, "no result message: {e:?}");
+                let note = retry_note(Some(Preset::Claude), file).unwrap();
+                assert!(note.contains(status), "{note}");
+                assert_eq!(classify_error(&note), Some(kind), "{note}");
+            }
+        }
+
+        #[test]
+        fn gemini() {
+            let e = parse(Some(Preset::Gemini), rec!("gemini-analysis.txt"));
+            assert!(e.structured && !e.is_error, "{e:?}");
+            assert!(
+                e.input_tokens.is_some_and(|n| n > 0) && e.output_tokens.is_some_and(|n| n > 0)
+            );
+            assert_eq!((e.turns, e.cost_usd), (None, None));
+            strategy_ok(&e);
+            let e = parse(Some(Preset::Gemini), rec!("gemini-fix.txt"));
+            assert!(e.result_text.starts_with("I added a guard"), "{e:?}");
+            // Untrusted folder: no envelope at all, exit 55.
+            let e = parse(Some(Preset::Gemini), rec!("gemini-untrusted-exit55.txt"));
+            assert!(!e.structured);
+            assert!(e.result_text.contains("--skip-trust"));
+        }
+
+        #[test]
+        fn qwen() {
+            let e = parse(Some(Preset::Qwen), rec!("qwen-analysis.txt"));
+            assert!(e.structured && !e.is_error, "{e:?}");
+            assert_eq!(e.turns, Some(3));
+            assert!(
+                e.input_tokens.is_some_and(|n| n > 0) && e.output_tokens.is_some_and(|n| n > 0)
+            );
+            strategy_ok(&e);
+            let e = parse(Some(Preset::Qwen), rec!("qwen-fix.txt"));
+            assert!(e.result_text.starts_with("I added a guard"), "{e:?}");
+        }
+
+        #[test]
+        fn codex() {
+            let e = parse(Some(Preset::Codex), rec!("codex-analysis.txt"));
+            assert!(e.structured && !e.is_error, "{e:?}");
+            assert_eq!(e.turns, Some(1));
+            assert!(
+                e.input_tokens.is_some_and(|n| n > 0) && e.output_tokens.is_some_and(|n| n > 0)
+            );
+            strategy_ok(&e);
+            for (file, kind) in [
+                (rec!("codex-429.txt"), ErrorKind::RateLimit),
+                (rec!("codex-500.txt"), ErrorKind::Server),
+            ] {
+                let e = parse(Some(Preset::Codex), file);
+                assert!(e.is_error, "{e:?}");
+                let msg = e.error_message.unwrap();
+                assert_eq!(classify_error(&msg), Some(kind), "{msg}");
+            }
+        }
+
+        #[test]
+        fn opencode() {
+            let e = parse(Some(Preset::Opencode), rec!("opencode-analysis.txt"));
+            assert!(e.structured && !e.is_error, "{e:?}");
+            assert_eq!(e.turns, Some(3));
+            assert!(e.cost_usd.is_some_and(|c| c > 0.0), "{e:?}");
+            assert!(
+                e.input_tokens.is_some_and(|n| n > 0) && e.output_tokens.is_some_and(|n| n > 0)
+            );
+            strategy_ok(&e);
+            assert!(!e.result_text.contains("> plan"), "no terminal header");
+            let e = parse(Some(Preset::Opencode), rec!("opencode-fix.txt"));
+            assert!(e.result_text.starts_with("I added a guard"), "{e:?}");
+            for (file, kind) in [
+                (rec!("opencode-429.txt"), ErrorKind::RateLimit),
+                (rec!("opencode-500.txt"), ErrorKind::Server),
+            ] {
+                let e = parse(Some(Preset::Opencode), file);
+                assert!(e.is_error, "{e:?}");
+                let msg = e.error_message.unwrap();
+                assert_eq!(classify_error(&msg), Some(kind), "{msg}");
+            }
+            // The default format is for terminals: header and escapes.
+            let raw = rec!("opencode-default-format.txt");
+            assert!(raw.contains('\u{1b}') && raw.contains("> plan"));
+            let e = parse(Some(Preset::Opencode), raw);
+            assert!(!e.structured && !e.result_text.contains('\u{1b}'));
+        }
+    }
 }
