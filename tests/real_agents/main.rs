@@ -440,6 +440,69 @@ fn opencode() {
     );
 }
 
+/// An analysis agent that does edit: Claude Code in `acceptEdits` as a
+/// custom command (the presets never let an analysis edit). This records
+/// what wfx does today: the call is accepted like any other, and the edit
+/// stays in the work tree, where the fix's checkpoint commit takes it as
+/// if the fix had made it.
+/// Undoing it and recording `tamper: tree_edited` is the engine's job
+/// (DESIGN §10.2, issue #15); this test then has to change.
+#[test]
+fn an_analysis_that_edits_anyway_is_recorded_as_accepted() {
+    let Some(bin) = bin_dir() else { return };
+    let s = Setup::new(&bin);
+    let wrapper = s.wrapper(Preset::Claude, Mode::Edit);
+    s.write_config(&json!({"agents": {
+        "analysis": ["claude-editing"],
+        "fix": "claude",
+        "definitions": {"claude-editing": {"command": [
+            wrapper.to_str().unwrap(), "-p", "--output-format", "text", "--permission-mode", "acceptEdits"
+        ]}}
+    }}));
+    let out = s
+        .wfx()
+        .args([
+            "test-fix-gen",
+            "Fix the failing division test",
+            "-y",
+            "--max-iterations",
+            "1",
+        ])
+        .timeout(Duration::from_secs(600))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let history: Value = serde_json::from_str(&s.process_file("fix-history.json")).unwrap();
+    let analysis = history["agent_calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["role"] == "analysis" && c["iteration"] == 1)
+        .cloned()
+        .unwrap_or_else(|| panic!("no phase-5 analysis call: {history}\n{stderr}"));
+    assert_eq!(analysis["outcome"], "accepted", "{analysis}");
+    assert!(analysis.get("tamper").is_none(), "{analysis}");
+    // The analysis's edit (add() now subtracts) is in the tree and in the
+    // fix's commit.
+    let ops = std::fs::read_to_string(s.env.root.join("calc/ops.py")).unwrap();
+    assert!(ops.contains("    return a - b"), "{ops}");
+    let committed = s
+        .env
+        .git(&["log", "-p", "--format=%s", "--", "calc/ops.py"]);
+    assert!(committed.contains("+    return a - b"), "{committed}");
+    // acceptEdits also approves `touch` (a file operation) in print mode;
+    // the new file stays untracked.
+    assert!(s.env.root.join("MOCK-SHELL-RAN").exists());
+    assert_eq!(s.env.git(&["ls-files", "MOCK-SHELL-RAN"]), "");
+    // add() broken by the analysis fails the final full run: one attempt
+    // allowed, so the session is blocked.
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("Blocked: reached the limit of 1 fix attempts"),
+        "{stderr}"
+    );
+}
+
 /// `wfx doctor` with the real CLIs: every preset configured, each found at
 /// its pinned version, every flag wfx passes accepted by its `--help`.
 #[test]
