@@ -20,6 +20,19 @@ fn project(config: Value) -> Env {
     env
 }
 
+/// `wfx test-fix-gen "Test the calculator" ARGS` with the fake claude on
+/// PATH, every call costing $0.0078 and logged.
+fn gen_with_fake_claude(env: &Env, args: &[&str]) -> assert_cmd::assert::Assert {
+    let bin = env.fake_agents(&[("claude", "claude")]);
+    env.wfx_live()
+        .env("PATH", env.path_with(&bin))
+        .env("FAKE_AGENT_COST", "0.0078")
+        .env("FAKE_AGENT_LOG", env.tmp.path())
+        .args(["test-fix-gen", "Test the calculator"])
+        .args(args)
+        .assert()
+}
+
 fn calls_logged(env: &Env) -> Vec<Value> {
     std::fs::read_to_string(env.tmp.path().join("calls.jsonl"))
         .unwrap_or_default()
@@ -40,13 +53,7 @@ fn phase_3_cost_counts_against_the_cap_before_phase_5_calls_anything() {
     let env = project(json!({"agents": {
         "analysis": ["claude"], "fix": "claude", "max_cost_usd": 0.005
     }}));
-    let bin = env.fake_agents(&[("claude", "claude")]);
-    env.wfx_live()
-        .env("PATH", env.path_with(&bin))
-        .env("FAKE_AGENT_COST", "0.0078")
-        .env("FAKE_AGENT_LOG", env.tmp.path())
-        .args(["test-fix-gen", "Test the calculator", "-y"])
-        .assert()
+    gen_with_fake_claude(&env, &["-y"])
         .code(1)
         .stdout(predicate::str::contains("agent cost cap reached"));
     // One call in all: phase 3's. Phase 5 made none.
@@ -93,14 +100,7 @@ fn the_cap_stops_phase_3_between_two_agents() {
             "spender": {"preset": "claude", "program": fake_agent("is-error").to_str().unwrap()}
         }
     }}));
-    let bin = env.fake_agents(&[("claude", "claude")]);
-    env.wfx_live()
-        .env("PATH", env.path_with(&bin))
-        .env("FAKE_AGENT_COST", "0.0078")
-        .env("FAKE_AGENT_LOG", env.tmp.path())
-        .args(["test-fix-gen", "Test the calculator", "--plan-only"])
-        .assert()
-        .success();
+    gen_with_fake_claude(&env, &["--plan-only"]).success();
     assert_eq!(calls_logged(&env).len(), 1, "claude was not called");
     let calls = agent_calls(&env);
     assert_eq!(calls.len(), 1);

@@ -819,16 +819,38 @@ mod tests {
                 .unwrap_or_else(|p| panic!("no strategy: {p:?}\n{}", e.result_text));
         }
 
+        /// A finished analysis: structured, no error, these turns, tokens
+        /// reported, a valid strategy.
+        fn analysis(preset: Preset, raw: &str, turns: Option<u32>) -> Envelope {
+            let e = parse(Some(preset), raw);
+            assert!(e.structured && !e.is_error, "{e:?}");
+            assert_eq!(e.turns, turns);
+            assert!(e.input_tokens.is_some_and(|n| n > 0), "{e:?}");
+            assert!(e.output_tokens.is_some_and(|n| n > 0), "{e:?}");
+            strategy_ok(&e);
+            e
+        }
+
+        /// A fix whose answer is the scripted summary.
+        fn fixed(preset: Preset, raw: &str) {
+            let e = parse(Some(preset), raw);
+            assert!(e.result_text.starts_with("I added a guard"), "{e:?}");
+        }
+
+        /// A call the CLI gave up on, reported as `kind`.
+        fn fails_as(preset: Preset, raw: &str, kind: ErrorKind) {
+            let e = parse(Some(preset), raw);
+            assert!(e.is_error, "{e:?}");
+            let msg = e.error_message.unwrap_or_default();
+            assert_eq!(classify_error(&msg), Some(kind), "{msg}");
+        }
+
         #[test]
         fn claude() {
-            let e = parse(Some(Preset::Claude), rec!("claude-analysis.txt"));
-            assert!(e.structured && !e.is_error, "{e:?}");
-            assert_eq!((e.turns, e.cost_usd), (Some(3), Some(0.0192)));
+            let e = analysis(Preset::Claude, rec!("claude-analysis.txt"), Some(3));
+            assert_eq!(e.cost_usd, Some(0.0192));
             assert_eq!((e.input_tokens, e.output_tokens), (Some(3600), Some(240)));
-            strategy_ok(&e);
-            let e = parse(Some(Preset::Claude), rec!("claude-fix.txt"));
-            assert!(e.result_text.starts_with("I added a guard"), "{e:?}");
-            assert_eq!(e.turns, Some(3));
+            fixed(Preset::Claude, rec!("claude-fix.txt"));
             let e = parse(Some(Preset::Claude), rec!("claude-review.txt"));
             assert_eq!((e.is_error, e.turns), (false, Some(1)));
             // Plan mode with the Bash tool: exit 1, yet the envelope is a
@@ -865,15 +887,9 @@ mod tests {
 
         #[test]
         fn gemini() {
-            let e = parse(Some(Preset::Gemini), rec!("gemini-analysis.txt"));
-            assert!(e.structured && !e.is_error, "{e:?}");
-            assert!(
-                e.input_tokens.is_some_and(|n| n > 0) && e.output_tokens.is_some_and(|n| n > 0)
-            );
-            assert_eq!((e.turns, e.cost_usd), (None, None));
-            strategy_ok(&e);
-            let e = parse(Some(Preset::Gemini), rec!("gemini-fix.txt"));
-            assert!(e.result_text.starts_with("I added a guard"), "{e:?}");
+            let e = analysis(Preset::Gemini, rec!("gemini-analysis.txt"), None);
+            assert_eq!(e.cost_usd, None);
+            fixed(Preset::Gemini, rec!("gemini-fix.txt"));
             // Untrusted folder: no envelope at all, exit 55.
             let e = parse(Some(Preset::Gemini), rec!("gemini-untrusted-exit55.txt"));
             assert!(!e.structured);
@@ -882,59 +898,34 @@ mod tests {
 
         #[test]
         fn qwen() {
-            let e = parse(Some(Preset::Qwen), rec!("qwen-analysis.txt"));
-            assert!(e.structured && !e.is_error, "{e:?}");
-            assert_eq!(e.turns, Some(3));
-            assert!(
-                e.input_tokens.is_some_and(|n| n > 0) && e.output_tokens.is_some_and(|n| n > 0)
-            );
-            strategy_ok(&e);
-            let e = parse(Some(Preset::Qwen), rec!("qwen-fix.txt"));
-            assert!(e.result_text.starts_with("I added a guard"), "{e:?}");
+            analysis(Preset::Qwen, rec!("qwen-analysis.txt"), Some(3));
+            fixed(Preset::Qwen, rec!("qwen-fix.txt"));
         }
 
         #[test]
         fn codex() {
-            let e = parse(Some(Preset::Codex), rec!("codex-analysis.txt"));
-            assert!(e.structured && !e.is_error, "{e:?}");
-            assert_eq!(e.turns, Some(1));
-            assert!(
-                e.input_tokens.is_some_and(|n| n > 0) && e.output_tokens.is_some_and(|n| n > 0)
-            );
-            strategy_ok(&e);
-            for (file, kind) in [
-                (rec!("codex-429.txt"), ErrorKind::RateLimit),
-                (rec!("codex-500.txt"), ErrorKind::Server),
-            ] {
-                let e = parse(Some(Preset::Codex), file);
-                assert!(e.is_error, "{e:?}");
-                let msg = e.error_message.unwrap();
-                assert_eq!(classify_error(&msg), Some(kind), "{msg}");
-            }
+            analysis(Preset::Codex, rec!("codex-analysis.txt"), Some(1));
+            fixed(Preset::Codex, rec!("codex-fix.txt"));
+            fails_as(Preset::Codex, rec!("codex-429.txt"), ErrorKind::RateLimit);
+            fails_as(Preset::Codex, rec!("codex-500.txt"), ErrorKind::Server);
         }
 
         #[test]
         fn opencode() {
-            let e = parse(Some(Preset::Opencode), rec!("opencode-analysis.txt"));
-            assert!(e.structured && !e.is_error, "{e:?}");
-            assert_eq!(e.turns, Some(3));
+            let e = analysis(Preset::Opencode, rec!("opencode-analysis.txt"), Some(3));
             assert!(e.cost_usd.is_some_and(|c| c > 0.0), "{e:?}");
-            assert!(
-                e.input_tokens.is_some_and(|n| n > 0) && e.output_tokens.is_some_and(|n| n > 0)
-            );
-            strategy_ok(&e);
             assert!(!e.result_text.contains("> plan"), "no terminal header");
-            let e = parse(Some(Preset::Opencode), rec!("opencode-fix.txt"));
-            assert!(e.result_text.starts_with("I added a guard"), "{e:?}");
-            for (file, kind) in [
-                (rec!("opencode-429.txt"), ErrorKind::RateLimit),
-                (rec!("opencode-500.txt"), ErrorKind::Server),
-            ] {
-                let e = parse(Some(Preset::Opencode), file);
-                assert!(e.is_error, "{e:?}");
-                let msg = e.error_message.unwrap();
-                assert_eq!(classify_error(&msg), Some(kind), "{msg}");
-            }
+            fixed(Preset::Opencode, rec!("opencode-fix.txt"));
+            fails_as(
+                Preset::Opencode,
+                rec!("opencode-429.txt"),
+                ErrorKind::RateLimit,
+            );
+            fails_as(
+                Preset::Opencode,
+                rec!("opencode-500.txt"),
+                ErrorKind::Server,
+            );
             // The default format is for terminals: header and escapes.
             let raw = rec!("opencode-default-format.txt");
             assert!(raw.contains('\u{1b}') && raw.contains("> plan"));
