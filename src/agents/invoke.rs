@@ -10,7 +10,7 @@ use regex::Regex;
 use serde::Serialize;
 
 use crate::artifacts::Timestamp;
-use crate::artifacts::config::CommandSpec;
+use crate::artifacts::config::{CommandSpec, Preset};
 use crate::artifacts::fix_history::AgentCall;
 use crate::error::{Error, Result};
 use crate::process::{self, Spec};
@@ -379,10 +379,7 @@ pub fn invoke(inv: &Invocation, on_spawn: &mut dyn FnMut(i32)) -> Result<CallRec
         let waited = format!("no answer within {} s", agent.timeout.as_secs());
         // A CLI that retries a rate limit or a server error by itself may
         // keep doing so past wfx's timeout: what it last printed says why.
-        match presets::retry_note(preset, &raw)
-            .and_then(|note| classify_error(&note).map(|k| (k, note)))
-            .or_else(|| still_retrying(&raw))
-        {
+        match timeout_cause(preset, &raw) {
             Some((kind, note)) => {
                 record.error_kind = Some(kind);
                 record.error_message = Some(format!("{waited}; {note}"));
@@ -405,6 +402,19 @@ pub fn invoke(inv: &Invocation, on_spawn: &mut dyn FnMut(i32)) -> Result<CallRec
     }
     record.error_message = record.error_message.as_deref().map(clean_reason);
     Ok(record)
+}
+
+/// Why a call that ran into wfx's timeout did not answer, when its output
+/// says: a rate limit, a server or a connection error the CLI was still
+/// retrying (see [`presets::retry_evidence`]). `None`: a plain timeout.
+pub fn timeout_cause(preset: Option<Preset>, raw: &str) -> Option<(ErrorKind, String)> {
+    match presets::retry_evidence(preset, raw) {
+        presets::RetryEvidence::Reported(note) => {
+            classify_error(&note).map(|k| (k, one_line(&note)))
+        }
+        presets::RetryEvidence::Nothing => None,
+        presets::RetryEvidence::PlainText => still_retrying(raw),
+    }
 }
 
 /// How many of the output's last lines are read for a timed-out call's
@@ -633,15 +643,44 @@ mod tests {
                 include_str!(concat!("../../fixtures/outputs/agents/", $name))
             };
         }
-        for (raw, want) in [
-            (rec!("gemini-429.txt"), Some(ErrorKind::RateLimit)),
-            (rec!("gemini-500.txt"), Some(ErrorKind::Server)),
-            (rec!("qwen-429.txt"), Some(ErrorKind::RateLimit)),
+        for (preset, raw, want) in [
+            (
+                Preset::Claude,
+                rec!("claude-429.txt"),
+                Some(ErrorKind::RateLimit),
+            ),
+            (
+                Preset::Claude,
+                rec!("claude-500.txt"),
+                Some(ErrorKind::Server),
+            ),
+            (
+                Preset::Gemini,
+                rec!("gemini-429.txt"),
+                Some(ErrorKind::RateLimit),
+            ),
+            (
+                Preset::Gemini,
+                rec!("gemini-500.txt"),
+                Some(ErrorKind::Server),
+            ),
+            (
+                Preset::Qwen,
+                rec!("qwen-429.txt"),
+                Some(ErrorKind::RateLimit),
+            ),
             // Qwen retries a 500 without a word: a plain timeout.
-            (rec!("qwen-500.txt"), None),
-            (rec!("codex-500.txt"), Some(ErrorKind::Server)),
+            (Preset::Qwen, rec!("qwen-500.txt"), None),
+            (
+                Preset::Codex,
+                rec!("codex-500.txt"),
+                Some(ErrorKind::Server),
+            ),
+            // A finished analysis holds no retry.
+            (Preset::Claude, rec!("claude-analysis.txt"), None),
+            (Preset::Opencode, rec!("opencode-analysis.txt"), None),
         ] {
-            let got = still_retrying(raw);
+            let got = timeout_cause(Some(preset), raw);
             assert_eq!(got.as_ref().map(|g| g.0), want, "{got:?}");
             if let Some((_, note)) = got {
                 assert!(

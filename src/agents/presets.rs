@@ -231,28 +231,59 @@ pub fn parse(preset: Option<Preset>, raw: &str) -> Envelope {
     }
 }
 
-/// The CLI's own report of the API retry it was in when it stopped, for
-/// CLIs that report retries in their structured output (Claude Code's
-/// `api_retry` events). Other CLIs print retries as plain lines, which
-/// the caller reads from the output's tail.
-pub fn retry_note(preset: Option<Preset>, raw: &str) -> Option<String> {
-    if preset != Some(Preset::Claude) {
-        return None;
+/// What a call that ran into wfx's timeout printed about the API errors
+/// its CLI was retrying (the CLIs retry a 429 or a 5xx by themselves).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RetryEvidence {
+    /// The CLI's structured output reports its latest error: this line.
+    Reported(String),
+    /// The CLI reports errors in its structured output and reported none.
+    /// Its other lines (tool output, the agent's text) prove nothing.
+    Nothing,
+    /// The CLI prints retries as plain lines (on stderr): read the tail.
+    PlainText,
+}
+
+/// See [`RetryEvidence`]. Claude Code: its latest `api_retry` event; Codex:
+/// its latest `error` event ("Reconnecting... 2/5 (…)"); OpenCode: its
+/// latest `error` event; Gemini, Qwen and custom commands: plain text.
+pub fn retry_evidence(preset: Option<Preset>, raw: &str) -> RetryEvidence {
+    let last_event = |keep: &dyn Fn(&Value) -> bool| {
+        raw.lines()
+            .rev()
+            .filter_map(|l| serde_json::from_str::<Value>(l.trim()).ok())
+            .find(|v| keep(v))
+    };
+    let kind = |v: &Value, k: &str| v.get("type").and_then(Value::as_str) == Some(k);
+    let found = match preset {
+        Some(Preset::Claude) => last_event(&|v| {
+            kind(v, "system") && v.get("subtype").and_then(Value::as_str) == Some("api_retry")
+        })
+        .map(|v| {
+            let status = v
+                .get("error_status")
+                .and_then(Value::as_u64)
+                .map_or_else(|| "an error".to_string(), |s| format!("HTTP {s}"));
+            let error = str_field(&v, "error").unwrap_or_default();
+            let attempt = v.get("attempt").and_then(Value::as_u64).unwrap_or(0);
+            let max = v.get("max_retries").and_then(Value::as_u64).unwrap_or(0);
+            format!("the CLI was retrying {status} {error} (retry {attempt} of {max})")
+        }),
+        Some(Preset::Codex) => last_event(&|v| kind(v, "error"))
+            .and_then(|v| str_field(&v, "message"))
+            .map(|m| format!("the CLI last reported: {m}")),
+        Some(Preset::Opencode) => last_event(&|v| kind(v, "error")).map(|v| {
+            format!(
+                "the CLI last reported: {}",
+                opencode_error(v.get("error").unwrap_or(&Value::Null))
+            )
+        }),
+        Some(Preset::Gemini | Preset::Qwen) | None => return RetryEvidence::PlainText,
+    };
+    match found {
+        Some(line) => RetryEvidence::Reported(line),
+        None => RetryEvidence::Nothing,
     }
-    let v = json_values(raw).into_iter().rev().find(|v| {
-        v.get("type").and_then(Value::as_str) == Some("system")
-            && v.get("subtype").and_then(Value::as_str) == Some("api_retry")
-    })?;
-    let status = v
-        .get("error_status")
-        .and_then(Value::as_u64)
-        .map_or_else(|| "an error".to_string(), |s| format!("HTTP {s}"));
-    let error = str_field(&v, "error").unwrap_or_default();
-    let attempt = v.get("attempt").and_then(Value::as_u64).unwrap_or(0);
-    let max = v.get("max_retries").and_then(Value::as_u64).unwrap_or(0);
-    Some(format!(
-        "the CLI was retrying {status} {error} (retry {attempt} of {max})"
-    ))
 }
 
 fn text(raw: &str) -> Envelope {
@@ -695,14 +726,42 @@ mod tests {
         assert!(e.is_error && e.structured);
         assert_eq!(e.result_text, "half");
         assert_eq!(
-            retry_note(Some(Preset::Claude), raw).as_deref(),
-            Some("the CLI was retrying HTTP 429 rate_limit (retry 3 of 10)")
+            retry_evidence(Some(Preset::Claude), raw),
+            RetryEvidence::Reported(
+                "the CLI was retrying HTTP 429 rate_limit (retry 3 of 10)".into()
+            )
         );
-        assert_eq!(retry_note(Some(Preset::Gemini), raw), None);
         assert_eq!(
-            retry_note(Some(Preset::Claude), "{\"type\":\"result\"}"),
-            None
+            retry_evidence(Some(Preset::Gemini), raw),
+            RetryEvidence::PlainText
         );
+        assert_eq!(retry_evidence(None, raw), RetryEvidence::PlainText);
+    }
+
+    #[test]
+    fn tool_output_is_no_retry_evidence() {
+        // A project whose tests print server errors: the agent's tool
+        // results say "500", its CLI reported no API error.
+        let claude = "{\"type\":\"user\",\"message\":{\"content\":[{\"type\":\"tool_result\",\"content\":\"HTTP 500 Internal Server Error\"}]}}\n";
+        assert_eq!(
+            retry_evidence(Some(Preset::Claude), claude),
+            RetryEvidence::Nothing
+        );
+        let codex = "{\"type\":\"item.completed\",\"item\":{\"type\":\"command_execution\",\"aggregated_output\":\"429 Too Many Requests\"}}\n";
+        assert_eq!(
+            retry_evidence(Some(Preset::Codex), codex),
+            RetryEvidence::Nothing
+        );
+        let opencode = "{\"type\":\"tool_use\",\"sessionID\":\"s\",\"part\":{\"state\":{\"output\":\"rate limit exceeded\"}}}\n";
+        assert_eq!(
+            retry_evidence(Some(Preset::Opencode), opencode),
+            RetryEvidence::Nothing
+        );
+        let codex = "{\"type\":\"error\",\"message\":\"Reconnecting... 2/5 (We\u{2019}re currently experiencing high demand, which may cause temporary errors.)\"}\n";
+        assert!(matches!(
+            retry_evidence(Some(Preset::Codex), codex),
+            RetryEvidence::Reported(m) if m.contains("Reconnecting... 2/5")
+        ));
     }
 
     #[test]
@@ -879,7 +938,10 @@ mod tests {
             ] {
                 let e = parse(Some(Preset::Claude), file);
                 assert!(e.is_error && e.structured, "no result message: {e:?}");
-                let note = retry_note(Some(Preset::Claude), file).unwrap();
+                let RetryEvidence::Reported(note) = retry_evidence(Some(Preset::Claude), file)
+                else {
+                    panic!("no api_retry event")
+                };
                 assert!(note.contains(status), "{note}");
                 assert_eq!(classify_error(&note), Some(kind), "{note}");
             }
