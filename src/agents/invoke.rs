@@ -376,19 +376,9 @@ pub fn invoke(inv: &Invocation, on_spawn: &mut dyn FnMut(i32)) -> Result<CallRec
     record.structured = env.structured;
     record.error_message = env.error_message;
     if outcome.timed_out {
-        let waited = format!("no answer within {} s", agent.timeout.as_secs());
-        // A CLI that retries a rate limit or a server error by itself may
-        // keep doing so past wfx's timeout: what it last printed says why.
-        match timeout_cause(preset, &raw) {
-            Some((kind, note)) => {
-                record.error_kind = Some(kind);
-                record.error_message = Some(format!("{waited}; {note}"));
-            }
-            None => {
-                record.error_kind = Some(ErrorKind::Timeout);
-                record.error_message = Some(waited);
-            }
-        }
+        let (kind, message) = timed_out(preset, &raw, agent.timeout.as_secs());
+        record.error_kind = Some(kind);
+        record.error_message = Some(message);
     } else if record.is_error || record.exit_code != Some(0) {
         let text = record.error_message.clone().unwrap_or_default();
         record.error_kind = Some(
@@ -402,6 +392,22 @@ pub fn invoke(inv: &Invocation, on_spawn: &mut dyn FnMut(i32)) -> Result<CallRec
     }
     record.error_message = record.error_message.as_deref().map(clean_reason);
     Ok(record)
+}
+
+/// The kind and reason of a call that ran into wfx's timeout after
+/// `timeout_s` seconds. A CLI that retries a rate limit or a server error
+/// by itself may keep doing so past the timeout: what it last reported
+/// names the cause. A connection error while waiting (a CLI's own request
+/// timing out on a server that never answers) is still no answer.
+pub fn timed_out(preset: Option<Preset>, raw: &str, timeout_s: u64) -> (ErrorKind, String) {
+    let waited = format!("no answer within {timeout_s} s");
+    match timeout_cause(preset, raw) {
+        Some((kind @ (ErrorKind::RateLimit | ErrorKind::Server), note)) => {
+            (kind, format!("{waited}; {note}"))
+        }
+        Some((_, note)) => (ErrorKind::Timeout, format!("{waited}; {note}")),
+        None => (ErrorKind::Timeout, waited),
+    }
 }
 
 /// Why a call that ran into wfx's timeout did not answer, when its output
@@ -422,9 +428,9 @@ pub fn timeout_cause(preset: Option<Preset>, raw: &str) -> Option<(ErrorKind, St
 const TAIL_LINES: usize = 40;
 
 /// The last line among the output's last [`TAIL_LINES`] that shows a rate
-/// limit, server or connection error, with its kind. Lines of a stack
-/// trace or JSON fragment shorter than 25 characters (`status: 429`) are
-/// used only when no longer line names the error.
+/// limit or server error (else a connection error), with its kind. Lines of
+/// a stack trace or JSON fragment shorter than 25 characters (`status:
+/// 429`) are used only when no longer line names the error.
 fn still_retrying(raw: &str) -> Option<(ErrorKind, String)> {
     let clean = presets::strip_ansi(raw);
     let tail: Vec<&str> = clean
@@ -433,16 +439,22 @@ fn still_retrying(raw: &str) -> Option<(ErrorKind, String)> {
         .filter(|l| !l.trim().is_empty())
         .take(TAIL_LINES)
         .collect();
-    let classified = |min_len: usize| {
+    let classified = |min_len: usize, kinds: &[ErrorKind]| {
         tail.iter().find_map(|l| {
             let l = l.trim();
             (l.chars().count() >= min_len)
                 .then(|| classify_error(l))
                 .flatten()
+                .filter(|k| kinds.contains(k))
                 .map(|k| (k, format!("it last printed: {}", one_line(l))))
         })
     };
-    classified(25).or_else(|| classified(0))
+    // A rate limit or server error beats a connection error printed by
+    // another of the CLI's requests.
+    let api = [ErrorKind::RateLimit, ErrorKind::Server];
+    classified(25, &api)
+        .or_else(|| classified(0, &api))
+        .or_else(|| classified(0, &[ErrorKind::Connection]))
 }
 
 /// A failure reason as stored and shown: escape sequences removed, other
@@ -537,6 +549,23 @@ mod tests {
         let codex = "{\"type\":\"error\",\"message\":\"Reconnecting... 2/5 (We\u{2019}re currently experiencing high demand, which may cause temporary errors.)\"}\n";
         assert_eq!(still_retrying(codex).unwrap().0, ErrorKind::Server);
         assert_eq!(still_retrying("thinking about the code\n"), None);
+        // Gemini's own request timing out on a server that never answers.
+        let hung = "Attempt 1 failed. Retrying with backoff... Error: exception TypeError: fetch failed sending request\n";
+        assert_eq!(still_retrying(hung).unwrap().0, ErrorKind::Connection);
+        let (kind, why) = timed_out(Some(Preset::Gemini), hung, 30);
+        assert_eq!(kind, ErrorKind::Timeout);
+        assert!(
+            why.starts_with("no answer within 30 s; it last printed: Attempt 1 failed"),
+            "{why}"
+        );
+        let (kind, why) = timed_out(Some(Preset::Gemini), gemini, 30);
+        assert_eq!(kind, ErrorKind::RateLimit, "{why}");
+        assert_eq!(
+            timed_out(None, "", 5),
+            (ErrorKind::Timeout, "no answer within 5 s".into())
+        );
+        let both = format!("Attempt 2 failed with status 429. Retrying\n{hung}");
+        assert_eq!(still_retrying(&both).unwrap().0, ErrorKind::RateLimit);
         // Only the tail counts: an old error long before the end does not.
         let old = format!(
             "HTTP 500 Internal Server Error\n{}",
