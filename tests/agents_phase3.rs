@@ -109,7 +109,11 @@ fn the_cap_stops_phase_3_between_two_agents() {
     assert_eq!(calls[0]["cost_usd"], 0.0078);
     let s = env.json(&format!("{DIR}/workflow-session.json"));
     let attempts = s["phases"][2]["agent_review"]["attempts"].clone();
-    assert_eq!(attempts[0], "spender: Credit balance is too low");
+    // Phase 5's wording of the same failure (`Reason`).
+    assert_eq!(
+        attempts[0],
+        "spender: the call failed: exit 0, error envelope: Credit balance is too low"
+    );
     assert!(
         attempts[1]
             .as_str()

@@ -11,9 +11,10 @@
 //! reads the same list.
 
 use super::plan::Plan;
-use crate::agents::{self, CallFiles, CallRecord, Invocation, Role, Vars};
+use crate::agents::{self, CallFiles, Invocation, Role, Vars};
 use crate::artifacts::config::Config;
-use crate::artifacts::fix_history::{AgentCall, FixHistory};
+use crate::artifacts::fix_history::{AgentCall, CallOutcome, FixHistory};
+use crate::engine::policy;
 use crate::error::Result;
 use crate::render::Renderer;
 use crate::session::store::{self, SessionLock};
@@ -23,14 +24,10 @@ use crate::session::{SessionPaths, Workspace};
 pub const TEMPLATE: &str = "TEST_ANALYSIS_RESULTS.md.j2";
 /// Template of the prompt sent to the analysis agent.
 pub const PROMPT_TEMPLATE: &str = "test-analysis-prompt.md.j2";
-/// An answer shorter than this many words does not count as a review.
-const MIN_WORDS: usize = 30;
-/// `outcome` of a phase-3 call whose answer became the review.
-const ACCEPTED: &str = "accepted";
 
 /// Phase 3's calls in `history` (role `analysis`, no iteration, no task).
 fn is_phase3(c: &AgentCall) -> bool {
-    c.role == Role::Analysis.as_str() && c.iteration.is_none() && c.task.is_none()
+    c.role == Role::Analysis && c.iteration.is_none() && c.task.is_none()
 }
 
 /// The session's fix history without any phase-3 call of an earlier,
@@ -43,27 +40,6 @@ fn history_without_phase3(paths: &SessionPaths, ws: &Workspace) -> Result<FixHis
     }
     h.agent_calls.retain(|c| !is_phase3(c));
     Ok(h)
-}
-
-/// Why phase 3 passed over an answer: `(outcome code, reason for people)`.
-fn rejection(record: &CallRecord, words: usize) -> (String, String) {
-    if record.failed() {
-        // The codes phase 5 records for the same failures.
-        let code = match record.error_kind {
-            None | Some(agents::ErrorKind::Failed) => "agent_error",
-            Some(k) => k.as_str(),
-        };
-        let why = record
-            .error_message
-            .clone()
-            .unwrap_or_else(|| "failed".into());
-        (code.to_string(), why)
-    } else {
-        (
-            "too_short".into(),
-            format!("answer too short ({words} words)"),
-        )
-    }
 }
 
 /// The deterministic analysis text.
@@ -119,48 +95,47 @@ pub fn write(
                 .set("spec", ws.rel(&paths.analysis_results()));
             let mut history = history_without_phase3(paths, ws)?;
             for agent in &chain {
+                // The engine's one cost cap, on the same records phase 5
+                // reads.
                 if let Some(reason) =
-                    agents::cost_cap_reached(&history, 0.0, config.agents.max_cost_usd)
+                    policy::cost_cap(agents::total_cost(&history), config.agents.max_cost_usd)
                 {
                     review
                         .attempts
                         .push(format!("{}: not run: {reason}", agent.name));
                     break;
                 }
-                let record = agents::invoke(
-                    &Invocation {
-                        agent,
-                        role: Role::Analysis,
-                        prompt: &prompt,
-                        vars: &vars,
-                        files: &files,
-                        cwd: &ws.root,
-                        env: &[],
-                    },
-                    &mut |pgid| {
-                        let _ = lock.set_child(Some(pgid));
-                    },
-                )?;
-                let _ = lock.set_child(None);
-                let words = record.result_text.split_whitespace().count();
-                let accepted = !record.failed() && words >= MIN_WORDS;
-                let (outcome, why) = if accepted {
-                    (ACCEPTED.to_string(), "ok".to_string())
-                } else {
-                    rejection(&record, words)
-                };
+                let record = lock.with_child(|on_spawn| {
+                    agents::invoke(
+                        &Invocation {
+                            agent,
+                            role: Role::Analysis,
+                            prompt: &prompt,
+                            vars: &vars,
+                            files: &files,
+                            cwd: &ws.root,
+                            env: &[],
+                        },
+                        on_spawn,
+                    )
+                })??;
+                // The same judgement as the analysis chain of phase 5
+                // (DESIGN.md §6.3: at least 100 words, a working call).
+                let reason = agents::strategy::review_reason(&record);
+                let outcome = reason.as_ref().map_or(CallOutcome::Accepted, |r| r.outcome());
                 // Recorded before anything else happens, so the next call
                 // (here or in phase 5) sees its cost.
                 history
                     .agent_calls
-                    .push(record.to_artifact(None, None, &outcome));
+                    .push(record.to_artifact(None, None, outcome));
                 store::write_json(&paths.fix_history(), &history)?;
-                review.attempts.push(format!("{}: {why}", agent.name));
-                if accepted {
+                let Some(why) = reason else {
+                    review.attempts.push(format!("{}: ok", agent.name));
                     review.agent = Some(agent.name.clone());
                     answer = Some(record.result_text.trim().to_string());
                     break;
-                }
+                };
+                review.attempts.push(format!("{}: {why}", agent.name));
                 if record.interrupted {
                     break;
                 }
