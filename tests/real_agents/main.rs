@@ -443,8 +443,7 @@ fn opencode() {
 /// An analysis agent that does edit: Claude Code in `acceptEdits` as a
 /// custom command (the presets never let an analysis edit). This records
 /// what wfx does today: the call is accepted like any other, and the edit
-/// stays in the work tree, where the fix's checkpoint commit takes it as
-/// if the fix had made it.
+/// stays in the work tree.
 /// Undoing it and recording `tamper: tree_edited` is the engine's job
 /// (DESIGN §10.2, issue #15); this test then has to change.
 #[test]
@@ -482,14 +481,11 @@ fn an_analysis_that_edits_anyway_is_recorded_as_accepted() {
         .unwrap_or_else(|| panic!("no phase-5 analysis call: {history}\n{stderr}"));
     assert_eq!(analysis["outcome"], "accepted", "{analysis}");
     assert!(analysis.get("tamper").is_none(), "{analysis}");
-    // The analysis's edit (add() now subtracts) is in the tree and in the
-    // fix's commit.
+    // The analysis's edit (add() now subtracts) stays in the work tree.
+    // Whether a commit takes it changed with the one engine (none did in
+    // the last run); undoing it is the tamper check's job (issue #15).
     let ops = std::fs::read_to_string(s.env.root.join("calc/ops.py")).unwrap();
     assert!(ops.contains("    return a - b"), "{ops}");
-    let committed = s
-        .env
-        .git(&["log", "-p", "--format=%s", "--", "calc/ops.py"]);
-    assert!(committed.contains("+    return a - b"), "{committed}");
     // acceptEdits also approves `touch` (a file operation) in print mode;
     // the new file stays untracked.
     assert!(s.env.root.join("MOCK-SHELL-RAN").exists());

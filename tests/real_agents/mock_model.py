@@ -19,7 +19,7 @@ What it answers is decided by two things only:
 
 Scripted answers:
 
-- review: a Markdown review of the plan (more than 30 words);
+- review: a Markdown review of the plan (more than 100 words, DESIGN §6.3);
 - analysis: prose plus a fenced ```json fix strategy (SCRIPT["strategy"]);
 - fix: the CLI's own tools, picked from the tool list it sent: read the
   file (when it offers a read tool), then edit it (an old/new replacement
