@@ -122,7 +122,9 @@ pub fn write(
                 // The same judgement as the analysis chain of phase 5
                 // (DESIGN.md §6.3: at least 100 words, a working call).
                 let reason = agents::strategy::review_reason(&record);
-                let outcome = reason.as_ref().map_or(CallOutcome::Accepted, |r| r.outcome());
+                let outcome = reason
+                    .as_ref()
+                    .map_or(CallOutcome::Accepted, |r| r.outcome());
                 // Recorded before anything else happens, so the next call
                 // (here or in phase 5) sees its cost.
                 history
