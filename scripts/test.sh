@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Run wfx's whole test suite on a fresh machine: installs what the tests
-# need (pytest for the Python sample project), then runs every test.
+# need (pytest for the Python sample project, chromium for the report, the
+# five agent CLIs from npm for the contract suite), then runs every test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,11 +19,35 @@ if ! command -v chromium >/dev/null 2>&1; then
   fi
 fi
 
+# The contract suite (tests/real_agents/) runs the five real agent CLIs
+# against a mock model server. Install them from npm at the pinned versions
+# (cached); when that fails the run fails here, loudly. WFX_SKIP_REAL_AGENTS=1
+# skips the contract suite (for local runs; README.md says so).
+if [ "${WFX_SKIP_REAL_AGENTS:-0}" = 1 ]; then
+  contract=skipped
+  echo "test.sh: WFX_SKIP_REAL_AGENTS=1: the contract suite with the real agent CLIs is SKIPPED" >&2
+else
+  if ! WFX_REAL_AGENTS_BIN=$(tests/real_agents/install.sh); then
+    echo "test.sh: FAILED: the real agent CLIs could not be installed (see above);" >&2
+    echo "         set WFX_SKIP_REAL_AGENTS=1 to run without the contract suite" >&2
+    exit 1
+  fi
+  export WFX_REAL_AGENTS_BIN
+  contract=run
+fi
+
 if cargo nextest --version >/dev/null 2>&1; then
-  # nextest does not run doctests; run them first so the last line printed
-  # is the summary of the whole suite.
+  # nextest does not run doctests; run them first.
   cargo test --doc --quiet
-  cargo nextest run --no-fail-fast "$@"
+  status=0
+  cargo nextest run --no-fail-fast -E 'not binary(real_agents)' "$@" || status=$?
+  if [ "$contract" = run ]; then
+    # Its tests mostly wait on timeouts and the mock server: run the five
+    # CLIs side by side rather than two at a time.
+    cargo nextest run --no-fail-fast --test real_agents --test-threads 5 "$@" || status=$?
+  fi
+  echo "test.sh: $( [ $status = 0 ] && echo passed || echo FAILED ) (contract suite with the real agent CLIs: $contract)"
+  exit $status
 else
   cargo test --no-fail-fast "$@"
 fi

@@ -142,6 +142,13 @@ Examples:
   wfx init            write the config (no agent is enabled)
   wfx init --force    rewrite it, keeping a backup")]
     Init(InitArgs),
+    /// Check that each agent CLI is on PATH and accepts the flags wfx passes
+    #[command(after_help = "\
+Examples:
+  wfx doctor                 every configured agent, and the agent CLIs found on PATH
+  wfx doctor --json          the same as JSON: {ok, agents: [...]}
+  wfx -C ../api doctor       the agents of another project's config")]
+    Doctor,
     /// Run a YAML workflow with test/on_failure debug loops
     #[command(after_help = "\
 Examples:

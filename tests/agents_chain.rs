@@ -388,5 +388,6 @@ fn recorded_answer() -> String {
         .stdin(std::process::Stdio::null())
         .output()
         .unwrap();
-    String::from_utf8(out.stdout).unwrap()
+    let raw = String::from_utf8(out.stdout).unwrap();
+    wfx::agents::presets::parse(Some(wfx::artifacts::config::Preset::Opencode), &raw).result_text
 }

@@ -131,7 +131,7 @@ fn every_preset_is_called_with_its_argv_and_its_envelope_is_read() {
             Preset::Qwen => (None, Some(2), true),
             Preset::Codex => (None, Some(1), true),
             Preset::Gemini => (None, None, true),
-            Preset::Opencode => (None, None, false),
+            Preset::Opencode => (Some(0.02), Some(1), true),
         };
         assert_eq!(
             (rec.cost_usd, rec.turns, rec.structured),
@@ -152,6 +152,24 @@ fn every_preset_is_called_with_its_argv_and_its_envelope_is_read() {
         assert_eq!(entry["prompt"], PROMPT, "prompt goes in on stdin");
         assert_eq!(entry["env"]["WFX_ROLE"], "analysis");
         assert_eq!(entry["env"]["WFX_AGENT"], p.as_str());
+        // The environment each real CLI needs (DESIGN §10.5).
+        let (trust, permission) = match p {
+            Preset::Gemini => (Some("true"), None),
+            Preset::Opencode => (None, Some(presets::OPENCODE_READ_ONLY)),
+            _ => (None, None),
+        };
+        assert_eq!(
+            entry["env"]["GEMINI_CLI_TRUST_WORKSPACE"].as_str(),
+            trust,
+            "{}",
+            p.as_str()
+        );
+        assert_eq!(
+            entry["env"]["OPENCODE_PERMISSION"].as_str(),
+            permission,
+            "{}",
+            p.as_str()
+        );
         assert_eq!(entry["env"]["WFX_SESSION_ID"], "WFS-t");
         assert_eq!(entry["env"]["WFX_TEST_OUTPUT"], "FAILED tests/test_ops.py");
         assert_eq!(
@@ -173,21 +191,32 @@ fn every_preset_is_called_with_its_argv_and_its_envelope_is_read() {
     let raw = s
         .env
         .read(".workflow/active/WFS-t/.process/iteration-1-cli-output.txt");
+    // The last call was opencode's: its JSON events, as printed.
     assert!(
-        raw.starts_with("## Root cause analysis"),
-        "raw output is saved as printed"
+        raw.starts_with("{\"type\": \"step_start\"") && raw.lines().count() == 3,
+        "raw output is saved as printed: {raw}"
     );
 }
 
 #[test]
 fn write_roles_get_edit_permissions() {
-    let s = setup(&[("claude", "claude"), ("codex", "codex")]);
+    let s = setup(&[
+        ("claude", "claude"),
+        ("codex", "codex"),
+        ("opencode", "opencode"),
+    ]);
     let vars = session_vars();
     call(&s, &preset("claude", Preset::Claude, 60), Role::Fix, &vars);
     call(
         &s,
         &preset("codex", Preset::Codex, 60),
         Role::TestGen,
+        &vars,
+    );
+    call(
+        &s,
+        &preset("opencode", Preset::Opencode, 60),
+        Role::Fix,
         &vars,
     );
     let log = logged(&s.log);
@@ -202,14 +231,17 @@ fn write_roles_get_edit_permissions() {
     };
     assert_eq!(
         argv(0),
-        "-p --output-format json --permission-mode acceptEdits"
+        "-p --output-format stream-json --verbose --permission-mode acceptEdits"
     );
     assert_eq!(
         argv(1),
         "exec --json --skip-git-repo-check --sandbox workspace-write -"
     );
+    assert_eq!(argv(2), "run --format json --agent build");
     assert_eq!(log[0]["env"]["WFX_ROLE"], "fix");
     assert_eq!(log[1]["env"]["WFX_ROLE"], "test_gen");
+    // A write role is not denied its edit tools.
+    assert_eq!(log[2]["env"].get("OPENCODE_PERMISSION"), None);
 }
 
 #[test]

@@ -152,7 +152,8 @@ fn debug_loop_on_node_calc_fixes_the_bugs_by_the_second_claude_call() {
             json!([
                 "-p",
                 "--output-format",
-                "json",
+                "stream-json",
+                "--verbose",
                 "--permission-mode",
                 "acceptEdits"
             ])

@@ -10,7 +10,7 @@ use regex::Regex;
 use serde::Serialize;
 
 use crate::artifacts::Timestamp;
-use crate::artifacts::config::CommandSpec;
+use crate::artifacts::config::{CommandSpec, Preset};
 use crate::artifacts::fix_history::{AgentCall, CallOutcome};
 use crate::error::{Error, Result};
 use crate::process::{self, Spec};
@@ -124,7 +124,7 @@ pub fn classify_error(text: &str) -> Option<ErrorKind> {
             .expect("valid regex")
     });
     let server = SERVER.get_or_init(|| {
-        Regex::new(r"(?i)\b5\d\d\b[^\n]{0,40}(error|internal|bad gateway|unavailable|timeout|overloaded)|(internal server error|bad gateway|service unavailable|gateway time-?out|overloaded_error|\boverloaded\b)|(status|code|http)[ :=]*5\d\d\b")
+        Regex::new(r"(?i)\b5\d\d\b[^\n]{0,40}(error|internal|bad gateway|unavailable|timeout|overloaded)|(internal server error|bad gateway|service unavailable|gateway time-?out|overloaded_error|\boverloaded\b|experiencing high demand|temporary errors)|(status|code|http)[ :=]*5\d\d\b")
             .expect("valid regex")
     });
     let conn = CONN.get_or_init(|| {
@@ -171,6 +171,8 @@ pub struct CallRecord {
     pub duration_ms: u64,
     pub cost_usd: Option<f64>,
     pub turns: Option<u32>,
+    pub input_tokens: Option<u64>,
+    pub output_tokens: Option<u64>,
     /// The agent's answer (envelope result, or the whole text output).
     pub result_text: String,
     /// The envelope reported an error (whatever the exit code).
@@ -210,6 +212,8 @@ impl CallRecord {
             error_kind: self.error_kind,
             cost_usd: self.cost_usd,
             turns: self.turns,
+            input_tokens: self.input_tokens,
+            output_tokens: self.output_tokens,
             outcome,
             prompt_file: Some(self.prompt_file.clone()),
             output_file: Some(self.output_file.clone()),
@@ -300,6 +304,8 @@ pub fn invoke(inv: &Invocation, on_spawn: &mut dyn FnMut(i32)) -> Result<CallRec
         duration_ms: 0,
         cost_usd: None,
         turns: None,
+        input_tokens: None,
+        output_tokens: None,
         result_text: String::new(),
         is_error: false,
         error_kind: None,
@@ -339,6 +345,12 @@ pub fn invoke(inv: &Invocation, on_spawn: &mut dyn FnMut(i32)) -> Result<CallRec
     for (k, v) in inv.env {
         spec = spec.env(k.clone(), v.clone());
     }
+    // Last, so nothing overrides what keeps a read-only role read-only.
+    if let AgentKind::Preset(p) = &agent.kind {
+        for (k, v) in presets::env(*p, inv.role) {
+            spec = spec.env(k, v);
+        }
+    }
     let outcome = match process::run(spec, on_spawn) {
         Ok(o) => o,
         // Found but not runnable (permissions, bad interpreter): the agent
@@ -366,11 +378,14 @@ pub fn invoke(inv: &Invocation, on_spawn: &mut dyn FnMut(i32)) -> Result<CallRec
     record.is_error = env.is_error;
     record.cost_usd = env.cost_usd;
     record.turns = env.turns;
+    record.input_tokens = env.input_tokens;
+    record.output_tokens = env.output_tokens;
     record.structured = env.structured;
     record.error_message = env.error_message;
     if outcome.timed_out {
-        record.error_kind = Some(ErrorKind::Timeout);
-        record.error_message = Some(format!("no answer within {} s", agent.timeout.as_secs()));
+        let (kind, message) = timed_out(preset, &raw, agent.timeout.as_secs());
+        record.error_kind = Some(kind);
+        record.error_message = Some(message);
     } else if record.is_error || record.exit_code != Some(0) {
         let text = record.error_message.clone().unwrap_or_default();
         record.error_kind = Some(
@@ -382,20 +397,107 @@ pub fn invoke(inv: &Invocation, on_spawn: &mut dyn FnMut(i32)) -> Result<CallRec
             record.error_message = Some(format!("{} ({})", outcome.describe(), last_line(&raw)));
         }
     }
+    record.error_message = record.error_message.as_deref().map(clean_reason);
     Ok(record)
 }
 
+/// The kind and reason of a call that ran into wfx's timeout after
+/// `timeout_s` seconds. A CLI that retries a rate limit or a server error
+/// by itself may keep doing so past the timeout: what it last reported
+/// names the cause. A connection error while waiting (a CLI's own request
+/// timing out on a server that never answers) is still no answer.
+pub fn timed_out(preset: Option<Preset>, raw: &str, timeout_s: u64) -> (ErrorKind, String) {
+    let waited = format!("no answer within {timeout_s} s");
+    match timeout_cause(preset, raw) {
+        Some((kind @ (ErrorKind::RateLimit | ErrorKind::Server), note)) => {
+            (kind, format!("{waited}; {note}"))
+        }
+        Some((_, note)) => (ErrorKind::Timeout, format!("{waited}; {note}")),
+        None => (ErrorKind::Timeout, waited),
+    }
+}
+
+/// Why a call that ran into wfx's timeout did not answer, when its output
+/// says: a rate limit, a server or a connection error the CLI was still
+/// retrying (see [`presets::retry_evidence`]). `None`: a plain timeout.
+pub fn timeout_cause(preset: Option<Preset>, raw: &str) -> Option<(ErrorKind, String)> {
+    match presets::retry_evidence(preset, raw) {
+        presets::RetryEvidence::Reported(note) => {
+            classify_error(&note).map(|k| (k, one_line(&note)))
+        }
+        presets::RetryEvidence::Nothing => None,
+        presets::RetryEvidence::PlainText => still_retrying(raw),
+    }
+}
+
+/// How many of the output's last lines are read for a timed-out call's
+/// cause: the CLI's retry notices, not the whole conversation.
+const TAIL_LINES: usize = 40;
+
+/// The last line among the output's last [`TAIL_LINES`] that shows a rate
+/// limit or server error (else a connection error), with its kind. Lines of
+/// a stack trace or JSON fragment shorter than 25 characters (`status:
+/// 429`) are used only when no longer line names the error.
+fn still_retrying(raw: &str) -> Option<(ErrorKind, String)> {
+    let clean = presets::strip_ansi(raw);
+    let tail: Vec<&str> = clean
+        .lines()
+        .rev()
+        .filter(|l| !l.trim().is_empty())
+        .take(TAIL_LINES)
+        .collect();
+    let classified = |min_len: usize, kinds: &[ErrorKind]| {
+        tail.iter().find_map(|l| {
+            let l = l.trim();
+            (l.chars().count() >= min_len)
+                .then(|| classify_error(l))
+                .flatten()
+                .filter(|k| kinds.contains(k))
+                .map(|k| (k, format!("it last printed: {}", one_line(l))))
+        })
+    };
+    // A rate limit or server error beats a connection error printed by
+    // another of the CLI's requests.
+    let api = [ErrorKind::RateLimit, ErrorKind::Server];
+    classified(25, &api)
+        .or_else(|| classified(0, &api))
+        .or_else(|| classified(0, &[ErrorKind::Connection]))
+}
+
+/// A failure reason as stored and shown: escape sequences removed, other
+/// control characters (except newlines and tabs) replaced.
+pub fn clean_reason(s: &str) -> String {
+    presets::strip_ansi(s)
+        .chars()
+        .map(|c| {
+            if c.is_control() && c != '\n' && c != '\t' {
+                '\u{fffd}'
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
 /// The last non-empty line of an agent's output, for the one-line reason
-/// shown on the terminal and kept in fix-history.json: at most 200
-/// characters, control characters (escape sequences, NUL, bell) replaced,
-/// so an agent printing binary garbage cannot drive the user's terminal.
+/// shown on the terminal and kept in fix-history.json (see [`one_line`]).
 fn last_line(raw: &str) -> String {
-    let line = raw
+    let clean = presets::strip_ansi(raw);
+    let line = clean
         .lines()
         .rev()
         .find(|l| !l.trim().is_empty())
         .unwrap_or("no output");
-    line.chars()
+    one_line(line)
+}
+
+/// At most 200 characters of one line, escape sequences removed and other
+/// control characters (NUL, bell, a lone ESC) replaced, so an agent
+/// printing binary garbage cannot drive the user's terminal.
+fn one_line(line: &str) -> String {
+    presets::strip_ansi(line)
+        .trim()
+        .chars()
         .take(200)
         .map(|c| if c.is_control() { '\u{fffd}' } else { c })
         .collect()
@@ -425,13 +527,58 @@ mod tests {
 
     #[test]
     fn the_reason_line_carries_no_control_characters() {
-        let raw = "ok\n\u{1b}[2J\u{1b}]0;pwned\u{7}\u{0}tail \u{fffd}\n\n";
-        assert_eq!(
-            last_line(raw),
-            "\u{fffd}[2J\u{fffd}]0;pwned\u{fffd}\u{fffd}tail \u{fffd}"
-        );
+        let raw = "ok\n\u{1b}[2J\u{1b}]0;pwned\u{7}\u{0}tail \u{fffd}\u{1b}\n\n";
+        assert_eq!(last_line(raw), "\u{fffd}tail \u{fffd}\u{fffd}");
         assert_eq!(last_line(""), "no output");
         assert_eq!(last_line(&"x".repeat(500)).chars().count(), 200);
+        // The debris measured with a real CLI (issue #17).
+        assert_eq!(
+            last_line("\u{1b}[91m\u{1b}[1mError: \u{1b}[0mRate limit exceeded\n"),
+            "Error: Rate limit exceeded"
+        );
+        assert_eq!(
+            clean_reason("\u{1b}[31mboom\u{1b}[0m\nnext\u{7}"),
+            "boom\nnext\u{fffd}"
+        );
+    }
+
+    #[test]
+    fn a_timeout_while_retrying_names_the_error() {
+        let gemini = "Attempt 4 failed with status 429. Retrying with backoff... _ApiError: {\"error\":{\"code\":429}}\n  status: 429\n}\n";
+        let (kind, note) = still_retrying(gemini).unwrap();
+        assert_eq!(kind, ErrorKind::RateLimit);
+        assert!(
+            note.starts_with("it last printed: Attempt 4 failed with status 429"),
+            "{note}"
+        );
+        let qwen = "Retrying in 60s (attempt 1/10): [API Error: 500 Internal Server Error]\n";
+        assert_eq!(still_retrying(qwen).unwrap().0, ErrorKind::Server);
+        let codex = "{\"type\":\"error\",\"message\":\"Reconnecting... 2/5 (We\u{2019}re currently experiencing high demand, which may cause temporary errors.)\"}\n";
+        assert_eq!(still_retrying(codex).unwrap().0, ErrorKind::Server);
+        assert_eq!(still_retrying("thinking about the code\n"), None);
+        // Gemini's own request timing out on a server that never answers.
+        let hung = "Attempt 1 failed. Retrying with backoff... Error: exception TypeError: fetch failed sending request\n";
+        assert_eq!(still_retrying(hung).unwrap().0, ErrorKind::Connection);
+        let (kind, why) = timed_out(Some(Preset::Gemini), hung, 30);
+        assert_eq!(kind, ErrorKind::Timeout);
+        assert!(
+            why.starts_with("no answer within 30 s; it last printed: Attempt 1 failed"),
+            "{why}"
+        );
+        let (kind, why) = timed_out(Some(Preset::Gemini), gemini, 30);
+        assert_eq!(kind, ErrorKind::RateLimit, "{why}");
+        assert_eq!(
+            timed_out(None, "", 5),
+            (ErrorKind::Timeout, "no answer within 5 s".into())
+        );
+        let both = format!("Attempt 2 failed with status 429. Retrying\n{hung}");
+        assert_eq!(still_retrying(&both).unwrap().0, ErrorKind::RateLimit);
+        // Only the tail counts: an old error long before the end does not.
+        let old = format!(
+            "HTTP 500 Internal Server Error\n{}",
+            "working\n".repeat(TAIL_LINES)
+        );
+        assert_eq!(still_retrying(&old), None);
     }
 
     #[test]
@@ -469,6 +616,14 @@ mod tests {
                 Some(ErrorKind::RateLimit),
             ),
             ("all good", None),
+            (
+                "We\u{2019}re currently experiencing high demand, which may cause temporary errors.",
+                Some(ErrorKind::Server),
+            ),
+            (
+                "stream error: temporary errors, please retry",
+                Some(ErrorKind::Server),
+            ),
         ] {
             assert_eq!(classify_error(text), want, "{text}");
         }
@@ -513,5 +668,62 @@ mod tests {
             which("./tool", None, dir.path()),
             Some(dir.path().join("./tool"))
         );
+    }
+
+    /// Timed-out calls of the real CLIs (fixtures/outputs/agents/): what
+    /// they printed last decides the reason.
+    #[test]
+    fn recorded_timeouts_while_retrying() {
+        macro_rules! rec {
+            ($name:literal) => {
+                include_str!(concat!("../../fixtures/outputs/agents/", $name))
+            };
+        }
+        for (preset, raw, want) in [
+            (
+                Preset::Claude,
+                rec!("claude-429.txt"),
+                Some(ErrorKind::RateLimit),
+            ),
+            (
+                Preset::Claude,
+                rec!("claude-500.txt"),
+                Some(ErrorKind::Server),
+            ),
+            (
+                Preset::Gemini,
+                rec!("gemini-429.txt"),
+                Some(ErrorKind::RateLimit),
+            ),
+            (
+                Preset::Gemini,
+                rec!("gemini-500.txt"),
+                Some(ErrorKind::Server),
+            ),
+            (
+                Preset::Qwen,
+                rec!("qwen-429.txt"),
+                Some(ErrorKind::RateLimit),
+            ),
+            // Qwen retries a 500 without a word: a plain timeout.
+            (Preset::Qwen, rec!("qwen-500.txt"), None),
+            (
+                Preset::Codex,
+                rec!("codex-500.txt"),
+                Some(ErrorKind::Server),
+            ),
+            // A finished analysis holds no retry.
+            (Preset::Claude, rec!("claude-analysis.txt"), None),
+            (Preset::Opencode, rec!("opencode-analysis.txt"), None),
+        ] {
+            let got = timeout_cause(Some(preset), raw);
+            assert_eq!(got.as_ref().map(|g| g.0), want, "{got:?}");
+            if let Some((_, note)) = got {
+                assert!(
+                    !note.contains('\u{1b}') && note.chars().count() < 240,
+                    "{note}"
+                );
+            }
+        }
     }
 }

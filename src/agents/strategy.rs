@@ -408,6 +408,8 @@ mod tests {
             duration_ms: 5,
             cost_usd: None,
             turns: None,
+            input_tokens: None,
+            output_tokens: None,
             result_text: text.into(),
             is_error: false,
             error_kind: None,

@@ -231,6 +231,11 @@ pub struct AgentCall {
     pub cost_usd: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turns: Option<u32>,
+    /// Tokens the agent's envelope reported (where the CLI reports them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tokens: Option<u64>,
     pub outcome: CallOutcome,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_file: Option<String>,

@@ -2,6 +2,7 @@
 
 mod completions;
 mod demo;
+pub mod doctor;
 mod init;
 mod install;
 mod mcp;
@@ -66,6 +67,7 @@ pub fn dispatch(cli: Cli, ui: &Printer) -> Result<Exit> {
         Command::TestFixGen(args) => test_fix_gen::run(&ctx, args),
         Command::TestCycleExecute(args) => test_cycle_execute::run(&ctx, args),
         Command::Init(args) => init::run(&ctx, args),
+        Command::Doctor => doctor::run(&ctx),
         Command::Test(args) => test::run(&ctx, args),
         Command::Run(args) => run::run(&ctx, args),
         Command::Install(args) => install::run(&ctx, args),

@@ -317,6 +317,8 @@ impl Ports for FakePorts {
             duration_ms: 2_000,
             cost_usd: act.cost_usd,
             turns: None,
+            input_tokens: None,
+            output_tokens: None,
             result_text: act.text,
             is_error: false,
             error_kind: act.error,

@@ -61,6 +61,8 @@ mod tests {
             duration_ms: 0,
             cost_usd: None,
             turns: None,
+            input_tokens: None,
+            output_tokens: None,
             result_text: String::new(),
             is_error: false,
             error_kind: kind,

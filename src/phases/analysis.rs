@@ -4,10 +4,17 @@
 //! answers enriches the file with an "Agent Review" section; its raw output
 //! is kept in `.process/analysis-agent-output.md`. When every agent fails,
 //! the deterministic file stands and says so.
+//!
+//! Every call is recorded in `fix-history.json` `agent_calls` (role
+//! `analysis`, no iteration: that marks phase 3) and counted against
+//! `agents.max_cost_usd` before the next call, here and in phase 5, which
+//! reads the same list.
 
 use super::plan::Plan;
 use crate::agents::{self, CallFiles, Invocation, Role, Vars};
 use crate::artifacts::config::Config;
+use crate::artifacts::fix_history::{AgentCall, CallOutcome, FixHistory};
+use crate::engine::policy;
 use crate::error::Result;
 use crate::render::Renderer;
 use crate::session::store::{self, SessionLock};
@@ -17,6 +24,23 @@ use crate::session::{SessionPaths, Workspace};
 pub const TEMPLATE: &str = "TEST_ANALYSIS_RESULTS.md.j2";
 /// Template of the prompt sent to the analysis agent.
 pub const PROMPT_TEMPLATE: &str = "test-analysis-prompt.md.j2";
+
+/// Phase 3's calls in `history` (role `analysis`, no iteration, no task).
+fn is_phase3(c: &AgentCall) -> bool {
+    c.role == Role::Analysis && c.iteration.is_none() && c.task.is_none()
+}
+
+/// The session's fix history without any phase-3 call of an earlier,
+/// interrupted run of this phase (so a redone phase counts once).
+fn history_without_phase3(paths: &SessionPaths, ws: &Workspace) -> Result<FixHistory> {
+    let path = paths.fix_history();
+    let mut h: FixHistory = store::read_json_opt(&path, &ws.rel(&path))?.unwrap_or_default();
+    if h.session_id.is_empty() {
+        h.session_id = paths.id.clone();
+    }
+    h.agent_calls.retain(|c| !is_phase3(c));
+    Ok(h)
+}
 
 /// The deterministic analysis text.
 pub fn render(renderer: &Renderer, plan: &Plan) -> Result<String> {
@@ -69,7 +93,18 @@ pub fn write(
             vars.set("session.id", paths.id.clone())
                 .set("session.dir", ws.rel(&paths.dir))
                 .set("spec", ws.rel(&paths.analysis_results()));
+            let mut history = history_without_phase3(paths, ws)?;
             for agent in &chain {
+                // The engine's one cost cap, on the same records phase 5
+                // reads.
+                if let Some(reason) =
+                    policy::cost_cap(agents::total_cost(&history), config.agents.max_cost_usd)
+                {
+                    review
+                        .attempts
+                        .push(format!("{}: not run: {reason}", agent.name));
+                    break;
+                }
                 let record = lock.with_child(|on_spawn| {
                     agents::invoke(
                         &Invocation {
@@ -86,7 +121,17 @@ pub fn write(
                 })??;
                 // The same judgement as the analysis chain of phase 5
                 // (DESIGN.md §6.3: at least 100 words, a working call).
-                let Some(why) = agents::strategy::review_reason(&record) else {
+                let reason = agents::strategy::review_reason(&record);
+                let outcome = reason
+                    .as_ref()
+                    .map_or(CallOutcome::Accepted, |r| r.outcome());
+                // Recorded before anything else happens, so the next call
+                // (here or in phase 5) sees its cost.
+                history
+                    .agent_calls
+                    .push(record.to_artifact(None, None, outcome));
+                store::write_json(&paths.fix_history(), &history)?;
+                let Some(why) = reason else {
                     review.attempts.push(format!("{}: ok", agent.name));
                     review.agent = Some(agent.name.clone());
                     answer = Some(record.result_text.trim().to_string());

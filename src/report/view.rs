@@ -1393,6 +1393,8 @@ mod tests {
             error_kind: None,
             cost_usd: cost,
             turns: None,
+            input_tokens: None,
+            output_tokens: None,
             outcome: crate::artifacts::fix_history::CallOutcome::Accepted,
             prompt_file: None,
             output_file: None,

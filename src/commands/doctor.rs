@@ -1,0 +1,588 @@
+//! `wfx doctor`: can the configured agents run the way wfx calls them?
+//!
+//! For every agent a role of `.workflow/wfx.json` names (and every preset
+//! CLI found on PATH that none does): whether its program is on PATH, its
+//! version (`--version`), and whether each flag wfx passes — and each value
+//! the CLI lists its choices for — appears in its `--help` (the help of the
+//! mode wfx runs: `codex exec --help`, `opencode run --help`). Each problem
+//! comes with the fix. Exit 0 when every configured agent can run, 1 when
+//! one cannot, 2 for an invalid config.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Serialize;
+
+use super::Ctx;
+use crate::agents::config::{self, AgentKind, MANUAL, ResolvedAgent, Role};
+use crate::agents::invoke::which;
+use crate::agents::presets::{self, Arg};
+use crate::artifacts::config::{AgentsConfig, CommandSpec, Preset};
+use crate::error::{Exit, Result};
+use crate::process::{self, Spec};
+
+/// How long `--version` or `--help` may take.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// One flag (and maybe its value) checked against the CLI's help.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FlagCheck {
+    pub flag: String,
+    /// Checked only when the help lists the accepted values.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    pub accepted: bool,
+    /// From the user's `args` in the config, not from the preset.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub from_config: bool,
+}
+
+/// Something that stops an agent from running as wfx calls it, and the fix.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Problem {
+    pub message: String,
+    pub fix: String,
+}
+
+/// What `wfx doctor` found about one agent.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AgentReport {
+    pub name: String,
+    /// The preset name, or `command` for a custom command.
+    pub kind: String,
+    /// Roles the config gives it; empty when it is only found on PATH or
+    /// only defined.
+    pub roles: Vec<Role>,
+    /// Named by the config (a role or a definition).
+    pub configured: bool,
+    pub program: String,
+    /// Where the program was found; `None` when it is not on PATH.
+    pub path: Option<PathBuf>,
+    pub version: Option<String>,
+    /// The version the contract suite verified the preset with.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verified_version: Option<&'static str>,
+    pub flags: Vec<FlagCheck>,
+    pub problems: Vec<Problem>,
+}
+
+impl AgentReport {
+    pub fn ok(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+/// The first `N.N.N` (with an optional pre-release) in a `--version` output.
+pub fn parse_version(text: &str) -> Option<String> {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| {
+        regex::Regex::new(r"\b(\d+\.\d+\.\d+(?:-[0-9A-Za-z.]+)?)\b").expect("valid regex")
+    });
+    re.captures(text).map(|c| c[1].to_string())
+}
+
+/// Whether `word` appears in `help` as a whole option or word (`--verbose`
+/// but not `--verbose-x`; `plan` but not `planning`).
+fn mentions(help: &str, word: &str) -> bool {
+    let bytes = help.as_bytes();
+    let is_word = |b: u8| b.is_ascii_alphanumeric() || b == b'-' || b == b'_';
+    help.match_indices(word).any(|(i, _)| {
+        let before = i.checked_sub(1).map(|j| bytes[j]);
+        let after = bytes.get(i + word.len()).copied();
+        before.is_none_or(|b| !is_word(b)) && after.is_none_or(|b| !is_word(b))
+    })
+}
+
+/// Check each flag (and listed value) of a preset's arguments against its
+/// help text. Arguments that are not flags (subcommands, positionals,
+/// free values such as a model name) are not checked.
+pub fn check_flags(help: &str, args: &[Arg]) -> Vec<FlagCheck> {
+    let mut out: Vec<FlagCheck> = Vec::new();
+    let mut push = |c: FlagCheck| {
+        if !out.contains(&c) {
+            out.push(c);
+        }
+    };
+    for a in args {
+        match a {
+            Arg::Flag(f) => push(FlagCheck {
+                flag: f.to_string(),
+                value: None,
+                accepted: mentions(help, f),
+                from_config: false,
+            }),
+            Arg::Value {
+                flag,
+                value,
+                listed,
+            } => push(FlagCheck {
+                flag: flag.to_string(),
+                value: listed.then(|| value.clone()),
+                accepted: mentions(help, flag) && (!listed || mentions(help, value)),
+                from_config: false,
+            }),
+            Arg::Extra(e) if e.starts_with('-') && e.len() > 1 => {
+                let flag = e.split('=').next().unwrap_or(e);
+                push(FlagCheck {
+                    flag: flag.to_string(),
+                    value: None,
+                    accepted: mentions(help, flag),
+                    from_config: true,
+                })
+            }
+            Arg::Command(_) | Arg::Positional(_) | Arg::Extra(_) => {}
+        }
+    }
+    out
+}
+
+/// The problems of a preset agent, from what was found; pure.
+pub fn preset_problems(
+    name: &str,
+    preset: Preset,
+    found: bool,
+    program: &str,
+    version: Option<&str>,
+    flags: &[FlagCheck],
+) -> Vec<Problem> {
+    let info = presets::info(preset);
+    let install = format!(
+        "npm install -g {}@{} (the version wfx was verified with)",
+        info.package, info.verified
+    );
+    if !found {
+        return vec![Problem {
+            message: format!("`{program}` is not on PATH"),
+            fix: format!(
+                "install it: {install}; or set agents.definitions.{name}.program to its path"
+            ),
+        }];
+    }
+    let shown_version = version.unwrap_or("of unknown version");
+    let help_cmd = std::iter::once(program)
+        .chain(info.help.iter().copied())
+        .collect::<Vec<_>>()
+        .join(" ");
+    flags
+        .iter()
+        .filter(|f| !f.accepted)
+        .map(|f| {
+            let what = match &f.value {
+                Some(v) => format!("`{} {v}`", f.flag),
+                None => format!("`{}`", f.flag),
+            };
+            let fix = if f.from_config {
+                format!("remove {} from agents.definitions.{name}.args", f.flag)
+            } else {
+                format!("upgrade: {install}")
+            };
+            Problem {
+                message: format!(
+                    "{program} {shown_version} does not accept {what} (not in `{help_cmd}`)"
+                ),
+                fix,
+            }
+        })
+        .collect()
+}
+
+/// Run `program args…` briefly; its output (stdout and stderr) when it
+/// could be started.
+fn probe(program: &Path, args: &[&str], cwd: &Path) -> Option<String> {
+    let mut argv = vec![program.to_string_lossy().into_owned()];
+    argv.extend(args.iter().map(|a| a.to_string()));
+    let mut spec = Spec::new(argv, cwd)
+        .stdin(Vec::new())
+        .timeout(PROBE_TIMEOUT)
+        .env("NO_COLOR", "1");
+    spec.head_bytes = 1024 * 1024;
+    spec.tail_bytes = 0;
+    let outcome = process::run(spec, &mut |_| {}).ok()?;
+    Some(presets::strip_ansi(&outcome.text()))
+}
+
+/// Every agent to check: the configured ones (roles first, then unused
+/// definitions), then presets on PATH that the config does not name.
+fn targets(
+    cfg: &AgentsConfig,
+    path_var: Option<&std::ffi::OsStr>,
+    cwd: &Path,
+) -> Result<Vec<(ResolvedAgent, Vec<Role>, bool)>> {
+    let mut out: Vec<(ResolvedAgent, Vec<Role>, bool)> = Vec::new();
+    let mut add = |name: &str, role: Option<Role>| -> Result<()> {
+        if let Some(entry) = out.iter_mut().find(|(a, _, _)| a.name == name) {
+            if let Some(r) = role
+                && !entry.1.contains(&r)
+            {
+                entry.1.push(r);
+            }
+            return Ok(());
+        }
+        out.push((
+            config::resolve(cfg, name)?,
+            role.into_iter().collect(),
+            true,
+        ));
+        Ok(())
+    };
+    for name in &cfg.analysis {
+        add(name, Some(Role::Analysis))?;
+    }
+    for (role, name) in [(Role::Fix, &cfg.fix), (Role::TestGen, &cfg.test_gen)] {
+        if let Some(n) = name.as_deref().filter(|n| *n != MANUAL) {
+            add(n, Some(role))?;
+        }
+    }
+    for name in cfg.definitions.keys() {
+        add(name, None)?;
+    }
+    for p in Preset::ALL {
+        let program = presets::info(p).program;
+        let named = out.iter().any(|(a, _, _)| {
+            a.kind == AgentKind::Preset(p) && a.program.as_deref().unwrap_or(program) == program
+        });
+        if !named && which(program, path_var, cwd).is_some() {
+            out.push((
+                config::resolve(&AgentsConfig::default(), p.as_str())?,
+                Vec::new(),
+                false,
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// Check one agent (runs `--version` and `--help` of a preset's CLI).
+fn check(
+    agent: &ResolvedAgent,
+    roles: &[Role],
+    configured: bool,
+    path_var: Option<&std::ffi::OsStr>,
+    cwd: &Path,
+) -> AgentReport {
+    match &agent.kind {
+        AgentKind::Preset(p) => {
+            let info = presets::info(*p);
+            let program = agent
+                .program
+                .clone()
+                .unwrap_or_else(|| info.program.to_string());
+            let path = which(&program, path_var, cwd);
+            let checked_roles: Vec<Role> = if roles.is_empty() {
+                vec![Role::Analysis, Role::Fix]
+            } else {
+                roles.to_vec()
+            };
+            let mut version = None;
+            let mut flags = Vec::new();
+            if let Some(exe) = &path {
+                version = probe(exe, &["--version"], cwd)
+                    .as_deref()
+                    .and_then(parse_version);
+                let help = probe(exe, info.help, cwd).unwrap_or_default();
+                let args: Vec<Arg> = checked_roles
+                    .iter()
+                    .flat_map(|r| presets::args(*p, *r, agent.model.as_deref(), &agent.args))
+                    .collect();
+                flags = check_flags(&help, &args);
+            }
+            let problems = preset_problems(
+                &agent.name,
+                *p,
+                path.is_some(),
+                &program,
+                version.as_deref(),
+                &flags,
+            );
+            AgentReport {
+                name: agent.name.clone(),
+                kind: p.as_str().to_string(),
+                roles: roles.to_vec(),
+                configured,
+                program,
+                path,
+                version,
+                verified_version: Some(info.verified),
+                flags,
+                problems,
+            }
+        }
+        AgentKind::Command(spec) => {
+            let program = match spec {
+                CommandSpec::Argv(argv) => argv.first().cloned().unwrap_or_default(),
+                CommandSpec::Shell(_) => "sh".to_string(),
+            };
+            // A program given as a variable is only known at call time.
+            let path = if program.contains("${") {
+                Some(PathBuf::from(&program))
+            } else {
+                which(&program, path_var, cwd)
+            };
+            let problems = if path.is_none() {
+                vec![Problem {
+                    message: format!("`{program}` is not on PATH"),
+                    fix: format!(
+                        "install it, or fix agents.definitions.{}.command",
+                        agent.name
+                    ),
+                }]
+            } else {
+                Vec::new()
+            };
+            AgentReport {
+                name: agent.name.clone(),
+                kind: "command".into(),
+                roles: roles.to_vec(),
+                configured,
+                program,
+                path,
+                version: None,
+                verified_version: None,
+                flags: Vec::new(),
+                problems,
+            }
+        }
+    }
+}
+
+/// Check every agent (see the module docs).
+pub fn diagnose(
+    cfg: &AgentsConfig,
+    path_var: Option<&std::ffi::OsStr>,
+    cwd: &Path,
+) -> Result<Vec<AgentReport>> {
+    let targets = targets(cfg, path_var, cwd)?;
+    // The CLIs take seconds to start; probe them side by side.
+    Ok(std::thread::scope(|scope| {
+        let handles: Vec<_> = targets
+            .iter()
+            .map(|(agent, roles, configured)| {
+                scope.spawn(move || check(agent, roles, *configured, path_var, cwd))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a doctor probe does not panic"))
+            .collect()
+    }))
+}
+
+fn roles_text(r: &AgentReport) -> String {
+    if r.roles.is_empty() {
+        if r.configured {
+            "defined, no role".into()
+        } else {
+            "not configured (found on PATH)".into()
+        }
+    } else {
+        r.roles
+            .iter()
+            .map(|r| r.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+fn flag_text(f: &FlagCheck) -> String {
+    match &f.value {
+        Some(v) => format!("{} {v}", f.flag),
+        None => f.flag.clone(),
+    }
+}
+
+/// The human report, one block per agent.
+pub fn render(reports: &[AgentReport], config_shown: &str) -> String {
+    let mut out = String::new();
+    if reports.is_empty() {
+        out.push_str(&format!(
+            "No agent is configured in {config_shown} and none of {} is on PATH: wfx analyses failures itself and pauses for you to apply fixes.\n",
+            Preset::ALL.iter().map(|p| p.as_str()).collect::<Vec<_>>().join(", ")
+        ));
+        return out;
+    }
+    for r in reports {
+        out.push_str(&format!("{} ({}) · {}\n", r.name, r.kind, roles_text(r)));
+        match &r.path {
+            Some(p) => out.push_str(&format!("  program: {} ({})\n", r.program, p.display())),
+            None => out.push_str(&format!("  program: {} (not on PATH)\n", r.program)),
+        }
+        if r.path.is_some() && r.kind != "command" {
+            let version = r.version.as_deref().unwrap_or("unknown");
+            let verified = match r.verified_version {
+                Some(v) if Some(v) == r.version.as_deref() => " (the verified version)".to_string(),
+                Some(v) => format!(" (wfx was verified with {v})"),
+                None => String::new(),
+            };
+            out.push_str(&format!("  version: {version}{verified}\n"));
+            let accepted: Vec<String> = r
+                .flags
+                .iter()
+                .filter(|f| f.accepted)
+                .map(flag_text)
+                .collect();
+            out.push_str(&format!(
+                "  flags:   {} of {} accepted{}\n",
+                accepted.len(),
+                r.flags.len(),
+                if accepted.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", accepted.join(", "))
+                }
+            ));
+        }
+        for p in &r.problems {
+            out.push_str(&format!("  problem: {}\n    fix: {}\n", p.message, p.fix));
+        }
+    }
+    let broken: Vec<&str> = reports
+        .iter()
+        .filter(|r| r.configured && !r.ok())
+        .map(|r| r.name.as_str())
+        .collect();
+    let configured = reports.iter().filter(|r| r.configured).count();
+    if configured == 0 {
+        out.push_str(&format!(
+            "No agent is configured in {config_shown}; assign roles (agents.analysis, agents.fix) to use the CLIs above.\n"
+        ));
+    } else if broken.is_empty() {
+        out.push_str(&format!(
+            "{configured} configured agent(s): every one can run as wfx calls it.\n"
+        ));
+    } else {
+        out.push_str(&format!(
+            "{} of {configured} configured agent(s) cannot run as wfx calls them: {}.\n",
+            broken.len(),
+            broken.join(", ")
+        ));
+    }
+    out
+}
+
+pub fn run(ctx: &Ctx) -> Result<Exit> {
+    let cfg = ctx.ws.load_config()?;
+    let path_var = std::env::var_os("PATH");
+    let reports = diagnose(&cfg.agents, path_var.as_deref(), &ctx.ws.root)?;
+    let ok = reports.iter().all(|r| !r.configured || r.ok());
+    if ctx.ui.is_json() {
+        ctx.ui
+            .json(&serde_json::json!({ "ok": ok, "agents": reports }));
+    } else {
+        let shown = ctx.ws.rel(&ctx.ws.config_path());
+        ctx.ui.out(render(&reports, &shown).trim_end());
+    }
+    Ok(if ok { Exit::Success } else { Exit::Failed })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_from_real_version_lines() {
+        for (text, want) in [
+            ("2.1.330 (Claude Code)\n", Some("2.1.330")),
+            ("codex-cli 0.169.0\n", Some("0.169.0")),
+            (
+                "0.61.0-nightly.20260909.ged2ac40df\n",
+                Some("0.61.0-nightly.20260909.ged2ac40df"),
+            ),
+            ("warning: x\n1.18.33\n", Some("1.18.33")),
+            ("no version here", None),
+        ] {
+            assert_eq!(parse_version(text).as_deref(), want, "{text}");
+        }
+    }
+
+    #[test]
+    fn whole_words_only() {
+        let help = "  --verbose-mode  x\n  --output-format <f> (choices: \"text\", \"stream-json\")\n  planning\n";
+        assert!(!mentions(help, "--verbose"));
+        assert!(mentions(help, "--output-format"));
+        assert!(mentions(help, "stream-json"));
+        assert!(!mentions(help, "json"), "json only inside stream-json");
+        assert!(!mentions(help, "plan"));
+        assert!(mentions("-p, --print", "-p"));
+        assert!(!mentions("--prompt", "-p"));
+    }
+
+    #[test]
+    fn flags_values_and_config_args() {
+        let help = "--output-format [choices: \"text\", \"json\"]\n--approval-mode [choices: \"default\", \"yolo\"]\n-p, --prompt\n";
+        let args = presets::args(
+            Preset::Gemini,
+            Role::Fix,
+            Some("m"),
+            &["--sandbox".into(), "x".into()],
+        );
+        let got: Vec<(String, Option<String>, bool, bool)> = check_flags(help, &args)
+            .into_iter()
+            .map(|f| (f.flag, f.value, f.accepted, f.from_config))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("--output-format".into(), Some("json".into()), true, false),
+                ("--approval-mode".into(), Some("yolo".into()), true, false),
+                ("--skip-trust".into(), None, false, false),
+                ("--model".into(), None, false, false),
+                ("--sandbox".into(), None, false, true),
+                ("-p".into(), None, true, false),
+            ]
+        );
+    }
+
+    #[test]
+    fn problems_name_the_fix() {
+        let missing = preset_problems("claude", Preset::Claude, false, "claude", None, &[]);
+        assert_eq!(missing[0].message, "`claude` is not on PATH");
+        assert!(
+            missing[0]
+                .fix
+                .contains("npm install -g @anthropic-ai/claude-code@2.1.330"),
+            "{}",
+            missing[0].fix
+        );
+        let flags = [
+            FlagCheck {
+                flag: "--skip-trust".into(),
+                value: None,
+                accepted: false,
+                from_config: false,
+            },
+            FlagCheck {
+                flag: "--sandbox".into(),
+                value: None,
+                accepted: false,
+                from_config: true,
+            },
+            FlagCheck {
+                flag: "-p".into(),
+                value: None,
+                accepted: true,
+                from_config: false,
+            },
+        ];
+        let p = preset_problems(
+            "gem",
+            Preset::Gemini,
+            true,
+            "gemini",
+            Some("0.20.0"),
+            &flags,
+        );
+        assert_eq!(p.len(), 2);
+        assert_eq!(
+            p[0].message,
+            "gemini 0.20.0 does not accept `--skip-trust` (not in `gemini --help`)"
+        );
+        assert_eq!(
+            p[0].fix,
+            "upgrade: npm install -g @google/gemini-cli@0.61.0 (the version wfx was verified with)"
+        );
+        assert_eq!(
+            p[1].fix,
+            "remove --sandbox from agents.definitions.gem.args"
+        );
+    }
+}

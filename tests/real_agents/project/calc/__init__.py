@@ -1,0 +1,1 @@
+"""A tiny calculator with one bug, for wfx's contract suite."""
