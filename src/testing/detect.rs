@@ -82,7 +82,34 @@ pub struct Detected {
     /// itself: `test.junit` from the config, or the runner's default report
     /// directory (Maven Surefire, Gradle).
     pub junit: Option<String>,
+    /// The package.json scripts behind `npm test` & co., so a filter can be
+    /// put where the runner reads it (DESIGN.md §10.4).
+    pub script: Option<PackageScript>,
+    /// The doctest command run next to nextest, which does not run
+    /// doctests (`cargo test --doc --no-fail-fast`; see docs/runner.md).
+    pub doctests: Option<String>,
+    /// What a user should know about what this command runs (e.g. that
+    /// doctests do not run); copied into every run's notes.
+    pub notes: Vec<String>,
 }
+
+/// The `test` script a package-manager command runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PackageScript {
+    /// `npm`, `yarn`, `pnpm` or `bun`.
+    pub manager: String,
+    /// The script's text, as package.json has it.
+    pub test: String,
+    /// package.json has a `pretest` script (npm runs it before `test`).
+    pub pretest: bool,
+}
+
+/// The doctest command detection adds next to nextest.
+pub const NEXTEST_DOCTESTS: &str = "cargo test --doc --no-fail-fast";
+
+/// The note when nextest runs without doctests although the crate has a
+/// library (and so may have doctests).
+pub const NEXTEST_NO_DOCTESTS: &str = "nextest does not run doctests; they are not part of these results (leave test.command unset to have wfx run `cargo test --doc` after nextest, or add it to the command)";
 
 /// Marker files detection looks at, in order; named in the "no test command"
 /// message so the user knows what was looked for.
@@ -139,6 +166,14 @@ fn from_command(root: &Path, command: &str) -> Detected {
             .unwrap_or(Framework::Custom);
     }
     let (test_pattern, test_directory) = layout_for(root, framework);
+    let script = is_package_script(command)
+        .then(|| package_script(root, command))
+        .flatten();
+    let mut notes = Vec::new();
+    let doc_step = command.contains("--doc");
+    if framework == Framework::Nextest && !doc_step && has_rust_library(root) {
+        notes.push(NEXTEST_NO_DOCTESTS.to_string());
+    }
     Detected {
         framework,
         command: command.to_string(),
@@ -146,7 +181,36 @@ fn from_command(root: &Path, command: &str) -> Detected {
         test_pattern,
         test_directory,
         junit: default_junit(framework, command),
+        script,
+        doctests: None,
+        notes,
     }
+}
+
+/// The package.json scripts a package-manager command runs.
+fn package_script(root: &Path, command: &str) -> Option<PackageScript> {
+    let pkg = read_package_json(root)?;
+    let test = test_script(&pkg)?;
+    let manager = command.split_whitespace().next()?.to_string();
+    Some(PackageScript {
+        manager,
+        test,
+        pretest: pkg
+            .get("scripts")
+            .and_then(|s| s.get("pretest"))
+            .and_then(|s| s.as_str())
+            .is_some_and(|s| !s.trim().is_empty()),
+    })
+}
+
+/// A package with a library target (and so, possibly, doctests): a
+/// `src/lib.rs` or a `[lib]` section. A virtual workspace manifest is not
+/// one.
+pub fn has_rust_library(root: &Path) -> bool {
+    let manifest = read_small(&root.join("Cargo.toml")).unwrap_or_default();
+    let has_package = manifest.lines().any(|l| l.trim() == "[package]");
+    has_package
+        && (root.join("src/lib.rs").is_file() || manifest.lines().any(|l| l.trim() == "[lib]"))
 }
 
 fn from_markers(root: &Path, has_program: &dyn Fn(&str) -> bool) -> Option<Detected> {
@@ -154,6 +218,9 @@ fn from_markers(root: &Path, has_program: &dyn Fn(&str) -> bool) -> Option<Detec
     let detected = |framework: Framework, command: String, signals: Vec<String>| {
         let (test_pattern, test_directory) = layout_for(root, framework);
         let junit = default_junit(framework, &command);
+        let script = is_package_script(&command)
+            .then(|| package_script(root, &command))
+            .flatten();
         Some(Detected {
             framework,
             command,
@@ -161,6 +228,9 @@ fn from_markers(root: &Path, has_program: &dyn Fn(&str) -> bool) -> Option<Detec
             test_pattern,
             test_directory,
             junit,
+            script,
+            doctests: None,
+            notes: Vec::new(),
         })
     };
 
@@ -170,7 +240,13 @@ fn from_markers(root: &Path, has_program: &dyn Fn(&str) -> bool) -> Option<Detec
         } else {
             (Framework::Cargo, "cargo test --no-fail-fast")
         };
-        return detected(framework, command.into(), vec!["Cargo.toml".into()]);
+        let mut found = detected(framework, command.into(), vec!["Cargo.toml".into()])?;
+        // nextest does not run doctests; users who ran `cargo test` before
+        // expect them, so wfx runs them after nextest (docs/runner.md).
+        if framework == Framework::Nextest && has_rust_library(root) {
+            found.doctests = Some(NEXTEST_DOCTESTS.to_string());
+        }
+        return Some(found);
     }
 
     let py_signals: Vec<String> = [

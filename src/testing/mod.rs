@@ -10,6 +10,7 @@
 //! - [`run`]: the effectful part: run, read the report, build the results.
 
 pub mod detect;
+pub mod id;
 pub mod parse;
 pub mod results;
 pub mod run;
