@@ -37,7 +37,7 @@ use crate::process;
 use crate::render::Renderer;
 use crate::session::store::{self, SessionLock};
 use crate::session::{Location, SessionPaths, Workspace};
-use crate::testing::{self, Detected, RunRequest};
+use crate::testing::{self, Detected, RunRequest, TierResult};
 
 /// Bytes of a test log handed to the analysis, at most (head + tail).
 const LOG_HEAD: u64 = 256 * 1024;
@@ -1364,20 +1364,44 @@ impl<'a> Engine<'a> {
         let started = now();
         let log = self.log_path(n);
         let (subset, label) = match scope {
+            // A name the runner reported twice (`x`, `x#2`) cannot be
+            // filtered to one of them: the full suite (DESIGN.md §10.4).
+            RetestScope::Subset(ids)
+                if testing::retest::duplicated_in(&baseline, &ids).is_some() =>
+            {
+                (
+                    None,
+                    "the full suite (a selected test shares its name with another)".to_string(),
+                )
+            }
             RetestScope::Subset(ids) => {
                 let label = format!("{} affected test(s)", ids.len());
                 (Some(ids), label)
             }
             RetestScope::Full(why) => (None, format!("the full suite ({why})")),
         };
+        let selected = subset.clone().unwrap_or_default();
         let results = self.run_suite(n, subset, Some(&baseline), log.clone(), &label)?;
         self.link_latest_log(&log)?;
-        // A subset that could not run at all (a build broken by the fix) is
-        // judged as it is: merging would hide it behind the old statuses.
-        let merged = if results.scope == crate::artifacts::test_results::Scope::Affected
-            && !decide::is_execution_error(&results)
-        {
-            testing::merge(&baseline, &results)
+        // A subset merges over the baseline by test id; one that could not
+        // judge anything (could not run, parsed nothing, a selected test
+        // missing) is never a regression: the full suite runs instead.
+        let mut label = label;
+        let merged = if results.scope == crate::artifacts::test_results::Scope::Affected {
+            match testing::merge_tier(&baseline, &selected, &results) {
+                TierResult::Merged { results, .. } => results,
+                TierResult::Escalate(why) => {
+                    self.out.warn(format!(
+                        "Iteration {n}: the subset run {why}; running the full suite"
+                    ));
+                    let kept = self.paths.iteration_file(n, "subset-test-output.log");
+                    std::fs::rename(&log, &kept).map_err(|e| Error::io(&kept, e))?;
+                    label = format!("the full suite (the subset run {why})");
+                    let full = self.run_suite(n, None, Some(&baseline), log.clone(), &label)?;
+                    self.link_latest_log(&log)?;
+                    full
+                }
+            }
         } else {
             results
         };

@@ -14,7 +14,9 @@ use regex::Regex;
 use super::detect::{Detected, Framework};
 use super::parse::{self, ParsedRun, TextFormat};
 use super::results::{self, RunFacts};
+use super::retest::{RelatedQuery, RelatedSetup};
 use super::select::{self, Args};
+use crate::artifacts::config::TestConfig;
 use crate::artifacts::test_results::{Scope, TestResults};
 use crate::error::{Error, Result};
 use crate::process::{self, Spec};
@@ -460,6 +462,69 @@ pub fn rerun_for_flakiness(
     req.subset = Some(ids);
     let rerun = run_tests(req)?;
     Ok(results::mark_flaky(results, &rerun))
+}
+
+/// What the runner's related-tests query needs to know about the project
+/// (see [`super::retest::related_query`]): `test.related_command`, whether
+/// pytest-testmon is in use (`.testmondata`), the Cargo packages.
+pub fn related_setup(root: &Path, config: &TestConfig) -> RelatedSetup {
+    let mut packages = Vec::new();
+    let manifests = walkdir::WalkDir::new(root)
+        .max_depth(4)
+        .into_iter()
+        .filter_entry(|e| {
+            let name = e.file_name().to_string_lossy();
+            e.depth() == 0 || !(name.starts_with('.') || name == "target" || name == "node_modules")
+        })
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_type().is_file() && e.file_name() == "Cargo.toml");
+    for m in manifests {
+        let Ok(text) = std::fs::read_to_string(m.path()) else {
+            continue;
+        };
+        if let Some(name) = crate::phases::context::mapping::rust_crate_name(&text) {
+            let dir = m.path().parent().map(|d| rel(root, d)).unwrap_or_default();
+            let dir = if dir == "." { String::new() } else { dir };
+            packages.push((dir, name));
+        }
+    }
+    RelatedSetup {
+        configured: config.related_command.clone(),
+        packages,
+        testmon: root.join(".testmondata").is_file(),
+    }
+}
+
+/// Run a related-tests query (nothing is tested) and read the test files
+/// or ids it names. A query that fails or times out names nothing: the
+/// import map still stands.
+pub fn query_related(
+    root: &Path,
+    query: &RelatedQuery,
+    log: &Path,
+    timeout: Duration,
+    on_spawn: &mut dyn FnMut(i32),
+) -> Result<Vec<String>> {
+    if let Some(dir) = log.parent() {
+        crate::session::store::create_dirs(dir)?;
+    }
+    let spec = Spec::shell(&query.command, root).log(log).timeout(timeout);
+    let outcome = process::run(spec, on_spawn)?;
+    if outcome.interrupted {
+        return Err(Error::Paused(format!(
+            "interrupted: `{}` was stopped",
+            relative_command(&query.command, root)
+        )));
+    }
+    if !outcome.success() {
+        return Ok(Vec::new());
+    }
+    let bytes = std::fs::read(log).map_err(|e| Error::io(log, e))?;
+    Ok(super::retest::parse_related(
+        query.format,
+        &String::from_utf8_lossy(&bytes),
+        &root.display().to_string(),
+    ))
 }
 
 fn rel(root: &Path, path: &Path) -> String {
