@@ -308,5 +308,5 @@ fn rerun_marks_failures_that_pass_again_as_flaky() {
             ("broken", false, Criticality::Medium)
         ]
     );
-    assert_eq!(testing::results::pass_rate_without_flaky(&results), 66.7);
+    assert_eq!(testing::results::pass_rate_without_flaky(&results), 66.6);
 }

@@ -1389,7 +1389,7 @@ impl<'a> Engine<'a> {
         let mut label = label;
         let merged = if results.scope == crate::artifacts::test_results::Scope::Affected {
             match testing::merge_tier(&baseline, &selected, &results) {
-                TierResult::Merged { results, .. } => results,
+                TierResult::Merged { results, .. } => *results,
                 TierResult::Escalate(why) => {
                     self.out.warn(format!(
                         "Iteration {n}: the subset run {why}; running the full suite"

@@ -762,6 +762,77 @@ mod tests {
     }
 
     #[test]
+    fn nextest_runs_doctests_of_a_library_or_says_it_does_not() {
+        let lib = [
+            ("Cargo.toml", "[package]\nname = \"k\"\n"),
+            ("src/lib.rs", ""),
+        ];
+        let d = det(&lib, &["cargo-nextest"]).unwrap();
+        assert_eq!(d.framework, Framework::Nextest);
+        assert_eq!(d.doctests.as_deref(), Some(NEXTEST_DOCTESTS));
+        assert!(d.notes.is_empty());
+        // A binary crate has no doctests; plain cargo test runs them itself.
+        let bin = [
+            ("Cargo.toml", "[package]\nname = \"k\"\n"),
+            ("src/main.rs", ""),
+        ];
+        assert_eq!(det(&bin, &["cargo-nextest"]).unwrap().doctests, None);
+        assert_eq!(det(&lib, &[]).unwrap().doctests, None);
+        let ws = [("Cargo.toml", "[workspace]\nmembers = [\"a\"]\n")];
+        assert_eq!(det(&ws, &["cargo-nextest"]).unwrap().doctests, None);
+        // A configured nextest command is the user's: it runs as written,
+        // and every run says that doctests are not part of it.
+        let dir = project(&lib);
+        for (command, note) in [
+            ("cargo nextest run", true),
+            ("cargo nextest run && cargo test --doc", false),
+        ] {
+            let config = TestConfig {
+                command: Some(command.into()),
+                ..TestConfig::default()
+            };
+            let d = detect_with(dir.path(), &config, &|_| true).unwrap();
+            assert_eq!(d.doctests, None);
+            assert_eq!(
+                d.notes.contains(&NEXTEST_NO_DOCTESTS.to_string()),
+                note,
+                "{command}"
+            );
+        }
+    }
+
+    #[test]
+    fn package_scripts_are_kept_for_filters() {
+        let d = det(
+            &[(
+                "package.json",
+                r#"{"scripts":{"test":"node --test test/*.test.js","pretest":"tsc"}}"#,
+            )],
+            &[],
+        )
+        .unwrap();
+        assert_eq!(
+            d.script,
+            Some(PackageScript {
+                manager: "npm".into(),
+                test: "node --test test/*.test.js".into(),
+                pretest: true,
+            })
+        );
+        let d = det(
+            &[
+                ("package.json", r#"{"scripts":{"test":"jest"}}"#),
+                ("yarn.lock", ""),
+            ],
+            &[],
+        )
+        .unwrap();
+        assert_eq!(d.script.unwrap().manager, "yarn");
+        let d = det(&[("go.mod", "module x\n")], &[]).unwrap();
+        assert_eq!(d.script, None);
+    }
+
+    #[test]
     fn framework_names_round_trip() {
         for f in Framework::ALL {
             assert_eq!(Framework::from_name(f.as_str()), Some(f));

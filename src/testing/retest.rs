@@ -28,7 +28,7 @@
 //!             let subset = run_tests(ids)?;                      // scope: affected
 //!             match retest::merge_tier(&base, &ids, &subset) {
 //!                 TierResult::Merged { results, passed } => {
-//!                     base = results;                             // record it
+//!                     base = *results;                            // record it
 //!                     last = Some((tier, Outcome::of(passed)));
 //!                 }
 //!                 TierResult::Escalate(why) => last = Some((tier, Outcome::Escalated(why))),
@@ -397,7 +397,10 @@ fn short_list(ids: &[String]) -> String {
 pub enum TierResult {
     /// The subset merged over `base` by test id (scope `affected`);
     /// `passed` when every test the subset ran passed.
-    Merged { results: TestResults, passed: bool },
+    Merged {
+        results: Box<TestResults>,
+        passed: bool,
+    },
     /// Run the full suite instead; this run is never a regression.
     Escalate(Escalation),
 }
@@ -455,7 +458,7 @@ pub fn merge_tier(base: &TestResults, selected: &[String], subset: &TestResults)
             .iter()
             .all(|c| !matches!(c.status, CaseStatus::Failed | CaseStatus::Error));
     TierResult::Merged {
-        results: results::merge(base, subset),
+        results: Box::new(results::merge(base, subset)),
         passed,
     }
 }

@@ -1146,6 +1146,56 @@ mod tests {
     }
 
     #[test]
+    fn nextest_plans_run_the_doctests_too() {
+        let root = Path::new("/p");
+        let dir = root.join("r");
+        let mut d = detected(Framework::Nextest, "cargo nextest run --no-fail-fast");
+        d.doctests = Some(crate::testing::detect::NEXTEST_DOCTESTS.into());
+        let p = plan(&d, root, None, &[], &dir, None);
+        assert_eq!(
+            p.exec,
+            "cargo nextest run --no-fail-fast; s=$?; cargo test --doc --no-fail-fast && exit $s"
+        );
+        assert!(p.doctests);
+        let ids = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        for (subset, want) in [
+            (
+                ids(&["k tests::a", "k::src/lib.rs - add (line 3)"]),
+                "cargo nextest run --no-fail-fast -E '(binary_id(=k) & test(=tests::a))'; s=$?; cargo test --doc --no-fail-fast -- add && exit $s",
+            ),
+            (
+                ids(&["k tests::a"]),
+                "cargo nextest run --no-fail-fast -E '(binary_id(=k) & test(=tests::a))'",
+            ),
+            (
+                ids(&["k::src/lib.rs - add (line 3)"]),
+                "cargo test --doc --no-fail-fast -- add",
+            ),
+        ] {
+            let p = plan(&d, root, Some(&subset), &[], &dir, None);
+            assert_eq!(p.exec, want, "{subset:?}");
+            assert_eq!(p.scope, Scope::Affected);
+        }
+        // The doctest filter is a substring: the note says so.
+        let p = plan(
+            &d,
+            root,
+            Some(&ids(&["k::src/lib.rs - add (line 3)"])),
+            &[],
+            &dir,
+            None,
+        );
+        assert_eq!(p.notes.len(), 1, "{:?}", p.notes);
+    }
+
+    #[test]
+    fn node_options_quoting_is_what_node_reads() {
+        assert_eq!(node_options_quote("/p/r.mjs"), "/p/r.mjs");
+        assert_eq!(node_options_quote("/a b/r.mjs"), "\"/a b/r.mjs\"");
+        assert_eq!(node_options_quote(r#"/a"b\c"#), r#""/a\"b\\c""#);
+    }
+
+    #[test]
     fn globs() {
         for (glob, path, want) in [
             (

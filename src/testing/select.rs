@@ -396,7 +396,10 @@ fn insert_after_runner(script: &str, framework: Framework, text: &str) -> Option
             Framework::NodeTest if *w == "--test" => at.push(end),
             Framework::Jest if bare == "jest" => at.push(end),
             Framework::Vitest if bare == "vitest" => {
-                let next = words.get(i + 1).map(|(_, n)| *n);
+                // `vitest run;` is one word to a whitespace split.
+                let next = words
+                    .get(i + 1)
+                    .map(|(_, n)| n.trim_end_matches([';', '&', '|']));
                 match next {
                     Some("run") => at.push(words[i + 1].0 + 3),
                     _ => at.push(end),
@@ -694,6 +697,110 @@ mod tests {
                 .unwrap()
                 .note
                 .is_none()
+        );
+    }
+
+    fn scripted(framework: Framework, command: &str, test: &str, pretest: bool) -> Detected {
+        let mut d = detected(framework, command);
+        d.script = Some(PackageScript {
+            manager: command.split_whitespace().next().unwrap().into(),
+            test: test.into(),
+            pretest,
+        });
+        d
+    }
+
+    #[test]
+    fn filters_go_inside_package_scripts_where_the_runner_reads_them() {
+        let node_ids = ids(&["test/add.test.js › adds two numbers"]);
+        for (d, test_ids, want) in [
+            (
+                // node would take anything after the files for a file.
+                scripted(
+                    Framework::NodeTest,
+                    "npm test",
+                    "node --test test/*.test.js",
+                    false,
+                ),
+                &node_ids,
+                r#"npm exec -c 'node --test '\''--test-name-pattern=(?:^|\s)(?:adds two numbers)$'\'' test/*.test.js'"#,
+            ),
+            (
+                scripted(
+                    Framework::NodeTest,
+                    "npm test",
+                    "tsc -p . && node --test dist/",
+                    true,
+                ),
+                &node_ids,
+                r#"npm run pretest && npm exec -c 'tsc -p . && node --test '\''--test-name-pattern=(?:^|\s)(?:adds two numbers)$'\'' dist/'"#,
+            ),
+            (
+                scripted(Framework::NodeTest, "yarn test", "node --test test/", false),
+                &node_ids,
+                r#"node --test '--test-name-pattern=(?:^|\s)(?:adds two numbers)$' test/"#,
+            ),
+            (
+                // One jest command: npm passes arguments after `--` to it.
+                scripted(Framework::Jest, "npm test", "jest --ci", false),
+                &ids(&["test/a.test.js › a › b"]),
+                r#"npm test -- 'test/a\.test\.js' -t '^(?:a(?: | > )b)$'"#,
+            ),
+            (
+                // Several commands: `--` would reach the last one (eslint).
+                scripted(Framework::Jest, "npm test", "jest --ci && eslint .", false),
+                &ids(&["test/a.test.js › a › b"]),
+                r#"npm exec -c 'jest '\''test/a\.test\.js'\'' -t '\''^(?:a(?: | > )b)$'\'' --ci && eslint .'"#,
+            ),
+            (
+                scripted(
+                    Framework::Vitest,
+                    "pnpm test",
+                    "vitest run; echo done",
+                    false,
+                ),
+                &ids(&["test/a.test.js › b"]),
+                r#"vitest run 'test/a\.test\.js' -t '^(?:b)$'; echo done"#,
+            ),
+        ] {
+            assert_eq!(
+                filter_command(&d, test_ids).as_deref(),
+                Some(want),
+                "{:?}",
+                d.script
+            );
+        }
+    }
+
+    #[test]
+    fn composed_script_commands_survive_two_shells() {
+        // `npm exec -c ARG`: sh unquotes ARG into the script text, which npm
+        // runs with sh again; the pattern must reach node as one argument.
+        let d = scripted(
+            Framework::NodeTest,
+            "npm test",
+            "node --test test/*.test.js",
+            false,
+        );
+        let cmd = filter_command(&d, &ids(&["t › it's (1) $HOME"])).unwrap();
+        let arg = cmd.strip_prefix("npm exec -c ").unwrap();
+        let sh = |script: &str| {
+            let out = std::process::Command::new("sh")
+                .args(["-c", script])
+                .output()
+                .unwrap();
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        };
+        let script = sh(&format!("printf %s {arg}"));
+        let words = sh(&format!(
+            "set -- {}; printf '%s\\n' \"$@\"",
+            script
+                .replace("node --test", "")
+                .replace("test/*.test.js", "")
+        ));
+        assert_eq!(
+            words,
+            "--test-name-pattern=(?:^|\\s)(?:it's \\(1\\) \\$HOME)$\n"
         );
     }
 
