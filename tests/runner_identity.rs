@@ -46,20 +46,13 @@ fn strsim_source() -> PathBuf {
 
 /// `wfx test --json` in the project: (exit code, test-results.json).
 fn wfx_test(env: &Env, target: &Path) -> (i32, Value) {
-    let out = env
-        .wfx_live()
-        .env("CARGO_TARGET_DIR", target)
-        .args(["test", "--json"])
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let doc: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| {
-        panic!(
-            "{e}: stdout {stdout:?} stderr {}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    (out.status.code().unwrap_or(-1), doc)
+    common::json_output(
+        &env.wfx_live()
+            .env("CARGO_TARGET_DIR", target)
+            .args(["test", "--json"])
+            .output()
+            .unwrap(),
+    )
 }
 
 fn ids(doc: &Value, status: Option<&str>) -> BTreeSet<String> {

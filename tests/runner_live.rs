@@ -33,19 +33,13 @@ fn wfx_json(env: &Env, args: &[&str]) -> (i32, Value) {
         .args(args)
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let doc: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| {
-        panic!(
-            "{e}: stdout {stdout:?} stderr {}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    let text = stdout.to_string();
+    let (code, doc) = common::json_output(&out);
+    let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         !text.contains(env.root.to_str().unwrap()),
         "absolute path in {text}"
     );
-    (out.status.code().unwrap_or(-1), doc)
+    (code, doc)
 }
 
 /// Run the runner directly (hermetic, real toolchains) and return its output.

@@ -93,6 +93,24 @@ pub struct Detected {
     pub notes: Vec<String>,
 }
 
+impl Detected {
+    /// A command of a known framework with nothing else known about the
+    /// project (no script, no report glob, no layout).
+    pub fn new(framework: Framework, command: impl Into<String>) -> Detected {
+        Detected {
+            framework,
+            command: command.into(),
+            signals: Vec::new(),
+            test_pattern: String::new(),
+            test_directory: String::new(),
+            junit: None,
+            script: None,
+            doctests: None,
+            notes: Vec::new(),
+        }
+    }
+}
+
 /// The `test` script a package-manager command runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PackageScript {

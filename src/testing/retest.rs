@@ -471,19 +471,46 @@ pub fn duplicated_in<'a>(base: &TestResults, ids: &'a [String]) -> Option<&'a St
     ids.iter().find(|i| id::is_duplicated(i, &known))
 }
 
-/// Test files that exercise a changed file, by the import map.
+/// Test files that exercise a changed file, by the import map. A test that
+/// imports a package's entry file (`__init__.py`, `index.js`, `lib.rs`,
+/// `mod.rs`, …) may use any module below it (packages re-export them), so
+/// a change anywhere in that directory affects it.
 pub fn affected_test_files(
     changed: &[String],
     import_map: &[(String, Vec<String>)],
 ) -> Vec<String> {
-    let changed: HashSet<&str> = changed.iter().map(|c| c.trim_start_matches("./")).collect();
+    let changed: Vec<&str> = changed.iter().map(|c| c.trim_start_matches("./")).collect();
+    let covers = |source: &str| {
+        let under = package_dir(source).map(|d| format!("{d}/"));
+        changed
+            .iter()
+            .any(|c| *c == source || under.as_deref().is_some_and(|d| c.starts_with(d)))
+    };
     import_map
         .iter()
         .filter(|(test, sources)| {
-            changed.contains(test.as_str()) || sources.iter().any(|s| changed.contains(s.as_str()))
+            changed.contains(&test.as_str()) || sources.iter().any(|s| covers(s))
         })
         .map(|(test, _)| test.clone())
         .collect()
+}
+
+/// The directory a package entry file stands for.
+fn package_dir(source: &str) -> Option<&str> {
+    const ENTRIES: &[&str] = &[
+        "__init__.py",
+        "index.js",
+        "index.ts",
+        "index.mjs",
+        "index.cjs",
+        "index.jsx",
+        "index.tsx",
+        "lib.rs",
+        "mod.rs",
+        "main.rs",
+    ];
+    let (dir, name) = source.rsplit_once('/')?;
+    ENTRIES.contains(&name).then_some(dir)
 }
 
 /// Test ids of `baseline` that entries name: an id itself, a test file or

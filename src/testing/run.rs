@@ -1000,17 +1000,7 @@ mod tests {
     use crate::testing::parse::fixture;
 
     fn detected(framework: Framework, command: &str) -> Detected {
-        Detected {
-            framework,
-            command: command.into(),
-            signals: vec![],
-            test_pattern: String::new(),
-            test_directory: String::new(),
-            junit: None,
-            script: None,
-            doctests: None,
-            notes: Vec::new(),
-        }
+        Detected::new(framework, command)
     }
 
     #[test]

@@ -533,17 +533,7 @@ mod tests {
     use super::*;
 
     fn detected(framework: Framework, command: &str) -> Detected {
-        Detected {
-            framework,
-            command: command.into(),
-            signals: vec![],
-            test_pattern: String::new(),
-            test_directory: String::new(),
-            junit: None,
-            script: None,
-            doctests: None,
-            notes: Vec::new(),
-        }
+        Detected::new(framework, command)
     }
 
     fn ids(v: &[&str]) -> Vec<String> {

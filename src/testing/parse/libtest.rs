@@ -262,7 +262,7 @@ impl LineParser for Parser {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::parse::fixture;
+    use crate::testing::parse::{fixture, statuses};
 
     fn ids(run: &ParsedRun, status: Status) -> Vec<&str> {
         run.cases
@@ -389,18 +389,6 @@ mod tests {
             run.static_errors[0].error,
             "test binary crashed (signal: 11, SIGSEGV: invalid memory reference)"
         );
-    }
-
-    /// (id, status) of every case, sorted by id (runners print in the
-    /// order tests finish).
-    pub(crate) fn statuses(run: &ParsedRun) -> Vec<(&str, Status)> {
-        let mut v: Vec<_> = run
-            .cases
-            .iter()
-            .map(|c| (c.id.as_str(), c.status))
-            .collect();
-        v.sort_by_key(|(id, _)| *id);
-        v
     }
 
     #[test]

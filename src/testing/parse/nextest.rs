@@ -218,7 +218,7 @@ impl LineParser for Parser {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::parse::fixture;
+    use crate::testing::parse::{fixture, statuses};
 
     #[test]
     fn nextest_human_output() {
@@ -292,16 +292,6 @@ mod tests {
             binary_kind("rust-calc::integration"),
             (Layer::Integration, Some("tests/integration.rs".into()))
         );
-    }
-
-    fn statuses(run: &ParsedRun) -> Vec<(&str, Status)> {
-        let mut v: Vec<_> = run
-            .cases
-            .iter()
-            .map(|c| (c.id.as_str(), c.status))
-            .collect();
-        v.sort_by_key(|(id, _)| *id);
-        v
     }
 
     #[test]

@@ -301,6 +301,38 @@ fn what_comes_after_each_tier() {
 }
 
 #[test]
+fn a_test_importing_a_package_is_affected_by_its_modules() {
+    // more-itertools: both test files import the package, whose
+    // `__init__.py` re-exports `more.py` and `recipes.py`.
+    let map = vec![
+        (
+            "tests/test_more.py".to_string(),
+            ids(&["more_itertools/__init__.py"]),
+        ),
+        (
+            "tests/test_recipes.py".to_string(),
+            ids(&["more_itertools/__init__.py"]),
+        ),
+        ("tests/test_other.py".to_string(), ids(&["other/util.py"])),
+        ("test/a.test.js".to_string(), ids(&["src/index.js"])),
+        ("tests/it.rs".to_string(), ids(&["src/lib.rs"])),
+    ];
+    assert_eq!(
+        affected_test_files(&ids(&["more_itertools/more.py"]), &map),
+        ids(&["tests/test_more.py", "tests/test_recipes.py"])
+    );
+    assert_eq!(
+        affected_test_files(&ids(&["src/util/x.js"]), &map),
+        ids(&["test/a.test.js", "tests/it.rs"])
+    );
+    assert_eq!(
+        affected_test_files(&ids(&["other/util.py", "tests/test_more.py"]), &map),
+        ids(&["tests/test_more.py", "tests/test_other.py"])
+    );
+    assert!(affected_test_files(&ids(&["docs/x.md"]), &map).is_empty());
+}
+
+#[test]
 fn rust_sources_name_the_unit_tests_of_their_modules() {
     let b = results(
         Scope::Full,
@@ -465,17 +497,7 @@ fn subset_runs_that_judge_nothing_escalate() {
 }
 
 fn detected(framework: Framework, command: &str) -> Detected {
-    Detected {
-        framework,
-        command: command.into(),
-        signals: vec![],
-        test_pattern: String::new(),
-        test_directory: String::new(),
-        junit: None,
-        script: None,
-        doctests: None,
-        notes: Vec::new(),
-    }
+    Detected::new(framework, command)
 }
 
 #[test]
