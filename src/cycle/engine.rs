@@ -1395,7 +1395,9 @@ impl<'a> Engine<'a> {
                         "Iteration {n}: the subset run {why}; running the full suite"
                     ));
                     let kept = self.paths.iteration_file(n, "subset-test-output.log");
-                    std::fs::rename(&log, &kept).map_err(|e| Error::io(&kept, e))?;
+                    if log.exists() {
+                        std::fs::rename(&log, &kept).map_err(|e| Error::io(&kept, e))?;
+                    }
                     label = format!("the full suite (the subset run {why})");
                     let full = self.run_suite(n, None, Some(&baseline), log.clone(), &label)?;
                     self.link_latest_log(&log)?;
