@@ -52,13 +52,20 @@ fn main() {
         "(name, contents) of every built-in template.",
     );
     std::fs::write(out.join("embedded_templates.rs"), templates).unwrap();
-    // `wfx demo` copies this sample project: the same one the tests use, so
-    // the demo shows exactly what is tested.
-    let demo = embed(
-        manifest,
-        "fixtures/projects/rust-calc",
-        "DEMO_PROJECT",
-        "(path, contents) of the project `wfx demo` runs on.",
-    );
+    // `wfx demo --lang …` copies one of these sample projects: the same ones
+    // the tests use, so the demo shows exactly what is tested.
+    let mut demo = String::new();
+    for (dir, name, lang) in [
+        ("fixtures/projects/py-cart", "DEMO_PYTHON", "Python"),
+        ("fixtures/projects/node-calc", "DEMO_NODE", "Node"),
+        ("fixtures/projects/rust-calc", "DEMO_RUST", "Rust"),
+    ] {
+        demo.push_str(&embed(
+            manifest,
+            dir,
+            name,
+            &format!("(path, contents) of the {lang} project `wfx demo` runs on."),
+        ));
+    }
     std::fs::write(out.join("demo_project.rs"), demo).unwrap();
 }

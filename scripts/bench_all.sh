@@ -1,7 +1,8 @@
 #!/bin/sh
 # Run every benchmark of wfx and print docs/PERFORMANCE.md: the machine and
 # one table (figure, median, baseline, ratio, target, met?). Reuses the
-# single benchmarks: bench_cycle.py (overhead, progressive testing),
+# single benchmarks: bench_cycle.py (overhead, own time per engine action
+# of both front ends, progressive testing),
 # bench-stream.sh (streaming 1 GiB), bench_gen.py (context gather),
 # bench_parse.py (parsing 200 MB of cargo test output),
 # bench_load.py (200 sessions × 50 iterations),
@@ -10,14 +11,16 @@
 #   scripts/bench_all.sh [--write] [--quick] [--release] [--note "TEXT"]
 #
 # --write   also replace docs/PERFORMANCE.md with the output
-# --release also measure the orchestration overhead with a release build
-#           (what `cargo install` makes; the build takes minutes on 2 cores)
+# --release also measure the orchestration overhead and the engine's own
+#           time per action with a release build (what `cargo install`
+#           makes; the build takes minutes on 2 cores)
 # --quick   fewer runs and smaller inputs (a smoke test of the script; the
 #           figures are not comparable)
 # --note    a sentence for the machine section (e.g. "shared with another build")
 #
 # Debug build (the dev profile), like every build on the shared machines,
-# except the extra overhead row of --release.
+# except the rows of --release (the per-action target is for the release
+# build; without --release those rows are measured on the debug build).
 # Takes about 70 minutes on 2 cores (an hour of it the real pytest suite of
 # bench_retest.py). Needs python3 with pytest (progressive testing), PyPI
 # the first time (bench_retest.py caches the suite) and a filled cargo
@@ -62,7 +65,14 @@ if [ "$release" = 1 ]; then
   cargo build --quiet --release
   log "orchestration overhead, release build (work dir's disk)"
   python3 scripts/bench_cycle.py overhead --wfx target/release/wfx --runs "$runs" --json >"$out/overhead-release.json"
+  actions_wfx=target/release/wfx
+else
+  actions_wfx=$wfx
 fi
+for fe in cycle run; do
+  log "own time per engine action: $fe ($actions_wfx, work dir's disk)"
+  python3 scripts/bench_cycle.py actions --front-end "$fe" --wfx "$actions_wfx" --runs "$runs" --json >"$out/actions-$fe.json"
+done
 
 log "streaming $bytes bytes"
 WFX_BENCH_BYTES=$bytes WFX_BENCH_RUNS=$runs scripts/bench-stream.sh >"$out/stream.txt" 2>"$out/stream.err" \

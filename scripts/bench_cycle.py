@@ -16,16 +16,30 @@ progressive  Progressive testing: a generated pytest project with 220 tests
              retest with the full run on the same code. Target: at least
              70 % of the time saved.
 
-Both print medians over --runs fresh projects and make no assertions.
+actions      wfx's own time per action of the engine (issue #14), for both
+             front ends: `--front-end cycle` (the overhead project above:
+             a trivial failing TAP test and a fix agent that reads its
+             prompt and changes nothing) and `--front-end run` (a `wfx run`
+             debug loop: the same test command, `on_failure: claude:` with
+             the same trivial agent as `claude`). An action is one step of
+             the engine (the count the run log ends with, "N steps"). Own
+             time = wall time minus the same test and agent commands run
+             bare, as often as wfx ran them, divided by the actions. One
+             extra run under `strace -f` counts fsync/fdatasync calls per
+             action: wfx's own and git's (wfx's snapshots and commits).
+             Target: at most 5 ms per action (release build, ext4).
+
+All print medians over --runs fresh projects and make no assertions.
 
     cargo build
     scripts/bench_cycle.py overhead    [--wfx target/debug/wfx] [--runs 5]
     scripts/bench_cycle.py progressive [--wfx target/debug/wfx] [--runs 5] [--test-ms 5]
+    scripts/bench_cycle.py actions     [--wfx target/release/wfx] [--runs 5] [--front-end cycle|run]
 
---json prints one JSON object (medians, and for overhead the bare test
-command's own time as the baseline) for scripts/bench_all.sh.
+--json prints one JSON object (medians, and for overhead and actions the
+bare commands' own time as the baseline) for scripts/bench_all.sh.
 """
-import argparse, glob, json, os, statistics, subprocess, sys, tempfile, time
+import argparse, glob, json, os, re, shutil, statistics, subprocess, sys, tempfile, time
 
 
 def sh(cmd, cwd):
@@ -206,17 +220,181 @@ def progressive(args):
     print(f"  ratio affected / full   median {statistics.median([a / f for a, f in zip(aff, full)]):7.3f}")
 
 
+# --- actions: wfx's own time per engine step, both front ends (issue #14) ---
+
+TRIVIAL_AGENT = ["sh", "-c", "cat > /dev/null"]
+
+RUN_WORKFLOW = """name: bench
+commands:
+  - test:
+      command: %s
+      on_failure:
+        claude: "Fix the failing test. Output: ${test.output}"
+        max_attempts: %d
+"""
+
+
+def actions_project(front_end, iterations):
+    root = tempfile.mkdtemp(prefix=f"wfx-bench-actions-{front_end}-")
+    agents = {"definitions": {"noop": {"command": TRIVIAL_AGENT}, "claude": {"command": TRIVIAL_AGENT}}}
+    config = {"test": {"command": TRIVIAL_TEST}, "agents": dict(agents, fix="noop")}
+    if front_end == "cycle":
+        config["cycle"] = {"max_iterations": iterations, "no_progress_limit": 1000, "stuck_after": 1000}
+    else:
+        write(os.path.join(root, "workflow.yml"), RUN_WORKFLOW % (json.dumps(TRIVIAL_TEST), iterations))
+    write(os.path.join(root, ".workflow", "wfx.json"), json.dumps(config))
+    write(os.path.join(root, "README.md"), "benchmark\n")
+    git_init(root)
+    if front_end == "cycle":
+        plan(os.path.abspath(WFX[0]), root)
+    return root
+
+
+WFX = [None]
+
+
+def actions_command(front_end):
+    if front_end == "cycle":
+        return [WFX[0], "-q", "test-cycle-execute"], 1  # blocked after the last attempt
+    return [WFX[0], "-q", "run", "workflow.yml"], 0       # partial_success
+
+
+def steps_of(root):
+    """The engine's step count, the last "N steps" line of the session's run log."""
+    logs = glob.glob(os.path.join(root, ".workflow", "*", "WFS-*", ".process", "run.log"))
+    steps = [int(m) for p in logs for m in re.findall(r"Z (\d+) steps$", open(p).read(), re.M)]
+    if not steps:
+        sys.exit(f"no 'N steps' line in {logs}")
+    return steps[-1]
+
+
+def children_of(root, front_end):
+    """How many test runs and agent calls wfx made."""
+    sess = glob.glob(os.path.join(root, ".workflow", "*", "WFS-*"))[0]
+    if front_end == "cycle":
+        tests = len(glob.glob(os.path.join(sess, ".process", "iteration-*-results.json")))
+        agents = len(json.load(open(os.path.join(sess, ".process", "fix-history.json")))["entries"])
+    else:
+        tests = len(glob.glob(os.path.join(sess, ".process", "step-*", "*", "test-results.json")))
+        agents = len(glob.glob(os.path.join(sess, ".process", "step-*", "attempt-*", "attempt.json")))
+    return tests, agents
+
+
+def actions_once(front_end, iterations):
+    root = actions_project(front_end, iterations)
+    cmd, want = actions_command(front_end)
+    start = time.perf_counter()
+    r = subprocess.run(cmd, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    wall = time.perf_counter() - start
+    if r.returncode != want:
+        sys.exit(f"{front_end}: expected exit {want}, got {r.returncode}: {r.stderr.decode()}")
+    steps = steps_of(root)
+    tests, agents = children_of(root, front_end)
+    shutil.rmtree(root, ignore_errors=True)
+    return wall, steps, tests, agents
+
+
+def bare_ms(cmd, runs, stdin=None):
+    times = []
+    for _ in range(max(runs, 5) * 4):
+        t = time.perf_counter()
+        subprocess.run(cmd, input=stdin, stdout=subprocess.DEVNULL)
+        times.append((time.perf_counter() - t) * 1000)
+    return statistics.median(times)
+
+
+def count_fsyncs(front_end, iterations):
+    """One run under strace -f: fsync/fdatasync calls of wfx (and its
+    threads) and of the git processes it starts."""
+    if not shutil.which("strace"):
+        return None
+    root = actions_project(front_end, iterations)
+    cmd, _ = actions_command(front_end)
+    trace = root + ".strace"
+    subprocess.run(["strace", "-f", "-qq", "-o", trace, "-e", "trace=fsync,fdatasync,execve"] + cmd,
+                   cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    prog, pending, counts = {}, {}, {}
+    for line in open(trace):
+        m = re.match(r"(\d+) +(.*)$", line)
+        if not m:
+            continue
+        pid, rest = int(m.group(1)), m.group(2)
+        e = re.match(r'execve\("([^"]+)"', rest)
+        if e:
+            pending[pid] = os.path.basename(e.group(1))
+            if "<unfinished" in rest:
+                continue
+        if rest.startswith("execve(") or rest.startswith("<... execve resumed>"):
+            if re.search(r"= 0$", rest.strip()) and pid in pending:
+                prog[pid] = pending.pop(pid)
+            continue
+        if re.match(r"(fsync|fdatasync)\(", rest) or re.match(r"<\.\.\. (fsync|fdatasync) resumed>", rest):
+            if "<unfinished" in rest:
+                continue  # counted at its resumption
+            who = prog.get(pid, "wfx")  # no exec seen: one of wfx's threads
+            counts[who] = counts.get(who, 0) + 1
+    steps = steps_of(root)
+    shutil.rmtree(root, ignore_errors=True)
+    os.unlink(trace)
+    wfx_name = os.path.basename(WFX[0])
+    own = counts.pop("wfx", 0) + counts.pop(wfx_name, 0)
+    git = counts.pop("git", 0)
+    return {"steps": steps, "wfx": own, "git": git, "other": sum(counts.values())}
+
+
+def actions(args):
+    WFX[0] = args.wfx
+    rows = [actions_once(args.front_end, args.iterations) for _ in range(args.runs)]
+    test_ms = bare_ms(["sh", "-c", TRIVIAL_TEST], args.runs)
+    agent_ms = bare_ms(TRIVIAL_AGENT, args.runs, stdin=b"x" * 4096)
+    per, ratio = [], []
+    for wall, steps, tests, agents in rows:
+        bare = (tests * test_ms + agents * agent_ms) / 1000.0
+        per.append((wall - bare) / steps * 1000)
+        ratio.append(wall / bare)
+    _, steps, tests, agents = rows[0]
+    fs = count_fsyncs(args.front_end, args.iterations)
+    out = {
+        "front_end": args.front_end, "runs": args.runs, "attempts": args.iterations,
+        "steps": steps, "test_runs": tests, "agent_calls": agents,
+        "wall_ms": round(statistics.median([r[0] for r in rows]) * 1000, 1),
+        "bare_ms": round(tests * test_ms + agents * agent_ms, 1),
+        "bare_test_ms": round(test_ms, 2), "bare_agent_ms": round(agent_ms, 2),
+        "own_per_action_ms": round(statistics.median(per), 2),
+        "min_ms": round(min(per), 2), "max_ms": round(max(per), 2),
+        "ratio": round(statistics.median(ratio), 2),
+        "fsyncs_per_action": round(fs["wfx"] / fs["steps"], 2) if fs else None,
+        "git_fsyncs_per_action": round(fs["git"] / fs["steps"], 2) if fs else None,
+        "other_fsyncs": fs["other"] if fs else None,
+        "tmpdir": tempfile.gettempdir(), "wfx": args.wfx,
+    }
+    if args.json:
+        print(json.dumps(out))
+        return
+    print(f"{args.front_end}: {args.runs} runs × {args.iterations} attempts: {steps} actions, {tests} test runs, "
+          f"{agents} agent calls, {args.wfx}")
+    print(f"  wall time            median {out['wall_ms']:8.1f} ms; the same commands bare {out['bare_ms']:.1f} ms "
+          f"(ratio {out['ratio']}×)")
+    print(f"  own time per action  median {out['own_per_action_ms']:8.2f} ms  (min {out['min_ms']}, max {out['max_ms']}); "
+          f"target ≤ 5 ms")
+    if fs:
+        print(f"  fsyncs per action    wfx {out['fsyncs_per_action']}, git {out['git_fsyncs_per_action']} "
+              f"(other processes: {fs['other']})")
+
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("which", choices=["overhead", "progressive"])
+    ap.add_argument("which", choices=["overhead", "progressive", "actions"])
     ap.add_argument("--wfx", default=os.path.join(os.path.dirname(__file__), "..", "target", "debug", "wfx"))
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--iterations", type=int, default=10)
     ap.add_argument("--test-ms", type=float, default=5.0)
+    ap.add_argument("--front-end", choices=["cycle", "run"], default="cycle", help="actions: which front end")
     ap.add_argument("--json", action="store_true", help="one JSON object instead of text (for bench_all.sh)")
     args = ap.parse_args()
     args.wfx = os.path.abspath(args.wfx)
-    {"overhead": overhead, "progressive": progressive}[args.which](args)
+    {"overhead": overhead, "progressive": progressive, "actions": actions}[args.which](args)
 
 
 if __name__ == "__main__":

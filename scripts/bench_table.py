@@ -55,7 +55,7 @@ def machine(d):
         ("work dir", f"{fstype} on {device} ({disk}); temp dirs (`TMPDIR`) on {tmp_fs}"),
         ("rustc", sh("rustc --version")),
         ("build", "debug (`dev` profile: wfx at opt-level 0, dependencies at opt-level 1) for every row"
-                  + (", except the one marked release build (`cargo build --release`, what `cargo install` makes)"
+                  + (", except the ones marked release build (`cargo build --release`, what `cargo install` makes)"
                      if os.path.exists(os.path.join(d, "overhead-release.json")) else "")),
         ("load", "load average (1/5/15 min) before: " + (load[0] if load else "?")
                  + "; after: " + (load[1] if len(load) > 1 else "?")),
@@ -103,6 +103,23 @@ def main():
                 f"session files in {where}; range {o['min_ms']}–{o['max_ms']} ms)",
                 f"{per:.1f} ms", f"bare test command {o['bare_test_ms']:.1f} ms", f"{per / o['bare_test_ms']:.1f}×",
                 "< 30 ms", per < 30)
+
+    for name in ["actions-cycle.json", "actions-run.json"]:
+        a = jload(d, name)
+        if a:
+            release = "release build" if "release" in a["wfx"] else "debug build"
+            fs = sh(f"df -T '{a['tmpdir']}' | tail -1").split()
+            where = f"{a['tmpdir']} ({fs[1] if len(fs) > 1 else '?'})"
+            what = ("`wfx test-cycle-execute`" if a["front_end"] == "cycle" else "`wfx run` debug loop")
+            fsyncs = ("" if a["fsyncs_per_action"] is None else
+                      f"; {a['fsyncs_per_action']} fsyncs per action by wfx, {a['git_fsyncs_per_action']} by git")
+            add(f"wfx's own time per engine action, {what} ({release}, {a['attempts']} attempts: {a['steps']} actions, "
+                f"{a['test_runs']} test runs, {a['agent_calls']} agent calls; session files in {where}; "
+                f"range {a['min_ms']}–{a['max_ms']} ms{fsyncs})",
+                f"{a['own_per_action_ms']:.1f} ms", f"the same commands bare {a['bare_ms']:.0f} ms in all "
+                f"(test {a['bare_test_ms']:.1f} ms, agent {a['bare_agent_ms']:.1f} ms)",
+                f"{a['ratio']:.1f}× (wall ÷ bare)", "≤ 5 ms (release build)",
+                a["own_per_action_ms"] <= 5 if "release" in a["wfx"] else None)
 
     if os.path.exists(os.path.join(d, "stream.txt")):
         srows, size = stream_rows(read(os.path.join(d, "stream.txt")))
@@ -197,8 +214,8 @@ def main():
     if setup:
         print(f"Load set-up: {setup}.")
         print()
-    print("Targets: overhead, progressive testing (issue #7), streaming (#3) and context gather (#6)")
-    print("come from their issues; the load target (under a second for an interactive command on")
+    print("Targets: overhead, progressive testing (issue #7), streaming (#3), context gather (#6) and")
+    print("the engine's own time per action (#14) come from their issues; the load target (under a second for an interactive command on")
     print("200 sessions of 50 iterations) is set by the hardening issue (#10).")
     print()
     print("## How each figure is measured")
@@ -208,6 +225,14 @@ def main():
     print("  (as wfx records them), per attempt. Baseline: the same test command run once with `sh -c`.")
     print("  On a disk, each step's writes are made durable together before its state is; the tmpfs")
     print("  row shows wfx's own cost without the disk.")
+    print("- **Own time per action**: `scripts/bench_cycle.py actions --front-end cycle|run`: the same")
+    print("  trivial test command and a trivial agent (`sh -c 'cat > /dev/null'`, as the fix agent of the")
+    print("  cycle and as `claude` of a `wfx run` debug loop with `on_failure: claude:`), 10 attempts. An")
+    print("  action is one step of the engine (the run log's last line counts them). Own time: wall time")
+    print("  minus the same test and agent commands run bare as often, divided by the actions; the ratio")
+    print("  is wall time ÷ those bare commands. Each action is one durable commit (its changed files,")
+    print("  their directories, then the state file); the fsyncs are counted in one more run under")
+    print("  `strace -f` (wfx's own, and git's: snapshots and commits).")
     print("- **Streaming**: `scripts/bench-stream.sh` (`benches/stream.rs`): 1 GiB of libtest lines through")
     print("  `process::run` into a log, each run in a fresh process so its peak RSS is its own; baseline")
     print("  `generator | cat > /dev/null`.")

@@ -1,8 +1,17 @@
 #!/usr/bin/env bash
 # Load a wfx HTML report in headless Chromium and check what a reader sees:
-# the DOM holds the pass-rate chart and the tables (phases for a test-fix
-# session, steps for a `wfx run` session), and a screenshot is not blank
-# (it has several distinct colours).
+#  1. the layout, measured by Chromium at a narrow (500 px) and a wide
+#     (1280 px) window on a copy with a measuring script: the page never
+#     scrolls sideways, every table stays inside its own box (scrolling
+#     there on a narrow window), and at the wide window every table fits
+#     without scrolling;
+#  2. the DOM holds the pass-rate chart and the tables (phases for a
+#     test-fix session, steps for a `wfx run` session) and the report has
+#     no script of its own;
+#  3. a screenshot (wide window) is not blank, and the colour of each
+#     chart point is read from its pixels: one line per point,
+#     `point ITERATION ring=#rrggbb centre=#rrggbb` (the ring is the
+#     strategy colour; the centre is white on hollow, affected-subset runs).
 #
 #   scripts/browser-check.sh REPORT.html [SCREENSHOT.png]
 #
@@ -38,12 +47,44 @@ flags=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run
   --disable-background-networking --disable-component-update --disable-sync
   --hide-scrollbars --user-data-dir="$work/profile")
 
-# 1. The DOM as the browser built it.
-if ! "$browser" "${flags[@]}" --dump-dom "$url" >"$work/dom.html" 2>"$work/dom.err"; then
-  cat "$work/dom.err" >&2
-  echo "browser-check: chromium --dump-dom failed" >&2
-  exit 1
-fi
+# 1. The layout at a narrow and a wide window, measured by Chromium itself
+#    on a copy of the report with a measuring script appended (the report
+#    has none); the copy lives in the scratch dir, the report is untouched.
+python3 - "$report" "$work/measured.html" <<'PY'
+import sys
+html = open(sys.argv[1], encoding="utf-8").read()
+probe = r"""<script>
+(function () {
+  function box(e) { var r = e.getBoundingClientRect(); return [r.left + scrollX, r.top + scrollY, r.right + scrollX, r.bottom + scrollY]; }
+  var out = {viewport: document.documentElement.clientWidth, page: document.documentElement.scrollWidth,
+             main: box(document.querySelector('main')), tables: [], points: []};
+  document.querySelectorAll('table').forEach(function (t) {
+    out.tables.push({name: t.className, table: box(t), box: box(t.parentElement), fits: t.offsetWidth <= t.parentElement.clientWidth + 0.5});
+  });
+  document.querySelectorAll('svg.chart g.run circle').forEach(function (c) {
+    var b = box(c);
+    out.points.push({iteration: c.parentNode.getAttribute('data-iteration'), x: (b[0] + b[2]) / 2, y: (b[1] + b[3]) / 2, r: (b[2] - b[0]) / 2});
+  });
+  var pre = document.createElement('pre'); pre.id = 'wfx-layout'; pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+})();
+</script>"""
+at = html.rfind("</body>")
+assert at >= 0, "no </body> in the report"
+open(sys.argv[2], "w", encoding="utf-8").write(html[:at] + probe + html[at:])
+PY
+for width in 500 1280; do
+  if ! "$browser" "${flags[@]}" --window-size="$width,1600" --dump-dom "file://$work/measured.html" \
+    >"$work/layout-$width.html" 2>"$work/layout-$width.err"; then
+    cat "$work/layout-$width.err" >&2
+    echo "browser-check: chromium --dump-dom of the measured copy failed" >&2
+    exit 1
+  fi
+done
+
+# 2. The DOM as the browser built it (the wide dump of the measured copy:
+#    the report's own elements plus the one measuring script).
+cp "$work/layout-1280.html" "$work/dom.html"
 fail=0
 need() {
   local what=$1 pattern=$2 n
@@ -61,14 +102,47 @@ need "the outcome" '<section id="outcome"'
 # A test-fix session has a phase table; a `wfx run` session a step table.
 need "the phase or step table" '<table class="\(phases\|steps\)">'
 need "the artifact table" '<table class="artifacts">'
-if grep -q '<script' "$work/dom.html"; then
-  echo "browser-check: the DOM contains a <script> element" >&2
+if grep -q '<script' "$report" || [ "$(grep -o '<script' "$work/dom.html" | wc -l)" != 1 ]; then
+  echo "browser-check: the report contains a <script> element" >&2
   fail=1
 fi
 [ "$fail" = 0 ] || exit 1
 
-# 2. A screenshot that is not blank.
-if ! "$browser" "${flags[@]}" --window-size=1280,1600 --screenshot="$work/shot.png" "$url" \
+# 3. The layout checks.
+python3 - "$work" <<'PY'
+import html, json, re, sys
+work = sys.argv[1]
+fail = False
+for width in (500, 1280):
+    dom = open(f"{work}/layout-{width}.html", encoding="utf-8").read()
+    m = re.search(r'<pre id="wfx-layout">([^<]*)</pre>', dom)
+    if not m:
+        sys.exit("browser-check: the measuring script did not run")
+    lay = json.loads(html.unescape(m.group(1)))
+    json.dump(lay, open(f"{work}/layout-{width}.json", "w"))
+    if lay["page"] > lay["viewport"]:
+        print(f"browser-check: at {width} px the page is {lay['page']} px wide: it scrolls sideways", file=sys.stderr)
+        fail = True
+    right = lay["main"][2] + 0.5
+    for t in lay["tables"]:
+        if t["box"][2] > right:
+            print(f"browser-check: at {width} px the {t['name']} table's box overflows the page ({t['box'][2]:.0f} > {right:.0f})", file=sys.stderr)
+            fail = True
+        if width >= 1280 and not t["fits"]:
+            print(f"browser-check: at {width} px the {t['name']} table is wider than its column ({t['table'][2] - t['table'][0]:.0f} px)", file=sys.stderr)
+            fail = True
+    names = sorted({t["name"] for t in lay["tables"]})
+    scrolling = sorted({t["name"] for t in lay["tables"] if not t["fits"]})
+    print(f"layout {width}: page {lay['page']}/{lay['viewport']} px; tables {' '.join(names)}; "
+          f"scrolling inside their box: {' '.join(scrolling) or 'none'}")
+if fail:
+    sys.exit(1)
+PY
+
+# 4. A screenshot of the report itself (wide window, tall enough for every
+#    chart point) that is not blank, and the colours at the chart points.
+height=$(python3 -c 'import json,sys; l=json.load(open(sys.argv[1])); print(max([1600] + [int(p["y"]) + 60 for p in l["points"]]))' "$work/layout-1280.json")
+if ! "$browser" "${flags[@]}" --window-size="1280,$height" --screenshot="$work/shot.png" "$url" \
   >"$work/shot.out" 2>"$work/shot.err" || [ ! -s "$work/shot.png" ]; then
   cat "$work/shot.err" >&2
   echo "browser-check: chromium --screenshot failed" >&2
@@ -76,10 +150,11 @@ if ! "$browser" "${flags[@]}" --window-size=1280,1600 --screenshot="$work/shot.p
 fi
 [ -z "$keep" ] || cp "$work/shot.png" "$keep"
 
-python3 - "$work/shot.png" <<'PY'
-# Decode the PNG with the standard library only (zlib + struct) and count
-# distinct colours: a blank or failed render has one or two.
-import struct, sys, zlib
+python3 - "$work/shot.png" "$work/layout-1280.json" <<'PY'
+# Decode the PNG with the standard library only (zlib + struct), count
+# distinct colours (a blank or failed render has one or two) and read the
+# pixels of each chart point.
+import json, struct, sys, zlib
 
 data = open(sys.argv[1], "rb").read()
 assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
@@ -99,6 +174,7 @@ bpp = {2: 3, 6: 4, 0: 1, 4: 2}[ctype]
 raw = zlib.decompress(idat)
 stride = width * bpp
 prev = bytearray(stride)
+rows = []
 colours = {}
 for y in range(height):
     start = y * (stride + 1)
@@ -122,11 +198,30 @@ for y in range(height):
     for x in range(0, stride, bpp * 4):
         px = bytes(line[x:x + min(bpp, 3)])
         colours[px] = colours.get(px, 0) + 1
+    rows.append(bytes(line))
     prev = line
 total = sum(colours.values())
 top = max(colours.values())
 print(f"screenshot: {width}x{height}, {len(colours)} distinct colours, the most common covers {100 * top / total:.1f}%")
 if len(colours) < 8:
     sys.exit("browser-check: the screenshot looks blank (fewer than 8 distinct colours)")
+
+def pixel(x, y):
+    x, y = int(x), int(y)
+    if not (0 <= x < width and 0 <= y < height):
+        return None
+    if bpp in (1, 2):
+        v = rows[y][x * bpp]
+        return f"#{v:02x}{v:02x}{v:02x}"
+    r, g, b = rows[y][x * bpp:x * bpp + 3]
+    return f"#{r:02x}{g:02x}{b:02x}"
+
+# The ring: the middle of the circle's stroke, right of the centre (the
+# rollback cross runs diagonally and leaves it alone).
+for p in json.load(open(sys.argv[2]))["points"]:
+    ring, centre = pixel(p["x"] + p["r"], p["y"]), pixel(p["x"], p["y"])
+    if ring is None:
+        sys.exit(f"browser-check: chart point {p['iteration']} lies outside the screenshot")
+    print(f"point {p['iteration']} ring={ring} centre={centre}")
 PY
 echo "browser-check: ok"

@@ -4,13 +4,30 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+/// Heading of the flags every command takes, kept apart from each
+/// command's own flags in `--help`.
+pub const GLOBAL_HEADING: &str = "Global options";
+
 #[derive(Debug, Parser)]
 #[command(
     name = "wfx",
     version,
     about = "Run the test-fix workflow as a resumable state machine on disk",
     long_about = None,
-    after_help = "Exit codes: 0 completed, 1 blocked/failed, 2 usage or invalid input, 3 paused (resumable), 4 internal error."
+    after_help = "\
+Examples:
+  wfx demo                              the whole loop on a bundled sample project
+  wfx test                              run your tests once and see what wfx parses
+  wfx test-fix-gen \"Test the auth API\"  plan a test session, then run the fix loop
+  wfx status                            where the session is and the command to go on
+  wfx test-cycle-execute WFS-test-auth  resume a session where it stopped
+  wfx report --html report.html         one HTML page: chart, runs, fixes, failures
+
+A session is named by its id (WFS-…), given as the positional ID of every
+command that takes one (`--resume-session=ID` is kept for test-cycle-execute).
+
+Exit codes: 0 completed, 1 blocked/failed, 2 usage or invalid input,
+3 paused (resumable), 4 internal error."
 )]
 pub struct Cli {
     #[command(flatten)]
@@ -22,22 +39,22 @@ pub struct Cli {
 #[derive(Debug, Clone, Args)]
 pub struct GlobalArgs {
     /// Project root (default: git top-level of the current directory, else the current directory)
-    #[arg(short = 'C', long, global = true, value_name = "DIR")]
+    #[arg(short = 'C', long, global = true, help_heading = GLOBAL_HEADING, value_name = "DIR")]
     pub project_root: Option<PathBuf>,
     /// Machine-readable JSON on stdout, nothing else there
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = GLOBAL_HEADING)]
     pub json: bool,
     /// Print only warnings and errors
-    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    #[arg(short, long, global = true, help_heading = GLOBAL_HEADING, conflicts_with = "verbose")]
     pub quiet: bool,
     /// Print more detail
-    #[arg(short, long, global = true)]
+    #[arg(short, long, global = true, help_heading = GLOBAL_HEADING)]
     pub verbose: bool,
     /// No spinners or progress bars
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = GLOBAL_HEADING)]
     pub no_progress: bool,
     /// Colour output (NO_COLOR is respected with auto)
-    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
+    #[arg(long, global = true, help_heading = GLOBAL_HEADING, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
 }
 
@@ -74,33 +91,107 @@ pub struct PipelineArgs {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Plan a test session (phases 1–4), then run the fix cycle
+    #[command(after_help = "\
+Examples:
+  wfx test-fix-gen \"Test the auth API\"
+      plan from a description, then run the fix loop
+  wfx test-fix-gen requirements.md --plan-only
+      plan from a Markdown file and stop before the loop
+  wfx test-fix-gen WFS-user-auth --fix-agent claude
+      tests for a finished implementation session, fixed by Claude Code
+  wfx test-fix-gen \"Test the parser\" --fix-agent manual --max-iterations 3
+      you apply each fix; at most 3 attempts")]
     TestFixGen(TestFixGenArgs),
     /// Run the test → analyse → fix → retest cycle (phase 5)
+    #[command(after_help = "\
+Examples:
+  wfx test-cycle-execute
+      run the single active test session
+  wfx test-cycle-execute WFS-test-auth-api
+      run or resume that session (same as --resume-session=WFS-test-auth-api)
+  wfx test-cycle-execute WFS-test-auth-api --max-iterations 15
+      resume a blocked session with more fix attempts")]
     TestCycleExecute(TestCycleExecuteArgs),
     /// Detect and run the project's tests once and print the parsed result
+    #[command(after_help = "\
+Examples:
+  wfx test                  run the detected test command once
+  wfx test --only-failed    re-run only what failed in the last `wfx test`
+  wfx test --json           the parsed result as JSON (the test-results.json shape)
+  wfx test -- -k auth       pass arguments on to the test command")]
     Test(TestArgs),
     /// Show a session's phases, tasks, iterations and next step
+    #[command(after_help = "\
+Examples:
+  wfx status
+  wfx status WFS-test-auth-api --json")]
     Status(StatusArgs),
     /// List, show, archive or resume sessions
     #[command(subcommand)]
     Session(SessionCommand),
     /// Validate artifacts against their schemas
+    #[command(after_help = "\
+Examples:
+  wfx validate                        every session and the config
+  wfx validate WFS-test-auth-api      one session
+  wfx validate .workflow/wfx.json     one file")]
     Validate(ValidateArgs),
     /// Write .workflow/wfx.json with the detected test command and agent CLIs
+    #[command(after_help = "\
+Examples:
+  wfx init            write the config (no agent is enabled)
+  wfx init --force    rewrite it, keeping a backup")]
     Init(InitArgs),
     /// Run a YAML workflow with test/on_failure debug loops
+    #[command(after_help = "\
+Examples:
+  wfx run ci.yml
+  wfx run ci.yml --dry-run                 check it and print what would run
+  wfx run ci.yml --var spec=specs/49.md    set a workflow variable
+  wfx run ci.yml --resume                  continue where the last run stopped")]
     Run(RunArgs),
     /// Write a self-contained HTML report of a session
+    #[command(after_help = "\
+Examples:
+  wfx report --html report.html
+  wfx report WFS-test-auth-api --html out/report.html")]
     Report(ReportArgs),
     /// Print shell completions
+    #[command(after_help = "\
+Examples:
+  wfx completions bash > ~/.local/share/bash-completion/completions/wfx
+  wfx completions zsh > ~/.zfunc/_wfx
+  wfx completions fish > ~/.config/fish/completions/wfx.fish")]
     Completions(CompletionsArgs),
     /// Run the whole pipeline on a bundled sample project in a temp dir
+    #[command(after_help = "\
+Examples:
+  wfx demo                                  the first of python, node, rust found on PATH
+  wfx demo --lang node --dir /tmp/wfx-demo  the Node sample, in a directory you choose
+
+The toolchain is checked before anything is written; with none of the three
+on PATH the demo stops with exit 2 and says what it looked for.")]
     Demo(DemoArgs),
+    /// Install wfx's slash commands into an agent (`claude`: .claude/commands/wfx/)
+    #[command(after_help = "\
+Examples:
+  wfx install claude           /wfx:test-fix-gen, /wfx:test-cycle-execute, /wfx:status
+  wfx install claude --force   replace commands you edited (each kept as .md.bak)")]
+    Install(InstallArgs),
+    /// Serve wfx's tools to an agent over MCP (stdio)
+    #[command(after_help = "\
+Examples:
+  claude mcp add wfx -- wfx mcp          register it with Claude Code
+  wfx -C path/to/project mcp             serve another project's sessions
+
+Tools: run_tests, session_status, next_action, latest_failures.")]
+    Mcp(McpArgs),
 }
 
 #[derive(Debug, Args)]
 pub struct TestFixGenArgs {
     /// WFS-… id (session mode), a .md file, or a description
+    #[arg(value_name = "INPUT")]
     pub input: String,
     /// Stop after planning (phases 1–4)
     #[arg(long)]
@@ -115,10 +206,20 @@ pub struct TestFixGenArgs {
 #[derive(Debug, Args)]
 pub struct TestCycleExecuteArgs {
     /// Session to run or resume (default: the single active test session)
-    #[arg(long, value_name = "WFS-ID")]
+    #[arg(value_name = "ID", conflicts_with = "resume_session")]
+    pub session: Option<String>,
+    /// The same as ID, as a flag
+    #[arg(long, value_name = "ID")]
     pub resume_session: Option<String>,
     #[command(flatten)]
     pub pipeline: PipelineArgs,
+}
+
+impl TestCycleExecuteArgs {
+    /// The session named by the positional ID or `--resume-session`.
+    pub fn session_id(&self) -> Option<&str> {
+        self.session.as_deref().or(self.resume_session.as_deref())
+    }
 }
 
 #[derive(Debug, Args)]
@@ -133,28 +234,58 @@ pub struct TestArgs {
 
 #[derive(Debug, Args)]
 pub struct StatusArgs {
-    /// Session id (default: the single active session)
+    /// Session id (default: the one active wfx session, else the most recently updated one)
+    #[arg(value_name = "ID")]
     pub session: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
 pub enum SessionCommand {
     /// List active sessions (and archived ones with --all)
+    #[command(after_help = "\
+Examples:
+  wfx session list
+  wfx session list --all --json")]
     List {
+        /// Also list archived sessions (.workflow/archives/)
         #[arg(long)]
         all: bool,
     },
-    /// Show one session
-    Show { id: String },
+    /// Show one session (default: the one active wfx session, else the most recently updated one)
+    #[command(after_help = "\
+Examples:
+  wfx session show
+  wfx session show WFS-test-auth-api")]
+    Show {
+        /// Session id (WFS-…), active or archived
+        #[arg(value_name = "ID")]
+        id: Option<String>,
+    },
     /// Archive a session (active/ → archives/)
-    Complete { id: Option<String> },
+    #[command(after_help = "\
+Examples:
+  wfx session complete
+  wfx session complete WFS-test-auth-api")]
+    Complete {
+        /// Session to archive (default: the single active session)
+        #[arg(value_name = "ID")]
+        id: Option<String>,
+    },
     /// Mark a paused, awaiting-fix or blocked session active again
-    Resume { id: Option<String> },
+    #[command(after_help = "\
+Examples:
+  wfx session resume WFS-test-auth-api && wfx test-cycle-execute WFS-test-auth-api")]
+    Resume {
+        /// Session to mark active (default: the single active session)
+        #[arg(value_name = "ID")]
+        id: Option<String>,
+    },
 }
 
 #[derive(Debug, Args)]
 pub struct ValidateArgs {
     /// A session id or a file path (default: every session and the config)
+    #[arg(value_name = "ID|FILE")]
     pub target: Option<String>,
 }
 
@@ -168,6 +299,7 @@ pub struct InitArgs {
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Workflow YAML file
+    #[arg(value_name = "WORKFLOW.yml")]
     pub workflow: PathBuf,
     /// Continue at the step and attempt where the last run stopped
     #[arg(long)]
@@ -182,22 +314,81 @@ pub struct RunArgs {
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// Session id (default: the single active session)
+    /// Session id (default: the one active wfx session, else the most recently updated one)
+    #[arg(value_name = "ID")]
     pub session: Option<String>,
     /// Output HTML file
     #[arg(long, value_name = "FILE")]
     pub html: PathBuf,
 }
 
-#[derive(Debug, Args)]
-pub struct CompletionsArgs {
-    #[arg(value_enum)]
-    pub shell: clap_complete::Shell,
+/// For commands without a project (`demo`, `completions`): an argument
+/// with the global `-C`'s id shadows it, so their help does not offer it;
+/// given anyway, it is refused with the reason (see `commands::dispatch`).
+#[derive(Debug, Clone, Default, Args)]
+pub struct NoProjectRoot {
+    /// Not used: this command has no project
+    #[arg(
+        id = "project_root",
+        short = 'C',
+        long = "project-root",
+        hide = true,
+        value_name = "DIR"
+    )]
+    pub project_root: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// Shell to print completions for
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+    #[command(flatten)]
+    pub no_project: NoProjectRoot,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum InstallTarget {
+    /// Claude Code: /wfx:test-fix-gen, /wfx:test-cycle-execute, /wfx:status
+    Claude,
+}
+
+#[derive(Debug, Args)]
+pub struct InstallArgs {
+    /// Where to install
+    #[arg(value_enum)]
+    pub target: InstallTarget,
+    /// Replace files you edited (each is first copied to <name>.md.bak)
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct McpArgs {}
+
+#[derive(Debug, Args)]
 pub struct DemoArgs {
+    /// Sample to run: python (pytest, or unittest without it), node (node --test) or rust (cargo
+    /// test); default: the first of these whose toolchain is on PATH
+    #[arg(long, value_enum, value_name = "LANG")]
+    pub lang: Option<DemoLang>,
     /// Directory to create the demo project in (default: a new temp dir)
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub no_project: NoProjectRoot,
+}
+
+/// The bundled sample projects of `wfx demo`, in the order the default
+/// picks them: the quickest to test first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DemoLang {
+    // (Plain comments: doc comments here would turn `wfx demo --help` into
+    // the long, one-line-per-value layout.)
+    // A Python package tested with pytest, or unittest when pytest is absent.
+    Python,
+    // A CommonJS package tested with `node --test`.
+    Node,
+    // A Cargo library crate tested with `cargo test`.
+    Rust,
 }

@@ -98,13 +98,12 @@ pub enum Error {
     #[error("git: {0}")]
     Git(String),
 
-    /// The run stopped at a resumable point (manual fix, Ctrl-C, agent missing).
-    #[error("{0}")]
-    Paused(String),
-
-    /// A limit was reached or a gate failed; the session is blocked.
-    #[error("{0}")]
-    Blocked(String),
+    /// Ctrl-C (or SIGTERM) stopped a child; the text says what was running.
+    /// Inside a session the engine turns this into a pause (an outcome,
+    /// with the state saved); a one-shot command such as `wfx test` ends
+    /// with it (exit 3).
+    #[error("interrupted: {0}")]
+    Interrupted(String),
 
     #[error("internal error: {0}")]
     Internal(String),
@@ -117,8 +116,7 @@ impl Error {
             | Error::Invalid(_)
             | Error::SessionNotFound { .. }
             | Error::Locked { .. } => Exit::Usage,
-            Error::Paused(_) => Exit::Paused,
-            Error::Blocked(_) => Exit::Failed,
+            Error::Interrupted(_) => Exit::Paused,
             // The environment refused (no permission, read-only or full
             // file system, quota, a file that is not there): the user has
             // to fix something before running again, which is exit 2; it

@@ -6,8 +6,10 @@ pub mod artifacts;
 pub mod cli;
 pub mod commands;
 pub mod cycle;
+pub mod engine;
 pub mod error;
 pub mod git;
+pub mod mcp;
 pub mod phases;
 pub mod process;
 pub mod render;
@@ -45,10 +47,12 @@ pub fn run() -> i32 {
         Err(e) => {
             let exit = e.exit();
             if ui.is_json() {
+                // Pauses and blocks are outcomes (a final `done` event),
+                // never errors; Ctrl-C of a one-shot command is the one
+                // error that exits 3.
                 let kind = match exit {
                     Exit::Usage => "usage",
-                    Exit::Paused => "paused",
-                    Exit::Failed => "blocked",
+                    Exit::Paused => "interrupted",
                     _ => "internal",
                 };
                 let problems = match &e {

@@ -33,6 +33,14 @@ pub struct Renderer {
     overrides: Option<PathBuf>,
 }
 
+impl std::fmt::Debug for Renderer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Renderer")
+            .field("overrides", &self.overrides)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Renderer {
     /// `overrides`: the project's `.workflow/templates` directory (may not exist).
     pub fn new(overrides: Option<&Path>) -> Renderer {

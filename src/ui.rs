@@ -130,6 +130,17 @@ impl Printer {
         let _ = out.flush();
     }
 
+    /// One JSON Lines event whose fields (including `event`) are given.
+    pub fn event_fields(&self, fields: serde_json::Map<String, serde_json::Value>) {
+        if self.mode != Mode::Json {
+            return;
+        }
+        let mut out = std::io::stdout().lock();
+        let _ = serde_json::to_writer(&mut out, &fields);
+        let _ = writeln!(out);
+        let _ = out.flush();
+    }
+
     pub fn paint(&self, style: Style, text: &str) -> String {
         if !self.color {
             return text.to_string();

@@ -123,9 +123,10 @@ fn pytest() {
     );
     assert_eq!(
         a.strategy.root_causes[0].cause,
-        "AssertionError: assert False is True at test_validate_token (tests/test_auth.py:17); the value under test comes from calc/auth.py:validate_token:14-19"
+        "AssertionError: assert False is True at test_validate_token (tests/test_auth.py:17); the value under test comes from calc/auth.py:validate_token:14-19 (the test imports it from there)"
     );
-    assert_eq!(a.strategy.confidence_score, 0.8);
+    // Imported (0.7) and raised there (0.8), one failure each.
+    assert_eq!(a.strategy.confidence_score, 0.75);
     check(
         "pytest (from the log only)",
         &project("projects/py-calc"),
@@ -158,13 +159,33 @@ fn pytest_collection_error() {
     )
     .unwrap();
     let run = junit::parse(&recorded("pytest-collect-error-junit.xml")).unwrap();
+    // The test imports `calc.units`, which the project does not have: the
+    // test is wrong (evidence), and a test file is never a place to fix.
     both(
         "pytest collection error",
         dir.path(),
         failures_of(&run),
         &recorded("pytest-collect-error-console.txt"),
         &[("tests/test_units.py", Some(("tests/test_units.py", 1)))],
-        &["tests/test_units.py:?:1"],
+        &[],
+    );
+    let results = results_with(failures_of(&run), "junit");
+    let a = builtin::analyze(
+        &results,
+        &recorded("pytest-collect-error-console.txt"),
+        dir.path(),
+        &FixHistory::default(),
+    );
+    assert_eq!(
+        a.strategy.failure_kind,
+        Some(wfx::artifacts::task::FailureKind::Test)
+    );
+    assert!(
+        a.strategy.root_causes[0]
+            .cause
+            .contains("imports `calc.units`, which does not exist"),
+        "{}",
+        a.strategy.root_causes[0].cause
     );
 }
 
@@ -410,8 +431,8 @@ fn fix_history_lowers_confidence_and_is_noted() {
         &FixHistory::default(),
     );
     let again = builtin::analyze(&results, &recorded("pytest-console.txt"), &root, &history);
-    assert_eq!(fresh.strategy.confidence_score, 0.8);
-    assert_eq!(again.strategy.confidence_score, 0.7);
+    assert_eq!(fresh.strategy.confidence_score, 0.75);
+    assert_eq!(again.strategy.confidence_score, 0.65);
     assert_eq!(
         again.notes,
         [
@@ -442,7 +463,7 @@ fn nothing_located_still_gives_a_strategy() {
     );
     assert!(a.strategy.modification_points.is_empty());
     assert_eq!(a.strategy.test_execution.affected_tests, ["suite::mystery"]);
-    assert_eq!(a.strategy.confidence_score, 0.2);
+    assert_eq!(a.strategy.confidence_score, 0.15);
     assert_eq!(
         a.strategy.root_causes[0].cause,
         "no location of this failure was found in the output; the error is: Error: something odd"

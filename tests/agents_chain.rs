@@ -6,7 +6,7 @@ mod common;
 
 use common::{Env, failures_of, fake_agent, recorded, results_with};
 use wfx::agents::config::{analysis_chain, check};
-use wfx::agents::{AnalysisCtx, AnalysisOutcome, ResolvedAgent, Vars, analyze};
+use wfx::agents::{AnalysisCtx, AnalysisOutcome, Invoked, ResolvedAgent, Vars, analyze};
 use wfx::artifacts::fix_history::FixHistory;
 use wfx::artifacts::iteration_state::Strategy;
 use wfx::artifacts::task::{AnalysisQuality, FixStrategy};
@@ -78,6 +78,9 @@ fn run(
         .set("session.dir", ".workflow/active/WFS-t")
         .set_test_output(&s.log, ".workflow/active/WFS-t/.process/test-output.log");
     let renderer = Renderer::new(None);
+    // The engine's agent path, as the driver runs it: the cost cap
+    // before each call (from the recorded cost and this step's), the call.
+    let mut spent = wfx::agents::total_cost(history);
     analyze(
         chain,
         &AnalysisCtx {
@@ -94,10 +97,16 @@ fn run(
             previous_strategies: previous,
             vars: &vars,
             renderer: &renderer,
-            max_cost_usd: cap,
             env: &s.extra_env,
         },
-        &mut |_| {},
+        &mut |inv| {
+            if let Some(reason) = wfx::engine::policy::cost_cap(spent, cap) {
+                return Ok(Invoked::CostCapped(reason));
+            }
+            let call = wfx::agents::invoke(inv, &mut |_| {})?;
+            spent += call.cost_usd.unwrap_or(0.0);
+            Ok(Invoked::Ran(call))
+        },
     )
     .unwrap()
 }
@@ -186,7 +195,7 @@ fn each_trigger_passes_a_tool_over_in_order() {
     assert!(
         o.calls
             .iter()
-            .all(|c| c.iteration == Some(2) && c.role == "analysis")
+            .all(|c| c.iteration == Some(2) && c.role == wfx::agents::Role::Analysis)
     );
     assert_eq!(o.calls[1].cost_usd, Some(0.05));
     assert!(o.calls[4].timed_out);
@@ -278,7 +287,7 @@ fn after_the_chain_the_builtin_analyzer_answers() {
         o.analysis_markdown
             .contains("- Analysis by: builtin (quality: degraded)")
     );
-    assert!(o.analysis_markdown.contains("## Evidence"));
+    assert!(o.analysis_markdown.contains("## Root Causes by Group"));
 }
 
 #[test]
@@ -329,16 +338,16 @@ fn the_cost_cap_stops_further_calls() {
             .contains("- Stopped: agent cost cap reached")
     );
 
-    // Callers of fix and test-gen agents get the same stop as an error (exit 1).
-    let err = wfx::agents::ensure_budget(&history, Some(0.95)).unwrap_err();
-    assert_eq!(err.exit(), wfx::Exit::Failed);
+    // Fix and test-gen calls get the same stop from the engine's one cost
+    // cap (the session blocks, exit 1).
+    let spent = wfx::agents::total_cost(&history);
+    let reason = wfx::engine::policy::cost_cap(spent, Some(0.95)).unwrap();
     assert!(
-        err.to_string()
-            .starts_with("agent cost cap reached: $0.95 spent"),
-        "{err}"
+        reason.starts_with("agent cost cap reached: $0.95 spent"),
+        "{reason}"
     );
-    wfx::agents::ensure_budget(&history, Some(1.0)).unwrap();
-    wfx::agents::ensure_budget(&history, None).unwrap();
+    assert_eq!(wfx::engine::policy::cost_cap(spent, Some(1.0)), None);
+    assert_eq!(wfx::engine::policy::cost_cap(spent, None), None);
 }
 
 fn o_call(role: &str, cost: f64) -> wfx::artifacts::fix_history::AgentCall {

@@ -137,9 +137,12 @@ fn complete_archives_and_writes_one_manifest_entry() {
     );
     let manifest: serde_json::Value =
         serde_json::from_str(&env.read(".workflow/archives/manifest.json")).unwrap();
-    let entries = manifest["sessions"].as_array().unwrap();
+    // CCW's shape: an array of {session_id, …} (DESIGN.md §10.6).
+    let entries = manifest.as_array().unwrap();
     assert_eq!(entries.len(), 1);
-    assert_eq!(entries[0]["id"], "WFS-test-alpha");
+    assert_eq!(entries[0]["session_id"], "WFS-test-alpha");
+    assert_eq!(entries[0]["type"], "test");
+    assert!(entries[0]["lessons"].is_object());
     assert_eq!(
         entries[0]["archive_path"],
         ".workflow/archives/WFS-test-alpha"
@@ -153,7 +156,7 @@ fn complete_archives_and_writes_one_manifest_entry() {
         .success();
     let manifest: serde_json::Value =
         serde_json::from_str(&env.read(".workflow/archives/manifest.json")).unwrap();
-    assert_eq!(manifest["sessions"].as_array().unwrap().len(), 1);
+    assert_eq!(manifest.as_array().unwrap().len(), 1);
 }
 
 #[test]
@@ -183,11 +186,11 @@ fn interrupted_archive_is_finished_by_the_next_call() {
         .success();
     let manifest: serde_json::Value =
         serde_json::from_str(&env.read(".workflow/archives/manifest.json")).unwrap();
-    let ids: Vec<_> = manifest["sessions"]
+    let ids: Vec<_> = manifest
         .as_array()
         .unwrap()
         .iter()
-        .map(|e| e["id"].clone())
+        .map(|e| e["session_id"].clone())
         .collect();
     assert_eq!(ids, vec![serde_json::json!("WFS-test-alpha")]);
 }
@@ -207,6 +210,101 @@ fn complete_without_id_and_several_sessions_lists_them_and_exits_2() {
         );
     assert!(env.root.join(".workflow/active/WFS-test-alpha").is_dir());
     assert!(env.root.join(".workflow/active/WFS-test-beta").is_dir());
+}
+
+/// Set a hand-made session's `updated_at`.
+fn touch(env: &Env, dir: &str, updated_at: &str) {
+    let rel = format!("{dir}/workflow-session.json");
+    let mut v: serde_json::Value = serde_json::from_str(&env.read(&rel)).unwrap();
+    v["updated_at"] = serde_json::json!(updated_at);
+    env.write(&rel, &serde_json::to_string_pretty(&v).unwrap());
+}
+
+fn picked(env: &Env, args: &[&str]) -> String {
+    let out = env.wfx().arg("--json").args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["session_id"]
+        .as_str()
+        .or_else(|| v["session"]["session_id"].as_str())
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn views_without_an_id_take_the_one_active_session_else_the_latest() {
+    let env = Env::new();
+    // Nothing at all: the message says what to do, with a real command.
+    env.wfx()
+        .args(["status"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "wfx test-fix-gen \"<description>\"",
+        ));
+    make_session(&env, "WFS-test-old", "completed", &[]);
+    make_session(&env, "WFS-test-alpha", "active", &[]);
+    make_session(&env, "WFS-test-beta", "paused", &[]);
+    touch(
+        &env,
+        ".workflow/active/WFS-test-old",
+        "2026-03-01T00:00:00Z",
+    );
+    touch(
+        &env,
+        ".workflow/active/WFS-test-alpha",
+        "2026-02-01T00:00:00Z",
+    );
+    touch(
+        &env,
+        ".workflow/active/WFS-test-beta",
+        "2026-01-15T00:00:00Z",
+    );
+    env.wfx()
+        .args(["session", "complete", "WFS-test-old"])
+        .assert()
+        .success();
+    touch(
+        &env,
+        ".workflow/archives/WFS-test-old",
+        "2026-03-01T00:00:00Z",
+    );
+    // Several active: the most recently updated of all, archived included.
+    for args in [&["status"][..], &["session", "show"]] {
+        assert_eq!(picked(&env, args), "WFS-test-old", "{args:?}");
+    }
+    touch(
+        &env,
+        ".workflow/active/WFS-test-beta",
+        "2026-04-01T00:00:00Z",
+    );
+    assert_eq!(picked(&env, &["status"]), "WFS-test-beta");
+    let out = env.root.join("r.html");
+    let r = picked(&env, &["report", "--html", out.to_str().unwrap()]);
+    assert_eq!(r, "WFS-test-beta");
+    // One active session: that one, however old.
+    env.wfx()
+        .args(["session", "complete", "WFS-test-beta"])
+        .assert()
+        .success();
+    touch(
+        &env,
+        ".workflow/archives/WFS-test-beta",
+        "2026-05-01T00:00:00Z",
+    );
+    assert_eq!(picked(&env, &["status"]), "WFS-test-alpha");
+    assert_eq!(picked(&env, &["session", "show"]), "WFS-test-alpha");
+    // None active any more (the state after a completed run, where status
+    // used to exit 2): the latest, here the one archived just now.
+    env.wfx()
+        .args(["session", "complete", "WFS-test-alpha"])
+        .assert()
+        .success();
+    assert_eq!(picked(&env, &["status"]), "WFS-test-alpha");
 }
 
 #[test]

@@ -12,6 +12,52 @@ const ID: &str = "WFS-test-the-calculator";
 const ACTIVE: &str = ".workflow/active/WFS-test-the-calculator";
 const ARCHIVED: &str = ".workflow/archives/WFS-test-the-calculator";
 
+/// `(iteration, scope, pass rate)` of every run: an iteration's affected
+/// retest and its full-suite validation are two records (DESIGN.md §10.4).
+fn runs(state: &Value) -> Vec<(u64, String, f64)> {
+    state["iterations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            (
+                i["iteration"].as_u64().unwrap(),
+                i["scope"].as_str().unwrap().to_string(),
+                i["pass_rate"].as_f64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn run(iteration: u64, scope: &str, pass_rate: f64) -> (u64, String, f64) {
+    (iteration, scope.to_string(), pass_rate)
+}
+
+/// Each run has its own results file and log, named in its record.
+fn runs_have_own_files(env: &Env, state: &Value, dir: &str) {
+    let mut seen = std::collections::BTreeSet::new();
+    for r in state["iterations"].as_array().unwrap() {
+        let results = r["results_file"].as_str().unwrap();
+        let log = r["output_log"].as_str().unwrap();
+        assert!(
+            seen.insert(results.to_string()) && seen.insert(log.to_string()),
+            "{r}"
+        );
+        let name = |p: &str| p.rsplit('/').next().unwrap().to_string();
+        let file = env.root.join(dir).join(".process").join(name(results));
+        let parsed: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        assert_eq!(parsed["scope"], r["scope"], "{}", file.display());
+        assert!(
+            env.root
+                .join(dir)
+                .join(".process")
+                .join(name(log))
+                .is_file(),
+            "{log}"
+        );
+    }
+}
+
 fn pass_rates(state: &Value) -> Vec<f64> {
     state["iterations"]
         .as_array()
@@ -93,14 +139,24 @@ fn a_fixer_that_fixes_everything_completes_after_one_iteration() {
     assert!(!env.root.join(ACTIVE).exists());
     assert_eq!(env.git(&["status", "--porcelain"]), "");
     let manifest = env.json(".workflow/archives/manifest.json");
-    assert_eq!(manifest["sessions"][0]["id"], ID);
-    assert_eq!(manifest["sessions"][0]["status"], "completed");
+    assert_eq!(manifest[0]["session_id"], ID);
+    assert_eq!(manifest[0]["status"], "completed");
     let state = env.json(&format!("{ARCHIVED}/.process/iteration-state.json"));
     assert_eq!(state["status"], "completed");
     assert_eq!(state["next_action"], "none");
-    assert_eq!(pass_rates(&state), [77.7, 100.0]);
-    assert_eq!(field(&state, "scope"), [json!("full"), json!("full")]);
-    assert_eq!(field(&state, "result"), [Value::Null, json!("success")]);
+    assert_eq!(
+        runs(&state),
+        [
+            run(1, "full", 77.7),
+            run(2, "affected", 100.0),
+            run(2, "full", 100.0)
+        ]
+    );
+    assert_eq!(
+        field(&state, "result"),
+        [Value::Null, json!("improved"), json!("success")]
+    );
+    runs_have_own_files(&env, &state, ARCHIVED);
     let history = env.json(&format!("{ARCHIVED}/.process/fix-history.json"));
     assert_eq!(history["entries"][0]["outcome"], "success");
     assert_eq!(history["entries"][0]["agent"], "fixer");
@@ -169,19 +225,34 @@ fn a_fixer_that_fixes_one_failure_per_call_climbs_one_commit_per_iteration() {
         ]
     );
     let state = env.json(&format!("{ARCHIVED}/.process/iteration-state.json"));
-    assert_eq!(pass_rates(&state), [77.7, 88.8, 100.0]);
     assert_eq!(
-        field(&state, "scope"),
-        [json!("full"), json!("affected"), json!("full")]
+        runs(&state),
+        [
+            run(1, "full", 77.7),
+            run(2, "affected", 88.8),
+            run(3, "affected", 100.0),
+            run(3, "full", 100.0)
+        ]
     );
     assert_eq!(
         field(&state, "strategy"),
-        [json!("conservative"), json!("conservative"), Value::Null]
+        [
+            json!("conservative"),
+            json!("conservative"),
+            Value::Null,
+            Value::Null
+        ]
     );
     assert_eq!(
         field(&state, "result"),
-        [Value::Null, json!("improved"), json!("success")]
+        [
+            Value::Null,
+            json!("improved"),
+            json!("improved"),
+            json!("success")
+        ]
     );
+    runs_have_own_files(&env, &state, ARCHIVED);
     let history = env.json(&format!("{ARCHIVED}/.process/fix-history.json"));
     let outcomes: Vec<&str> = history["entries"]
         .as_array()
@@ -219,14 +290,32 @@ fn a_fixer_that_breaks_more_tests_is_reverted_and_the_next_strategy_is_surgical(
     let revert = env.git(&["show", "-s", "--format=%B", "HEAD~2"]);
     assert!(revert.contains("Wfx-Kind: rollback"), "{revert}");
     let state = env.json(&format!("{ARCHIVED}/.process/iteration-state.json"));
-    assert_eq!(pass_rates(&state), [77.7, 33.3, 100.0]);
+    assert_eq!(
+        runs(&state),
+        [
+            run(1, "full", 77.7),
+            run(2, "affected", 33.3),
+            run(3, "affected", 100.0),
+            run(3, "full", 100.0)
+        ]
+    );
     assert_eq!(
         field(&state, "result"),
-        [Value::Null, json!("rolled_back"), json!("success")]
+        [
+            Value::Null,
+            json!("rolled_back"),
+            json!("improved"),
+            json!("success")
+        ]
     );
     assert_eq!(
         field(&state, "strategy"),
-        [json!("conservative"), json!("surgical"), Value::Null]
+        [
+            json!("conservative"),
+            json!("surgical"),
+            Value::Null,
+            Value::Null
+        ]
     );
     assert!(state["iterations"][0]["fix_commit"].is_string());
     assert_eq!(
@@ -618,7 +707,14 @@ fn an_analysis_agent_and_a_preset_fix_agent_are_recorded_with_their_cost() {
     }
     // The affected tests the agent named drove the retest.
     let state = env.json(&format!("{ARCHIVED}/.process/iteration-state.json"));
-    assert_eq!(pass_rates(&state), [81.8, 100.0]);
+    assert_eq!(
+        runs(&state),
+        [
+            run(1, "full", 81.8),
+            run(2, "affected", 100.0),
+            run(2, "full", 100.0)
+        ]
+    );
     validate(&env);
 }
 

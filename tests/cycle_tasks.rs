@@ -74,16 +74,13 @@ fn generated_tests_pass_the_gates_and_are_committed_before_the_loop() {
     let t = env.json(&format!("{ARCHIVED}/.task/IMPL-001.json"));
     assert_eq!(t["status"], "completed");
     assert_eq!(t["result"]["files_modified"], json!(["test/extra.test.js"]));
-    let v = env.json(&format!("{ARCHIVED}/.task/IMPL-001.3-validation.json"));
+    let v = env.json(&format!("{ARCHIVED}/.task/IMPL-001.3.json"));
     assert_eq!(v["status"], "completed");
     assert_eq!(v["meta"]["gate_verdict"], "pass");
     assert_eq!(v["meta"]["checked_files"], json!(["test/extra.test.js"]));
-    let r = env.json(&format!("{ARCHIVED}/.task/IMPL-001.5-review.json"));
+    let r = env.json(&format!("{ARCHIVED}/.task/IMPL-001.5.json"));
     assert_eq!(r["meta"]["coverage_gate"], "unknown");
-    assert_eq!(
-        status_of(&env, ARCHIVED, "IMPL-001.5-review.json"),
-        "completed"
-    );
+    assert_eq!(status_of(&env, ARCHIVED, "IMPL-001.5.json"), "completed");
     let history = env.json(&format!("{ARCHIVED}/.process/fix-history.json"));
     let roles: Vec<&str> = history["agent_calls"]
         .as_array()
@@ -108,7 +105,7 @@ fn a_soft_fail_goes_to_the_fix_agent_and_then_passes() {
         .stderr(predicate::str::contains(
             "IMPL-001.3 soft fail: writer is fixing the findings (attempt 1)",
         ));
-    let v = env.json(&format!("{ARCHIVED}/.task/IMPL-001.3-validation.json"));
+    let v = env.json(&format!("{ARCHIVED}/.task/IMPL-001.3.json"));
     assert_eq!(v["status"], "completed");
     assert_eq!(v["meta"]["fix_attempts"], 1);
     assert_eq!(v["meta"]["gate_verdict"], "pass");
@@ -123,11 +120,8 @@ fn a_hard_fail_blocks_the_session_with_a_report() {
         .stdout(predicate::str::contains(
             "blocked: IMPL-001.3 code validation failed: 1 file(s) checked: 1 critical",
         ));
-    assert_eq!(
-        status_of(&env, ACTIVE, "IMPL-001.3-validation.json"),
-        "blocked"
-    );
-    let v = env.json(&format!("{ACTIVE}/.task/IMPL-001.3-validation.json"));
+    assert_eq!(status_of(&env, ACTIVE, "IMPL-001.3.json"), "blocked");
+    let v = env.json(&format!("{ACTIVE}/.task/IMPL-001.3.json"));
     assert_eq!(v["meta"]["gate_verdict"], "hard_fail");
     assert_eq!(v["meta"]["findings"][0]["check"], "undeclared_package");
     let report = env.read(&format!("{ACTIVE}/.process/failure-report.md"));

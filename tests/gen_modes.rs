@@ -133,13 +133,13 @@ fn session_mode_plans_tests_for_a_finished_implementation_session() {
         s["description"],
         "Tests for WFS-user-auth: Harden password and token checks"
     );
-    assert!(
-        !env.root
-            .join(dir)
-            .join(".process/context-package.json")
-            .exists()
-    );
     let pkg = read_json(&env, &format!("{dir}/.process/test-context-package.json"));
+    // The same package where Claude-Code-Workflow looks for a session's
+    // context (docs/interop.md); wfx reads only its own name.
+    assert_eq!(
+        read_json(&env, &format!("{dir}/.process/context-package.json")),
+        pkg
+    );
     let sc = &pkg["source_context"];
     assert_eq!(sc["source_session_id"], "WFS-user-auth");
     assert_eq!(sc["completed_tasks"], serde_json::json!(["IMPL-001"]));

@@ -45,8 +45,8 @@ fn snapshot_all(name: &str) {
     for rel in [
         "workflow-session.json",
         ".task/IMPL-001.json",
-        ".task/IMPL-001.3-validation.json",
-        ".task/IMPL-001.5-review.json",
+        ".task/IMPL-001.3.json",
+        ".task/IMPL-001.5.json",
         ".task/IMPL-002.json",
         ".process/context-package.json",
     ] {

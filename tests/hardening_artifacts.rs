@@ -262,8 +262,9 @@ fn kind(name: &str) -> Kind {
         },
         "manifest.json" => Kind {
             file: ".workflow/archives/manifest.json".into(),
-            wrong: ("/sessions", json!(1)),
-            missing: ("/sessions/0/archive_path", "/sessions/0"),
+            // CCW's array shape (DESIGN.md §10.6).
+            wrong: ("/0/session_id", json!(1)),
+            missing: ("/0/session_id", "/0"),
             missing_message: None,
             commands: vec![(Cmd::ValidateAll, 2), (Cmd::Complete, 2)],
         },

@@ -99,11 +99,16 @@ fn hostile_session_ids() {
             if out.status.code() != Some(2) {
                 failures.push(format!("{case}: exit {:?}\n{text}", out.status.code()));
             }
-            // Valid UTF-8 ids are quoted back; clap refuses the others.
-            let named = if id.to_str().is_some() {
-                text.contains("error: invalid session id \"")
-            } else {
-                text.contains("invalid UTF-8")
+            // Valid UTF-8 ids are quoted back; clap refuses the others. A
+            // name another tool could have given a session directory (one
+            // path component, no `..`, no control character: DESIGN.md
+            // §10.6) is looked up, and is not there.
+            let named = match id.to_str() {
+                Some(s) if wfx::session::id::validate_existing_id(s).is_ok() => text.contains(
+                    &format!("error: session {s} not found (looked in .workflow/active and .workflow/archives)"),
+                ),
+                Some(_) => text.contains("error: invalid session id \""),
+                None => text.contains("invalid UTF-8"),
             };
             if !named {
                 failures.push(format!("{case}: message does not say why\n{text}"));

@@ -1,6 +1,8 @@
 //! A real browser loads the report (of test-fix sessions and of a `wfx
 //! run` session): `scripts/browser-check.sh` runs Debian's headless
-//! Chromium with --dump-dom and --screenshot. Skipped,
+//! Chromium with --dump-dom (the DOM, and the layout measured at a narrow
+//! and a wide window) and --screenshot, whose pixels at the chart points
+//! are compared with the colours each point must have. Skipped,
 //! with a notice, only when Chromium is absent and WFX_BROWSER_CHECK is
 //! unset; with WFX_BROWSER_CHECK set (CI) the script installs Chromium.
 
@@ -23,32 +25,39 @@ fn chromium_present() -> bool {
         })
 }
 
-fn check(name: &str, write: impl FnOnce(&Env) -> &'static str) {
+/// Chromium is here, or the check may install it; else say why it is skipped.
+fn browser_available(name: &str) -> bool {
     if !chromium_present() && std::env::var_os("WFX_BROWSER_CHECK").is_none() {
         eprintln!(
             "NOTICE: skipping the browser check of the {name} report: chromium is not installed \
              (set WFX_BROWSER_CHECK=1 to install it and run the check)"
         );
-        return;
+        return false;
     }
+    true
+}
+
+/// Write a session with `write`, render its report and check it in
+/// Chromium; returns what the check printed.
+fn check(name: &str, write: impl FnOnce(&Env) -> &'static str) -> String {
     let env = Env::new();
     let id = write(&env);
     env.wfx()
         .args(["report", id, "--html", "report.html"])
         .assert()
         .success();
+    browser_check(name, &env, &env.root.join("report.html"))
+}
+
+fn browser_check(name: &str, env: &Env, report: &Path) -> String {
     let shots = Path::new(env!("CARGO_TARGET_TMPDIR")).join("browser-check");
     std::fs::create_dir_all(&shots).unwrap();
     let shot = shots.join(format!("{name}.png"));
-    std::fs::copy(
-        env.root.join("report.html"),
-        shots.join(format!("{name}.html")),
-    )
-    .unwrap();
+    std::fs::copy(report, shots.join(format!("{name}.html"))).unwrap();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/browser-check.sh");
     let out = Command::new("bash")
         .arg(&script)
-        .arg(env.root.join("report.html"))
+        .arg(report)
         .arg(&shot)
         .env("HOME", &env.home)
         .output()
@@ -61,16 +70,113 @@ fn check(name: &str, write: impl FnOnce(&Env) -> &'static str) {
     );
     assert!(stdout.contains("browser-check: ok"), "{stdout}");
     assert!(stdout.contains("dom: the chart x1"), "{stdout}");
+    // The layout was measured at both windows and nothing overflowed (the
+    // script fails otherwise).
+    assert!(stdout.contains("layout 500: page "), "{stdout}");
+    assert!(stdout.contains("layout 1280: page "), "{stdout}");
     eprintln!("{stdout}screenshot kept at {}", shot.display());
+    stdout.into_owned()
+}
+
+/// `point ITERATION ring=#rrggbb centre=#rrggbb` lines: (ring, centre).
+fn points(stdout: &str) -> Vec<([u8; 3], [u8; 3])> {
+    let rgb = |s: &str| -> [u8; 3] {
+        let hex = s.trim_start_matches('#');
+        let v = u32::from_str_radix(hex, 16).unwrap_or_else(|_| panic!("colour {s}"));
+        [(v >> 16) as u8, (v >> 8) as u8, v as u8]
+    };
+    stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("point "))
+        .map(|l| {
+            let ring = l.split("ring=").nth(1).unwrap().split(' ').next().unwrap();
+            let centre = l.split("centre=").nth(1).unwrap();
+            (rgb(ring), rgb(centre))
+        })
+        .collect()
+}
+
+/// A pixel is a colour when every channel is within a small antialiasing
+/// tolerance.
+fn near(pixel: [u8; 3], hex: &str) -> bool {
+    let v = u32::from_str_radix(hex.trim_start_matches('#'), 16).unwrap();
+    let want = [(v >> 16) as u8, (v >> 8) as u8, v as u8];
+    pixel
+        .iter()
+        .zip(want)
+        .all(|(a, b)| (*a as i32 - b as i32).abs() <= 24)
+}
+
+const FIRST_RUN: &str = "#6b7280";
+const CONSERVATIVE: &str = "#2563eb";
+const SURGICAL: &str = "#9333ea";
+const WHITE: &str = "#ffffff";
+const ROLLBACK: &str = "#dc2626";
+
+/// The rendered points have the colours the chart promises: `want` is
+/// (ring, centre) per point.
+fn assert_point_colours(stdout: &str, want: &[(&str, &str)]) {
+    let got = points(stdout);
+    assert_eq!(got.len(), want.len(), "{stdout}");
+    for (i, ((ring, centre), (want_ring, want_centre))) in got.iter().zip(want).enumerate() {
+        assert!(
+            near(*ring, want_ring) && near(*centre, want_centre),
+            "point {i}: ring {ring:?} centre {centre:?}, want {want_ring} {want_centre}\n{stdout}"
+        );
+    }
 }
 
 /// One test, so that two checks never race to install Chromium.
 #[test]
 fn reports_render_in_chromium() {
-    check("completed", |env| {
-        stories::completed("WFS-test-calc").write(env);
+    if !browser_available("test-fix and run") {
+        return;
+    }
+    let shown = check("completed", |env| {
+        let mut story = stories::completed("WFS-test-calc");
+        // A fix that touched long paths, as agents do: its table must wrap
+        // inside its columns, not run off the page.
+        story.fixes[0]["files_changed"] = serde_json::json!([
+            "src/very/deeply/nested/package/with/a/long/name/handlers/authentication_and_authorization.py",
+            "tests/integration/test_authentication_and_authorization_end_to_end_with_many_cases.py",
+        ]);
+        story.fixes[0]["agent"] = serde_json::json!("a-custom-agent-with-a-rather-long-name");
+        story.write(env);
         "WFS-test-calc"
     });
+    // First run grey; then the strategy recorded by the run before each
+    // point: none, conservative, conservative (the affected-subset run 3,
+    // hollow), surgical. The rolled-back run 2 keeps its ring colour under
+    // the red cross drawn through its centre.
+    assert_point_colours(
+        &shown,
+        &[
+            (FIRST_RUN, FIRST_RUN),
+            (FIRST_RUN, FIRST_RUN),
+            (CONSERVATIVE, ROLLBACK),
+            (CONSERVATIVE, WHITE),
+            (SURGICAL, SURGICAL),
+        ],
+    );
+    // A real session, as the engine records it: the Python demo. Run 1 has
+    // no fix before it; runs 2 (an affected subset, hollow) and 3 follow
+    // conservative fixes.
+    let env = Env::new();
+    let demo = env.tmp.path().join("demo");
+    env.wfx_live()
+        .args(["demo", "--lang", "python", "--dir"])
+        .arg(&demo)
+        .assert()
+        .success();
+    let shown = browser_check("demo", &env, &demo.join("cart/.workflow/report.html"));
+    assert_point_colours(
+        &shown,
+        &[
+            (FIRST_RUN, FIRST_RUN),
+            (CONSERVATIVE, WHITE),
+            (CONSERVATIVE, CONSERVATIVE),
+        ],
+    );
     check("blocked", |env| {
         stories::blocked("WFS-test-stuck").write(env);
         "WFS-test-stuck"

@@ -446,7 +446,7 @@ fn interrupted_run_shows_where_it_stands_then_resumes() {
         json!({
             "kind": "paused",
             "title": "Paused",
-            "reason": "interrupted: stopped at step 2 (test), attempt 1 (debug command); resumable"
+            "reason": "interrupted while running `exec sh debug.sh 1`: stopped at step 2 (test), attempt 1 (debug command); resumable"
         })
     );
     assert_eq!(v["next_command"], "wfx run wf.yml --resume");
@@ -461,7 +461,10 @@ fn interrupted_run_shows_where_it_stands_then_resumes() {
     assert_eq!(run["current_attempt"], 1);
     assert_eq!(run["current_phase"], "debug");
     assert_eq!(run["position"], "step 2 (test), attempt 1 (debug command)");
-    assert_eq!(run["stop_reason"], "interrupted");
+    assert_eq!(
+        run["stop_reason"],
+        "interrupted while running `exec sh debug.sh 1`"
+    );
     assert_eq!(run["resume_command"], "wfx run wf.yml --resume");
     let steps = run["steps"].as_array().unwrap();
     assert_eq!(

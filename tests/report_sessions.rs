@@ -43,6 +43,17 @@ fn self_contained(html: &str) {
     assert!(html.contains(r#"xmlns="http://www.w3.org/2000/svg""#));
 }
 
+/// (fill, stroke) of each run's point in the chart, in order.
+fn point_colours(chart: &str) -> Vec<(&str, &str)> {
+    let re = regex::Regex::new(
+        r#"<g class="run" data-iteration="\d+"><title>[^<]*</title><circle [^>]*fill="([^"]+)" stroke="([^"]+)""#,
+    )
+    .unwrap();
+    re.captures_iter(chart)
+        .map(|c| (c.get(1).unwrap().as_str(), c.get(2).unwrap().as_str()))
+        .collect()
+}
+
 #[test]
 fn completed_session_tells_its_whole_story() {
     let env = Env::new();
@@ -64,17 +75,25 @@ fn completed_session_tells_its_whole_story() {
     assert_eq!(chart.matches(r#"class="rollback""#).count(), 1);
     assert_eq!(chart.matches(r#"<g class="flaky">"#).count(), 1);
     assert!(chart.contains("threshold 95.0%"));
-    assert!(
-        chart.contains(r##"fill="#ffffff" stroke="#9333ea""##),
-        "surgical subset run drawn hollow"
+    // Each point has the colour of the fix before it: the strategy its
+    // previous run recorded; the first run has none (grey, "first run").
+    let fills = point_colours(chart);
+    assert_eq!(
+        fills,
+        [
+            ("#6b7280", "#6b7280"),
+            ("#6b7280", "#6b7280"),
+            ("#2563eb", "#2563eb"),
+            ("#ffffff", "#2563eb"),
+            ("#9333ea", "#9333ea"),
+        ],
+        "subset run 3 drawn hollow"
     );
+    assert!(chart.contains("run 0: 60.0% (6/10 passed, full scope), first run</title>"));
     assert!(
-        chart.contains(r##"fill="#ea580c" stroke="#ea580c""##),
-        "aggressive run"
-    );
-    assert!(
-        chart
-            .contains("run 2: 50.0% (5/10 passed, full scope), conservative strategy, rolled back")
+        chart.contains(
+            "run 2: 50.0% (5/10 passed, full scope), after a conservative fix, rolled back"
+        )
     );
 
     // Runs table.
@@ -101,13 +120,13 @@ fn completed_session_tells_its_whole_story() {
             "{id}"
         );
     }
-    assert!(tasks.contains("<td>2m 00s</td>"));
+    assert!(tasks.contains("<td>2 min</td>"));
     assert!(tasks.contains(r#"<span class="badge skipped">skipped</span>"#));
 
     // Fix history: agent, duration, cost, files, diffstat, test edits, commit.
     let fixes = section(&html, "fixes");
     assert_eq!(fixes.matches(r#"<td class="mono">IMPL-fix-"#).count(), 4);
-    assert!(fixes.contains("1m 06s"));
+    assert!(fixes.contains("66 s"));
     assert!(fixes.contains("$0.42"));
     assert!(fixes.contains("<code>calc&#x2f;ops.py</code>"));
     assert!(fixes.contains("+12 −3"));
@@ -117,6 +136,14 @@ fn completed_session_tells_its_whole_story() {
     ));
     assert!(fixes.contains("1abcdef012"));
     assert!(fixes.contains("60.0% → 80.0%"));
+    // The fix agent's own prompt and output, not the analysis agent's.
+    let fix_links = unescape(fixes);
+    assert!(
+        fix_links.contains(".process/iteration-1-fix-prompt.md\">prompt</a>"),
+        "{fix_links}"
+    );
+    assert!(fix_links.contains(".process/iteration-4-fix-cli-output.txt\">output</a>"));
+    assert!(!fix_links.contains("iteration-1-prompt.md"));
     // Cost: four reported calls of $0.42, one without a cost.
     let summary = section(&html, "summary");
     assert!(

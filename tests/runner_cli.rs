@@ -281,13 +281,17 @@ fn rerun_marks_failures_that_pass_again_as_flaky() {
     assert!(pgids[0] > 0);
     assert_eq!((results.failed, results.passed), (2, 1));
 
-    let req = RunRequest::new(
+    // The flaky re-run as the engine's driver makes it: the failures once
+    // more through the runner's filter, then marked.
+    let mut req = RunRequest::new(
         &env.root,
         detected,
         dir.join("junit"),
         dir.join("rerun.log"),
     );
-    let flaky = testing::rerun_for_flakiness(req, &mut results).unwrap();
+    req.subset = Some(testing::results::failing_ids(&results));
+    let rerun = testing::run_tests(req).unwrap();
+    let flaky = testing::mark_flaky(&mut results, &rerun);
     assert_eq!(flaky, vec!["flappy"]);
     let f: Vec<_> = results
         .failures

@@ -291,7 +291,10 @@ fn rust_project_matches_the_detected_runner() {
         (mean["file"].as_str(), u(&mean["line"])),
         (Some("src/stats.rs"), 28)
     );
-    assert_eq!(mean["error"], "assertion `left == right` failed");
+    assert_eq!(
+        mean["error"],
+        "assertion `left == right` failed: left Some(3.0), right Some(2.0)"
+    );
 }
 
 #[test]

@@ -36,20 +36,20 @@ Blocked: reached the limit of 3 fix attempts
 Failure report: .workflow/active/WFS-test-stuck/.process/failure-report.md
 
 PHASE  NAME             STATUS     DURATION
-1      session_start    completed  1m 00s
-2      context_gather   completed  1m 00s
-3      analysis         completed  1m 00s
-4      task_generation  completed  1m 00s
-5      test_cycle       completed  1m 00s
+1      session_start    completed  60 s
+2      context_gather   completed  60 s
+3      analysis         completed  60 s
+4      task_generation  completed  60 s
+5      test_cycle       completed  60 s
 
 TASK        STATUS     TYPE                 AGENT   DURATION  TITLE
-IMPL-001    skipped    test-gen             -       2m 00s    Task IMPL-001
-IMPL-001.3  completed  code-validation      -       2m 00s    Task IMPL-001.3
-IMPL-001.5  completed  test-quality-review  -       2m 00s    Task IMPL-001.5
-IMPL-002    blocked    test-fix             -       2m 00s    Task IMPL-002
-IMPL-fix-1  completed  test-fix-iteration   claude  2m 00s    Task IMPL-fix-1
-IMPL-fix-2  completed  test-fix-iteration   claude  2m 00s    Task IMPL-fix-2
-IMPL-fix-3  completed  test-fix-iteration   claude  2m 00s    Task IMPL-fix-3
+IMPL-001    skipped    test-gen             -       2 min     Task IMPL-001
+IMPL-001.3  completed  code-validation      -       2 min     Task IMPL-001.3
+IMPL-001.5  completed  test-quality-review  -       2 min     Task IMPL-001.5
+IMPL-002    blocked    test-fix             -       2 min     Task IMPL-002
+IMPL-fix-1  completed  test-fix-iteration   claude  2 min     Task IMPL-fix-1
+IMPL-fix-2  completed  test-fix-iteration   claude  2 min     Task IMPL-fix-2
+IMPL-fix-3  completed  test-fix-iteration   claude  2 min     Task IMPL-fix-3
 
 Iterations: 3 of at most 3 fix attempts · latest 60.0% · best 60.0% · threshold 95.0%  ▂▂▃▃
 RUN  SCOPE  PASS   PASSED  STRATEGY      RESULT     FIX         COMMIT

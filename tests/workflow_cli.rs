@@ -468,10 +468,11 @@ fn interrupt_then_resume_continues_at_the_attempt() {
     );
     let out = wfx(&env, &["run", "wf.yml"]);
     assert_eq!(out.code, 3, "{}", out.stderr);
+    // A pause is an outcome, not an error: told on stdout.
     assert!(
-        out.stderr.contains("interrupted: the run stopped at step 2 (test), attempt 1 (debug command); state saved in .workflow/active/WFS-run-wf/.process/run-state.json. Continue with `wfx run wf.yml --resume`"),
+        out.stdout.starts_with("interrupted while running `exec sh debug.sh 1`: the run stopped at step 2 (test), attempt 1 (debug command); state saved in .workflow/active/WFS-run-wf/.process/run-state.json. Continue with `wfx run wf.yml --resume`"),
         "{}",
-        out.stderr
+        out.stdout
     );
     assert_eq!(env.read("calls.txt"), "1\n", "the debug command was ended");
     let state = run_state(&env, "WFS-run-wf");
@@ -557,10 +558,13 @@ fn json_mode_streams_events_and_a_summary() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(events.last().unwrap()["event"], "finished");
+    // The one final event of both front ends.
+    assert_eq!(events.last().unwrap()["event"], "done");
     assert_eq!(events.last().unwrap()["status"], "completed");
+    assert_eq!(events.last().unwrap()["run_status"], "completed");
     assert!(events.iter().any(|e| {
-        e["event"] == "progress"
+        e["event"] == "attempt"
+            && e["attempt"] == 1
             && e["message"]
                 .as_str()
                 .unwrap()
@@ -589,14 +593,17 @@ fn unavailable_agent_pauses_the_run() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(3));
+    // A pause is an outcome, not an error: told on stdout, as the cycle does.
+    let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("error:"), "{stderr}");
     assert!(
-        stderr.contains("error: claude is unavailable (rate_limit: "),
-        "{stderr}"
+        stdout.starts_with("claude is unavailable (rate_limit: "),
+        "{stdout}"
     );
     assert!(
-        stderr.contains("the run stopped at step 2 (claude)"),
-        "{stderr}"
+        stdout.contains("the run stopped at step 2 (claude)"),
+        "{stdout}"
     );
     assert_eq!(run_state(&env, "WFS-run-wf")["status"], "paused");
 
@@ -645,7 +652,7 @@ fn cost_cap_stops_claude_calls() {
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
-        stdout.contains("  step 2 (claude): FAILED: the agent cost cap was reached ($0.05 spent, agents.max_cost_usd = 0.04)\n"),
+        stdout.contains("  step 2 (claude): FAILED: agent cost cap reached: $0.05 spent of agents.max_cost_usd $0.04; "),
         "{stdout}"
     );
 }

@@ -15,7 +15,17 @@ pub const MANUAL: &str = "manual";
 
 /// What an agent is asked to do. Analysis must not edit files; fix and
 /// test generation may.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
     Analysis,

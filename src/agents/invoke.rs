@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use crate::artifacts::Timestamp;
 use crate::artifacts::config::CommandSpec;
-use crate::artifacts::fix_history::AgentCall;
+use crate::artifacts::fix_history::{AgentCall, CallOutcome};
 use crate::error::{Error, Result};
 use crate::process::{self, Spec};
 use crate::session::SessionPaths;
@@ -83,7 +83,9 @@ fn file_token(s: &str) -> String {
 }
 
 /// Why a call failed, as far as the output tells.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorKind {
     /// The program is not installed (not found on PATH).
@@ -91,7 +93,9 @@ pub enum ErrorKind {
     Timeout,
     RateLimit,
     /// HTTP 5xx or "overloaded".
+    #[serde(rename = "server_error")]
     Server,
+    #[serde(rename = "connection_error")]
     Connection,
     /// Any other failure (non-zero exit, error envelope).
     Failed,
@@ -191,24 +195,25 @@ impl CallRecord {
         &self,
         iteration: Option<u32>,
         task: Option<&str>,
-        outcome: &str,
+        outcome: CallOutcome,
     ) -> AgentCall {
         AgentCall {
             iteration,
             task: task.map(str::to_string),
-            role: self.role.as_str().to_string(),
+            role: self.role,
             agent: self.agent.clone(),
             started_at: self.started_at,
             duration_ms: self.duration_ms,
             exit_code: self.exit_code,
             timed_out: self.timed_out,
             is_error: self.is_error,
-            error_kind: self.error_kind.map(|k| k.as_str().to_string()),
+            error_kind: self.error_kind,
             cost_usd: self.cost_usd,
             turns: self.turns,
-            outcome: outcome.to_string(),
+            outcome,
             prompt_file: Some(self.prompt_file.clone()),
             output_file: Some(self.output_file.clone()),
+            tamper: None,
             extra: Default::default(),
         }
     }
@@ -271,7 +276,9 @@ pub fn invoke(inv: &Invocation, on_spawn: &mut dyn FnMut(i32)) -> Result<CallRec
     let agent = inv.agent;
     let prompt_rel = rel(inv.cwd, &inv.files.prompt);
     let output_rel = rel(inv.cwd, &inv.files.output);
-    store::write_atomic(&inv.files.prompt, inv.prompt.as_bytes())?;
+    // A record of what was sent: written again with the call if a crash
+    // loses it, so not synced (the step's commit makes the call durable).
+    store::write_replace(&inv.files.prompt, inv.prompt.as_bytes())?;
     // process::run appends; a re-run of the same call starts afresh.
     match std::fs::remove_file(&inv.files.output) {
         Ok(()) => {}

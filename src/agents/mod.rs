@@ -18,7 +18,7 @@ pub mod vars;
 
 use std::path::Path;
 
-use crate::artifacts::fix_history::{AgentCall, FixHistory};
+use crate::artifacts::fix_history::{self, AgentCall, FixHistory};
 use crate::artifacts::iteration_state::Strategy;
 use crate::artifacts::task::{AnalysisQuality, FixStrategy};
 use crate::artifacts::test_results::TestResults;
@@ -29,7 +29,7 @@ use crate::session::SessionPaths;
 pub use config::{AgentKind, MANUAL, ResolvedAgent, Role};
 pub use invoke::{CallFiles, CallRecord, ErrorKind, Invocation, invoke};
 pub use report::TriedTool;
-pub use strategy::{Reason, cost_cap_reached, extract, fallback_reason, total_cost};
+pub use strategy::{Reason, extract, fallback_reason, total_cost};
 pub use vars::{Mode, UnknownVariable, Vars, interpolate};
 
 /// The tool name recorded when the built-in analyzer answered.
@@ -54,20 +54,16 @@ pub struct AnalysisCtx<'a> {
     pub previous_strategies: &'a [FixStrategy],
     pub vars: &'a Vars,
     pub renderer: &'a Renderer,
-    /// `agents.max_cost_usd`.
-    pub max_cost_usd: Option<f64>,
     /// Extra environment for agent processes (see [`Invocation::env`]).
     pub env: &'a [(String, String)],
 }
 
-/// `Error::Blocked` with the reason once the session's recorded agent cost
-/// has reached `agents.max_cost_usd`. Call before every agent call made
-/// outside [`analyze`] (fix, test generation), which checks by itself.
-pub fn ensure_budget(history: &FixHistory, max_cost_usd: Option<f64>) -> Result<()> {
-    match cost_cap_reached(history, 0.0, max_cost_usd) {
-        Some(reason) => Err(Error::Blocked(reason)),
-        None => Ok(()),
-    }
+/// What the engine's agent path did with one call of the chain.
+pub enum Invoked {
+    /// The call ran (and passed the engine's checks).
+    Ran(CallRecord),
+    /// Not run: the session's cost cap is reached (the reason).
+    CostCapped(String),
 }
 
 /// The result of an analysis step.
@@ -89,16 +85,17 @@ pub struct AnalysisOutcome {
 }
 
 /// Run the analysis chain, then (if no tool's analysis is accepted) the
-/// built-in analyzer. Ctrl-C during a call is `Error::Paused`.
+/// built-in analyzer. Every call goes through `invoke`, the engine's one
+/// agent path (cost cap, process group, the checks after a call); Ctrl-C
+/// during a call is `Error::Interrupted`.
 pub fn analyze(
     chain: &[ResolvedAgent],
     ctx: &AnalysisCtx,
-    on_spawn: &mut dyn FnMut(i32),
+    invoke: &mut dyn FnMut(&Invocation) -> Result<Invoked>,
 ) -> Result<AnalysisOutcome> {
     let builtin = builtin::analyze(ctx.results, ctx.log_text, ctx.root, ctx.history);
     let mut tried: Vec<TriedTool> = Vec::new();
     let mut calls: Vec<AgentCall> = Vec::new();
-    let mut spent = 0.0;
     let mut cost_capped = None;
 
     if !chain.is_empty() {
@@ -118,44 +115,47 @@ pub fn analyze(
             },
         )?;
         for (position, agent) in chain.iter().enumerate() {
-            if let Some(reason) = cost_cap_reached(ctx.history, spent, ctx.max_cost_usd) {
-                for skipped in &chain[position..] {
-                    tried.push(TriedTool {
-                        tool: skipped.name.clone(),
-                        reason_code: "cost_cap".into(),
-                        reason: "not run: the session's cost cap was reached".into(),
-                        output_file: None,
-                        duration_ms: 0,
-                        cost_usd: None,
-                    });
-                }
-                cost_capped = Some(reason);
-                break;
-            }
             let files = CallFiles::analysis(ctx.paths, ctx.iteration, position, &agent.name);
-            let call = invoke(
-                &Invocation {
-                    agent,
-                    role: Role::Analysis,
-                    prompt: &prompt,
-                    vars: ctx.vars,
-                    files: &files,
-                    cwd: ctx.root,
-                    env: ctx.env,
-                },
-                on_spawn,
-            )?;
-            spent += call.cost_usd.unwrap_or(0.0);
+            let invocation = Invocation {
+                agent,
+                role: Role::Analysis,
+                prompt: &prompt,
+                vars: ctx.vars,
+                files: &files,
+                cwd: ctx.root,
+                env: ctx.env,
+            };
+            let call = match invoke(&invocation)? {
+                Invoked::Ran(call) => call,
+                Invoked::CostCapped(reason) => {
+                    for skipped in &chain[position..] {
+                        tried.push(TriedTool {
+                            tool: skipped.name.clone(),
+                            reason_code: "cost_cap".into(),
+                            reason: "not run: the session's cost cap was reached".into(),
+                            output_file: None,
+                            duration_ms: 0,
+                            cost_usd: None,
+                        });
+                    }
+                    cost_capped = Some(reason);
+                    break;
+                }
+            };
             if call.interrupted {
-                return Err(Error::Paused(format!(
-                    "interrupted while {} was analysing iteration {}",
+                return Err(Error::Interrupted(format!(
+                    "{} was analysing iteration {}",
                     agent.name, ctx.iteration
                 )));
             }
             let extracted = extract(&call.result_text);
             match fallback_reason(&call, &extracted, ctx.previous_strategies) {
                 None => {
-                    calls.push(call.to_artifact(Some(ctx.iteration), None, "accepted"));
+                    calls.push(call.to_artifact(
+                        Some(ctx.iteration),
+                        None,
+                        fix_history::CallOutcome::Accepted,
+                    ));
                     let strategy = extracted.expect("no fallback reason means a valid strategy");
                     let markdown = report::render(
                         ctx.renderer,
@@ -181,7 +181,7 @@ pub fn analyze(
                     });
                 }
                 Some(reason) => {
-                    calls.push(call.to_artifact(Some(ctx.iteration), None, reason.code()));
+                    calls.push(call.to_artifact(Some(ctx.iteration), None, reason.outcome()));
                     tried.push(TriedTool {
                         tool: agent.name.clone(),
                         reason_code: reason.code().into(),

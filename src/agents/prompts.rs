@@ -197,7 +197,7 @@ pub fn analysis(renderer: &Renderer, p: &AnalysisPrompt) -> Result<String> {
             agent: e.agent.clone(),
             strategy: e.strategy.map(|s| s.as_str().to_string()),
             files_changed: e.files_changed.clone(),
-            outcome: e.outcome.clone(),
+            outcome: e.outcome.to_string(),
             pass_rate_before: e.pass_rate_before,
             pass_rate_after: e.pass_rate_after,
         })

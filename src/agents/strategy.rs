@@ -5,7 +5,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::artifacts::fix_history::FixHistory;
+use crate::artifacts::fix_history::{CallOutcome, FixHistory};
 use crate::artifacts::{self, FixStrategy};
 use crate::error::Problem;
 
@@ -134,6 +134,24 @@ pub enum Reason {
 }
 
 impl Reason {
+    /// The call's `outcome` in fix-history.json.
+    pub fn outcome(&self) -> CallOutcome {
+        match self {
+            Reason::Unavailable(_) => CallOutcome::Unavailable,
+            Reason::Timeout(_) => CallOutcome::Timeout,
+            Reason::RateLimit(_) => CallOutcome::RateLimit,
+            Reason::ServerError(_) => CallOutcome::ServerError,
+            Reason::ConnectionError(_) => CallOutcome::ConnectionError,
+            Reason::AgentError(_) => CallOutcome::AgentError,
+            Reason::NoValidStrategy(_) => CallOutcome::NoValidStrategy,
+            Reason::MissingFields(_) => CallOutcome::MissingFields,
+            Reason::LowConfidence(_) => CallOutcome::LowConfidence,
+            Reason::TooShort(_) => CallOutcome::TooShort,
+            Reason::SameRootCause(_) => CallOutcome::SameRootCause,
+            Reason::CostCap(_) => CallOutcome::CostCap,
+        }
+    }
+
     /// Stable short name, recorded as the call's outcome.
     pub fn code(&self) -> &'static str {
         match self {
@@ -338,28 +356,29 @@ pub fn fallback_reason(
     None
 }
 
+/// Whether to pass over a review that needs no fix strategy (phase 3's
+/// plan review): the same rules as an analysis for a failed or unreachable
+/// call and for its length ([`MIN_WORDS`]), so both chains judge alike.
+pub fn review_reason(call: &CallRecord) -> Option<Reason> {
+    if call.failed() {
+        return fallback_reason(call, &Err(Vec::new()), &[]);
+    }
+    // No strategy is asked of a review (and its text may well discuss
+    // rate limits): only its length is judged.
+    let words = word_count(&call.result_text);
+    (words < MIN_WORDS).then_some(Reason::TooShort(words))
+}
+
 /// Total cost of the session's agent calls in US dollars.
 pub fn total_cost(history: &FixHistory) -> f64 {
     history.agent_calls.iter().filter_map(|c| c.cost_usd).sum()
-}
-
-/// The reason no further agent call may be made, when the recorded cost has
-/// reached `agents.max_cost_usd`. `extra` is cost not yet recorded (calls
-/// made earlier in the same step).
-pub fn cost_cap_reached(history: &FixHistory, extra: f64, cap: Option<f64>) -> Option<String> {
-    let cap = cap?;
-    let spent = total_cost(history) + extra;
-    (spent >= cap).then(|| {
-        format!(
-            "agent cost cap reached: ${spent:.2} spent of agents.max_cost_usd ${cap:.2}; no further agent calls are made (raise the cap in .workflow/wfx.json to continue)"
-        )
-    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::agents::config::Role;
+    use crate::artifacts::fix_history::AgentCall;
 
     const GOOD: &str = r#"{
   "approach": "Handle b == 0 in divide",
@@ -551,27 +570,28 @@ mod tests {
     }
 
     #[test]
-    fn cost_cap() {
+    fn total_cost_sums_the_recorded_calls() {
         let mut h = FixHistory::default();
-        assert_eq!(cost_cap_reached(&h, 0.0, Some(1.0)), None);
-        let c = call("x").to_artifact(Some(1), None, "accepted");
-        h.agent_calls
-            .push(crate::artifacts::fix_history::AgentCall {
-                cost_usd: Some(0.75),
-                ..c.clone()
-            });
-        h.agent_calls
-            .push(crate::artifacts::fix_history::AgentCall {
-                cost_usd: None,
-                ..c
-            });
+        let c = call("x").to_artifact(Some(1), None, CallOutcome::Accepted);
+        h.agent_calls.push(AgentCall {
+            cost_usd: Some(0.75),
+            ..c.clone()
+        });
+        h.agent_calls.push(AgentCall {
+            cost_usd: None,
+            ..c
+        });
         assert_eq!(total_cost(&h), 0.75);
-        assert_eq!(cost_cap_reached(&h, 0.0, None), None);
-        assert_eq!(cost_cap_reached(&h, 0.0, Some(1.0)), None);
-        let r = cost_cap_reached(&h, 0.25, Some(1.0)).unwrap();
-        assert!(
-            r.starts_with("agent cost cap reached: $1.00 spent of agents.max_cost_usd $1.00"),
-            "{r}"
-        );
+    }
+
+    #[test]
+    fn a_review_needs_words_and_a_working_call() {
+        let mut c = call(&prose(99));
+        assert_eq!(review_reason(&c).map(|r| r.code()), Some("too_short"));
+        c.result_text = prose(100);
+        assert_eq!(review_reason(&c), None);
+        c.result_text = format!("{} 429 Too Many Requests", prose(100));
+        c.exit_code = Some(1);
+        assert_eq!(review_reason(&c).map(|r| r.code()), Some("rate_limit"));
     }
 }

@@ -6,6 +6,9 @@ use serde::{Deserialize, Serialize};
 use super::iteration_state::Strategy;
 use super::{Extra, Timestamp};
 
+pub use crate::agents::config::Role;
+pub use crate::agents::invoke::ErrorKind;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TestEditKind {
@@ -64,13 +67,141 @@ pub struct FixAttempt {
     pub pass_rate_before: Option<f64>,
     #[serde(default)]
     pub pass_rate_after: Option<f64>,
-    /// `improved`, `no_change`, `regression`, `rolled_back`, `rejected`, …
+    /// What the run after the fix made of it.
     #[serde(default)]
-    pub outcome: String,
+    pub outcome: FixOutcome,
     #[serde(default)]
     pub commit: Option<String>,
+    /// The commit that reverted this fix, when it was rolled back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollback_commit: Option<String>,
+    /// Commits the agent made itself during the call, folded into this
+    /// attempt's checkpoint (DESIGN.md §10.2).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agent_commits: Vec<String>,
+    /// What the agent did that wfx undid; the attempt counts as failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tamper: Option<Tamper>,
     #[serde(flatten)]
     pub extra: Extra,
+}
+
+/// Something an agent did during its call that the loop does not accept
+/// (DESIGN.md §10.2). When one call did several, the first in this order
+/// is recorded: a moved HEAD undoes the most.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Tamper {
+    /// HEAD is no longer a descendant of the pre-call HEAD (reset,
+    /// checkout, rebase): branch and tree restored to the pre-call state.
+    HeadMoved,
+    /// A file of wfx's own session was changed or removed: restored from
+    /// wfx's copy.
+    SessionEdited,
+    /// A read-only role (analysis) changed the work tree: undone from the
+    /// pre-call snapshot.
+    TreeEdited,
+}
+
+/// What became of a fix attempt (`outcome` in fix-history.json).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FixOutcome {
+    /// Made, not yet judged by a test run.
+    #[default]
+    Pending,
+    Success,
+    PartialSuccess,
+    Improved,
+    NoChange,
+    Regression,
+    /// Undone by a rollback (a regression or tests removed).
+    RolledBack,
+    /// Undone because it edited the tests in a way the policy rejects.
+    Rejected,
+    /// The run after it could not run the tests.
+    Error,
+}
+
+impl FixOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FixOutcome::Pending => "pending",
+            FixOutcome::Success => "success",
+            FixOutcome::PartialSuccess => "partial_success",
+            FixOutcome::Improved => "improved",
+            FixOutcome::NoChange => "no_change",
+            FixOutcome::Regression => "regression",
+            FixOutcome::RolledBack => "rolled_back",
+            FixOutcome::Rejected => "rejected",
+            FixOutcome::Error => "error",
+        }
+    }
+
+    /// Counts as done (its task is `completed`) rather than `failed`.
+    pub fn succeeded(self) -> bool {
+        matches!(
+            self,
+            FixOutcome::Success | FixOutcome::PartialSuccess | FixOutcome::Improved
+        )
+    }
+}
+
+impl std::fmt::Display for FixOutcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What became of an agent call (`outcome` of an `agent_calls` entry): for
+/// fix and test generation how the call ended, for analysis `accepted` or
+/// why the analysis was passed over (the fallback reason).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CallOutcome {
+    Accepted,
+    Completed,
+    Failed,
+    Timeout,
+    Unavailable,
+    RateLimit,
+    ServerError,
+    ConnectionError,
+    AgentError,
+    NoValidStrategy,
+    MissingFields,
+    LowConfidence,
+    TooShort,
+    SameRootCause,
+    CostCap,
+}
+
+impl CallOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CallOutcome::Accepted => "accepted",
+            CallOutcome::Completed => "completed",
+            CallOutcome::Failed => "failed",
+            CallOutcome::Timeout => "timeout",
+            CallOutcome::Unavailable => "unavailable",
+            CallOutcome::RateLimit => "rate_limit",
+            CallOutcome::ServerError => "server_error",
+            CallOutcome::ConnectionError => "connection_error",
+            CallOutcome::AgentError => "agent_error",
+            CallOutcome::NoValidStrategy => "no_valid_strategy",
+            CallOutcome::MissingFields => "missing_fields",
+            CallOutcome::LowConfidence => "low_confidence",
+            CallOutcome::TooShort => "too_short",
+            CallOutcome::SameRootCause => "same_root_cause",
+            CallOutcome::CostCap => "cost_cap",
+        }
+    }
+}
+
+impl std::fmt::Display for CallOutcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// One agent call of any role (analysis, fix, test generation), kept so
@@ -81,8 +212,7 @@ pub struct AgentCall {
     pub iteration: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task: Option<String>,
-    /// `analysis`, `fix` or `test_gen`.
-    pub role: String,
+    pub role: Role,
     pub agent: String,
     pub started_at: Timestamp,
     #[serde(default)]
@@ -94,21 +224,21 @@ pub struct AgentCall {
     /// The agent's envelope reported an error.
     #[serde(default)]
     pub is_error: bool,
-    /// `unavailable`, `timeout`, `rate_limit`, `server_error`,
-    /// `connection_error` or `failed`.
+    /// Why the call failed, as far as its output tells.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error_kind: Option<String>,
+    pub error_kind: Option<ErrorKind>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turns: Option<u32>,
-    /// `accepted`, or why the result was passed over (a fallback reason).
-    #[serde(default)]
-    pub outcome: String,
+    pub outcome: CallOutcome,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_file: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_file: Option<String>,
+    /// What the agent did during this call that wfx undid.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tamper: Option<Tamper>,
     #[serde(flatten)]
     pub extra: Extra,
 }

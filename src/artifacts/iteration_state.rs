@@ -1,4 +1,13 @@
-//! `.process/iteration-state.json`: the state machine of phase 5 (DESIGN.md §5).
+//! `.process/iteration-state.json`: the state machine of phase 5 (DESIGN.md
+//! §5, §10.1).
+//!
+//! In memory the state is typed: [`Action`] is the next action with the
+//! data that action needs in its variant (the fix in flight, the decided
+//! rollback), so an action without its data cannot be represented. On disk
+//! it keeps the flat shape of DESIGN.md §3 — `next_action` is the tag, the
+//! variant's data sits next to it (`fix`, `pending_rollback`) — through
+//! [`IterationStateFile`], which also reads what wfx 0.1 wrote (the fields
+//! it kept in `extra`, records without a `run` number).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -6,7 +15,8 @@ use serde::{Deserialize, Serialize};
 use super::test_results::{Failure, Scope};
 use super::{Extra, Timestamp};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+/// The name of the next action (DESIGN.md §5.1), without its data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum NextAction {
     ExecuteTask,
@@ -21,6 +31,19 @@ pub enum NextAction {
 }
 
 impl NextAction {
+    /// Every action, in the order of DESIGN.md §5.1.
+    pub const ALL: [NextAction; 9] = [
+        NextAction::ExecuteTask,
+        NextAction::RunTests,
+        NextAction::AnalyzeFailures,
+        NextAction::ExecuteFixTask,
+        NextAction::Retest,
+        NextAction::Rollback,
+        NextAction::FinalValidation,
+        NextAction::Complete,
+        NextAction::None,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Self::ExecuteTask => "execute_task",
@@ -32,6 +55,60 @@ impl NextAction {
             Self::FinalValidation => "final_validation",
             Self::Complete => "complete",
             Self::None => "none",
+        }
+    }
+}
+
+impl std::fmt::Display for NextAction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The next action and the data it needs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// Run `current_task` (IMPL-001, IMPL-001.3, IMPL-001.5).
+    ExecuteTask,
+    /// The first run of the loop: the whole suite.
+    RunTests,
+    /// Analyse the failures of `current_iteration`.
+    AnalyzeFailures,
+    /// Fix attempt `current_iteration`; `fix` once its snapshot is taken.
+    ExecuteFixTask { fix: Option<FixInFlight> },
+    /// The retest after the fix.
+    Retest { fix: FixInFlight },
+    /// The full suite after an all-passing retest: only a full run completes.
+    FinalValidation { fix: FixInFlight },
+    /// Revert the fix commit named by the decided rollback.
+    Rollback { rollback: PendingCommit },
+    /// Success: statuses, summaries, then the archive.
+    Complete,
+    /// Nothing left (completed or blocked).
+    None,
+}
+
+impl Action {
+    pub fn kind(&self) -> NextAction {
+        match self {
+            Action::ExecuteTask => NextAction::ExecuteTask,
+            Action::RunTests => NextAction::RunTests,
+            Action::AnalyzeFailures => NextAction::AnalyzeFailures,
+            Action::ExecuteFixTask { .. } => NextAction::ExecuteFixTask,
+            Action::Retest { .. } => NextAction::Retest,
+            Action::FinalValidation { .. } => NextAction::FinalValidation,
+            Action::Rollback { .. } => NextAction::Rollback,
+            Action::Complete => NextAction::Complete,
+            Action::None => NextAction::None,
+        }
+    }
+
+    /// The fix in flight, in the actions that carry one.
+    pub fn fix(&self) -> Option<&FixInFlight> {
+        match self {
+            Action::ExecuteFixTask { fix } => fix.as_ref(),
+            Action::Retest { fix } | Action::FinalValidation { fix } => Some(fix),
+            _ => None,
         }
     }
 }
@@ -83,10 +160,16 @@ pub enum IterationResult {
     Error,
 }
 
-/// One test run of the loop.
+/// One test run of the loop. An iteration may hold several runs (the
+/// affected retest, then the full-suite validation): each is its own
+/// record with its own results file and log (DESIGN.md §10.4).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct IterationRecord {
     pub iteration: u32,
+    /// 1-based number of the run in the session, unique (records of wfx
+    /// 0.1, one per iteration, get their position on load).
+    #[serde(default)]
+    pub run: u32,
     pub started_at: Timestamp,
     #[serde(default)]
     pub completed_at: Option<Timestamp>,
@@ -99,6 +182,15 @@ pub struct IterationRecord {
     pub failed_tests: Vec<String>,
     #[serde(default)]
     pub new_failures: Vec<String>,
+    /// Failures of this run that passed on their re-run (DESIGN.md §5.3).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flaky_tests: Vec<String>,
+    /// This run's parsed results and full output, relative to the project
+    /// root (none for records of wfx 0.1: `iteration-N-results.json`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub results_file: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_log: Option<String>,
     #[serde(default)]
     pub strategy: Option<Strategy>,
     #[serde(default)]
@@ -117,8 +209,137 @@ pub struct IterationRecord {
     pub extra: Extra,
 }
 
+/// `.process/iteration-state.json`: the state machine of phase 5.
+/// `next_action` names the next action; the data it needs sits next to it
+/// (`fix` for `execute_fix_task`, `retest` and `final_validation`;
+/// `pending_rollback` for `rollback`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(try_from = "IterationStateFile", into = "IterationStateFile")]
 pub struct IterationState {
+    pub session_id: String,
+    pub current_task: Option<String>,
+    pub queue: Vec<String>,
+    pub current_iteration: u32,
+    pub max_iterations: u32,
+    pub selected_strategy: Option<Strategy>,
+    /// `next_action` and its data.
+    pub action: Action,
+    pub status: LoopStatus,
+    pub started_at: Timestamp,
+    pub updated_at: Timestamp,
+    pub best_pass_rate: Option<f64>,
+    pub stuck_tests: Vec<String>,
+    pub blocked_reason: Option<String>,
+    pub iterations: Vec<IterationRecord>,
+    /// The run (by `run` number) whose results describe the code as it is
+    /// now: the last run, or after a rollback the run before the undone
+    /// fix. Retests are merged over it and compared with it.
+    pub baseline_run: Option<u32>,
+    /// A checkpoint commit that was decided but is not yet known to exist;
+    /// made (idempotently, by its trailers) before anything else.
+    pub pending_commit: Option<PendingCommit>,
+    /// Snapshot of the work tree before IMPL-001 generated tests, so the
+    /// generated tests can be committed once the gates passed.
+    pub tasks_snapshot: Option<String>,
+    /// The commit of IMPL-001's generated tests (iteration 0).
+    pub tests_commit: Option<String>,
+    /// Fields other tools or people added.
+    pub extra: Extra,
+}
+
+impl IterationState {
+    pub fn next_action(&self) -> NextAction {
+        self.action.kind()
+    }
+
+    /// The record of run `run`.
+    pub fn run(&self, run: u32) -> Option<&IterationRecord> {
+        self.iterations.iter().find(|r| r.run == run)
+    }
+
+    pub fn run_mut(&mut self, run: u32) -> Option<&mut IterationRecord> {
+        self.iterations.iter_mut().find(|r| r.run == run)
+    }
+
+    /// The number the next run gets.
+    pub fn next_run(&self) -> u32 {
+        self.iterations.iter().map(|r| r.run).max().unwrap_or(0) + 1
+    }
+}
+
+/// The last run of each iteration, in order: the run that settled it.
+/// Windows over "runs in a row" (stuck tests, no progress) count these,
+/// so an affected retest and its full validation count once.
+pub fn settled_runs(records: &[IterationRecord]) -> Vec<IterationRecord> {
+    let mut out: Vec<IterationRecord> = Vec::new();
+    for r in records {
+        match out.last_mut() {
+            Some(last) if last.iteration == r.iteration => *last = r.clone(),
+            _ => out.push(r.clone()),
+        }
+    }
+    out
+}
+
+/// A fix attempt between its snapshot and its retest.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct FixInFlight {
+    pub iteration: u32,
+    /// Git tree id of the work tree before the fix (none outside git).
+    #[serde(default)]
+    pub snapshot: Option<String>,
+    /// `HEAD` before the fix (what the checks after the fix compare with).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub head: Option<String>,
+    pub started_at: Timestamp,
+    /// The fix ran (or a person's changes were seen) and was inspected.
+    #[serde(default)]
+    pub observed: bool,
+    /// Paths the fix commit will contain (what the fix changed, minus the
+    /// user's own untracked files).
+    #[serde(default)]
+    pub commit_paths: Vec<String>,
+    /// The fix changed test files: the retest runs the whole suite.
+    #[serde(default)]
+    pub touched_tests: bool,
+    /// Why the test-edit policy rejects this fix (DESIGN.md §5.6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rejected: Option<String>,
+}
+
+/// What a pending commit is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CommitPurpose {
+    /// A fix attempt.
+    Fix,
+    /// IMPL-001's generated tests (iteration 0).
+    Tests,
+    /// The revert of a fix attempt.
+    Rollback,
+}
+
+/// A commit decided in one step and made in the next (see
+/// [`IterationState::pending_commit`], [`Action::Rollback`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PendingCommit {
+    pub kind: CommitPurpose,
+    pub iteration: u32,
+    pub message: String,
+    /// Project-relative paths to commit, with the session's artifacts.
+    #[serde(default)]
+    pub paths: Vec<String>,
+    /// For a rollback: the run that judged the undone fix (it becomes
+    /// `rolled_back`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<u32>,
+}
+
+/// `iteration-state.json` as stored: the flat shape of DESIGN.md §3, and
+/// what wfx 0.1 wrote.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[schemars(title = "IterationState")]
+pub struct IterationStateFile {
     pub session_id: String,
     #[serde(default)]
     pub current_task: Option<String>,
@@ -139,69 +360,180 @@ pub struct IterationState {
     pub stuck_tests: Vec<String>,
     #[serde(default)]
     pub blocked_reason: Option<String>,
+    /// Every test run, in order (an iteration may have several).
     #[serde(default)]
     pub iterations: Vec<IterationRecord>,
-    /// The run whose results describe the code as it is now: the last run,
-    /// or after a rollback the run before the undone fix. Retests are
-    /// merged over it and compared with it.
+    /// The run (its `run` number) whose results describe the code as it is
+    /// now: the last run, or after a rollback the run before the undone
+    /// fix. Retests are merged over it and compared with it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline_run: Option<u32>,
-    /// The fix attempt of `current_iteration` while it is in flight: its
-    /// snapshot is persisted before the fix runs, so a run killed during
-    /// the fix still knows what the fix changed.
+    /// `execute_fix_task` (once its snapshot is taken), `retest`,
+    /// `final_validation`: the fix attempt in flight. Its snapshot is
+    /// persisted before the fix runs, so a run killed during the fix still
+    /// knows what the fix changed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fix: Option<FixInFlight>,
     /// A checkpoint commit that was decided but is not yet known to exist;
     /// made (idempotently, by its trailers) before anything else.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pending_commit: Option<PendingCommit>,
-    /// The rollback decided for `next_action: rollback`: which fix, and
-    /// the commit message saying why.
+    /// `rollback`: which fix, and the commit message saying why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pending_rollback: Option<PendingCommit>,
     /// Snapshot of the work tree before IMPL-001 generated tests, so the
     /// generated tests can be committed once the gates passed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tasks_snapshot: Option<String>,
+    /// The commit of IMPL-001's generated tests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tests_commit: Option<String>,
     #[serde(flatten)]
     pub extra: Extra,
 }
 
-/// A fix attempt between its snapshot and its retest.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct FixInFlight {
-    pub iteration: u32,
-    /// Git tree id of the work tree before the fix (none outside git).
-    #[serde(default)]
-    pub snapshot: Option<String>,
-    pub started_at: Timestamp,
-    /// The fix ran (or a person's changes were seen) and was inspected.
-    #[serde(default)]
-    pub observed: bool,
-    /// Paths the fix commit will contain (what the fix changed, minus the
-    /// user's own untracked files).
-    #[serde(default)]
-    pub commit_paths: Vec<String>,
-    /// The fix changed test files: the retest runs the whole suite.
-    #[serde(default)]
-    pub touched_tests: bool,
-    /// Why the test-edit policy rejects this fix (DESIGN.md §5.6).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rejected: Option<String>,
+impl TryFrom<IterationStateFile> for IterationState {
+    type Error = String;
+
+    fn try_from(f: IterationStateFile) -> Result<Self, String> {
+        let mut iterations = f.iterations;
+        // wfx 0.1: one record per iteration, no run numbers.
+        if iterations.iter().any(|r| r.run == 0) {
+            for (i, r) in iterations.iter_mut().enumerate() {
+                r.run = i as u32 + 1;
+            }
+        }
+        let mut runs: Vec<u32> = iterations.iter().map(|r| r.run).collect();
+        runs.sort_unstable();
+        runs.dedup();
+        if runs.len() != iterations.len() {
+            return Err("two records of `iterations` have the same `run`".into());
+        }
+        let mut extra = f.extra;
+        // wfx 0.1 kept these in the extra maps.
+        let tests_commit = f
+            .tests_commit
+            .or_else(|| take_string(&mut extra, "tests_commit"));
+        for r in &mut iterations {
+            if r.flaky_tests.is_empty()
+                && let Some(v) = r.extra.remove("flaky_tests")
+            {
+                r.flaky_tests = serde_json::from_value(v)
+                    .map_err(|e| format!("/iterations: flaky_tests: {e}"))?;
+            }
+        }
+        // A fix in flight that wfx 0.1 did not persist (a retest it
+        // started without one) is a fix that changed nothing it knew of.
+        let unknown_fix = || FixInFlight {
+            iteration: f.current_iteration,
+            snapshot: None,
+            head: None,
+            started_at: f.updated_at,
+            observed: true,
+            commit_paths: Vec::new(),
+            touched_tests: false,
+            rejected: None,
+        };
+        let action = match f.next_action {
+            NextAction::ExecuteTask => Action::ExecuteTask,
+            NextAction::RunTests => Action::RunTests,
+            NextAction::AnalyzeFailures => Action::AnalyzeFailures,
+            NextAction::ExecuteFixTask => Action::ExecuteFixTask {
+                fix: f.fix.filter(|x| x.iteration == f.current_iteration),
+            },
+            NextAction::Retest => Action::Retest {
+                fix: f.fix.unwrap_or_else(unknown_fix),
+            },
+            NextAction::FinalValidation => Action::FinalValidation {
+                fix: f.fix.unwrap_or_else(unknown_fix),
+            },
+            NextAction::Rollback => Action::Rollback {
+                rollback: match f.pending_rollback {
+                    Some(mut r) => {
+                        r.kind = CommitPurpose::Rollback;
+                        r.run.get_or_insert(r.iteration + 1);
+                        r
+                    }
+                    None => {
+                        return Err(
+                            "`next_action` is `rollback` but no `pending_rollback` says which fix"
+                                .into(),
+                        );
+                    }
+                },
+            },
+            NextAction::Complete => Action::Complete,
+            NextAction::None => Action::None,
+        };
+        Ok(IterationState {
+            session_id: f.session_id,
+            current_task: f.current_task,
+            queue: f.queue,
+            current_iteration: f.current_iteration,
+            max_iterations: f.max_iterations,
+            selected_strategy: f.selected_strategy,
+            action,
+            status: f.status,
+            started_at: f.started_at,
+            updated_at: f.updated_at,
+            best_pass_rate: f.best_pass_rate,
+            stuck_tests: f.stuck_tests,
+            blocked_reason: f.blocked_reason,
+            iterations,
+            baseline_run: f.baseline_run,
+            pending_commit: f.pending_commit,
+            tasks_snapshot: f.tasks_snapshot,
+            tests_commit,
+            extra,
+        })
+    }
 }
 
-/// A commit decided in one step and made in the next (see
-/// [`IterationState::pending_commit`]).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct PendingCommit {
-    /// `fix` (a fix attempt), `tests` (IMPL-001's generated tests,
-    /// iteration 0) or `rollback`.
-    pub kind: String,
-    pub iteration: u32,
-    pub message: String,
-    /// Project-relative paths to commit, with the session's artifacts.
-    #[serde(default)]
-    pub paths: Vec<String>,
+fn take_string(extra: &mut Extra, key: &str) -> Option<String> {
+    match extra.remove(key) {
+        Some(serde_json::Value::String(s)) => Some(s),
+        Some(other) => {
+            // Not ours after all: keep it where it was.
+            extra.insert(key.to_string(), other);
+            None
+        }
+        None => None,
+    }
+}
+
+impl From<IterationState> for IterationStateFile {
+    fn from(s: IterationState) -> Self {
+        let next_action = s.action.kind();
+        let (fix, pending_rollback) = match s.action {
+            Action::ExecuteFixTask { fix } => (fix, None),
+            Action::Retest { fix } | Action::FinalValidation { fix } => (Some(fix), None),
+            Action::Rollback { rollback } => (None, Some(rollback)),
+            _ => (None, None),
+        };
+        IterationStateFile {
+            session_id: s.session_id,
+            current_task: s.current_task,
+            queue: s.queue,
+            current_iteration: s.current_iteration,
+            max_iterations: s.max_iterations,
+            selected_strategy: s.selected_strategy,
+            next_action,
+            status: s.status,
+            started_at: s.started_at,
+            updated_at: s.updated_at,
+            best_pass_rate: s.best_pass_rate,
+            stuck_tests: s.stuck_tests,
+            blocked_reason: s.blocked_reason,
+            iterations: s.iterations,
+            baseline_run: s.baseline_run,
+            fix,
+            pending_commit: s.pending_commit,
+            pending_rollback,
+            tasks_snapshot: s.tasks_snapshot,
+            tests_commit: s.tests_commit,
+            extra: s.extra,
+        }
+    }
 }
 
 /// `.process/iteration-<N>-failures.json`: the failures a fix was asked to address.
@@ -213,4 +545,103 @@ pub struct IterationFailures {
     pub failures: Vec<Failure>,
     #[serde(flatten)]
     pub extra: Extra,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v01(extra: serde_json::Value) -> serde_json::Value {
+        let mut base = serde_json::json!({
+            "session_id": "WFS-a",
+            "current_task": "IMPL-002",
+            "queue": [],
+            "current_iteration": 2,
+            "max_iterations": 10,
+            "next_action": "retest",
+            "status": "running",
+            "started_at": "2026-01-01T00:00:00Z",
+            "updated_at": "2026-01-01T00:00:05Z",
+            "iterations": [
+                {"iteration": 1, "started_at": "2026-01-01T00:00:01Z", "scope": "full",
+                 "pass_rate": 50.0, "total": 4, "passed": 2, "failed": 2, "flaky_tests": ["t::a"]},
+                {"iteration": 2, "started_at": "2026-01-01T00:00:02Z", "scope": "affected",
+                 "pass_rate": 75.0, "total": 4, "passed": 3, "failed": 1}
+            ],
+            "tests_commit": "abc"
+        });
+        for (k, v) in extra.as_object().unwrap() {
+            base[k] = v.clone();
+        }
+        base
+    }
+
+    #[test]
+    fn a_state_of_wfx_0_1_reads_into_the_typed_state_and_writes_back_flat() {
+        let state: IterationState = serde_json::from_value(v01(serde_json::json!({}))).unwrap();
+        assert_eq!(state.tests_commit.as_deref(), Some("abc"));
+        assert!(state.extra.is_empty(), "{:?}", state.extra);
+        assert_eq!(
+            state.iterations.iter().map(|r| r.run).collect::<Vec<_>>(),
+            [1, 2]
+        );
+        assert_eq!(state.iterations[0].flaky_tests, ["t::a"]);
+        let Action::Retest { fix } = &state.action else {
+            panic!("{:?}", state.action)
+        };
+        assert!(fix.observed && fix.snapshot.is_none(), "{fix:?}");
+        let back = serde_json::to_value(&state).unwrap();
+        assert_eq!(back["next_action"], "retest");
+        assert_eq!(back["tests_commit"], "abc");
+        assert_eq!(back["fix"]["iteration"], 2);
+        assert_eq!(back["iterations"][1]["run"], 2);
+        assert_eq!(back["iterations"][0]["flaky_tests"][0], "t::a");
+        let again: IterationState = serde_json::from_value(back).unwrap();
+        assert_eq!(again, state);
+    }
+
+    #[test]
+    fn an_action_without_its_data_is_refused_and_other_tools_fields_survive() {
+        let err = serde_json::from_value::<IterationState>(v01(
+            serde_json::json!({"next_action": "rollback"}),
+        ))
+        .unwrap_err();
+        assert!(err.to_string().contains("pending_rollback"), "{err}");
+        let rollback = serde_json::json!({
+            "next_action": "rollback",
+            "pending_rollback": {"kind": "rollback", "iteration": 1, "message": "m"},
+            "reviewer": {"name": "ana"}
+        });
+        let state: IterationState = serde_json::from_value(v01(rollback)).unwrap();
+        let Action::Rollback { rollback } = &state.action else {
+            panic!()
+        };
+        assert_eq!(rollback.run, Some(2), "the run after the fix");
+        assert_eq!(state.extra["reviewer"]["name"], "ana");
+        let dup = v01(serde_json::json!({"iterations": [
+            {"iteration": 1, "run": 1, "started_at": "2026-01-01T00:00:01Z", "scope": "full",
+             "pass_rate": 50.0, "total": 4, "passed": 2, "failed": 2},
+            {"iteration": 2, "run": 1, "started_at": "2026-01-01T00:00:02Z", "scope": "full",
+             "pass_rate": 50.0, "total": 4, "passed": 2, "failed": 2}
+        ]}));
+        assert!(serde_json::from_value::<IterationState>(dup).is_err());
+    }
+
+    #[test]
+    fn settled_runs_keep_the_last_run_of_each_iteration() {
+        let state: IterationState = serde_json::from_value(v01(serde_json::json!({}))).unwrap();
+        let mut recs = state.iterations.clone();
+        let mut full = recs[1].clone();
+        full.run = 3;
+        full.scope = Scope::Full;
+        recs.push(full);
+        let settled = settled_runs(&recs);
+        assert_eq!(
+            settled
+                .iter()
+                .map(|r| (r.iteration, r.run))
+                .collect::<Vec<_>>(),
+            [(1, 1), (2, 3)]
+        );
+    }
 }

@@ -9,9 +9,12 @@ pub mod context;
 pub mod fix_history;
 pub mod iteration_state;
 pub mod manifest;
+pub mod options;
 pub mod run_state;
 pub mod session;
 pub mod task;
+pub mod task_overlay;
+pub mod task_record;
 pub mod test_results;
 
 use std::collections::HashMap;
@@ -29,6 +32,7 @@ pub use manifest::{ArchiveEntry, ArchiveManifest};
 pub use run_state::RunState;
 pub use session::WorkflowSession;
 pub use task::{FixStrategy, Task};
+pub use task_overlay::TaskOverlay;
 pub use test_results::TestResults;
 
 use crate::error::Problem;
@@ -55,6 +59,7 @@ macro_rules! artifact {
 
 artifact!(WorkflowSession, "workflow-session");
 artifact!(Task, "task");
+artifact!(TaskOverlay, "task-overlay");
 artifact!(FixStrategy, "fix-strategy");
 artifact!(IterationState, "iteration-state");
 artifact!(IterationFailures, "iteration-failures");
@@ -75,11 +80,25 @@ fn schema_of<T: Artifact>() -> (&'static str, Value) {
     )
 }
 
+/// The schema of one JSON Lines event of `--json` (docs/events.md).
+fn event_schema() -> (&'static str, Value) {
+    let schema = schemars::generate::SchemaSettings::draft2020_12()
+        .for_serialize()
+        .into_generator()
+        .into_root_schema_for::<crate::engine::event::EventLine>();
+    (
+        "event",
+        serde_json::to_value(schema).expect("schemas serialise"),
+    )
+}
+
 /// Every schema wfx generates, by name: the source of `schemas/`.
 pub fn all_schemas() -> Vec<(&'static str, Value)> {
     vec![
+        event_schema(),
         schema_of::<WorkflowSession>(),
         schema_of::<Task>(),
+        schema_of::<TaskOverlay>(),
         schema_of::<FixStrategy>(),
         schema_of::<IterationState>(),
         schema_of::<IterationFailures>(),
@@ -93,6 +112,8 @@ pub fn all_schemas() -> Vec<(&'static str, Value)> {
 }
 
 /// The schema name for a file, judged by its name and place in a session.
+/// (A `.task/*.json` without `id`, `title` and `meta` is a [`TaskOverlay`]; see
+/// [`schema_for_value`].)
 pub fn schema_for_path(path: &std::path::Path) -> Option<&'static str> {
     let name = path.file_name()?.to_str()?;
     let parent = path
@@ -196,6 +217,18 @@ fn short_message(mut message: String) -> String {
         message.push('…');
     }
     message
+}
+
+/// The schema a document is checked against, given the one its path
+/// names: a task file without `id`, `title` and `meta` is another tool's
+/// status overlay,
+/// and a manifest is checked in its array form.
+pub fn schema_for_value(by_path: &'static str, value: &Value) -> &'static str {
+    if by_path == Task::SCHEMA && task_overlay::is_overlay(value) {
+        TaskOverlay::SCHEMA
+    } else {
+        by_path
+    }
 }
 
 /// Validate a JSON value against the named schema. `file` is only used to

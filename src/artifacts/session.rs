@@ -5,6 +5,14 @@ use serde::{Deserialize, Serialize};
 
 use super::{Extra, Timestamp};
 
+/// The first seven are wfx's own; the rest are what other `.workflow`
+/// tools write: Claude-Code-Workflow's `session_manager init`
+/// (`initialized`), its dashboard's name for active (`in_progress`),
+/// `ccw session status` (`implementing`, `reviewing`) and its archive
+/// (`archived`). Those are accepted on read, kept as written until wfx
+/// itself changes the status, and mean what [`Self::meaning`] says
+/// (DESIGN.md §10.6). (No doc comment on a variant: the schema keeps a
+/// plain `enum`, whose errors name the field's type.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SessionStatus {
@@ -15,6 +23,11 @@ pub enum SessionStatus {
     Completed,
     PartialSuccess,
     Blocked,
+    Initialized,
+    InProgress,
+    Implementing,
+    Reviewing,
+    Archived,
 }
 
 impl SessionStatus {
@@ -27,12 +40,29 @@ impl SessionStatus {
             Self::Completed => "completed",
             Self::PartialSuccess => "partial_success",
             Self::Blocked => "blocked",
+            Self::Initialized => "initialized",
+            Self::InProgress => "in_progress",
+            Self::Implementing => "implementing",
+            Self::Reviewing => "reviewing",
+            Self::Archived => "archived",
+        }
+    }
+
+    /// The wfx status this value means: another tool's name for one of
+    /// wfx's states maps to it (`initialized` → planning; `in_progress`,
+    /// `implementing`, `reviewing` → active; `archived` → completed).
+    pub fn meaning(self) -> Self {
+        match self {
+            Self::Initialized => Self::Planning,
+            Self::InProgress | Self::Implementing | Self::Reviewing => Self::Active,
+            Self::Archived => Self::Completed,
+            own => own,
         }
     }
 
     /// Finished sessions: nothing more will run without a person's say.
     pub fn is_terminal(self) -> bool {
-        matches!(self, Self::Completed | Self::PartialSuccess)
+        matches!(self.meaning(), Self::Completed | Self::PartialSuccess)
     }
 }
 
@@ -100,6 +130,10 @@ pub struct WorkflowSession {
     pub status: SessionStatus,
     #[serde(default)]
     pub description: String,
+    /// The description again, under the name Claude-Code-Workflow's
+    /// session scanner and dashboard read (DESIGN.md §10.6).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub project: String,
     pub mode: InputMode,
     #[serde(default)]
     pub input: String,
@@ -111,12 +145,18 @@ pub struct WorkflowSession {
     pub completed_at: Option<Timestamp>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resumed_at: Option<Timestamp>,
+    /// When the session moved to `archives/` (read by CCW's scanner).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub archived_at: Option<Timestamp>,
     #[serde(default)]
     pub git: GitInfo,
     #[serde(default)]
     pub phases: Vec<PhaseRecord>,
     #[serde(default)]
     pub wfx_version: String,
+    /// The phase-5 flags recorded when the session was planned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cycle_options: Option<super::options::CycleOptions>,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -156,6 +196,7 @@ impl WorkflowSession {
             kind: "test".into(),
             workflow_type: "test_session".into(),
             status: SessionStatus::Planning,
+            project: description.clone(),
             description,
             mode,
             input,
@@ -164,9 +205,11 @@ impl WorkflowSession {
             updated_at: now,
             completed_at: None,
             resumed_at: None,
+            archived_at: None,
             git: GitInfo::default(),
             phases,
             wfx_version: crate::VERSION.to_string(),
+            cycle_options: None,
             extra: Extra::new(),
         }
     }

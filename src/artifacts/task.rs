@@ -8,6 +8,12 @@ use serde::{Deserialize, Serialize};
 use super::test_results::Criticality;
 use super::{Extra, Timestamp};
 
+/// wfx's six statuses, plus the two other `.workflow` tools write
+/// (`ccw session task … cancelled`, CCW's task schema's `active`): those
+/// are accepted on read, kept as written until wfx changes the task, and
+/// mean what [`Self::meaning`] says (DESIGN.md §10.6): `active` is being
+/// worked on, `cancelled` was dropped by a person. (No doc comment on a
+/// variant: the schema keeps a plain `enum`.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TaskStatus {
@@ -17,6 +23,8 @@ pub enum TaskStatus {
     Failed,
     Skipped,
     Blocked,
+    Active,
+    Cancelled,
 }
 
 impl TaskStatus {
@@ -28,12 +36,24 @@ impl TaskStatus {
             Self::Failed => "failed",
             Self::Skipped => "skipped",
             Self::Blocked => "blocked",
+            Self::Active => "active",
+            Self::Cancelled => "cancelled",
+        }
+    }
+
+    /// The wfx status this value means: `active` → in_progress,
+    /// `cancelled` → skipped (not run, and not a failure).
+    pub fn meaning(self) -> Self {
+        match self {
+            Self::Active => Self::InProgress,
+            Self::Cancelled => Self::Skipped,
+            own => own,
         }
     }
 
     /// Done, one way or another: counts towards progress.
     pub fn is_done(self) -> bool {
-        matches!(self, Self::Completed | Self::Skipped)
+        matches!(self.meaning(), Self::Completed | Self::Skipped)
     }
 }
 
@@ -100,6 +120,9 @@ pub struct TaskMeta {
     pub analysis_quality: Option<AnalysisQuality>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub analysis_tool: Option<String>,
+    /// What running the task recorded (gates, coverage, strategy).
+    #[serde(flatten)]
+    pub record: super::task_record::TaskRecord,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -206,6 +229,37 @@ impl Task {
     }
 }
 
+/// What kind of failure a root cause is, which decides who can fix it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureKind {
+    /// A bug in the code under test: for the fix agent.
+    Code,
+    /// The test itself is wrong (only with evidence: it does not parse,
+    /// imports what the project does not have, asks for a missing fixture).
+    Test,
+    /// The machine, not the project: a dependency that is not installed,
+    /// the network, a port in use, permissions, time zone or locale data,
+    /// memory, no tests found. Nothing a code change fixes.
+    Environment,
+}
+
+impl FailureKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Code => "code",
+            Self::Test => "test",
+            Self::Environment => "environment",
+        }
+    }
+}
+
+impl std::fmt::Display for FailureKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RootCause {
     pub test: String,
@@ -216,6 +270,9 @@ pub struct RootCause {
     pub file: Option<String>,
     #[serde(default)]
     pub line: Option<u32>,
+    /// The kind of this failure group, when the analysis says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_kind: Option<FailureKind>,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -275,6 +332,11 @@ pub struct FixStrategy {
     pub expected_outcome: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub criticality_overrides: Option<BTreeMap<String, Criticality>>,
+    /// The kind of the failures as a whole: `environment` when any group
+    /// is (the machine must be fixed before results mean anything), `test`
+    /// when every group is, else `code`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_kind: Option<FailureKind>,
     #[serde(flatten)]
     pub extra: Extra,
 }

@@ -87,6 +87,17 @@ pub struct Failure {
     pub extra: Extra,
 }
 
+impl Failure {
+    /// Where it failed, for people: `file:line`, `file`, or empty.
+    pub fn location(&self) -> String {
+        match (&self.file, self.line) {
+            (Some(file), Some(line)) => format!("{file}:{line}"),
+            (Some(file), None) => file.clone(),
+            _ => String::new(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CaseStatus {

@@ -3,10 +3,14 @@
 mod completions;
 mod demo;
 mod init;
+mod install;
+mod mcp;
 mod report;
 mod run;
 mod session;
 mod status;
+
+pub use status::document as status_document;
 mod test;
 mod test_cycle_execute;
 mod test_fix_gen;
@@ -26,8 +30,28 @@ pub struct Ctx<'a> {
 }
 
 pub fn dispatch(cli: Cli, ui: &Printer) -> Result<Exit> {
-    if let Command::Completions(args) = &cli.command {
-        return completions::run(args);
+    // Commands without a project: -C means nothing to them.
+    match &cli.command {
+        Command::Completions(args) => {
+            refuse_project_root(
+                &cli,
+                "completions",
+                "completions do not depend on a project",
+            )?;
+            return completions::run(args);
+        }
+        Command::Demo(_) => {
+            refuse_project_root(
+                &cli,
+                "demo",
+                "the demo makes its own project; use --dir DIR",
+            )?;
+            let Command::Demo(args) = cli.command else {
+                unreachable!("matched above")
+            };
+            return demo::run(ui, args);
+        }
+        _ => {}
     }
     let root = project_root(cli.global.project_root.as_deref())?;
     let ctx = Ctx {
@@ -43,9 +67,21 @@ pub fn dispatch(cli: Cli, ui: &Printer) -> Result<Exit> {
         Command::TestCycleExecute(args) => test_cycle_execute::run(&ctx, args),
         Command::Init(args) => init::run(&ctx, args),
         Command::Test(args) => test::run(&ctx, args),
-        Command::Demo(args) => demo::run(&ctx, args),
         Command::Run(args) => run::run(&ctx, args),
-        Command::Completions(_) => unreachable!("handled above"),
+        Command::Install(args) => install::run(&ctx, args),
+        Command::Mcp(args) => mcp::run(&ctx, args),
+        Command::Completions(_) | Command::Demo(_) => unreachable!("handled above"),
+    }
+}
+
+/// `-C` given to a command that has no project: a usage error saying why.
+fn refuse_project_root(cli: &Cli, command: &str, why: &str) -> Result<()> {
+    match &cli.global.project_root {
+        Some(dir) => Err(Error::usage(format!(
+            "-C/--project-root {}: `wfx {command}` takes no project root ({why})",
+            dir.display()
+        ))),
+        None => Ok(()),
     }
 }
 

@@ -6,7 +6,7 @@ use crate::error::{Exit, Result};
 use crate::report;
 
 pub fn run(ctx: &Ctx, args: ReportArgs) -> Result<Exit> {
-    let sref = ctx.ws.resolve(args.session.as_deref(), None, false)?;
+    let sref = ctx.ws.pick_for_view(args.session.as_deref())?;
     let written = report::write_report(&ctx.ws, &sref, &args.html)?;
     for p in &written.problems {
         ctx.ui.warn(format!("left out of the report: {p}"));

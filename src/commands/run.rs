@@ -3,10 +3,11 @@
 //! goes; the summary (or `--json` document) goes to stdout.
 
 use super::Ctx;
+use crate::artifacts::run_state::RunStatus;
 use crate::cli::RunArgs;
 use crate::error::{Error, Exit, Result};
 use crate::ui::Style;
-use crate::workflow::{self, DryRun, Outcome, Report, RunOptions};
+use crate::workflow::{self, DryRun, Outcome, RunOptions, RunOutcome};
 
 pub fn run(ctx: &Ctx, args: RunArgs) -> Result<Exit> {
     let mut vars = Vec::new();
@@ -26,7 +27,7 @@ pub fn run(ctx: &Ctx, args: RunArgs) -> Result<Exit> {
         Outcome::DryRun(plan) => print_plan(ctx, &plan),
         Outcome::Ran(report) => {
             print_report(ctx, &report);
-            Ok(report.exit)
+            Ok(report.ending.exit)
         }
     }
 }
@@ -60,45 +61,32 @@ fn print_plan(ctx: &Ctx, plan: &DryRun) -> Result<Exit> {
     }
 }
 
-fn print_report(ctx: &Ctx, r: &Report) {
+/// The result for people on stdout: the summary of a finished run, or
+/// where a paused one stopped (with `--json` the engine's final `done`
+/// event said it all).
+fn print_report(ctx: &Ctx, r: &RunOutcome) {
     if ctx.ui.is_json() {
-        ctx.ui.event(
-            "finished",
-            serde_json::json!({
-                "session_id": r.state.session_id,
-                "session_dir": r.session_dir,
-                "status": r.state.status,
-                "exit_code": r.exit.code(),
-                "stop_reason": r.state.stop_reason,
-                "never_passed": r.never_passed,
-                "steps": r.state.steps,
-            }),
-        );
         return;
     }
-    let status = r.state.status.as_str();
-    let headline = match r.state.status {
-        crate::artifacts::run_state::RunStatus::Completed => ctx.ui.paint(Style::Green, status),
-        crate::artifacts::run_state::RunStatus::PartialSuccess => {
-            ctx.ui.paint(Style::Yellow, status)
+    for (i, line) in r.ending.lines.iter().enumerate() {
+        // The headline's status word in colour.
+        let status = r.state.status.as_str();
+        let paused = r.state.status == RunStatus::Paused;
+        let prefix = format!("workflow {}: {status}", r.state.workflow_name);
+        if i == 0 && !paused && line.starts_with(&prefix) {
+            let style = match r.state.status {
+                RunStatus::Completed => Style::Green,
+                RunStatus::PartialSuccess => Style::Yellow,
+                _ => Style::Red,
+            };
+            ctx.ui.out(format!(
+                "workflow {}: {}{}",
+                r.state.workflow_name,
+                ctx.ui.paint(style, status),
+                &line[prefix.len()..]
+            ));
+        } else {
+            ctx.ui.out(line);
         }
-        _ => ctx.ui.paint(Style::Red, status),
-    };
-    let mut head = format!("workflow {}: {headline}", r.state.workflow_name);
-    if !r.never_passed.is_empty() {
-        let steps: Vec<String> = r.never_passed.iter().map(|i| i.to_string()).collect();
-        head.push_str(&format!(
-            " — tests of step{} {} did not pass",
-            if steps.len() == 1 { "" } else { "s" },
-            steps.join(", ")
-        ));
     }
-    ctx.ui.out(head);
-    for line in &r.lines {
-        ctx.ui.out(format!("  {line}"));
-    }
-    if let Some(reason) = &r.state.stop_reason {
-        ctx.ui.out(format!("stopped: {reason}"));
-    }
-    ctx.ui.out(format!("session: {}", r.session_dir));
 }

@@ -3,9 +3,11 @@ use serde::Serialize;
 use super::Ctx;
 use crate::artifacts::Timestamp;
 use crate::artifacts::session::SessionStatus;
+use crate::artifacts::task::TaskStatus;
 use crate::cli::SessionCommand;
 use crate::error::{Error, Exit, Result};
-use crate::session::{Location, SessionRef};
+use crate::session::foreign::{self, Owner};
+use crate::session::{Location, SessionRef, Several};
 use crate::ui::table;
 
 /// One row of `wfx session list`.
@@ -21,6 +23,9 @@ pub struct SessionSummary {
     pub progress: Progress,
     pub location: Location,
     pub path: String,
+    /// Made by another `.workflow` tool (DESIGN.md §10.6): listed for
+    /// reference, never picked implicitly, never written.
+    pub foreign: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub problem: Option<String>,
 }
@@ -31,44 +36,92 @@ pub struct Progress {
     pub tasks_total: u32,
 }
 
-/// Task status without full validation: listing stays fast and keeps going
-/// past a broken task file (`wfx validate` reports those).
+/// Task id and status without full validation: listing stays fast and
+/// keeps going past a broken task file (`wfx validate` reports those).
 #[derive(serde::Deserialize)]
 struct TaskStatusOnly {
-    status: String,
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    title: Option<serde_json::Value>,
+    #[serde(default)]
+    meta: Option<serde_json::Value>,
+    #[serde(default)]
+    status: Option<TaskStatus>,
 }
 
+/// Tasks done of all tasks, one per id: a file without an id (another
+/// tool's status overlay, see docs/interop.md) sets the status of the task
+/// its file stem names.
 fn count_tasks(sref: &SessionRef) -> Progress {
-    let mut p = Progress {
-        tasks_completed: 0,
-        tasks_total: 0,
-    };
-    let Ok(entries) = std::fs::read_dir(sref.paths.task_dir()) else {
-        return p;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.extension().is_none_or(|x| x != "json") {
-            continue;
-        }
-        p.tasks_total += 1;
-        let small = entry
-            .metadata()
-            .is_ok_and(|m| m.len() <= crate::session::store::MAX_ARTIFACT_BYTES);
-        if small
-            && let Ok(bytes) = std::fs::read(&path)
-            && let Ok(t) = serde_json::from_slice::<TaskStatusOnly>(&bytes)
-            && matches!(t.status.as_str(), "completed" | "skipped")
-        {
-            p.tasks_completed += 1;
+    let mut by_id: std::collections::BTreeMap<String, Option<TaskStatus>> = Default::default();
+    let mut overlays = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(sref.paths.task_dir()) {
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.extension().is_none_or(|x| x != "json") {
+                continue;
+            }
+            let stem = path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let small = entry
+                .metadata()
+                .is_ok_and(|m| m.len() <= crate::session::store::MAX_ARTIFACT_BYTES);
+            let read = small
+                .then(|| std::fs::read(&path).ok())
+                .flatten()
+                .and_then(|b| serde_json::from_slice::<TaskStatusOnly>(&b).ok());
+            match read {
+                Some(TaskStatusOnly {
+                    id: None,
+                    title: None,
+                    meta: None,
+                    status,
+                }) => overlays.push((stem, status)),
+                Some(t) => {
+                    by_id.insert(t.id.unwrap_or(stem), t.status);
+                }
+                None => {
+                    by_id.entry(stem).or_insert(None);
+                }
+            }
         }
     }
-    p
+    for (id, status) in overlays {
+        if let Some(slot) = by_id.get_mut(&id) {
+            *slot = status.or(*slot);
+        }
+    }
+    Progress {
+        tasks_completed: by_id
+            .values()
+            .filter(|s| s.is_some_and(|s| s.is_done()))
+            .count() as u32,
+        tasks_total: by_id.len() as u32,
+    }
 }
 
 pub fn summarize(ctx: &Ctx, sref: &SessionRef) -> SessionSummary {
     let progress = count_tasks(sref);
     let path = ctx.ws.rel(&sref.paths.dir);
+    if ctx.ws.owner(sref) == Owner::Foreign {
+        let f = foreign::summarize(ctx.ws.session_doc(sref).as_ref());
+        return SessionSummary {
+            id: sref.id().to_string(),
+            kind: f.kind,
+            status: f.status,
+            description: f.description,
+            created_at: f.created_at,
+            updated_at: f.updated_at,
+            progress,
+            location: sref.location,
+            path,
+            foreign: true,
+            problem: None,
+        };
+    }
     let file = sref.paths.session_json();
     match crate::session::store::read_json_fast::<crate::artifacts::WorkflowSession>(
         &file,
@@ -84,6 +137,7 @@ pub fn summarize(ctx: &Ctx, sref: &SessionRef) -> SessionSummary {
             progress,
             location: sref.location,
             path,
+            foreign: false,
             problem: None,
         },
         Err(e) => SessionSummary {
@@ -96,6 +150,7 @@ pub fn summarize(ctx: &Ctx, sref: &SessionRef) -> SessionSummary {
             progress,
             location: sref.location,
             path,
+            foreign: false,
             problem: Some(e.to_string()),
         },
     }
@@ -104,7 +159,7 @@ pub fn summarize(ctx: &Ctx, sref: &SessionRef) -> SessionSummary {
 pub fn run(ctx: &Ctx, cmd: SessionCommand) -> Result<Exit> {
     match cmd {
         SessionCommand::List { all } => list(ctx, all),
-        SessionCommand::Show { id } => show(ctx, &id),
+        SessionCommand::Show { id } => show(ctx, id.as_deref()),
         SessionCommand::Complete { id } => complete(ctx, id.as_deref()),
         SessionCommand::Resume { id } => resume(ctx, id.as_deref()),
     }
@@ -139,7 +194,11 @@ fn list(ctx: &Ctx, all: bool) -> Result<Exit> {
         .map(|r| {
             vec![
                 r.id.clone(),
-                r.kind.clone(),
+                if r.foreign {
+                    format!("{} (foreign)", r.kind)
+                } else {
+                    r.kind.clone()
+                },
                 r.status.clone(),
                 format!("{}/{}", r.progress.tasks_completed, r.progress.tasks_total),
                 short_time(r.created_at),
@@ -168,6 +227,14 @@ fn list(ctx: &Ctx, all: bool) -> Result<Exit> {
     for r in rows.iter().filter(|r| r.problem.is_some()) {
         ctx.ui.warn(r.problem.as_deref().unwrap_or_default());
     }
+    let foreign = rows.iter().filter(|r| r.foreign).count();
+    if foreign > 0 {
+        ctx.ui.status(format!(
+            "{foreign} foreign session{} (made by another .workflow tool) listed for reference; wfx never picks or changes {}.",
+            if foreign == 1 { "" } else { "s" },
+            if foreign == 1 { "it" } else { "them" }
+        ));
+    }
     Ok(Exit::Success)
 }
 
@@ -180,8 +247,14 @@ pub fn truncate(s: &str, max: usize) -> String {
     }
 }
 
-fn show(ctx: &Ctx, id: &str) -> Result<Exit> {
-    let sref = ctx.ws.find(id)?;
+fn show(ctx: &Ctx, id: Option<&str>) -> Result<Exit> {
+    let sref = match id {
+        Some(id) => ctx.ws.find(id)?,
+        None => ctx.ws.pick_for_view(None)?,
+    };
+    if ctx.ws.owner(&sref) == Owner::Foreign {
+        return show_foreign(ctx, &sref);
+    }
     let session = ctx.ws.load_session(&sref)?;
     let tasks = ctx.ws.load_tasks(&sref.paths)?;
     if ctx.ui.is_json() {
@@ -230,14 +303,46 @@ fn show(ctx: &Ctx, id: &str) -> Result<Exit> {
     Ok(Exit::Success)
 }
 
+/// A session another tool made: what its own files say, read leniently.
+fn show_foreign(ctx: &Ctx, sref: &SessionRef) -> Result<Exit> {
+    let r = summarize(ctx, sref);
+    if ctx.ui.is_json() {
+        ctx.ui.json(&r);
+        return Ok(Exit::Success);
+    }
+    ctx.ui.out(format!("Session:     {}", r.id));
+    ctx.ui.out(format!("Description: {}", r.description));
+    ctx.ui.out(format!(
+        "Type:        {} (foreign: not made by wfx)",
+        r.kind
+    ));
+    ctx.ui.out(format!("Status:      {}", r.status));
+    ctx.ui.out(format!("Path:        {}", r.path));
+    ctx.ui.out(format!(
+        "Tasks:       {}/{} done",
+        r.progress.tasks_completed, r.progress.tasks_total
+    ));
+    ctx.ui
+        .out(format!("Plan tests for it with: wfx test-fix-gen {}", r.id));
+    Ok(Exit::Success)
+}
+
 fn complete(ctx: &Ctx, id: Option<&str>) -> Result<Exit> {
     let id = match id {
         Some(id) => id.to_string(),
-        None => ctx.ws.resolve(None, None, false)?.id().to_string(),
+        None => ctx
+            .ws
+            .resolve_active(None, None, Several::Ask)?
+            .id()
+            .to_string(),
     };
-    crate::session::id::validate_user_id(&id)?;
-    // Never move a session another wfx process is running.
+    crate::session::id::validate_existing_id(&id)?;
+    // Never move a session another wfx process is running, and never put a
+    // lock file into a session another tool made.
     let active = ctx.ws.active(&id);
+    if active.dir.is_dir() {
+        ctx.ws.find_own(&id)?;
+    }
     let _lock = if active.dir.is_dir() {
         Some(crate::session::store::SessionLock::acquire(
             &active.lock(),
@@ -250,14 +355,17 @@ fn complete(ctx: &Ctx, id: Option<&str>) -> Result<Exit> {
     if ctx.ui.is_json() {
         ctx.ui.json(&entry);
     } else {
-        ctx.ui
-            .out(format!("Archived {} → {}", entry.id, entry.archive_path));
+        ctx.ui.out(format!(
+            "Archived {} → {}",
+            entry.session_id,
+            entry.archive_path.as_deref().unwrap_or_default()
+        ));
     }
     Ok(Exit::Success)
 }
 
 fn resume(ctx: &Ctx, id: Option<&str>) -> Result<Exit> {
-    let sref = ctx.ws.resolve(id, None, false)?;
+    let sref = ctx.ws.resolve_active(id, None, Several::Ask)?;
     if sref.location == Location::Archived {
         return Err(Error::usage(format!(
             "session {} is archived; archived sessions cannot be resumed",
@@ -268,7 +376,7 @@ fn resume(ctx: &Ctx, id: Option<&str>) -> Result<Exit> {
     ctx.ws.ensure_session_valid(&sref.paths)?;
     let mut session = ctx.ws.load_session(&sref)?;
     if !matches!(
-        session.status,
+        session.status.meaning(),
         SessionStatus::Paused | SessionStatus::AwaitingFix | SessionStatus::Blocked
     ) {
         return Err(Error::usage(format!(

@@ -11,8 +11,17 @@ use crate::report::run::{AttemptView, RunSection, StepView, TestView};
 use crate::report::{self, SessionView};
 use crate::ui::{Style, table};
 
+/// The `wfx status --json` document of a session (`None`: the session
+/// `wfx status` takes without an id). Also what the MCP server returns.
+pub fn document(ws: &crate::session::Workspace, given: Option<&str>) -> Result<serde_json::Value> {
+    let sref = ws.pick_for_view(given)?;
+    let data = report::load(ws, &sref)?;
+    let view = report::build(&data, &|_| None);
+    Ok(json_document(&data, &view))
+}
+
 pub fn run(ctx: &Ctx, args: StatusArgs) -> Result<Exit> {
-    let sref = ctx.ws.resolve(args.session.as_deref(), None, false)?;
+    let sref = ctx.ws.pick_for_view(args.session.as_deref())?;
     let data = report::load(&ctx.ws, &sref)?;
     let view = report::build(&data, &|_| None);
     for p in &view.problems {

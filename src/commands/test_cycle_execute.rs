@@ -3,13 +3,14 @@
 
 use super::Ctx;
 use crate::cli::{PipelineArgs, TestCycleExecuteArgs};
-use crate::cycle::{self, CycleOutcome, CycleRequest};
+use crate::cycle::{self, CycleRequest};
+use crate::engine::Ending;
 use crate::error::{Exit, Result};
 use crate::phases::plan::CycleOptions;
 
 pub fn run(ctx: &Ctx, args: TestCycleExecuteArgs) -> Result<Exit> {
     let req = CycleRequest {
-        session: args.resume_session.clone(),
+        session: args.session_id().map(str::to_string),
         options: options(&args.pipeline),
     };
     let outcome = cycle::run(&ctx.ws, &req, ctx.ui)?;
@@ -28,25 +29,11 @@ pub fn options(p: &PipelineArgs) -> CycleOptions {
     }
 }
 
-/// The result: lines on stdout, or the final `{"event": "done"}` line with
-/// `--json`. Returns the exit code.
-pub fn print(ctx: &Ctx, o: &CycleOutcome) -> Exit {
-    if ctx.ui.is_json() {
-        let mut fields = serde_json::json!({
-            "session_id": o.session_id,
-            "status": o.status,
-            "exit_code": o.exit.code(),
-        });
-        if let (Some(map), serde_json::Value::Object(extra)) = (fields.as_object_mut(), &o.fields) {
-            for (k, v) in extra {
-                map.entry(k.clone()).or_insert(v.clone());
-            }
-        }
-        ctx.ui.event("done", fields);
-    } else {
-        for line in &o.lines {
-            ctx.ui.out(line);
-        }
+/// The result for people on stdout (with `--json` the engine's final
+/// `done` event said it). Returns the exit code.
+pub fn print(ctx: &Ctx, ending: &Ending) -> Exit {
+    for line in &ending.lines {
+        ctx.ui.out(line);
     }
-    o.exit
+    ending.exit
 }

@@ -9,11 +9,16 @@ use crate::session::{SessionPaths, check};
 pub fn run(ctx: &Ctx, args: ValidateArgs) -> Result<Exit> {
     let mut files: Vec<PathBuf> = Vec::new();
     let mut problems: Vec<Problem> = Vec::new();
+    let mut notes: Vec<String> = Vec::new();
+    let mut foreign_skipped = 0;
     match args.target.as_deref() {
         Some(t) if t.starts_with("WFS-") && !Path::new(t).exists() => {
-            let sref = ctx.ws.find(t)?;
+            // wfx's schemas describe wfx's sessions; another tool's
+            // session is refused with what wfx can do with it.
+            let sref = ctx.ws.find_own(t)?;
             files.extend(check::artifact_files(&sref.paths.dir));
             problems.extend(duplicate_ids(ctx, &sref.paths));
+            notes.extend(orphan_notes(ctx, &sref.paths));
         }
         Some(t) => {
             let path = PathBuf::from(t);
@@ -34,9 +39,12 @@ pub fn run(ctx: &Ctx, args: ValidateArgs) -> Result<Exit> {
             if ctx.ws.config_path().is_file() {
                 files.push(ctx.ws.config_path());
             }
-            for s in ctx.ws.list(true)? {
+            let (own, foreign) = ctx.ws.list_own(true)?;
+            foreign_skipped = foreign;
+            for s in own {
                 files.extend(check::artifact_files(&s.paths.dir));
                 problems.extend(duplicate_ids(ctx, &s.paths));
+                notes.extend(orphan_notes(ctx, &s.paths));
             }
             if ctx.ws.manifest_path().is_file() {
                 files.push(ctx.ws.manifest_path());
@@ -48,12 +56,27 @@ pub fn run(ctx: &Ctx, args: ValidateArgs) -> Result<Exit> {
     for file in &files {
         problems.extend(ctx.ws.validate_file(file));
     }
+    let skipped_note = match foreign_skipped {
+        0 => None,
+        1 => Some("skipped 1 foreign session (made by another .workflow tool; not checked against wfx's schemas)".to_string()),
+        n => Some(format!("skipped {n} foreign sessions (made by other .workflow tools; not checked against wfx's schemas)")),
+    };
     if ctx.ui.is_json() {
-        ctx.ui
-            .json(&serde_json::json!({"files": files.len(), "problems": problems}));
+        ctx.ui.json(&serde_json::json!({
+            "files": files.len(),
+            "problems": problems,
+            "foreign_sessions_skipped": foreign_skipped,
+            "notes": notes,
+        }));
     } else {
         for p in &problems {
             ctx.ui.out(p.to_string());
+        }
+        for n in &notes {
+            ctx.ui.status(format!("note: {n}"));
+        }
+        if let Some(n) = &skipped_note {
+            ctx.ui.status(n.clone());
         }
         if problems.is_empty() {
             ctx.ui.status(format!("{} file(s) valid.", files.len()));
@@ -70,6 +93,20 @@ pub fn run(ctx: &Ctx, args: ValidateArgs) -> Result<Exit> {
     } else {
         Exit::Usage
     })
+}
+
+/// Status overlays another tool left for a task the session does not have.
+fn orphan_notes(ctx: &Ctx, paths: &SessionPaths) -> Vec<String> {
+    ctx.ws
+        .orphan_overlays(paths)
+        .into_iter()
+        .map(|o| {
+            format!(
+                "{}: holds only a status for task {}, which this session does not have; wfx ignores it",
+                o.file, o.task_id
+            )
+        })
+        .collect()
 }
 
 /// Two task files with one id (DESIGN.md §2); schema problems of task

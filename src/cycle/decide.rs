@@ -4,7 +4,10 @@
 
 use std::collections::BTreeSet;
 
-use crate::artifacts::iteration_state::{IterationRecord, IterationResult, Strategy};
+use crate::artifacts::fix_history::{FixOutcome, TestEdit, TestEditKind};
+use crate::artifacts::iteration_state::{
+    CommitPurpose, FixInFlight, IterationRecord, IterationResult, PendingCommit, Strategy,
+};
 use crate::artifacts::test_results::{Criticality, Scope, TestResults};
 
 /// The limits of one session (config, flags and task meta resolved).
@@ -443,27 +446,153 @@ pub fn rollback_commit_message(
 
 /// The `outcome` of a fix attempt in fix-history.json, from the run that
 /// judged it.
-pub fn fix_outcome(result: IterationResult, rejected: bool, rolled_back: bool) -> &'static str {
+pub fn fix_outcome(result: IterationResult, rejected: bool, rolled_back: bool) -> FixOutcome {
     if rejected {
-        return "rejected";
+        return FixOutcome::Rejected;
     }
     if rolled_back {
-        return "rolled_back";
+        return FixOutcome::RolledBack;
     }
     match result {
-        IterationResult::Success => "success",
-        IterationResult::PartialSuccess => "partial_success",
-        IterationResult::Improved => "improved",
-        IterationResult::NoChange => "no_change",
-        IterationResult::Regression | IterationResult::RolledBack => "regression",
-        IterationResult::Error => "error",
+        IterationResult::Success => FixOutcome::Success,
+        IterationResult::PartialSuccess => FixOutcome::PartialSuccess,
+        IterationResult::Improved => FixOutcome::Improved,
+        IterationResult::NoChange => FixOutcome::NoChange,
+        IterationResult::Regression | IterationResult::RolledBack => FixOutcome::Regression,
+        IterationResult::Error => FixOutcome::Error,
     }
 }
 
-/// Whether a fix attempt with this outcome counts as done (its task is
-/// `completed`) rather than `failed`.
-pub fn fix_succeeded(outcome: &str) -> bool {
-    matches!(outcome, "success" | "partial_success" | "improved")
+/// Everything settling a fix attempt looks at: the run after it (merged
+/// over the baseline when a subset ran) against the run before it.
+#[derive(Debug, Clone)]
+pub struct SettleInput<'a> {
+    /// The fix attempt under test (`k`).
+    pub fix_iteration: u32,
+    /// The new run's record (its result is decided here).
+    pub run: &'a IterationRecord,
+    /// The run the fix started from.
+    pub base: &'a IterationRecord,
+    pub merged: &'a TestResults,
+    pub fix: &'a FixInFlight,
+    /// Commits are made (a fix commit can be reverted).
+    pub repo: bool,
+    pub attempts_done: u32,
+    pub no_progress: bool,
+    pub cost_cap: Option<String>,
+    /// The strategy of the fix (for its commit message).
+    pub strategy: Strategy,
+    pub limits: &'a Limits,
+}
+
+/// What settling a fix attempt decides.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settlement {
+    pub regression: Option<Regression>,
+    pub verdict: RunVerdict,
+    /// The new run's `result`.
+    pub result: IterationResult,
+    pub decision: AfterRun,
+    /// The fix's outcome; `None` while a final validation is still to come.
+    pub outcome: Option<FixOutcome>,
+    /// The fix's checkpoint commit (made whether it stays or is undone).
+    pub commit: Option<PendingCommit>,
+    /// The rollback that undoes it, when it is rolled back.
+    pub rollback: Option<PendingCommit>,
+    /// The tests the suite lost, recorded as a test edit of the fix.
+    pub count_dropped: Option<TestEdit>,
+}
+
+/// §5.2–§5.3 for one fix attempt: regression, rejected test edits,
+/// verdict; whether to validate on the full suite, complete, roll back,
+/// analyse again or block; the commit and rollback that follow.
+pub fn settle(i: &SettleInput) -> Settlement {
+    let pass_without_flaky = crate::testing::results::pass_rate_without_flaky(i.merged);
+    let regression = regression(i.base, pass_without_flaky, i.merged.total, i.limits);
+    let verdict = verdict(i.merged, i.limits);
+    let result = run_result(
+        Some(i.base.pass_rate),
+        i.merged.pass_rate,
+        verdict,
+        regression.is_some(),
+    );
+    let has_fix_to_undo = i.repo && !i.fix.commit_paths.is_empty();
+    let decision = after_run(
+        &RunFacts {
+            verdict,
+            regression: regression.clone(),
+            rejected_test_edits: i.fix.rejected.clone(),
+            has_fix_to_undo,
+            fix_attempts_done: i.attempts_done,
+            no_progress: i.no_progress,
+            cost_cap_reached: i.cost_cap.clone(),
+        },
+        i.limits,
+    );
+    if decision == AfterRun::FinalValidation {
+        return Settlement {
+            regression,
+            verdict,
+            result,
+            decision,
+            outcome: None,
+            commit: None,
+            rollback: None,
+            count_dropped: None,
+        };
+    }
+    let k = i.fix_iteration;
+    let rolling_back = matches!(decision, AfterRun::Rollback { .. });
+    let rejected = i.fix.rejected.clone();
+    let outcome = fix_outcome(result, rejected.is_some() && rolling_back, rolling_back);
+    let count_dropped = match &regression {
+        Some(Regression::TestsRemoved { from, to }) => Some(TestEdit {
+            kind: TestEditKind::CountDropped,
+            file: String::new(),
+            detail: format!("{from} → {to} tests in the suite"),
+        }),
+        _ => None,
+    };
+    let commit = has_fix_to_undo.then(|| PendingCommit {
+        kind: CommitPurpose::Fix,
+        iteration: k,
+        message: fix_commit_message(k, i.strategy, i.base.pass_rate, i.merged.pass_rate),
+        paths: i.fix.commit_paths.clone(),
+        run: None,
+    });
+    let rollback = rolling_back.then(|| {
+        let cause = match (&rejected, &regression) {
+            (Some(why), _) => RollbackCause::TestEdits(short(why, 120)),
+            (None, Some(r)) => RollbackCause::Regression(r.clone()),
+            (None, None) => RollbackCause::TestEdits("rejected".into()),
+        };
+        PendingCommit {
+            kind: CommitPurpose::Rollback,
+            iteration: k,
+            message: rollback_commit_message(k, &cause, i.base.pass_rate, i.merged.pass_rate),
+            paths: Vec::new(),
+            run: Some(i.run.run),
+        }
+    });
+    Settlement {
+        regression,
+        verdict,
+        result,
+        decision,
+        outcome: Some(outcome),
+        commit,
+        rollback,
+        count_dropped,
+    }
+}
+
+/// At most `max` characters.
+fn short(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        format!("{}…", s.chars().take(max - 1).collect::<String>())
+    }
 }
 
 /// Raise (never lower) the criticality of failures the analysis named in
@@ -482,23 +611,6 @@ pub fn apply_overrides(
     }
 }
 
-/// `(+12.0)`, `(-3.5)`, `(±0.0)`: the change against the previous run.
-pub fn delta_text(prev: Option<f64>, cur: f64) -> String {
-    match prev {
-        None => String::new(),
-        Some(p) => {
-            let d = ((cur - p) * 10.0).round() / 10.0;
-            if d > 0.0 {
-                format!(" (+{d:.1})")
-            } else if d < 0.0 {
-                format!(" ({d:.1})")
-            } else {
-                " (±0.0)".to_string()
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -508,6 +620,7 @@ mod tests {
     fn rec(pass_rate: f64, total: u32, failed: &[&str]) -> IterationRecord {
         IterationRecord {
             iteration: 1,
+            run: 1,
             started_at: chrono::Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap(),
             completed_at: None,
             scope: Scope::Full,
@@ -517,6 +630,9 @@ mod tests {
             failed: failed.len() as u32,
             failed_tests: failed.iter().map(|s| s.to_string()).collect(),
             new_failures: vec![],
+            flaky_tests: vec![],
+            results_file: None,
+            output_log: None,
             strategy: None,
             analysis_file: None,
             analysis_tool: None,
@@ -947,24 +1063,24 @@ mod tests {
     }
 
     #[test]
-    fn outcomes_overrides_and_deltas() {
+    fn outcomes_and_overrides() {
         assert_eq!(
             fix_outcome(IterationResult::Success, true, true),
-            "rejected"
+            FixOutcome::Rejected
         );
         assert_eq!(
             fix_outcome(IterationResult::Regression, false, true),
-            "rolled_back"
+            FixOutcome::RolledBack
         );
         assert_eq!(
             fix_outcome(IterationResult::Improved, false, false),
-            "improved"
+            FixOutcome::Improved
         );
         assert_eq!(
             fix_outcome(IterationResult::NoChange, false, false),
-            "no_change"
+            FixOutcome::NoChange
         );
-        assert!(fix_succeeded("improved") && !fix_succeeded("no_change"));
+        assert!(FixOutcome::Improved.succeeded() && !FixOutcome::NoChange.succeeded());
         let mut fs = vec![
             failure("a", "x", Criticality::Low),
             failure("b", "x", Criticality::High),
@@ -978,9 +1094,200 @@ mod tests {
         apply_overrides(&mut fs, &overrides);
         assert_eq!(fs[0].criticality, Criticality::Medium);
         assert_eq!(fs[1].criticality, Criticality::High, "never lowered");
-        assert_eq!(delta_text(None, 50.0), "");
-        assert_eq!(delta_text(Some(70.0), 82.0), " (+12.0)");
-        assert_eq!(delta_text(Some(82.0), 78.5), " (-3.5)");
-        assert_eq!(delta_text(Some(80.0), 80.0), " (±0.0)");
+    }
+
+    fn fix(rejected: Option<&str>, paths: &[&str]) -> FixInFlight {
+        FixInFlight {
+            iteration: 1,
+            snapshot: Some("tree".into()),
+            head: None,
+            started_at: chrono::Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap(),
+            observed: true,
+            commit_paths: paths.iter().map(|p| p.to_string()).collect(),
+            touched_tests: false,
+            rejected: rejected.map(str::to_string),
+        }
+    }
+
+    /// The settle decisions (commit, rollback, baseline, validation), as
+    /// a table: what the run after a fix makes of it.
+    #[test]
+    fn settle_table() {
+        let l = Limits {
+            max_iterations: 3,
+            ..Limits::default()
+        };
+        let base = rec(80.0, 10, &["a", "b"]);
+        let mut run = rec(0.0, 10, &[]);
+        run.run = 2;
+        let med = |t: &str| failure(t, "boom", Criticality::Medium);
+        struct Case {
+            name: &'static str,
+            merged: TestResults,
+            fix: FixInFlight,
+            repo: bool,
+            attempts: u32,
+            want: AfterRun,
+            outcome: Option<FixOutcome>,
+            commit: bool,
+            rollback: bool,
+        }
+        let cases = [
+            Case {
+                name: "all pass on a subset: validate on the full suite, nothing settled yet",
+                merged: results(Scope::Affected, 0, 10, vec![]),
+                fix: fix(None, &["src/a.py"]),
+                repo: true,
+                attempts: 1,
+                want: AfterRun::FinalValidation,
+                outcome: None,
+                commit: false,
+                rollback: false,
+            },
+            Case {
+                name: "full success: commit, complete",
+                merged: results(Scope::Full, 0, 10, vec![]),
+                fix: fix(None, &["src/a.py"]),
+                repo: true,
+                attempts: 1,
+                want: AfterRun::Complete { partial: false },
+                outcome: Some(FixOutcome::Success),
+                commit: true,
+                rollback: false,
+            },
+            Case {
+                name: "improved: commit, analyse again",
+                merged: results(Scope::Full, 1, 9, vec![med("a")]),
+                fix: fix(None, &["src/a.py"]),
+                repo: true,
+                attempts: 1,
+                want: AfterRun::Analyze,
+                outcome: Some(FixOutcome::Improved),
+                commit: true,
+                rollback: false,
+            },
+            Case {
+                name: "regression: commit, then roll it back",
+                merged: results(
+                    Scope::Full,
+                    1,
+                    3,
+                    vec![
+                        med("a"),
+                        med("b"),
+                        med("c"),
+                        med("d"),
+                        med("e"),
+                        med("f"),
+                        med("g"),
+                    ],
+                ),
+                fix: fix(None, &["src/a.py"]),
+                repo: true,
+                attempts: 1,
+                want: AfterRun::Rollback {
+                    reason: "regression: pass rate dropped from 80.0% to 30.0%".into(),
+                },
+                outcome: Some(FixOutcome::RolledBack),
+                commit: true,
+                rollback: true,
+            },
+            Case {
+                name: "regression without git: nothing to undo, analyse again",
+                merged: results(
+                    Scope::Full,
+                    1,
+                    3,
+                    vec![
+                        med("a"),
+                        med("b"),
+                        med("c"),
+                        med("d"),
+                        med("e"),
+                        med("f"),
+                        med("g"),
+                    ],
+                ),
+                fix: fix(None, &["src/a.py"]),
+                repo: false,
+                attempts: 1,
+                want: AfterRun::Analyze,
+                outcome: Some(FixOutcome::Regression),
+                commit: false,
+                rollback: false,
+            },
+            Case {
+                name: "rejected test edits win over success",
+                merged: results(Scope::Full, 0, 10, vec![]),
+                fix: fix(Some("removed test_a"), &["tests/test_a.py"]),
+                repo: true,
+                attempts: 1,
+                want: AfterRun::Rollback {
+                    reason: "fix edited the tests: removed test_a".into(),
+                },
+                outcome: Some(FixOutcome::Rejected),
+                commit: true,
+                rollback: true,
+            },
+            Case {
+                name: "the fix changed nothing: no commit, the limit blocks",
+                merged: results(Scope::Full, 1, 8, vec![med("a"), med("b")]),
+                fix: fix(None, &[]),
+                repo: true,
+                attempts: 3,
+                want: AfterRun::Blocked {
+                    reason: "reached the limit of 3 fix attempts".into(),
+                },
+                outcome: Some(FixOutcome::NoChange),
+                commit: false,
+                rollback: false,
+            },
+        ];
+        for c in cases {
+            let s = settle(&SettleInput {
+                fix_iteration: 1,
+                run: &run,
+                base: &base,
+                merged: &c.merged,
+                fix: &c.fix,
+                repo: c.repo,
+                attempts_done: c.attempts,
+                no_progress: false,
+                cost_cap: None,
+                strategy: Strategy::Conservative,
+                limits: &l,
+            });
+            assert_eq!(s.decision, c.want, "{}", c.name);
+            assert_eq!(s.outcome, c.outcome, "{}", c.name);
+            assert_eq!(s.commit.is_some(), c.commit, "{}", c.name);
+            assert_eq!(s.rollback.is_some(), c.rollback, "{}", c.name);
+            if let Some(rb) = &s.rollback {
+                assert_eq!(rb.kind, CommitPurpose::Rollback);
+                assert_eq!(rb.run, Some(2), "the judging run is named");
+            }
+        }
+        // Tests removed: a regression that records a count_dropped edit.
+        let s = settle(&SettleInput {
+            fix_iteration: 1,
+            run: &run,
+            base: &base,
+            merged: &results(Scope::Full, 0, 9, vec![]),
+            fix: &fix(None, &["tests/t.py"]),
+            repo: true,
+            attempts_done: 1,
+            no_progress: false,
+            cost_cap: None,
+            strategy: Strategy::Conservative,
+            limits: &l,
+        });
+        assert_eq!(
+            s.regression,
+            Some(Regression::TestsRemoved { from: 10, to: 9 })
+        );
+        assert_eq!(s.count_dropped.unwrap().kind, TestEditKind::CountDropped);
+        assert_eq!(
+            s.rollback.unwrap().message,
+            "test-cycle: rollback iteration 1 - regression detected (tests: 9 < 10)"
+        );
     }
 }

@@ -1,27 +1,13 @@
-//! The quality gates of the initial tasks (DESIGN.md §5.7): the static
-//! scans (AI issues for IMPL-001.3, test anti-patterns for IMPL-001.5),
-//! the code-validation verdict and coverage. The scanners themselves live
-//! in `crate::scan`; the calls into them are [`ai_issue_scan`] and
-//! [`antipattern_scan`].
+//! The quality gates of the initial tasks (DESIGN.md §5.7): the
+//! code-validation verdict, changed lines and coverage. The scanners live
+//! in `crate::scan`; the engine's ports call them.
 
 use std::path::Path;
-
-use serde::Serialize;
 
 use crate::artifacts::config::CoverageGate;
 use crate::scan::coverage;
 
 pub use crate::scan::findings::{Finding, GateVerdict, Severity, code_validation_gate, counts};
-
-/// The AI-issue scan (REFERENCE.md, L0.5) of `files` (project-relative).
-pub fn ai_issue_scan(root: &Path, files: &[String]) -> Vec<Finding> {
-    crate::scan::ai_issues::scan_files(root, files)
-}
-
-/// The test anti-pattern scan (REFERENCE.md) of test files.
-pub fn antipattern_scan(root: &Path, files: &[String]) -> Vec<Finding> {
-    crate::scan::antipatterns::scan_test_files(root, files)
-}
 
 /// 1-based numbers of the lines of `after` that are not in `before` (a
 /// line moved elsewhere counts as unchanged): where a change can have
@@ -43,71 +29,58 @@ pub fn changed_lines(before: &str, after: &str) -> std::collections::BTreeSet<u3
     out
 }
 
-/// Coverage as measured or read.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Coverage {
-    /// `command`, `report` or `unknown`.
-    pub source: String,
-    /// The report read, relative to the project root.
-    pub report: Option<String>,
-    pub line: Option<f64>,
-    pub branch: Option<f64>,
-    pub function: Option<f64>,
-    /// Why coverage is unknown or partial.
-    pub note: Option<String>,
+pub use crate::artifacts::task_record::{Coverage, CoverageSource};
+
+/// Coverage nothing is known of, and why.
+pub fn unknown_coverage(note: impl Into<String>) -> Coverage {
+    Coverage {
+        source: CoverageSource::Unknown,
+        report: None,
+        line: None,
+        branch: None,
+        function: None,
+        note: Some(note.into()),
+    }
 }
 
-impl Coverage {
-    pub fn unknown(note: impl Into<String>) -> Coverage {
-        Coverage {
-            source: "unknown".into(),
-            report: None,
-            line: None,
-            branch: None,
-            function: None,
-            note: Some(note.into()),
+/// Metrics below their target, as `line 62.0% < 80.0%`; empty when
+/// nothing is known or everything meets its target.
+pub fn shortfalls(c: &Coverage, target: &CoverageGate) -> Vec<String> {
+    let mut out = Vec::new();
+    for (name, value, want) in [
+        ("line", c.line, target.line),
+        ("branch", c.branch, target.branch),
+        ("function", c.function, target.function),
+    ] {
+        if let Some(v) = value
+            && v < want
+        {
+            out.push(format!("{name} {v:.1}% < {want:.1}%"));
         }
     }
+    out
+}
 
-    /// Metrics below their target, as `line 62.0% < 80.0%`; empty when
-    /// nothing is known or everything meets its target.
-    pub fn shortfalls(&self, target: &CoverageGate) -> Vec<String> {
-        let mut out = Vec::new();
-        for (name, value, want) in [
-            ("line", self.line, target.line),
-            ("branch", self.branch, target.branch),
-            ("function", self.function, target.function),
-        ] {
-            if let Some(v) = value
-                && v < want
-            {
-                out.push(format!("{name} {v:.1}% < {want:.1}%"));
-            }
-        }
-        out
+/// `line 84.0%, branch 71.5%, function unknown`.
+pub fn coverage_text(c: &Coverage) -> String {
+    if c.source == CoverageSource::Unknown {
+        return "unknown".into();
     }
-
-    /// `line 84.0%, branch 71.5%, function unknown`.
-    pub fn text(&self) -> String {
-        if self.source == "unknown" {
-            return "unknown".into();
-        }
-        let show = |v: Option<f64>| v.map_or("unknown".to_string(), |v| format!("{v:.1}%"));
-        format!(
-            "line {}, branch {}, function {}",
-            show(self.line),
-            show(self.branch),
-            show(self.function)
-        )
-    }
+    let show = |v: Option<f64>| v.map_or("unknown".to_string(), |v| format!("{v:.1}%"));
+    format!(
+        "line {}, branch {}, function {}",
+        show(c.line),
+        show(c.branch),
+        show(c.function)
+    )
 }
 
 /// Read the first coverage report under `root` (DESIGN.md §5.7); `source`
-/// says how it came to be (`command` after running the coverage command,
-/// `report` for one found on disk).
-pub fn read_coverage(root: &Path, source: &str) -> Coverage {
+/// says how it came to be (`Command` after running the coverage command,
+/// `Report` for one found on disk).
+pub fn read_coverage(root: &Path, source: CoverageSource) -> Coverage {
     let Some((path, format)) = coverage::find_report(root, None) else {
-        return Coverage::unknown(if source == "command" {
+        return unknown_coverage(if source == CoverageSource::Command {
             "the coverage command wrote no report wfx can read (lcov, Cobertura or json-summary)"
         } else {
             "no coverage report found and no test.coverage_command configured"
@@ -116,20 +89,20 @@ pub fn read_coverage(root: &Path, source: &str) -> Coverage {
     let rel = crate::session::Workspace::new(root).rel(&path);
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
-        Err(e) => return Coverage::unknown(format!("cannot read {rel}: {e}")),
+        Err(e) => return unknown_coverage(format!("cannot read {rel}: {e}")),
     };
     let exists = |p: &str| root.join(p).is_file();
     let resolve = coverage::project_resolver(root, &exists);
     match coverage::parse(format, &text, &resolve) {
         Ok(report) => Coverage {
-            source: source.into(),
+            source,
             report: Some(rel),
             line: report.totals.line_percent(),
             branch: report.totals.branch_percent(),
             function: report.totals.function_percent(),
             note: None,
         },
-        Err(e) => Coverage::unknown(format!("{rel}: {e}")),
+        Err(e) => unknown_coverage(format!("{rel}: {e}")),
     }
 }
 
@@ -151,7 +124,7 @@ mod tests {
     #[test]
     fn coverage_shortfalls() {
         let c = Coverage {
-            source: "report".into(),
+            source: CoverageSource::Report,
             report: Some("coverage/lcov.info".into()),
             line: Some(62.0),
             branch: None,
@@ -159,11 +132,14 @@ mod tests {
             note: None,
         };
         assert_eq!(
-            c.shortfalls(&CoverageGate::default()),
+            shortfalls(&c, &CoverageGate::default()),
             vec!["line 62.0% < 80.0%".to_string()]
         );
-        assert_eq!(c.text(), "line 62.0%, branch unknown, function 90.0%");
-        assert_eq!(Coverage::unknown("x").text(), "unknown");
+        assert_eq!(
+            coverage_text(&c),
+            "line 62.0%, branch unknown, function 90.0%"
+        );
+        assert_eq!(coverage_text(&unknown_coverage("x")), "unknown");
     }
 
     #[test]
@@ -176,12 +152,12 @@ mod tests {
             "SF:a.py\nDA:1,1\nDA:2,0\nDA:3,1\nDA:4,1\nend_of_record\n",
         )
         .unwrap();
-        let c = read_coverage(dir.path(), "report");
+        let c = read_coverage(dir.path(), CoverageSource::Report);
         assert_eq!(c.report.as_deref(), Some("coverage/lcov.info"));
         assert_eq!(c.line, Some(75.0));
         assert_eq!(
-            read_coverage(tempfile::tempdir().unwrap().path(), "report").source,
-            "unknown"
+            read_coverage(tempfile::tempdir().unwrap().path(), CoverageSource::Report).source,
+            CoverageSource::Unknown
         );
     }
 }

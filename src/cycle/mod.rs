@@ -1,36 +1,44 @@
 //! Phase 5: the test → analyse → fix → retest state machine (DESIGN.md §5).
 //!
-//! `.process/iteration-state.json` and its `next_action` drive everything.
-//! The dispatcher ([`engine`]) loops: load state → decide (pure functions
-//! in [`decide`] and [`guard`]) → persist the next action → perform that one
-//! action → persist its observation together with the next action in one
-//! atomic write. Every action is idempotent or detects that it already
-//! happened (commits and reverts by their trailers, a fix by its persisted
-//! snapshot, a test run by simply running again), so `kill -9` at any
-//! instant followed by `--resume-session` ends as an uninterrupted run.
+//! [`machine::CycleMachine`] is a pure machine over [`state::CycleState`]
+//! (the typed `iteration-state.json` and the artifacts it refers to): the
+//! engine's driver asks it for the next effect, performs it, folds the
+//! observation back in and commits the step durably. Every action is
+//! idempotent or detects that it already happened (commits and reverts by
+//! their trailers, a fix by its persisted snapshot, a test run by simply
+//! running again), so `kill -9` at any instant followed by
+//! `--resume-session` ends as an uninterrupted run.
 //!
+//! This module is the set-up around it: find and lock the session, check
+//! it can run, resolve agents and limits, then hand over to the engine.
 //! Entry point: [`run`]. `docs/cycle.md` describes the flow for users.
 
 pub mod decide;
-mod engine;
-mod files;
-mod gates;
+pub mod docs;
+pub mod gates;
 pub mod guard;
 mod initial;
-mod progress;
+pub mod machine;
 mod report;
+#[cfg(test)]
+pub(crate) mod scenarios;
+pub mod state;
+pub mod transitions;
 
-use std::path::PathBuf;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::Utc;
-use serde_json::json;
 
 use crate::agents::{self, Role};
-use crate::artifacts::iteration_state::{IterationState, LoopStatus, NextAction};
-use crate::artifacts::session::{PhaseStatus, SessionStatus, WorkflowSession};
-use crate::artifacts::task::TaskStatus;
-use crate::error::{Error, Exit, Result};
+use crate::artifacts::iteration_state::{Action, IterationState, LoopStatus};
+use crate::artifacts::session::{PhaseStatus, WorkflowSession};
+use crate::artifacts::task::{TaskStatus, TaskType};
+use crate::engine::real::RealPorts;
+use crate::engine::{DriverConfig, Ending, Event, Sinks};
+use crate::error::{Error, Result};
 use crate::git::Checkpoints;
 use crate::phases::plan::CycleOptions;
 use crate::render::Renderer;
@@ -39,8 +47,8 @@ use crate::session::{Location, Workspace};
 use crate::ui::Printer;
 
 use decide::Limits;
-use engine::Engine;
-use progress::Reporter;
+use machine::CycleMachine;
+use state::CycleState;
 
 /// The initial tasks of phase 5, in order (DESIGN.md §5.7).
 pub const INITIAL_TASKS: [&str; 3] = ["IMPL-001", "IMPL-001.3", "IMPL-001.5"];
@@ -56,38 +64,36 @@ pub struct CycleRequest {
     pub options: CycleOptions,
 }
 
-/// How a run ended: the exit code, lines for people, fields for the final
-/// `{"event": "done"}` JSON Lines event.
-#[derive(Debug, Clone)]
-pub struct CycleOutcome {
-    pub session_id: String,
-    pub status: SessionStatus,
-    pub exit: Exit,
-    /// The result for people (stdout).
-    pub lines: Vec<String>,
-    /// Extra fields of the `done` event.
-    pub fields: serde_json::Value,
-}
-
 /// Run (or resume) phase 5 of a test session until it completes, blocks
 /// or pauses. Errors are usage problems (exit 2) and internal failures;
-/// every other ending is an [`CycleOutcome`] with its exit code.
-pub fn run(ws: &Workspace, req: &CycleRequest, ui: &Printer) -> Result<CycleOutcome> {
+/// every other ending is an [`Ending`] with its exit code (the engine has
+/// sent the final `done` event).
+pub fn run(ws: &Workspace, req: &CycleRequest, ui: &Printer) -> Result<Ending> {
     crate::process::install_interrupt_handler();
     let config = ws.load_config()?;
     let sref = ws.resolve(req.session.as_deref(), Some("test"), req.options.yes)?;
     let mut lock = SessionLock::acquire(&sref.paths.lock(), sref.id())?;
-    let out = Reporter { ui };
+    let mut sinks = Sinks::new(ui);
+    sinks.set_run_log(Some(sref.paths.process_dir().join("run.log")));
     if let Some(pgid) = lock.stale.as_ref().and_then(|s| s.child_pgid)
         && crate::process::end_stale_group(pgid, Duration::from_secs(2))
     {
-        out.event(
-            "stale_processes",
-            format!("Ended the processes an interrupted run left behind (process group {pgid})"),
-            json!({ "pgid": pgid }),
-        );
+        sinks.emit(&Event::StaleProcesses { pgid }, Utc::now());
     }
     let stale_since = lock.stale.as_ref().map(|s| s.since.clone());
+    if stale_since.is_some() {
+        // A killed run may have been replacing a file: its temp is garbage.
+        crate::engine::txn::sweep_temps(&sref.paths.dir);
+        let archives = ws.archives_dir();
+        if let Ok(entries) = std::fs::read_dir(&archives) {
+            for e in entries.flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                if name.starts_with(".manifest.json.") && name.ends_with(".tmp") {
+                    let _ = std::fs::remove_file(e.path());
+                }
+            }
+        }
+    }
     lock.set_child(None)?;
     // Nothing is written to a session with a damaged artifact (DESIGN.md §3).
     ws.ensure_session_valid(&sref.paths)?;
@@ -114,11 +120,8 @@ pub fn run(ws: &Workspace, req: &CycleRequest, ui: &Printer) -> Result<CycleOutc
     // Flags given now win over the recorded ones and are recorded.
     let mut options = cycle_options_of(&session);
     options.merge(&req.options);
-    if sref.location == Location::Active {
-        session.extra.insert(
-            "cycle_options".into(),
-            serde_json::to_value(&options).map_err(|e| Error::Internal(e.to_string()))?,
-        );
+    if sref.location == Location::Active && session.cycle_options.as_ref() != Some(&options) {
+        session.cycle_options = Some(options.clone());
         store::write_json(&sref.paths.session_json(), &session)?;
     }
     let fix_agent =
@@ -126,7 +129,7 @@ pub fn run(ws: &Workspace, req: &CycleRequest, ui: &Printer) -> Result<CycleOutc
     let chain = agents::config::analysis_chain(&config.agents)?;
 
     let tasks = ws.load_tasks(&sref.paths)?;
-    let state = ws.load_iteration_state(&sref)?;
+    let loaded = ws.load_iteration_state(&sref)?;
     let meta_max = tasks
         .iter()
         .find(|(_, t)| t.id == LOOP_TASK)
@@ -142,12 +145,29 @@ pub fn run(ws: &Workspace, req: &CycleRequest, ui: &Printer) -> Result<CycleOutc
         stuck_after: config.cycle.stuck_after,
         no_progress_limit: config.cycle.no_progress_limit,
     };
+    let history = {
+        let path = sref.paths.fix_history();
+        store::read_json_opt(&path, &ws.rel(&path))?.unwrap_or_else(|| {
+            crate::artifacts::FixHistory {
+                session_id: sref.id().to_string(),
+                ..Default::default()
+            }
+        })
+    };
+    if let Some(st) = &loaded {
+        check_resumable(sref.id(), sref.location, st, &session, &history, &limits)?;
+    }
 
     // Where the code is: the project, or the session's own worktree.
-    let fresh = state.is_none();
+    let resumed = loaded.is_some();
     let mut worktree: Option<PathBuf> = session.git.worktree.as_ref().map(|w| ws.root.join(w));
     if options.worktree && worktree.is_none() && sref.location == Location::Active {
-        worktree = Some(create_worktree(ws, &sref.paths.id, &mut session, &out)?);
+        worktree = Some(create_worktree(
+            ws,
+            &sref.paths.id,
+            &mut session,
+            &mut sinks,
+        )?);
         store::write_json(&sref.paths.session_json(), &session)?;
     } else if let Some(dir) = &worktree
         && !dir.is_dir()
@@ -158,12 +178,8 @@ pub fn run(ws: &Workspace, req: &CycleRequest, ui: &Printer) -> Result<CycleOutc
     }
     let root = worktree.clone().unwrap_or_else(|| ws.root.clone());
     if let Some(since) = &stale_since {
-        for lock_file in clear_stale_git_locks(&root, since) {
-            out.event(
-                "stale_git_lock",
-                format!("Removed {lock_file}, left by the interrupted run"),
-                json!({ "file": lock_file }),
-            );
+        for file in clear_stale_git_locks(&root, since) {
+            sinks.emit(&Event::StaleGitLock { file }, Utc::now());
         }
     }
     let commits_wanted = !options.no_commit && config.cycle.commit;
@@ -173,14 +189,10 @@ pub fn run(ws: &Workspace, req: &CycleRequest, ui: &Printer) -> Result<CycleOutc
         Checkpoints::disabled()
     };
     if commits_wanted && !cp.is_repo() {
-        out.event(
-            "no_git",
-            "Not a git repository: running without commits (no checkpoints, no rollback)",
-            json!({}),
-        );
+        sinks.emit(&Event::NoGit, Utc::now());
     }
 
-    let state = match state {
+    let iter = match loaded {
         Some(s) => s,
         None => {
             if cp.is_repo() && worktree.is_none() && !options.allow_dirty {
@@ -197,35 +209,142 @@ pub fn run(ws: &Workspace, req: &CycleRequest, ui: &Printer) -> Result<CycleOutc
         }
     };
 
-    let renderer = Renderer::new(Some(&ws.templates_dir()));
-    let mut engine = Engine {
-        ws,
-        root,
-        worktree: worktree.is_some(),
-        location: sref.location,
-        paths: sref.paths.clone(),
-        session,
-        config,
-        limits,
-        cp,
-        renderer,
-        lock,
-        out,
-        fix_agent,
-        chain,
-        state,
-        tasks,
-        detected: None,
+    let detected = crate::testing::detect(&root, &config.test);
+    let finished = matches!(
+        iter.status,
+        LoopStatus::Completed | LoopStatus::PartialSuccess | LoopStatus::Blocked
+    );
+    if detected.is_none() && !finished {
+        return Err(Error::usage(format!(
+            "no test command detected in {}: set one in {}, e.g. {{\"test\": {{\"command\": \"make check\"}}}}",
+            ws.rel(&root),
+            ws.rel(&ws.config_path())
+        )));
+    }
+    let test_gen_pending = tasks.iter().any(|(_, t)| {
+        t.meta.kind == TaskType::TestGen
+            && !matches!(
+                t.status,
+                TaskStatus::Completed | TaskStatus::Skipped | TaskStatus::Failed
+            )
+    });
+    let test_gen_agent = if test_gen_pending {
+        agents::config::role_agent(&config.agents, Role::TestGen, None)?
+    } else {
+        None
     };
-    engine.start(fresh)
+    let analysis_text = std::fs::read_to_string(sref.paths.analysis_results()).unwrap_or_default();
+    let results = load_results(ws, &sref.paths, &iter)?;
+
+    let machine = CycleMachine {
+        ws: Workspace::new(ws.root.clone()),
+        id: sref.id().to_string(),
+        root: root.clone(),
+        worktree: worktree.is_some(),
+        limits,
+        fix_agent,
+        test_gen_agent,
+        chain,
+        detected,
+        renderer: Arc::new(Renderer::new(Some(&ws.templates_dir()))),
+        analysis_text,
+        repo: cp.is_repo(),
+        config,
+    };
+    let mut state = CycleState {
+        iter,
+        history,
+        tasks,
+        session,
+        location: sref.location,
+        results,
+        stop: None,
+        validation_fix_due: false,
+        now: Utc::now(),
+        outbox: Vec::new(),
+    };
+    let mut ports = RealPorts::new(ws, root, lock, cp, sref.paths.dir.clone());
+    let driver = DriverConfig {
+        max_cost_usd: machine.config.agents.max_cost_usd,
+        resumed,
+    };
+    crate::engine::run(&machine, &mut state, &mut ports, &mut sinks, &driver)
+}
+
+/// Refusals of a loaded state before anything is written: an archived
+/// session that did not complete, a blocked one reopened with its limit
+/// spent.
+fn check_resumable(
+    id: &str,
+    location: Location,
+    st: &IterationState,
+    session: &WorkflowSession,
+    history: &crate::artifacts::FixHistory,
+    limits: &Limits,
+) -> Result<()> {
+    let done = matches!(
+        st.status,
+        LoopStatus::Completed | LoopStatus::PartialSuccess
+    );
+    if location == Location::Archived && !done {
+        return Err(Error::usage(format!(
+            "session {id} is archived; archived sessions cannot be resumed"
+        )));
+    }
+    let attempts = history.entries.len() as u32;
+    if st.status == LoopStatus::Blocked
+        && location == Location::Active
+        && session.status == crate::artifacts::session::SessionStatus::Active
+        && !st.iterations.is_empty()
+        && attempts >= limits.max_iterations
+    {
+        return Err(Error::usage(format!(
+            "{id}: {attempts} fix attempts were made and the limit is {}; raise it with --max-iterations",
+            limits.max_iterations
+        )));
+    }
+    Ok(())
+}
+
+/// The parsed results the next decisions need: the baseline run's (the
+/// last run's when there is no baseline yet).
+fn load_results(
+    ws: &Workspace,
+    paths: &crate::session::SessionPaths,
+    st: &IterationState,
+) -> Result<BTreeMap<u32, Arc<crate::artifacts::TestResults>>> {
+    let mut out = BTreeMap::new();
+    let needs = matches!(
+        st.action,
+        Action::AnalyzeFailures
+            | Action::ExecuteFixTask { .. }
+            | Action::Retest { .. }
+            | Action::FinalValidation { .. }
+    ) || st.status == LoopStatus::Blocked;
+    let base = match st.baseline_run {
+        Some(run) => st.run(run),
+        None => st.iterations.last(),
+    };
+    if let Some(rec) = base {
+        let (file, _) = docs::run_files(paths, rec);
+        match store::read_json::<crate::artifacts::TestResults>(&file, &ws.rel(&file)) {
+            Ok(r) => {
+                out.insert(rec.run, Arc::new(r));
+            }
+            Err(e) if needs && st.status != LoopStatus::Blocked => return Err(e),
+            Err(_) => {}
+        }
+    }
+    Ok(out)
 }
 
 fn cycle_options_of(session: &WorkflowSession) -> CycleOptions {
-    session
-        .extra
-        .get("cycle_options")
-        .and_then(|v| serde_json::from_value(v.clone()).ok())
-        .unwrap_or_default()
+    session.cycle_options.clone().unwrap_or_default()
+}
+
+/// `IMPL-fix-<k>`.
+pub fn fix_task_id(k: u32) -> String {
+    format!("IMPL-fix-{k}")
 }
 
 /// `a, b, c and 4 more`.
@@ -244,7 +363,7 @@ fn show_list(items: &[String]) -> String {
 /// session lock says its previous holder died and the file was created
 /// after that holder started (so it is that run's, not another git
 /// process's). Returns the removed files, relative to the work tree.
-fn clear_stale_git_locks(root: &std::path::Path, since: &str) -> Vec<String> {
+fn clear_stale_git_locks(root: &Path, since: &str) -> Vec<String> {
     let Ok(started) = chrono::DateTime::parse_from_rfc3339(since) else {
         return Vec::new();
     };
@@ -284,7 +403,7 @@ fn create_worktree(
     ws: &Workspace,
     id: &str,
     session: &mut WorkflowSession,
-    out: &Reporter,
+    sinks: &mut Sinks,
 ) -> Result<PathBuf> {
     let main = Checkpoints::open(&ws.root)?;
     if !main.is_repo() {
@@ -296,19 +415,19 @@ fn create_worktree(
     let branch = main.worktree_add(id, &dir)?.unwrap_or_default();
     let rel = ws.rel(&dir);
     session.git.worktree = Some(rel.clone());
-    out.event(
-        "worktree",
-        format!(
-            "Working in the git worktree {rel} on branch {branch} (created from HEAD; your own changes are not in it)"
-        ),
-        json!({ "worktree": rel, "branch": branch }),
+    sinks.emit(
+        &Event::Worktree {
+            worktree: rel,
+            branch,
+        },
+        Utc::now(),
     );
     Ok(dir)
 }
 
 /// The state of a session entering phase 5: the initial tasks not yet
 /// done, then the loop.
-fn initial_state(
+pub(crate) fn initial_state(
     id: &str,
     tasks: &[(PathBuf, crate::artifacts::Task)],
     max_iterations: u32,
@@ -316,15 +435,15 @@ fn initial_state(
     let pending: Vec<String> = INITIAL_TASKS
         .iter()
         .filter(|id| {
-            tasks.iter().any(|(_, t)| {
-                t.id == **id && !matches!(t.status, TaskStatus::Completed | TaskStatus::Skipped)
-            })
+            tasks
+                .iter()
+                .any(|(_, t)| t.id == **id && !TaskStatus::is_done(t.status))
         })
         .map(|s| s.to_string())
         .collect();
-    let (current, queue, next) = match pending.split_first() {
-        Some((first, rest)) => (first.clone(), rest.to_vec(), NextAction::ExecuteTask),
-        None => (LOOP_TASK.to_string(), Vec::new(), NextAction::RunTests),
+    let (current, queue, action) = match pending.split_first() {
+        Some((first, rest)) => (first.clone(), rest.to_vec(), Action::ExecuteTask),
+        None => (LOOP_TASK.to_string(), Vec::new(), Action::RunTests),
     };
     let now = Utc::now();
     IterationState {
@@ -334,7 +453,7 @@ fn initial_state(
         current_iteration: 0,
         max_iterations,
         selected_strategy: None,
-        next_action: next,
+        action,
         status: LoopStatus::Running,
         started_at: now,
         updated_at: now,
@@ -343,10 +462,9 @@ fn initial_state(
         blocked_reason: None,
         iterations: Vec::new(),
         baseline_run: None,
-        fix: None,
         pending_commit: None,
-        pending_rollback: None,
         tasks_snapshot: None,
+        tests_commit: None,
         extra: Default::default(),
     }
 }

@@ -4,8 +4,9 @@
 
 use serde_json::json;
 
-use super::engine::Engine;
-use crate::artifacts::fix_history::{FixAttempt, FixHistory};
+use super::machine::CycleMachine;
+use super::state::CycleState;
+use crate::artifacts::fix_history::FixAttempt;
 use crate::artifacts::iteration_state::IterationRecord;
 use crate::error::Result;
 use crate::render::Renderer;
@@ -26,12 +27,14 @@ fn pct(v: Option<f64>) -> String {
 
 /// `.process/failure-report.md`: what was tried, the pass-rate history,
 /// stuck tests, what still fails, the last analysis and how to resume.
-pub(super) fn failure_report(e: &Engine, reason: &str, history: &FixHistory) -> Result<String> {
-    let id = &e.paths.id;
-    let state = &e.state;
+pub(super) fn failure_report(m: &CycleMachine, s: &CycleState, reason: &str) -> Result<String> {
+    let id = &m.id;
+    let history = &s.history;
+    let paths = m.paths(s);
+    let state = &s.iter;
     let last = state.iterations.last();
-    let base_n = state.baseline_run.or(last.map(|r| r.iteration));
-    let results = base_n.and_then(|n| e.load_results(n).ok());
+    let base = s.baseline();
+    let results = base.and_then(|r| s.results.get(&r.run)).cloned();
     let failures: Vec<serde_json::Value> = results
         .as_ref()
         .map(|r| {
@@ -57,8 +60,8 @@ pub(super) fn failure_report(e: &Engine, reason: &str, history: &FixHistory) -> 
     let more_failures = results
         .as_ref()
         .map_or(0, |r| r.failures.len().saturating_sub(MAX_LISTED));
-    let results_file = base_n
-        .map(|n| e.ws.rel(&e.paths.iteration_file(n, "results.json")))
+    let results_file = base
+        .map(|r| m.rel(&super::docs::run_files(&paths, r).0))
         .unwrap_or_default();
     let hist: Vec<serde_json::Value> = state
         .iterations
@@ -89,7 +92,7 @@ pub(super) fn failure_report(e: &Engine, reason: &str, history: &FixHistory) -> 
                 "iteration": a.iteration,
                 "strategy": a.strategy.map(|s| s.to_string()),
                 "agent": a.agent,
-                "outcome": a.outcome,
+                "outcome": a.outcome.as_str(),
                 "before": pct(a.pass_rate_before),
                 "after": pct(a.pass_rate_after),
                 "files": a.files_changed.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", "),
@@ -105,7 +108,7 @@ pub(super) fn failure_report(e: &Engine, reason: &str, history: &FixHistory) -> 
         .find(|r| r.analysis_file.is_some());
     let last_task = last_analysis
         .and_then(|r| r.fix_task.as_deref())
-        .and_then(|t| e.task(t));
+        .and_then(|t| s.task(t));
     let fs = last_task.and_then(|t| t.context.fix_strategy.as_ref());
     let resume = vec![
         format!(
@@ -114,22 +117,22 @@ pub(super) fn failure_report(e: &Engine, reason: &str, history: &FixHistory) -> 
         format!("Mark the session active again: `wfx session resume {id}`"),
         format!(
             "Continue the loop, with more attempts if the limit was reached: `wfx test-cycle-execute --resume-session={id} --max-iterations={}`",
-            e.limits.max_iterations.max(history.entries.len() as u32) + 2
+            m.limits.max_iterations.max(history.entries.len() as u32) + 2
         ),
         format!("Or give up and archive it: `wfx session complete {id}`"),
     ];
     let ctx = json!({
         "session_id": id,
         "reason": reason,
-        "blocked_at": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        "blocked_at": s.now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
         "attempts_done": history.entries.len(),
-        "max_iterations": e.limits.max_iterations,
+        "max_iterations": m.limits.max_iterations,
         "last": last,
         "best_pass_rate": state.best_pass_rate,
         "history": hist,
         "attempts": attempts,
         "stuck_tests": state.stuck_tests,
-        "stuck_after": e.limits.stuck_after,
+        "stuck_after": m.limits.stuck_after,
         "failures": failures,
         "more_failures": more_failures,
         "results_file": results_file,
@@ -139,7 +142,7 @@ pub(super) fn failure_report(e: &Engine, reason: &str, history: &FixHistory) -> 
         "points": fs.map(|s| s.modification_points.iter().map(ToString::to_string).collect::<Vec<_>>()).unwrap_or_default(),
         "resume": resume,
     });
-    e.renderer.render("failure-report.md.j2", &ctx)
+    m.renderer.render("failure-report.md.j2", &ctx)
 }
 
 /// `.summaries/iteration-summaries/iteration-N.md` for run N and the fix
@@ -157,7 +160,7 @@ pub(super) fn iteration_summary(
         "n": rec.iteration,
         "scope": json_str(&rec.scope),
         "pass_rate": rec.pass_rate,
-        "delta": super::decide::delta_text(prev, rec.pass_rate),
+        "delta": crate::engine::event::delta_text(prev, rec.pass_rate),
         "passed": rec.passed,
         "total": rec.total,
         "failed": rec.failed,
@@ -172,7 +175,7 @@ pub(super) fn iteration_summary(
         "analysis_tool": rec.analysis_tool,
         "fix_task": rec.fix_task,
         "fix_agent": attempt.map(|a| a.agent.clone()),
-        "fix_outcome": attempt.map(|a| a.outcome.clone()),
+        "fix_outcome": attempt.map(|a| a.outcome.as_str()),
         "files_changed": attempt.map(|a| a.files_changed.clone()).unwrap_or_default(),
         "test_edits": attempt.map(|a| a.test_edits.iter().map(|t| format!("{} ({})", t.detail, json_str(&t.kind))).collect::<Vec<_>>()).unwrap_or_default(),
         "fix_commit": rec.fix_commit,

@@ -17,8 +17,6 @@ use crate::session::{SessionPaths, Workspace};
 pub const TEMPLATE: &str = "TEST_ANALYSIS_RESULTS.md.j2";
 /// Template of the prompt sent to the analysis agent.
 pub const PROMPT_TEMPLATE: &str = "test-analysis-prompt.md.j2";
-/// An answer shorter than this many words does not count as a review.
-const MIN_WORDS: usize = 30;
 
 /// The deterministic analysis text.
 pub fn render(renderer: &Renderer, plan: &Plan) -> Result<String> {
@@ -72,35 +70,27 @@ pub fn write(
                 .set("session.dir", ws.rel(&paths.dir))
                 .set("spec", ws.rel(&paths.analysis_results()));
             for agent in &chain {
-                let record = agents::invoke(
-                    &Invocation {
-                        agent,
-                        role: Role::Analysis,
-                        prompt: &prompt,
-                        vars: &vars,
-                        files: &files,
-                        cwd: &ws.root,
-                        env: &[],
-                    },
-                    &mut |pgid| {
-                        let _ = lock.set_child(Some(pgid));
-                    },
-                )?;
-                let _ = lock.set_child(None);
-                let words = record.result_text.split_whitespace().count();
-                if !record.failed() && words >= MIN_WORDS {
+                let record = lock.with_child(|on_spawn| {
+                    agents::invoke(
+                        &Invocation {
+                            agent,
+                            role: Role::Analysis,
+                            prompt: &prompt,
+                            vars: &vars,
+                            files: &files,
+                            cwd: &ws.root,
+                            env: &[],
+                        },
+                        on_spawn,
+                    )
+                })??;
+                // The same judgement as the analysis chain of phase 5
+                // (DESIGN.md §6.3: at least 100 words, a working call).
+                let Some(why) = agents::strategy::review_reason(&record) else {
                     review.attempts.push(format!("{}: ok", agent.name));
                     review.agent = Some(agent.name.clone());
                     answer = Some(record.result_text.trim().to_string());
                     break;
-                }
-                let why = if record.failed() {
-                    record
-                        .error_message
-                        .clone()
-                        .unwrap_or_else(|| "failed".into())
-                } else {
-                    format!("answer too short ({words} words)")
                 };
                 review.attempts.push(format!("{}: {why}", agent.name));
                 if record.interrupted {

@@ -19,7 +19,7 @@ use chrono::Utc;
 
 use crate::artifacts::config::{Config, Preset};
 use crate::artifacts::context::ContextPackage;
-use crate::artifacts::session::{InputMode, PhaseStatus, SessionStatus, WorkflowSession};
+use crate::artifacts::session::{InputMode, PhaseStatus, WorkflowSession};
 use crate::error::{Error, Result};
 use crate::render::Renderer;
 use crate::session::store::{self, SessionLock};
@@ -63,6 +63,22 @@ pub struct GenOutcome {
     pub warnings: Vec<String>,
 }
 
+/// Claude-Code-Workflow's dashboard and agents look for a session's
+/// context only in `.process/context-package.json`. In session mode wfx's
+/// package is `test-context-package.json` (DESIGN.md §3), so the same
+/// package is also written there, for them; wfx itself never reads that
+/// copy in session mode (docs/interop.md).
+fn write_ccw_context_copy(
+    paths: &SessionPaths,
+    mode: InputMode,
+    package: &ContextPackage,
+) -> Result<()> {
+    match mode {
+        InputMode::Session => store::write_json(&paths.context_package(), package),
+        InputMode::Prompt => Ok(()),
+    }
+}
+
 /// The context package file of a session of this mode.
 pub fn context_package_path(paths: &SessionPaths, mode: InputMode) -> std::path::PathBuf {
     match mode {
@@ -94,11 +110,7 @@ fn check_fix_agent(config: &Config, options: &CycleOptions) -> Result<()> {
 }
 
 fn cycle_options_of(session: &WorkflowSession) -> CycleOptions {
-    session
-        .extra
-        .get("cycle_options")
-        .and_then(|v| serde_json::from_value(v.clone()).ok())
-        .unwrap_or_default()
+    session.cycle_options.clone().unwrap_or_default()
 }
 
 fn set_phase(
@@ -157,9 +169,8 @@ pub fn run(ws: &Workspace, req: &GenRequest, ui: &Printer) -> Result<GenOutcome>
     let (mut run, resumed, source) = match start {
         Start::New(new) => {
             let now = Utc::now();
-            let opts =
-                serde_json::to_value(&req.options).map_err(|e| Error::Internal(e.to_string()))?;
-            let (paths, lock, mut session) = session_start::create(ws, &new, opts, now)?;
+            let (paths, lock, mut session) =
+                session_start::create(ws, &new, req.options.clone(), now)?;
             ui.status(format!(
                 "Phase 1/4 {}: {} ({} mode)",
                 PHASE_TITLES[0],
@@ -188,10 +199,7 @@ pub fn run(ws: &Workspace, req: &GenRequest, ui: &Printer) -> Result<GenOutcome>
             let mut session = ws.load_session(&sref)?;
             let mut opts = cycle_options_of(&session);
             opts.merge(&req.options);
-            session.extra.insert(
-                "cycle_options".into(),
-                serde_json::to_value(&opts).map_err(|e| Error::Internal(e.to_string()))?,
-            );
+            session.cycle_options = Some(opts);
             session.resumed_at = Some(Utc::now());
             store::write_json(&sref.paths.session_json(), &session)?;
             let first = (1..=4).find(|&n| !phase_done(&session, n));
@@ -274,7 +282,8 @@ pub fn run(ws: &Workspace, req: &GenRequest, ui: &Printer) -> Result<GenOutcome>
                 source: source.as_ref(),
             })?;
             warnings.extend(gathered.warnings);
-            store::write_json(&pkg_path, &gathered.package)
+            store::write_json(&pkg_path, &gathered.package)?;
+            write_ccw_context_copy(&run.paths, run.session.mode, &gathered.package)
         })();
         finish_phase(&run.paths, &mut run.session, 2, result)?;
         phases_run.push(2);
@@ -325,10 +334,10 @@ pub fn run(ws: &Workspace, req: &GenRequest, ui: &Printer) -> Result<GenOutcome>
     if !phase_done(&run.session, 4) {
         ui.status(format!("Phase 4/4 {}", PHASE_TITLES[3]));
         set_phase(&run.paths, &mut run.session, 4, PhaseStatus::InProgress)?;
+        // The status stays `planning` until phase 5 starts (DESIGN.md
+        // §10.6: CCW shows `planning` until execution), also with
+        // `--plan-only`.
         let result = tasks::write_all(&renderer, &run.paths, &plan).map(|_| ());
-        if result.is_ok() && run.session.status == SessionStatus::Planning {
-            run.session.status = SessionStatus::Active;
-        }
         finish_phase(&run.paths, &mut run.session, 4, result)?;
         phases_run.push(4);
     }

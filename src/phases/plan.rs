@@ -3,75 +3,18 @@
 //! tasks, plan, todo list, notes). Templates only lay it out, so every
 //! fact in those files comes from here and is tested here.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::context::{self, Target, files};
 use crate::artifacts::config::Config;
 use crate::artifacts::context::ContextPackage;
 use crate::artifacts::session::{InputMode, WorkflowSession};
+use crate::artifacts::test_results::TestResults;
 use crate::session::SessionPaths;
 use crate::session::Workspace;
 
-/// Flags of DESIGN.md §1 that `test-fix-gen` records for phase 5, kept in
-/// `workflow-session.json` under `cycle_options`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CycleOptions {
-    #[serde(default)]
-    pub allow_dirty: bool,
-    #[serde(default)]
-    pub no_commit: bool,
-    #[serde(default)]
-    pub worktree: bool,
-    /// `--fix-agent NAME|manual`, when given.
-    #[serde(default)]
-    pub fix_agent: Option<String>,
-    /// `--max-iterations N`, when given.
-    #[serde(default)]
-    pub max_iterations: Option<u32>,
-    #[serde(default)]
-    pub yes: bool,
-}
-
-impl CycleOptions {
-    /// Flags given now override what an earlier run recorded; flags not
-    /// given keep their recorded value.
-    pub fn merge(&mut self, newer: &CycleOptions) {
-        self.allow_dirty |= newer.allow_dirty;
-        self.no_commit |= newer.no_commit;
-        self.worktree |= newer.worktree;
-        self.yes |= newer.yes;
-        if newer.fix_agent.is_some() {
-            self.fix_agent.clone_from(&newer.fix_agent);
-        }
-        if newer.max_iterations.is_some() {
-            self.max_iterations = newer.max_iterations;
-        }
-    }
-
-    /// The flags as a command line would spell them.
-    pub fn as_flags(&self) -> String {
-        let mut out = Vec::new();
-        if self.allow_dirty {
-            out.push("--allow-dirty".to_string());
-        }
-        if self.no_commit {
-            out.push("--no-commit".to_string());
-        }
-        if self.worktree {
-            out.push("--worktree".to_string());
-        }
-        if let Some(a) = &self.fix_agent {
-            out.push(format!("--fix-agent {a}"));
-        }
-        if let Some(n) = self.max_iterations {
-            out.push(format!("--max-iterations {n}"));
-        }
-        if self.yes {
-            out.push("-y".to_string());
-        }
-        out.join(" ")
-    }
-}
+/// The phase-5 flags `test-fix-gen` records (typed in the session file).
+pub use crate::artifacts::options::CycleOptions;
 
 /// One file the plan targets, with what to do about it.
 #[derive(Debug, Clone, Serialize)]
@@ -157,6 +100,81 @@ pub struct SourceView {
     pub summaries: Vec<(String, String, Vec<String>)>,
 }
 
+/// The last `wfx test` of the project (`.workflow/.cache/test-results.json`):
+/// the failing tests a reader of the plan wants to see first.
+#[derive(Debug, Clone, Serialize)]
+pub struct LastTestRun {
+    /// `2026-01-01 10:00 UTC`; empty when the run did not record it.
+    pub when: String,
+    pub command: String,
+    pub total: u32,
+    pub passed: u32,
+    /// Failed plus errors.
+    pub failing: u32,
+    /// The first [`LAST_RUN_FAILURES`] failures.
+    pub failures: Vec<KnownFailure>,
+    /// Failures not listed.
+    pub more: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct KnownFailure {
+    pub test: String,
+    /// `file:line`, `file`, or empty.
+    pub location: String,
+    /// First line of the error, at most [`ERROR_CHARS`] characters.
+    pub error: String,
+}
+
+/// Failures of the last test run listed in the plan.
+pub const LAST_RUN_FAILURES: usize = 10;
+/// Longest error line shown per failure.
+pub const ERROR_CHARS: usize = 120;
+
+/// The plan's view of a test run.
+pub fn last_test_run(r: &TestResults) -> LastTestRun {
+    let failures: Vec<KnownFailure> = r
+        .failures
+        .iter()
+        .take(LAST_RUN_FAILURES)
+        .map(|f| KnownFailure {
+            test: f.test.clone(),
+            location: f.location(),
+            error: {
+                let first = f.error.lines().next().unwrap_or("").trim();
+                if first.chars().count() > ERROR_CHARS {
+                    let cut: String = first.chars().take(ERROR_CHARS - 1).collect();
+                    format!("{cut}…")
+                } else {
+                    first.to_string()
+                }
+            },
+        })
+        .collect();
+    LastTestRun {
+        when: r
+            .started_at
+            .map(|t| t.format("%Y-%m-%d %H:%M UTC").to_string())
+            .unwrap_or_default(),
+        command: r.command.clone(),
+        total: r.total,
+        passed: r.passed,
+        failing: r.failed + r.errors,
+        more: r.failures.len().saturating_sub(failures.len()),
+        failures,
+    }
+}
+
+/// [`last_test_run`] of the project's cached `wfx test` result; `None`
+/// when there is none or it cannot be read (it is only a hint).
+fn read_last_test_run(ws: &Workspace) -> Option<LastTestRun> {
+    let path = ws.cache_dir().join("test-results.json");
+    crate::session::store::read_json_opt::<TestResults>(&path, &ws.rel(&path))
+        .ok()
+        .flatten()
+        .map(|r| last_test_run(&r))
+}
+
 /// Everything phases 3–4 write, as data.
 #[derive(Debug, Clone, Serialize)]
 pub struct Plan {
@@ -229,6 +247,8 @@ pub struct Plan {
     pub cycle_flags: String,
     pub next_command: String,
     pub source: Option<SourceView>,
+    /// The last `wfx test` of the project, when there is one.
+    pub last_test_run: Option<LastTestRun>,
 }
 
 /// Shown instead of a list's remainder.
@@ -920,6 +940,7 @@ pub fn build(
         next_command,
         source,
         targets,
+        last_test_run: read_last_test_run(ws),
     }
 }
 
@@ -985,6 +1006,47 @@ mod tests {
             rust_module_path("crates/x/src/io.rs").as_deref(),
             Some("io")
         );
+    }
+
+    #[test]
+    fn the_last_test_run_lists_failures_with_where_and_why() {
+        let failure = |test: &str, file: Option<&str>, line: Option<u32>, error: &str| {
+            serde_json::json!({
+                "test": test, "file": file, "line": line, "error": error,
+                "criticality": "high", "test_type": "unit",
+            })
+        };
+        let mut failures: Vec<serde_json::Value> = vec![
+            failure(
+                "t::a",
+                Some("src/a.py"),
+                Some(3),
+                "AssertionError: 1 != 2\nmore",
+            ),
+            failure("t::b", Some("src/b.py"), None, &"x".repeat(300)),
+            failure("t::c", None, None, ""),
+        ];
+        for i in 0..10 {
+            failures.push(failure(&format!("t::more{i}"), None, None, "E"));
+        }
+        let results: TestResults = serde_json::from_value(serde_json::json!({
+            "command": "python -m pytest", "scope": "full", "parser": "junit",
+            "total": 20, "passed": 6, "failed": 12, "skipped": 1, "errors": 1,
+            "pass_rate": 30.0, "failures": failures,
+            "started_at": "2026-01-01T10:04:59Z",
+        }))
+        .unwrap();
+        let run = last_test_run(&results);
+        assert_eq!(run.when, "2026-01-01 10:04 UTC");
+        assert_eq!((run.total, run.passed, run.failing), (20, 6, 13));
+        assert_eq!(run.failures.len(), LAST_RUN_FAILURES);
+        assert_eq!(run.more, 3);
+        assert_eq!(run.failures[0].location, "src/a.py:3");
+        assert_eq!(run.failures[0].error, "AssertionError: 1 != 2");
+        assert_eq!(run.failures[1].location, "src/b.py");
+        assert_eq!(run.failures[1].error.chars().count(), ERROR_CHARS);
+        assert!(run.failures[1].error.ends_with('…'));
+        assert_eq!(run.failures[2].location, "");
     }
 
     #[test]

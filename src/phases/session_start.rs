@@ -7,12 +7,12 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use super::context::SourceSession;
+use crate::artifacts::Timestamp;
 use crate::artifacts::session::{GitInfo, InputMode, PhaseStatus, WorkflowSession};
-use crate::artifacts::{Extra, Timestamp};
 use crate::error::{Error, Problem, Result};
 use crate::session::layout::SESSION_GITIGNORE;
 use crate::session::store::{self, SessionLock};
-use crate::session::{Location, SessionPaths, SessionRef, Workspace, id, task_order};
+use crate::session::{Location, Owner, SessionPaths, SessionRef, Workspace, id, task_order};
 
 /// What the INPUT argument is, judged by its text alone.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,7 +81,9 @@ fn read_limited(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
 pub fn resolve(ws: &Workspace, raw: &str, cwd: &Path) -> Result<Start> {
     match classify_input(raw) {
         InputKind::SessionId(sid) => {
-            id::validate_user_id(&sid)?;
+            // Any existing session directory, also one another tool named
+            // (`WFS------`, `WFS--auth--fix`): DESIGN.md §10.6.
+            id::validate_existing_id(&sid)?;
             let sref = ws.find(&sid)?;
             if is_test_session(ws, &sref)? {
                 if sref.location == Location::Archived {
@@ -170,16 +172,17 @@ pub fn resolve(ws: &Workspace, raw: &str, cwd: &Path) -> Result<Start> {
     }
 }
 
-/// Whether a session is a test session (resume it) or a source session
-/// (plan tests for it). A source session from another tool may lack
-/// `workflow-session.json`; but one that exists and cannot be read as JSON
-/// is an invalid artifact (exit 2): guessing would start a new session
-/// "for" what may be a damaged test session.
+/// Whether a session is a wfx test session (resume it) or a source
+/// session (plan tests for it). A session another tool made is always a
+/// source, also when it calls itself a test session (CCW's own
+/// `/workflow:test-fix-gen` sessions have `type: "test"`). A wfx session
+/// whose `workflow-session.json` cannot be read is an invalid artifact
+/// (exit 2): guessing would start a new session "for" a damaged one.
 fn is_test_session(ws: &Workspace, sref: &SessionRef) -> Result<bool> {
-    let path = sref.paths.session_json();
-    if !path.is_file() {
+    if ws.owner(sref) == Owner::Foreign {
         return Ok(false);
     }
+    let path = sref.paths.session_json();
     let shown = ws.rel(&path);
     let text = store::read_text(&path, &shown)?;
     let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
@@ -205,7 +208,8 @@ pub fn read_source_session(ws: &Workspace, sref: &SessionRef) -> Result<SourceSe
     if let Ok(bytes) = std::fs::read(paths.session_json())
         && let Ok(v) = serde_json::from_slice::<serde_json::Value>(&bytes)
     {
-        for key in ["description", "title", "task_description"] {
+        // CCW's session start writes `project` (and no `description`).
+        for key in ["description", "project", "title", "task_description"] {
             if let Some(s) = v[key].as_str().filter(|s| !s.trim().is_empty()) {
                 description = s.trim().to_string();
                 break;
@@ -231,14 +235,23 @@ pub fn read_source_session(ws: &Workspace, sref: &SessionRef) -> Result<SourceSe
             let (Some(tid), Some("completed")) = (v["id"].as_str(), v["status"].as_str()) else {
                 continue;
             };
+            // Nested and flat tasks both record `result.files_modified`;
+            // CCW's flat task schema also lists the files it plans to
+            // touch as `files[].path`. Paths are kept as written (Windows
+            // or absolute ones too) and mapped to project files in phase 2.
             let mut modified: Vec<String> = v["result"]["files_modified"]
                 .as_array()
-                .map(|a| {
-                    a.iter()
-                        .filter_map(|x| x.as_str().map(str::to_string))
-                        .collect()
-                })
-                .unwrap_or_default();
+                .into_iter()
+                .flatten()
+                .filter_map(|x| x.as_str().map(str::to_string))
+                .chain(
+                    v["files"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|f| f["path"].as_str().map(str::to_string)),
+                )
+                .collect();
             modified.sort();
             modified.dedup();
             if let Some(t) = v["title"].as_str() {
@@ -307,7 +320,7 @@ pub fn git_info(root: &Path) -> GitInfo {
 pub fn create(
     ws: &Workspace,
     new: &NewSession,
-    cycle_options: serde_json::Value,
+    cycle_options: crate::artifacts::options::CycleOptions,
     now: Timestamp,
 ) -> Result<(SessionPaths, SessionLock, WorkflowSession)> {
     let active = ws.active_dir();
@@ -341,7 +354,7 @@ fn start_session(
     ws: &Workspace,
     new: &NewSession,
     paths: &SessionPaths,
-    cycle_options: serde_json::Value,
+    cycle_options: crate::artifacts::options::CycleOptions,
     now: Timestamp,
 ) -> Result<(SessionLock, WorkflowSession)> {
     let lock = SessionLock::acquire(&paths.lock(), &paths.id)?;
@@ -355,9 +368,7 @@ fn start_session(
     );
     session.source_session_id = new.source.as_ref().map(|s| s.id.clone());
     session.git = git_info(&ws.root);
-    let mut extra = Extra::new();
-    extra.insert("cycle_options".into(), cycle_options);
-    session.extra = extra;
+    session.cycle_options = Some(cycle_options);
     if let Some(p) = session.phase_mut(1) {
         p.status = PhaseStatus::InProgress;
         p.started_at = Some(now);

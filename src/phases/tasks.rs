@@ -17,11 +17,22 @@ use crate::error::Result;
 use crate::render::Renderer;
 use crate::session::{SessionPaths, store};
 
-/// File names of the initial tasks (DESIGN.md §2); only used to create them.
+/// File names of the initial tasks (DESIGN.md §2): `<id>.json`, the path
+/// Claude-Code-Workflow derives from a task id (§10.6). Only used to
+/// create them; existing tasks are found by scanning.
 pub const FILE_TEST_GEN: &str = "IMPL-001";
-pub const FILE_VALIDATION: &str = "IMPL-001.3-validation";
-pub const FILE_REVIEW: &str = "IMPL-001.5-review";
+pub const FILE_VALIDATION: &str = "IMPL-001.3";
+pub const FILE_REVIEW: &str = "IMPL-001.5";
 pub const FILE_FIX: &str = "IMPL-002";
+
+/// The names wfx 0.1 gave the two gate tasks. Sessions it made still load
+/// (tasks are found by the `id` inside); phase 4 removes one only after
+/// writing the same task under its `<id>.json` name, so a planning run an
+/// upgrade interrupted never leaves two files with one id.
+pub const LEGACY_FILES: [(&str, &str); 2] = [
+    ("IMPL-001.3", "IMPL-001.3-validation"),
+    ("IMPL-001.5", "IMPL-001.5-review"),
+];
 
 fn step(step: &str, action: String, command: Option<String>) -> FlowStep {
     FlowStep {
@@ -69,6 +80,7 @@ fn meta(plan: &Plan, kind: TaskType, agent: Option<String>) -> TaskMeta {
         coverage_target: None,
         analysis_quality: None,
         analysis_tool: None,
+        record: Default::default(),
         extra: Extra::new(),
     }
 }
@@ -258,15 +270,12 @@ pub fn validation_task(plan: &Plan) -> Task {
         TaskType::CodeValidation,
         Some(plan.agents.fix.clone()),
     );
-    m.extra.insert(
-        "gate".into(),
-        serde_json::json!({
-            "critical": plan.gate_critical,
-            "error": plan.gate_errors,
-            "warning": plan.gate_warnings,
-            "max_retries": plan.gate_retries,
-        }),
-    );
+    m.record.gate = Some(crate::artifacts::task_record::GateThresholds {
+        critical: plan.gate_critical,
+        error: plan.gate_errors,
+        warning: plan.gate_warnings,
+        max_retries: plan.gate_retries,
+    });
     task(
         "IMPL-001.3",
         "Code Validation Gate - AI Error Detection",
@@ -634,6 +643,12 @@ pub fn write_all(
     for (file, t) in initial_tasks(plan) {
         let path = paths.new_task_file(file);
         store::write_json(&path, &t)?;
+        for (id, legacy) in LEGACY_FILES {
+            let old = paths.new_task_file(legacy);
+            if id == t.id && old.is_file() {
+                fs_err::remove_file(&old).map_err(|e| crate::error::Error::io(&old, e))?;
+            }
+        }
         written.push((path, t));
     }
     store::write_atomic(
@@ -671,6 +686,7 @@ mod tests {
                 coverage_target: None,
                 analysis_quality: None,
                 analysis_tool: None,
+                record: Default::default(),
                 extra: Extra::new(),
             },
             TaskContext {

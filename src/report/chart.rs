@@ -1,5 +1,6 @@
 //! The pass-rate chart as inline SVG: one point per test run, coloured by
-//! the fix strategy that led to it, a dashed threshold line, a cross on
+//! the strategy of the fix that led to it (the first run has none: its own
+//! "first run" colour), a dashed threshold line, a cross on
 //! rolled-back runs and a triangle on runs with flaky failures. Plain SVG
 //! with `<title>` tooltips: readable with no script, no font download and
 //! no network.
@@ -152,7 +153,7 @@ pub fn pass_rate_chart_with(runs: &[RunView], threshold: f64, o: &ChartOptions) 
         let every = n.div_ceil(20).max(1);
         for (i, r) in runs.iter().enumerate() {
             let (x, y) = (x_of(i, n), y_of(r.pass_rate));
-            let colour = strategy_colour(r.strategy.as_deref());
+            let colour = strategy_colour(r.strategy_before.as_deref());
             let mut tip = if o.cycle {
                 format!(
                     "{} {}: {} ({}/{} passed, {} scope)",
@@ -166,8 +167,10 @@ pub fn pass_rate_chart_with(runs: &[RunView], threshold: f64, o: &ChartOptions) 
             } else {
                 format!("{} {}: {}", o.point, r.iteration, r.pass_rate_text)
             };
-            if let Some(st) = &r.strategy {
-                let _ = write!(tip, ", {st} strategy");
+            if let Some(st) = &r.strategy_before {
+                let _ = write!(tip, ", after a {st} fix");
+            } else if o.cycle && i == 0 {
+                tip.push_str(", first run");
             }
             if let Some(res) = &r.result {
                 let _ = write!(tip, ", {}", res.replace('_', " "));
@@ -311,7 +314,8 @@ fn legend(s: &mut String, cycle: bool) {
 mod tests {
     use super::*;
 
-    fn run(iteration: u32, rate: f64, strategy: Option<&str>) -> RunView {
+    /// A run reached by a fix of strategy `before` (`None`: the first run).
+    fn run(iteration: u32, rate: f64, before: Option<&str>) -> RunView {
         RunView {
             iteration,
             scope: "full".into(),
@@ -322,7 +326,8 @@ mod tests {
             failed: 10 - (rate / 10.0) as u32,
             failed_tests: vec![],
             new_failures: vec![],
-            strategy: strategy.map(str::to_string),
+            strategy: None,
+            strategy_before: before.map(str::to_string),
             result: None,
             analysis_tool: None,
             analysis: None,
@@ -372,6 +377,28 @@ mod tests {
     }
 
     #[test]
+    fn the_first_run_has_the_first_run_colour_and_later_runs_their_fix() {
+        let runs = vec![
+            run(1, 60.0, None),
+            run(2, 80.0, Some("conservative")),
+            run(3, 90.0, Some("aggressive")),
+        ];
+        let svg = pass_rate_chart(&runs, 95.0);
+        let first_run = strategy_colour(None);
+        let points: Vec<&str> = svg.split(r#"<g class="run""#).skip(1).collect();
+        assert_eq!(points.len(), 3);
+        assert!(points[0].contains(&format!(r#"fill="{first_run}" stroke="{first_run}""#)));
+        assert!(points[0].contains("first run</title>"));
+        assert!(points[1].contains(r##"fill="#2563eb" stroke="#2563eb""##));
+        assert!(points[1].contains("after a conservative fix</title>"));
+        assert!(points[2].contains(r##"fill="#ea580c" stroke="#ea580c""##));
+        // The legend names that colour "first run".
+        assert!(svg.contains(&format!(
+            r##"r="5" fill="{first_run}"/><text x="64.0" y="286.0" font-size="11" fill="#374151">first run</text>"##
+        )));
+    }
+
+    #[test]
     fn run_step_charts_use_their_own_words() {
         let mut runs = vec![run(0, 70.0, None), run(1, 100.0, None)];
         runs[0].result = Some("failed".into());
@@ -403,7 +430,7 @@ mod tests {
             cycle,
             pass_rate_chart_with(&runs, 95.0, &ChartOptions::CYCLE)
         );
-        assert!(cycle.contains("run 0: 70.0% (7/10 passed, full scope), failed"));
+        assert!(cycle.contains("run 0: 70.0% (7/10 passed, full scope), first run, failed"));
         assert!(cycle.contains(">test run (iteration)</text>"));
     }
 

@@ -150,7 +150,7 @@ pub fn load(ws: &Workspace, sref: &SessionRef) -> Result<SessionData> {
         .collect();
     files.sort();
 
-    let run = if session.kind == crate::workflow::engine::SESSION_KIND {
+    let run = if session.kind == crate::workflow::session::SESSION_KIND {
         Some(load_run(ws, sref, &files, &mut problems)?)
     } else {
         None

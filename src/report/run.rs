@@ -254,7 +254,7 @@ pub fn build(
         current_phase: current_phase.map(str::to_string),
         position: st
             .filter(|_| unfinished)
-            .map(|s| crate::workflow::engine::position(s, wf)),
+            .map(|s| crate::workflow::position(s, wf)),
         stop_reason: st.and_then(|s| s.stop_reason.clone()),
         resume_command,
         started_at: st.map(|s| s.started_at),
@@ -525,7 +525,7 @@ pub fn test_view(
         failed: x.failed + x.errors,
         skipped: x.skipped,
     });
-    let exit = decide::exit_text(r);
+    let exit = crate::engine::event::exit_text(r.exit_code, r.timed_out);
     let result = match counts {
         Some(c) => {
             let skipped = if c.skipped > 0 {
@@ -595,6 +595,7 @@ pub fn chart_runs(step: &StepView) -> Vec<RunView> {
                 failed_tests: t.failing_tests.clone(),
                 new_failures: Vec::new(),
                 strategy: None,
+                strategy_before: None,
                 result: Some(if t.passed { "passed" } else { "failed" }.into()),
                 analysis_tool: None,
                 analysis: None,
@@ -1070,7 +1071,7 @@ mod tests {
             (None, None, None)
         );
         assert_eq!(s.resume_command, None);
-        assert_eq!(s.duration, "12.0 s");
+        assert_eq!(s.duration, "12 s");
 
         let shell = &s.steps[0];
         assert_eq!(shell.label, "step 1 \"build\" (shell)");
@@ -1093,7 +1094,7 @@ mod tests {
             (test.kind.as_str(), test.command.as_str()),
             ("test", "npm test")
         );
-        assert_eq!(test.duration, "10.0 s");
+        assert_eq!(test.duration, "10 s");
         assert_eq!((test.debug_attempts, test.max_attempts), (1, 3));
         assert_eq!(
             test.summary.as_deref(),

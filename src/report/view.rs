@@ -128,7 +128,12 @@ pub struct RunView {
     pub failed: u32,
     pub failed_tests: Vec<String>,
     pub new_failures: Vec<String>,
+    /// Strategy of the fix written from this run's analysis (the fix
+    /// *after* this run), as `iterations[].strategy` records it.
     pub strategy: Option<String>,
+    /// Strategy of the fix that led to this run: the previous run's
+    /// `strategy`; `None` for the first run. The chart colours by this.
+    pub strategy_before: Option<String>,
     pub result: Option<String>,
     pub analysis_tool: Option<String>,
     pub analysis: Option<Link>,
@@ -285,6 +290,10 @@ pub fn build(data: &SessionData, link: &dyn Fn(&str) -> Option<String>) -> Sessi
                 failed_tests: r.failed_tests.clone(),
                 new_failures: r.new_failures.clone(),
                 strategy: r.strategy.map(|s| s.to_string()),
+                strategy_before: i
+                    .checked_sub(1)
+                    .and_then(|j| records[j].strategy)
+                    .map(|s| s.to_string()),
                 result: r.result.map(|x| name_of(&x)),
                 analysis_tool: r.analysis_tool.clone(),
                 analysis: r.analysis_file.as_deref().map(href),
@@ -344,10 +353,10 @@ pub fn build(data: &SessionData, link: &dyn Fn(&str) -> Option<String>) -> Sessi
                 .collect(),
             pass_before: e.pass_rate_before.map(pct).unwrap_or_else(|| "–".into()),
             pass_after: e.pass_rate_after.map(pct).unwrap_or_else(|| "–".into()),
-            outcome: e.outcome.clone(),
+            outcome: e.outcome.to_string(),
             commit: e.commit.as_deref().map(short_commit),
-            prompt: existing(process(e.iteration, "prompt.md")),
-            output: existing(process(e.iteration, "cli-output.txt")),
+            prompt: existing(process(e.iteration, "fix-prompt.md")),
+            output: existing(process(e.iteration, "fix-cli-output.txt")),
         })
         .collect();
 
@@ -357,12 +366,12 @@ pub fn build(data: &SessionData, link: &dyn Fn(&str) -> Option<String>) -> Sessi
         .map(|c| CallView {
             iteration: c.iteration,
             task: c.task.clone(),
-            role: c.role.clone(),
+            role: c.role.as_str().to_string(),
             agent: c.agent.clone(),
             duration: duration(c.duration_ms),
             cost: money(c.cost_usd),
             turns: c.turns,
-            outcome: c.outcome.clone(),
+            outcome: c.outcome.to_string(),
             error: call_error(c),
             prompt: c.prompt_file.as_deref().map(href),
             output: c.output_file.as_deref().map(href),
@@ -484,10 +493,20 @@ pub fn build(data: &SessionData, link: &dyn Fn(&str) -> Option<String>) -> Sessi
         Some(r) => super::run::next_step(&s.session_id, data.sref.location, r),
         None => {
             let fix_task_file = awaiting_fix_task(data).map(|(_, file)| file.to_string());
+            // A session stays `planning` until phase 5 starts (CCW reads
+            // it so); once phases 1–4 are done its next step is the cycle.
+            let planned = (1u8..=4).all(|n| {
+                s.phase(n)
+                    .is_some_and(|p| p.status == PhaseStatus::Completed)
+            });
+            let status = match s.status.meaning() {
+                SessionStatus::Planning if planned => SessionStatus::Active,
+                other => other,
+            };
             next_step(
                 &s.session_id,
                 data.sref.location,
-                s.status,
+                status,
                 state,
                 fix_task_file.as_deref(),
             )
@@ -551,21 +570,11 @@ fn is_rolled_back(r: &IterationRecord) -> bool {
     r.result == Some(IterationResult::RolledBack) || r.rollback_commit.is_some()
 }
 
-/// Tests judged flaky in a run: the record's own `flaky_tests` (an extra
-/// field the cycle may write), the flaky entries of the failures file of
-/// the same iteration and pass rate, and for the last run the flaky
-/// failures of the latest `test-results.json`.
+/// Tests judged flaky in a run: the record's own `flaky_tests`, the flaky
+/// entries of the failures file of the same iteration and pass rate, and
+/// for the last run the flaky failures of the latest `test-results.json`.
 fn flaky_tests(data: &SessionData, r: &IterationRecord, last: bool) -> Vec<String> {
-    let mut out: Vec<String> = r
-        .extra
-        .get("flaky_tests")
-        .and_then(|v| v.as_array())
-        .map(|a| {
-            a.iter()
-                .filter_map(|v| v.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default();
+    let mut out: Vec<String> = r.flaky_tests.clone();
     let mut add = |failures: &[Failure]| {
         for f in failures.iter().filter(|f| f.flaky) {
             if !out.contains(&f.test) {
@@ -615,11 +624,7 @@ fn failure_group(
         .take(limit)
         .map(|f| FailureView {
             test: f.test.clone(),
-            location: match (&f.file, f.line) {
-                (Some(file), Some(line)) => format!("{file}:{line}"),
-                (Some(file), None) => file.clone(),
-                _ => String::new(),
-            },
+            location: f.location(),
             criticality: name_of(&f.criticality),
             layer: name_of(&f.test_type),
             flaky: f.flaky,
@@ -641,7 +646,7 @@ fn call_error(c: &AgentCall) -> Option<String> {
         return Some("timed out".into());
     }
     if let Some(kind) = &c.error_kind {
-        return Some(kind.clone());
+        return Some(kind.as_str().to_string());
     }
     match c.exit_code {
         Some(code) if code != 0 => Some(format!("exit {code}")),
@@ -741,8 +746,9 @@ pub fn outcome(data: &SessionData) -> Outcome {
     let state = data.state.as_ref();
     let last = state.and_then(|s| s.iterations.last());
     let threshold = data.config.cycle.pass_threshold;
-    let (kind, title, reason) = match data.session.status {
-        SessionStatus::Completed => (
+    let (kind, title, reason) = match data.session.status.meaning() {
+        // `meaning()` maps other tools' values onto these.
+        SessionStatus::Completed | SessionStatus::Archived => (
             "completed",
             "Completed",
             match last {
@@ -808,12 +814,12 @@ pub fn outcome(data: &SessionData) -> Outcome {
             match state {
                 Some(s) => format!(
                     "stopped before `{}` (interrupted, or an agent was unavailable); resumable",
-                    s.next_action.as_str()
+                    s.next_action().as_str()
                 ),
                 None => "stopped (interrupted); resumable".into(),
             },
         ),
-        SessionStatus::Planning => (
+        SessionStatus::Planning | SessionStatus::Initialized => (
             "planning",
             "Planning",
             match (1u8..=4).find(|n| {
@@ -828,7 +834,10 @@ pub fn outcome(data: &SessionData) -> Outcome {
                 None => "planning finished; the test cycle has not started".into(),
             },
         ),
-        SessionStatus::Active => (
+        SessionStatus::Active
+        | SessionStatus::InProgress
+        | SessionStatus::Implementing
+        | SessionStatus::Reviewing => (
             "in_progress",
             "In progress",
             match (state, last) {
@@ -837,9 +846,9 @@ pub fn outcome(data: &SessionData) -> Outcome {
                     s.iterations.len(),
                     if s.iterations.len() == 1 { "" } else { "s" },
                     pct(r.pass_rate),
-                    s.next_action.as_str()
+                    s.next_action().as_str()
                 ),
-                (Some(s), None) => format!("next action `{}`", s.next_action.as_str()),
+                (Some(s), None) => format!("next action `{}`", s.next_action().as_str()),
                 _ => "the test cycle has not started".into(),
             },
         ),
@@ -860,7 +869,7 @@ pub fn next_step(
     state: Option<&IterationState>,
     fix_task_file: Option<&str>,
 ) -> NextStep {
-    let action = state.map(|s| s.next_action.as_str().to_string());
+    let action = state.map(|s| s.next_action().as_str().to_string());
     let resume = format!("wfx test-cycle-execute --resume-session={id}");
     let step = |command: String, hint: Option<String>| NextStep {
         action: action.clone(),
@@ -874,8 +883,8 @@ pub fn next_step(
             hint: Some("archived: the session is finished and kept read-only".into()),
         };
     }
-    let next = state.map(|s| s.next_action);
-    match status {
+    let next = state.map(|s| s.next_action());
+    match status.meaning() {
         SessionStatus::Completed | SessionStatus::PartialSuccess => step(
             format!("wfx session complete {id}"),
             Some("archive the finished session".into()),
@@ -962,15 +971,8 @@ pub fn timestamp(t: &Timestamp) -> String {
     t.format("%Y-%m-%d %H:%M:%S UTC").to_string()
 }
 
-/// `850 ms`, `12.3 s`, `4m 05s`, `2h 03m`.
-pub fn duration(ms: u64) -> String {
-    match ms {
-        0..1_000 => format!("{ms} ms"),
-        1_000..60_000 => format!("{:.1} s", ms as f64 / 1000.0),
-        60_000..3_600_000 => format!("{}m {:02}s", ms / 60_000, ms / 1000 % 60),
-        _ => format!("{}h {:02}m", ms / 3_600_000, ms / 60_000 % 60),
-    }
-}
+/// Durations in reports: the crate's one formatter.
+pub use crate::engine::duration::millis as duration;
 
 /// Width in percent of a diffstat bar.
 fn bar(n: u32, max: u32) -> u32 {
@@ -1005,11 +1007,22 @@ pub fn describe_artifact(name: &str) -> &'static str {
             "Task definition, status and status history"
         };
     }
+    if name.starts_with(".process/junit/") {
+        return "Structured report the test runner wrote (JUnit XML, TAP or JSON)";
+    }
     match (file, iteration_suffix) {
         (_, Some("failures.json")) => "The failures a fix was asked to address",
         (_, Some("analysis.md")) => "Failure analysis and fix strategy of one iteration",
-        (_, Some("prompt.md")) => "Exactly what the agent was sent",
-        (_, Some("cli-output.txt")) => "Exactly what the agent printed",
+        (_, Some("prompt.md")) => "Exactly what the analysis agent was sent",
+        (_, Some("cli-output.txt")) => "Exactly what the analysis agent printed",
+        (_, Some("fix-prompt.md")) => "Exactly what the fix agent was sent",
+        (_, Some("fix-cli-output.txt")) => "Exactly what the fix agent printed",
+        (_, Some("results.json")) => "This test run, parsed",
+        (_, Some("test-output.log")) => "Full output of this test run",
+        (_, Some("rerun-output.log")) => "Re-run of this run's new failures, to tell flaky tests",
+        (_, Some(s)) if s.ends_with("-cli-output.txt") => {
+            "Exactly what a fallback analysis agent printed"
+        }
         ("workflow-session.json", _) => "Session identity, status and phase progress",
         ("IMPL_PLAN.md", _) => "The test plan: tasks, layers, thresholds",
         ("TODO_LIST.md", _) => "Checklist of tasks and iterations",
@@ -1029,7 +1042,19 @@ pub fn describe_artifact(name: &str) -> &'static str {
         ("workflow.yml", _) => "The workflow as it was run (wfx run)",
         ("run-state.json", _) => "The run's state: current step, attempt and phase, every record",
         ("run.log", _) => "Progress lines of the run, timestamped",
-        _ => "",
+        ("analysis-agent-prompt.md", _) => "Exactly what the phase 3 analysis agent was sent",
+        ("requirements.md", _) => "The description the session was planned from",
+        (f, _) if f.ends_with("-prompt.md") => "Exactly what the agent running this task was sent",
+        (f, _) if f.ends_with("-cli-output.txt") => {
+            "Exactly what the agent running this task printed"
+        }
+        (f, _) if f.ends_with("-l0.log") => {
+            "Output of the static checks (compile, lint) of code validation"
+        }
+        (f, _) if f.ends_with("-coverage.log") => {
+            "Output of the coverage command of the test-quality review"
+        }
+        _ => "Not a file wfx writes: kept as found",
     }
 }
 
@@ -1073,9 +1098,9 @@ mod tests {
         for (ms, want) in [
             (0, "0 ms"),
             (850, "850 ms"),
-            (12_340, "12.3 s"),
-            (245_000, "4m 05s"),
-            (7_380_000, "2h 03m"),
+            (12_340, "12 s"),
+            (245_000, "4 min 5 s"),
+            (7_380_000, "2 h 3 min"),
         ] {
             assert_eq!(duration(ms), want);
         }
@@ -1110,7 +1135,7 @@ mod tests {
         for (name, want) in [
             (
                 ".process/iteration-3-prompt.md",
-                "Exactly what the agent was sent",
+                "Exactly what the analysis agent was sent",
             ),
             (
                 ".process/iteration-12-failures.json",
@@ -1132,7 +1157,40 @@ mod tests {
                 ".process/iteration-state.json",
                 "The state machine: next action, runs, stuck tests",
             ),
-            ("notes-by-hand.txt", ""),
+            ("notes-by-hand.txt", "Not a file wfx writes: kept as found"),
+            (
+                ".process/iteration-1-fix-prompt.md",
+                "Exactly what the fix agent was sent",
+            ),
+            (
+                ".process/iteration-1-fix-cli-output.txt",
+                "Exactly what the fix agent printed",
+            ),
+            (".process/iteration-2-results.json", "This test run, parsed"),
+            (
+                ".process/iteration-2-test-output.log",
+                "Full output of this test run",
+            ),
+            (
+                ".process/iteration-1-rerun-output.log",
+                "Re-run of this run's new failures, to tell flaky tests",
+            ),
+            (
+                ".process/iteration-3-gemini-cli-output.txt",
+                "Exactly what a fallback analysis agent printed",
+            ),
+            (
+                ".process/IMPL-001-prompt.md",
+                "Exactly what the agent running this task was sent",
+            ),
+            (
+                ".process/IMPL-001.3-l0.log",
+                "Output of the static checks (compile, lint) of code validation",
+            ),
+            (
+                ".process/junit/pytest.xml",
+                "Structured report the test runner wrote (JUnit XML, TAP or JSON)",
+            ),
             (
                 ".process/step-02/attempt-1/test-output.log",
                 "Full output of this test run",
@@ -1161,7 +1219,13 @@ mod tests {
             current_iteration: current,
             max_iterations: max,
             selected_strategy: None,
-            next_action: next,
+            action: serde_json::from_value::<IterationState>(serde_json::json!({
+                "session_id": "WFS-x", "max_iterations": max, "next_action": next,
+                "status": "running", "started_at": t, "updated_at": t,
+                "pending_rollback": {"kind": "rollback", "iteration": 1, "message": "m"}
+            }))
+            .unwrap()
+            .action,
             status: crate::artifacts::iteration_state::LoopStatus::Running,
             started_at: t,
             updated_at: t,
@@ -1170,10 +1234,9 @@ mod tests {
             blocked_reason: reason.map(str::to_string),
             iterations: vec![],
             baseline_run: None,
-            fix: None,
             pending_commit: None,
-            pending_rollback: None,
             tasks_snapshot: None,
+            tests_commit: None,
             extra: Default::default(),
         }
     }
@@ -1305,7 +1368,7 @@ mod tests {
             let got = next_step("WFS-x", loc, status, st, fix);
             assert_eq!(got.command, command, "{loc:?} {status:?}");
             assert_eq!(got.hint.as_deref(), hint, "{loc:?} {status:?}");
-            assert_eq!(got.action, st.map(|s| s.next_action.as_str().to_string()));
+            assert_eq!(got.action, st.map(|s| s.next_action().as_str().to_string()));
         }
     }
 
@@ -1314,7 +1377,7 @@ mod tests {
         let call = |cost: Option<f64>| AgentCall {
             iteration: Some(1),
             task: None,
-            role: "fix".into(),
+            role: crate::agents::Role::Fix,
             agent: "claude".into(),
             started_at: chrono::Utc::now(),
             duration_ms: 1,
@@ -1324,9 +1387,10 @@ mod tests {
             error_kind: None,
             cost_usd: cost,
             turns: None,
-            outcome: "accepted".into(),
+            outcome: crate::artifacts::fix_history::CallOutcome::Accepted,
             prompt_file: None,
             output_file: None,
+            tamper: None,
             extra: Default::default(),
         };
         let none = cost_view(&[], None);

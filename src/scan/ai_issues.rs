@@ -16,6 +16,11 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 pub use manifest::{CargoManifest, GoManifest, Manifest, NpmManifest, PythonManifest};
+// For the built-in analyzer's failure classification (is a missing module
+// the project's, the standard library's, or a declared dependency?).
+pub(crate) use imports::{npm_package, python_importable};
+pub(crate) use manifest::py_norm;
+pub(crate) use stdlib::{NODE_BUILTINS, PYTHON_STDLIB};
 
 use super::findings::{Finding, Severity, is_test_path};
 use super::source::{Func, Lang, Source};

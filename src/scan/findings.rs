@@ -140,7 +140,8 @@ pub fn code_validation_gate(c: &Counts, limits: &CodeValidationGate) -> GateVerd
 /// True when `rel` (project-relative, `/`-separated) is test code by path:
 /// the test globs of REFERENCE.md "Layer of a test by path" (`*.test.*`,
 /// `*.spec.*`, `__tests__/`, `tests/`, `test/`, `test_*.py`, `*_test.py`,
-/// `*_test.go`, e2e and integration layouts, Java `*Test.java`) plus
+/// `*_test.go`, `spec/`, e2e and integration layouts, Java/Kotlin
+/// `*Test.java`) plus
 /// test-support files only test runners load (`conftest.py`, `__mocks__/`,
 /// jest/vitest setup and config files) and Rust test-module files
 /// (`tests.rs`, `*_tests.rs`). Rust `#[cfg(test)]` modules inside source
@@ -155,6 +156,8 @@ pub fn is_test_path(rel: &str) -> bool {
         "tests",
         "test",
         "__tests__",
+        "spec",
+        "specs",
         "__mocks__",
         "__fixtures__",
         "e2e",
@@ -192,10 +195,11 @@ pub fn is_test_path(rel: &str) -> bool {
     {
         return true;
     }
-    if lower.ends_with(".java") {
-        return name.ends_with("Test.java")
-            || name.ends_with("Tests.java")
-            || name.ends_with("IT.java");
+    if let Some(stem) = name
+        .strip_suffix(".java")
+        .or_else(|| name.strip_suffix(".kt"))
+    {
+        return stem.ends_with("Test") || stem.ends_with("Tests") || stem.ends_with("IT");
     }
     let stem = stem_parts[0];
     let second = stem_parts.get(1).copied().unwrap_or("");
@@ -294,6 +298,8 @@ mod tests {
             "src/parser_tests.rs",
             "src/test/java/a/CalcTest.java",
             "src/main/java/a/CalcTest.java",
+            "spec/models/user_spec.rb",
+            "app/src/main/kotlin/a/CalcTest.kt",
         ];
         for p in yes {
             assert!(is_test_path(p), "{p}");
@@ -310,6 +316,8 @@ mod tests {
             "src/protest.ts",
             "src/main/java/a/Calc.java",
             "src/main/java/a/Latest.java",
+            "app/src/main/kotlin/a/Latest.kt",
+            "src/inspector/a.js",
         ];
         for p in no {
             assert!(!is_test_path(p), "{p}");

@@ -52,6 +52,11 @@ impl Workspace {
                 ),
             }],
             Ok(v) => {
+                let (schema, v) = if schema == artifacts::ArchiveManifest::SCHEMA {
+                    (schema, artifacts::manifest::normalize(v).value)
+                } else {
+                    (artifacts::schema_for_value(schema, &v), v)
+                };
                 let mut problems = artifacts::validate_value(schema, &shown, &v);
                 if problems.is_empty()
                     && schema == artifacts::Config::SCHEMA
@@ -81,11 +86,14 @@ impl Workspace {
     }
 
     /// Refuse to change a session with an invalid artifact: exit 2 with
-    /// every problem (`file: /pointer: message`), before any write.
+    /// every problem (`file: /pointer: message`), before any write. A valid
+    /// session then has any status overlay another tool left folded into
+    /// its task ([`Workspace::settle_task_overlays`]), so the command's
+    /// writers find one file per task. Callers hold the session's lock.
     pub fn ensure_session_valid(&self, paths: &SessionPaths) -> Result<()> {
         let problems = self.session_problems(paths);
         if problems.is_empty() {
-            Ok(())
+            self.settle_task_overlays(paths)
         } else {
             Err(Error::Invalid(problems))
         }

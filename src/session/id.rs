@@ -102,9 +102,54 @@ pub fn validate_user_id(id: &str) -> Result<()> {
     Ok(())
 }
 
-/// True when `name` (a directory name) looks like a session id.
+/// Check an id that names a session directory which must already exist:
+/// any `WFS-…` name that is one path component — no `/` or `\\`, no
+/// `..`, no control characters, at most 200 bytes. Other `.workflow` tools
+/// make ids wfx would never make (CCW slugs non-ASCII descriptions to
+/// `WFS------`, punctuation to `WFS--auth--fix`), and wfx reads those
+/// sessions as sources and lists them (DESIGN.md §10.6). Called before
+/// any path is built; new ids still pass [`validate_user_id`].
+pub fn validate_existing_id(id: &str) -> Result<()> {
+    if validate_user_id(id).is_ok() {
+        return Ok(());
+    }
+    let shown: String = id
+        .chars()
+        .take(120)
+        .collect::<String>()
+        .escape_debug()
+        .to_string();
+    let bad = |why: &str| {
+        Err(Error::usage(format!(
+            "invalid session id \"{shown}\": {why} (expected WFS- followed by a directory name)"
+        )))
+    };
+    let Some(rest) = id.strip_prefix("WFS-") else {
+        return bad("it must start with WFS-");
+    };
+    if rest.is_empty() {
+        return bad("nothing follows WFS-");
+    }
+    if id.len() > 200 {
+        return bad("it is too long");
+    }
+    if id.contains(['/', '\\']) {
+        return bad("it contains a path separator");
+    }
+    if id.contains("..") {
+        return bad("it contains '..'");
+    }
+    if id.chars().any(char::is_control) {
+        return bad("it contains a control character");
+    }
+    Ok(())
+}
+
+/// True when `name` (a directory name) can be a session id: the names
+/// [`validate_existing_id`] accepts, so sessions other tools made are
+/// listed too.
 pub fn is_session_id(name: &str) -> bool {
-    validate_user_id(name).is_ok()
+    validate_existing_id(name).is_ok()
 }
 
 #[cfg(test)]
@@ -186,5 +231,42 @@ mod tests {
         ] {
             assert!(validate_user_id(id).is_ok(), "rejected {id:?}");
         }
+    }
+
+    #[test]
+    fn existing_ids_other_tools_make_are_accepted() {
+        // CCW: `echo "$desc" | sed 's/[^a-zA-Z0-9]/-/g'`: a non-ASCII
+        // description becomes dashes, punctuation doubles them.
+        for id in [
+            "WFS------",
+            "WFS--auth--fix",
+            "WFS-user-auth",
+            "WFS-.hidden",
+            "WFS-ä",
+            "WFS-a b",
+        ] {
+            assert!(validate_existing_id(id).is_ok(), "rejected {id:?}");
+            assert!(is_session_id(id));
+        }
+        for id in [
+            "",
+            "WFS-",
+            "wfs-lower",
+            "WFS-../x",
+            "WFS-a/b",
+            "WFS-a\\b",
+            "WFS-a..b",
+            "WFS-..",
+            "WFS-a\0b",
+            "WFS-a\nb",
+            "../WFS-a",
+            &format!("WFS-{}", "a".repeat(200)),
+        ] {
+            assert!(validate_existing_id(id).is_err(), "accepted {id:?}");
+        }
+        // New ids stay strict.
+        assert!(validate_user_id("WFS------").is_err());
+        assert_eq!(source_session_id("WFS------"), "WFS-test");
+        assert_eq!(source_session_id("WFS--auth--fix"), "WFS-test-auth-fix");
     }
 }

@@ -1,28 +1,40 @@
 //! Sessions on disk: ids, paths, atomic store, lock, discovery, tasks and
 //! archiving.
 
+pub mod archive;
 pub mod check;
+pub mod foreign;
 pub mod id;
 pub mod layout;
 pub mod store;
+pub mod tasks;
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+pub use foreign::Owner;
 pub use layout::{SessionPaths, Workspace};
 
-use crate::artifacts::manifest::{ArchiveEntry, ArchiveManifest, ArchiveMetrics};
-use crate::artifacts::session::SessionStatus;
-use crate::artifacts::{Config, IterationState, Task, WorkflowSession};
-use crate::error::{Error, Problem, Result};
+use crate::artifacts::{Config, IterationState, Timestamp, WorkflowSession};
+use crate::error::{Error, Result};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Location {
     Active,
     Archived,
+}
+
+/// What a command without an id does when several active sessions fit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Several {
+    /// List them and ask for an id.
+    Ask,
+    /// List them and mention `-y`.
+    AskOrYes,
+    /// Take the most recently updated.
+    Latest,
 }
 
 /// A session directory that exists.
@@ -39,9 +51,11 @@ impl SessionRef {
 }
 
 impl Workspace {
-    /// Find a session by a user-given id, active first, then archived.
+    /// Find a session by a user-given id, active first, then archived. Any
+    /// existing `WFS-…` directory name is found, also one another tool made
+    /// ([`id::validate_existing_id`]).
     pub fn find(&self, id: &str) -> Result<SessionRef> {
-        id::validate_user_id(id)?;
+        id::validate_existing_id(id)?;
         let active = self.active(id);
         if active.dir.is_dir() {
             return Ok(SessionRef {
@@ -103,33 +117,100 @@ impl Workspace {
         Ok(out)
     }
 
-    /// The session a command without an explicit id means: the single active
-    /// session of `kind` (e.g. `test`); with several, list them and fail with
-    /// exit 2, unless `pick_latest` chooses the most recently updated.
+    /// A session wfx made, by a user-given id: a foreign session is
+    /// refused with what to do instead.
+    pub fn find_own(&self, id: &str) -> Result<SessionRef> {
+        let sref = self.find(id)?;
+        if self.owner(&sref) == Owner::Foreign {
+            return Err(Error::usage(format!(
+                "{id} was not made by wfx (its workflow-session.json has no wfx_version); \
+                 wfx only reads it: `wfx session show {id}` shows it, \
+                 `wfx test-fix-gen {id}` plans tests for what it implemented"
+            )));
+        }
+        Ok(sref)
+    }
+
+    /// wfx's own sessions among `list(include_archived)`, and how many
+    /// foreign ones were passed over.
+    pub fn list_own(&self, include_archived: bool) -> Result<(Vec<SessionRef>, usize)> {
+        let mut own = Vec::new();
+        let mut foreign = 0;
+        for s in self.list(include_archived)? {
+            match self.owner(&s) {
+                Owner::Wfx => own.push(s),
+                Owner::Foreign => foreign += 1,
+            }
+        }
+        Ok((own, foreign))
+    }
+
+    fn foreign_note(foreign: usize, dir: &str) -> String {
+        match foreign {
+            0 => String::new(),
+            1 => format!(" (1 session in {dir} was made by another tool; wfx never picks it)"),
+            n => format!(" ({n} sessions in {dir} were made by other tools; wfx never picks them)"),
+        }
+    }
+
+    /// `updated_at` of a session, for picking the latest (unreadable: None,
+    /// the oldest).
+    fn updated_at(&self, s: &SessionRef) -> Option<Timestamp> {
+        let file = s.paths.session_json();
+        store::read_json_fast::<WorkflowSession>(&file, &self.rel(&file))
+            .ok()
+            .map(|w| w.updated_at)
+    }
+
+    /// The session a command without an explicit id means: the single
+    /// active wfx session of `kind` (e.g. `test`); with several, list them
+    /// and fail with exit 2, unless `pick_latest` (`-y`) chooses the most
+    /// recently updated. Sessions other tools made are never picked
+    /// (DESIGN.md §10.6). A given id must name a wfx session.
     pub fn resolve(
         &self,
         given: Option<&str>,
         kind: Option<&str>,
         pick_latest: bool,
     ) -> Result<SessionRef> {
+        self.resolve_active(
+            given,
+            kind,
+            if pick_latest {
+                Several::Latest
+            } else {
+                Several::AskOrYes
+            },
+        )
+    }
+
+    /// [`Self::resolve`], saying what to do with several active sessions.
+    pub fn resolve_active(
+        &self,
+        given: Option<&str>,
+        kind: Option<&str>,
+        several: Several,
+    ) -> Result<SessionRef> {
         if let Some(id) = given {
-            return self.find(id);
+            return self.find_own(id);
         }
+        let (own, foreign) = self.list_own(false)?;
         let mut candidates = Vec::new();
-        for s in self.list(false)? {
+        for s in own {
             match self.load_session(&s) {
                 Ok(ws) if kind.is_none_or(|k| ws.kind == k) => candidates.push((s, Some(ws))),
                 Ok(_) => {}
                 Err(_) => candidates.push((s, None)),
             }
         }
+        let active = self.rel(&self.active_dir());
         match candidates.len() {
             0 => Err(Error::usage(format!(
-                "no active session in {}; create one with `wfx test-fix-gen \"<description>\"`",
-                self.rel(&self.active_dir())
+                "no active session in {active}{}; create one with `wfx test-fix-gen \"<description>\"`",
+                Self::foreign_note(foreign, &active)
             ))),
             1 => Ok(candidates.remove(0).0),
-            _ if pick_latest => {
+            _ if several == Several::Latest => {
                 candidates.sort_by_key(|(_, ws)| ws.as_ref().map(|w| w.updated_at));
                 Ok(candidates.pop().expect("non-empty").0)
             }
@@ -141,12 +222,39 @@ impl Workspace {
                         None => format!("  {}  (unreadable)", s.id()),
                     })
                     .collect();
+                let how = match several {
+                    Several::AskOrYes => "name one (or pass -y for the most recently updated)",
+                    _ => "name one",
+                };
                 Err(Error::usage(format!(
-                    "several active sessions; name one (or pass -y for the most recently updated):\n{}",
+                    "several active sessions; {how}:\n{}",
                     lines.join("\n")
                 )))
             }
         }
+    }
+
+    /// The session `wfx status`, `wfx report` and `wfx session show` mean
+    /// without an id (DESIGN.md §10.7): the one active wfx session, else
+    /// the most recently updated wfx session, archived ones included.
+    pub fn pick_for_view(&self, given: Option<&str>) -> Result<SessionRef> {
+        if let Some(id) = given {
+            return self.find_own(id);
+        }
+        let (active, _) = self.list_own(false)?;
+        if let [one] = active.as_slice() {
+            return Ok(one.clone());
+        }
+        let (all, foreign) = self.list_own(true)?;
+        all.into_iter()
+            .max_by_key(|s| (self.updated_at(s), s.location == Location::Active))
+            .ok_or_else(|| {
+                let dir = self.rel(&self.workflow_dir());
+                Error::usage(format!(
+                    "no wfx session in {dir}{}; create one with `wfx test-fix-gen \"<description>\"`",
+                    Self::foreign_note(foreign, &dir)
+                ))
+            })
     }
 
     /// `.workflow/wfx.json`, or the defaults when there is none. An invalid
@@ -176,140 +284,6 @@ impl Workspace {
     pub fn load_iteration_state(&self, s: &SessionRef) -> Result<Option<IterationState>> {
         let path = s.paths.iteration_state();
         store::read_json_opt(&path, &self.rel(&path))
-    }
-
-    /// Every task of a session, found by scanning `.task/*.json` and indexed
-    /// by the `id` inside; two files with one id is an error naming both.
-    pub fn load_tasks(&self, paths: &SessionPaths) -> Result<Vec<(PathBuf, Task)>> {
-        let dir = paths.task_dir();
-        let mut files = match std::fs::read_dir(&dir) {
-            Ok(entries) => entries
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|x| x == "json"))
-                .collect::<Vec<_>>(),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-            Err(e) => return Err(Error::io(&dir, e)),
-        };
-        files.sort();
-        let mut by_id: BTreeMap<String, (PathBuf, Task)> = BTreeMap::new();
-        let mut problems = Vec::new();
-        for file in files {
-            let shown = self.rel(&file);
-            let task: Task = match store::read_json(&file, &shown) {
-                Ok(t) => t,
-                Err(Error::Invalid(p)) => {
-                    problems.extend(p);
-                    continue;
-                }
-                Err(e) => return Err(e),
-            };
-            if let Some((other, _)) = by_id.get(&task.id) {
-                problems.push(Problem {
-                    file: shown.clone(),
-                    pointer: "/id".into(),
-                    message: format!(
-                        "duplicate task id {} (also in {})",
-                        task.id,
-                        self.rel(other)
-                    ),
-                });
-                continue;
-            }
-            by_id.insert(task.id.clone(), (file, task));
-        }
-        if !problems.is_empty() {
-            return Err(Error::Invalid(problems));
-        }
-        let mut tasks: Vec<_> = by_id.into_values().collect();
-        tasks.sort_by_key(|a| task_order(&a.1.id));
-        Ok(tasks)
-    }
-
-    /// Move an active session to `archives/` and record it in the manifest.
-    /// Idempotent: a call after an interrupted archive finishes the job and
-    /// never adds a second manifest entry.
-    pub fn archive(&self, id: &str) -> Result<ArchiveEntry> {
-        id::validate_user_id(id)?;
-        let active = self.active(id);
-        let archived = self.archived(id);
-        if active.dir.is_dir() {
-            if archived.dir.exists() {
-                return Err(Error::usage(format!(
-                    "cannot archive {id}: {} already exists",
-                    self.rel(&archived.dir)
-                )));
-            }
-            let sref = SessionRef {
-                paths: active.clone(),
-                location: Location::Active,
-            };
-            // A damaged artifact, or a manifest that cannot take the entry,
-            // stops the archive before anything is moved or rewritten.
-            self.ensure_session_valid(&active)?;
-            let manifest_path = self.manifest_path();
-            store::read_json_opt::<ArchiveManifest>(&manifest_path, &self.rel(&manifest_path))?;
-            let mut session = self.load_session(&sref)?;
-            let now = chrono::Utc::now();
-            if !matches!(
-                session.status,
-                SessionStatus::Completed | SessionStatus::PartialSuccess | SessionStatus::Blocked
-            ) {
-                session.status = SessionStatus::Completed;
-            }
-            session.completed_at.get_or_insert(now);
-            session.updated_at = now;
-            self.save_session(&sref, &session)?;
-            fs_err::create_dir_all(self.archives_dir())
-                .map_err(|e| Error::io(self.archives_dir(), e))?;
-            // Whatever the session's last step wrote is durable before it
-            // moves, and the move itself before the manifest records it.
-            store::sync_owed()?;
-            std::fs::rename(&active.dir, &archived.dir).map_err(|e| Error::io(&active.dir, e))?;
-            store::sync_dir(&self.archives_dir());
-            store::sync_dir(active.dir.parent().unwrap_or(Path::new(".")));
-        } else if !archived.dir.is_dir() {
-            return Err(self
-                .find(id)
-                .err()
-                .unwrap_or_else(|| Error::usage(format!("session {id} not found"))));
-        }
-        self.record_archive(id)
-    }
-
-    fn record_archive(&self, id: &str) -> Result<ArchiveEntry> {
-        let manifest_path = self.manifest_path();
-        let shown = self.rel(&manifest_path);
-        let mut manifest: ArchiveManifest =
-            store::read_json_opt(&manifest_path, &shown)?.unwrap_or_default();
-        if let Some(existing) = manifest.sessions.iter().find(|e| e.id == id) {
-            return Ok(existing.clone());
-        }
-        let sref = SessionRef {
-            paths: self.archived(id),
-            location: Location::Archived,
-        };
-        let session = self.load_session(&sref)?;
-        let tasks = self.load_tasks(&sref.paths).unwrap_or_default();
-        let state = self.load_iteration_state(&sref).ok().flatten();
-        let entry = ArchiveEntry {
-            id: id.to_string(),
-            description: session.description.clone(),
-            archived_at: chrono::Utc::now(),
-            archive_path: self.rel(&sref.paths.dir),
-            status: Some(session.status.to_string()),
-            metrics: ArchiveMetrics {
-                tasks_total: tasks.len() as u32,
-                tasks_completed: tasks.iter().filter(|(_, t)| t.status.is_done()).count() as u32,
-                iterations: state.as_ref().map_or(0, |s| s.iterations.len() as u32),
-                final_pass_rate: state
-                    .as_ref()
-                    .and_then(|s| s.iterations.last().map(|i| i.pass_rate)),
-            },
-            extra: Default::default(),
-        };
-        manifest.sessions.push(entry.clone());
-        store::write_json(&manifest_path, &manifest)?;
-        Ok(entry)
     }
 }
 

@@ -1,7 +1,5 @@
 //! Atomic, validated file I/O and the per-session lock.
 
-use std::cell::RefCell;
-use std::collections::BTreeSet;
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -11,105 +9,11 @@ use serde::{Deserialize, Serialize};
 use crate::artifacts::{self, Artifact};
 use crate::error::{Error, Problem, Result};
 
-/// Session directories owned by a [`SessionLock`] of this process. While a
-/// lock is held, nothing may recreate its directory: if someone removes a
-/// session while wfx runs, a write fails instead of leaving a half session
-/// made of whatever was written after the removal.
-static OWNED_DIRS: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
-
-fn owned_dirs() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
-    OWNED_DIRS.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// Create `dir` and its parents, unless it lies inside a session directory
-/// this process owns and that directory has disappeared.
+/// Create `dir` and its parents. A session's own files go through the
+/// engine's session transaction, which refuses to recreate a session
+/// directory that was removed while wfx ran.
 pub fn create_dirs(dir: &Path) -> Result<()> {
-    if let Some(gone) = owned_dirs()
-        .iter()
-        .find(|owned| dir.starts_with(owned) && !owned.is_dir())
-    {
-        return Err(Error::Usage(format!(
-            "session directory {} was removed while wfx was running; stopped without recreating it",
-            gone.display()
-        )));
-    }
     fs_err::create_dir_all(dir).map_err(|e| Error::io(dir, e))
-}
-
-thread_local! {
-    /// What an open [`SyncBatch`] on this thread still owes: files renamed
-    /// into place without their fsync, and their directories. `None` when
-    /// no batch is open.
-    static OWED: RefCell<Option<Owed>> = const { RefCell::new(None) };
-}
-
-#[derive(Default)]
-struct Owed {
-    files: BTreeSet<PathBuf>,
-    dirs: BTreeSet<PathBuf>,
-}
-
-/// Group commit for a state machine: the writes of one step are made
-/// durable together, at the step's [`commit_json`] of its state file,
-/// instead of two fsyncs per file interleaved with the step's work.
-///
-/// Inside a batch, [`write_atomic`] still writes a temp file and renames
-/// it over the target, so a killed process leaves the old content or the
-/// new, never a mix; it starts the file's writeback before the rename and
-/// leaves the fsyncs owed. [`commit_json`] pays them back to back (the
-/// files, then their directories, then the new state's data) before it
-/// renames the new state into place. So every
-/// file a durable state refers to is durable too, and a step whose state
-/// never became durable is redone on resume. What the batch gives up: after a power loss (not a
-/// crash of wfx), a file replaced since the last commit may come back
-/// empty on a filesystem that does not order rename-over-replace after
-/// the data (ext4 and btrfs do); the state that would refer to it never
-/// became durable, so resume redoes the step. DESIGN.md §3, docs/artifacts.md.
-#[must_use = "the batch ends, paying what it owes, when this guard is dropped"]
-pub struct SyncBatch {
-    opened: bool,
-}
-
-/// Open a [`SyncBatch`] on this thread (a no-op guard inside one).
-pub fn batch_syncs() -> SyncBatch {
-    let opened = OWED.with(|owed| {
-        let mut owed = owed.borrow_mut();
-        let fresh = owed.is_none();
-        if fresh {
-            *owed = Some(Owed::default());
-        }
-        fresh
-    });
-    SyncBatch { opened }
-}
-
-impl Drop for SyncBatch {
-    fn drop(&mut self) {
-        if self.opened {
-            let _ = sync_owed();
-            OWED.with(|owed| *owed.borrow_mut() = None);
-        }
-    }
-}
-
-/// Pay every fsync the open batch owes (nothing without a batch): the
-/// files first, then the directories holding their new names. A file gone
-/// since (the session archived, say) owes nothing any more.
-pub fn sync_owed() -> Result<()> {
-    let Some(owed) = OWED.with(|owed| owed.borrow_mut().as_mut().map(std::mem::take)) else {
-        return Ok(());
-    };
-    for file in &owed.files {
-        match File::open(file) {
-            Ok(f) => f.sync_all().map_err(|e| Error::io(file, e))?,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(Error::io(file, e)),
-        }
-    }
-    for dir in &owed.dirs {
-        sync_dir(dir);
-    }
-    Ok(())
 }
 
 /// Make the entries of `dir` durable. Best effort, like every directory
@@ -120,71 +24,26 @@ pub fn sync_dir(dir: &Path) {
     }
 }
 
-/// Ask the kernel to start writing `file` out now, without waiting, so a
-/// later fsync of several such files mostly waits for writes already made.
-fn start_writeback(file: &File) {
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::fd::AsRawFd;
-        // SAFETY: a plain syscall on a file descriptor this function borrows.
-        unsafe {
-            libc::sync_file_range(file.as_raw_fd(), 0, 0, libc::SYNC_FILE_RANGE_WRITE);
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = file;
-}
-
 /// Write `bytes` to `path` atomically: a temp file in the same directory,
-/// fsync, rename over the target, fsync the directory (both fsyncs owed
-/// until the next commit inside a [`SyncBatch`]). A crash leaves either
-/// the old file or the new one, never a mix.
+/// fsync, rename over the target, fsync the directory (DESIGN.md §3). A
+/// crash leaves either the old file or the new one, never a mix. (The
+/// steps of a session write through the engine's session transaction,
+/// which makes a whole step durable at once.)
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let batched = OWED.with(|owed| owed.borrow().is_some());
     let tmp = temp_with(path, bytes)?;
-    if batched {
-        start_writeback(tmp.as_file());
-    } else {
-        tmp.as_file().sync_all().map_err(|e| Error::io(path, e))?;
-    }
-    let dir = persist(tmp, path)?;
-    if !(batched && owe(Some(path), dir)) {
-        sync_dir(dir);
-    }
-    Ok(())
-}
-
-/// Write a state file: the commit point of a [`SyncBatch`]. What the batch
-/// owes is paid first, together with the new state's own data, and
-/// only then is the new state renamed into place, so it never refers to a
-/// file that is not durable. Its content is durable before the rename
-/// (old state or new, never a mix); inside a batch the rename itself is
-/// paid with the next commit or when the batch ends, so each step costs
-/// one round of fsyncs. After a power loss that rename may be lost: resume then
-/// redoes the last step, as after a crash during it.
-pub fn commit_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
-    let tmp = temp_with(path, &json_bytes(value)?)?;
-    start_writeback(tmp.as_file());
-    sync_owed()?;
     tmp.as_file().sync_all().map_err(|e| Error::io(path, e))?;
     let dir = persist(tmp, path)?;
-    if !owe(None, dir) {
-        sync_dir(dir);
-    }
+    sync_dir(dir);
     Ok(())
 }
 
-/// Record fsyncs owed to the open batch; false (nothing recorded) when no
-/// batch is open.
-fn owe(file: Option<&Path>, dir: &Path) -> bool {
-    OWED.with(|owed| match owed.borrow_mut().as_mut() {
-        Some(owed) => {
-            owed.files.extend(file.map(Path::to_path_buf));
-            owed.dirs.insert(dir.to_path_buf());
-            true
-        }
-        None => false,
-    })
+/// Replace `path` atomically (temp file + rename) without fsync: for
+/// records that a crash may lose because the step that needs them is
+/// redone (an agent's prompt file, written again with the call).
+pub fn write_replace(path: &Path, bytes: &[u8]) -> Result<()> {
+    let tmp = temp_with(path, bytes)?;
+    persist(tmp, path)?;
+    Ok(())
 }
 
 /// A temp file beside `path` holding `bytes`, with the mode `path` has
@@ -377,9 +236,6 @@ impl SessionLock {
             stale,
         };
         lock.write_info()?;
-        if let Some(dir) = path.parent() {
-            owned_dirs().push(dir.to_path_buf());
-        }
         Ok(lock)
     }
 
@@ -405,18 +261,27 @@ impl SessionLock {
         self.info.child_pgid = pgid;
         self.write_info()
     }
+
+    /// Run a child through `f`, which passes the callback on to
+    /// [`crate::process::run`]: the lock records the child's process group
+    /// while it runs (a resume after `kill -9` ends it) and clears it after.
+    /// The one place that keeps this record.
+    pub fn with_child<T>(&mut self, f: impl FnOnce(&mut dyn FnMut(i32)) -> T) -> Result<T> {
+        let out = {
+            let mut on_spawn = |pgid: i32| {
+                let _ = self.set_child(Some(pgid));
+            };
+            f(&mut on_spawn)
+        };
+        self.set_child(None)?;
+        Ok(out)
+    }
 }
 
 impl Drop for SessionLock {
     fn drop(&mut self) {
         // An empty lock file means "released cleanly"; the OS lock goes with the fd.
         let _ = self.file.set_len(0);
-        if let Some(dir) = self.path.parent() {
-            let mut owned = owned_dirs();
-            if let Some(i) = owned.iter().position(|d| d == dir) {
-                owned.remove(i);
-            }
-        }
     }
 }
 
@@ -461,67 +326,6 @@ mod tests {
             std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
             0o644
         );
-    }
-
-    fn owed() -> Option<(Vec<PathBuf>, Vec<PathBuf>)> {
-        OWED.with(|o| {
-            o.borrow().as_ref().map(|o| {
-                (
-                    o.files.iter().cloned().collect(),
-                    o.dirs.iter().cloned().collect(),
-                )
-            })
-        })
-    }
-
-    #[test]
-    fn a_batch_owes_fsyncs_until_the_state_commit_and_writes_are_visible_at_once() {
-        let dir = tempfile::tempdir().unwrap();
-        let (a, b) = (dir.path().join("a.json"), dir.path().join("sub/b.md"));
-        let state = dir.path().join("state.json");
-        assert!(owed().is_none());
-        {
-            let _batch = batch_syncs();
-            {
-                let _inner = batch_syncs();
-                write_atomic(&a, b"one").unwrap();
-            }
-            // The inner guard neither paid nor closed the outer batch.
-            assert_eq!(owed().unwrap().0, vec![a.clone()]);
-            write_atomic(&b, b"two").unwrap();
-            write_atomic(&a, b"three").unwrap();
-            assert_eq!(std::fs::read(&a).unwrap(), b"three");
-            assert_eq!(std::fs::read(&b).unwrap(), b"two");
-            assert_eq!(
-                owed().unwrap(),
-                (
-                    vec![a.clone(), b.clone()],
-                    vec![dir.path().to_path_buf(), dir.path().join("sub")]
-                )
-            );
-            commit_json(&state, &serde_json::json!({"step": 1})).unwrap();
-            // Paid, except the new state's own rename, owed to the next commit.
-            assert_eq!(owed().unwrap(), (vec![], vec![dir.path().to_path_buf()]));
-            assert_eq!(
-                std::fs::read_to_string(&state).unwrap(),
-                "{\n  \"step\": 1\n}\n"
-            );
-            // A file removed before the commit owes nothing any more.
-            write_atomic(&b, b"four").unwrap();
-            std::fs::remove_dir_all(dir.path().join("sub")).unwrap();
-            commit_json(&state, &serde_json::json!({"step": 2})).unwrap();
-            write_atomic(&a, b"five").unwrap();
-        }
-        assert!(owed().is_none(), "dropping the batch pays and closes it");
-        write_atomic(&a, b"six").unwrap();
-        assert!(owed().is_none(), "outside a batch nothing is owed");
-        let names: Vec<_> = std::fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .collect();
-        assert_eq!(names, ["a.json", "state.json"]);
     }
 
     #[test]

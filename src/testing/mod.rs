@@ -24,5 +24,5 @@ pub mod select;
 pub use detect::{Detected, Framework, detect};
 pub use results::{mark_flaky, merge};
 pub use retest::{NextRun, Outcome, RetestInput, Tier, TierResult, merge_tier};
-pub use run::{Progress, RunRequest, rerun_for_flakiness, run_tests};
+pub use run::{Progress, RunRequest, run_tests};
 pub use select::filter_command;

@@ -307,7 +307,7 @@ fn relative_command(exec: &str, root: &Path) -> String {
 
 /// Run the tests and build the results. Errors: the command cannot be
 /// started or is not found (exit 127/126 with nothing parsed) → usage
-/// error; Ctrl-C → `Error::Paused` after the child group was ended.
+/// error; Ctrl-C → `Error::Interrupted` after the child group was ended.
 pub fn run_tests(mut req: RunRequest<'_>) -> Result<TestResults> {
     let node_options = req
         .env
@@ -361,8 +361,8 @@ pub fn run_tests(mut req: RunRequest<'_>) -> Result<TestResults> {
     };
     let outcome = process::run(spec, on_spawn)?;
     if outcome.interrupted {
-        return Err(Error::Paused(format!(
-            "interrupted: `{}` was stopped; its output is in {}",
+        return Err(Error::Interrupted(format!(
+            "`{}` was stopped; its output is in {}",
             plan.shown,
             rel(&req.root, &req.log)
         )));
@@ -445,23 +445,6 @@ pub fn run_tests(mut req: RunRequest<'_>) -> Result<TestResults> {
         }
     }
     Ok(results)
-}
-
-/// Re-run the failing tests of `results` once; failures that pass now are
-/// marked `flaky` with low criticality (REFERENCE.md). `req` says where the
-/// re-run's log and report go (its `subset` is replaced). Returns the ids
-/// marked flaky.
-pub fn rerun_for_flakiness(
-    mut req: RunRequest<'_>,
-    results: &mut TestResults,
-) -> Result<Vec<String>> {
-    let ids = results::failing_ids(results);
-    if ids.is_empty() {
-        return Ok(Vec::new());
-    }
-    req.subset = Some(ids);
-    let rerun = run_tests(req)?;
-    Ok(results::mark_flaky(results, &rerun))
 }
 
 /// What the runner's related-tests query needs to know about the project

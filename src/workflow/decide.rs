@@ -1,11 +1,12 @@
 //! The pure decisions of `wfx run`: what a test step does after a test run,
-//! how a step and the whole run end, and the log lines people read. No I/O.
+//! how a step and the whole run end, and how they read. No I/O.
 
 use crate::artifacts::run_state::{
     AttemptOutcome, RunStatus, StepKind, StepRecord, StepStatus, TestRunRecord,
 };
 
 use super::model::OnFailure;
+use crate::engine::duration;
 
 /// What a test step does after a test run (or after an attempt that
 /// counted as failed without one).
@@ -77,76 +78,6 @@ pub fn last_run(step: &StepRecord) -> Option<&TestRunRecord> {
         .or(step.initial.as_ref())
 }
 
-/// `exit 1`, `timed out`, `killed`.
-pub fn exit_text(run: &TestRunRecord) -> String {
-    if run.timed_out {
-        "timed out".into()
-    } else {
-        match run.exit_code {
-            Some(c) => format!("exit {c}"),
-            None => "killed".into(),
-        }
-    }
-}
-
-/// Seconds for people: `0.4 s`, `38 s`, `2 min 5 s`.
-pub fn seconds(ms: u64) -> String {
-    if ms < 10_000 {
-        format!("{:.1} s", ms as f64 / 1000.0)
-    } else if ms < 120_000 {
-        format!("{} s", (ms + 500) / 1000)
-    } else {
-        let s = (ms + 500) / 1000;
-        format!("{} min {} s", s / 60, s % 60)
-    }
-}
-
-/// `test step 2 · initial run · exit 1 · 14 failing · 3.1 s`
-pub fn initial_line(step: usize, run: &TestRunRecord) -> String {
-    format!(
-        "test step {step} · initial run · {} · {} failing · {}",
-        exit_text(run),
-        run.failing,
-        seconds(run.duration_ms)
-    )
-}
-
-/// The line of one debug attempt, with the test run that led to it:
-/// `test step 2 · attempt 2/3 · exit 1 · 14 failing · debug by claude 38 s`.
-/// `note` adds why the debug command failed or why the attempt counts as
-/// failed.
-pub fn attempt_line(
-    step: usize,
-    attempt: u32,
-    max: u32,
-    before: &TestRunRecord,
-    debugger: &str,
-    debug_ms: u64,
-    note: Option<&str>,
-) -> String {
-    let mut line = format!(
-        "test step {step} · attempt {attempt}/{max} · {} · {} failing · debug by {debugger} {}",
-        exit_text(before),
-        before.failing,
-        seconds(debug_ms)
-    );
-    if let Some(n) = note {
-        line.push_str(" · ");
-        line.push_str(n);
-    }
-    line
-}
-
-/// `test step 2 · re-run after attempt 2/3 · exit 0 · 0 failing · passed`
-pub fn rerun_line(step: usize, attempt: u32, max: u32, run: &TestRunRecord) -> String {
-    format!(
-        "test step {step} · re-run after attempt {attempt}/{max} · {} · {} failing · {}",
-        exit_text(run),
-        run.failing,
-        if run.passed { "passed" } else { "failed" }
-    )
-}
-
 /// The outcome of a finished test step in one phrase; a step whose tests
 /// never passed is never worded as a success.
 pub fn test_outcome(step: &StepRecord, on_failure: Option<&OnFailure>) -> String {
@@ -190,8 +121,8 @@ pub fn summary_line(step: &StepRecord, label: &str, on_failure: Option<&OnFailur
         StepKind::Test => test_outcome(step, on_failure),
         StepKind::Shell | StepKind::Claude => match step.status {
             StepStatus::Passed => match step.exit_code {
-                Some(c) => format!("passed (exit {c}, {})", seconds(step.duration_ms)),
-                None => format!("passed ({})", seconds(step.duration_ms)),
+                Some(c) => format!("passed (exit {c}, {})", duration::millis(step.duration_ms)),
+                None => format!("passed ({})", duration::millis(step.duration_ms)),
             },
             StepStatus::Failed => format!(
                 "FAILED: {}",
@@ -327,35 +258,6 @@ mod tests {
             results_file: "x.json".into(),
             extra: Default::default(),
         }
-    }
-
-    #[test]
-    fn log_lines() {
-        assert_eq!(
-            attempt_line(2, 2, 3, &run(Some(1), 14, 0), "claude", 38_000, None),
-            "test step 2 · attempt 2/3 · exit 1 · 14 failing · debug by claude 38 s"
-        );
-        assert_eq!(
-            attempt_line(
-                3,
-                1,
-                2,
-                &run(None, 0, 0),
-                "shell",
-                400,
-                Some("no change (commit_required)")
-            ),
-            "test step 3 · attempt 1/2 · killed · 0 failing · debug by shell 0.4 s · no change (commit_required)"
-        );
-        assert_eq!(
-            initial_line(2, &run(Some(1), 2, 3_140)),
-            "test step 2 · initial run · exit 1 · 2 failing · 3.1 s"
-        );
-        assert_eq!(
-            rerun_line(2, 1, 3, &run(Some(0), 0, 10)),
-            "test step 2 · re-run after attempt 1/3 · exit 0 · 0 failing · passed"
-        );
-        assert_eq!(seconds(125_000), "2 min 5 s");
     }
 
     #[test]

@@ -1,21 +1,26 @@
 //! `wfx run`: YAML workflows of `shell:`, `claude:` and `test:` steps with
 //! `on_failure:` debug loops (DESIGN.md §8, seed 000). The second front end
-//! of the engine `test-cycle-execute` uses: the same process, test-runner,
-//! agent, variable and git code, with its own small state machine.
+//! of the one engine ([`crate::engine`]): a pure machine over the run
+//! state; the driver, ports, events, pause policy and cost cap are the
+//! ones `test-cycle-execute` uses.
 //!
 //! - [`yaml`]: the document as a tree with line/column on every node.
 //! - [`model`]: the workflow and its parser (every problem, located).
 //! - [`check`]: checks before anything runs (variables, claude).
-//! - [`decide`]: pure loop decisions, outcomes and log lines.
-//! - [`engine`]: the effects: sessions, steps, tests, debug attempts, resume.
+//! - [`decide`]: pure loop decisions and outcomes.
+//! - [`machine`]: the machine: `next` and `observe` over the run state.
+//! - [`session`]: finding, creating and resuming run sessions.
 //!
 //! docs/workflows.md is the user's guide.
 
 pub mod check;
 pub mod decide;
-pub mod engine;
+pub mod machine;
 pub mod model;
 pub mod paths;
+#[cfg(test)]
+mod scenarios;
+pub mod session;
 pub mod yaml;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -26,8 +31,8 @@ use crate::error::{Error, Problem, Result};
 use crate::session::Workspace;
 use crate::ui::Printer;
 
-pub use engine::Report;
 pub use model::{Action, Exec, OnFailure, Step, TestSpec, Workflow};
+pub use session::{RunOutcome, position};
 
 /// What the user asked for.
 #[derive(Debug, Clone, Default)]
@@ -60,8 +65,10 @@ pub struct DryRun {
 
 /// The result of `wfx run`.
 #[derive(Debug, Clone)]
+// Returned once per command: the size of a variant does not matter.
+#[allow(clippy::large_enum_variant)]
 pub enum Outcome {
-    Ran(Report),
+    Ran(RunOutcome),
     DryRun(DryRun),
 }
 
@@ -140,8 +147,8 @@ fn invalid(file: &str, issues: Vec<model::Issue>) -> Error {
 
 /// Check, then run (or only plan) a workflow. Errors: invalid workflow,
 /// unknown variable, claude needed but not configured, an unfinished run
-/// without `--resume` → exit 2; Ctrl-C or an unavailable agent →
-/// `Error::Paused` (exit 3) with the state saved.
+/// without `--resume` → exit 2. Ctrl-C or an unavailable agent pause the
+/// run (an ending with exit 3, the state saved), as in the test cycle.
 pub fn run(ws: &Workspace, ui: &Printer, opts: &RunOptions) -> Result<Outcome> {
     let loaded = load(ws, &opts.file)?;
     let config: Config = ws.load_config()?;
@@ -155,9 +162,9 @@ pub fn run(ws: &Workspace, ui: &Printer, opts: &RunOptions) -> Result<Outcome> {
     }
     let cli_vars: BTreeMap<String, String> = opts.vars.iter().cloned().collect();
 
-    let base_id = engine::base_session_id(&loaded.name);
-    let runs = engine::run_sessions(ws, &base_id)?;
-    let unfinished = engine::unfinished_run(runs);
+    let base_id = session::base_session_id(&loaded.name);
+    let runs = session::run_sessions(ws, &base_id)?;
+    let unfinished = session::unfinished_run(runs);
 
     let mut known: BTreeSet<String> = cli_vars.keys().cloned().collect();
     if opts.resume
@@ -244,7 +251,7 @@ pub fn run(ws: &Workspace, ui: &Printer, opts: &RunOptions) -> Result<Outcome> {
                 format!(
                     "would resume at {}",
                     st.as_ref()
-                        .map(|st| engine::position(st, Some(wf)))
+                        .map(|st| session::position(st, Some(wf)))
                         .unwrap_or_else(|| "step 1".into())
                 ),
             ),
@@ -283,7 +290,7 @@ pub fn run(ws: &Workspace, ui: &Printer, opts: &RunOptions) -> Result<Outcome> {
     }
 
     crate::process::install_interrupt_handler();
-    let engine_setup = engine::Setup {
+    let engine_setup = session::Setup {
         ws,
         ui,
         wf,
@@ -296,12 +303,12 @@ pub fn run(ws: &Workspace, ui: &Printer, opts: &RunOptions) -> Result<Outcome> {
         vars: &cli_vars,
     };
     let report = match (unfinished, opts.resume) {
-        (Some((sref, state)), true) => engine::resume(&engine_setup, sref, state)?,
+        (Some((sref, state)), true) => session::resume(&engine_setup, sref, state)?,
         (None, true) => return Err(Error::Usage(nothing_to_resume(ws, &loaded))),
         (Some((sref, _)), false) => {
             return Err(Error::Usage(unfinished_message(sref.id(), &loaded)));
         }
-        (None, false) => engine::start(&engine_setup, &base_id)?,
+        (None, false) => session::start(&engine_setup, &base_id)?,
     };
     Ok(Outcome::Ran(report))
 }

@@ -343,6 +343,17 @@ impl Story {
                 "{}\n",
             )
             .unwrap();
+            // What the fix agent was sent and printed, as the cycle names them.
+            std::fs::write(
+                process.join(format!("iteration-{n}-fix-prompt.md")),
+                "# Fix task\n",
+            )
+            .unwrap();
+            std::fs::write(
+                process.join(format!("iteration-{n}-fix-cli-output.txt")),
+                "fixed\n",
+            )
+            .unwrap();
         }
         if self.failure_report {
             std::fs::write(process.join("failure-report.md"), "# Blocked\n").unwrap();

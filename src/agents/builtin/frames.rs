@@ -257,7 +257,7 @@ pub fn search_keys(id: &str) -> Vec<String> {
 }
 
 /// Which lines of a log name which tests: built in one pass over the log
-/// (a regex set of every key), so finding each failure's part of a large
+/// (an Aho-Corasick automaton of every key), so finding each failure's part of a large
 /// log does not rescan it per failure.
 pub struct LogIndex<'a> {
     lines: Vec<&'a str>,
@@ -284,16 +284,21 @@ impl<'a> LogIndex<'a> {
         }
         let mut by_key = vec![Vec::new(); keys.len()];
         let mut by_line: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
-        let set = regex::RegexSetBuilder::new(keys.iter().map(|k| regex::escape(k)))
-            .size_limit(64 * 1024 * 1024)
-            .build();
+        // Keys are literals: one Aho-Corasick automaton finds all of them
+        // (overlapping: a key may be part of another) in one pass per line.
+        let matcher = aho_corasick::AhoCorasick::new(&keys).ok();
         for (i, line) in lines.iter().enumerate() {
-            let matched: Vec<usize> = match &set {
-                Ok(set) => set.matches(line).into_iter().collect(),
-                Err(_) => (0..keys.len())
+            let mut matched: Vec<usize> = match &matcher {
+                Some(ac) => ac
+                    .find_overlapping_iter(*line)
+                    .map(|m| m.pattern().as_usize())
+                    .collect(),
+                None => (0..keys.len())
                     .filter(|&k| line.contains(&keys[k]))
                     .collect(),
             };
+            matched.sort_unstable();
+            matched.dedup();
             if !matched.is_empty() {
                 for &k in &matched {
                     by_key[k].push(i);
@@ -313,7 +318,7 @@ impl<'a> LogIndex<'a> {
     /// names it and shows a location, up to the next place that names
     /// another failing test (a key in `stops`), at most 80 lines.
     pub fn section(&self, id: &str, stops: &[String]) -> Vec<&'a str> {
-        let stop_ids: Vec<usize> = stops
+        let stop_ids: std::collections::HashSet<usize> = stops
             .iter()
             .filter(|o| !id.contains(o.as_str()) && !o.contains(id))
             .filter_map(|o| self.key_ids.get(o).copied())

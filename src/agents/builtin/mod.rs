@@ -1,12 +1,26 @@
-//! The built-in analyzer (DESIGN.md §6.3): always available, no agent. It
-//! groups failures by normalised signature, finds where each failed in the
-//! output (tracebacks, panics, stacks, compiler errors), maps locations to
-//! project files, reads the source to name the function to change, and
-//! turns that into a fix strategy marked `analysis_quality: "degraded"`.
+//! The built-in analyzer (DESIGN.md §6.3): always available, no agent.
+//! `docs/analyzer.md` explains how it decides. In short:
 //!
-//! Pure apart from reading files under the project root.
+//! 1. every failure (however many) is grouped by normalised signature;
+//!    each group's first failures are analysed one by one;
+//! 2. each analysed failure is located (crash site in project source, or
+//!    the failing test line) and, from a test line, the calls on it are
+//!    resolved to definitions in project source ([`resolve`]);
+//! 3. a signature group whose failures point at different places is split
+//!    so that each group is one root cause; each is classified (`code`,
+//!    `test`, `environment`, [`classify`]) and ranked by size and novelty;
+//! 4. the result is a fix strategy marked `analysis_quality: "degraded"`
+//!    whose confidence says how the places were found.
+//!
+//! Pure apart from reading files under the project root (and git's view of
+//! which are ignored).
 
+mod classify;
+mod defs;
+mod expr;
 mod frames;
+mod group;
+mod resolve;
 mod source;
 
 use std::collections::BTreeMap;
@@ -18,100 +32,43 @@ use serde::Serialize;
 
 use crate::artifacts::fix_history::FixHistory;
 use crate::artifacts::task::{
-    FixStrategy, ModificationPoint, RootCause, TestExecution, TestExecutionMode,
+    FailureKind, FixStrategy, ModificationPoint, RootCause, TestExecution, TestExecutionMode,
 };
 use crate::artifacts::test_results::{Failure, TestResults};
 use crate::error::Result;
 use crate::render::Renderer;
 
+pub use classify::{
+    Classification, ClassifiedGroup, ProjectFacts, Verdict, classify, classify_failure,
+    classify_project, overall,
+};
+pub use defs::{Def, DefKind};
 pub use frames::{FrameKind, RawFrame, frames_in, search_keys};
+pub use group::{Group, group_failures, normalize_message, signature, similarity};
+pub use resolve::{How, Target};
 pub use source::{FnSpan, Lang, is_foreign_path, is_test_path};
 
+use resolve::Resolver;
 use source::Project;
 
-/// At most this many failures are analysed one by one.
-const MAX_FAILURES: usize = 50;
+/// Failures of one signature analysed one by one, at most.
+const PER_SIGNATURE: usize = 25;
+/// Failures analysed one by one in all, at most; every signature still
+/// gets [`MIN_PER_SIGNATURE`].
+const MAX_ANALYSED: usize = 600;
+const MIN_PER_SIGNATURE: usize = 3;
 /// At most this many modification points are proposed.
 const MAX_POINTS: usize = 10;
-/// At most this many affected tests are listed.
-const MAX_AFFECTED: usize = 100;
+/// Places of one group kept as points when the analyzer cannot tell which
+/// of several definitions is meant.
+const AMBIGUOUS_PER_GROUP: usize = 3;
 /// The built-in analyzer never claims more than this.
 const MAX_CONFIDENCE: f64 = 0.85;
+/// Confidence of a group with no place found.
+const UNLOCATED: f64 = 0.15;
 
 fn re(cell: &'static OnceLock<Regex>, pattern: &str) -> &'static Regex {
     cell.get_or_init(|| Regex::new(pattern).expect("valid regex"))
-}
-
-/// A message with everything that varies between occurrences of the same
-/// error stripped: quoted values, paths, hex, numbers (DESIGN.md §5.3).
-pub fn normalize_message(msg: &str) -> String {
-    static ANSI: OnceLock<Regex> = OnceLock::new();
-    static QUOTED: OnceLock<Regex> = OnceLock::new();
-    static HEX: OnceLock<Regex> = OnceLock::new();
-    static PATH: OnceLock<Regex> = OnceLock::new();
-    static NUM: OnceLock<Regex> = OnceLock::new();
-    static WS: OnceLock<Regex> = OnceLock::new();
-    let s = re(&ANSI, r"\x1b\[[0-9;?]*[ -/]*[@-~]").replace_all(msg, "");
-    let s = re(&QUOTED, r#"'[^'\n]*'|"[^"\n]*"|`[^`\n]*`"#).replace_all(&s, "<q>");
-    let s = re(&HEX, r"\b0x[0-9a-fA-F]+\b|\b[0-9a-f]{8,}\b").replace_all(&s, "<hex>");
-    let s = re(
-        &PATH,
-        r"(?:[A-Za-z]:)?[\w.~-]*[/\\][\w~-][\w./\\~-]*(?::\d+)*",
-    )
-    .replace_all(&s, "<path>");
-    let s = re(&NUM, r"\b\d+(?:\.\d+)?").replace_all(&s, "<n>");
-    re(&WS, r"\s+").replace_all(s.trim(), " ").into_owned()
-}
-
-/// The signature failures are grouped by: the first line of the error (its
-/// type and message), normalised.
-pub fn signature(f: &Failure) -> String {
-    let first = f
-        .error
-        .lines()
-        .find(|l| !l.trim().is_empty())
-        .or_else(|| f.message.lines().find(|l| !l.trim().is_empty()))
-        .unwrap_or("");
-    normalize_message(first)
-}
-
-/// Failures sharing one signature.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Group {
-    pub signature: String,
-    /// The first failure's error line, as printed.
-    pub error: String,
-    pub tests: Vec<String>,
-}
-
-/// Group failures by [`signature`], largest group first (ties: first seen).
-pub fn group_failures(failures: &[Failure]) -> Vec<Group> {
-    let mut groups: Vec<Group> = Vec::new();
-    for f in failures {
-        let sig = signature(f);
-        match groups.iter_mut().find(|g| g.signature == sig) {
-            Some(g) => g.tests.push(f.test.clone()),
-            None => groups.push(Group {
-                signature: sig,
-                error: f.error.lines().next().unwrap_or("").to_string(),
-                tests: vec![f.test.clone()],
-            }),
-        }
-    }
-    groups.sort_by_key(|g| std::cmp::Reverse(g.tests.len()));
-    groups
-}
-
-/// Size of the largest group ÷ number of failures (DESIGN.md §5.3); 0 when
-/// nothing failed.
-pub fn similarity(failures: &[Failure]) -> f64 {
-    if failures.is_empty() {
-        return 0.0;
-    }
-    let largest = group_failures(failures)
-        .first()
-        .map_or(0, |g| g.tests.len());
-    largest as f64 / failures.len() as f64
 }
 
 /// A location in a project file.
@@ -135,18 +92,61 @@ pub struct Finding {
     pub signature: String,
     /// Where it failed (crash site, or the failing assertion).
     pub location: Option<Location>,
-    /// Functions of the code under test that the failing line calls.
+    /// The places to change, as modification points (best first).
     pub called: Vec<ModificationPoint>,
+    /// The same places with how each was found.
+    pub targets: Vec<Target>,
+    pub verdict: Verdict,
     pub cause: String,
+}
+
+/// One root cause: failures that share a signature and a place.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CauseGroup {
+    pub kind: FailureKind,
+    pub signature: String,
+    /// The first failure's error line.
+    pub error: String,
+    pub tests: Vec<String>,
+    /// `file:function:lines`, best first (empty unless `code`).
+    pub points: Vec<String>,
+    /// How the top place was found, and the same in words.
+    pub how: Option<How>,
+    pub evidence: Option<String>,
+    pub confidence: f64,
+    /// The top place was already changed by an earlier fix attempt that
+    /// did not fix things.
+    pub seen_before: bool,
+    /// The classification's evidence.
+    pub reason: String,
+    /// What to change in the environment (`environment` only).
+    pub fix: Option<String>,
+    pub cause: String,
+    /// Test helpers read through, wrappers followed, build output mapped.
+    pub context: Vec<String>,
+    /// Other definitions the place could be (when unsure).
+    pub alternatives: Vec<String>,
+    /// Representative location (file, line).
+    pub file: Option<String>,
+    pub line: Option<u32>,
+    /// The representative failure's location with its source lines.
+    pub location: Option<Location>,
 }
 
 /// Everything the built-in analyzer produced.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct BuiltinAnalysis {
     pub strategy: FixStrategy,
+    /// Failures by signature, largest first.
     pub groups: Vec<Group>,
+    /// Root causes, ranked (environment first, then by size and novelty).
+    pub causes: Vec<CauseGroup>,
     pub findings: Vec<Finding>,
-    /// Notes from fix history and limits (omitted failures, …).
+    pub classification: Classification,
+    /// What to fix in the environment before the code (empty unless some
+    /// group is `environment`).
+    pub environment_fixes: Vec<String>,
+    /// Notes from fix history and limits.
     pub notes: Vec<String>,
 }
 
@@ -175,11 +175,9 @@ fn excerpt(lines: &[String], line: u32) -> String {
 }
 
 fn locate(project: &Project, file: &str, line: u32) -> Location {
-    let lang = Lang::of(file);
     let lines = project.lines(file);
-    let function = lines
-        .as_deref()
-        .and_then(|l| source::enclosing_function(l, line, lang));
+    let defs = project.defs(file);
+    let function = defs::enclosing(&defs, line).map(FnSpan::from);
     let in_test = is_test_path(file) || function.as_ref().is_some_and(|f| f.is_test);
     Location {
         file: file.to_string(),
@@ -194,7 +192,7 @@ fn locate(project: &Project, file: &str, line: u32) -> Location {
     }
 }
 
-/// Project frames in `lines`, mapped to project files, in order.
+/// Project frames in `lines`, mapped to files under the root, in order.
 fn project_frames(
     project: &Project,
     lines: &[&str],
@@ -238,77 +236,6 @@ fn doctest(id: &str) -> Option<(String, u32)> {
     Some((c[1].to_string(), c[2].parse().ok()?))
 }
 
-/// Functions of non-test code called from the failing test line (or the
-/// lines of the test just above it), found by reading the source.
-fn called_functions(project: &Project, loc: &Location) -> Vec<ModificationPoint> {
-    let Some(lines) = project.lines(&loc.file) else {
-        return Vec::new();
-    };
-    let lang = Lang::of(&loc.file);
-    let test_name = loc.function.as_ref().map(|f| f.name.clone());
-    let lowest = loc
-        .function
-        .as_ref()
-        .map_or(loc.line.saturating_sub(5), |f| f.start);
-    let imported = source::imports(&lines, lang);
-    let candidates: Vec<&String> = project
-        .files()
-        .iter()
-        .filter(|f| Lang::of(f) == lang && lang != Lang::Other)
-        .collect();
-    let mut line = loc.line;
-    while line >= lowest.max(1) && line as usize <= lines.len() {
-        let mut found = Vec::new();
-        for name in source::called_names(&lines[line as usize - 1]) {
-            if Some(&name) == test_name.as_ref() {
-                continue;
-            }
-            // Prefer the file under test, files the test imports, then any.
-            let mut best: Option<(u8, String, FnSpan)> = None;
-            for file in &candidates {
-                let same = **file == loc.file;
-                if is_test_path(file) && !same {
-                    continue;
-                }
-                let Some(src) = project.lines(file) else {
-                    continue;
-                };
-                let Some(span) = source::find_definition(&src, &name, lang) else {
-                    continue;
-                };
-                let stem = file.rsplit_once('.').map_or(file.as_str(), |(s, _)| s);
-                let module = stem.replace('/', ".");
-                let rank = if same {
-                    0
-                } else if imported.iter().any(|m| {
-                    module.ends_with(m.as_str())
-                        || m.ends_with(stem.rsplit('/').next().unwrap_or(stem))
-                }) {
-                    1
-                } else {
-                    2
-                };
-                if best.as_ref().is_none_or(|(r, _, _)| rank < *r) {
-                    best = Some((rank, (*file).clone(), span));
-                }
-            }
-            if let Some((_, file, span)) = best {
-                found.push(ModificationPoint {
-                    file,
-                    function: Some(span.name.clone()),
-                    lines: Some(span.lines()),
-                    extra: Default::default(),
-                });
-            }
-        }
-        if !found.is_empty() {
-            return found;
-        }
-        line -= 1;
-    }
-    Vec::new()
-}
-
 fn fn_text(loc: &Location) -> String {
     match &loc.function {
         Some(f) => format!("{} ({}:{})", f.name, loc.file, loc.line),
@@ -316,27 +243,58 @@ fn fn_text(loc: &Location) -> String {
     }
 }
 
-/// Analyse one failure.
-fn find(
+fn point(t: &Target) -> ModificationPoint {
+    ModificationPoint {
+        file: t.file.clone(),
+        function: Some(t.def.name.clone()),
+        lines: Some(t.def.lines()),
+        extra: Default::default(),
+    }
+}
+
+/// Where the log and the runner say a failure happened, best first.
+fn candidate_locations(
     project: &Project,
     f: &Failure,
     log: &frames::LogIndex,
     go_outputs: Option<&BTreeMap<(String, String), String>>,
     others: &[String],
-) -> Finding {
-    let sig = signature(f);
-    let error = f.error.lines().next().unwrap_or("").trim().to_string();
+) -> Vec<(String, u32)> {
     let mut candidates: Vec<(String, u32)> = Vec::new();
-    if let Some((file, line)) = doctest(&f.test)
-        && let Some(file) = project.resolve(&file, None)
-    {
-        candidates.push((file, line));
-    }
     let go_pkg = frames::split_go_id(&f.test).map(|(pkg, _)| pkg);
     let message_lines: Vec<&str> = f.message.lines().collect();
     if let Some(c) = pick(&project_frames(project, &message_lines, go_pkg.as_deref())) {
         candidates.push(c);
     }
+    // The log is searched only when the failure's own message shows no
+    // location (it costs a scan of the test's part of the log).
+    if candidates.is_empty() {
+        candidates.extend(log_location(
+            project,
+            f,
+            log,
+            go_outputs,
+            others,
+            go_pkg.as_deref(),
+        ));
+    }
+    if let (Some(file), Some(line)) = (&f.file, f.line)
+        && let Some(file) = project.resolve(file, go_pkg.as_deref())
+    {
+        candidates.push((file, line));
+    }
+    candidates
+}
+
+/// The failure's location in its part of the log.
+fn log_location(
+    project: &Project,
+    f: &Failure,
+    log: &frames::LogIndex,
+    go_outputs: Option<&BTreeMap<(String, String), String>>,
+    others: &[String],
+    go_pkg: Option<&str>,
+) -> Option<(String, u32)> {
     let section: Vec<String> = match (go_outputs, frames::split_go_id(&f.test)) {
         (Some(map), Some((pkg, name))) => map
             .get(&(pkg.clone(), name.clone()))
@@ -350,86 +308,154 @@ fn find(
             .collect(),
     };
     let section_refs: Vec<&str> = section.iter().map(String::as_str).collect();
-    if let Some(c) = pick(&project_frames(project, &section_refs, go_pkg.as_deref())) {
-        candidates.push(c);
-    }
-    if let (Some(file), Some(line)) = (&f.file, f.line)
-        && let Some(file) = project.resolve(file, go_pkg.as_deref())
+    pick(&project_frames(project, &section_refs, go_pkg))
+}
+
+/// Analyse one failure.
+fn find(
+    project: &Project,
+    resolver: &Resolver,
+    f: &Failure,
+    facts: &ProjectFacts,
+    log: &frames::LogIndex,
+    go_outputs: Option<&BTreeMap<(String, String), String>>,
+    others: &[String],
+) -> Finding {
+    let sig = signature(f);
+    let error = f.error.lines().next().unwrap_or("").trim().to_string();
+    let verdict = classify_failure(f, facts);
+    let test_words = resolve::words(
+        f.test
+            .rsplit(['/', ':', '›', '#', '>'])
+            .next()
+            .unwrap_or(""),
+    );
+    let mut location: Option<Location> = None;
+    let mut targets: Vec<Target> = Vec::new();
+
+    if let Some((file, line)) = doctest(&f.test)
+        && let Some(file) = project.resolve(&file, None)
     {
-        candidates.push((file, line));
-    }
-    let doc = doctest(&f.test).is_some();
-    let chosen = if doc {
-        candidates.first().cloned()
+        // The doc comment documents the next item.
+        let mut loc = locate(project, &file, line);
+        let defs = project.defs(&file);
+        if let Some(d) = defs
+            .iter()
+            .find(|d| d.kind == DefKind::Function && d.start >= line)
+        {
+            loc.function = Some(FnSpan::from(d));
+            targets.extend(resolver.place(&file, d.start, How::Crash));
+        }
+        location = Some(loc);
     } else {
-        let located: Vec<Location> = candidates
-            .iter()
-            .map(|(file, line)| locate(project, file, *line))
-            .collect();
-        located
-            .iter()
-            .position(|l| !l.in_test)
-            .or(if located.is_empty() { None } else { Some(0) })
-            .map(|i| candidates[i].clone())
-    };
-    let mut location = chosen.map(|(file, line)| locate(project, &file, line));
-    let mut called = Vec::new();
-    if let Some(loc) = location.as_mut() {
-        if doc {
-            // The doc comment documents the next item.
-            if let Some(lines) = project.lines(&loc.file) {
-                let lang = Lang::of(&loc.file);
-                loc.function = (loc.line as usize..lines.len())
-                    .find_map(|i| source::enclosing_function(&lines, i as u32 + 1, lang));
-                if let Some(span) = &loc.function {
-                    called.push(ModificationPoint {
-                        file: loc.file.clone(),
-                        function: Some(span.name.clone()),
-                        lines: Some(span.lines()),
-                        extra: Default::default(),
-                    });
-                }
+        let candidates = candidate_locations(project, f, log, go_outputs, others);
+        let in_test = |file: &str, line: u32| locate(project, file, line).in_test;
+        // The crash site: the first location in project source outside
+        // tests (or in build output, mapped back to its source).
+        for (file, line) in &candidates {
+            if in_test(file, *line) {
+                continue;
             }
-        } else if loc.in_test {
-            called = called_functions(project, loc);
+            let t = resolver.place(file, *line, How::Crash);
+            if t.is_some() || project.is_source(file) {
+                location = Some(locate(project, file, *line));
+                targets.extend(t);
+                break;
+            }
+        }
+        if location.is_none() {
+            // The failing test line: the runner's own when it is in a test
+            // (one line number everywhere), else the first in a test.
+            let own = f
+                .file
+                .as_deref()
+                .and_then(|file| project.resolve(file, None))
+                .zip(f.line)
+                .filter(|(file, line)| in_test(file, *line));
+            let in_test = own.or_else(|| {
+                candidates
+                    .iter()
+                    .find(|(file, line)| in_test(file, *line))
+                    .cloned()
+            });
+            if let Some((file, line)) = in_test {
+                let first_message = format!("{}\n{}", f.error, f.message);
+                targets = resolver.at_test_line(&file, line, &test_words, &first_message);
+                location = Some(locate(project, &file, line));
+            } else if let Some((file, line)) = candidates.first() {
+                location = Some(locate(project, file, *line));
+            }
         }
     }
-    let cause = match &location {
-        None => format!(
-            "no location of this failure was found in the output; the error is: {}",
-            if error.is_empty() {
-                "(none printed)"
-            } else {
-                &error
-            }
-        ),
-        Some(loc) if doc => format!(
-            "the documentation example at {}:{} fails: {}",
-            loc.file,
-            loc.line,
-            loc.function
-                .as_ref()
-                .map_or("its item".to_string(), |f| format!("check {}", f.name))
-        ),
-        Some(loc) if !loc.in_test => format!("{error} raised in {}", fn_text(loc)),
-        Some(loc) if !called.is_empty() => format!(
-            "{error} at {}; the value under test comes from {}",
-            fn_text(loc),
-            called
-                .iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-        Some(loc) => format!("{error} at {}", fn_text(loc)),
-    };
+    if verdict.kind != FailureKind::Code {
+        // Nothing in the code to change for a wrong test or the machine.
+        targets.clear();
+    }
+    let called: Vec<ModificationPoint> = targets.iter().map(point).collect();
+    let cause = cause_text(&error, location.as_ref(), &targets, &verdict);
     Finding {
         test: f.test.clone(),
         error,
         signature: sig,
         location,
         called,
+        targets,
+        verdict,
         cause,
+    }
+}
+
+fn cause_text(
+    error: &str,
+    location: Option<&Location>,
+    targets: &[Target],
+    verdict: &Verdict,
+) -> String {
+    let error = if error.is_empty() {
+        "(no error printed)"
+    } else {
+        error
+    };
+    match verdict.kind {
+        FailureKind::Environment => {
+            return format!(
+                "environment: {}; {}",
+                verdict.reason,
+                verdict.fix.as_deref().unwrap_or("fix the environment")
+            );
+        }
+        FailureKind::Test => return format!("the test is wrong: {}", verdict.reason),
+        FailureKind::Code => {}
+    }
+    let Some(loc) = location else {
+        return format!(
+            "no location of this failure was found in the output; the error is: {error}"
+        );
+    };
+    let Some(top) = targets.first() else {
+        return format!(
+            "{error} at {}; no definition in project source could be tied to it",
+            fn_text(loc)
+        );
+    };
+    let place = point(top).to_string();
+    let context = if top.via.is_empty() {
+        String::new()
+    } else {
+        format!(" (via {})", top.via.join(", "))
+    };
+    match top.how {
+        How::Crash => format!("{error} raised in {}{context}", fn_text(loc)),
+        How::Ambiguous => format!(
+            "{error} at {}; unsure which definition is meant: {} could each be it",
+            fn_text(loc),
+            top.alternatives.join(", ")
+        ),
+        how => format!(
+            "{error} at {}; the value under test comes from {place} ({}){context}",
+            fn_text(loc),
+            how.describe()
+        ),
     }
 }
 
@@ -453,6 +479,47 @@ fn importing_tests(project: &Project, files: &[String]) -> Vec<String> {
     out
 }
 
+/// How many failures of each signature group to analyse one by one: up to
+/// [`PER_SIGNATURE`] each, fewer when there are many groups, never under
+/// [`MIN_PER_SIGNATURE`].
+fn quota(groups: usize) -> usize {
+    if groups == 0 {
+        return 0;
+    }
+    (MAX_ANALYSED / groups).clamp(MIN_PER_SIGNATURE, PER_SIGNATURE)
+}
+
+/// The places a group proposes: its top target, or every candidate when
+/// the top one is one of several definitions with the same name.
+fn group_targets(targets: &[Target]) -> impl Iterator<Item = &Target> {
+    let n = match targets.first() {
+        Some(t) if t.how == How::Ambiguous => AMBIGUOUS_PER_GROUP,
+        Some(_) => 1,
+        None => 0,
+    };
+    targets
+        .iter()
+        .take_while(move |t| n == 1 || t.how == How::Ambiguous)
+        .take(n)
+}
+
+/// Files changed by fix attempts that did not make things better.
+fn tried_without_success(history: &FixHistory) -> BTreeMap<String, Vec<u32>> {
+    let mut out: BTreeMap<String, Vec<u32>> = BTreeMap::new();
+    for e in &history.entries {
+        if matches!(
+            e.outcome.as_str(),
+            "improved" | "success" | "partial_success"
+        ) {
+            continue;
+        }
+        for f in &e.files_changed {
+            out.entry(f.clone()).or_default().push(e.iteration);
+        }
+    }
+    out
+}
+
 /// Run the built-in analyzer. `log_text` is the test output (the whole log
 /// or its head and tail); `root` the project root.
 pub fn analyze(
@@ -462,103 +529,206 @@ pub fn analyze(
     history: &FixHistory,
 ) -> BuiltinAnalysis {
     let project = Project::scan(root);
+    let resolver = Resolver::new(&project);
+    let facts = ProjectFacts {
+        files: project.files().to_vec(),
+        manifest: crate::scan::ai_issues::load_manifest(root),
+    };
     let failures: Vec<&Failure> = results.failures.iter().filter(|f| !f.flaky).collect();
     let mut notes = Vec::new();
-    if failures.len() > MAX_FAILURES {
+    let flaky = results.failures.len() - failures.len();
+    if flaky > 0 {
         notes.push(format!(
-            "{} failures; the first {MAX_FAILURES} were analysed one by one",
-            failures.len()
+            "{flaky} flaky failure(s) (passed on a re-run) were left out"
         ));
     }
-    let groups = group_failures(&results.failures);
-    let ids: Vec<&str> = failures
+
+    // 1. Signature groups over every failure, in order of first appearance.
+    let mut by_sig: Vec<(String, Vec<usize>)> = Vec::new();
+    let mut sig_index: std::collections::HashMap<String, usize> = Default::default();
+    for (i, f) in failures.iter().enumerate() {
+        let sig = signature(f);
+        match sig_index.get(&sig) {
+            Some(&g) => by_sig[g].1.push(i),
+            None => {
+                sig_index.insert(sig.clone(), by_sig.len());
+                by_sig.push((sig, vec![i]));
+            }
+        }
+    }
+    let each = quota(by_sig.len());
+    let analysed: Vec<usize> = by_sig
         .iter()
-        .take(MAX_FAILURES)
-        .map(|f| f.test.as_str())
+        .flat_map(|(_, members)| members.iter().take(each).copied())
+        .collect();
+    let skipped = failures.len() - analysed.len();
+    if skipped > 0 {
+        notes.push(format!(
+            "{} failures in {} signature group(s); the first {each} of each group were analysed one by one and the other {skipped} joined their group",
+            failures.len(),
+            by_sig.len()
+        ));
+    }
+
+    // 2. Each analysed failure on its own.
+    let ids: Vec<&str> = analysed
+        .iter()
+        .map(|&i| failures[i].test.as_str())
         .collect();
     let log_index = frames::LogIndex::new(log_text, &ids);
     let go_outputs = frames::go_json_outputs(log_text);
     let others: Vec<String> = ids.iter().map(|id| frames::stop_key(id)).collect();
-    let findings: Vec<Finding> = failures
+    let mut findings_by_index: BTreeMap<usize, Finding> = BTreeMap::new();
+    for &i in &analysed {
+        let f = failures[i];
+        let mine = frames::stop_key(&f.test);
+        let rest: Vec<String> = others.iter().filter(|o| **o != mine).cloned().collect();
+        findings_by_index.insert(
+            i,
+            find(
+                &project,
+                &resolver,
+                f,
+                &facts,
+                &log_index,
+                go_outputs.as_ref(),
+                &rest,
+            ),
+        );
+    }
+    let verdicts: Vec<Verdict> = failures
         .iter()
-        .take(MAX_FAILURES)
-        .map(|f| {
-            let mine = frames::stop_key(&f.test);
-            let rest: Vec<String> = others.iter().filter(|o| **o != mine).cloned().collect();
-            find(&project, f, &log_index, go_outputs.as_ref(), &rest)
+        .enumerate()
+        .map(|(i, f)| match findings_by_index.get(&i) {
+            Some(found) => found.verdict.clone(),
+            None => classify_failure(f, &facts),
         })
         .collect();
 
-    let mut points: Vec<ModificationPoint> = Vec::new();
-    fn add_point(points: &mut Vec<ModificationPoint>, p: ModificationPoint) {
-        if points.len() < MAX_POINTS
-            && !points
-                .iter()
-                .any(|q| q.file == p.file && q.function == p.function)
-        {
-            points.push(p);
+    // 3. Split each signature group by the place its failures point at.
+    let tried = tried_without_success(history);
+    // (first failure's index, group); the first failure was analysed.
+    let mut causes: Vec<(usize, CauseGroup)> = Vec::new();
+    for (sig, members) in &by_sig {
+        let mut parts: Vec<(Option<String>, Vec<usize>)> = Vec::new();
+        for &i in members {
+            let Some(found) = findings_by_index.get(&i) else {
+                continue;
+            };
+            let key = found.targets.first().map(Target::key);
+            match parts.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, m)) => m.push(i),
+                None => parts.push((key, vec![i])),
+            }
         }
-    }
-    for finding in &findings {
-        match &finding.location {
-            Some(loc) if !loc.in_test => add_point(
-                &mut points,
-                ModificationPoint {
-                    file: loc.file.clone(),
-                    function: loc.function.as_ref().map(|f| f.name.clone()),
-                    lines: Some(
-                        loc.function
-                            .as_ref()
-                            .map_or(loc.line.to_string(), FnSpan::lines),
-                    ),
-                    extra: Default::default(),
+        // Failures not analysed join the largest part of their group.
+        if let Some(largest) = (0..parts.len()).max_by_key(|&p| parts[p].1.len()) {
+            for &i in members {
+                if !findings_by_index.contains_key(&i) {
+                    parts[largest].1.push(i);
+                }
+            }
+        }
+        for (_, part) in parts {
+            let rep = &findings_by_index[&part[0]];
+            let kinds = part.iter().map(|&i| &verdicts[i]);
+            let verdict = classify::majority(kinds.clone()).clone();
+            let mut points: Vec<String> = Vec::new();
+            let mut context: Vec<String> = Vec::new();
+            if verdict.kind == FailureKind::Code {
+                for t in group_targets(&rep.targets) {
+                    let p = point(t).to_string();
+                    if !points.contains(&p) {
+                        points.push(p);
+                    }
+                }
+                if let Some(top) = rep.targets.first() {
+                    context = top.via.clone();
+                }
+            }
+            let top = rep
+                .targets
+                .first()
+                .filter(|_| verdict.kind == FailureKind::Code);
+            let confidence = match verdict.kind {
+                FailureKind::Environment => 0.8,
+                FailureKind::Test => 0.6,
+                FailureKind::Code => top.map_or(UNLOCATED, Target::confidence),
+            };
+            let seen_before = top.is_some_and(|t| tried.contains_key(&t.file));
+            causes.push((
+                part[0],
+                CauseGroup {
+                    kind: verdict.kind,
+                    signature: sig.clone(),
+                    error: rep.error.clone(),
+                    tests: part.iter().map(|&i| failures[i].test.clone()).collect(),
+                    points,
+                    how: top.map(|t| t.how),
+                    evidence: top.map(|t| t.how.describe().to_string()),
+                    confidence,
+                    seen_before,
+                    reason: verdict.reason.clone(),
+                    fix: verdict.fix.clone(),
+                    cause: cause_text(&rep.error, rep.location.as_ref(), &rep.targets, &verdict),
+                    context,
+                    alternatives: top.map(|t| t.alternatives.clone()).unwrap_or_default(),
+                    file: rep.location.as_ref().map(|l| l.file.clone()),
+                    line: rep.location.as_ref().map(|l| l.line),
+                    location: rep.location.clone(),
                 },
-            ),
-            _ => {}
-        }
-        for p in &finding.called {
-            add_point(&mut points, p.clone());
+            ));
         }
     }
-    // Nothing in code under test: point at the failing test's own lines so
-    // a person knows where to look (the prompt forbids weakening tests).
-    if points.is_empty() {
-        for finding in &findings {
-            if let Some(loc) = &finding.location {
-                add_point(
-                    &mut points,
-                    ModificationPoint {
-                        file: loc.file.clone(),
-                        function: loc.function.as_ref().map(|f| f.name.clone()),
-                        lines: Some(loc.line.to_string()),
-                        extra: Default::default(),
-                    },
-                );
+    // 4. Rank: the environment first (it must be fixed before anything
+    // else means something), then by size, a group whose place was already
+    // changed without success counting half; ties by first appearance.
+    causes.sort_by(|(ia, a), (ib, b)| {
+        let score = |g: &CauseGroup| g.tests.len() as f64 * if g.seen_before { 0.5 } else { 1.0 };
+        (b.kind == FailureKind::Environment)
+            .cmp(&(a.kind == FailureKind::Environment))
+            .then(score(b).total_cmp(&score(a)))
+            .then(ia.cmp(ib))
+    });
+    // Modification points: each code group's places, in rank order.
+    let mut points: Vec<ModificationPoint> = Vec::new();
+    for (first, _) in causes.iter().filter(|(_, g)| g.kind == FailureKind::Code) {
+        for t in group_targets(&findings_by_index[first].targets) {
+            let p = point(t);
+            if points.len() < MAX_POINTS
+                && !points
+                    .iter()
+                    .any(|q| q.file == p.file && q.function == p.function)
+            {
+                points.push(p);
             }
         }
     }
 
+    let causes: Vec<CauseGroup> = causes.into_iter().map(|(_, g)| g).collect();
+
     // Fix history: a place changed before without success is a weaker lead.
     let mut penalty = 0.0;
     for p in &points {
-        let tried: Vec<u32> = history
-            .entries
-            .iter()
-            .filter(|e| e.files_changed.contains(&p.file))
-            .filter(|e| {
-                !matches!(
-                    e.outcome.as_str(),
-                    "improved" | "success" | "partial_success"
-                )
-            })
-            .map(|e| e.iteration)
-            .collect();
-        if !tried.is_empty() {
+        if let Some(iterations) = tried.get(&p.file) {
             penalty += 0.1;
             notes.push(format!(
                 "{} was already changed in iteration(s) {} without fixing the failures; look beyond it",
                 p.file,
-                tried.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+                iterations
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+    }
+    for g in &causes {
+        if g.how == Some(How::Ambiguous) {
+            notes.push(format!(
+                "unsure where `{}` is fixed: the failing line calls a name defined in several places ({}); confidence lowered",
+                g.tests[0],
+                g.alternatives.join(", ")
             ));
         }
     }
@@ -570,57 +740,52 @@ pub fn analyze(
             affected.push(t);
         }
     }
-    affected.truncate(MAX_AFFECTED);
 
-    let n = findings.len().max(1) as f64;
-    let per: f64 = findings
+    let total: usize = causes.iter().map(|g| g.tests.len()).sum::<usize>().max(1);
+    let weighted: f64 = causes
         .iter()
-        .map(|f| {
-            let mut c: f64 = 0.2;
-            if let Some(loc) = &f.location {
-                c += 0.25;
-                if !loc.in_test || !f.called.is_empty() {
-                    c += 0.25;
-                }
-                if loc.function.is_some() {
-                    c += 0.1;
-                }
-            }
-            c
-        })
+        .map(|g| g.confidence * g.tests.len() as f64)
         .sum::<f64>()
-        / n;
-    let confidence = ((per - penalty).clamp(0.05, MAX_CONFIDENCE) * 100.0).round() / 100.0;
+        / total as f64;
+    let base = if causes.is_empty() {
+        UNLOCATED
+    } else {
+        weighted
+    };
+    let confidence = ((base - penalty).clamp(0.05, MAX_CONFIDENCE) * 100.0).round() / 100.0;
 
-    let root_causes: Vec<RootCause> = findings
+    let classification = Classification {
+        kind: overall(causes.iter().map(|g| g.kind)),
+        groups: causes
+            .iter()
+            .map(|g| ClassifiedGroup {
+                signature: g.signature.clone(),
+                kind: g.kind,
+                reason: g.reason.clone(),
+                fix: g.fix.clone(),
+                tests: g.tests.clone(),
+            })
+            .collect(),
+    };
+
+    let root_causes: Vec<RootCause> = causes
         .iter()
-        .map(|f| RootCause {
-            test: f.test.clone(),
-            error: f.error.clone(),
-            cause: f.cause.clone(),
-            file: f.location.as_ref().map(|l| l.file.clone()),
-            line: f.location.as_ref().map(|l| l.line),
+        .map(|g| RootCause {
+            test: g.tests[0].clone(),
+            error: g.error.clone(),
+            cause: if g.tests.len() > 1 {
+                format!("{}; {} failing tests share it", g.cause, g.tests.len())
+            } else {
+                g.cause.clone()
+            },
+            file: g.file.clone(),
+            line: g.line,
+            failure_kind: Some(g.kind),
             extra: Default::default(),
         })
         .collect();
-    let approach = if points.is_empty() {
-        format!(
-            "Built-in analysis (no agent): {} failure(s) in {} group(s), but no location in project code was found in the output. Read the failing tests and the code they exercise; fix the code, not the tests.",
-            failures.len(),
-            groups.len()
-        )
-    } else {
-        format!(
-            "Built-in analysis (no agent): {} failure(s) in {} group(s). Change {} so the failing tests pass; fix the code under test, never weaken or skip the tests.",
-            failures.len(),
-            groups.len(),
-            points
-                .iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
-    };
+    let approach = approach_text(&failures, &causes, &points, &classification);
+    let groups = group_failures(failures.iter().copied());
     let strategy = FixStrategy {
         approach,
         root_causes,
@@ -636,14 +801,60 @@ pub fn analyze(
             failures.len()
         ),
         criticality_overrides: None,
+        failure_kind: classification.kind,
         extra: Default::default(),
     };
     BuiltinAnalysis {
         strategy,
         groups,
-        findings,
+        causes,
+        findings: findings_by_index.into_values().collect(),
+        environment_fixes: classification.environment_fixes(),
+        classification,
         notes,
     }
+}
+
+fn approach_text(
+    failures: &[&Failure],
+    causes: &[CauseGroup],
+    points: &[ModificationPoint],
+    classification: &Classification,
+) -> String {
+    let head = format!(
+        "Built-in analysis (no agent): {} failure(s), {} root cause(s).",
+        failures.len(),
+        causes.len()
+    );
+    if classification.kind == Some(FailureKind::Environment) {
+        return format!(
+            "{head} The environment must be fixed before the code: {}. No code change is proposed for these failures.",
+            classification.environment_fixes().join("; ")
+        );
+    }
+    if classification.kind == Some(FailureKind::Test) {
+        return format!(
+            "{head} The failing tests themselves look wrong: {}. Check the tests; fix them only where they are clearly wrong, never weaken what they check.",
+            causes
+                .iter()
+                .map(|g| g.reason.as_str())
+                .collect::<Vec<_>>()
+                .join("; ")
+        );
+    }
+    if points.is_empty() {
+        return format!(
+            "{head} No place in project source could be tied to them. Read the failing tests and the code they exercise; fix the code, not the tests."
+        );
+    }
+    format!(
+        "{head} Change {} so the failing tests pass, starting with the first; fix the code under test, never weaken or skip the tests.",
+        points
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
 }
 
 /// Render `iteration-N-analysis.md` for a built-in analysis alone (no
@@ -662,36 +873,4 @@ pub fn markdown(renderer: &Renderer, iteration: u32, analysis: &BuiltinAnalysis)
             cost_capped: None,
         },
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn normalisation_table() {
-        for (msg, want) in [
-            (
-                "AssertionError: assert False is True",
-                "AssertionError: assert False is True",
-            ),
-            (
-                "expected 3 to be 9 // Object.is equality",
-                "expected <n> to be <n> // Object.is equality",
-            ),
-            ("KeyError: 'user_42'", "KeyError: <q>"),
-            (
-                "Error at /tmp/x/y.py:12 addr 0xdeadBEEF",
-                "Error at <path> addr <hex>",
-            ),
-            ("assertion `left == right` failed", "assertion <q> failed"),
-            ("\x1b[31mTimeout of 2000ms\x1b[0m", "Timeout of <n>ms"),
-            (
-                "ZeroDivisionError: / by zero",
-                "ZeroDivisionError: / by zero",
-            ),
-        ] {
-            assert_eq!(normalize_message(msg), want, "{msg}");
-        }
-    }
 }

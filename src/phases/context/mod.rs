@@ -349,13 +349,14 @@ pub fn gather(input: &GatherInput) -> Result<Gathered> {
     // paths, package names and (if that finds little) symbols.
     let keywords = focus::keywords(input.description);
     let mut focus_hits: BTreeMap<String, String> = BTreeMap::new();
-    let mut areas: BTreeMap<String, (String, u32)> = BTreeMap::new();
+    // Directory → (reason → files). Empty key: the "nothing matched" line.
+    let mut areas: BTreeMap<String, BTreeMap<String, u32>> = BTreeMap::new();
     let source_context = input.source.map(|src| source_context(src, &file_set));
     if let Some(sc) = &source_context {
         for f in &sc.changed_files {
             let c = files::classify(f);
             if matches!(c.kind, Kind::Source | Kind::Test) {
-                focus_hits.insert(f.clone(), "changed by the source session".into());
+                focus_hits.insert(f.clone(), SOURCE_CHANGED.into());
             }
         }
     }
@@ -433,7 +434,7 @@ pub fn gather(input: &GatherInput) -> Result<Gathered> {
                     .join(", ")
             )
         };
-        areas.insert(String::new(), (msg, 0));
+        areas.insert(String::new(), BTreeMap::from([(msg, 0)]));
     } else {
         let mut hits: Vec<(&String, &String)> = focus_hits.iter().collect();
         // Sources before tests, then by path.
@@ -450,20 +451,17 @@ pub fn gather(input: &GatherInput) -> Result<Gathered> {
             } else {
                 dir.to_string()
             };
-            let e = areas.entry(key).or_insert_with(|| (why.clone(), 0));
-            e.1 += 1;
+            *areas
+                .entry(key)
+                .or_default()
+                .entry(why.clone())
+                .or_insert(0) += 1;
         }
     }
     let area_count = areas.len();
     let mut focus_areas: Vec<String> = areas
         .into_iter()
-        .map(|(dir, (why, n))| {
-            if n == 0 {
-                why
-            } else {
-                format!("{dir}/ — {n} file{} ({why})", if n == 1 { "" } else { "s" })
-            }
-        })
+        .map(|(dir, reasons)| area_line(&dir, reasons))
         .collect();
     if area_count > MAX_AREAS {
         focus_areas.truncate(MAX_AREAS);
@@ -749,6 +747,36 @@ pub fn gather(input: &GatherInput) -> Result<Gathered> {
     Ok(Gathered { package, warnings })
 }
 
+/// One `focus_areas` line: a directory, how many of its files are in
+/// focus, and why — each reason with its own count when they differ, so a
+/// keyword match is never labelled "changed by the source session".
+fn area_line(dir: &str, reasons: BTreeMap<String, u32>) -> String {
+    let n: u32 = reasons.values().sum();
+    if n == 0 {
+        return reasons.into_keys().next().unwrap_or_default();
+    }
+    let mut list: Vec<(String, u32)> = reasons.into_iter().collect();
+    list.sort_by_key(|(why, count)| {
+        (
+            why != SOURCE_CHANGED,
+            std::cmp::Reverse(*count),
+            why.clone(),
+        )
+    });
+    let why = match list.as_slice() {
+        [(why, _)] => why.clone(),
+        _ => list
+            .iter()
+            .map(|(why, count)| format!("{why}: {count}"))
+            .collect::<Vec<_>>()
+            .join("; "),
+    };
+    format!("{dir}/ — {n} file{} ({why})", if n == 1 { "" } else { "s" })
+}
+
+/// The focus reason of a file the source session changed.
+const SOURCE_CHANGED: &str = "changed by the source session";
+
 fn existing_test(l: &TestLink) -> ExistingTest {
     ExistingTest {
         test_file: l.test_file.clone(),
@@ -757,6 +785,48 @@ fn existing_test(l: &TestLink) -> ExistingTest {
         inline: l.inline,
         matched_by: l.matched_by.iter().map(|s| s.to_string()).collect(),
     }
+}
+
+/// A path as another tool's summary or task writes it, as a project file:
+/// `calc\\stats.py` (Windows separators), `./calc/stats.py`,
+/// `calc/stats.py:42` (a line), or an absolute path (`D:\\work\\proj\\calc\\stats.py`,
+/// `/home/u/proj/calc/stats.py`), which maps to its longest trailing part
+/// that is a project file (the checkout may live anywhere). `None` when no
+/// project file matches.
+pub fn project_path(raw: &str, files: &BTreeSet<&str>) -> Option<String> {
+    let mut p = raw.trim().replace('\\', "/");
+    // `file:42` and `file:42:7` → `file` (a drive letter's `D:` is followed
+    // by `/`, never by digits alone).
+    while let Some((head, tail)) = p.rsplit_once(':') {
+        if tail.is_empty() || !tail.bytes().all(|b| b.is_ascii_digit()) {
+            break;
+        }
+        p = head.to_string();
+    }
+    let mut p = p.as_str();
+    while let Some(rest) = p.strip_prefix("./") {
+        p = rest;
+    }
+    if files.contains(p) {
+        return Some(p.to_string());
+    }
+    let bytes = p.as_bytes();
+    let absolute = p.starts_with('/')
+        || p.starts_with("~/")
+        || (bytes.len() > 2
+            && bytes[0].is_ascii_alphabetic()
+            && bytes[1] == b':'
+            && bytes[2] == b'/');
+    if !absolute {
+        return None;
+    }
+    let parts: Vec<&str> = p
+        .split('/')
+        .filter(|c| !c.is_empty() && *c != ".")
+        .collect();
+    (1..parts.len())
+        .map(|i| parts[i..].join("/"))
+        .find(|cand| files.contains(cand.as_str()))
 }
 
 /// Paths a summary mentions that are project files.
@@ -769,11 +839,11 @@ fn mentioned_files(text: &str, files: &BTreeSet<&str>) -> Vec<String> {
                 '`' | '(' | ')' | '[' | ']' | ',' | ';' | '"' | '\'' | '<' | '>' | '|' | '*'
             )
     }) {
-        let t = token.trim_start_matches("./").trim_end_matches([':', '.']);
-        // `src/lib.rs:42` → `src/lib.rs`.
-        let t = t.split(':').next().unwrap_or(t);
-        if t.contains('.') && files.contains(t) {
-            out.insert(t.to_string());
+        let t = token.trim_end_matches([':', '.']);
+        if t.contains('.')
+            && let Some(p) = project_path(t, files)
+        {
+            out.insert(p);
         }
     }
     out.into_iter().collect()
@@ -790,7 +860,7 @@ fn source_context(src: &SourceSession, files: &BTreeSet<&str>) -> SourceContext 
     for (task_id, path, text) in &src.summaries {
         let mut changed: BTreeSet<String> = mentioned_files(text, files).into_iter().collect();
         if let Some(m) = modified.get(task_id.as_str()) {
-            changed.extend(m.iter().filter(|f| files.contains(f.as_str())).cloned());
+            changed.extend(m.iter().filter_map(|f| project_path(f, files)));
         }
         all.extend(changed.iter().cloned());
         summaries.push(ImplementationSummary {
@@ -800,7 +870,7 @@ fn source_context(src: &SourceSession, files: &BTreeSet<&str>) -> SourceContext 
         });
     }
     for (_, m) in &src.completed_tasks {
-        all.extend(m.iter().filter(|f| files.contains(f.as_str())).cloned());
+        all.extend(m.iter().filter_map(|f| project_path(f, files)));
     }
     SourceContext {
         source_session_id: src.id.clone(),
@@ -930,6 +1000,51 @@ mod tests {
         assert_eq!(
             mentioned_files(text, &files),
             ["README.md", "src/auth.rs", "src/lib.rs"]
+        );
+    }
+
+    #[test]
+    fn focus_areas_keep_each_reason_apart() {
+        let one = BTreeMap::from([("path matches 'stats'".to_string(), 2)]);
+        assert_eq!(
+            area_line("calc", one),
+            "calc/ — 2 files (path matches 'stats')"
+        );
+        let mixed = BTreeMap::from([
+            ("path matches 'stats'".to_string(), 2),
+            (SOURCE_CHANGED.to_string(), 1),
+        ]);
+        assert_eq!(
+            area_line("calc", mixed),
+            "calc/ — 3 files (changed by the source session: 1; path matches 'stats': 2)"
+        );
+        let none = BTreeMap::from([("every source root is in scope".to_string(), 0)]);
+        assert_eq!(area_line("", none), "every source root is in scope");
+    }
+
+    #[test]
+    fn windows_and_absolute_paths_map_to_project_files() {
+        let files: BTreeSet<&str> = ["calc/stats.py", "stats.py", "calc/__init__.py"]
+            .into_iter()
+            .collect();
+        for (raw, want) in [
+            ("calc\\stats.py", Some("calc/stats.py")),
+            ("D:\\work\\proj\\calc\\stats.py", Some("calc/stats.py")),
+            ("d:/work/proj/calc/stats.py:42", Some("calc/stats.py")),
+            ("/home/u/proj/calc/stats.py", Some("calc/stats.py")),
+            ("~/proj/calc/stats.py", Some("calc/stats.py")),
+            ("C:\\elsewhere\\stats.py", Some("stats.py")),
+            (".\\calc\\stats.py:10:2", Some("calc/stats.py")),
+            ("other/stats.py", None),
+            ("D:\\work\\none.py", None),
+            ("calc/stats.py", Some("calc/stats.py")),
+        ] {
+            assert_eq!(project_path(raw, &files).as_deref(), want, "{raw}");
+        }
+        let summary = "### Files Modified\n- `D:\\work\\proj\\calc\\stats.py`: mean()\n- `calc\\__init__.py`: export\n";
+        assert_eq!(
+            mentioned_files(summary, &files),
+            ["calc/__init__.py", "calc/stats.py"]
         );
     }
 }

@@ -9,7 +9,7 @@ use regex::Regex;
 
 use super::manifest::py_norm;
 use super::stdlib::{NODE_BUILTINS, PYTHON_IMPORT_NAMES, PYTHON_STDLIB};
-use super::{Ctx, HALLUCINATED};
+use super::{Ctx, HALLUCINATED, Manifest};
 use crate::scan::findings::Severity;
 use crate::scan::source::{Lang, edit_distance};
 
@@ -204,6 +204,29 @@ fn missing_py_component(base: &Path, comps: &[&str]) -> Option<usize> {
     None
 }
 
+/// Import names the Python manifest declares (distribution names plus the
+/// import names known to differ from them); `None` without a manifest.
+pub(crate) fn python_importable(manifest: &Manifest) -> Option<BTreeSet<String>> {
+    manifest.python.declared.as_ref().map(|d| {
+        let mut s = d.clone();
+        for name in d {
+            if let Some((_, names)) = PYTHON_IMPORT_NAMES.iter().find(|(dist, _)| dist == name) {
+                s.extend(names.iter().map(|n| n.to_string()));
+            }
+            if let Some(rest) = name.strip_prefix("python_") {
+                s.insert(rest.to_string());
+            }
+            if let Some(rest) = name.strip_suffix("_python") {
+                s.insert(rest.to_string());
+            }
+            if let Some(rest) = name.strip_prefix("django_") {
+                s.insert(rest.to_string());
+            }
+        }
+        s
+    })
+}
+
 fn python(cx: &mut Ctx) {
     let imports = python_imports(cx);
     if imports.is_empty() {
@@ -226,24 +249,7 @@ fn python(cx: &mut Ctx) {
     .into_iter()
     .chain(fdir.clone())
     .collect();
-    let importable: Option<BTreeSet<String>> = manifest.python.declared.as_ref().map(|d| {
-        let mut s = d.clone();
-        for name in d {
-            if let Some((_, names)) = PYTHON_IMPORT_NAMES.iter().find(|(dist, _)| dist == name) {
-                s.extend(names.iter().map(|n| n.to_string()));
-            }
-            if let Some(rest) = name.strip_prefix("python_") {
-                s.insert(rest.to_string());
-            }
-            if let Some(rest) = name.strip_suffix("_python") {
-                s.insert(rest.to_string());
-            }
-            if let Some(rest) = name.strip_prefix("django_") {
-                s.insert(rest.to_string());
-            }
-        }
-        s
-    });
+    let importable = python_importable(manifest);
     for imp in imports {
         let dots = imp.spec.chars().take_while(|&c| c == '.').count();
         if dots > 0 {

@@ -11,7 +11,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde::Deserialize;
 
-use super::{Bounded, LineParser, ParsedCase, ParsedRun, Status, excerpt, first_line, strip_ansi};
+use super::{Bounded, LineParser, ParsedCase, ParsedRun, Status, error_line, excerpt, strip_ansi};
 use crate::artifacts::test_results::Layer;
 
 /// Parse `go test -json` output. `module` (from go.mod) maps package paths
@@ -237,7 +237,7 @@ impl LineParser for Parser {
                     case.line = c[2].parse().ok();
                     case.error = c[3].trim().to_string();
                 } else {
-                    case.error = first_line(&text);
+                    case.error = error_line(&text);
                     if case.error.is_empty() && state.status.is_some() {
                         case.error = "a subtest failed".into();
                     }

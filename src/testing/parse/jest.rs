@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 use super::tap::SEP;
-use super::{ParsedCase, ParsedRun, Status, best_location, excerpt, first_line, strip_ansi};
+use super::{ParsedCase, ParsedRun, Status, best_location, error_line, excerpt, strip_ansi};
 use crate::artifacts::test_results::Layer;
 
 /// Parse a jest JSON report. Err when the text is not one.
@@ -45,7 +45,7 @@ pub fn parse(json: &str) -> Result<ParsedRun, String> {
                     status: Status::Error,
                     file: loc.as_ref().map(|l| l.file.clone()).or(Some(file.clone())),
                     line: loc.map(|l| l.line),
-                    error: first_line(&text.replace('●', "")),
+                    error: error_line(&text.replace('●', "")),
                     message: excerpt(&text),
                     layer: Some(Layer::Static),
                     flaky: false,
@@ -98,7 +98,7 @@ pub fn parse(json: &str) -> Result<ParsedRun, String> {
                     .map(|m| strip_ansi(m).into_owned())
                     .collect();
                 let text = messages.join("\n\n");
-                case.error = first_line(&text);
+                case.error = error_line(&text);
                 if let Some(loc) = best_location(&text, case.file.as_deref()) {
                     case.file = Some(loc.file);
                     case.line = Some(loc.line);
@@ -131,7 +131,10 @@ mod tests {
             .filter(|c| c.status == Status::Failed)
             .map(|c| (c.id.as_str(), c.file.as_deref(), c.line, c.error.as_str()))
             .collect();
-        let e = "Error: expect(received).toBe(expected) // Object.is equality";
+        let (e1, e2) = (
+            "Error: expect(received).toBe(expected) // Object.is equality: expected 9, received 3",
+            "Error: expect(received).toBe(expected) // Object.is equality: expected \"tiny-test-fixture\", received \"tiny-test fixture\"",
+        );
         assert_eq!(
             failed,
             vec![
@@ -139,13 +142,13 @@ mod tests {
                     "test/math.test.js › math › finds the max",
                     Some("test/math.test.js"),
                     Some(13),
-                    e
+                    e1
                 ),
                 (
                     "test/strings.test.js › strings › slugifies a title",
                     Some("test/strings.test.js"),
                     Some(15),
-                    e
+                    e2
                 ),
             ]
         );

@@ -7,9 +7,7 @@
 use std::io::Cursor;
 
 use super::tap::SEP;
-use super::{
-    ParsedCase, ParsedRun, Status, best_location, excerpt, first_line, rust_panic, strip_ansi,
-};
+use super::{ParsedCase, ParsedRun, Status, best_location, excerpt, rust_panic, strip_ansi};
 use crate::artifacts::test_results::Layer;
 
 /// Which tool wrote a report.
@@ -428,8 +426,8 @@ fn error_line(dialect: Dialect, message: &str, body: &str) -> String {
     {
         return msg;
     }
-    let msg_first = first_line(message);
-    let body_first = first_line(body);
+    let msg_first = super::error_line(message);
+    let body_first = super::error_line(body);
     match dialect {
         Dialect::Pytest if !msg_first.is_empty() && msg_first != "collection failure" => msg_first,
         Dialect::Node => {
@@ -554,7 +552,10 @@ mod tests {
         let run = parse(&fixture("nextest-junit.xml")).unwrap();
         // The ignored test is absent from nextest's JUnit.
         assert_eq!(counts(&run), (11, 9, 2, 0, 0));
-        let e = "assertion `left == right` failed";
+        let (e1, e2) = (
+            "assertion `left == right` failed: left Some(3.0), right Some(2.0)",
+            "assertion `left == right` failed: left Some(3), right Some(-3)",
+        );
         assert_eq!(
             failures(&run),
             vec![
@@ -562,13 +563,13 @@ mod tests {
                     "rust-calc stats::tests::mean_of_three",
                     Some("src/stats.rs"),
                     Some(28),
-                    e
+                    e1
                 ),
                 (
                     "rust-calc tests::divide_negative",
                     Some("src/lib.rs"),
                     Some(47),
-                    e
+                    e2
                 ),
             ]
         );
@@ -616,16 +617,24 @@ mod tests {
     fn jest_junit() {
         let run = parse(&fixture("jest-junit.xml")).unwrap();
         assert_eq!(counts(&run), (9, 6, 2, 1, 0));
-        let e = "Error: expect(received).toBe(expected) // Object.is equality";
+        let (e1, e2) = (
+            "Error: expect(received).toBe(expected) // Object.is equality: expected 9, received 3",
+            "Error: expect(received).toBe(expected) // Object.is equality: expected \"tiny-test-fixture\", received \"tiny-test fixture\"",
+        );
         assert_eq!(
             failures(&run),
             vec![
-                ("math finds the max", Some("test/math.test.js"), Some(13), e),
+                (
+                    "math finds the max",
+                    Some("test/math.test.js"),
+                    Some(13),
+                    e1
+                ),
                 (
                     "strings slugifies a title",
                     Some("test/strings.test.js"),
                     Some(15),
-                    e
+                    e2
                 ),
             ]
         );
@@ -640,7 +649,10 @@ mod tests {
     fn node_junit_with_top_level_cases() {
         let run = parse(&fixture("node-junit.xml")).unwrap();
         assert_eq!(counts(&run), (10, 7, 2, 1, 0));
-        let e = "Expected values to be strictly equal:";
+        let (e1, e2) = (
+            "Expected values to be strictly equal: 3 !== 9",
+            "Expected values to be strictly equal: 'tiny-test fixture' !== 'tiny-test-fixture'",
+        );
         assert_eq!(
             failures(&run),
             vec![
@@ -648,13 +660,13 @@ mod tests {
                     "math › finds the max",
                     Some("test/math.test.js"),
                     Some(17),
-                    e
+                    e1
                 ),
                 (
                     "strings › slugifies a title",
                     Some("test/strings.test.js"),
                     Some(19),
-                    e
+                    e2
                 ),
             ]
         );

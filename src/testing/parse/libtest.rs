@@ -15,8 +15,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::{
-    Bounded, CompileErrors, LineParser, ParsedCase, ParsedRun, Status, first_line, rust_panic,
-    strip_ansi,
+    Bounded, CompileErrors, LineParser, ParsedCase, ParsedRun, Status, rust_panic, strip_ansi,
 };
 use crate::artifacts::test_results::Layer;
 use crate::testing::id;
@@ -136,7 +135,7 @@ impl Parser {
                 }
                 case.error = msg;
             }
-            _ => case.error = first_line(&text),
+            _ => case.error = super::error_line(&text),
         }
         case.message = body.into_excerpt();
     }
@@ -299,7 +298,10 @@ mod tests {
             (mean.file.as_deref(), mean.line),
             (Some("src/stats.rs"), Some(28))
         );
-        assert_eq!(mean.error, "assertion `left == right` failed");
+        assert_eq!(
+            mean.error,
+            "assertion `left == right` failed: left Some(3.0), right Some(2.0)"
+        );
         assert!(mean.message.contains("left: Some(3.0)"), "{}", mean.message);
         assert_eq!(mean.layer, Some(Layer::Unit));
         let div = f("rust_calc::tests::divide_negative");
@@ -307,7 +309,10 @@ mod tests {
             (div.file.as_deref(), div.line),
             (Some("src/lib.rs"), Some(47))
         );
-        assert_eq!(div.error, "assertion `left == right` failed");
+        assert_eq!(
+            div.error,
+            "assertion `left == right` failed: left Some(3), right Some(-3)"
+        );
         let doc = f("rust_calc::src/lib.rs - divide (line 16)");
         assert_eq!(
             (doc.file.as_deref(), doc.line),

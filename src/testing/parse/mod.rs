@@ -217,13 +217,97 @@ pub fn strip_ansi(s: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
-/// First non-empty line, trimmed.
-pub fn first_line(s: &str) -> String {
-    s.lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty())
-        .unwrap_or("")
-        .to_string()
+/// Longest value kept from an expected/actual pair in an error line.
+const VALUE_MAX: usize = 120;
+
+/// The one line that explains a failure: the first non-empty line of
+/// `text`, and when that line only introduces what follows (node's
+/// `Expected values to be strictly equal:`, jest's `expect(received)…`,
+/// Rust's ``assertion `left == right` failed``, any line ending in `:`),
+/// the actual and expected values printed after it, so that `wfx test`,
+/// the results file and the analysis show what differed (DESIGN.md §10.7).
+pub fn error_line(text: &str) -> String {
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let Some(first) = lines.next() else {
+        return String::new();
+    };
+    let rest: Vec<&str> = lines.take(40).collect();
+    match values_after(first, &rest) {
+        Some(values) if first.ends_with(':') => format!("{first} {values}"),
+        Some(values) => format!("{first}: {values}"),
+        None => first.to_string(),
+    }
+}
+
+/// The actual/expected values printed after a lead-in line, in one short
+/// phrase; `None` when the lead-in already says it all.
+fn values_after(first: &str, rest: &[&str]) -> Option<String> {
+    static NODE_INLINE: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"^\S.* (!==|!=|===|==) \S.*$").unwrap());
+    let short = |s: &str| {
+        let s = s.trim();
+        if s.len() <= VALUE_MAX {
+            return s.to_string();
+        }
+        let mut end = VALUE_MAX;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        format!("{}…", &s[..end])
+    };
+    let value = |prefix: &str| rest.iter().find_map(|l| l.strip_prefix(prefix)).map(&short);
+    let is_frame = |l: &str| l.starts_with("at ") || l.contains("node:internal");
+    let lead_in = first.ends_with(':')
+        || first.contains("expect(")
+        || first.contains("assertion `left")
+        || first.contains("assertion failed: `(left");
+    if !lead_in {
+        return None;
+    }
+    // jest / expect: `Expected: 9` and `Received: 3`.
+    if let (Some(e), Some(r)) = (value("Expected: "), value("Received: ")) {
+        return Some(format!("expected {e}, received {r}"));
+    }
+    // Rust assert_eq!: `left: 3.0` and `right: 2.0`.
+    if let (Some(l), Some(r)) = (value("left: "), value("right: ")) {
+        return Some(format!("left {l}, right {r}"));
+    }
+    // node assert: `+ actual - expected` then `+ <actual>` and `- <expected>`
+    // lines (the first pair that is not just a bracket of a larger diff).
+    if rest.contains(&"+ actual - expected") {
+        let pick = |sign: &str| {
+            rest.iter()
+                .filter(|l| **l != "+ actual - expected")
+                .filter_map(|l| l.strip_prefix(sign))
+                .map(str::trim)
+                .find(|v| !v.is_empty() && !matches!(*v, "{" | "}" | "[" | "]" | "},"))
+                .map(short)
+        };
+        if let (Some(a), Some(e)) = (pick("+ "), pick("- ")) {
+            return Some(format!("{a} !== {e}"));
+        }
+    }
+    // node assert on primitives: `3 !== 9` on its own line.
+    if let Some(l) = rest
+        .iter()
+        .take(5)
+        .find(|l| NODE_INLINE.is_match(l) && !is_frame(l))
+    {
+        return Some(short(l));
+    }
+    // Any other lead-in ending in `:`: the line that follows it.
+    if first.ends_with(':') {
+        return rest
+            .first()
+            .filter(|l| !is_frame(l) && frame_free(l))
+            .map(|l| short(l));
+    }
+    None
+}
+
+/// No `file:line` location in the line (it is a value, not a stack frame).
+fn frame_free(line: &str) -> bool {
+    locations(line).is_empty()
 }
 
 /// A bounded excerpt: at most [`MESSAGE_MAX`] bytes and
@@ -323,10 +407,11 @@ fn foreign(path: &str) -> bool {
 
 /// Every `path:line[:col]` (or Python's `File "path", line N`) in `text`,
 /// in order, skipping paths that belong to dependencies or the runtime.
+/// ES-module stack frames print `file://` URLs; the path inside counts.
 pub fn locations(text: &str) -> Vec<Location> {
     static LOC: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(
-            r#"(?:^|[\s(\[`'"❯>])((?:[A-Za-z]:)?[\w.@~+/-]*[\w@~+-]\.[A-Za-z][A-Za-z0-9]{0,5}):(\d+)(?::\d+)?"#,
+            r#"(?:^|[\s(\[`'"❯>])(?:file://)?((?:[A-Za-z]:)?[\w.@~+/-]*[\w@~+-]\.[A-Za-z][A-Za-z0-9]{0,5}):(\d+)(?::\d+)?"#,
         )
         .unwrap()
     });
@@ -416,20 +501,15 @@ pub fn parse_panic(line: &str) -> Option<Panic> {
     None
 }
 
-/// From Rust test output: the panic location and the first line of the
-/// panic message (the line after the header), if there is a panic.
+/// From Rust test output: the panic location and the panic message's
+/// [`error_line`] (from the lines after the header), if there is a panic.
 pub fn rust_panic(text: &str) -> Option<(Option<Location>, String)> {
     let mut lines = text.lines();
     while let Some(line) = lines.next() {
         if let Some(p) = parse_panic(line) {
             let message = match p.inline_message {
                 Some(m) => m,
-                None => lines
-                    .by_ref()
-                    .map(str::trim)
-                    .find(|l| !l.is_empty())
-                    .unwrap_or("")
-                    .to_string(),
+                None => error_line(&lines.by_ref().take(40).collect::<Vec<_>>().join("\n")),
             };
             return Some((p.location, message));
         }
@@ -620,6 +700,68 @@ mod tests {
         assert_eq!((l.file.as_str(), l.line), ("calc/ops.py", 10));
         let l = best_location("at x (/abs/a.js:1:1) at y (rel/b.js:2:2)", None).unwrap();
         assert_eq!((l.file.as_str(), l.line), ("rel/b.js", 2));
+    }
+
+    #[test]
+    fn error_lines_keep_expected_and_actual() {
+        for (text, want) in [
+            // node assert, strings (recorded: analyzer/node-luxon.tap.txt)
+            (
+                "Expected values to be strictly equal:\n+ actual - expected\n\n+ 'Hllo'\n- 'Hello'\n",
+                "Expected values to be strictly equal: 'Hllo' !== 'Hello'",
+            ),
+            // node assert, numbers (node-tap.txt)
+            (
+                "Expected values to be strictly equal:\n\n3 !== 9\n",
+                "Expected values to be strictly equal: 3 !== 9",
+            ),
+            // node deep-equal diffs skip the brackets
+            (
+                "Expected values to be strictly deep-equal:\n+ actual - expected\n\n  [\n+   1\n-   2\n  ]\n",
+                "Expected values to be strictly deep-equal: 1 !== 2",
+            ),
+            // jest (jest.json)
+            (
+                "Error: expect(received).toBe(expected) // Object.is equality\n\nExpected: 9\nReceived: 3\n\n    at Object.toBe (test/math.test.js:13:28)",
+                "Error: expect(received).toBe(expected) // Object.is equality: expected 9, received 3",
+            ),
+            // Rust assert_eq! (cargo-test.txt)
+            (
+                "assertion `left == right` failed\n  left: 3.0\n right: 2.0\n",
+                "assertion `left == right` failed: left 3.0, right 2.0",
+            ),
+            // a lead-in followed by a stack frame keeps the lead-in alone
+            (
+                "Error: failed:\n    at f (src/a.js:1:2)\n",
+                "Error: failed:",
+            ),
+            (
+                "AssertionError: assert 3 == 9\nmore",
+                "AssertionError: assert 3 == 9",
+            ),
+            (
+                "\n\n  ZeroDivisionError: division by zero  \n",
+                "ZeroDivisionError: division by zero",
+            ),
+            ("", ""),
+        ] {
+            assert_eq!(error_line(text), want, "{text:?}");
+        }
+        let long = format!(
+            "Expected values to be strictly equal:\n\n{} !== 1\n",
+            "9".repeat(500)
+        );
+        assert!(error_line(&long).len() < 200);
+    }
+
+    #[test]
+    fn esm_file_urls_are_locations() {
+        let l = best_location(
+            "TestContext.<anonymous> (file:///p/root/test/a.test.js:6:10)\nTest.run (node:internal/test_runner/test:796:25)",
+            Some("/p/root/test/a.test.js"),
+        )
+        .unwrap();
+        assert_eq!((l.file.as_str(), l.line), ("/p/root/test/a.test.js", 6));
     }
 
     #[test]

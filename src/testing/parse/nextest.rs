@@ -12,8 +12,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::{
-    Bounded, CompileErrors, LineParser, ParsedCase, ParsedRun, Status, first_line, rust_panic,
-    strip_ansi,
+    Bounded, CompileErrors, LineParser, ParsedCase, ParsedRun, Status, rust_panic, strip_ansi,
 };
 use crate::artifacts::test_results::Layer;
 
@@ -91,7 +90,7 @@ impl Parser {
                 case.error = msg;
             }
             None if case.error.is_empty() => {
-                case.error = first_line(
+                case.error = super::error_line(
                     &text
                         .lines()
                         .filter(|l| {
@@ -242,13 +241,13 @@ mod tests {
                     "rust-calc stats::tests::mean_of_three",
                     Some("src/stats.rs"),
                     Some(28),
-                    "assertion `left == right` failed"
+                    "assertion `left == right` failed: left Some(3.0), right Some(2.0)"
                 ),
                 (
                     "rust-calc tests::divide_negative",
                     Some("src/lib.rs"),
                     Some(47),
-                    "assertion `left == right` failed"
+                    "assertion `left == right` failed: left Some(3), right Some(-3)"
                 ),
             ]
         );

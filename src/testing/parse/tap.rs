@@ -12,7 +12,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::{LineParser, ParsedCase, ParsedRun, Status, best_location, first_line, strip_ansi};
+use super::{LineParser, ParsedCase, ParsedRun, Status, best_location, error_line, strip_ansi};
 
 pub fn parse(text: &str) -> ParsedRun {
     super::feed(Box::new(Parser::default()), text)
@@ -213,7 +213,7 @@ fn walk(node: &Node, path: &mut Vec<String>, file: Option<String>, run: &mut Par
     if status == Status::Failed {
         let error = node.yaml.error.clone().unwrap_or_default();
         let stack = node.yaml.stack.clone().unwrap_or_default();
-        case.error = first_line(&error);
+        case.error = error_line(&error);
         if case.error.is_empty() {
             case.error = node
                 .yaml
@@ -329,13 +329,13 @@ mod tests {
                     "test/math.test.js › math › finds the max",
                     Some("test/math.test.js"),
                     Some(17),
-                    "Expected values to be strictly equal:"
+                    "Expected values to be strictly equal: 3 !== 9"
                 ),
                 (
                     "test/strings.test.js › strings › slugifies a title",
                     Some("test/strings.test.js"),
                     Some(19),
-                    "Expected values to be strictly equal:"
+                    "Expected values to be strictly equal: 'tiny-test fixture' !== 'tiny-test-fixture'"
                 ),
             ]
         );

@@ -1,0 +1,1001 @@
+//! Definitions a file makes visible in its text: functions, methods with
+//! the class, `impl` block or Go receiver type they belong to, classes and
+//! types, what a function declares (or plainly shows) it returns, and the
+//! types its parameters are written with. Regular expressions over lines
+//! plus brace/indent spans: a reading a person does at a glance, never a
+//! compiler's.
+
+use std::sync::OnceLock;
+
+use regex::Regex;
+
+use super::source::Lang;
+
+/// What a definition is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DefKind {
+    /// A function or method.
+    Function,
+    /// A class, struct, enum or named type (a constructor call names it).
+    Type,
+}
+
+/// One definition, with its 1-based inclusive line span.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Def {
+    pub name: String,
+    pub kind: DefKind,
+    /// The class / `impl` type / Go receiver type a method belongs to.
+    pub owner: Option<String>,
+    pub start: u32,
+    pub end: u32,
+    /// A test function (by attribute, annotation or name).
+    pub is_test: bool,
+    /// A `static` JS method, a Python `@staticmethod`/`@classmethod`, or a
+    /// Rust associated function without `self`.
+    pub is_static: bool,
+    /// The type it returns, when written or plain from the body
+    /// (`return new X(…)`, `-> Self`, `(T, error)`).
+    pub returns: Option<String>,
+    /// Parameters with the type written for them.
+    pub params: Vec<(String, Option<String>)>,
+    /// Base classes (Python `class A(B)`, JS `extends B`).
+    pub bases: Vec<String>,
+    /// `__radd__ = __add__`: the name this one is an alias of.
+    pub alias_of: Option<String>,
+}
+
+impl Def {
+    /// `start-end`, or `start` for a one-line definition.
+    pub fn lines(&self) -> String {
+        if self.end > self.start {
+            format!("{}-{}", self.start, self.end)
+        } else {
+            self.start.to_string()
+        }
+    }
+
+    pub fn contains(&self, line: u32) -> bool {
+        self.start <= line && line <= self.end
+    }
+}
+
+fn re(cell: &'static OnceLock<Regex>, pattern: &str) -> &'static Regex {
+    cell.get_or_init(|| Regex::new(pattern).expect("valid regex"))
+}
+
+/// Words that look like calls or definitions but are keywords.
+pub const KEYWORDS: &[&str] = &[
+    "if",
+    "for",
+    "while",
+    "switch",
+    "catch",
+    "return",
+    "function",
+    "new",
+    "else",
+    "match",
+    "loop",
+    "fn",
+    "def",
+    "class",
+    "await",
+    "async",
+    "typeof",
+    "sizeof",
+    "super",
+    "this",
+    "self",
+    "elif",
+    "with",
+    "assert",
+    "print",
+    "len",
+    "range",
+    "isinstance",
+    "synchronized",
+    "do",
+    "try",
+    "constructor",
+];
+
+/// Remove string literals and line comments so braces and names inside
+/// them do not count.
+pub fn code_only(line: &str) -> String {
+    static STR: OnceLock<Regex> = OnceLock::new();
+    let s = re(
+        &STR,
+        r#""(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*'|`(?:\\.|[^`\\])*`"#,
+    )
+    .replace_all(line, "\"\"");
+    let cut = s.find("//").or_else(|| {
+        // A Python `#` comment (not a Rust `#[` attribute).
+        s.find('#')
+            .filter(|&i| !s[i..].starts_with("#[") && !s[i..].starts_with("#!"))
+    });
+    match cut {
+        Some(i) => s[..i].to_string(),
+        None => s.into_owned(),
+    }
+}
+
+fn indent(l: &str) -> usize {
+    l.len() - l.trim_start().len()
+}
+
+/// Last line (0-based) of the block that starts at `start`.
+pub fn span_end(lines: &[String], start: usize, lang: Lang) -> usize {
+    if lang == Lang::Python {
+        let base = indent(&lines[start]);
+        let mut end = start;
+        let mut i = start + 1;
+        while i < lines.len() {
+            let l = &lines[i];
+            if l.trim().is_empty() || l.trim_start().starts_with('#') {
+                i += 1;
+                continue;
+            }
+            if indent(l) <= base && !l.trim_start().starts_with(')') {
+                break;
+            }
+            end = i;
+            i += 1;
+        }
+        return end;
+    }
+    let mut depth: i64 = 0;
+    let mut opened = false;
+    for (i, line) in lines.iter().enumerate().skip(start).take(5000) {
+        let code = code_only(line);
+        for c in code.chars() {
+            match c {
+                '{' => {
+                    depth += 1;
+                    opened = true;
+                }
+                '}' => depth -= 1,
+                _ => {}
+            }
+        }
+        if opened && depth <= 0 {
+            return i;
+        }
+        if !opened && (code.trim_end().ends_with(';') || i > start + 3) {
+            return start;
+        }
+    }
+    start
+}
+
+/// A parameter list split at top-level commas.
+fn split_top(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut depth = 0i32;
+    let mut cur = String::new();
+    for c in s.chars() {
+        match c {
+            '(' | '[' | '{' | '<' => {
+                depth += 1;
+                cur.push(c);
+            }
+            ')' | ']' | '}' | '>' => {
+                depth -= 1;
+                cur.push(c);
+            }
+            ',' if depth == 0 => out.push(std::mem::take(&mut cur)),
+            _ => cur.push(c),
+        }
+    }
+    if !cur.trim().is_empty() {
+        out.push(cur);
+    }
+    out.into_iter().map(|p| p.trim().to_string()).collect()
+}
+
+/// The name of a type as written: `&mut Vec<T>` → `Vec`, `*UUID` → `UUID`,
+/// `Optional[Foo]` → `Foo`, `Result<Self, E>` → `Self`, `pkg.T` → `T`.
+pub fn type_name(written: &str) -> Option<String> {
+    static WRAPPERS: &[&str] = &[
+        "Option", "Optional", "Result", "Box", "Rc", "Arc", "Vec", "list", "List", "Self_",
+    ];
+    let mut t = written.trim();
+    loop {
+        let before = t;
+        t = t.trim_start_matches(['&', '*', ' ']);
+        t = t.strip_prefix("mut ").unwrap_or(t);
+        t = t.strip_prefix("dyn ").unwrap_or(t);
+        t = t.strip_prefix("impl ").unwrap_or(t);
+        t = t.trim_start_matches("'_ ");
+        if let Some(open) = t.find(['<', '['])
+            && WRAPPERS.contains(&t[..open].rsplit(['.', ':']).next().unwrap_or(""))
+            && t.ends_with(['>', ']'])
+        {
+            let inner = &t[open + 1..t.len() - 1];
+            t = split_top_first(inner);
+        }
+        if t == before {
+            break;
+        }
+    }
+    let t = t.split(['<', '[', '(', ' ', '{']).next().unwrap_or("");
+    let t = t.rsplit(['.', ':']).next().unwrap_or("");
+    (!t.is_empty()
+        && t.chars()
+            .next()
+            .is_some_and(|c| c.is_alphabetic() || c == '_'))
+    .then(|| t.to_string())
+}
+
+fn split_top_first(s: &str) -> &str {
+    let mut depth = 0i32;
+    for (i, c) in s.char_indices() {
+        match c {
+            '(' | '[' | '{' | '<' => depth += 1,
+            ')' | ']' | '}' | '>' => depth -= 1,
+            ',' if depth == 0 => return s[..i].trim(),
+            _ => {}
+        }
+    }
+    s.trim()
+}
+
+/// Parameters of a signature: `name: T` (Python, Rust, TS), `name T` (Go).
+fn params(list: &str, lang: Lang) -> Vec<(String, Option<String>)> {
+    split_top(list)
+        .into_iter()
+        .filter_map(|p| {
+            let p = p.split('=').next().unwrap_or("").trim();
+            let p = p.trim_start_matches(['*', '.']).trim();
+            if p.is_empty() {
+                return None;
+            }
+            match lang {
+                Lang::Go => {
+                    let mut it = p.split_whitespace();
+                    let name = it.next()?.to_string();
+                    let ty = it.next().and_then(type_name);
+                    Some((name, ty))
+                }
+                Lang::Java => {
+                    let words: Vec<&str> = p.split_whitespace().collect();
+                    let name = words.last()?.to_string();
+                    let ty = words
+                        .get(words.len().wrapping_sub(2))
+                        .and_then(|t| type_name(t));
+                    Some((name, ty))
+                }
+                _ => match p.split_once(':') {
+                    Some((n, t)) => {
+                        let n = n.trim().trim_start_matches("mut ").trim();
+                        Some((n.to_string(), type_name(t)))
+                    }
+                    None => Some((p.trim_start_matches("mut ").to_string(), None)),
+                },
+            }
+        })
+        .collect()
+}
+
+/// Everything [`definitions`] needs from one definition line.
+struct Head {
+    name: String,
+    kind: DefKind,
+    owner: Option<String>,
+    is_static: bool,
+    returns: Option<String>,
+    params: String,
+    bases: Vec<String>,
+    alias_of: Option<String>,
+}
+
+/// A Python definition line.
+fn python_head(line: &str) -> Option<Head> {
+    static DEF: OnceLock<Regex> = OnceLock::new();
+    static CLASS: OnceLock<Regex> = OnceLock::new();
+    static ALIAS: OnceLock<Regex> = OnceLock::new();
+    if let Some(c) = re(
+        &DEF,
+        r"^\s*(?:async\s+)?def\s+([A-Za-z_]\w*)\s*\((.*?)\)?\s*(?:->\s*([^:]+))?:?\s*$",
+    )
+    .captures(line)
+    {
+        return Some(Head {
+            name: c[1].to_string(),
+            kind: DefKind::Function,
+            owner: None,
+            is_static: false,
+            returns: c
+                .get(3)
+                .and_then(|r| type_name(r.as_str().trim_matches(['"', '\'']))),
+            params: c[2].to_string(),
+            bases: Vec::new(),
+            alias_of: None,
+        });
+    }
+    if let Some(c) = re(&CLASS, r"^\s*class\s+([A-Za-z_]\w*)\s*(?:\((.*)\))?\s*:").captures(line) {
+        return Some(Head {
+            name: c[1].to_string(),
+            kind: DefKind::Type,
+            owner: None,
+            is_static: false,
+            returns: None,
+            params: String::new(),
+            bases: c
+                .get(2)
+                .map(|b| {
+                    split_top(b.as_str())
+                        .iter()
+                        .filter_map(|b| type_name(b))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            alias_of: None,
+        });
+    }
+    // `__radd__ = __add__` inside a class body.
+    if let Some(c) = re(&ALIAS, r"^\s+(__\w+__)\s*=\s*(__\w+__)\s*$").captures(line) {
+        return Some(Head {
+            name: c[1].to_string(),
+            kind: DefKind::Function,
+            owner: None,
+            is_static: false,
+            returns: None,
+            params: String::new(),
+            bases: Vec::new(),
+            alias_of: Some(c[2].to_string()),
+        });
+    }
+    None
+}
+
+/// A JavaScript / TypeScript definition line. `in_class` says whether the
+/// line is directly inside a class body (methods need no keyword there).
+fn js_head(line: &str, in_class: bool) -> Option<Head> {
+    static CLASS: OnceLock<Regex> = OnceLock::new();
+    static FUNC: OnceLock<Regex> = OnceLock::new();
+    static VAR: OnceLock<Regex> = OnceLock::new();
+    static EXPORTS: OnceLock<Regex> = OnceLock::new();
+    static PROTO: OnceLock<Regex> = OnceLock::new();
+    static METHOD: OnceLock<Regex> = OnceLock::new();
+    let head = |name: &str, params: &str| Head {
+        name: name.to_string(),
+        kind: DefKind::Function,
+        owner: None,
+        is_static: false,
+        returns: None,
+        params: params.to_string(),
+        bases: Vec::new(),
+        alias_of: None,
+    };
+    if let Some(c) = re(
+        &CLASS,
+        r"^\s*(?:export\s+)?(?:default\s+)?(?:abstract\s+)?class\s+([A-Za-z_$][\w$]*)(?:\s*<[^>]*>)?(?:\s+extends\s+([\w$.]+))?",
+    )
+    .captures(line)
+    {
+        return Some(Head {
+            kind: DefKind::Type,
+            bases: c.get(2).map(|b| vec![b.as_str().to_string()]).unwrap_or_default(),
+            ..head(&c[1], "")
+        });
+    }
+    if in_class
+        && let Some(c) = re(
+            &METHOD,
+            r"^\s*(?:(?:public|private|protected|readonly|override|async|get|set)\s+)*(static\s+)?(?:(?:async|get|set)\s+)*\*?\s*(#?[A-Za-z_$][\w$]*)\s*(?:<[^>]*>)?\s*\((.*?)\)?\s*(?::\s*([^{]+))?\{?\s*$",
+        )
+        .captures(line)
+    {
+        let name = c[2].trim_start_matches('#');
+        if !KEYWORDS.contains(&name) || name == "constructor" {
+            return Some(Head {
+                is_static: c.get(1).is_some(),
+                returns: c.get(4).and_then(|r| type_name(r.as_str())),
+                ..head(name, &c[3])
+            });
+        }
+    }
+    if let Some(c) = re(
+        &FUNC,
+        r"^\s*(?:export\s+)?(?:default\s+)?(?:async\s+)?function\s*\*?\s*([A-Za-z_$][\w$]*)\s*(?:<[^>]*>)?\s*\((.*?)\)?\s*(?::\s*([^{]+))?\{?\s*$",
+    )
+    .captures(line)
+    {
+        return Some(Head {
+            returns: c.get(3).and_then(|r| type_name(r.as_str())),
+            ..head(&c[1], &c[2])
+        });
+    }
+    if let Some(c) = re(
+        &VAR,
+        r"^\s*(?:export\s+)?(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*(?::[^=]+)?=\s*(?:async\s+)?(?:function\b[^(]*\((.*?)\)|\((.*?)\)\s*(?::[^=]+)?=>|([A-Za-z_$][\w$]*)\s*=>)",
+    )
+    .captures(line)
+    {
+        let params = c
+            .get(2)
+            .or(c.get(3))
+            .or(c.get(4))
+            .map_or("", |m| m.as_str());
+        return Some(head(&c[1], params));
+    }
+    if let Some(c) = re(
+        &EXPORTS,
+        r"^\s*(?:module\.)?exports\.([A-Za-z_$][\w$]*)\s*=\s*(?:async\s+)?(?:function\b[^(]*\((.*?)\)|\((.*?)\)\s*=>)",
+    )
+    .captures(line)
+    {
+        let params = c.get(2).or(c.get(3)).map_or("", |m| m.as_str());
+        return Some(head(&c[1], params));
+    }
+    if let Some(c) = re(
+        &PROTO,
+        r"^\s*([A-Za-z_$][\w$]*)\.prototype\.([A-Za-z_$][\w$]*)\s*=\s*(?:async\s+)?function\b[^(]*\((.*?)\)",
+    )
+    .captures(line)
+    {
+        return Some(Head {
+            owner: Some(c[1].to_string()),
+            ..head(&c[2], &c[3])
+        });
+    }
+    None
+}
+
+/// A Go definition line.
+fn go_head(line: &str) -> Option<Head> {
+    static FUNC: OnceLock<Regex> = OnceLock::new();
+    static TYPE: OnceLock<Regex> = OnceLock::new();
+    if let Some(c) = re(
+        &FUNC,
+        r"^func\s+(?:\(\s*(?:[A-Za-z_]\w*\s+)?\*?\s*([A-Za-z_]\w*)(?:\[[^\]]*\])?\s*\)\s*)?([A-Za-z_]\w*)\s*(?:\[[^\]]*\])?\s*\(([^)]*)\)\s*(.*?)\s*\{?\s*$",
+    )
+    .captures(line)
+    {
+        let ret = c.get(4).map_or("", |m| m.as_str()).trim();
+        let first = ret.trim_start_matches('(');
+        let first = split_top_first(first.trim_end_matches(')'));
+        return Some(Head {
+            name: c[2].to_string(),
+            kind: DefKind::Function,
+            owner: c.get(1).map(|o| o.as_str().to_string()),
+            is_static: c.get(1).is_none(),
+            returns: (!first.is_empty()).then(|| type_name(first)).flatten(),
+            params: c[3].to_string(),
+            bases: Vec::new(),
+            alias_of: None,
+        });
+    }
+    if let Some(c) = re(&TYPE, r"^type\s+([A-Za-z_]\w*)\b").captures(line) {
+        return Some(Head {
+            name: c[1].to_string(),
+            kind: DefKind::Type,
+            owner: None,
+            is_static: false,
+            returns: None,
+            params: String::new(),
+            bases: Vec::new(),
+            alias_of: None,
+        });
+    }
+    None
+}
+
+/// A Rust definition line (`impl` blocks are tracked by the caller).
+fn rust_head(line: &str) -> Option<Head> {
+    static FN: OnceLock<Regex> = OnceLock::new();
+    static TYPE: OnceLock<Regex> = OnceLock::new();
+    if let Some(c) = re(
+        &FN,
+        r#"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:default\s+)?(?:const\s+)?(?:async\s+)?(?:unsafe\s+)?(?:extern\s+"[^"]*"\s+)?fn\s+([A-Za-z_]\w*)\s*(?:<[^(]*>)?\s*\((.*?)\)?\s*(?:->\s*([^{;]+?))?\s*(?:where\b.*)?\{?\s*$"#,
+    )
+    .captures(line)
+    {
+        let params = c.get(2).map_or("", |m| m.as_str());
+        return Some(Head {
+            name: c[1].to_string(),
+            kind: DefKind::Function,
+            owner: None,
+            is_static: !params.contains("self"),
+            returns: c.get(3).and_then(|r| type_name(r.as_str())),
+            params: params.to_string(),
+            bases: Vec::new(),
+            alias_of: None,
+        });
+    }
+    if let Some(c) = re(
+        &TYPE,
+        r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:struct|enum|trait|type|union)\s+([A-Za-z_]\w*)",
+    )
+    .captures(line)
+    {
+        return Some(Head {
+            name: c[1].to_string(),
+            kind: DefKind::Type,
+            owner: None,
+            is_static: false,
+            returns: None,
+            params: String::new(),
+            bases: Vec::new(),
+            alias_of: None,
+        });
+    }
+    None
+}
+
+/// A Java definition line.
+fn java_head(line: &str) -> Option<Head> {
+    static METHOD: OnceLock<Regex> = OnceLock::new();
+    static CLASS: OnceLock<Regex> = OnceLock::new();
+    if let Some(c) = re(
+        &CLASS,
+        r"^\s*(?:(?:public|protected|private|static|final|abstract|sealed)\s+)*(?:class|interface|enum|record)\s+([A-Za-z_]\w*)(?:.*?\bextends\s+([\w.]+))?",
+    )
+    .captures(line)
+    {
+        return Some(Head {
+            name: c[1].to_string(),
+            kind: DefKind::Type,
+            owner: None,
+            is_static: false,
+            returns: None,
+            params: String::new(),
+            bases: c.get(2).map(|b| vec![b.as_str().to_string()]).unwrap_or_default(),
+            alias_of: None,
+        });
+    }
+    let c = re(
+        &METHOD,
+        r"^\s*((?:(?:public|protected|private|static|final|abstract|synchronized|native|default)\s+)*)(?:<[^>]+>\s+)?([\w<>\[\]?,.]+)\s+([A-Za-z_]\w*)\s*\(([^;]*?)\)?\s*(?:throws [\w., ]+)?\{?\s*$",
+    )
+    .captures(line)?;
+    let name = c[3].to_string();
+    if KEYWORDS.contains(&name.as_str()) || c[2].trim() == "new" || c[2].trim() == "return" {
+        return None;
+    }
+    Some(Head {
+        name,
+        kind: DefKind::Function,
+        owner: None,
+        is_static: c[1].contains("static"),
+        returns: type_name(&c[2]),
+        params: c[4].to_string(),
+        bases: Vec::new(),
+        alias_of: None,
+    })
+}
+
+/// Whether the function starting at `start` (0-based) is a test.
+fn is_test_fn(lines: &[String], start: usize, name: &str, lang: Lang) -> bool {
+    let attrs = lines[..start]
+        .iter()
+        .rev()
+        .take_while(|l| {
+            let t = l.trim();
+            t.starts_with("#[") || t.starts_with('@') || t.starts_with("///") || t.starts_with("//")
+        })
+        .map(|l| l.trim().to_string())
+        .collect::<Vec<_>>();
+    match lang {
+        Lang::Rust => attrs.iter().any(|a| {
+            a.starts_with("#[test")
+                || a.starts_with("#[tokio::test")
+                || a.starts_with("#[rstest")
+                || a.contains("::test]")
+        }),
+        Lang::Python => name.starts_with("test"),
+        Lang::Go => {
+            name.starts_with("Test") || name.starts_with("Benchmark") || name.starts_with("Fuzz")
+        }
+        Lang::Java => attrs.iter().any(|a| {
+            a.starts_with("@Test")
+                || a.starts_with("@ParameterizedTest")
+                || a.starts_with("@RepeatedTest")
+        }),
+        Lang::Js | Lang::Other => false,
+    }
+}
+
+/// What a function's body shows it returns when no type is written: a
+/// constructor of a type (`return new X(`, `return X(`, `Self {`,
+/// `return this` / `cls(` → the owner).
+fn returned_type(body: &[String], owner: Option<&str>) -> Option<String> {
+    static NEW: OnceLock<Regex> = OnceLock::new();
+    static CALL: OnceLock<Regex> = OnceLock::new();
+    for l in body {
+        let code = code_only(l);
+        if let Some(c) = re(&NEW, r"\breturn\s+new\s+([A-Za-z_$][\w$]*)").captures(&code) {
+            return Some(c[1].to_string());
+        }
+        if owner.is_some()
+            && (code.contains("return this")
+                || code.contains("return cls(")
+                || code.contains("return self.__class__(")
+                || code.contains("Self {")
+                || code.contains("return self"))
+        {
+            return owner.map(str::to_string);
+        }
+        if let Some(c) = re(&CALL, r"\breturn\s+([A-Z][\w$]*)\s*[({]").captures(&code) {
+            return Some(c[1].to_string());
+        }
+    }
+    None
+}
+
+/// A Rust `impl` header: the type the block is for, and the trait.
+fn rust_impl(line: &str) -> Option<(String, Option<String>)> {
+    static IMPL: OnceLock<Regex> = OnceLock::new();
+    let c = re(
+        &IMPL,
+        r"^\s*(?:unsafe\s+)?impl\b\s*(?:<.*?>\s*)?(?:(.+?)\s+for\s+)?([^{]+?)\s*(?:where\b.*)?\{?\s*$",
+    )
+    .captures(line)?;
+    let ty = type_name(&c[2])?;
+    Some((ty, c.get(1).and_then(|t| type_name(t.as_str()))))
+}
+
+/// Every definition in a file, in order of appearance.
+pub fn definitions(lines: &[String], lang: Lang) -> Vec<Def> {
+    let mut out: Vec<Def> = Vec::new();
+    // Brace depth at the start of each line (brace languages).
+    let mut depth_before = Vec::with_capacity(lines.len());
+    let mut depth = 0i64;
+    for l in lines {
+        depth_before.push(depth);
+        if lang != Lang::Python {
+            for c in code_only(l).chars() {
+                match c {
+                    '{' => depth += 1,
+                    '}' => depth -= 1,
+                    _ => {}
+                }
+            }
+        }
+    }
+    // Open owner blocks: (owner name, last line 0-based, indent, depth of
+    // the lines directly inside it).
+    let mut owners: Vec<(String, usize, usize, i64)> = Vec::new();
+    let mut decorators: Vec<String> = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        owners.retain(|(_, end, _, _)| *end >= i);
+        let trimmed = line.trim_start();
+        if trimmed.starts_with('@') && lang == Lang::Python {
+            decorators.push(trimmed.to_string());
+            continue;
+        }
+        if lang == Lang::Rust
+            && let Some((ty, _trait)) = rust_impl(line)
+        {
+            let end = span_end(lines, i, lang);
+            owners.push((ty, end, indent(line), depth_before[i] + 1));
+            continue;
+        }
+        // Directly inside the innermost owner's body (not in a method).
+        let in_class = owners.last().is_some_and(|(_, _, ind, inside)| {
+            if lang == Lang::Python {
+                indent(line) > *ind
+            } else {
+                depth_before[i] == *inside
+            }
+        });
+        let head = match lang {
+            Lang::Python => python_head(line),
+            Lang::Js => js_head(line, in_class),
+            Lang::Go => go_head(line),
+            Lang::Rust => rust_head(line),
+            Lang::Java => java_head(line),
+            Lang::Other => None,
+        };
+        let decos = std::mem::take(&mut decorators);
+        let Some(head) = head else {
+            continue;
+        };
+        if head.kind == DefKind::Function
+            && KEYWORDS.contains(&head.name.as_str())
+            && head.name != "constructor"
+        {
+            continue;
+        }
+        let one_line_type =
+            head.kind == DefKind::Type && lang != Lang::Python && !code_only(line).contains('{');
+        let end = if head.alias_of.is_some() || one_line_type {
+            i
+        } else {
+            span_end(lines, i, lang)
+        };
+        // JS methods need an enclosing class; a brace language method's
+        // owner is the innermost open block that is a class/impl.
+        let owner = head.owner.clone().or_else(|| {
+            owners
+                .iter()
+                .rev()
+                .find(|(_, end_line, ind, inside)| {
+                    *end_line >= i
+                        && if lang == Lang::Python {
+                            indent(line) > *ind
+                        } else {
+                            depth_before[i] == *inside
+                        }
+                })
+                .map(|(o, _, _, _)| o.clone())
+        });
+        if lang == Lang::Js
+            && head.kind == DefKind::Function
+            && head.owner.is_none()
+            && in_class
+            && owner.is_none()
+        {
+            continue;
+        }
+        let is_static = head.is_static
+            || decos
+                .iter()
+                .any(|d| d.starts_with("@staticmethod") || d.starts_with("@classmethod"));
+        let returns = head.returns.clone().map(|r| match (&owner, r.as_str()) {
+            (Some(o), "Self") => o.clone(),
+            _ => r,
+        });
+        let returns = returns.or_else(|| {
+            (head.kind == DefKind::Function)
+                .then(|| returned_type(&lines[i + 1..=end.max(i)], owner.as_deref()))
+                .flatten()
+        });
+        let is_test = head.kind == DefKind::Function && is_test_fn(lines, i, &head.name, lang);
+        let def = Def {
+            params: params(&head.params, lang),
+            name: head.name,
+            kind: head.kind,
+            owner: if head.kind == DefKind::Type {
+                None
+            } else {
+                owner
+            },
+            start: i as u32 + 1,
+            end: end as u32 + 1,
+            is_test,
+            is_static,
+            returns,
+            bases: head.bases,
+            alias_of: head.alias_of,
+        };
+        if def.kind == DefKind::Type && matches!(lang, Lang::Python | Lang::Js | Lang::Java) {
+            owners.push((def.name.clone(), end, indent(line), depth_before[i] + 1));
+        }
+        out.push(def);
+    }
+    out
+}
+
+/// The innermost function whose span holds `line` (1-based).
+pub fn enclosing(defs: &[Def], line: u32) -> Option<&Def> {
+    defs.iter()
+        .filter(|d| d.kind == DefKind::Function && d.alias_of.is_none() && d.contains(line))
+        .min_by_key(|d| d.end - d.start)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(s: &str) -> Vec<String> {
+        s.lines().map(str::to_string).collect()
+    }
+
+    fn brief(d: &Def) -> (String, Option<String>, String, Option<String>) {
+        (
+            d.name.clone(),
+            d.owner.clone(),
+            d.lines(),
+            d.returns.clone(),
+        )
+    }
+
+    #[test]
+    fn python_classes_methods_aliases() {
+        let src = lines(
+            "class relativedelta(object):\n    def __init__(self, days=0):\n        self.days = days\n\n    def __add__(self, other):\n        return self.__class__(days=1)\n\n    __radd__ = __add__\n\n    @classmethod\n    def make(cls) -> 'relativedelta':\n        return cls()\n\n\ndef helper(x: Foo) -> Optional[Bar]:\n    return x\n",
+        );
+        let defs = definitions(&src, Lang::Python);
+        let got: Vec<_> = defs.iter().map(brief).collect();
+        assert_eq!(
+            got,
+            vec![
+                ("relativedelta".into(), None, "1-12".into(), None),
+                (
+                    "__init__".into(),
+                    Some("relativedelta".into()),
+                    "2-3".into(),
+                    None
+                ),
+                (
+                    "__add__".into(),
+                    Some("relativedelta".into()),
+                    "5-6".into(),
+                    Some("relativedelta".into())
+                ),
+                (
+                    "__radd__".into(),
+                    Some("relativedelta".into()),
+                    "8".into(),
+                    None
+                ),
+                (
+                    "make".into(),
+                    Some("relativedelta".into()),
+                    "11-12".into(),
+                    Some("relativedelta".into())
+                ),
+                ("helper".into(), None, "15-16".into(), Some("Bar".into())),
+            ]
+        );
+        assert_eq!(defs[3].alias_of.as_deref(), Some("__add__"));
+        assert!(defs[4].is_static);
+        assert_eq!(
+            defs[5].params,
+            vec![("x".to_string(), Some("Foo".to_string()))]
+        );
+    }
+
+    #[test]
+    fn js_class_methods_and_module_helpers() {
+        let src = lines(
+            "function toISOTime(o, millis) {\n  return o;\n}\n\nexport default class Duration extends Base {\n  constructor(values) {\n    this.values = values;\n  }\n\n  static fromObject(obj) {\n    return new Duration(obj);\n  }\n\n  toISOTime({ includeMillis = true } = {}) {\n    if (x) return null;\n    return '';\n  }\n}\nconst slug = (s) => s;\nDuration.prototype.plus = function (o) {\n  return this;\n};\n",
+        );
+        let got: Vec<_> = definitions(&src, Lang::Js).iter().map(brief).collect();
+        assert_eq!(
+            got,
+            vec![
+                ("toISOTime".into(), None, "1-3".into(), None),
+                ("Duration".into(), None, "5-18".into(), None),
+                (
+                    "constructor".into(),
+                    Some("Duration".into()),
+                    "6-8".into(),
+                    None
+                ),
+                (
+                    "fromObject".into(),
+                    Some("Duration".into()),
+                    "10-12".into(),
+                    Some("Duration".into())
+                ),
+                (
+                    "toISOTime".into(),
+                    Some("Duration".into()),
+                    "14-17".into(),
+                    None
+                ),
+                ("slug".into(), None, "19".into(), None),
+                (
+                    "plus".into(),
+                    Some("Duration".into()),
+                    "20-22".into(),
+                    Some("Duration".into())
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn go_receivers_and_results() {
+        let src = lines(
+            "package guid\n\ntype UUID [16]byte\n\nfunc Parse(s string) (UUID, error) {\n\treturn UUID{}, nil\n}\n\nfunc (uuid *UUID) Scan(src interface{}) error {\n\treturn nil\n}\n\nfunc (nu *NullUUID) Scan(value interface{}) error {\n\treturn nil\n}\n",
+        );
+        let got: Vec<_> = definitions(&src, Lang::Go).iter().map(brief).collect();
+        assert_eq!(
+            got,
+            vec![
+                ("UUID".into(), None, "3".into(), None),
+                ("Parse".into(), None, "5-7".into(), Some("UUID".into())),
+                (
+                    "Scan".into(),
+                    Some("UUID".into()),
+                    "9-11".into(),
+                    Some("error".into())
+                ),
+                (
+                    "Scan".into(),
+                    Some("NullUUID".into()),
+                    "13-15".into(),
+                    Some("error".into())
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn rust_impl_blocks() {
+        let src = lines(
+            "pub struct VersionReq;\n\nimpl VersionReq {\n    pub fn parse(text: &str) -> Result<VersionReq, Error> {\n        todo!()\n    }\n\n    pub fn matches(&self, v: &Version) -> bool {\n        eval::matches_req(self, v)\n    }\n}\n\nimpl std::ops::Add for Version {\n    type Output = Self;\n    fn add(self, o: Self) -> Self {\n        o\n    }\n}\n\npub(crate) fn matches_req(req: &VersionReq, ver: &Version) -> bool {\n    true\n}\n",
+        );
+        let defs = definitions(&src, Lang::Rust);
+        let got: Vec<_> = defs.iter().map(brief).collect();
+        assert_eq!(
+            got,
+            vec![
+                ("VersionReq".into(), None, "1".into(), None),
+                (
+                    "parse".into(),
+                    Some("VersionReq".into()),
+                    "4-6".into(),
+                    Some("VersionReq".into())
+                ),
+                (
+                    "matches".into(),
+                    Some("VersionReq".into()),
+                    "8-10".into(),
+                    Some("bool".into())
+                ),
+                ("Output".into(), None, "14".into(), None),
+                (
+                    "add".into(),
+                    Some("Version".into()),
+                    "15-17".into(),
+                    Some("Version".into())
+                ),
+                (
+                    "matches_req".into(),
+                    None,
+                    "20-22".into(),
+                    Some("bool".into())
+                ),
+            ]
+        );
+        assert!(defs[1].is_static && !defs[2].is_static);
+        assert_eq!(
+            defs[5].params,
+            vec![
+                ("req".to_string(), Some("VersionReq".to_string())),
+                ("ver".to_string(), Some("Version".to_string()))
+            ]
+        );
+    }
+
+    #[test]
+    fn java_methods_belong_to_their_class() {
+        let src = lines(
+            "public class Calc {\n    public static int max(int[] values) {\n        return values[0];\n    }\n\n    @Test\n    void findsTheMax() {\n        assertEquals(9, Calc.max(new int[] {1, 9}));\n    }\n}\n",
+        );
+        let defs = definitions(&src, Lang::Java);
+        let got: Vec<_> = defs.iter().map(brief).collect();
+        assert_eq!(
+            got,
+            vec![
+                ("Calc".into(), None, "1-10".into(), None),
+                (
+                    "max".into(),
+                    Some("Calc".into()),
+                    "2-4".into(),
+                    Some("int".into())
+                ),
+                (
+                    "findsTheMax".into(),
+                    Some("Calc".into()),
+                    "7-9".into(),
+                    Some("void".into())
+                ),
+            ]
+        );
+        assert!(defs[1].is_static && defs[2].is_test);
+        assert_eq!(enclosing(&defs, 3).map(|d| d.name.as_str()), Some("max"));
+    }
+
+    #[test]
+    fn type_names() {
+        for (written, want) in [
+            ("&mut Vec<Foo>", Some("Foo")),
+            ("*UUID", Some("UUID")),
+            ("Optional[Bar]", Some("Bar")),
+            ("Result<Self, Error>", Some("Self")),
+            ("pkg.Thing", Some("Thing")),
+            ("&'_ str", Some("str")),
+            ("crate::a::B", Some("B")),
+            ("", None),
+        ] {
+            assert_eq!(type_name(written).as_deref(), want, "{written}");
+        }
+    }
+}

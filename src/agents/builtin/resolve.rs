@@ -1,0 +1,1517 @@
+//! From a failing line to the definitions in project source it exercises,
+//! using what each language shows in text, in this order:
+//!
+//! 1. the receiver's type: a class or type named directly (`Duration.f()`,
+//!    `Version::parse`), a local declared or assigned from a constructor or
+//!    a function whose return type is written or plain (`var u UUID`,
+//!    `dur = Duration.fromObject(…)`, `let r = req(…)`), a parameter's type;
+//! 2. the operators a class defines (`a + b` → `__add__`, Rust `impl Add`);
+//! 3. the file a name was imported from (Python `from x import y`, JS
+//!    `import`/`require`, following re-exports), the same package (Go) or
+//!    file;
+//! 4. the name alone, when exactly one definition has it.
+//!
+//! Test code is never a target: helpers defined in tests are read through
+//! (their calls are resolved in turn) and named as context. Git-ignored
+//! build output is mapped back to the source it was built from. A one-line
+//! wrapper is followed to what it wraps. When several definitions could be
+//! meant, all are returned as `Ambiguous` so the caller can say so.
+
+use std::cell::RefCell;
+use std::collections::{BTreeSet, HashMap};
+use std::sync::OnceLock;
+
+use regex::Regex;
+
+use super::defs::{Def, DefKind, code_only};
+use super::expr::{self, Call, Expr};
+use super::source::{Lang, Project, is_test_path, normalize};
+
+/// How a target was found: the evidence behind it, strongest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum How {
+    /// The failure was raised inside it (stack / traceback / panic).
+    Crash,
+    /// The receiver's or operand's type names its class / type.
+    Typed,
+    /// Imported by name from the file that defines it.
+    Imported,
+    /// Defined in the same file or package as the caller.
+    Local,
+    /// The only definition with that name in the project.
+    UniqueName,
+    /// The name shares a word with the failing test's name, among the
+    /// functions the located one calls.
+    NameAffinity,
+    /// One of several definitions with that name: unsure.
+    Ambiguous,
+}
+
+impl How {
+    /// How much a target found this way is worth, before anything else.
+    pub fn confidence(self) -> f64 {
+        match self {
+            How::Crash => 0.8,
+            How::Typed => 0.75,
+            How::Imported => 0.7,
+            How::Local => 0.65,
+            How::UniqueName => 0.5,
+            How::NameAffinity => 0.5,
+            How::Ambiguous => 0.25,
+        }
+    }
+
+    pub fn describe(self) -> &'static str {
+        match self {
+            How::Crash => "the failure was raised there",
+            How::Typed => "the receiver's type names it",
+            How::Imported => "the test imports it from there",
+            How::Local => "defined next to the caller",
+            How::UniqueName => "the only definition with that name",
+            How::NameAffinity => "its name matches the failing test's",
+            How::Ambiguous => "one of several definitions with that name",
+        }
+    }
+}
+
+/// A place in project source (never test code, never ignored output).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Target {
+    pub file: String,
+    pub def: Def,
+    pub how: How,
+    /// What led here: test helpers read through, wrappers followed, build
+    /// output mapped back.
+    pub via: Vec<String>,
+    /// Other definitions it could have been (for `Ambiguous`).
+    pub alternatives: Vec<String>,
+}
+
+impl Target {
+    pub fn key(&self) -> String {
+        format!("{}:{}", self.file, self.def.name)
+    }
+
+    pub fn label(&self) -> String {
+        match &self.def.owner {
+            Some(o) => format!("{o}.{}", self.def.name),
+            None => self.def.name.clone(),
+        }
+    }
+
+    /// Confidence after the hops that led here.
+    pub fn confidence(&self) -> f64 {
+        let hops = self.via.iter().filter(|v| v.starts_with("wrapper")).count() as f64;
+        (self.how.confidence() - 0.05 * hops).max(0.05)
+    }
+}
+
+fn re(cell: &'static OnceLock<Regex>, pattern: &str) -> &'static Regex {
+    cell.get_or_init(|| Regex::new(pattern).expect("valid regex"))
+}
+
+/// What a name in a file stands for, from its imports.
+#[derive(Debug, Clone, PartialEq)]
+enum Binding {
+    /// `symbol` as exported by `file` (`"default"` for a default export).
+    Symbol { file: String, symbol: String },
+    /// The module `file` itself (`import * as m`, `const m = require(…)`,
+    /// Python `import pkg.mod as m`, a Go package qualifier).
+    Module(Vec<String>),
+    /// Something outside the project (a package, the standard library).
+    External,
+}
+
+/// Python operator methods by operator, and their reflected forms.
+fn python_dunder(op: &str) -> Option<(&'static str, Option<&'static str>)> {
+    Some(match op {
+        "+" => ("__add__", Some("__radd__")),
+        "-" => ("__sub__", Some("__rsub__")),
+        "*" => ("__mul__", Some("__rmul__")),
+        "/" => ("__truediv__", Some("__rtruediv__")),
+        "//" => ("__floordiv__", Some("__rfloordiv__")),
+        "%" => ("__mod__", Some("__rmod__")),
+        "**" => ("__pow__", Some("__rpow__")),
+        "@" => ("__matmul__", Some("__rmatmul__")),
+        "&" => ("__and__", Some("__rand__")),
+        "|" => ("__or__", Some("__ror__")),
+        "^" => ("__xor__", Some("__rxor__")),
+        "<<" => ("__lshift__", Some("__rlshift__")),
+        ">>" => ("__rshift__", Some("__rrshift__")),
+        "==" => ("__eq__", Some("__eq__")),
+        "!=" => ("__ne__", Some("__ne__")),
+        "<" => ("__lt__", Some("__gt__")),
+        "<=" => ("__le__", Some("__ge__")),
+        ">" => ("__gt__", Some("__lt__")),
+        ">=" => ("__ge__", Some("__le__")),
+        _ => return None,
+    })
+}
+
+/// Rust operator trait methods by operator.
+fn rust_op_method(op: &str) -> Option<&'static str> {
+    Some(match op {
+        "+" => "add",
+        "-" => "sub",
+        "*" => "mul",
+        "/" => "div",
+        "%" => "rem",
+        "&" => "bitand",
+        "|" => "bitor",
+        "^" => "bitxor",
+        "<<" => "shl",
+        ">>" => "shr",
+        "==" | "!=" => "eq",
+        "<" | "<=" | ">" | ">=" => "partial_cmp",
+        _ => return None,
+    })
+}
+
+/// (file, line, test name words, normalised first message line).
+type AnswerKey = (String, u32, Vec<String>, String);
+
+/// Resolves calls for one project.
+pub struct Resolver<'a> {
+    pub project: &'a Project,
+    /// (file, name) → what the file's imports bind the name to.
+    bindings: RefCell<HashMap<(String, String), Option<Binding>>>,
+    /// Answers of [`Resolver::at_test_line`]: parametrised tests fail on
+    /// the same line many times.
+    answers: RefCell<HashMap<AnswerKey, Vec<Target>>>,
+}
+
+/// Where a line is read: its file, the function around it, and the lines
+/// of that function up to the line (for locals).
+#[derive(Clone)]
+struct Scope {
+    file: String,
+    lang: Lang,
+    lines: std::rc::Rc<Vec<String>>,
+    func: Option<Def>,
+    line: u32,
+}
+
+impl<'a> Resolver<'a> {
+    pub fn new(project: &'a Project) -> Resolver<'a> {
+        Resolver {
+            project,
+            bindings: Default::default(),
+            answers: Default::default(),
+        }
+    }
+
+    /// The function around `file:line` as a target (a crash site): `None`
+    /// in test code or outside any function.
+    pub fn place(&self, file: &str, line: u32, how: How) -> Option<Target> {
+        let defs = self.project.defs(file);
+        let def = super::defs::enclosing(&defs, line)?.clone();
+        self.as_target(file.to_string(), def, how)
+    }
+
+    /// Targets for a failure located in test code at `file:line`, read
+    /// from that line up to the start of its function (the assertion
+    /// first, then what set up its values). `test_words` are the words of
+    /// the failing test's name; `message` its error text (to find the
+    /// failing line of a helper).
+    pub fn at_test_line(
+        &self,
+        file: &str,
+        line: u32,
+        test_words: &[String],
+        message: &str,
+    ) -> Vec<Target> {
+        let first = message.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+        let key = (
+            file.to_string(),
+            line,
+            test_words.to_vec(),
+            super::group::normalize_message(first),
+        );
+        if let Some(hit) = self.answers.borrow().get(&key) {
+            return hit.clone();
+        }
+        let found = self.read_up_from(file, line, test_words, message, 0);
+        self.answers.borrow_mut().insert(key, found.clone());
+        found
+    }
+
+    fn scope(&self, file: &str, line: u32) -> Option<Scope> {
+        let lines = self.project.lines(file)?;
+        let defs = self.project.defs(file);
+        Some(Scope {
+            file: file.to_string(),
+            lang: Lang::of(file),
+            func: super::defs::enclosing(&defs, line).cloned(),
+            lines,
+            line,
+        })
+    }
+
+    fn read_up_from(
+        &self,
+        file: &str,
+        line: u32,
+        test_words: &[String],
+        message: &str,
+        depth: usize,
+    ) -> Vec<Target> {
+        let Some(scope) = self.scope(file, line) else {
+            return Vec::new();
+        };
+        let lowest = scope
+            .func
+            .as_ref()
+            .map_or(line.saturating_sub(5), |f| f.start)
+            .max(1);
+        let mut n = line;
+        while n >= lowest && n as usize <= scope.lines.len() {
+            let at = Scope {
+                line: n,
+                ..scope.clone()
+            };
+            let found = self.on_line(&at, test_words, message, depth);
+            if !found.is_empty() {
+                return found;
+            }
+            n -= 1;
+        }
+        Vec::new()
+    }
+
+    /// Targets for what one line calls.
+    fn on_line(
+        &self,
+        scope: &Scope,
+        test_words: &[String],
+        message: &str,
+        depth: usize,
+    ) -> Vec<Target> {
+        let text = &scope.lines[scope.line as usize - 1];
+        let mut out: Vec<Target> = Vec::new();
+        let push = |t: Target, out: &mut Vec<Target>| {
+            if !out.iter().any(|o| o.key() == t.key()) {
+                out.push(t);
+            }
+        };
+        // Operators first: `a + b == c` checks what `+` made.
+        for op in expr::binary_ops(text) {
+            if matches!(op.op, "==" | "!=" | "<" | "<=" | ">" | ">=") && !out.is_empty() {
+                continue;
+            }
+            for t in self.operator(scope, &op) {
+                push(t, &mut out);
+            }
+        }
+        let mut constructors = Vec::new();
+        for call in expr::calls(text) {
+            let resolved = self.call(scope, &call, test_words, message, depth);
+            for t in resolved {
+                // Constructors matter less than what is done with the
+                // object: keep them last.
+                if t.def.name == "__init__" || t.def.name == "constructor" {
+                    constructors.push(t);
+                } else {
+                    push(t, &mut out);
+                }
+            }
+        }
+        for t in constructors {
+            push(t, &mut out);
+        }
+        out
+    }
+
+    /// Targets of a binary operator whose operand is a project class.
+    fn operator(&self, scope: &Scope, op: &expr::BinOp) -> Vec<Target> {
+        let methods: Vec<&str> = match scope.lang {
+            Lang::Python => match python_dunder(op.op) {
+                Some((m, r)) => {
+                    let mut v = vec![m];
+                    v.extend(r);
+                    v
+                }
+                None => return Vec::new(),
+            },
+            Lang::Rust => match rust_op_method(op.op) {
+                Some(m) => vec![m],
+                None => return Vec::new(),
+            },
+            _ => return Vec::new(),
+        };
+        let sides = [
+            (&op.left, methods[0]),
+            (&op.right, *methods.last().unwrap()),
+        ];
+        for (operand, method) in sides {
+            if let Some(ty) = self.type_of(scope, operand)
+                && let Some(t) = self.method_of(&ty, method, scope.lang)
+            {
+                return vec![t];
+            }
+        }
+        Vec::new()
+    }
+
+    /// A method `name` of project type `ty` (or its bases), as a target.
+    fn method_of(&self, ty: &str, name: &str, lang: Lang) -> Option<Target> {
+        let mut seen = BTreeSet::new();
+        let mut queue = vec![ty.to_string()];
+        while let Some(t) = queue.pop() {
+            if !seen.insert(t.clone()) || seen.len() > 8 {
+                continue;
+            }
+            let hits: Vec<(String, Def)> = self
+                .project
+                .named(name, lang)
+                .into_iter()
+                .filter(|(_, d)| d.owner.as_deref() == Some(t.as_str()))
+                .collect();
+            if let Some((file, def)) = hits.into_iter().next() {
+                let def = self.unalias(&file, def);
+                return Some(Target {
+                    file,
+                    def,
+                    how: How::Typed,
+                    via: Vec::new(),
+                    alternatives: Vec::new(),
+                });
+            }
+            for (_, class) in self.project.named(&t, lang) {
+                if class.kind == DefKind::Type {
+                    queue.extend(class.bases.iter().cloned());
+                }
+            }
+        }
+        None
+    }
+
+    /// `__radd__ = __add__`: the definition it aliases.
+    fn unalias(&self, file: &str, def: Def) -> Def {
+        let Some(target) = &def.alias_of else {
+            return def;
+        };
+        self.project
+            .defs(file)
+            .iter()
+            .find(|d| &d.name == target && d.owner == def.owner && d.alias_of.is_none())
+            .cloned()
+            .unwrap_or(def)
+    }
+
+    /// Targets of one call.
+    fn call(
+        &self,
+        scope: &Scope,
+        call: &Call,
+        test_words: &[String],
+        message: &str,
+        depth: usize,
+    ) -> Vec<Target> {
+        let lang = scope.lang;
+        match &call.receiver {
+            Some(recv) => {
+                // A module namespace: `m.f()`, `pkg.F()`, `module::f()`.
+                if let Expr::Name(n) = &**recv {
+                    match self.binding(&scope.file, n) {
+                        Some(Binding::Module(files)) => {
+                            return self.in_files(&files, &call.name, How::Imported);
+                        }
+                        Some(Binding::External) => return Vec::new(),
+                        _ => {}
+                    }
+                }
+                match self.type_of(scope, recv) {
+                    Some(ty) => match self.method_of(&ty, &call.name, lang) {
+                        Some(t) => self.finish(vec![t], test_words),
+                        None if self.is_project_type(&ty, lang) => {
+                            self.by_name(&call.name, lang, true, &scope.file)
+                        }
+                        // A known type that is not the project's (`t
+                        // *testing.T`, `assert`): nothing to fix there.
+                        None => Vec::new(),
+                    },
+                    None => {
+                        let found = self.by_name(&call.name, lang, true, &scope.file);
+                        self.finish(found, test_words)
+                    }
+                }
+            }
+            None => {
+                // Imported by name.
+                if let Some(b) = self.binding(&scope.file, &call.name) {
+                    return match b {
+                        Binding::Symbol { file, symbol } => {
+                            let found = self
+                                .export(&file, &symbol, 0)
+                                .map(|(f, d)| self.as_target(f, d, How::Imported))
+                                .into_iter()
+                                .flatten()
+                                .collect();
+                            self.finish(found, test_words)
+                        }
+                        _ => Vec::new(),
+                    };
+                }
+                // Defined in the same file.
+                let own = self.project.defs(&scope.file);
+                if let Some(def) = own
+                    .iter()
+                    .find(|d| d.name == call.name && d.owner.is_none())
+                    .cloned()
+                {
+                    if is_test_path(&scope.file) || def.is_test {
+                        return self.through_helper(&scope.file, &def, test_words, message, depth);
+                    }
+                    return self.finish(
+                        self.as_target(scope.file.clone(), def, How::Local)
+                            .into_iter()
+                            .collect(),
+                        test_words,
+                    );
+                }
+                // Go: the same package is the same directory.
+                if lang == Lang::Go {
+                    let found =
+                        self.in_files(&self.go_package(&scope.file), &call.name, How::Local);
+                    if !found.is_empty() {
+                        return self.finish(found, test_words);
+                    }
+                }
+                let found = self.by_name(&call.name, lang, false, &scope.file);
+                self.finish(found, test_words)
+            }
+        }
+    }
+
+    /// Read through a helper defined in test code: the line of it that
+    /// printed the message when one does, else all of its lines from the
+    /// last up.
+    fn through_helper(
+        &self,
+        file: &str,
+        def: &Def,
+        test_words: &[String],
+        message: &str,
+        depth: usize,
+    ) -> Vec<Target> {
+        if depth >= 2 {
+            return Vec::new();
+        }
+        let Some(lines) = self.project.lines(file) else {
+            return Vec::new();
+        };
+        let body: Vec<u32> = (def.start + 1..=def.end).collect();
+        let first_message_line = message
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .unwrap_or("");
+        let printed_here = body.iter().copied().find(|&n| {
+            let l = &lines[n as usize - 1];
+            literal_prefixes(l)
+                .iter()
+                .any(|p| p.len() >= 4 && first_message_line.contains(p.as_str()))
+        });
+        let order: Vec<u32> = match printed_here {
+            Some(n) => vec![n],
+            None => body.iter().rev().copied().collect(),
+        };
+        let helper = format!("test helper {} ({}:{})", def.name, file, def.start);
+        for n in order {
+            let mut found = self.read_up_from(file, n, test_words, message, depth + 1);
+            if !found.is_empty() {
+                for t in &mut found {
+                    t.via.insert(0, helper.clone());
+                }
+                return found;
+            }
+        }
+        Vec::new()
+    }
+
+    /// A definition as a target: never test code; git-ignored build output
+    /// is mapped to the source definition with the same name.
+    fn as_target(&self, file: String, def: Def, how: How) -> Option<Target> {
+        if self.project.is_source(&file) && !def.is_test {
+            return Some(Target {
+                def: self.unalias(&file, def),
+                file,
+                how,
+                via: Vec::new(),
+                alternatives: Vec::new(),
+            });
+        }
+        if !self.project.is_ignored(&file) {
+            return None;
+        }
+        let base = file.rsplit('/').next().unwrap_or(&file).to_string();
+        let mut hits: Vec<(String, Def)> = self
+            .project
+            .named(&def.name, Lang::of(&file))
+            .into_iter()
+            .filter(|(_, d)| d.owner == def.owner && d.kind == def.kind)
+            .collect();
+        hits.sort_by_key(|(f, _)| !f.ends_with(&format!("/{base}")) && *f != base);
+        let (src, sdef) = hits.into_iter().next()?;
+        Some(Target {
+            file: src,
+            def: sdef,
+            how,
+            via: vec![format!("built into {file} (git-ignored)")],
+            alternatives: Vec::new(),
+        })
+    }
+
+    /// The Go files of `file`'s package (its directory).
+    fn go_package(&self, file: &str) -> Vec<String> {
+        let dir = parent(file);
+        self.project
+            .files()
+            .iter()
+            .filter(|f| parent(f) == dir && Lang::of(f) == Lang::Go)
+            .cloned()
+            .collect()
+    }
+
+    /// Definitions named `name` in `files`.
+    fn in_files(&self, files: &[String], name: &str, how: How) -> Vec<Target> {
+        let mut out = Vec::new();
+        for f in files {
+            if let Some(d) = self
+                .project
+                .defs(f)
+                .iter()
+                .find(|d| d.name == name && d.owner.is_none())
+            {
+                out.extend(self.as_target(f.clone(), d.clone(), how));
+            } else if let Some((file, def)) = self.export(f, name, 0) {
+                out.extend(self.as_target(file, def, how));
+            }
+        }
+        out
+    }
+
+    /// By name alone: one definition → `UniqueName`; several → those in
+    /// files next to the caller when that narrows it to one, else all of
+    /// them as `Ambiguous`.
+    fn by_name(&self, name: &str, lang: Lang, method: bool, from: &str) -> Vec<Target> {
+        let mut hits: Vec<(String, Def)> = self
+            .project
+            .named(name, lang)
+            .into_iter()
+            .filter(|(_, d)| d.kind == DefKind::Function && d.owner.is_some() == method)
+            .collect();
+        if hits.is_empty() {
+            hits = self
+                .project
+                .named(name, lang)
+                .into_iter()
+                .filter(|(_, d)| d.kind == DefKind::Function)
+                .collect();
+        }
+        match hits.len() {
+            0 => Vec::new(),
+            1 => {
+                let (f, d) = hits.remove(0);
+                self.as_target(f, d, How::UniqueName).into_iter().collect()
+            }
+            _ => {
+                let near: Vec<&(String, Def)> =
+                    hits.iter().filter(|(f, _)| shares_dir(f, from)).collect();
+                if near.len() == 1 {
+                    let (f, d) = near[0].clone();
+                    return self.as_target(f, d, How::UniqueName).into_iter().collect();
+                }
+                let labels: Vec<String> = hits
+                    .iter()
+                    .map(|(f, d)| format!("{f}:{}", d.name))
+                    .collect();
+                hits.into_iter()
+                    .filter_map(|(f, d)| self.as_target(f, d, How::Ambiguous))
+                    .map(|mut t| {
+                        t.alternatives = labels.clone();
+                        t
+                    })
+                    .collect()
+            }
+        }
+    }
+
+    fn is_project_type(&self, ty: &str, lang: Lang) -> bool {
+        self.project
+            .named(ty, lang)
+            .iter()
+            .any(|(_, d)| d.kind == DefKind::Type)
+    }
+
+    /// Follow one-line wrappers, then a call whose name shares a word with
+    /// the failing test's name; keep the wrappers as context.
+    fn finish(&self, targets: Vec<Target>, test_words: &[String]) -> Vec<Target> {
+        targets
+            .into_iter()
+            .map(|t| self.deepen(t, test_words, 0))
+            .collect()
+    }
+
+    fn deepen(&self, t: Target, test_words: &[String], hops: usize) -> Target {
+        if hops >= 4 || t.how == How::Ambiguous {
+            return t;
+        }
+        let Some(lines) = self.project.lines(&t.file) else {
+            return t;
+        };
+        let body: Vec<u32> = (t.def.start + 1..=t.def.end)
+            .filter(|&n| {
+                let c = code_only(&lines[n as usize - 1]);
+                let c = c.trim();
+                !c.is_empty() && !matches!(c, "}" | "};" | "{")
+            })
+            .collect();
+        let callees = |n: u32| -> Vec<Target> {
+            let Some(scope) = self.scope(&t.file, n) else {
+                return Vec::new();
+            };
+            let mut out = Vec::new();
+            for call in expr::calls(&scope.lines[n as usize - 1]) {
+                for c in self.call_shallow(&scope, &call) {
+                    if c.key() != t.key() && !out.iter().any(|o: &Target| o.key() == c.key()) {
+                        out.push(c);
+                    }
+                }
+            }
+            out
+        };
+        // A wrapper: one line of body that calls one project function.
+        if body.len() == 1 {
+            let inner = callees(body[0]);
+            if inner.len() == 1 {
+                let mut next = inner.into_iter().next().unwrap();
+                // Reached through the wrapper: the wrapper's evidence.
+                next.how = t.how;
+                let mut via = t.via.clone();
+                via.push(format!(
+                    "wrapper {} ({}:{})",
+                    t.label(),
+                    t.file,
+                    t.def.lines()
+                ));
+                next.via = via;
+                return self.deepen(next, test_words, hops + 1);
+            }
+        }
+        // A dispatcher: of the project functions it calls, exactly one
+        // shares a word with the test's name (`test_caret` → `matches_caret`).
+        if !test_words.is_empty() && body.len() <= 60 {
+            let own: BTreeSet<String> = words(&t.def.name).into_iter().collect();
+            let mut all: Vec<Target> = Vec::new();
+            for n in &body {
+                for c in callees(*n) {
+                    if !all.iter().any(|o| o.key() == c.key()) {
+                        all.push(c);
+                    }
+                }
+            }
+            let matching: Vec<Target> = all
+                .into_iter()
+                .filter(|c| {
+                    words(&c.def.name)
+                        .iter()
+                        .any(|w| !own.contains(w) && test_words.contains(w))
+                })
+                .collect();
+            if matching.len() == 1 {
+                let mut next = matching.into_iter().next().unwrap();
+                next.how = How::NameAffinity;
+                let mut via = t.via.clone();
+                via.push(format!(
+                    "called from {} ({}:{})",
+                    t.label(),
+                    t.file,
+                    t.def.lines()
+                ));
+                next.via = via;
+                return next;
+            }
+        }
+        t
+    }
+
+    /// A call's targets without following anything (for wrappers).
+    fn call_shallow(&self, scope: &Scope, call: &Call) -> Vec<Target> {
+        let lang = scope.lang;
+        match &call.receiver {
+            Some(recv) => {
+                if let Expr::Name(n) = &**recv
+                    && let Some(Binding::Module(files)) = self.binding(&scope.file, n)
+                {
+                    return self.in_files(&files, &call.name, How::Imported);
+                }
+                if let Expr::Name(n) = &**recv
+                    && !matches!(n.as_str(), "self" | "this")
+                    && self.project.defs(&scope.file).iter().all(|d| &d.name != n)
+                    && lang == Lang::Rust
+                    && call.path
+                {
+                    // `eval::matches_req(…)`: a module path.
+                    let files: Vec<String> = self
+                        .project
+                        .files()
+                        .iter()
+                        .filter(|f| {
+                            f.ends_with(&format!("/{n}.rs")) || f.ends_with(&format!("/{n}/mod.rs"))
+                        })
+                        .cloned()
+                        .collect();
+                    if !files.is_empty() {
+                        return self.in_files(&files, &call.name, How::Imported);
+                    }
+                }
+                match self.type_of(scope, recv) {
+                    Some(ty) => self.method_of(&ty, &call.name, lang).into_iter().collect(),
+                    None => Vec::new(),
+                }
+            }
+            None => {
+                if let Some(Binding::Symbol { file, symbol }) =
+                    self.binding(&scope.file, &call.name)
+                {
+                    return self
+                        .export(&file, &symbol, 0)
+                        .and_then(|(f, d)| self.as_target(f, d, How::Imported))
+                        .into_iter()
+                        .collect();
+                }
+                let own = self.project.defs(&scope.file);
+                if let Some(def) = own
+                    .iter()
+                    .find(|d| d.name == call.name && d.owner.is_none())
+                {
+                    return self
+                        .as_target(scope.file.clone(), def.clone(), How::Local)
+                        .into_iter()
+                        .collect();
+                }
+                if lang == Lang::Go {
+                    return self.in_files(&self.go_package(&scope.file), &call.name, How::Local);
+                }
+                Vec::new()
+            }
+        }
+    }
+
+    /// The project type an expression has, when the text shows it.
+    fn type_of(&self, scope: &Scope, e: &Expr) -> Option<String> {
+        self.type_of_depth(scope, e, 0)
+    }
+
+    fn type_of_depth(&self, scope: &Scope, e: &Expr, depth: usize) -> Option<String> {
+        if depth > 4 {
+            return None;
+        }
+        let lang = scope.lang;
+        match e {
+            Expr::Name(n) if matches!(n.as_str(), "self" | "this" | "Self") => {
+                scope.func.as_ref().and_then(|f| f.owner.clone())
+            }
+            Expr::Name(n) => {
+                if let Some(t) = self.declared(scope, n, depth) {
+                    return Some(t);
+                }
+                // The class itself (a static call or a constructor).
+                match self.binding(&scope.file, n) {
+                    Some(Binding::Symbol { file, symbol }) => {
+                        if let Some((_, d)) = self.export(&file, &symbol, 0)
+                            && d.kind == DefKind::Type
+                        {
+                            return Some(d.name);
+                        }
+                        None
+                    }
+                    Some(_) => None,
+                    None => self.is_project_type(n, lang).then(|| n.clone()),
+                }
+            }
+            Expr::New(t) | Expr::Literal(t) => Some(t.clone()),
+            Expr::Member(..) | Expr::Unknown => None,
+            Expr::Call(call) => {
+                // A constructor: `T(…)` (Python), `T::new(…)` handled below.
+                if call.receiver.is_none() {
+                    if let Some(t) =
+                        self.type_of_depth(scope, &Expr::Name(call.name.clone()), depth + 1)
+                        && self.is_project_type(&t, lang)
+                        && call
+                            .name
+                            .starts_with(|c: char| c.is_uppercase() || lang == Lang::Python)
+                        && self
+                            .project
+                            .named(&call.name, lang)
+                            .iter()
+                            .any(|(_, d)| d.kind == DefKind::Type)
+                    {
+                        return Some(t);
+                    }
+                    let def = match self.binding(&scope.file, &call.name) {
+                        Some(Binding::Symbol { file, symbol }) => {
+                            self.export(&file, &symbol, 0).map(|(_, d)| d)
+                        }
+                        Some(_) => None,
+                        None => self
+                            .project
+                            .defs(&scope.file)
+                            .iter()
+                            .find(|d| d.name == call.name && d.owner.is_none())
+                            .cloned()
+                            .or_else(|| {
+                                let hits = self.project.named(&call.name, lang);
+                                (hits.len() == 1).then(|| hits[0].1.clone())
+                            }),
+                    }?;
+                    if def.kind == DefKind::Type {
+                        return Some(def.name);
+                    }
+                    return def.returns.filter(|r| self.is_project_type(r, lang));
+                }
+                let recv = call.receiver.as_deref()?;
+                let ty = self.type_of_depth(scope, recv, depth + 1)?;
+                let def = self
+                    .project
+                    .named(&call.name, lang)
+                    .into_iter()
+                    .find(|(_, d)| d.owner.as_deref() == Some(ty.as_str()))
+                    .map(|(_, d)| d);
+                match def {
+                    Some(d) => match d.returns {
+                        Some(r) if r == "Self" => Some(ty),
+                        Some(r) => self.is_project_type(&r, lang).then_some(r),
+                        // A static factory on the class itself.
+                        None if d.is_static && factory_name(&d.name) => Some(ty),
+                        None => None,
+                    },
+                    None if call.path && factory_name(&call.name) => Some(ty),
+                    None => None,
+                }
+            }
+        }
+    }
+
+    /// The type a local variable or parameter was declared or assigned
+    /// with, in the function around the scope's line.
+    fn declared(&self, scope: &Scope, var: &str, depth: usize) -> Option<String> {
+        static GO_VAR: OnceLock<Regex> = OnceLock::new();
+        if let Some(f) = &scope.func
+            && let Some((_, Some(t))) = f.params.iter().find(|(n, _)| n == var)
+        {
+            return Some(t.clone());
+        }
+        let from = scope.func.as_ref().map_or(1, |f| f.start);
+        // `var = …`, `let var: T = …`, `const var = …`, `var := …`,
+        // `var, err := …`, `var: T = …`.
+        let decl = Regex::new(&format!(
+            r"(?:^|[\s(;])(?:(?:let|const|var|mut|final|auto)\s+)*{}\s*(?::\s*([^=]+?))?\s*(?:,\s*\w+\s*)*(?::=|=)([^=].*)$",
+            regex::escape(var)
+        ))
+        .ok()?;
+        for n in (from..=scope.line).rev() {
+            let Some(text) = scope.lines.get(n as usize - 1) else {
+                continue;
+            };
+            let code = code_only(text);
+            if !code.contains(var) {
+                continue;
+            }
+            if scope.lang == Lang::Go
+                && let Some(c) = re(&GO_VAR, r"\bvar\s+(\w+)\s+([\w.*\[\]]+)").captures(&code)
+                && &c[1] == var
+            {
+                return super::defs::type_name(&c[2]);
+            }
+            let Some(c) = decl.captures(&code) else {
+                continue;
+            };
+            if let Some(t) = c.get(1).and_then(|t| super::defs::type_name(t.as_str())) {
+                return Some(t);
+            }
+            let rhs = expr::rhs(&c[2]);
+            let at = Scope {
+                line: n,
+                ..scope.clone()
+            };
+            return self.type_of_depth(&at, &rhs, depth + 1);
+        }
+        None
+    }
+
+    /// What `name` is bound to in `file` by its imports.
+    fn binding(&self, file: &str, name: &str) -> Option<Binding> {
+        let key = (file.to_string(), name.to_string());
+        if let Some(hit) = self.bindings.borrow().get(&key) {
+            return hit.clone();
+        }
+        let found = self.read_binding(file, name);
+        self.bindings.borrow_mut().insert(key, found.clone());
+        found
+    }
+
+    fn read_binding(&self, file: &str, name: &str) -> Option<Binding> {
+        let lines = self.project.lines(file)?;
+        let lang = Lang::of(file);
+        match lang {
+            Lang::Python => self.python_binding(file, &lines, name),
+            Lang::Js => self.js_binding(file, &lines, name),
+            Lang::Go => self.go_binding(&lines, name),
+            Lang::Rust => self.rust_binding(file, &lines, name),
+            _ => None,
+        }
+    }
+
+    fn python_binding(&self, file: &str, lines: &[String], name: &str) -> Option<Binding> {
+        static FROM: OnceLock<Regex> = OnceLock::new();
+        static IMPORT: OnceLock<Regex> = OnceLock::new();
+        for l in lines {
+            if let Some(c) = re(&FROM, r"^\s*from\s+(\.*[\w.]*)\s+import\s+\(?([^)#]+)").captures(l)
+            {
+                for part in c[2].split(',') {
+                    let mut words = part.split_whitespace();
+                    let Some(sym) = words.next() else { continue };
+                    let local = match (words.next(), words.next()) {
+                        (Some("as"), Some(alias)) => alias,
+                        _ => sym,
+                    };
+                    if local != name {
+                        continue;
+                    }
+                    let module = &c[1];
+                    // `from pkg import mod` may name a module.
+                    if let Some(f) = self.python_module(file, &format!("{module}.{sym}")) {
+                        return Some(Binding::Module(vec![f]));
+                    }
+                    return Some(match self.python_module(file, module) {
+                        Some(f) => Binding::Symbol {
+                            file: f,
+                            symbol: sym.to_string(),
+                        },
+                        None => Binding::External,
+                    });
+                }
+            }
+            if let Some(c) = re(&IMPORT, r"^\s*import\s+([\w.]+)(?:\s+as\s+(\w+))?").captures(l) {
+                let module = &c[1];
+                let local = c.get(2).map_or_else(
+                    || module.split('.').next().unwrap_or(module),
+                    |m| m.as_str(),
+                );
+                if local == name {
+                    return Some(match self.python_module(file, module) {
+                        Some(f) => Binding::Module(vec![f]),
+                        None => Binding::External,
+                    });
+                }
+            }
+        }
+        None
+    }
+
+    /// The project file of a Python module (`a.b` or relative `.b`).
+    fn python_module(&self, from: &str, module: &str) -> Option<String> {
+        let dots = module.chars().take_while(|&c| c == '.').count();
+        let rest = module[dots..].replace('.', "/");
+        let mut bases: Vec<String> = Vec::new();
+        if dots > 0 {
+            let mut dir = parent(from).to_string();
+            for _ in 1..dots {
+                dir = parent(&dir).to_string();
+            }
+            bases.push(dir);
+        } else {
+            bases.extend(["".to_string(), "src".to_string(), "lib".to_string()]);
+            // Test directories put their parent on the path (rootdir).
+            let mut d = parent(from).to_string();
+            while !d.is_empty() {
+                bases.push(d.clone());
+                d = parent(&d).to_string();
+            }
+        }
+        for base in bases {
+            let stem = [base.as_str(), rest.as_str()]
+                .iter()
+                .filter(|s| !s.is_empty())
+                .copied()
+                .collect::<Vec<_>>()
+                .join("/");
+            if stem.is_empty() {
+                continue;
+            }
+            for cand in [format!("{stem}.py"), format!("{stem}/__init__.py")] {
+                if self.project.contains(&cand) || self.project.is_ignored(&cand) {
+                    return Some(cand);
+                }
+            }
+        }
+        None
+    }
+
+    fn js_binding(&self, file: &str, lines: &[String], name: &str) -> Option<Binding> {
+        static IMPORT: OnceLock<Regex> = OnceLock::new();
+        static REQUIRE: OnceLock<Regex> = OnceLock::new();
+        let text = lines.join("\n");
+        for c in re(
+            &IMPORT,
+            r#"(?m)^\s*import\s+(?:type\s+)?(?:([\w$]+)\s*,?\s*)?(?:\*\s+as\s+([\w$]+)|\{([^}]*)\})?\s*from\s*['"]([^'"]+)['"]"#,
+        )
+        .captures_iter(&text)
+        {
+            let spec = &c[4];
+            let resolved = || match self.js_module(file, spec) {
+                Some(f) => (Some(f), false),
+                None => (None, !spec.starts_with('.')),
+            };
+            if c.get(1).is_some_and(|d| d.as_str() == name) {
+                return Some(match resolved() {
+                    (Some(f), _) => Binding::Symbol {
+                        file: f,
+                        symbol: "default".into(),
+                    },
+                    _ => Binding::External,
+                });
+            }
+            if c.get(2).is_some_and(|d| d.as_str() == name) {
+                return Some(match resolved() {
+                    (Some(f), _) => Binding::Module(vec![f]),
+                    _ => Binding::External,
+                });
+            }
+            if let Some(list) = c.get(3)
+                && let Some(sym) = named_list(list.as_str(), name, " as ")
+            {
+                return Some(match resolved() {
+                    (Some(f), _) => Binding::Symbol { file: f, symbol: sym },
+                    _ => Binding::External,
+                });
+            }
+        }
+        for c in re(
+            &REQUIRE,
+            r#"(?:const|let|var)\s+(?:([\w$]+)|\{([^}]*)\})\s*=\s*require\(\s*['"]([^'"]+)['"]\s*\)(?:\.([\w$]+))?"#,
+        )
+        .captures_iter(&text)
+        {
+            let spec = &c[3];
+            let target = self.js_module(file, spec);
+            if c.get(1).is_some_and(|d| d.as_str() == name) {
+                return Some(match (target, c.get(4)) {
+                    (Some(f), Some(member)) => Binding::Symbol {
+                        file: f,
+                        symbol: member.as_str().to_string(),
+                    },
+                    (Some(f), None) => Binding::Module(vec![f]),
+                    _ => Binding::External,
+                });
+            }
+            if let Some(list) = c.get(2)
+                && let Some(sym) = named_list(list.as_str(), name, ":")
+            {
+                return Some(match target {
+                    Some(f) => Binding::Symbol { file: f, symbol: sym },
+                    None => Binding::External,
+                });
+            }
+        }
+        None
+    }
+
+    /// A relative JS module specifier → a file under the root.
+    fn js_module(&self, from: &str, spec: &str) -> Option<String> {
+        if !spec.starts_with('.') {
+            return None;
+        }
+        let joined = normalize(&format!("{}/{spec}", parent(from)));
+        let stem = joined
+            .strip_suffix(".js")
+            .or_else(|| joined.strip_suffix(".mjs"))
+            .or_else(|| joined.strip_suffix(".cjs"))
+            .unwrap_or(&joined);
+        let mut cands = vec![joined.clone()];
+        for ext in ["js", "mjs", "cjs", "ts", "tsx", "jsx", "mts", "cts"] {
+            cands.push(format!("{stem}.{ext}"));
+        }
+        for ext in ["js", "ts", "mjs", "cjs", "tsx", "jsx"] {
+            cands.push(format!("{joined}/index.{ext}"));
+        }
+        cands
+            .into_iter()
+            .find(|c| self.project.contains(c) || self.project.is_ignored(c))
+    }
+
+    fn go_binding(&self, lines: &[String], name: &str) -> Option<Binding> {
+        static IMPORT: OnceLock<Regex> = OnceLock::new();
+        let text = lines.join("\n");
+        for c in re(
+            &IMPORT,
+            r#"(?m)^\s*(?:import\s+)?(?:(\w+)\s+)?"([\w./-]+)"\s*$"#,
+        )
+        .captures_iter(&text)
+        {
+            let path = &c[2];
+            let local = c
+                .get(1)
+                .map_or_else(|| path.rsplit('/').next().unwrap_or(path), |m| m.as_str());
+            if local != name {
+                continue;
+            }
+            // A package of this module: the directory whose path the
+            // import ends with.
+            let files: Vec<String> = self
+                .project
+                .files()
+                .iter()
+                .filter(|f| {
+                    Lang::of(f) == Lang::Go && !is_test_path(f) && {
+                        let dir = parent(f);
+                        !dir.is_empty() && path.ends_with(&format!("/{dir}"))
+                    }
+                })
+                .cloned()
+                .collect();
+            return Some(if files.is_empty() {
+                Binding::External
+            } else {
+                Binding::Module(files)
+            });
+        }
+        None
+    }
+
+    /// Rust `use` declarations: `use crate::a::f`, `use my_crate::{A, b::C
+    /// as D}`, `use super::g`, `use a::b` (a module), relative to the crate
+    /// root (the nearest `Cargo.toml`'s `src/lib.rs` or `src/main.rs`).
+    fn rust_binding(&self, file: &str, lines: &[String], name: &str) -> Option<Binding> {
+        static USE: OnceLock<Regex> = OnceLock::new();
+        let text = lines.join("\n");
+        for c in re(&USE, r"(?m)^\s*(?:pub(?:\([^)]*\))?\s+)?use\s+([^;]+);").captures_iter(&text) {
+            for path in expand_use(c[1].trim()) {
+                let (segments, local) = match path.split_once(" as ") {
+                    Some((p, alias)) => (p.trim().to_string(), alias.trim().to_string()),
+                    None => {
+                        let last = path.rsplit("::").next().unwrap_or(&path).to_string();
+                        (path.clone(), last)
+                    }
+                };
+                if local != name {
+                    continue;
+                }
+                let parts: Vec<&str> = segments.split("::").collect();
+                let Some((symbol, module)) = parts.split_last() else {
+                    continue;
+                };
+                // `use crate::eval;` names a module.
+                if let Some(f) = self.rust_module(file, &parts) {
+                    return Some(Binding::Module(vec![f]));
+                }
+                return Some(match self.rust_module(file, module) {
+                    Some(f) => Binding::Symbol {
+                        file: f,
+                        symbol: symbol.to_string(),
+                    },
+                    None => Binding::External,
+                });
+            }
+        }
+        None
+    }
+
+    /// The file of a Rust module path seen from `from`.
+    fn rust_module(&self, from: &str, path: &[&str]) -> Option<String> {
+        // The crate: the nearest directory with a Cargo.toml.
+        let mut dir = parent(from).to_string();
+        let manifest = loop {
+            let manifest = if dir.is_empty() {
+                "Cargo.toml".to_string()
+            } else {
+                format!("{dir}/Cargo.toml")
+            };
+            if self.project.contains(&manifest) {
+                break manifest;
+            }
+            if dir.is_empty() {
+                return None;
+            }
+            dir = parent(&dir).to_string();
+        };
+        let src = if dir.is_empty() {
+            "src".to_string()
+        } else {
+            format!("{dir}/src")
+        };
+        let crate_name = self.project.lines(&manifest).and_then(|l| {
+            l.iter().find_map(|line| {
+                line.trim()
+                    .strip_prefix("name")
+                    .map(str::trim_start)
+                    .and_then(|r| r.strip_prefix('='))
+                    .map(|r| r.trim().trim_matches('"').replace('-', "_"))
+            })
+        });
+        let root_file = [format!("{src}/lib.rs"), format!("{src}/main.rs")]
+            .into_iter()
+            .find(|f| self.project.contains(f))?;
+        // Where module paths start: the crate root, or this file's module.
+        let (mut file, rest): (String, &[&str]) = match path.first() {
+            None => return None,
+            Some(&"crate") => (root_file.clone(), &path[1..]),
+            Some(first) if crate_name.as_deref() == Some(*first) => (root_file.clone(), &path[1..]),
+            Some(&"self") => (from.to_string(), &path[1..]),
+            Some(&"super") => {
+                let up = parent(&module_dir(from)).to_string();
+                let file = [format!("{up}.rs"), format!("{up}/mod.rs")]
+                    .into_iter()
+                    .find(|f| self.project.contains(f))
+                    .unwrap_or(root_file.clone());
+                (file, &path[1..])
+            }
+            // 2018 paths from the crate root (`parse::Error` in lib.rs);
+            // from a test target the first segment is another crate.
+            Some(_) if from.starts_with(&src) => (root_file.clone(), path),
+            Some(_) => return None,
+        };
+        for seg in rest {
+            let dir = module_dir(&file);
+            file = [format!("{dir}/{seg}.rs"), format!("{dir}/{seg}/mod.rs")]
+                .into_iter()
+                .find(|f| self.project.contains(f))?;
+        }
+        Some(file)
+    }
+
+    /// The definition `symbol` exported by `file`, following re-exports
+    /// (JS `export … from`, `module.exports = { … }`, Python `__init__`
+    /// imports).
+    fn export(&self, file: &str, symbol: &str, depth: usize) -> Option<(String, Def)> {
+        static DEFAULT: OnceLock<Regex> = OnceLock::new();
+        static REEXPORT: OnceLock<Regex> = OnceLock::new();
+        static STAR: OnceLock<Regex> = OnceLock::new();
+        if depth > 6 {
+            return None;
+        }
+        let defs = self.project.defs(file);
+        let lines = self.project.lines(file)?;
+        let text = lines.join("\n");
+        let lang = Lang::of(file);
+        let mut symbol = symbol.to_string();
+        if symbol == "default" {
+            // `export default class X`, `export default X;`, `module.exports = X`.
+            let named = lines.iter().find_map(|l| {
+                let t = l.trim_start();
+                if let Some(rest) = t.strip_prefix("export default ") {
+                    let rest = rest
+                        .trim_start_matches("abstract ")
+                        .trim_start_matches("async ");
+                    let rest = rest
+                        .strip_prefix("class ")
+                        .or_else(|| rest.strip_prefix("function "))
+                        .unwrap_or(rest);
+                    return rest
+                        .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
+                        .next()
+                        .filter(|s| !s.is_empty())
+                        .map(str::to_string);
+                }
+                re(&DEFAULT, r"^\s*module\.exports\s*=\s*([\w$]+)\s*;?\s*$")
+                    .captures(l)
+                    .map(|c| c[1].to_string())
+            });
+            symbol = named?;
+        }
+        if let Some(d) = defs.iter().find(|d| d.name == symbol && d.owner.is_none()) {
+            return Some((file.to_string(), d.clone()));
+        }
+        if lang == Lang::Js {
+            for c in re(
+                &REEXPORT,
+                r#"export\s*\{([^}]*)\}\s*from\s*['"]([^'"]+)['"]"#,
+            )
+            .captures_iter(&text)
+            {
+                if let Some(orig) = named_list(&c[1], &symbol, " as ")
+                    && let Some(f) = self.js_module(file, &c[2])
+                {
+                    return self.export(&f, &orig, depth + 1);
+                }
+            }
+            for c in re(&STAR, r#"export\s*\*\s*from\s*['"]([^'"]+)['"]"#).captures_iter(&text) {
+                if let Some(f) = self.js_module(file, &c[1])
+                    && let Some(found) = self.export(&f, &symbol, depth + 1)
+                {
+                    return Some(found);
+                }
+            }
+        }
+        // The name bound in this file by its own imports.
+        match self.binding(file, &symbol)? {
+            Binding::Symbol { file: f, symbol: s } if f != file => self.export(&f, &s, depth + 1),
+            _ => None,
+        }
+    }
+}
+
+/// The directory a Rust module's children live in: `src/lib.rs` → `src`,
+/// `src/a.rs` and `src/a/mod.rs` → `src/a`.
+fn module_dir(file: &str) -> String {
+    let name = file.rsplit('/').next().unwrap_or(file);
+    if matches!(name, "lib.rs" | "main.rs" | "mod.rs") {
+        parent(file).to_string()
+    } else {
+        file.trim_end_matches(".rs").to_string()
+    }
+}
+
+/// `a::{b, c::{d, e as f}}` → `a::b`, `a::c::d`, `a::c::e as f`.
+fn expand_use(tree: &str) -> Vec<String> {
+    let tree = tree.trim();
+    let Some(open) = tree.find('{') else {
+        return vec![tree.to_string()];
+    };
+    let prefix = tree[..open].trim_end_matches("::").trim();
+    let inner = tree[open + 1..].trim_end().trim_end_matches('}');
+    let mut parts = Vec::new();
+    let mut depth = 0;
+    let mut cur = String::new();
+    for ch in inner.chars() {
+        match ch {
+            '{' => {
+                depth += 1;
+                cur.push(ch);
+            }
+            '}' => {
+                depth -= 1;
+                cur.push(ch);
+            }
+            ',' if depth == 0 => parts.push(std::mem::take(&mut cur)),
+            _ => cur.push(ch),
+        }
+    }
+    parts.push(cur);
+    parts
+        .into_iter()
+        .map(|p| p.trim().to_string())
+        .filter(|p| !p.is_empty())
+        .flat_map(|p| {
+            let full = if p == "self" {
+                prefix.to_string()
+            } else {
+                format!("{prefix}::{p}")
+            };
+            expand_use(&full)
+        })
+        .collect()
+}
+
+/// `a, b as c` (ESM) or `a, b: c` (destructuring): the original name bound
+/// to `local`.
+fn named_list(list: &str, local: &str, sep: &str) -> Option<String> {
+    for part in list.split(',') {
+        let part = part.trim();
+        let (orig, bound) = match part.split_once(sep) {
+            Some((o, b)) => (o.trim(), b.trim()),
+            None => (part, part),
+        };
+        if bound == local && !orig.is_empty() {
+            return Some(orig.trim_start_matches("type ").to_string());
+        }
+    }
+    None
+}
+
+fn factory_name(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    [
+        "new", "from", "create", "of", "parse", "make", "build", "with", "default", "init",
+    ]
+    .iter()
+    .any(|p| lower.starts_with(p))
+}
+
+fn parent(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(d, _)| d)
+}
+
+fn shares_dir(a: &str, b: &str) -> bool {
+    let (da, db) = (parent(a), parent(b));
+    da == db || (!da.is_empty() && (db.starts_with(da) || da.starts_with(db)))
+}
+
+/// The constant text before the first placeholder of each string literal
+/// on a line (`"did not match {}"` → `did not match `).
+fn literal_prefixes(line: &str) -> Vec<String> {
+    static LIT: OnceLock<Regex> = OnceLock::new();
+    re(&LIT, r#""((?:\\.|[^"\\])*)"|'((?:\\.|[^'\\])*)'|`([^`]*)`"#)
+        .captures_iter(line)
+        .filter_map(|c| c.get(1).or(c.get(2)).or(c.get(3)))
+        .map(|m| {
+            let s = m.as_str();
+            let cut = s.find(['{', '%', '$']).unwrap_or(s.len());
+            s[..cut].trim().to_string()
+        })
+        .collect()
+}
+
+/// Lower-case words of an identifier or test name (`test_caret`,
+/// `TestScanBytes`, `Duration#toISOTime formats hours`), without the words
+/// every test name has.
+pub fn words(name: &str) -> Vec<String> {
+    const COMMON: &[&str] = &[
+        "test", "tests", "it", "should", "when", "with", "and", "the", "a", "an", "of", "to", "in",
+        "is", "for", "on", "returns", "return", "works", "case", "get", "set", "does", "not",
+    ];
+    let mut out = crate::phases::context::files::words(name);
+    out.retain(|w| {
+        w.len() >= 3 && !COMMON.contains(&w.as_str()) && !w.chars().all(|c| c.is_ascii_digit())
+    });
+    out.dedup();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn name_words() {
+        assert_eq!(words("test_caret"), ["caret"]);
+        assert_eq!(words("TestScanBytes"), ["scan", "bytes"]);
+        assert_eq!(words("matches_caret"), ["matches", "caret"]);
+        assert_eq!(
+            words("Duration#toISOTime formats hours"),
+            ["duration", "to", "isotime", "formats", "hours"]
+                .iter()
+                .filter(|w| w.len() >= 3)
+                .map(|w| w.to_string())
+                .collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn use_trees() {
+        assert_eq!(
+            expand_use("semverish::{Version, VersionReq as Req}"),
+            ["semverish::Version", "semverish::VersionReq as Req"]
+        );
+        assert_eq!(
+            expand_use("crate::{a::{b, c}, d, self}"),
+            ["crate::a::b", "crate::a::c", "crate::d", "crate"]
+        );
+        assert_eq!(expand_use("super::f"), ["super::f"]);
+        assert_eq!(module_dir("src/lib.rs"), "src");
+        assert_eq!(module_dir("src/a/mod.rs"), "src/a");
+        assert_eq!(module_dir("src/a/b.rs"), "src/a/b");
+    }
+
+    #[test]
+    fn literal_prefixes_cut_at_placeholders() {
+        assert_eq!(
+            literal_prefixes(r#"assert!(req.matches(&parsed), "did not match {}", string);"#),
+            ["did not match"]
+        );
+        assert_eq!(literal_prefixes("t.Errorf('x = %v', x)"), ["x ="]);
+    }
+}

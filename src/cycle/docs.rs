@@ -1,0 +1,218 @@
+//! Where each run's files are, and rendering the documents a step changed
+//! (the `Doc`s of the state's outbox) for the session transaction: the
+//! JSON artifacts the machine reads back are durable, the Markdown views
+//! (TODO list, summaries, the failure report) and the `test-results.json`
+//! copy are replaced atomically without fsync.
+
+use std::path::{Path, PathBuf};
+
+use super::machine::CycleMachine;
+use super::report;
+use super::state::{CycleState, Doc};
+use crate::artifacts::iteration_state::IterationRecord;
+use crate::engine::txn::{Document, Durability};
+use crate::error::Result;
+use crate::phases::tasks::{render_task_summary, render_todo_list};
+use crate::session::SessionPaths;
+
+/// File stem of a run's results and log: `iteration-N` for the first run
+/// of iteration N, `iteration-N-runK` for its K-th (an affected retest,
+/// then the full validation: each run has its own files).
+pub fn run_stem(iteration: u32, ordinal: usize) -> String {
+    if ordinal <= 1 {
+        format!("iteration-{iteration}")
+    } else {
+        format!("iteration-{iteration}-run{ordinal}")
+    }
+}
+
+/// `(results file, log)` of a recorded run in the session as it is now
+/// (records name them relative to the project root when they were
+/// written; the session may have moved since, so the names count).
+pub fn run_files(paths: &SessionPaths, rec: &IterationRecord) -> (PathBuf, PathBuf) {
+    let in_process = |recorded: &Option<String>, default: String| {
+        let name = recorded
+            .as_deref()
+            .and_then(|p| Path::new(p).file_name())
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or(default);
+        paths.process_dir().join(name)
+    };
+    let stem = format!("iteration-{}", rec.iteration);
+    (
+        in_process(&rec.results_file, format!("{stem}-results.json")),
+        in_process(&rec.output_log, format!("{stem}-test-output.log")),
+    )
+}
+
+/// `(results file, log)` for the next run of iteration `n`.
+pub fn new_run_files(paths: &SessionPaths, state: &CycleState, n: u32) -> (PathBuf, PathBuf) {
+    let ordinal = state
+        .iter
+        .iterations
+        .iter()
+        .filter(|r| r.iteration == n)
+        .count()
+        + 1;
+    let stem = run_stem(n, ordinal);
+    (
+        paths.process_dir().join(format!("{stem}-results.json")),
+        paths.process_dir().join(format!("{stem}-test-output.log")),
+    )
+}
+
+/// Render the documents of the outbox (the state last) and empty it.
+pub fn documents(m: &CycleMachine, s: &mut CycleState) -> Result<Vec<Document>> {
+    let outbox = std::mem::take(&mut s.outbox);
+    if outbox.is_empty() {
+        return Ok(Vec::new());
+    }
+    let paths = m.paths(s);
+    let mut docs = Vec::new();
+    let mut state = false;
+    for doc in outbox {
+        match doc {
+            Doc::State => state = true,
+            Doc::History => docs.push(Document::json(
+                paths.fix_history(),
+                &s.history,
+                Durability::Durable,
+            )?),
+            Doc::Session => {
+                s.session.updated_at = s.now;
+                docs.push(Document::json(
+                    paths.session_json(),
+                    &s.session,
+                    Durability::Durable,
+                )?);
+            }
+            Doc::Task(id) => {
+                if let Some((path, task)) = s.tasks.iter().find(|(_, t)| t.id == id) {
+                    let path = in_session(&paths, path);
+                    docs.push(Document::json(path, task, Durability::Durable)?);
+                }
+            }
+            Doc::TaskSummary(id) => {
+                if let Some(task) = s.task(&id) {
+                    let text = render_task_summary(&m.renderer, task)?;
+                    docs.push(Document::new(
+                        paths.task_summary(&id),
+                        text,
+                        Durability::View,
+                    ));
+                }
+            }
+            Doc::Results(run) => {
+                if let (Some(rec), Some(results)) = (s.record(run), s.results.get(&run)) {
+                    let (file, _) = run_files(&paths, rec);
+                    docs.push(Document::json(file, results.as_ref(), Durability::Durable)?);
+                    docs.push(Document::json(
+                        paths.test_results(),
+                        results.as_ref(),
+                        Durability::View,
+                    )?);
+                }
+            }
+            Doc::IterationSummary(n) => {
+                if let Some(rec) = s.last_of_iteration(n) {
+                    let prev = s
+                        .iter
+                        .iterations
+                        .iter()
+                        .rev()
+                        .find(|r| r.iteration < n)
+                        .map(|r| r.pass_rate);
+                    let attempt = s.history.entries.iter().find(|e| e.iteration == n);
+                    let text = report::iteration_summary(&m.renderer, rec, prev, attempt)?;
+                    docs.push(Document::new(
+                        paths.iteration_summary(n),
+                        text,
+                        Durability::View,
+                    ));
+                }
+            }
+            Doc::Todo => {
+                let text = render_todo_list(
+                    &m.renderer,
+                    &paths,
+                    &s.session.description,
+                    &s.tasks,
+                    Some(&s.iter),
+                )?;
+                docs.push(Document::new(paths.todo_list(), text, Durability::View));
+            }
+            Doc::FailureReport(reason) => {
+                let text = report::failure_report(m, s, &reason)?;
+                docs.push(Document::new(
+                    paths.failure_report(),
+                    text,
+                    Durability::View,
+                ));
+            }
+            Doc::Raw(path, bytes, durability) => {
+                docs.push(Document::new(in_session(&paths, &path), bytes, durability));
+            }
+        }
+    }
+    if state {
+        s.iter.updated_at = s.now;
+        docs.push(Document::json(
+            paths.iteration_state(),
+            &s.iter,
+            Durability::State,
+        )?);
+    }
+    Ok(docs)
+}
+
+/// A path recorded under the session's directory, rebased onto where the
+/// session is now (it moves to `archives/` at the end).
+fn in_session(paths: &SessionPaths, path: &Path) -> PathBuf {
+    let id = &paths.id;
+    let mut rest = PathBuf::new();
+    let mut found = false;
+    for c in path.components() {
+        if found {
+            rest.push(c);
+        } else if c.as_os_str() == id.as_str() {
+            found = true;
+        }
+    }
+    if found {
+        paths.dir.join(rest)
+    } else {
+        path.to_path_buf()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_run_has_its_own_files() {
+        assert_eq!(run_stem(2, 1), "iteration-2");
+        assert_eq!(run_stem(2, 2), "iteration-2-run2");
+        let paths = SessionPaths::new(PathBuf::from("/p/.workflow/archives/WFS-a"), "WFS-a");
+        let rec: IterationRecord = serde_json::from_value(serde_json::json!({
+            "iteration": 2, "run": 3, "started_at": "2026-01-01T00:00:00Z", "scope": "full",
+            "pass_rate": 100.0, "total": 1, "passed": 1, "failed": 0,
+            "results_file": ".workflow/active/WFS-a/.process/iteration-2-run2-results.json"
+        }))
+        .unwrap();
+        let (results, log) = run_files(&paths, &rec);
+        assert_eq!(
+            results,
+            PathBuf::from("/p/.workflow/archives/WFS-a/.process/iteration-2-run2-results.json")
+        );
+        assert_eq!(
+            log,
+            PathBuf::from("/p/.workflow/archives/WFS-a/.process/iteration-2-test-output.log"),
+            "a record without a log name keeps 0.1's name"
+        );
+        assert_eq!(
+            in_session(&paths, Path::new("/p/.workflow/active/WFS-a/.task/T.json")),
+            PathBuf::from("/p/.workflow/archives/WFS-a/.task/T.json")
+        );
+    }
+}

@@ -1,0 +1,753 @@
+//! The test-fix loop in-process: the real machine and driver over the fake
+//! ports ([`crate::engine::fake`]), scenario by scenario. Every transition
+//! the machine makes is checked against [`super::transitions`], and the
+//! whole human output of typical runs is snapshot-tested.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::decide::Limits;
+use super::machine::CycleMachine;
+use super::state::CycleState;
+use super::transitions;
+use crate::agents::{ErrorKind, Role};
+use crate::artifacts::Config;
+use crate::artifacts::iteration_state::{IterationState, NextAction};
+use crate::artifacts::session::{InputMode, PhaseStatus, SessionStatus, WorkflowSession};
+use crate::artifacts::task::Task;
+use crate::engine::event::Captured;
+use crate::engine::fake::{AgentAct, FakePorts, FakeTest};
+use crate::engine::{
+    DriverConfig, Ending, Event, Machine, Observation, Ports, Sinks, Step, driver::run,
+};
+use crate::error::Exit;
+use crate::render::Renderer;
+use crate::session::{Location, Workspace};
+use crate::testing::{Detected, Framework};
+use crate::ui::Printer;
+
+const ID: &str = "WFS-test-the-fake";
+/// `calc/ops.py` with two bugs (add, div), with both fixed, with add fixed,
+/// and with both fixed but sub, mul and pow broken (a regression the
+/// failing tests' retest cannot see; the full-suite validation does).
+const BUGGY: &str = "add: a - b\nsub: a - b\nmul: a * b\npow: a ** b\ndiv: a / b\n";
+const FIXED: &str = "add: a + b\nsub: a - b\nmul: a * b\npow: a ** b\ndiv: b == 0 or a / b\n";
+const HALF: &str = "add: a + b\nsub: a - b\nmul: a * b\npow: a ** b\ndiv: a / b\n";
+const BROKEN: &str = "add: a + b\nsub: a + b\nmul: a + b\npow: a + b\ndiv: b == 0 or a / b\n";
+
+/// Ten tests: two fail on the bugs of `calc/ops.py`, three more test the
+/// rest of it, five check `calc/other.py`.
+fn suite() -> Vec<FakeTest> {
+    let mut s = vec![
+        FakeTest::new("tests/test_ops.py::test_add", "calc/ops.py", "add: a + b"),
+        FakeTest::new("tests/test_ops.py::test_sub", "calc/ops.py", "sub: a - b"),
+        FakeTest::new("tests/test_ops.py::test_mul", "calc/ops.py", "mul: a * b"),
+        FakeTest::new("tests/test_ops.py::test_pow", "calc/ops.py", "pow: a ** b"),
+        FakeTest::new("tests/test_ops.py::test_div", "calc/ops.py", "b == 0"),
+    ];
+    for i in 0..5 {
+        s.push(FakeTest::new(
+            &format!("tests/test_other.py::test_{i}"),
+            "calc/other.py",
+            "ok = True",
+        ));
+    }
+    s
+}
+
+fn ports() -> FakePorts {
+    FakePorts::new(
+        &[("calc/ops.py", BUGGY), ("calc/other.py", "ok = True\n")],
+        suite(),
+    )
+}
+
+/// The machine, with `fixer` as the fix agent (or manual mode).
+struct Harness {
+    _tmp: tempfile::TempDir,
+    machine: CycleMachine,
+}
+
+fn harness(fixer: bool, limits: Limits, cap: Option<f64>) -> Harness {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().to_path_buf();
+    let mut config: Config = serde_json::from_value(serde_json::json!({
+        "agents": {"definitions": {"fixer": {"command": ["fixer"]}}}
+    }))
+    .unwrap();
+    config.agents.max_cost_usd = cap;
+    let fix_agent = fixer.then(|| crate::agents::config::resolve(&config.agents, "fixer").unwrap());
+    let machine = CycleMachine {
+        ws: Workspace::new(root.clone()),
+        id: ID.into(),
+        root,
+        worktree: false,
+        config,
+        limits,
+        fix_agent,
+        test_gen_agent: None,
+        chain: Vec::new(),
+        detected: Some(Detected {
+            framework: Framework::Pytest,
+            command: "python -m pytest".into(),
+            signals: Vec::new(),
+            test_pattern: "tests/test_*.py".into(),
+            test_directory: "tests".into(),
+            junit: None,
+        }),
+        renderer: Arc::new(Renderer::new(None)),
+        analysis_text: String::new(),
+        repo: true,
+    };
+    Harness { _tmp: tmp, machine }
+}
+
+fn task(id: &str, kind: &str, status: &str) -> Task {
+    serde_json::from_value(serde_json::json!({
+        "id": id, "title": format!("Task {id}"), "status": status, "meta": {"type": kind}
+    }))
+    .unwrap()
+}
+
+/// A planned session whose initial tasks are done: the loop starts.
+fn fresh(m: &CycleMachine, now: crate::artifacts::Timestamp) -> CycleState {
+    let paths = m.ws.active(ID);
+    let tasks: Vec<(PathBuf, Task)> = [
+        ("IMPL-001", "test-gen", "skipped"),
+        ("IMPL-001.3", "code-validation", "skipped"),
+        ("IMPL-001.5", "test-quality-review", "completed"),
+        ("IMPL-002", "test-fix", "pending"),
+    ]
+    .into_iter()
+    .map(|(id, kind, status)| (paths.new_task_file(id), task(id, kind, status)))
+    .collect();
+    let mut session = WorkflowSession::new_test(
+        ID.into(),
+        "Test the fake".into(),
+        InputMode::Prompt,
+        "Test the fake".into(),
+        now,
+    );
+    for n in 1..=4 {
+        if let Some(p) = session.phase_mut(n) {
+            p.status = PhaseStatus::Completed;
+        }
+    }
+    CycleState {
+        iter: super::initial_state(ID, &tasks, m.limits.max_iterations),
+        history: Default::default(),
+        tasks,
+        session,
+        location: Location::Active,
+        results: Default::default(),
+        stop: None,
+        validation_fix_due: false,
+        now,
+        outbox: Vec::new(),
+    }
+}
+
+/// What a new process reads back: the documents the ports hold.
+fn reload(m: &CycleMachine, p: &FakePorts, location: Location) -> CycleState {
+    let paths = match location {
+        Location::Active => m.ws.active(ID),
+        Location::Archived => m.ws.archived(ID),
+    };
+    let read = |path: PathBuf| p.files.get(&path).cloned().expect("written");
+    let iter: IterationState = serde_json::from_slice(&read(paths.iteration_state())).unwrap();
+    let history = p
+        .files
+        .get(&paths.fix_history())
+        .map(|b| serde_json::from_slice(b).unwrap())
+        .unwrap_or_default();
+    let session: WorkflowSession = serde_json::from_slice(&read(paths.session_json())).unwrap();
+    let mut state = fresh(m, p.now());
+    for (path, task) in state.tasks.iter_mut() {
+        if let Some(bytes) = p.files.get(path) {
+            *task = serde_json::from_slice(bytes).unwrap();
+        }
+    }
+    for (path, bytes) in &p.files {
+        if path.parent() == Some(&paths.task_dir()) && !state.tasks.iter().any(|(q, _)| q == path) {
+            state
+                .tasks
+                .push((path.clone(), serde_json::from_slice(bytes).unwrap()));
+        }
+    }
+    state
+        .tasks
+        .sort_by_key(|(_, t)| crate::session::task_order(&t.id));
+    if let Some(base) = iter.baseline_run.and_then(|r| iter.run(r)) {
+        let (file, _) = super::docs::run_files(&paths, base);
+        if let Some(bytes) = p.files.get(&file) {
+            state
+                .results
+                .insert(base.run, Arc::new(serde_json::from_slice(bytes).unwrap()));
+        }
+    }
+    state.iter = iter;
+    state.history = history;
+    state.session = session;
+    state.location = location;
+    state
+}
+
+/// The machine, recording every change of `next_action`.
+struct Recording<'a> {
+    inner: &'a CycleMachine,
+    seen: std::cell::RefCell<Vec<(NextAction, NextAction)>>,
+}
+
+impl Machine for Recording<'_> {
+    type State = CycleState;
+    fn next(&self, s: &CycleState) -> Step {
+        self.inner.next(s)
+    }
+    fn observe(&self, s: &mut CycleState, obs: Observation) -> Vec<Event> {
+        let from = s.iter.next_action();
+        let out = self.inner.observe(s, obs);
+        let to = s.iter.next_action();
+        if from != to {
+            self.seen.borrow_mut().push((from, to));
+        }
+        out
+    }
+    fn documents(&self, s: &mut CycleState) -> crate::error::Result<Vec<crate::engine::Document>> {
+        self.inner.documents(s)
+    }
+    fn spent_usd(&self, s: &CycleState) -> f64 {
+        self.inner.spent_usd(s)
+    }
+    fn session_dir(&self, s: &CycleState) -> PathBuf {
+        self.inner.session_dir(s)
+    }
+}
+
+/// Run the loop to its end; every transition must be in the table.
+fn drive(
+    m: &CycleMachine,
+    s: &mut CycleState,
+    p: &mut FakePorts,
+    resumed: bool,
+) -> (Ending, Captured) {
+    let ui = Printer::plain();
+    let mut sinks = Sinks::capture(&ui);
+    let rec = Recording {
+        inner: m,
+        seen: Default::default(),
+    };
+    let ending = run(
+        &rec,
+        s,
+        p,
+        &mut sinks,
+        &DriverConfig {
+            max_cost_usd: m.config.agents.max_cost_usd,
+            resumed,
+        },
+    )
+    .unwrap();
+    for (from, to) in rec.seen.into_inner() {
+        assert!(
+            transitions::allowed(from, to),
+            "{from} → {to} is not in cycle::transitions::TRANSITIONS"
+        );
+    }
+    (ending, sinks.memory.unwrap())
+}
+
+/// `(iteration, scope, pass rate)` of every run.
+fn runs(s: &CycleState) -> Vec<(u32, String, f64)> {
+    s.iter
+        .iterations
+        .iter()
+        .map(|r| {
+            (
+                r.iteration,
+                serde_json::to_value(r.scope)
+                    .unwrap()
+                    .as_str()
+                    .unwrap()
+                    .to_string(),
+                r.pass_rate,
+            )
+        })
+        .collect()
+}
+
+fn run_of(i: u32, scope: &str, p: f64) -> (u32, String, f64) {
+    (i, scope.into(), p)
+}
+
+/// The output a person reads: progress on stderr, the result on stdout.
+fn transcript(c: &Captured, e: &Ending) -> String {
+    format!(
+        "--- stderr\n{}\n--- stdout\n{}\n--- exit {}\n",
+        c.human.join("\n"),
+        e.lines.join("\n"),
+        e.exit.code()
+    )
+}
+
+fn fixer(
+    p: &mut FakePorts,
+    script: impl FnMut(Role, u32, &crate::engine::fake::Work) -> AgentAct + 'static,
+) {
+    p.agent = Box::new(script);
+}
+
+#[test]
+fn a_fix_that_works_is_committed_validated_on_the_full_suite_and_archived() {
+    let h = harness(true, Limits::default(), None);
+    let mut p = ports();
+    fixer(&mut p, |_, _, _| {
+        AgentAct::writes(&[("calc/ops.py", FIXED)])
+    });
+    let mut s = fresh(&h.machine, p.now());
+    let (ending, out) = drive(&h.machine, &mut s, &mut p, false);
+    assert_eq!(ending.exit, Exit::Success);
+    assert_eq!(
+        runs(&s),
+        [
+            run_of(1, "full", 80.0),
+            run_of(2, "affected", 100.0),
+            run_of(2, "full", 100.0)
+        ]
+    );
+    assert_eq!(
+        p.subjects(),
+        [
+            "test-cycle: session WFS-test-the-fake completed (pass: 100.0%, 1 fix attempt(s))",
+            "test-cycle: iteration 1 - conservative strategy (pass: 80.0% → 100.0%)",
+        ]
+    );
+    assert_eq!(s.history.entries[0].outcome.as_str(), "success");
+    assert_eq!(s.session.status, SessionStatus::Completed);
+    // One durable commit per step, and no more.
+    assert!(
+        p.step_commits <= p.steps.get() + 1,
+        "{} commits for {} steps",
+        p.step_commits,
+        p.steps.get()
+    );
+    insta::assert_snapshot!("cycle_fix_all", transcript(&out, &ending));
+}
+
+#[test]
+fn a_regression_is_rolled_back_and_the_next_attempt_is_surgical() {
+    let h = harness(true, Limits::default(), None);
+    let mut p = ports();
+    fixer(&mut p, |_, n, _| {
+        if n == 1 {
+            AgentAct::writes(&[("calc/ops.py", BROKEN), ("calc/other.py", "ok = False\n")])
+        } else {
+            AgentAct::writes(&[("calc/ops.py", FIXED)])
+        }
+    });
+    let mut s = fresh(&h.machine, p.now());
+    let (ending, out) = drive(&h.machine, &mut s, &mut p, false);
+    assert_eq!(
+        ending.exit,
+        Exit::Success,
+        "{:?} {:?}",
+        ending.lines,
+        p.journal
+    );
+    assert_eq!(
+        p.subjects(),
+        [
+            "test-cycle: session WFS-test-the-fake completed (pass: 100.0%, 2 fix attempt(s))",
+            "test-cycle: iteration 2 - surgical strategy (pass: 80.0% → 100.0%)",
+            "test-cycle: rollback iteration 1 - regression detected (pass: 20.0% < 80.0%)",
+            "test-cycle: iteration 1 - conservative strategy (pass: 80.0% → 20.0%)",
+        ],
+        "{:?}",
+        p.journal
+    );
+    assert!(
+        p.journal.iter().any(|l| l == "revert c0010000000000"),
+        "{:?}",
+        p.journal
+    );
+    let strategies: Vec<_> = s
+        .history
+        .entries
+        .iter()
+        .map(|e| e.strategy.unwrap().as_str())
+        .collect();
+    assert_eq!(strategies, ["conservative", "surgical"]);
+    assert_eq!(s.history.entries[0].outcome.as_str(), "rolled_back");
+    assert_eq!(
+        s.history.entries[0].rollback_commit.as_deref(),
+        Some("c0020000000000")
+    );
+    insta::assert_snapshot!("cycle_regression_rollback", transcript(&out, &ending));
+}
+
+#[test]
+fn stuck_tests_switch_the_strategy_and_no_progress_blocks() {
+    let limits = Limits {
+        max_iterations: 6,
+        stuck_after: 3,
+        no_progress_limit: 5,
+        ..Limits::default()
+    };
+    let h = harness(true, limits, None);
+    let mut p = ports();
+    // Changes something every time, never the bug.
+    fixer(&mut p, |_, n, _| {
+        AgentAct::writes(&[("notes.txt", &format!("try {n}"))])
+    });
+    let mut s = fresh(&h.machine, p.now());
+    let (ending, out) = drive(&h.machine, &mut s, &mut p, false);
+    assert_eq!(ending.exit, Exit::Failed);
+    let strategies: Vec<_> = s
+        .history
+        .entries
+        .iter()
+        .map(|e| e.strategy.unwrap().as_str())
+        .collect();
+    assert_eq!(
+        strategies,
+        ["conservative", "conservative", "aggressive", "conservative"],
+        "stuck from run 3 on: the strategy alternates instead of repeating"
+    );
+    assert!(!s.iter.stuck_tests.is_empty());
+    assert_eq!(
+        s.iter.blocked_reason.as_deref(),
+        Some("no progress: the same tests failed in 5 runs in a row")
+    );
+    assert!(
+        out.human
+            .iter()
+            .any(|l| l.contains("stuck: 2 failed in 3 runs in a row"))
+    );
+}
+
+#[test]
+fn the_limit_of_attempts_blocks_with_a_report() {
+    let limits = Limits {
+        max_iterations: 2,
+        ..Limits::default()
+    };
+    let h = harness(true, limits, None);
+    let mut p = ports();
+    fixer(&mut p, |_, _, _| AgentAct::writes(&[]));
+    let mut s = fresh(&h.machine, p.now());
+    let (ending, out) = drive(&h.machine, &mut s, &mut p, false);
+    assert_eq!(ending.exit, Exit::Failed);
+    assert_eq!(
+        s.iter.blocked_reason.as_deref(),
+        Some("reached the limit of 2 fix attempts")
+    );
+    let report = h.machine.ws.active(ID).failure_report();
+    assert!(
+        p.files.contains_key(&report),
+        "the failure report is written"
+    );
+    insta::assert_snapshot!("cycle_blocked", transcript(&out, &ending));
+}
+
+#[test]
+fn the_cost_cap_blocks_before_the_next_agent_call() {
+    let h = harness(true, Limits::default(), Some(0.08));
+    let mut p = ports();
+    fixer(&mut p, |_, _, _| AgentAct {
+        cost_usd: Some(0.05),
+        ..AgentAct::writes(&[])
+    });
+    let mut s = fresh(&h.machine, p.now());
+    let (ending, _) = drive(&h.machine, &mut s, &mut p, false);
+    assert_eq!(ending.exit, Exit::Failed);
+    let reason = s.iter.blocked_reason.clone().unwrap();
+    assert!(
+        reason.starts_with("agent cost cap reached: $0.10 spent of agents.max_cost_usd $0.08"),
+        "{reason}"
+    );
+    assert_eq!(
+        p.journal.iter().filter(|l| l.starts_with("agent ")).count(),
+        2,
+        "no call after the cap: {:?}",
+        p.journal
+    );
+}
+
+#[test]
+fn a_flaky_failure_is_rerun_and_marked() {
+    let h = harness(true, Limits::default(), None);
+    let mut p = ports();
+    p.suite.push(FakeTest {
+        flaky: true,
+        ..FakeTest::new(
+            "tests/test_other.py::test_flappy",
+            "calc/other.py",
+            "ok = True",
+        )
+    });
+    fixer(&mut p, |_, _, _| {
+        AgentAct::writes(&[("calc/ops.py", FIXED)])
+    });
+    let mut s = fresh(&h.machine, p.now());
+    let (ending, out) = drive(&h.machine, &mut s, &mut p, false);
+    assert_eq!(ending.exit, Exit::Success);
+    assert_eq!(
+        s.iter.iterations[0].flaky_tests,
+        ["tests/test_other.py::test_flappy"]
+    );
+    assert!(
+        out.human
+            .iter()
+            .any(|l| l == "Iteration 1 · 1 flaky (failed, then passed on a re-run): tests/test_other.py::test_flappy")
+    );
+    assert!(
+        p.journal.iter().any(|l| l.starts_with("tests [")),
+        "a re-run of the new failures"
+    );
+}
+
+#[test]
+fn an_unreachable_or_interrupted_agent_pauses_without_counting_an_attempt() {
+    for (act, reason_kind) in [
+        (
+            AgentAct {
+                error: Some(ErrorKind::RateLimit),
+                exit_code: 1,
+                ..AgentAct::default()
+            },
+            "agent_unavailable",
+        ),
+        (
+            AgentAct {
+                interrupted: true,
+                exit_code: 130,
+                ..AgentAct::default()
+            },
+            "interrupted",
+        ),
+    ] {
+        let h = harness(true, Limits::default(), None);
+        let mut p = ports();
+        let act2 = act.clone();
+        fixer(&mut p, move |_, _, _| act2.clone());
+        let mut s = fresh(&h.machine, p.now());
+        let (ending, out) = drive(&h.machine, &mut s, &mut p, false);
+        assert_eq!(ending.exit, Exit::Paused, "{reason_kind}");
+        assert_eq!(s.attempts(), 0, "{reason_kind}: no attempt counted");
+        assert_eq!(s.iter.next_action(), NextAction::ExecuteFixTask);
+        assert_eq!(s.session.status, SessionStatus::Paused);
+        let paused = out.json.iter().find(|e| e["event"] == "paused").unwrap();
+        assert_eq!(paused["reason"]["kind"], reason_kind);
+        let done = out.json.last().unwrap();
+        assert_eq!(done["event"], "done");
+        assert_eq!(
+            (done["status"].as_str(), done["exit_code"].as_i64()),
+            (Some("paused"), Some(3))
+        );
+    }
+}
+
+#[test]
+fn manual_mode_waits_for_a_person_and_takes_their_edit_as_the_fix() {
+    let h = harness(false, Limits::default(), None);
+    let mut p = ports();
+    let mut s = fresh(&h.machine, p.now());
+    let (ending, out) = drive(&h.machine, &mut s, &mut p, false);
+    assert_eq!(ending.exit, Exit::Paused);
+    assert_eq!(s.session.status, SessionStatus::AwaitingFix);
+    insta::assert_snapshot!("cycle_manual_pause", transcript(&out, &ending));
+    // Resumed without a change: still waiting, no attempt spent.
+    let mut s = reload(&h.machine, &p, Location::Active);
+    let (ending, out) = drive(&h.machine, &mut s, &mut p, true);
+    assert_eq!(ending.exit, Exit::Paused);
+    assert!(
+        ending.lines[0].starts_with("No file has changed since the fix task was written"),
+        "{:?}",
+        out.human
+    );
+    assert_eq!(s.attempts(), 0);
+    // The person fixes the code.
+    p.work.insert("calc/ops.py".into(), FIXED.into());
+    let mut s = reload(&h.machine, &p, Location::Active);
+    let (ending, _) = drive(&h.machine, &mut s, &mut p, true);
+    assert_eq!(ending.exit, Exit::Success);
+    assert_eq!(s.history.entries[0].agent, "manual");
+}
+
+/// Ctrl-C before any effect of the run: whatever step it lands on, the
+/// session pauses (exit 3) and a resume ends exactly as an uninterrupted
+/// run (same commits, same runs).
+#[test]
+fn pause_and_resume_at_every_step_end_as_an_uninterrupted_run() {
+    let script = |_: Role, n: u32, _: &crate::engine::fake::Work| {
+        if n == 1 {
+            AgentAct::writes(&[("calc/ops.py", HALF)])
+        } else {
+            AgentAct::writes(&[("calc/ops.py", FIXED)])
+        }
+    };
+    let h = harness(true, Limits::default(), None);
+    let mut reference = ports();
+    fixer(&mut reference, script);
+    let mut s = fresh(&h.machine, reference.now());
+    drive(&h.machine, &mut s, &mut reference, false);
+    let want = (runs(&s), reference.subjects());
+    let steps = reference.steps.get();
+    assert!(steps >= 10, "{steps} steps: {:?}", reference.journal);
+    for k in 0..steps {
+        let h = harness(true, Limits::default(), None);
+        let mut p = ports();
+        fixer(&mut p, script);
+        p.interrupt_after = Some(k);
+        let mut s = fresh(&h.machine, p.now());
+        let (ending, _) = drive(&h.machine, &mut s, &mut p, false);
+        assert_eq!(ending.exit, Exit::Paused, "interrupted after {k} steps");
+        // Once completed, only the archive is left: the session stays completed.
+        let done = s.iter.status == crate::artifacts::iteration_state::LoopStatus::Completed;
+        assert_eq!(
+            s.session.status,
+            if done {
+                SessionStatus::Completed
+            } else {
+                SessionStatus::Paused
+            },
+            "interrupted after {k} steps"
+        );
+        p.interrupt_after = None;
+        let mut s = reload(&h.machine, &p, Location::Active);
+        let (ending, _) = drive(&h.machine, &mut s, &mut p, true);
+        assert_eq!(ending.exit, Exit::Success, "after {k}: {:?}", p.journal);
+        assert_eq!(
+            (runs(&s), p.subjects()),
+            want,
+            "interrupted after {k} steps"
+        );
+    }
+    // Ctrl-C during a test run: the same.
+    for n in 1..=3 {
+        let h = harness(true, Limits::default(), None);
+        let mut p = ports();
+        fixer(&mut p, script);
+        p.interrupt_in_run = Some(n);
+        let mut s = fresh(&h.machine, p.now());
+        let (ending, out) = drive(&h.machine, &mut s, &mut p, false);
+        assert_eq!(ending.exit, Exit::Paused, "Ctrl-C in test run {n}");
+        let paused = out.json.iter().find(|e| e["event"] == "paused").unwrap();
+        assert_eq!(paused["reason"]["kind"], "interrupted");
+        p.interrupt_in_run = None;
+        let mut s = reload(&h.machine, &p, Location::Active);
+        let (ending, _) = drive(&h.machine, &mut s, &mut p, true);
+        assert_eq!(ending.exit, Exit::Success);
+        assert_eq!((runs(&s), p.subjects()), want, "Ctrl-C in test run {n}");
+    }
+}
+
+/// The resume after a `kill -9` at every step commit: the state as
+/// last committed, the world as the killed run left it.
+#[test]
+fn a_crash_after_any_step_commit_resumes_to_the_same_end() {
+    let h = harness(true, Limits::default(), None);
+    let mut reference = ports();
+    fixer(&mut reference, |_, _, _| {
+        AgentAct::writes(&[("calc/ops.py", FIXED)])
+    });
+    let mut s = fresh(&h.machine, reference.now());
+    drive(&h.machine, &mut s, &mut reference, false);
+    let want = (runs(&s), reference.subjects());
+    let commits = reference.step_commits;
+    for k in 1..commits {
+        let mut p = ports();
+        fixer(&mut p, |_, _, _| {
+            AgentAct::writes(&[("calc/ops.py", FIXED)])
+        });
+        // Run until the k-th step commit, then "crash": drop the in-memory
+        // state; what is on disk is the k-th commit.
+        let mut s = fresh(&h.machine, p.now());
+        let ui = Printer::plain();
+        let mut sinks = Sinks::capture(&ui);
+        let mut crash = CrashAfter {
+            inner: &mut p,
+            commits_left: k,
+        };
+        let _ = run(
+            &h.machine,
+            &mut s,
+            &mut crash,
+            &mut sinks,
+            &DriverConfig::default(),
+        );
+        let mut s = reload(&h.machine, &p, Location::Active);
+        let (ending, _) = drive(&h.machine, &mut s, &mut p, true);
+        assert_eq!(
+            ending.exit,
+            Exit::Success,
+            "crash after commit {k}: {:?}",
+            p.journal
+        );
+        assert_eq!((runs(&s), p.subjects()), want, "crash after commit {k}");
+    }
+}
+
+/// Ports that fail (like a killed process) once `commits_left` step
+/// commits are made.
+struct CrashAfter<'a> {
+    inner: &'a mut FakePorts,
+    commits_left: usize,
+}
+
+macro_rules! delegate {
+    ($($name:ident($($arg:ident: $ty:ty),*) -> $ret:ty;)*) => {
+        $(fn $name(&mut self, $($arg: $ty),*) -> $ret { self.inner.$name($($arg),*) })*
+    };
+}
+
+impl crate::engine::Ports for CrashAfter<'_> {
+    fn now(&self) -> crate::artifacts::Timestamp {
+        self.inner.now()
+    }
+    fn interrupted(&self) -> bool {
+        false
+    }
+    fn commit_step(&mut self, docs: Vec<crate::engine::Document>) -> crate::error::Result<()> {
+        if self.commits_left == 0 {
+            return Err(crate::error::Error::Internal("killed".into()));
+        }
+        self.commits_left -= 1;
+        self.inner.commit_step(docs)
+    }
+    delegate! {
+        check_session() -> crate::error::Result<()>;
+        run_tests(run: &crate::engine::ports::TestRun<'_>, progress: Option<Box<dyn FnMut(crate::testing::Progress) + Send>>) -> crate::error::Result<crate::artifacts::TestResults>;
+        invoke_agent(inv: &crate::agents::Invocation) -> crate::error::Result<crate::agents::CallRecord>;
+        shell(run: &crate::engine::ports::ShellRun<'_>) -> crate::error::Result<crate::engine::step::ProcessEnd>;
+        snapshot() -> crate::error::Result<crate::engine::step::Snapshot>;
+        inspect(before: &crate::engine::step::Snapshot, versions_of: Option<fn(&str) -> bool>) -> crate::error::Result<crate::engine::step::Inspection>;
+        changed_lines(since: &str, path: &str) -> crate::error::Result<Option<std::collections::BTreeSet<u32>>>;
+        commit(paths: &[String], session_dir: Option<&str>, message: &str, trailers: &crate::git::Trailers) -> crate::error::Result<Option<String>>;
+        revert(commit: &str, session_dir: Option<&str>, message: &str, trailers: &crate::git::Trailers) -> crate::error::Result<Option<String>>;
+        scan(tests: bool, files: &[String]) -> Vec<crate::artifacts::task_record::Finding>;
+        coverage(source: crate::artifacts::task_record::CoverageSource) -> crate::artifacts::task_record::Coverage;
+        find_output(pattern: &str, since: std::time::SystemTime) -> Option<String>;
+        read_head(path: &Path, max: usize) -> String;
+        read_log(path: &Path) -> String;
+        archive(session_id: &str) -> crate::error::Result<()>;
+        write_view(path: &Path, bytes: &[u8]) -> crate::error::Result<()>;
+    }
+}
+
+/// A cycle paused by Ctrl-C (before its fix) or by a rate-limited fix
+/// agent, for the comparison with `wfx run` (see the workflow's scenarios).
+pub(crate) fn pause_cycle(rate_limited: bool, limits: Limits) -> (Ending, Captured) {
+    let h = harness(true, limits, None);
+    let mut p = ports();
+    if rate_limited {
+        fixer(&mut p, |_, _, _| AgentAct {
+            error: Some(ErrorKind::RateLimit),
+            exit_code: 1,
+            ..AgentAct::default()
+        });
+    } else {
+        p.interrupt_after = Some(3);
+    }
+    let mut s = fresh(&h.machine, p.now());
+    drive(&h.machine, &mut s, &mut p, false)
+}

@@ -1,0 +1,504 @@
+//! The one driver (DESIGN.md §10.1): it asks a machine for its next step,
+//! performs the effect through [`Ports`], hands the observation back, makes
+//! the step durable (one session-transaction commit) and only then tells
+//! the sinks what happened. Pauses, blocks and completion are endings the
+//! machine reaches, never errors; errors are the environment's (exit 2) or
+//! bugs (exit 4).
+
+use std::path::PathBuf;
+use std::time::SystemTime;
+
+use super::event::{Event, Sinks};
+use super::policy;
+use super::ports::{Ports, ShellRun, TestRun};
+use super::step::{
+    AgentCallDone, AgentRequest, AnalysisRequest, ArchiveRequest, Before, Effect, Ending,
+    Observation, Observed, PauseReason, ProcessEnd, ReviewRequest, Reviewed, ShellDone,
+    ShellRequest, Snapshot, Step, TestRequest, TestsRun, Text, ValidateRequest, Validated,
+};
+use super::txn::Document;
+use crate::agents::vars::INLINE_OUTPUT_MAX;
+use crate::agents::{self, AnalysisCtx, CallRecord, Invocation, Invoked, Role, Vars};
+use crate::artifacts::task_record::CoverageSource;
+use crate::artifacts::test_results::Layer;
+use crate::error::{Error, Result};
+
+/// A pure state machine over typed state (DESIGN.md §10.1).
+pub trait Machine {
+    type State;
+
+    /// What to do next, from the state alone.
+    fn next(&self, state: &Self::State) -> Step;
+
+    /// Fold what happened into the state; the events to tell.
+    fn observe(&self, state: &mut Self::State, obs: Observation) -> Vec<Event>;
+
+    /// The documents the observations since the last call changed, the
+    /// state document last: what the step's commit writes.
+    fn documents(&self, state: &mut Self::State) -> Result<Vec<Document>>;
+
+    /// Agent cost recorded so far in the session (US dollars), from the
+    /// machine's own records: what the cost cap is checked against.
+    fn spent_usd(&self, state: &Self::State) -> f64;
+
+    /// The session directory now (it moves when archived).
+    fn session_dir(&self, state: &Self::State) -> PathBuf;
+}
+
+/// What the driver needs besides the machine.
+#[derive(Debug, Clone, Default)]
+pub struct DriverConfig {
+    /// `agents.max_cost_usd`.
+    pub max_cost_usd: Option<f64>,
+    /// The state was loaded from disk (a resume).
+    pub resumed: bool,
+}
+
+/// Run `machine` from `state` until it ends. The final `done` event is
+/// sent here, for both front ends.
+pub fn run<M: Machine>(
+    machine: &M,
+    state: &mut M::State,
+    ports: &mut dyn Ports,
+    sinks: &mut Sinks,
+    config: &DriverConfig,
+) -> Result<Ending> {
+    let mut d = Driver {
+        ports,
+        sinks,
+        cap: config.max_cost_usd,
+        steps: 0,
+    };
+    d.apply(
+        machine,
+        state,
+        Observed::Start {
+            resumed: config.resumed,
+        },
+    )?;
+    loop {
+        let step = machine.next(state);
+        let effect = match step {
+            Step::End(ending) => {
+                let at = d.ports.now();
+                d.sinks.note(&format!("{} steps", d.steps), at);
+                d.sinks
+                    .emit(&Event::Done(Box::new(ending.done.clone())), at);
+                return Ok(ending);
+            }
+            Step::Do(effect) => effect,
+        };
+        if d.ports.interrupted() {
+            let during = String::new();
+            d.apply(
+                machine,
+                state,
+                Observed::Paused(PauseReason::Interrupted { during }),
+            )?;
+            continue;
+        }
+        d.ports.check_session()?;
+        let seen = match d.perform(machine, state, effect) {
+            Ok(seen) => seen,
+            Err(Error::Interrupted(during)) => {
+                Observed::Paused(PauseReason::Interrupted { during })
+            }
+            Err(e) => return Err(e),
+        };
+        d.apply(machine, state, seen)?;
+        d.steps += 1;
+    }
+}
+
+struct Driver<'p, 's, 'u> {
+    ports: &'p mut dyn Ports,
+    sinks: &'s mut Sinks<'u>,
+    cap: Option<f64>,
+    steps: u64,
+}
+
+impl Driver<'_, '_, '_> {
+    /// Observe, commit the step, then tell the sinks.
+    fn apply<M: Machine>(&mut self, m: &M, state: &mut M::State, what: Observed) -> Result<()> {
+        let at = self.ports.now();
+        let events = m.observe(state, Observation { at, what });
+        let docs = m.documents(state)?;
+        self.ports.commit_step(docs)?;
+        self.sinks
+            .set_run_log(Some(m.session_dir(state).join(".process").join("run.log")));
+        for e in &events {
+            self.sinks.emit(e, at);
+        }
+        Ok(())
+    }
+
+    fn perform<M: Machine>(&mut self, m: &M, state: &M::State, effect: Effect) -> Result<Observed> {
+        Ok(match effect {
+            Effect::RunTests(req) => self.run_tests(req)?,
+            Effect::Agent(req) => self.agent(m.spent_usd(state), req)?,
+            Effect::Analyze(req) => self.analyze(m.spent_usd(state), req)?,
+            Effect::Snapshot => Observed::Snapshot(self.ports.snapshot()?),
+            Effect::Inspect(before, versions_of) => {
+                Observed::Inspected(self.ports.inspect(&before, versions_of)?)
+            }
+            Effect::Commit(c) => Observed::Committed(self.ports.commit(
+                &c.paths,
+                c.session_dir.as_deref(),
+                &c.message,
+                &c.trailers,
+            )?),
+            Effect::Revert(r) => {
+                match self.ports.revert(
+                    &r.commit,
+                    r.session_dir.as_deref(),
+                    &r.message,
+                    &r.trailers,
+                ) {
+                    Ok(id) => Observed::Reverted(Ok(id)),
+                    Err(Error::Git(msg)) => Observed::Reverted(Err(msg)),
+                    Err(e) => return Err(e),
+                }
+            }
+            Effect::Shell(req) => self.shell(req)?,
+            Effect::Validate(req) => self.validate(req)?,
+            Effect::Review(req) => self.review(req)?,
+            Effect::Archive(req) => self.archive(req)?,
+            Effect::Pause(reason) => Observed::Paused(reason),
+            Effect::Block(reason) => Observed::Blocked(reason),
+            Effect::Update => Observed::Updated,
+        })
+    }
+
+    /// Variables resolved (`${test.output}` read from its log) and the
+    /// text interpolated when it is a template.
+    fn resolve(&mut self, t: &Text) -> Result<(String, Vars)> {
+        let mut vars = t.vars.clone();
+        if let Some((log, shown)) = &t.test_output {
+            let head = self.ports.read_head(log, INLINE_OUTPUT_MAX + 1);
+            vars.set_test_output(&head, shown);
+        }
+        let text = match t.mode {
+            None => t.text.clone(),
+            Some(mode) => agents::interpolate(&t.text, &vars, mode)
+                .map_err(|e| Error::usage(format!("{}: {e}", t.label)))?,
+        };
+        Ok((text, vars))
+    }
+
+    fn run_tests(&mut self, req: TestRequest) -> Result<Observed> {
+        let spinner = self.sinks.printer().spinner(req.spinner.clone());
+        let progress = spinner.handle().map(|bar| {
+            let base = req.spinner.clone();
+            Box::new(move |p: crate::testing::Progress| {
+                bar.set_message(format!(
+                    "{base} — {} passed, {} failed, {} skipped",
+                    p.passed, p.failed, p.skipped
+                ));
+            }) as Box<dyn FnMut(crate::testing::Progress) + Send>
+        });
+        let run = TestRun {
+            root: &req.root,
+            detected: &req.detected,
+            subset: req.subset.as_deref(),
+            log: &req.log,
+            report_dir: &req.report_dir,
+            timeout: req.timeout,
+            env: &req.env,
+            previous: req.previous.as_deref(),
+        };
+        let mut results = self.ports.run_tests(&run, progress)?;
+        drop(spinner);
+        results.output_log = Some(req.log_shown.clone());
+        // The flaky re-run (DESIGN.md §5.3), the same for every machine:
+        // failures that are new are run once more; those that pass are
+        // flaky. Skipped where the runner cannot run a subset (it would be
+        // a second full run).
+        let mut flaky = Vec::new();
+        if let Some(check) = &req.flaky {
+            let ids: Vec<String> = results
+                .failures
+                .iter()
+                .filter(|f| f.test_type != Layer::Static && !f.flaky)
+                .filter(|f| !check.known_failing.contains(&f.test))
+                .map(|f| f.test.clone())
+                .collect();
+            if !ids.is_empty()
+                && crate::testing::select::filter_args(req.detected.framework, &ids).is_some()
+            {
+                let spinner = self
+                    .sinks
+                    .printer()
+                    .spinner(format!("{} · re-running the new failures", req.spinner));
+                let rerun = self.ports.run_tests(
+                    &TestRun {
+                        subset: Some(&ids),
+                        log: &check.log,
+                        previous: None,
+                        ..run
+                    },
+                    None,
+                )?;
+                drop(spinner);
+                flaky = crate::testing::mark_flaky(&mut results, &rerun);
+            }
+        }
+        let output_head = self.ports.read_head(&req.log, INLINE_OUTPUT_MAX + 1);
+        Ok(Observed::Tests(Box::new(TestsRun {
+            results,
+            flaky,
+            output_head,
+        })))
+    }
+
+    /// Every agent call of a step goes through here: the cost cap, the
+    /// call, then the checks after it (see [`call_agent`]); a call that
+    /// could not reach its agent pauses the session.
+    fn agent(&mut self, spent: f64, req: AgentRequest) -> Result<Observed> {
+        let before = match &req.inspect {
+            Some(Before::Now) => Some(self.ports.snapshot()?),
+            Some(Before::Recorded(s)) => Some(s.clone()),
+            None => None,
+        };
+        let (prompt, vars) = self.resolve(&req.prompt)?;
+        let started = SystemTime::now();
+        let spinner = self.sinks.printer().spinner(req.spinner.clone());
+        let invoked = call_agent(
+            self.ports,
+            self.cap,
+            spent,
+            &Invocation {
+                agent: &req.agent,
+                role: req.role,
+                prompt: &prompt,
+                vars: &vars,
+                files: &req.files,
+                cwd: &req.cwd,
+                env: &req.env,
+            },
+            before.as_ref(),
+        )?;
+        drop(spinner);
+        let call = match invoked {
+            Invoked::Ran(call) => call,
+            Invoked::CostCapped(reason) => return Ok(Observed::Blocked(reason)),
+        };
+        if let Some(reason) = policy::pause_for(&call, req.role, &req.doing) {
+            return Ok(Observed::Paused(reason));
+        }
+        let inspection = match &before {
+            Some(b) => Some(self.ports.inspect(b, req.versions_of)?),
+            None => None,
+        };
+        let outputs = req
+            .outputs
+            .iter()
+            .map(|(name, pattern)| (name.clone(), self.ports.find_output(pattern, started)))
+            .collect();
+        Ok(Observed::Agent(Box::new(AgentCallDone {
+            call,
+            inspection,
+            outputs,
+        })))
+    }
+
+    /// The analysis chain: each of its calls goes through [`call_agent`].
+    fn analyze(&mut self, spent: f64, req: AnalysisRequest) -> Result<Observed> {
+        let log_text = self.ports.read_log(&req.log);
+        let spinner = self.sinks.printer().spinner(req.spinner.clone());
+        let ctx = AnalysisCtx {
+            root: &req.root,
+            paths: &req.paths,
+            iteration: req.iteration,
+            max_iterations: req.max_iterations,
+            strategy: req.strategy,
+            results: &req.results,
+            log_text: &log_text,
+            log_path: &req.log_shown,
+            stuck_tests: &req.stuck_tests,
+            history: &req.history,
+            previous_strategies: &req.previous_strategies,
+            vars: &req.vars,
+            renderer: &req.renderer,
+            env: &[],
+        };
+        let ports = &mut *self.ports;
+        let cap = self.cap;
+        let mut spent_here = 0.0;
+        let outcome = agents::analyze(&req.chain, &ctx, &mut |inv| {
+            // Read-only role: issue #15 takes a snapshot here and restores
+            // the tree when the call edited it.
+            let invoked = call_agent(ports, cap, spent + spent_here, inv, None)?;
+            if let Invoked::Ran(call) = &invoked {
+                spent_here += call.cost_usd.unwrap_or(0.0);
+            }
+            Ok(invoked)
+        })?;
+        drop(spinner);
+        Ok(Observed::Analyzed(Box::new(outcome)))
+    }
+
+    fn shell(&mut self, req: ShellRequest) -> Result<Observed> {
+        let (command, _) = self.resolve(&req.command)?;
+        if let Some(file) = &req.command_file {
+            self.ports.write_view(file, command.as_bytes())?;
+        }
+        let before = match &req.inspect {
+            Some(Before::Now) => Some(self.ports.snapshot()?),
+            Some(Before::Recorded(s)) => Some(s.clone()),
+            None => None,
+        };
+        let started = SystemTime::now();
+        let spinner = self.sinks.printer().spinner(req.spinner.clone());
+        let end = self.ports.shell(&ShellRun {
+            command: &command,
+            cwd: &req.cwd,
+            log: &req.log,
+            fresh_log: true,
+            env: &req.env,
+            timeout: req.timeout,
+        })?;
+        drop(spinner);
+        let output_head = self.ports.read_head(&req.log, INLINE_OUTPUT_MAX + 1);
+        let inspection = match &before {
+            Some(b) => Some(self.ports.inspect(b, None)?),
+            None => None,
+        };
+        let outputs = req
+            .outputs
+            .iter()
+            .map(|(name, pattern)| (name.clone(), self.ports.find_output(pattern, started)))
+            .collect();
+        Ok(Observed::Shell(Box::new(ShellDone {
+            command,
+            end,
+            output_head,
+            inspection,
+            outputs,
+        })))
+    }
+
+    fn validate(&mut self, req: ValidateRequest) -> Result<Observed> {
+        let checked: Vec<String> = req
+            .files
+            .iter()
+            .filter(|f| req.root.join(f).is_file())
+            .cloned()
+            .collect();
+        if checked.is_empty() {
+            return Ok(Observed::Validated(Box::new(Validated {
+                checked,
+                commands: Vec::new(),
+                scanned: Vec::new(),
+                changed_lines: Default::default(),
+            })));
+        }
+        let mut commands = Vec::new();
+        for (i, (step, command)) in req.commands.iter().enumerate() {
+            let end = self.ports.shell(&ShellRun {
+                command,
+                cwd: &req.root,
+                log: &req.log,
+                fresh_log: i == 0,
+                env: &[],
+                timeout: Some(req.timeout),
+            })?;
+            commands.push((step.clone(), command.clone(), end));
+        }
+        let scanned = self.ports.scan(false, &checked);
+        let mut changed_lines = std::collections::BTreeMap::new();
+        if let Some(since) = &req.since {
+            let mut files: Vec<&str> = scanned.iter().map(|f| f.file.as_str()).collect();
+            files.sort_unstable();
+            files.dedup();
+            for file in files {
+                changed_lines.insert(file.to_string(), self.ports.changed_lines(since, file)?);
+            }
+        }
+        Ok(Observed::Validated(Box::new(Validated {
+            checked,
+            commands,
+            scanned,
+            changed_lines,
+        })))
+    }
+
+    fn review(&mut self, req: ReviewRequest) -> Result<Observed> {
+        let (command, coverage) = match &req.coverage_command {
+            Some(cmd) => {
+                let spinner = self.sinks.printer().spinner(req.spinner.clone());
+                let end = self.ports.shell(&ShellRun {
+                    command: cmd,
+                    cwd: &req.root,
+                    log: &req.log,
+                    fresh_log: true,
+                    env: &[],
+                    timeout: Some(req.timeout),
+                })?;
+                drop(spinner);
+                (Some(end), self.ports.coverage(CoverageSource::Command))
+            }
+            None => (None, self.ports.coverage(CoverageSource::Report)),
+        };
+        let scanned: Vec<String> = req
+            .test_files
+            .iter()
+            .filter(|f| req.root.join(f).is_file())
+            .cloned()
+            .collect();
+        let findings = self.ports.scan(true, &scanned);
+        Ok(Observed::Reviewed(Box::new(Reviewed {
+            scanned,
+            command,
+            coverage,
+            findings,
+        })))
+    }
+
+    fn archive(&mut self, req: ArchiveRequest) -> Result<Observed> {
+        self.ports.archive(&req.session_id)?;
+        let commit = match &req.commit {
+            Some(c) => {
+                self.ports
+                    .commit(&c.paths, c.session_dir.as_deref(), &c.message, &c.trailers)?
+            }
+            None => None,
+        };
+        Ok(Observed::Archived { commit })
+    }
+}
+
+/// The one path of every agent call, in every role and both machines:
+/// the cost cap before it, the call, and the checks after it. Issue #15's
+/// checks (HEAD moved, a read-only role that edited the tree, wfx's own
+/// files changed) go here, against `before`.
+pub fn call_agent(
+    ports: &mut dyn Ports,
+    cap: Option<f64>,
+    spent: f64,
+    inv: &Invocation,
+    before: Option<&Snapshot>,
+) -> Result<Invoked> {
+    if let Some(reason) = policy::cost_cap(spent, cap) {
+        return Ok(Invoked::CostCapped(reason));
+    }
+    let call: CallRecord = ports.invoke_agent(inv)?;
+    let _ = (before, inv.role == Role::Analysis);
+    Ok(Invoked::Ran(call))
+}
+
+/// The parts of a child's end the machines use.
+pub fn process_end(o: &crate::process::Outcome) -> ProcessEnd {
+    ProcessEnd {
+        exit_code: o.exit_code,
+        timed_out: o.timed_out,
+        duration_ms: o.duration.as_millis() as u64,
+        describe: o.describe(),
+        last_line: o
+            .tail_text(2000)
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("")
+            .to_string(),
+    }
+}

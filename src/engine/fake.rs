@@ -1,0 +1,546 @@
+//! The test double of [`Ports`] (tests only): a project of a few files in
+//! memory, a test suite judged from those files, scripted agents and shell
+//! commands, a git history of snapshots and commits, and the session's
+//! documents kept as bytes. The whole loop of either machine runs
+//! in-process against it; [`FakePorts::journal`] says what was done.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use super::ports::{Ports, ShellRun, TestRun};
+use super::step::{Inspection, ProcessEnd, Snapshot};
+use super::txn::{Document, Durability};
+use crate::agents::{CallRecord, ErrorKind, Invocation, Role};
+use crate::artifacts::Timestamp;
+use crate::artifacts::task_record::{Coverage, CoverageSource, Finding};
+use crate::artifacts::test_results::{Scope, TestResults};
+use crate::error::{Error, Result};
+use crate::git::{Change, ChangeKind, DiffStat, FileVersions, Trailers};
+use crate::testing::Progress;
+use crate::testing::parse::{ParsedCase, ParsedRun, Status};
+
+/// The project's files: path → content.
+pub type Work = BTreeMap<String, String>;
+
+/// One test of the fake suite: it passes when `file` contains `needle`.
+#[derive(Debug, Clone)]
+pub struct FakeTest {
+    pub id: String,
+    pub file: String,
+    pub needle: String,
+    /// Fails on its first run in a process, then passes (a flaky test).
+    pub flaky: bool,
+}
+
+impl FakeTest {
+    pub fn new(id: &str, file: &str, needle: &str) -> FakeTest {
+        FakeTest {
+            id: id.into(),
+            file: file.into(),
+            needle: needle.into(),
+            flaky: false,
+        }
+    }
+}
+
+/// What a scripted agent does in one call.
+#[derive(Debug, Clone, Default)]
+pub struct AgentAct {
+    /// Files to write (path, content).
+    pub writes: Vec<(String, String)>,
+    /// What it answers.
+    pub text: String,
+    pub exit_code: i32,
+    pub cost_usd: Option<f64>,
+    pub error: Option<ErrorKind>,
+    /// Ctrl-C arrived during the call.
+    pub interrupted: bool,
+}
+
+impl AgentAct {
+    pub fn writes(files: &[(&str, &str)]) -> AgentAct {
+        AgentAct {
+            writes: files
+                .iter()
+                .map(|(p, c)| (p.to_string(), c.to_string()))
+                .collect(),
+            text: "done".into(),
+            ..AgentAct::default()
+        }
+    }
+}
+
+/// A scripted agent: the `n`-th call (1-based) of a role.
+pub type AgentScript = Box<dyn FnMut(Role, u32, &Work) -> AgentAct>;
+/// A scripted shell: `(command, work) → (exit code, output, writes)`.
+pub type ShellScript = Box<dyn FnMut(&str, &Work) -> (i32, String, Vec<(String, String)>)>;
+
+#[derive(Debug, Clone)]
+struct FakeCommit {
+    id: String,
+    message: String,
+    trailers: Trailers,
+    /// The work tree (paths committed) before and after.
+    before: Work,
+    after: Work,
+}
+
+/// The fake world.
+pub struct FakePorts {
+    /// The clock: starts at 2026-01-01 and moves one second per reading.
+    pub clock: Timestamp,
+    pub work: Work,
+    pub suite: Vec<FakeTest>,
+    pub agent: AgentScript,
+    pub shell: ShellScript,
+    /// The session's documents as written.
+    pub files: BTreeMap<PathBuf, Vec<u8>>,
+    /// What was done, one line per effect (`tests …`, `agent fix #1`, `commit …`).
+    pub journal: Vec<String>,
+    /// Ctrl-C arrives before the driver's step number `n` (0-based: after
+    /// `n` steps were performed).
+    pub interrupt_after: Option<usize>,
+    /// Ctrl-C arrives during the `n`-th test run (1-based).
+    pub interrupt_in_run: Option<usize>,
+    /// Steps the driver asked about (one `interrupted()` call each).
+    pub steps: std::cell::Cell<usize>,
+    /// Effects that reached the world (tests, agents, shell, git).
+    pub effects: usize,
+    test_runs: usize,
+    /// Durable commits of steps (documents written).
+    pub step_commits: usize,
+    trees: BTreeMap<String, Work>,
+    commits: Vec<FakeCommit>,
+    calls: BTreeMap<&'static str, u32>,
+    runs_of: BTreeMap<String, u32>,
+}
+
+impl FakePorts {
+    /// A project of these files, committed (as `initial`), and its suite.
+    pub fn new(work: &[(&str, &str)], suite: Vec<FakeTest>) -> FakePorts {
+        let work: Work = work
+            .iter()
+            .map(|(p, c)| (p.to_string(), c.to_string()))
+            .collect();
+        let initial = FakeCommit {
+            id: "c0000000000000".into(),
+            message: "initial".into(),
+            trailers: Trailers::new("", 0, crate::git::CommitKind::Final),
+            before: Work::new(),
+            after: work.clone(),
+        };
+        FakePorts {
+            clock: chrono::DateTime::parse_from_rfc3339("2026-01-01T00:00:00Z")
+                .expect("a time")
+                .to_utc(),
+            work,
+            suite,
+            agent: Box::new(|_, _, _| AgentAct::writes(&[])),
+            shell: Box::new(|_, _| (0, String::new(), Vec::new())),
+            files: BTreeMap::new(),
+            journal: Vec::new(),
+            interrupt_after: None,
+            interrupt_in_run: None,
+            steps: std::cell::Cell::new(0),
+            effects: 0,
+            test_runs: 0,
+            step_commits: 0,
+            trees: BTreeMap::new(),
+            commits: vec![initial],
+            calls: BTreeMap::new(),
+            runs_of: BTreeMap::new(),
+        }
+    }
+
+    /// Subjects of the commits made after `initial`, newest first (as
+    /// `git log --format=%s`).
+    pub fn subjects(&self) -> Vec<String> {
+        self.commits[1..]
+            .iter()
+            .rev()
+            .map(|c| c.message.lines().next().unwrap_or_default().to_string())
+            .collect()
+    }
+
+    /// A session document as written, parsed.
+    pub fn json(&self, path: &Path) -> serde_json::Value {
+        serde_json::from_slice(self.files.get(path).expect("written")).expect("json")
+    }
+
+    fn tick(&mut self) {
+        self.effects += 1;
+    }
+
+    fn tree_id(work: &Work) -> String {
+        let text: String = work.iter().map(|(p, c)| format!("{p}\0{c}\0")).collect();
+        format!("t{:016x}", super::txn::digest(text.as_bytes()))
+    }
+
+    fn head(&self) -> Option<String> {
+        self.commits.last().map(|c| c.id.clone())
+    }
+}
+
+impl Ports for FakePorts {
+    fn now(&self) -> Timestamp {
+        self.clock
+    }
+
+    fn interrupted(&self) -> bool {
+        let step = self.steps.get();
+        self.steps.set(step + 1);
+        self.interrupt_after.is_some_and(|n| step >= n)
+    }
+
+    fn check_session(&mut self) -> Result<()> {
+        Ok(())
+    }
+
+    fn run_tests(
+        &mut self,
+        run: &TestRun<'_>,
+        _progress: Option<Box<dyn FnMut(Progress) + Send>>,
+    ) -> Result<TestResults> {
+        self.tick();
+        self.test_runs += 1;
+        self.clock += chrono::Duration::seconds(1);
+        let mut parsed = ParsedRun::new("junit");
+        for t in &self.suite {
+            if let Some(subset) = run.subset
+                && !subset.contains(&t.id)
+            {
+                continue;
+            }
+            let n = self.runs_of.entry(t.id.clone()).or_insert(0);
+            *n += 1;
+            let pass = self
+                .work
+                .get(&t.file)
+                .is_some_and(|c| c.contains(&t.needle))
+                && !(t.flaky && *n == 1);
+            parsed.cases.push(ParsedCase {
+                id: t.id.clone(),
+                status: if pass { Status::Passed } else { Status::Failed },
+                // pytest-style ids: the test's own file before `::`.
+                file: Some(t.id.split("::").next().unwrap_or(&t.file).to_string()),
+                line: if pass { None } else { Some(1) },
+                error: if pass {
+                    String::new()
+                } else {
+                    format!("AssertionError: {} lacks {:?}", t.file, t.needle)
+                },
+                message: String::new(),
+                ..ParsedCase::default()
+            });
+        }
+        let failing = parsed.cases.iter().any(|c| c.status != Status::Passed);
+        let scope = if run.subset.is_some() {
+            Scope::Affected
+        } else {
+            Scope::Full
+        };
+        self.journal.push(format!(
+            "tests {} → {} failing",
+            match run.subset {
+                Some(s) => format!("{s:?}"),
+                None => "all".into(),
+            },
+            parsed
+                .cases
+                .iter()
+                .filter(|c| c.status != Status::Passed)
+                .count()
+        ));
+        if self.interrupt_in_run == Some(self.test_runs) {
+            return Err(Error::Interrupted(format!(
+                "`{}` was stopped",
+                run.detected.command
+            )));
+        }
+        Ok(crate::testing::results::build(
+            parsed,
+            crate::testing::results::RunFacts {
+                command: run.detected.command.clone(),
+                framework: run.detected.framework,
+                scope,
+                exit_code: Some(i32::from(failing)),
+                timed_out_after: None,
+                signal: None,
+                duration_ms: 1_000,
+                output_tail: "",
+                output_log: None,
+                truncated: false,
+                started_at: Some(self.clock),
+                previous: run.previous,
+                notes: Vec::new(),
+            },
+        ))
+    }
+
+    fn invoke_agent(&mut self, inv: &Invocation) -> Result<CallRecord> {
+        self.tick();
+        let n = {
+            let c = self.calls.entry(inv.role.as_str()).or_insert(0);
+            *c += 1;
+            *c
+        };
+        let act = (self.agent)(inv.role, n, &self.work);
+        for (p, c) in &act.writes {
+            self.work.insert(p.clone(), c.clone());
+        }
+        self.journal.push(format!(
+            "agent {} {} #{n}{}",
+            inv.agent.name,
+            inv.role,
+            if act.writes.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " writes {}",
+                    act.writes
+                        .iter()
+                        .map(|(p, _)| p.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            }
+        ));
+        self.clock += chrono::Duration::seconds(2);
+        Ok(CallRecord {
+            agent: inv.agent.name.clone(),
+            role: inv.role,
+            started_at: self.clock,
+            exit_code: Some(act.exit_code),
+            timed_out: false,
+            interrupted: act.interrupted,
+            duration_ms: 2_000,
+            cost_usd: act.cost_usd,
+            turns: None,
+            result_text: act.text,
+            is_error: false,
+            error_kind: act.error,
+            error_message: act.error.map(|k| format!("{} (fake)", k.as_str())),
+            structured: false,
+            prompt_file: inv.files.prompt.display().to_string(),
+            output_file: inv.files.output.display().to_string(),
+        })
+    }
+
+    fn shell(&mut self, run: &ShellRun<'_>) -> Result<ProcessEnd> {
+        self.tick();
+        let (code, output, writes) = (self.shell)(run.command, &self.work);
+        for (p, c) in writes {
+            self.work.insert(p, c);
+        }
+        self.journal
+            .push(format!("shell `{}` → exit {code}", run.command));
+        let _ = output;
+        Ok(ProcessEnd {
+            exit_code: Some(code),
+            timed_out: false,
+            duration_ms: 500,
+            describe: format!("exit {code}"),
+            last_line: String::new(),
+        })
+    }
+
+    fn snapshot(&mut self) -> Result<Snapshot> {
+        let id = Self::tree_id(&self.work);
+        self.trees.insert(id.clone(), self.work.clone());
+        Ok(Snapshot {
+            tree: Some(id),
+            head: self.head(),
+        })
+    }
+
+    fn inspect(
+        &mut self,
+        before: &Snapshot,
+        versions_of: Option<fn(&str) -> bool>,
+    ) -> Result<Inspection> {
+        let old = before
+            .tree
+            .as_ref()
+            .and_then(|t| self.trees.get(t))
+            .cloned()
+            .unwrap_or_default();
+        let mut changes = Vec::new();
+        let paths: BTreeSet<&String> = old.keys().chain(self.work.keys()).collect();
+        let mut versions = Vec::new();
+        for p in paths {
+            let (a, b) = (old.get(p), self.work.get(p));
+            if a == b {
+                continue;
+            }
+            changes.push(Change {
+                path: p.clone(),
+                kind: match (a, b) {
+                    (None, _) => ChangeKind::Added,
+                    (_, None) => ChangeKind::Deleted,
+                    _ => ChangeKind::Modified,
+                },
+                old_path: None,
+            });
+            if versions_of.is_some_and(|f| f(p)) {
+                versions.push((
+                    p.clone(),
+                    FileVersions {
+                        before: a.map(|s| s.clone().into_bytes()),
+                        after: b.map(|s| s.clone().into_bytes()),
+                    },
+                ));
+            }
+        }
+        let commit_paths = crate::git::change_paths(&changes);
+        Ok(Inspection {
+            before: before.clone(),
+            head_after: self.head(),
+            diffstat: DiffStat {
+                files: changes.len(),
+                insertions: changes.len(),
+                deletions: changes.len(),
+            },
+            changes,
+            commit_paths,
+            versions,
+        })
+    }
+
+    fn changed_lines(&mut self, _since: &str, _path: &str) -> Result<Option<BTreeSet<u32>>> {
+        Ok(None)
+    }
+
+    fn commit(
+        &mut self,
+        paths: &[String],
+        _session_dir: Option<&str>,
+        message: &str,
+        trailers: &Trailers,
+    ) -> Result<Option<String>> {
+        self.tick();
+        if let Some(c) = self.commits.iter().find(|c| c.trailers == *trailers) {
+            return Ok(Some(c.id.clone()));
+        }
+        let parent = self
+            .commits
+            .last()
+            .map(|c| c.after.clone())
+            .unwrap_or_default();
+        let mut after = parent.clone();
+        for p in paths {
+            match self.work.get(p) {
+                Some(c) => {
+                    after.insert(p.clone(), c.clone());
+                }
+                None => {
+                    after.remove(p);
+                }
+            }
+        }
+        let id = format!("c{:03}0000000000", self.commits.len());
+        self.journal.push(format!(
+            "commit {}",
+            message.lines().next().unwrap_or_default()
+        ));
+        self.commits.push(FakeCommit {
+            id: id.clone(),
+            message: message.to_string(),
+            trailers: trailers.clone(),
+            before: parent,
+            after,
+        });
+        Ok(Some(id))
+    }
+
+    fn revert(
+        &mut self,
+        commit: &str,
+        _session_dir: Option<&str>,
+        message: &str,
+        trailers: &Trailers,
+    ) -> Result<Option<String>> {
+        self.tick();
+        if let Some(c) = self.commits.iter().find(|c| c.trailers == *trailers) {
+            return Ok(Some(c.id.clone()));
+        }
+        let Some(target) = self.commits.iter().find(|c| c.id == commit).cloned() else {
+            return Err(Error::Git(format!("no commit {commit}")));
+        };
+        let mut after = self
+            .commits
+            .last()
+            .map(|c| c.after.clone())
+            .unwrap_or_default();
+        for (p, c) in &target.after {
+            if target.before.get(p) != Some(c) {
+                match target.before.get(p) {
+                    Some(old) => {
+                        after.insert(p.clone(), old.clone());
+                        self.work.insert(p.clone(), old.clone());
+                    }
+                    None => {
+                        after.remove(p);
+                        self.work.remove(p);
+                    }
+                }
+            }
+        }
+        let id = format!("c{:03}0000000000", self.commits.len());
+        self.journal.push(format!("revert {commit}"));
+        self.commits.push(FakeCommit {
+            id: id.clone(),
+            message: message.to_string(),
+            trailers: trailers.clone(),
+            before: target.after,
+            after,
+        });
+        Ok(Some(id))
+    }
+
+    fn scan(&mut self, _tests: bool, _files: &[String]) -> Vec<Finding> {
+        Vec::new()
+    }
+
+    fn coverage(&mut self, _source: CoverageSource) -> Coverage {
+        crate::cycle::gates::unknown_coverage("no coverage report (fake)")
+    }
+
+    fn find_output(&mut self, pattern: &str, _since: SystemTime) -> Option<String> {
+        self.work
+            .keys()
+            .find(|p| crate::testing::run::glob_match(pattern, p))
+            .cloned()
+    }
+
+    fn read_head(&mut self, path: &Path, max: usize) -> String {
+        let text = String::from_utf8_lossy(self.files.get(path).map_or(&[][..], |b| b.as_slice()))
+            .into_owned();
+        text.chars().take(max).collect()
+    }
+
+    fn read_log(&mut self, path: &Path) -> String {
+        self.read_head(path, usize::MAX)
+    }
+
+    fn archive(&mut self, session_id: &str) -> Result<()> {
+        self.tick();
+        self.journal.push(format!("archive {session_id}"));
+        Ok(())
+    }
+
+    fn commit_step(&mut self, docs: Vec<Document>) -> Result<()> {
+        if docs.iter().any(|d| d.durability != Durability::View) {
+            self.step_commits += 1;
+        }
+        for d in docs {
+            self.files.insert(d.path, d.bytes);
+        }
+        Ok(())
+    }
+
+    fn write_view(&mut self, path: &Path, bytes: &[u8]) -> Result<()> {
+        self.files.insert(path.to_path_buf(), bytes.to_vec());
+        Ok(())
+    }
+}

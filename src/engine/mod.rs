@@ -1,0 +1,33 @@
+//! The one engine under both front ends (DESIGN.md §10.1).
+//!
+//! `wfx test-cycle-execute` ([`crate::cycle`]) and `wfx run`
+//! ([`crate::workflow`]) are two pure *machines* over typed state:
+//! [`Machine::next`] says what to do, [`Machine::observe`] folds in what
+//! happened. Only the [`driver`] performs effects, all through [`Ports`]
+//! (tests, agents, git, scans, shell, the session transaction), commits
+//! each step durably ([`txn`]) and sends one [`Event`] stream to three
+//! sinks (people, JSON Lines, the session's run log). Pause, block and
+//! completion are [`Ending`]s with their exit code, never errors; the pause
+//! policy and the cost cap are in [`policy`], the same for both machines.
+//!
+//! - [`step`]: `Step`, `Effect`, `Observation` and the requests.
+//! - [`ports`]: the `Ports` trait; [`real`]: the real one.
+//! - [`event`]: `Event` and the sinks; [`duration`]: the one formatter.
+
+pub mod driver;
+pub mod duration;
+pub mod event;
+pub mod policy;
+pub mod ports;
+pub mod real;
+pub mod step;
+pub mod txn;
+
+#[cfg(test)]
+pub mod fake;
+
+pub use driver::{DriverConfig, Machine, call_agent, run};
+pub use event::{Done, Event, FrontEnd, Sinks};
+pub use ports::Ports;
+pub use step::{Effect, Ending, Observation, Observed, PauseReason, Step};
+pub use txn::{Document, Durability, SessionTxn};

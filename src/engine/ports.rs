@@ -1,0 +1,133 @@
+//! [`Ports`]: every effect of a session goes through this interface. The
+//! real implementation ([`super::real::RealPorts`]) owns the session lock
+//! (and with it the process group of the running child), git and the
+//! session transaction; the test double (`super::fake`, tests only)
+//! scripts them, so the whole loop runs in-process.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::time::SystemTime;
+
+use super::step::{Inspection, ProcessEnd, Snapshot};
+use super::txn::Document;
+use crate::agents::{CallRecord, Invocation};
+use crate::artifacts::Timestamp;
+use crate::artifacts::task_record::{Coverage, CoverageSource, Finding};
+use crate::artifacts::test_results::TestResults;
+use crate::error::Result;
+use crate::git::Trailers;
+use crate::testing::{Detected, Progress};
+
+/// What the real world offers a session. Errors are the environment's
+/// (a full disk, git refusing); `Error::Interrupted` from a method that
+/// runs a child means Ctrl-C stopped it — the driver turns that into a
+/// pause, never an error.
+pub trait Ports {
+    /// The clock (fixed in tests).
+    fn now(&self) -> Timestamp;
+
+    /// Ctrl-C or SIGTERM was received.
+    fn interrupted(&self) -> bool;
+
+    /// Stop (exit 2) when the session directory was removed while wfx
+    /// ran: nothing of it is recreated.
+    fn check_session(&mut self) -> Result<()>;
+
+    /// Run a test command.
+    fn run_tests(
+        &mut self,
+        run: &TestRun<'_>,
+        progress: Option<Box<dyn FnMut(Progress) + Send>>,
+    ) -> Result<TestResults>;
+
+    /// One agent call.
+    fn invoke_agent(&mut self, inv: &Invocation) -> Result<CallRecord>;
+
+    /// A shell command (`sh -c`) in its own process group.
+    fn shell(&mut self, run: &ShellRun<'_>) -> Result<ProcessEnd>;
+
+    /// The work tree and `HEAD` now.
+    fn snapshot(&mut self) -> Result<Snapshot>;
+
+    /// What changed since `before`; the content before and after of the
+    /// changed paths `versions_of` selects.
+    fn inspect(
+        &mut self,
+        before: &Snapshot,
+        versions_of: Option<fn(&str) -> bool>,
+    ) -> Result<Inspection>;
+
+    /// Lines of `path` added or changed since the snapshot tree `since`
+    /// (`None`: the file did not exist then).
+    fn changed_lines(&mut self, since: &str, path: &str) -> Result<Option<BTreeSet<u32>>>;
+
+    /// A checkpoint commit (found instead of made when one with the same
+    /// trailers exists).
+    fn commit(
+        &mut self,
+        paths: &[String],
+        session_dir: Option<&str>,
+        message: &str,
+        trailers: &Trailers,
+    ) -> Result<Option<String>>;
+
+    /// Revert `commit`; `Err(Error::Git)` when git refuses.
+    fn revert(
+        &mut self,
+        commit: &str,
+        session_dir: Option<&str>,
+        message: &str,
+        trailers: &Trailers,
+    ) -> Result<Option<String>>;
+
+    /// The AI-issue scan (`tests: false`) or the test anti-pattern scan.
+    fn scan(&mut self, tests: bool, files: &[String]) -> Vec<Finding>;
+
+    /// The first coverage report under the root.
+    fn coverage(&mut self, source: CoverageSource) -> Coverage;
+
+    /// The newest file matching `pattern` written since `since`.
+    fn find_output(&mut self, pattern: &str, since: SystemTime) -> Option<String>;
+
+    /// At most `max` bytes from the start of a file, as text ("" if missing).
+    fn read_head(&mut self, path: &Path, max: usize) -> String;
+
+    /// A test log for an analysis: whole, or its head and tail.
+    fn read_log(&mut self, path: &Path) -> String;
+
+    /// Move the session to `archives/` and record it in the manifest
+    /// (idempotent). The session's files are then under the new directory.
+    fn archive(&mut self, session_id: &str) -> Result<()>;
+
+    /// The session transaction: write `docs` (only those that changed)
+    /// and make them durable together, the state document last — one
+    /// durable commit per step.
+    fn commit_step(&mut self, docs: Vec<Document>) -> Result<()>;
+
+    /// A file written before an effect that needs it (a command file):
+    /// atomic, not synced.
+    fn write_view(&mut self, path: &Path, bytes: &[u8]) -> Result<()>;
+}
+
+/// A test run as a port performs it.
+pub struct TestRun<'a> {
+    pub root: &'a Path,
+    pub detected: &'a Detected,
+    pub subset: Option<&'a [String]>,
+    pub log: &'a Path,
+    pub report_dir: &'a Path,
+    pub timeout: std::time::Duration,
+    pub env: &'a [(String, String)],
+    pub previous: Option<&'a TestResults>,
+}
+
+/// A shell command as a port runs it.
+pub struct ShellRun<'a> {
+    pub command: &'a str,
+    pub cwd: &'a Path,
+    /// The output is appended here (emptied first when `fresh_log`).
+    pub log: &'a Path,
+    pub fresh_log: bool,
+    pub env: &'a [(String, String)],
+    pub timeout: Option<std::time::Duration>,
+}

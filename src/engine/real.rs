@@ -1,0 +1,368 @@
+//! The real [`Ports`]: children through [`crate::process`] with their
+//! process group recorded in the session lock, tests through
+//! [`crate::testing`], agents through [`crate::agents::invoke`], git
+//! through [`Checkpoints`], scans through [`crate::scan`], and the session's
+//! files through its [`SessionTxn`].
+
+use std::collections::BTreeSet;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use super::driver::process_end;
+use super::ports::{Ports, ShellRun, TestRun};
+use super::step::{Inspection, ProcessEnd, Snapshot};
+use super::txn::{Document, SessionTxn};
+use crate::agents::{CallRecord, Invocation};
+use crate::artifacts::Timestamp;
+use crate::artifacts::task_record::{Coverage, CoverageSource, Finding};
+use crate::artifacts::test_results::TestResults;
+use crate::error::{Error, Result};
+use crate::git::{Checkpoints, Trailers};
+use crate::process::{self, Spec};
+use crate::session::Workspace;
+use crate::session::store::SessionLock;
+use crate::testing::{self, Progress, RunRequest};
+
+/// Bytes of a test log handed to an analysis, at most (head + tail).
+const LOG_HEAD: u64 = 256 * 1024;
+const LOG_TAIL: u64 = 4 * 1024 * 1024;
+
+/// The real ports of one session.
+pub struct RealPorts<'a> {
+    pub ws: &'a Workspace,
+    /// Where the code is: the project root, or the session's worktree.
+    pub root: PathBuf,
+    pub lock: SessionLock,
+    pub cp: Checkpoints,
+    pub txn: SessionTxn,
+}
+
+impl<'a> RealPorts<'a> {
+    pub fn new(
+        ws: &'a Workspace,
+        root: PathBuf,
+        lock: SessionLock,
+        cp: Checkpoints,
+        session_dir: PathBuf,
+    ) -> Self {
+        RealPorts {
+            ws,
+            root,
+            lock,
+            cp,
+            txn: SessionTxn::new(session_dir),
+        }
+    }
+}
+
+impl Ports for RealPorts<'_> {
+    fn now(&self) -> Timestamp {
+        chrono::Utc::now()
+    }
+
+    fn interrupted(&self) -> bool {
+        process::interrupted()
+    }
+
+    fn check_session(&mut self) -> Result<()> {
+        self.txn.check_present()
+    }
+
+    fn run_tests(
+        &mut self,
+        run: &TestRun<'_>,
+        progress: Option<Box<dyn FnMut(Progress) + Send>>,
+    ) -> Result<TestResults> {
+        self.lock.with_child(|on_spawn| {
+            let mut req = RunRequest::new(run.root, run.detected.clone(), run.report_dir, run.log);
+            req.subset = run.subset.map(<[String]>::to_vec);
+            req.timeout = Some(run.timeout);
+            req.env = run.env.to_vec();
+            req.previous = run.previous;
+            req.on_spawn = Some(on_spawn);
+            req.progress = progress;
+            testing::run_tests(req)
+        })?
+    }
+
+    fn invoke_agent(&mut self, inv: &Invocation) -> Result<CallRecord> {
+        self.lock
+            .with_child(|on_spawn| crate::agents::invoke(inv, on_spawn))?
+    }
+
+    fn shell(&mut self, run: &ShellRun<'_>) -> Result<ProcessEnd> {
+        if run.fresh_log {
+            match std::fs::remove_file(run.log) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(Error::io(run.log, e)),
+            }
+        }
+        let mut spec = Spec::shell(run.command, run.cwd).log(run.log);
+        for (k, v) in run.env {
+            spec = spec.env(k.clone(), v.clone());
+        }
+        if let Some(t) = run.timeout {
+            spec = spec.timeout(t);
+        }
+        let outcome = self
+            .lock
+            .with_child(|on_spawn| process::run(spec, on_spawn))??;
+        if outcome.interrupted {
+            return Err(Error::Interrupted(format!(
+                "running `{}`",
+                short(run.command)
+            )));
+        }
+        Ok(process_end(&outcome))
+    }
+
+    fn snapshot(&mut self) -> Result<Snapshot> {
+        Ok(Snapshot {
+            tree: self.cp.snapshot()?,
+            head: self.cp.head()?,
+        })
+    }
+
+    fn inspect(
+        &mut self,
+        before: &Snapshot,
+        versions_of: Option<fn(&str) -> bool>,
+    ) -> Result<Inspection> {
+        let head_after = self.cp.head()?;
+        let Some(tree) = &before.tree else {
+            return Ok(Inspection {
+                before: before.clone(),
+                head_after,
+                ..Inspection::default()
+            });
+        };
+        let changes = self.cp.changed_since(tree)?;
+        let commit_paths = self.cp.commit_paths(&changes)?;
+        let diffstat = self.cp.diffstat(tree)?;
+        let mut versions = Vec::new();
+        if let Some(select) = versions_of {
+            for path in crate::git::change_paths(&changes) {
+                if select(&path) {
+                    let v = self.cp.file_versions(tree, &path)?;
+                    versions.push((path, v));
+                }
+            }
+        }
+        Ok(Inspection {
+            before: before.clone(),
+            head_after,
+            changes,
+            commit_paths,
+            diffstat,
+            versions,
+        })
+    }
+
+    fn changed_lines(&mut self, since: &str, path: &str) -> Result<Option<BTreeSet<u32>>> {
+        let v = self.cp.file_versions(since, path)?;
+        Ok(v.before.as_ref().map(|before| {
+            crate::cycle::gates::changed_lines(
+                &String::from_utf8_lossy(before),
+                &String::from_utf8_lossy(v.after.as_deref().unwrap_or_default()),
+            )
+        }))
+    }
+
+    fn commit(
+        &mut self,
+        paths: &[String],
+        session_dir: Option<&str>,
+        message: &str,
+        trailers: &Trailers,
+    ) -> Result<Option<String>> {
+        let outcome = self
+            .cp
+            .commit_checkpoint(paths, session_dir, message, trailers)?;
+        Ok(outcome.id().map(str::to_string))
+    }
+
+    fn revert(
+        &mut self,
+        commit: &str,
+        session_dir: Option<&str>,
+        message: &str,
+        trailers: &Trailers,
+    ) -> Result<Option<String>> {
+        let outcome = self.cp.revert(commit, session_dir, message, trailers)?;
+        Ok(outcome.id().map(str::to_string))
+    }
+
+    fn scan(&mut self, tests: bool, files: &[String]) -> Vec<Finding> {
+        if tests {
+            crate::scan::antipatterns::scan_test_files(&self.root, files)
+        } else {
+            crate::scan::ai_issues::scan_files(&self.root, files)
+        }
+    }
+
+    fn coverage(&mut self, source: CoverageSource) -> Coverage {
+        crate::cycle::gates::read_coverage(&self.root, source)
+    }
+
+    fn find_output(&mut self, pattern: &str, since: SystemTime) -> Option<String> {
+        find_output_file(&self.root, pattern, since)
+    }
+
+    fn read_head(&mut self, path: &Path, max: usize) -> String {
+        read_head(path, max)
+    }
+
+    fn read_log(&mut self, path: &Path) -> String {
+        let Ok(mut f) = std::fs::File::open(path) else {
+            return String::new();
+        };
+        let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+        let mut bytes = Vec::new();
+        if len <= LOG_HEAD + LOG_TAIL {
+            let _ = f.read_to_end(&mut bytes);
+            return String::from_utf8_lossy(&bytes).into_owned();
+        }
+        let mut head = vec![0u8; LOG_HEAD as usize];
+        let _ = f.read_exact(&mut head);
+        let _ = f.seek(SeekFrom::Start(len - LOG_TAIL));
+        let _ = f.read_to_end(&mut bytes);
+        format!(
+            "{}\n[… {} bytes omitted; see {} …]\n{}",
+            String::from_utf8_lossy(&head),
+            len - LOG_HEAD - LOG_TAIL,
+            self.ws.rel(path),
+            String::from_utf8_lossy(&bytes)
+        )
+    }
+
+    fn archive(&mut self, session_id: &str) -> Result<()> {
+        // Everything the steps wrote is durable before the move.
+        self.txn.flush();
+        self.ws.archive(session_id)?;
+        self.txn.moved_to(self.ws.archived(session_id).dir);
+        Ok(())
+    }
+
+    fn commit_step(&mut self, docs: Vec<Document>) -> Result<()> {
+        self.txn.commit(docs)
+    }
+
+    fn write_view(&mut self, path: &Path, bytes: &[u8]) -> Result<()> {
+        self.txn.write_view(path, bytes)
+    }
+}
+
+/// The first line of a command, cut to 80 characters, for messages.
+pub fn short(command: &str) -> String {
+    let first = command.lines().next().unwrap_or("");
+    let mut s: String = first.chars().take(80).collect();
+    if s.len() < command.len() {
+        s.push('…');
+    }
+    s
+}
+
+/// At most `max` bytes from the start of `path` as text ("" when missing).
+pub fn read_head(path: &Path, max: usize) -> String {
+    let Ok(f) = std::fs::File::open(path) else {
+        return String::new();
+    };
+    let mut buf = Vec::new();
+    let _ = f.take(max as u64).read_to_end(&mut buf);
+    String::from_utf8_lossy(&buf).into_owned()
+}
+
+/// The newest file matching `pattern` that was written since `since`
+/// (relative path). A pattern without `/` matches file names anywhere in
+/// the project; with `/` it matches the relative path (`**`, `*`, `?`).
+/// `.git`, `.workflow`, `node_modules` and `target` are not searched.
+pub fn find_output_file(root: &Path, pattern: &str, since: SystemTime) -> Option<String> {
+    let since = since.checked_sub(Duration::from_secs(2)).unwrap_or(since);
+    let by_name = !pattern.contains('/');
+    let mut best: Option<(SystemTime, String)> = None;
+    let walker = walkdir::WalkDir::new(root)
+        .max_depth(32)
+        .into_iter()
+        .filter_entry(|e| {
+            e.depth() == 0
+                || !matches!(
+                    e.file_name().to_str(),
+                    Some(".git" | ".workflow" | "node_modules" | "target")
+                )
+        });
+    for entry in walker.filter_map(|e| e.ok()) {
+        if !entry.file_type().is_file() {
+            continue;
+        }
+        let rel: PathBuf = entry.path().strip_prefix(root).ok()?.to_path_buf();
+        let rel = rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/");
+        let subject = if by_name {
+            entry.file_name().to_string_lossy().into_owned()
+        } else {
+            rel.clone()
+        };
+        if !testing::run::glob_match(pattern, &subject) {
+            continue;
+        }
+        let Some(modified) = entry.metadata().ok().and_then(|m| m.modified().ok()) else {
+            continue;
+        };
+        if modified < since {
+            continue;
+        }
+        if best
+            .as_ref()
+            .is_none_or(|(t, p)| modified > *t || (modified == *t && rel > *p))
+        {
+            best = Some((modified, rel));
+        }
+    }
+    best.map(|(_, p)| p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_files_by_name_or_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let old = SystemTime::now() - Duration::from_secs(3600);
+        std::fs::create_dir_all(root.join("specs/temp")).unwrap();
+        std::fs::create_dir_all(root.join("node_modules")).unwrap();
+        std::fs::write(root.join("specs/temp/01-coverage-improvements.md"), "x").unwrap();
+        std::fs::write(root.join("node_modules/9-coverage-improvements.md"), "x").unwrap();
+        let since = SystemTime::now() - Duration::from_secs(60);
+        assert_eq!(
+            find_output_file(root, "*-coverage-improvements.md", since).as_deref(),
+            Some("specs/temp/01-coverage-improvements.md")
+        );
+        assert_eq!(
+            find_output_file(root, "specs/**/*.md", since).as_deref(),
+            Some("specs/temp/01-coverage-improvements.md")
+        );
+        assert_eq!(
+            find_output_file(root, "*.md", SystemTime::now() + Duration::from_secs(60)),
+            None
+        );
+        assert_eq!(find_output_file(root, "*.txt", old), None);
+    }
+
+    #[test]
+    fn heads_and_short_commands() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.log");
+        std::fs::write(&p, "0123456789").unwrap();
+        assert_eq!(read_head(&p, 4), "0123");
+        assert_eq!(read_head(&dir.path().join("none"), 4), "");
+        assert_eq!(short("make\nmore"), "make…");
+        assert_eq!(short("make"), "make");
+    }
+}

@@ -1,0 +1,459 @@
+//! What a machine asks for ([`Step`], [`Effect`]) and what the driver tells
+//! it back ([`Observation`]). Plain data: a machine builds effects from its
+//! state and folds observations into it; only the driver performs effects.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::agents::{AnalysisOutcome, CallFiles, CallRecord, ResolvedAgent, Role, Vars};
+use crate::artifacts::Timestamp;
+use crate::artifacts::fix_history::FixHistory;
+use crate::artifacts::iteration_state::Strategy;
+use crate::artifacts::task::FixStrategy;
+use crate::artifacts::task_record::{Coverage, Finding};
+use crate::artifacts::test_results::TestResults;
+use crate::error::Exit;
+use crate::git::{Change, DiffStat, FileVersions, Trailers};
+use crate::render::Renderer;
+use crate::session::SessionPaths;
+use crate::testing::Detected;
+
+/// What a machine wants next.
+#[derive(Debug)]
+pub enum Step {
+    /// Perform this effect and report what happened.
+    Do(Effect),
+    /// Nothing more to do in this run: how it ends.
+    End(Ending),
+}
+
+/// One effect the driver performs for a machine.
+#[derive(Debug)]
+pub enum Effect {
+    /// Run the tests (whole or a subset), re-running new failures once.
+    RunTests(TestRequest),
+    /// One agent call (fix, test generation, a `claude:` step or debug).
+    Agent(AgentRequest),
+    /// The analysis chain, then the built-in analyzer.
+    Analyze(AnalysisRequest),
+    /// Record the work tree and `HEAD` (before a change someone may make).
+    Snapshot,
+    /// What changed since a snapshot, with the content before and after of
+    /// the changed paths `versions_of` selects.
+    Inspect(Snapshot, Option<fn(&str) -> bool>),
+    /// A checkpoint commit (idempotent by its trailers).
+    Commit(CommitRequest),
+    /// Revert a commit (idempotent by its trailers).
+    Revert(RevertRequest),
+    /// A shell command (a `shell:` step, a debug command).
+    Shell(ShellRequest),
+    /// IMPL-001.3's checks: L0 commands and the AI-issue scan.
+    Validate(ValidateRequest),
+    /// IMPL-001.5's checks: coverage and the test anti-pattern scan.
+    Review(ReviewRequest),
+    /// Move the session to `archives/` and make the final commit.
+    Archive(ArchiveRequest),
+    /// Stop for a person (no I/O; the machine records it on observing).
+    Pause(PauseReason),
+    /// Stop for good (no I/O).
+    Block(String),
+    /// No I/O: a step of the machine's own bookkeeping (a task skipped, a
+    /// decision recorded), committed like any other.
+    Update,
+}
+
+impl Effect {
+    /// A short name for logs and the transition table.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Effect::RunTests(_) => "run_tests",
+            Effect::Agent(_) => "agent",
+            Effect::Analyze(_) => "analyze",
+            Effect::Snapshot => "snapshot",
+            Effect::Inspect(..) => "inspect",
+            Effect::Commit(_) => "commit",
+            Effect::Revert(_) => "revert",
+            Effect::Shell(_) => "shell",
+            Effect::Validate(_) => "validate",
+            Effect::Review(_) => "review",
+            Effect::Archive(_) => "archive",
+            Effect::Pause(_) => "pause",
+            Effect::Block(_) => "block",
+            Effect::Update => "update",
+        }
+    }
+}
+
+/// A test run.
+#[derive(Debug, Clone)]
+pub struct TestRequest {
+    /// Where the tests run (the project or its worktree).
+    pub root: PathBuf,
+    pub detected: Detected,
+    /// Only these ids (the runner's filter); `None` = the whole suite.
+    pub subset: Option<Vec<String>>,
+    /// The run's full output (replaced).
+    pub log: PathBuf,
+    /// How the log is named in the results (project-relative).
+    pub log_shown: String,
+    /// Where the runner's structured report goes (emptied first).
+    pub report_dir: PathBuf,
+    pub timeout: Duration,
+    pub env: Vec<(String, String)>,
+    /// The last results, for criticality ("passed before, fails now").
+    pub previous: Option<Arc<TestResults>>,
+    /// Shown on a terminal while the tests run.
+    pub spinner: String,
+    /// Re-run the failures that are new against these once; those that
+    /// pass are flaky (DESIGN.md §5.3).
+    pub flaky: Option<FlakyCheck>,
+}
+
+/// The flaky re-run of a test run: the one policy for both machines.
+#[derive(Debug, Clone)]
+pub struct FlakyCheck {
+    /// Failing before the run: not new.
+    pub known_failing: BTreeSet<String>,
+    /// The re-run's log.
+    pub log: PathBuf,
+}
+
+/// A test run as observed.
+#[derive(Debug, Clone)]
+pub struct TestsRun {
+    pub results: TestResults,
+    /// Tests marked flaky by the re-run.
+    pub flaky: Vec<String>,
+    /// The first [`crate::agents::vars::INLINE_OUTPUT_MAX`] + 1 bytes of the log
+    /// (for `${test.output}` and `${<id>.output}`).
+    pub output_head: String,
+}
+
+/// Text for an agent or a shell, with `${…}` variables resolved by the
+/// driver: `${test.output}` needs the log of the run before, which only the
+/// driver reads.
+#[derive(Debug, Clone)]
+pub struct Text {
+    /// The text, or a template when `mode` is set.
+    pub text: String,
+    pub vars: Vars,
+    /// Interpolate `text` in this mode (none: use it as it is).
+    pub mode: Option<crate::agents::Mode>,
+    /// `${test.output}` / `${test.output_file}`: the log and its
+    /// project-relative name.
+    pub test_output: Option<(PathBuf, String)>,
+    /// Named in an unknown-variable error.
+    pub label: String,
+}
+
+impl Text {
+    /// Plain text, no variables to resolve.
+    pub fn plain(text: impl Into<String>, vars: Vars) -> Text {
+        Text {
+            text: text.into(),
+            vars,
+            mode: None,
+            test_output: None,
+            label: String::new(),
+        }
+    }
+}
+
+/// One agent call.
+#[derive(Debug, Clone)]
+pub struct AgentRequest {
+    pub agent: ResolvedAgent,
+    pub role: Role,
+    /// The prompt (and the variables of a custom command).
+    pub prompt: Text,
+    pub files: CallFiles,
+    pub cwd: PathBuf,
+    pub env: Vec<(String, String)>,
+    pub spinner: String,
+    /// What the agent is doing, for a pause message (`fixing iteration 2`).
+    pub doing: String,
+    /// Inspect the work tree after the call against this (what the call
+    /// changed); `Before::Now` takes the snapshot just before the call.
+    pub inspect: Option<Before>,
+    /// Also report these paths' content before and after (the test guard).
+    pub versions_of: Option<fn(&str) -> bool>,
+    /// Files the call is expected to write: `(name, pattern)` (see
+    /// [`ShellRequest::outputs`]).
+    pub outputs: Vec<(String, String)>,
+}
+
+/// The starting point of an inspection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Before {
+    /// Taken by the driver right before the call (not persisted).
+    Now,
+    /// Taken in an earlier, persisted step.
+    Recorded(Snapshot),
+}
+
+/// The work tree and `HEAD` at one moment; both `None` outside git.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Snapshot {
+    pub tree: Option<String>,
+    pub head: Option<String>,
+}
+
+/// What changed since a snapshot.
+#[derive(Debug, Clone, Default)]
+pub struct Inspection {
+    pub before: Snapshot,
+    pub head_after: Option<String>,
+    pub changes: Vec<Change>,
+    /// The changed paths a checkpoint commits (minus the user's untracked files).
+    pub commit_paths: Vec<String>,
+    pub diffstat: DiffStat,
+    /// Before/after content of the changed paths the request asked for.
+    pub versions: Vec<(String, FileVersions)>,
+}
+
+impl Inspection {
+    /// Every changed path (both sides of renames), sorted.
+    pub fn files_changed(&self) -> Vec<String> {
+        crate::git::change_paths(&self.changes)
+    }
+
+    /// `HEAD` moved during the call (a commit, a reset).
+    pub fn head_moved(&self) -> bool {
+        self.before.head != self.head_after
+    }
+}
+
+/// An agent call as observed.
+#[derive(Debug, Clone)]
+pub struct AgentCallDone {
+    pub call: CallRecord,
+    pub inspection: Option<Inspection>,
+    /// `(name, found path)` for each requested output.
+    pub outputs: Vec<(String, Option<String>)>,
+}
+
+/// The analysis chain for one iteration.
+#[derive(Debug, Clone)]
+pub struct AnalysisRequest {
+    pub chain: Vec<ResolvedAgent>,
+    pub root: PathBuf,
+    pub paths: SessionPaths,
+    pub iteration: u32,
+    pub max_iterations: u32,
+    pub strategy: Strategy,
+    pub results: Arc<TestResults>,
+    /// The log the analysis reads (head and tail).
+    pub log: PathBuf,
+    /// The log as the agents are told (relative to their directory).
+    pub log_shown: String,
+    pub stuck_tests: Vec<String>,
+    pub history: FixHistory,
+    pub previous_strategies: Vec<FixStrategy>,
+    pub vars: Vars,
+    pub renderer: Arc<Renderer>,
+    pub spinner: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct CommitRequest {
+    pub paths: Vec<String>,
+    /// The session directory committed with it (project-relative).
+    pub session_dir: Option<String>,
+    pub message: String,
+    pub trailers: Trailers,
+}
+
+#[derive(Debug, Clone)]
+pub struct RevertRequest {
+    pub commit: String,
+    pub session_dir: Option<String>,
+    pub message: String,
+    pub trailers: Trailers,
+}
+
+/// A shell command in a process group of its own.
+#[derive(Debug, Clone)]
+pub struct ShellRequest {
+    pub command: Text,
+    pub cwd: PathBuf,
+    /// Its output (replaced).
+    pub log: PathBuf,
+    /// Where the command as run is written first (a view).
+    pub command_file: Option<PathBuf>,
+    pub env: Vec<(String, String)>,
+    pub timeout: Option<Duration>,
+    pub spinner: String,
+    pub inspect: Option<Before>,
+    /// Files the command is expected to write: `(name, pattern)`, the
+    /// newest match written since the command started.
+    pub outputs: Vec<(String, String)>,
+}
+
+/// A child process as observed (what the machines need of it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProcessEnd {
+    pub exit_code: Option<i32>,
+    pub timed_out: bool,
+    pub duration_ms: u64,
+    /// `exit 1`, `timed out`, `killed by signal 9`.
+    pub describe: String,
+    /// The last non-empty line of output.
+    pub last_line: String,
+}
+
+impl ProcessEnd {
+    pub fn success(&self) -> bool {
+        self.exit_code == Some(0) && !self.timed_out
+    }
+}
+
+/// A shell command as observed.
+#[derive(Debug, Clone)]
+pub struct ShellDone {
+    /// The command as run (variables resolved).
+    pub command: String,
+    pub end: ProcessEnd,
+    /// The first bytes of its output (see [`TestsRun::output_head`]).
+    pub output_head: String,
+    pub inspection: Option<Inspection>,
+    /// `(name, found path)` for each requested output.
+    pub outputs: Vec<(String, Option<String>)>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ValidateRequest {
+    pub root: PathBuf,
+    /// `(step name, command)` of the L0 checks.
+    pub commands: Vec<(String, String)>,
+    pub log: PathBuf,
+    pub timeout: Duration,
+    /// Files to check (those that no longer exist are left out; when none
+    /// is left, nothing runs).
+    pub files: Vec<String>,
+    /// The snapshot before IMPL-001: lines changed since then gate.
+    pub since: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Validated {
+    /// The files that exist and were checked (none: nothing was run).
+    pub checked: Vec<String>,
+    /// `(step, command, how it ended)` of each L0 command.
+    pub commands: Vec<(String, String, ProcessEnd)>,
+    pub scanned: Vec<Finding>,
+    /// Per scanned file: the lines added or changed since `since` (`None`:
+    /// the file is new, every line counts).
+    pub changed_lines: BTreeMap<String, Option<BTreeSet<u32>>>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ReviewRequest {
+    pub root: PathBuf,
+    pub coverage_command: Option<String>,
+    pub log: PathBuf,
+    pub timeout: Duration,
+    pub spinner: String,
+    /// Test files for the anti-pattern scan (those that exist).
+    pub test_files: Vec<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Reviewed {
+    /// The test files that exist and were scanned.
+    pub scanned: Vec<String>,
+    pub command: Option<ProcessEnd>,
+    pub coverage: Coverage,
+    pub findings: Vec<Finding>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ArchiveRequest {
+    pub session_id: String,
+    /// The final commit: the old directory, the manifest, the new one.
+    pub commit: Option<CommitRequest>,
+}
+
+/// Why a run stops for a person. One policy for both machines
+/// ([`super::policy`]); the same exit code (3) and `paused` event.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum PauseReason {
+    /// Ctrl-C or SIGTERM; `during` says what was running.
+    Interrupted { during: String },
+    /// The agent cannot be reached: not installed, rate limited, a server
+    /// or connection error.
+    AgentUnavailable {
+        agent: String,
+        /// `unavailable`, `rate_limit`, `server_error`, `connection_error`.
+        error: String,
+        message: String,
+    },
+    /// Manual mode: a person makes the fix (or fixes a gate's findings).
+    ManualFix {
+        /// Nothing changed since the last pause.
+        unchanged: bool,
+    },
+}
+
+impl PauseReason {
+    /// The reason as people read it.
+    pub fn text(&self) -> String {
+        match self {
+            PauseReason::Interrupted { during } if during.is_empty() => "interrupted".into(),
+            PauseReason::Interrupted { during } => format!("interrupted while {during}"),
+            PauseReason::AgentUnavailable {
+                agent,
+                error,
+                message,
+            } => format!("{agent} is unavailable ({error}: {message})"),
+            PauseReason::ManualFix { .. } => "waiting for a manual fix".into(),
+        }
+    }
+}
+
+/// What the driver tells a machine.
+#[derive(Debug)]
+pub struct Observation {
+    pub at: Timestamp,
+    pub what: Observed,
+}
+
+#[derive(Debug)]
+pub enum Observed {
+    /// The run begins (`resumed`: the state was loaded from disk).
+    Start {
+        resumed: bool,
+    },
+    Tests(Box<TestsRun>),
+    Agent(Box<AgentCallDone>),
+    Analyzed(Box<AnalysisOutcome>),
+    Snapshot(Snapshot),
+    Inspected(Inspection),
+    /// The commit made or found (`None`: nothing to commit, or no git).
+    Committed(Option<String>),
+    /// The revert made or found, or why git refused it.
+    Reverted(Result<Option<String>, String>),
+    Shell(Box<ShellDone>),
+    Validated(Box<Validated>),
+    Reviewed(Box<Reviewed>),
+    Archived {
+        commit: Option<String>,
+    },
+    Paused(PauseReason),
+    Blocked(String),
+    /// After [`Effect::Update`].
+    Updated,
+}
+
+/// How a run ended: the exit code, lines for people (stdout) and the
+/// fields of the final `done` event.
+#[derive(Debug, Clone)]
+pub struct Ending {
+    pub exit: Exit,
+    pub lines: Vec<String>,
+    pub done: super::event::Done,
+}

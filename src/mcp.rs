@@ -1,0 +1,340 @@
+//! `wfx mcp`: wfx's read-and-test tools for an agent, as a Model Context
+//! Protocol server over stdio (the official Rust SDK, `rmcp`).
+//!
+//! Four tools, each answering with one JSON document (as structured
+//! content and as text):
+//! - `run_tests`: run the project's tests once, like `wfx test --json`
+//!   (the wfx binary is run as a child, so its output never mixes with the
+//!   protocol on stdout), and return the parsed results;
+//! - `session_status`: `wfx status --json` of a session;
+//! - `next_action`: where the session stands and the exact command to
+//!   continue;
+//! - `latest_failures`: the failing tests of the latest run and the latest
+//!   analysis (`.process/iteration-<N>-analysis.md`).
+//!
+//! Without a `session` argument the tools take the session `wfx status`
+//! takes (the one active wfx session, else the most recently updated).
+//! Nothing here writes a session: changing one stays with the CLI.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rmcp::ServerHandler;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData,
+    Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    Tool,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use serde_json::{Value, json};
+
+use crate::session::Workspace;
+
+/// The names of the tools, in the order `tools/list` gives them.
+pub const TOOLS: [&str; 4] = [
+    "run_tests",
+    "session_status",
+    "next_action",
+    "latest_failures",
+];
+
+/// Bytes of an analysis file returned at most.
+const MAX_ANALYSIS: usize = 64 * 1024;
+
+#[derive(Clone)]
+pub struct WfxServer {
+    root: PathBuf,
+    /// The wfx binary run for `run_tests`.
+    exe: PathBuf,
+}
+
+fn schema(v: Value) -> Arc<serde_json::Map<String, Value>> {
+    match v {
+        Value::Object(m) => Arc::new(m),
+        _ => unreachable!("tool schemas are objects"),
+    }
+}
+
+fn session_arg() -> Value {
+    json!({
+        "type": "string",
+        "description": "Session id (WFS-…). Default: the one active wfx session, else the most recently updated one."
+    })
+}
+
+fn tools() -> Vec<Tool> {
+    vec![
+        Tool::new(
+            "run_tests",
+            "Run the project's tests once (the command wfx detects or .workflow/wfx.json names) and return the parsed results: counts, pass_rate, and each failure with its test id, file, line and error. Needs no session.",
+            schema(json!({
+                "type": "object",
+                "properties": {
+                    "only_failed": {"type": "boolean", "description": "Re-run only the failures of the previous run_tests / `wfx test`."},
+                    "args": {"type": "array", "items": {"type": "string"}, "description": "Extra arguments for the test command."}
+                }
+            })),
+        ),
+        Tool::new(
+            "session_status",
+            "A wfx session's status, as `wfx status --json` prints it: phases, tasks, each test run's pass rate and strategy, stuck tests, cost, outcome and the next command.",
+            schema(json!({"type": "object", "properties": {"session": session_arg()}})),
+        ),
+        Tool::new(
+            "next_action",
+            "What a wfx session does next and the exact command that continues it (with why), plus its outcome so far.",
+            schema(json!({"type": "object", "properties": {"session": session_arg()}})),
+        ),
+        Tool::new(
+            "latest_failures",
+            "The failing tests of a wfx session's latest test run (test id, file, line, error, message) and the latest failure analysis. Without any session: the failures of the last run_tests / `wfx test`.",
+            schema(json!({"type": "object", "properties": {"session": session_arg()}})),
+        ),
+    ]
+}
+
+/// A tool's failure the agent should read (not a protocol error).
+fn tool_error(message: impl Into<String>) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(message.into())])
+}
+
+fn arg_str<'a>(
+    args: &'a serde_json::Map<String, Value>,
+    key: &str,
+) -> Result<Option<&'a str>, String> {
+    match args.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.as_str())),
+        Some(other) => Err(format!("`{key}` must be a string, got {other}")),
+    }
+}
+
+impl WfxServer {
+    pub fn new(root: PathBuf, exe: PathBuf) -> Self {
+        WfxServer { root, exe }
+    }
+
+    fn ws(&self) -> Workspace {
+        Workspace::new(self.root.clone())
+    }
+
+    /// Run one tool; blocking (file reads, a child process).
+    pub fn call(&self, name: &str, args: &serde_json::Map<String, Value>) -> CallToolResult {
+        let result = match name {
+            "run_tests" => self.run_tests(args),
+            "session_status" => arg_str(args, "session").and_then(|s| {
+                crate::commands::status_document(&self.ws(), s).map_err(|e| e.to_string())
+            }),
+            "next_action" => arg_str(args, "session").and_then(|s| self.next_action(s)),
+            "latest_failures" => arg_str(args, "session").and_then(|s| self.latest_failures(s)),
+            other => Err(format!(
+                "no tool named `{other}` (tools: {})",
+                TOOLS.join(", ")
+            )),
+        };
+        match result {
+            Ok(v) => CallToolResult::structured(v),
+            Err(message) => tool_error(message),
+        }
+    }
+
+    fn run_tests(&self, args: &serde_json::Map<String, Value>) -> Result<Value, String> {
+        let mut cmd = std::process::Command::new(&self.exe);
+        cmd.arg("-C")
+            .arg(&self.root)
+            .args(["--json", "--no-progress", "test"])
+            .stdin(std::process::Stdio::null());
+        if args.get("only_failed").and_then(Value::as_bool) == Some(true) {
+            cmd.arg("--only-failed");
+        }
+        match args.get("args") {
+            None | Some(Value::Null) => {}
+            Some(Value::Array(extra)) => {
+                let extra: Vec<&str> = extra
+                    .iter()
+                    .map(|v| v.as_str().ok_or("`args` must be an array of strings"))
+                    .collect::<Result<_, _>>()?;
+                if !extra.is_empty() {
+                    cmd.arg("--").args(extra);
+                }
+            }
+            Some(_) => return Err("`args` must be an array of strings".into()),
+        }
+        let out = cmd
+            .output()
+            .map_err(|e| format!("could not run {}: {e}", self.exe.display()))?;
+        let doc: Value = serde_json::from_slice(&out.stdout).map_err(|_| {
+            format!(
+                "`wfx test` printed no JSON (exit {}): {}",
+                out.status.code().unwrap_or(-1),
+                String::from_utf8_lossy(&out.stderr).trim()
+            )
+        })?;
+        if let Some(err) = doc.get("error") {
+            return Err(err["message"]
+                .as_str()
+                .unwrap_or("wfx test failed")
+                .to_string());
+        }
+        Ok(json!({
+            "exit_code": out.status.code(),
+            "results": doc,
+        }))
+    }
+
+    fn next_action(&self, session: Option<&str>) -> Result<Value, String> {
+        let doc =
+            crate::commands::status_document(&self.ws(), session).map_err(|e| e.to_string())?;
+        Ok(json!({
+            "session_id": doc["session_id"],
+            "status": doc["status"],
+            "location": doc["location"],
+            "outcome": doc["outcome"],
+            "next_action": doc["next_action"],
+            "next_command": doc["next_command"],
+            "next_step": doc["next_step"],
+        }))
+    }
+
+    fn latest_failures(&self, session: Option<&str>) -> Result<Value, String> {
+        let ws = self.ws();
+        let picked = match ws.pick_for_view(session) {
+            Ok(s) => Some(s),
+            // No session at all: the last `wfx test` run, if any.
+            Err(_) if session.is_none() => None,
+            Err(e) => return Err(e.to_string()),
+        };
+        let Some(sref) = picked else {
+            let path = ws.cache_dir().join("test-results.json");
+            let results: crate::artifacts::TestResults =
+                crate::session::store::read_json_opt(&path, &ws.rel(&path))
+                    .map_err(|e| e.to_string())?
+                    .ok_or("no wfx session and no `wfx test` run yet: call run_tests first")?;
+            return Ok(json!({
+                "session_id": null,
+                "results_file": ws.rel(&path),
+                "pass_rate": results.pass_rate,
+                "failures": results.failures,
+                "analysis": null,
+            }));
+        };
+        let data = crate::report::load(&ws, &sref).map_err(|e| e.to_string())?;
+        let analysis = latest_analysis(&sref.paths.process_dir())
+            .map(|(n, path, text)| json!({"iteration": n, "file": ws.rel(&path), "text": text}));
+        Ok(json!({
+            "session_id": sref.id(),
+            "results_file": ws.rel(&sref.paths.test_results()),
+            "pass_rate": data.results.as_ref().map(|r| r.pass_rate),
+            "failures": data.results.as_ref().map(|r| &r.failures),
+            "analysis": analysis,
+        }))
+    }
+}
+
+/// The analysis of the highest iteration that has one, bounded.
+fn latest_analysis(process_dir: &Path) -> Option<(u32, PathBuf, String)> {
+    let latest = std::fs::read_dir(process_dir)
+        .ok()?
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let n = name
+                .strip_prefix("iteration-")?
+                .strip_suffix("-analysis.md")?
+                .parse::<u32>()
+                .ok()?;
+            Some((n, e.path()))
+        })
+        .max_by_key(|(n, _)| *n)?;
+    let bytes = std::fs::read(&latest.1).ok()?;
+    let mut text = String::from_utf8_lossy(&bytes[..bytes.len().min(MAX_ANALYSIS)]).into_owned();
+    if bytes.len() > MAX_ANALYSIS {
+        text.push_str("\n… (cut; read the file for the rest)");
+    }
+    Some((latest.0, latest.1, text))
+}
+
+impl ServerHandler for WfxServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("wfx", crate::VERSION))
+            .with_instructions(
+                "wfx runs a project's test-fix workflow. run_tests runs the tests once; \
+                 session_status, next_action and latest_failures read a wfx session. \
+                 To change a session, run the command next_action names.",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(tools()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let server = self.clone();
+        let name = request.name.to_string();
+        let args = request.arguments.unwrap_or_default();
+        let result = tokio::task::spawn_blocking(move || server.call(&name, &args))
+            .await
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        Ok(result.into())
+    }
+}
+
+/// Serve on stdin/stdout until the client closes the connection.
+pub fn serve_stdio(root: PathBuf) -> crate::Result<()> {
+    let exe = std::env::current_exe().map_err(|e| crate::Error::io("wfx", e))?;
+    let server = WfxServer::new(root, exe);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| crate::Error::Internal(format!("tokio runtime: {e}")))?;
+    rt.block_on(async move {
+        use rmcp::ServiceExt;
+        let running = server
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|e| crate::Error::Internal(format!("MCP initialize: {e}")))?;
+        running
+            .waiting()
+            .await
+            .map_err(|e| crate::Error::Internal(format!("MCP server: {e}")))?;
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_tool_is_listed_with_an_object_schema() {
+        let names: Vec<String> = tools().iter().map(|t| t.name.to_string()).collect();
+        assert_eq!(names, TOOLS);
+        for t in tools() {
+            assert_eq!(t.input_schema["type"], "object", "{}", t.name);
+        }
+    }
+
+    #[test]
+    fn bad_arguments_are_tool_errors_naming_the_argument() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = WfxServer::new(dir.path().to_path_buf(), PathBuf::from("/nonexistent/wfx"));
+        let args = json!({"session": 7}).as_object().cloned().unwrap();
+        let r = s.call("session_status", &args);
+        assert_eq!(r.is_error, Some(true));
+        assert!(format!("{:?}", r.content).contains("`session` must be a string"));
+        let r = s.call("nope", &serde_json::Map::new());
+        assert_eq!(r.is_error, Some(true));
+        let r = s.call("latest_failures", &serde_json::Map::new());
+        assert_eq!(r.is_error, Some(true));
+        assert!(format!("{:?}", r.content).contains("call run_tests first"));
+    }
+}

@@ -1,0 +1,308 @@
+//! Archiving: `active/<id>` → `archives/<id>`, its paths rewritten to the
+//! new place, and an entry appended to `archives/manifest.json` in the
+//! array shape Claude-Code-Workflow reads (DESIGN.md §10.6).
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use super::{Location, Owner, SessionRef, Workspace, id, store};
+use crate::artifacts::manifest::{self, ArchiveEntry, ArchiveManifest};
+use crate::artifacts::session::SessionStatus;
+use crate::artifacts::{self, Artifact, Extra};
+use crate::error::{Error, Problem, Result};
+
+/// `archives/manifest.json` as read: its entries as written (another
+/// tool's entries are written back exactly as they were).
+#[derive(Debug, Default)]
+pub struct ManifestFile {
+    pub entries: Vec<Value>,
+    /// The file had wfx 0.1's `{sessions: [...]}` shape.
+    pub legacy: bool,
+    /// Top-level fields of that old shape an array cannot hold.
+    pub dropped: Extra,
+    /// The bytes read, to keep a copy of an old file whose fields the
+    /// array drops.
+    raw: Vec<u8>,
+}
+
+impl ManifestFile {
+    pub fn find(&self, session_id: &str) -> Option<&Value> {
+        self.entries
+            .iter()
+            .find(|e| e.get("session_id").and_then(Value::as_str) == Some(session_id))
+    }
+}
+
+/// Replace `.workflow/active/<id>` by `.workflow/archives/<id>` wherever
+/// it stands for the session directory: followed by `/` or by anything
+/// that cannot continue an id (so `WFS-a` never touches `WFS-a-2`).
+pub fn rewrite_session_paths(text: &str, id: &str) -> Option<String> {
+    let from = format!(".workflow/active/{id}");
+    let to = format!(".workflow/archives/{id}");
+    let continues = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-');
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    let mut changed = false;
+    while let Some(i) = rest.find(&from) {
+        let after = &rest[i + from.len()..];
+        let whole = match after.chars().next() {
+            None => true,
+            Some('.') => !after[1..].starts_with(|c: char| continues(c)),
+            Some(c) => !continues(c),
+        };
+        out.push_str(&rest[..i]);
+        out.push_str(if whole { &to } else { &from });
+        changed |= whole;
+        rest = after;
+    }
+    out.push_str(rest);
+    changed.then_some(out)
+}
+
+/// Files whose text may name session paths: JSON artifacts and Markdown.
+/// Raw logs and agent output stay byte for byte what the process printed.
+fn rewritable(path: &Path) -> bool {
+    path.extension().is_some_and(|x| x == "json" || x == "md")
+}
+
+impl Workspace {
+    /// `archives/manifest.json` (missing: empty). An array, or the old
+    /// object shape, that matches the schema; anything else is an error
+    /// naming each problem, and the file is left as it is.
+    pub fn read_manifest(&self) -> Result<ManifestFile> {
+        let path = self.manifest_path();
+        if !path.exists() {
+            return Ok(ManifestFile::default());
+        }
+        let shown = self.rel(&path);
+        let text = store::read_text(&path, &shown)?;
+        let value: Value = serde_json::from_str(&text).map_err(|e| {
+            Error::Invalid(vec![Problem {
+                file: shown.clone(),
+                pointer: String::new(),
+                message: format!(
+                    "invalid JSON at line {} column {}: {e}",
+                    e.line(),
+                    e.column()
+                ),
+            }])
+        })?;
+        let n = manifest::normalize(value);
+        let problems = artifacts::validate_value(ArchiveManifest::SCHEMA, &shown, &n.value);
+        if !problems.is_empty() {
+            return Err(Error::Invalid(problems));
+        }
+        let Value::Array(entries) = n.value else {
+            return Err(Error::Internal("a valid manifest is an array".into()));
+        };
+        Ok(ManifestFile {
+            entries,
+            legacy: n.legacy,
+            dropped: n.dropped,
+            raw: text.into_bytes(),
+        })
+    }
+
+    /// Write the manifest as an array. Converting the old object shape
+    /// keeps every entry; if it also had other top-level fields, the old
+    /// file is first copied to `manifest.v0.json` beside it.
+    fn write_manifest(&self, m: &ManifestFile) -> Result<()> {
+        if m.legacy && !m.dropped.is_empty() {
+            let backup = self.archives_dir().join("manifest.v0.json");
+            if !backup.exists() {
+                store::write_atomic(&backup, &m.raw)?;
+            }
+        }
+        store::write_json(&self.manifest_path(), &Value::Array(m.entries.clone()))
+    }
+
+    /// Move an active session to `archives/` and record it in the manifest.
+    /// Idempotent: a call after an interrupted archive finishes the job and
+    /// never adds a second manifest entry. A session archived by another
+    /// tool (moved without a manifest entry) gets its entry.
+    pub fn archive(&self, id: &str) -> Result<ArchiveEntry> {
+        id::validate_existing_id(id)?;
+        let active = self.active(id);
+        let archived = self.archived(id);
+        if active.dir.is_dir() {
+            if archived.dir.exists() {
+                return Err(Error::usage(format!(
+                    "cannot archive {id}: {} already exists",
+                    self.rel(&archived.dir)
+                )));
+            }
+            let sref = SessionRef {
+                paths: active.clone(),
+                location: Location::Active,
+            };
+            if self.owner(&sref) == Owner::Foreign {
+                return Err(Error::usage(format!(
+                    "{id} was not made by wfx; archive it with the tool that made it"
+                )));
+            }
+            // A damaged artifact, or a manifest that cannot take the entry,
+            // stops the archive before anything is moved or rewritten.
+            self.ensure_session_valid(&active)?;
+            self.read_manifest()?;
+            let mut session = self.load_session(&sref)?;
+            let now = chrono::Utc::now();
+            if !matches!(
+                session.status.meaning(),
+                SessionStatus::Completed | SessionStatus::PartialSuccess | SessionStatus::Blocked
+            ) {
+                session.status = SessionStatus::Completed;
+            }
+            session.completed_at.get_or_insert(now);
+            session.archived_at = Some(now);
+            session.updated_at = now;
+            self.save_session(&sref, &session)?;
+            fs_err::create_dir_all(self.archives_dir())
+                .map_err(|e| Error::io(self.archives_dir(), e))?;
+            // The session's steps are durable already (the engine's
+            // transaction); the move is made durable before the manifest
+            // records it.
+            std::fs::rename(&active.dir, &archived.dir).map_err(|e| Error::io(&active.dir, e))?;
+            store::sync_dir(&self.archives_dir());
+            store::sync_dir(active.dir.parent().unwrap_or(Path::new(".")));
+        } else if !archived.dir.is_dir() {
+            return Err(self
+                .find(id)
+                .err()
+                .unwrap_or_else(|| Error::usage(format!("session {id} not found"))));
+        }
+        self.record_archive(id)
+    }
+
+    /// Paths inside the archived session's JSON and Markdown that point
+    /// into `.workflow/active/<id>/` now point into `archives/`.
+    fn rewrite_archived_paths(&self, id: &str) -> Result<()> {
+        let dir = self.archived(id).dir;
+        let files: Vec<_> = walkdir::WalkDir::new(&dir)
+            .into_iter()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_type().is_file() && rewritable(e.path()))
+            .map(walkdir::DirEntry::into_path)
+            .collect();
+        for file in files {
+            let Ok(text) = store::read_text(&file, &self.rel(&file)) else {
+                continue;
+            };
+            if let Some(new) = rewrite_session_paths(&text, id) {
+                store::write_atomic(&file, new.as_bytes())?;
+            }
+        }
+        Ok(())
+    }
+
+    fn record_archive(&self, id: &str) -> Result<ArchiveEntry> {
+        let mut manifest = self.read_manifest()?;
+        if let Some(existing) = manifest.find(id) {
+            return serde_json::from_value(existing.clone())
+                .map_err(|e| Error::Internal(e.to_string()));
+        }
+        let sref = SessionRef {
+            paths: self.archived(id),
+            location: Location::Archived,
+        };
+        self.rewrite_archived_paths(id)?;
+        let mut session = self.load_session(&sref)?;
+        let now = chrono::Utc::now();
+        if session.archived_at.is_none() {
+            session.archived_at = Some(now);
+            self.save_session(&sref, &session)?;
+        }
+        let tasks = self.load_tasks(&sref.paths).unwrap_or_default();
+        let state = self.load_iteration_state(&sref).ok().flatten();
+        let summaries = std::fs::read_dir(sref.paths.summaries_dir())
+            .map(|d| {
+                d.flatten()
+                    .filter(|e| e.path().extension().is_some_and(|x| x == "md"))
+                    .count()
+            })
+            .unwrap_or(0);
+        let end = session.completed_at.unwrap_or(now);
+        let hours = (end - session.created_at).num_seconds().max(0) as f64 / 3600.0;
+        let mut metrics = Extra::new();
+        metrics.insert(
+            "duration_hours".into(),
+            json!((hours * 100.0).round() / 100.0),
+        );
+        metrics.insert(
+            "tasks_completed".into(),
+            json!(tasks.iter().filter(|(_, t)| t.status.is_done()).count()),
+        );
+        metrics.insert("summaries_generated".into(), json!(summaries));
+        metrics.insert("tasks_total".into(), json!(tasks.len()));
+        metrics.insert(
+            "iterations".into(),
+            json!(state.as_ref().map_or(0, |s| s.iterations.len())),
+        );
+        metrics.insert(
+            "final_pass_rate".into(),
+            json!(
+                state
+                    .as_ref()
+                    .and_then(|s| s.iterations.last().map(|i| i.pass_rate))
+            ),
+        );
+        let entry = ArchiveEntry {
+            session_id: id.to_string(),
+            description: session.description.clone(),
+            archived_at: Some(
+                session
+                    .archived_at
+                    .unwrap_or(now)
+                    .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            ),
+            archive_path: Some(self.rel(&sref.paths.dir)),
+            metrics,
+            tags: vec![json!("wfx"), json!(session.kind.clone())],
+            lessons: Some(json!({"successes": [], "challenges": [], "watch_patterns": []})),
+            kind: Some(session.kind.clone()),
+            status: Some(session.status.to_string()),
+            extra: Extra::new(),
+        };
+        manifest
+            .entries
+            .push(serde_json::to_value(&entry).map_err(|e| Error::Internal(e.to_string()))?);
+        self.write_manifest(&manifest)?;
+        Ok(entry)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn session_paths_are_rewritten_whole() {
+        let id = "WFS-a";
+        for (text, want) in [
+            (
+                r#"{"prompt_file": ".workflow/active/WFS-a/.process/iteration-1-prompt.md"}"#,
+                Some(
+                    r#"{"prompt_file": ".workflow/archives/WFS-a/.process/iteration-1-prompt.md"}"#,
+                ),
+            ),
+            (
+                "see .workflow/active/WFS-a.",
+                Some("see .workflow/archives/WFS-a."),
+            ),
+            (
+                "dir `.workflow/active/WFS-a`",
+                Some("dir `.workflow/archives/WFS-a`"),
+            ),
+            (".workflow/active/WFS-a", Some(".workflow/archives/WFS-a")),
+            (".workflow/active/WFS-a-2/x .workflow/active/WFS-ab", None),
+            (".workflow/active/WFS-a.b/x", None),
+            ("nothing here", None),
+            (
+                "- `.workflow/active/WFS-a-2/x` and `.workflow/active/WFS-a/y`",
+                Some("- `.workflow/active/WFS-a-2/x` and `.workflow/archives/WFS-a/y`"),
+            ),
+        ] {
+            assert_eq!(rewrite_session_paths(text, id).as_deref(), want, "{text}");
+        }
+    }
+}

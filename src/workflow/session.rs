@@ -1,0 +1,361 @@
+//! The set-up of a `wfx run` session around the machine: find the run
+//! sessions of a workflow, create a new one or fit a saved one to the
+//! (possibly edited) workflow, lock it, then hand over to the engine.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use chrono::Utc;
+
+use super::machine::{RunMachine, RunSession};
+use super::model::{Action, Exec, Step, Workflow};
+use super::paths::RunPaths;
+use crate::agents::ResolvedAgent;
+use crate::artifacts::config::Config;
+use crate::artifacts::run_state::{
+    RunState, RunStatus, StepKind, StepRecord, StepStatus, TestPhase,
+};
+use crate::artifacts::session::{GitInfo, InputMode, SessionStatus, WorkflowSession};
+use crate::engine::real::RealPorts;
+use crate::engine::{DriverConfig, Ending, Event, Sinks};
+use crate::error::{Error, Result};
+use crate::git::Checkpoints;
+use crate::session::layout::SESSION_GITIGNORE;
+use crate::session::store::{self, SessionLock};
+use crate::session::{SessionRef, Workspace, id};
+use crate::ui::Printer;
+
+/// `type` and `workflow_type` of a run session's `workflow-session.json`.
+pub const SESSION_KIND: &str = "run";
+pub const WORKFLOW_TYPE: &str = "yaml_workflow";
+
+/// How a run ended, with what the summary shows.
+#[derive(Debug, Clone)]
+pub struct RunOutcome {
+    pub ending: Ending,
+    pub state: RunState,
+}
+
+/// `WFS-run-<slug of the name>`.
+pub fn base_session_id(name: &str) -> String {
+    format!("WFS-{}", id::slugify(&format!("run-{name}")))
+}
+
+/// The run sessions of a workflow in `active/`: `base` and `base-N`, with
+/// their run state (`None` when the run died before writing one).
+pub fn run_sessions(ws: &Workspace, base: &str) -> Result<Vec<(SessionRef, Option<RunState>)>> {
+    let mut out = Vec::new();
+    for s in ws.list(false)? {
+        let id = s.id();
+        let ours = id == base
+            || id
+                .strip_prefix(base)
+                .and_then(|rest| rest.strip_prefix('-'))
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+        if !ours {
+            continue;
+        }
+        let Ok(session) = ws.load_session(&s) else {
+            continue;
+        };
+        if session.kind != SESSION_KIND {
+            continue;
+        }
+        let paths = RunPaths::new(s.paths.clone());
+        let state_path = paths.run_state();
+        let state = store::read_json_opt::<RunState>(&state_path, &ws.rel(&state_path))?;
+        out.push((s, state));
+    }
+    Ok(out)
+}
+
+/// The unfinished run of a workflow, if any (the most recently updated).
+pub fn unfinished_run(
+    runs: Vec<(SessionRef, Option<RunState>)>,
+) -> Option<(SessionRef, Option<RunState>)> {
+    runs.into_iter()
+        .filter(|(_, st)| st.as_ref().is_none_or(|s| s.status.is_unfinished()))
+        .max_by_key(|(_, st)| st.as_ref().map(|s| s.updated_at))
+}
+
+/// Where a run stands, for messages: `step 2 (test), attempt 1 (debug)`.
+pub fn position(state: &RunState, wf: Option<&Workflow>) -> String {
+    let Some(rec) = state.steps.get(state.current_step.saturating_sub(1)) else {
+        return "the end of the workflow".into();
+    };
+    let label = wf
+        .and_then(|w| w.steps.get(rec.index.saturating_sub(1)))
+        .map(|s| s.label())
+        .unwrap_or_else(|| format!("step {} ({})", rec.index, rec.kind));
+    match rec.phase {
+        Some(TestPhase::Debug) => format!("{label}, attempt {} (debug command)", rec.attempt),
+        Some(TestPhase::Retest) => format!("{label}, attempt {} (test re-run)", rec.attempt),
+        Some(TestPhase::InitialTest) => format!("{label} (initial test run)"),
+        _ => label,
+    }
+}
+
+/// Everything a run needs that was decided before it started.
+pub struct Setup<'a> {
+    pub ws: &'a Workspace,
+    pub ui: &'a Printer,
+    pub wf: &'a Workflow,
+    /// The workflow text (saved as `workflow.yml`).
+    pub text: &'a str,
+    pub name: &'a str,
+    /// The workflow file relative to the project root (or as given).
+    pub file: &'a str,
+    /// How to name the file in the resume hint.
+    pub file_arg: &'a str,
+    pub config: &'a Config,
+    pub claude: Option<&'a ResolvedAgent>,
+    /// `--var` values.
+    pub vars: &'a BTreeMap<String, String>,
+}
+
+/// Start a new run session and run it.
+pub fn start(setup: &Setup, base_id: &str) -> Result<RunOutcome> {
+    let ws = setup.ws;
+    let session_id = id::unique_id(base_id, |id| ws.id_taken(id));
+    let paths = RunPaths::new(ws.active(&session_id));
+    let git = Checkpoints::open(&ws.root)?;
+    fs_err::create_dir_all(paths.session.process_dir())
+        .map_err(|e| Error::io(paths.session.process_dir(), e))?;
+    let lock = SessionLock::acquire(&paths.session.lock(), &session_id)?;
+    store::write_atomic(&paths.session.gitignore(), SESSION_GITIGNORE.as_bytes())?;
+    store::write_atomic(&paths.workflow_copy(), setup.text.as_bytes())?;
+    let now = Utc::now();
+    let session = WorkflowSession {
+        session_id: session_id.clone(),
+        kind: SESSION_KIND.into(),
+        workflow_type: WORKFLOW_TYPE.into(),
+        status: SessionStatus::Active,
+        description: setup.name.to_string(),
+        project: setup.name.to_string(),
+        mode: InputMode::Prompt,
+        input: setup.file.to_string(),
+        source_session_id: None,
+        created_at: now,
+        updated_at: now,
+        completed_at: None,
+        resumed_at: None,
+        archived_at: None,
+        git: GitInfo {
+            base_commit: git.head()?,
+            branch: git.branch()?,
+            ..GitInfo::default()
+        },
+        phases: Vec::new(),
+        wfx_version: crate::VERSION.to_string(),
+        cycle_options: None,
+        extra: Default::default(),
+    };
+    let state = RunState {
+        session_id: session_id.clone(),
+        workflow_name: setup.name.to_string(),
+        workflow_file: setup.file.to_string(),
+        status: RunStatus::Running,
+        current_step: 1,
+        started_at: now,
+        updated_at: now,
+        completed_at: None,
+        stop_reason: None,
+        vars: setup.vars.clone(),
+        outputs: BTreeMap::new(),
+        cost_usd: 0.0,
+        steps: setup
+            .wf
+            .steps
+            .iter()
+            .map(|s| pending_record(s, &paths, ws))
+            .collect(),
+        extra: Default::default(),
+    };
+    let mut sinks = Sinks::new(setup.ui);
+    drive(setup, paths, state, session, lock, git, &mut sinks, false)
+}
+
+/// Continue an unfinished run at the step, attempt and phase where it stopped.
+pub fn resume(setup: &Setup, sref: SessionRef, state: Option<RunState>) -> Result<RunOutcome> {
+    let ws = setup.ws;
+    let paths = RunPaths::new(sref.paths.clone());
+    let lock = SessionLock::acquire(&paths.session.lock(), sref.id())?;
+    let mut sinks = Sinks::new(setup.ui);
+    sinks.set_run_log(Some(paths.run_log()));
+    if let Some(pgid) = lock.stale.as_ref().and_then(|s| s.child_pgid)
+        && crate::process::end_stale_group(pgid, Duration::from_secs(2))
+    {
+        sinks.emit(&Event::StaleProcesses { pgid }, Utc::now());
+    }
+    let git = Checkpoints::open(&ws.root)?;
+    let now = Utc::now();
+    let mut state = match state {
+        Some(s) => s,
+        None => RunState {
+            session_id: sref.id().to_string(),
+            workflow_name: setup.name.to_string(),
+            workflow_file: setup.file.to_string(),
+            status: RunStatus::Running,
+            current_step: 1,
+            started_at: now,
+            updated_at: now,
+            completed_at: None,
+            stop_reason: None,
+            vars: BTreeMap::new(),
+            outputs: BTreeMap::new(),
+            cost_usd: 0.0,
+            steps: Vec::new(),
+            extra: Default::default(),
+        },
+    };
+    // `--var` given again overrides the values the run started with.
+    for (k, v) in setup.vars {
+        state.vars.insert(k.clone(), v.clone());
+    }
+    let saved = std::fs::read_to_string(paths.workflow_copy()).unwrap_or_default();
+    if saved != setup.text {
+        if !saved.is_empty() {
+            sinks.emit(
+                &Event::warning(format!(
+                    "{} changed since the run started; continuing at {} with the new definition",
+                    setup.file,
+                    position(&state, Some(setup.wf))
+                )),
+                now,
+            );
+        }
+        store::write_atomic(&paths.workflow_copy(), setup.text.as_bytes())?;
+    }
+    reconcile_steps(&mut state, setup.wf, &paths, ws);
+    let session = ws.load_session(&sref)?;
+    drive(setup, paths, state, session, lock, git, &mut sinks, true)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn drive(
+    setup: &Setup,
+    paths: RunPaths,
+    state: RunState,
+    session: WorkflowSession,
+    lock: SessionLock,
+    git: Checkpoints,
+    sinks: &mut Sinks,
+    resumed: bool,
+) -> Result<RunOutcome> {
+    let ws = setup.ws;
+    let machine = RunMachine {
+        ws: Workspace::new(ws.root.clone()),
+        wf: setup.wf.clone(),
+        paths: paths.clone(),
+        file_arg: setup.file_arg.to_string(),
+        file: setup.file.to_string(),
+        config: setup.config.clone(),
+        claude: setup.claude.cloned(),
+        repo: git.is_repo(),
+    };
+    let mut run = RunSession {
+        state,
+        session,
+        stop: None,
+        now: Utc::now(),
+        outbox: Vec::new(),
+        output_heads: BTreeMap::new(),
+    };
+    sinks.set_run_log(Some(paths.run_log()));
+    let mut ports = RealPorts::new(ws, ws.root.clone(), lock, git, paths.session.dir.clone());
+    let config = DriverConfig {
+        max_cost_usd: setup.config.agents.max_cost_usd,
+        resumed,
+    };
+    match crate::engine::run(&machine, &mut run, &mut ports, sinks, &config) {
+        Ok(ending) => Ok(RunOutcome {
+            ending,
+            state: run.state,
+        }),
+        Err(e) => {
+            // Whatever stopped the run, it stays resumable (when its
+            // directory is still there to say so).
+            if paths.session.dir.is_dir() && run.state.status.is_unfinished() {
+                run.state.status = RunStatus::Paused;
+                run.state.stop_reason = Some(e.to_string());
+                let _ = store::write_json(&paths.run_state(), &run.state);
+            }
+            Err(e)
+        }
+    }
+}
+
+pub(crate) fn pending_record(step: &Step, paths: &RunPaths, ws: &Workspace) -> StepRecord {
+    StepRecord {
+        index: step.index,
+        id: step.id.clone(),
+        kind: step_kind(step),
+        status: StepStatus::Pending,
+        started_at: None,
+        completed_at: None,
+        dir: ws.rel(&paths.step_dir(step.index)),
+        exit_code: None,
+        duration_ms: 0,
+        command_file: None,
+        output_file: None,
+        cost_usd: None,
+        reason: None,
+        phase: None,
+        attempt: 0,
+        max_attempts: match &step.action {
+            Action::Test(t) => t.on_failure.as_ref().map_or(0, |f| f.max_attempts),
+            Action::Run(_) => 0,
+        },
+        initial: None,
+        attempts: Vec::new(),
+        continued: false,
+        extra: Default::default(),
+    }
+}
+
+fn step_kind(step: &Step) -> StepKind {
+    match &step.action {
+        Action::Run(Exec::Shell(_)) => StepKind::Shell,
+        Action::Run(Exec::Claude(_)) => StepKind::Claude,
+        Action::Test(_) => StepKind::Test,
+    }
+}
+
+/// Fit the saved records to the (possibly edited) workflow: finished steps
+/// before the current one stay as they are; a record from the current step
+/// on whose kind no longer matches starts afresh.
+fn reconcile_steps(state: &mut RunState, wf: &Workflow, paths: &RunPaths, ws: &Workspace) {
+    let current = state.current_step.max(1);
+    let mut steps = Vec::with_capacity(wf.steps.len());
+    for step in &wf.steps {
+        let old = state.steps.iter().find(|r| r.index == step.index);
+        let rec = match old {
+            Some(r) if step.index < current || r.kind == step_kind(step) => {
+                let mut r = r.clone();
+                r.id = step.id.clone();
+                if let Action::Test(t) = &step.action {
+                    r.max_attempts = t.on_failure.as_ref().map_or(0, |f| f.max_attempts);
+                }
+                r
+            }
+            _ => pending_record(step, paths, ws),
+        };
+        steps.push(rec);
+    }
+    state.steps = steps;
+    state.current_step = current.min(wf.steps.len() + 1);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn session_ids_from_names() {
+        assert_eq!(base_session_id("ci"), "WFS-run-ci");
+        assert_eq!(
+            base_session_id("Test & Debug loop"),
+            "WFS-run-test-debug-loop"
+        );
+    }
+}
