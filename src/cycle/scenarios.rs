@@ -93,11 +93,13 @@ fn harness(fixer: bool, limits: Limits, cap: Option<f64>) -> Harness {
             signals: Vec::new(),
             test_pattern: "tests/test_*.py".into(),
             test_directory: "tests".into(),
-            junit: None,
+            ..Detected::new(Framework::Pytest, "python -m pytest")
         }),
         renderer: Arc::new(Renderer::new(None)),
         analysis_text: String::new(),
         repo: true,
+        import_map: Vec::new(),
+        related: Default::default(),
     };
     Harness { _tmp: tmp, machine }
 }

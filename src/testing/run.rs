@@ -14,7 +14,7 @@ use regex::Regex;
 use super::detect::{Detected, Framework};
 use super::parse::{self, ParsedRun, TextFormat};
 use super::results::{self, RunFacts};
-use super::retest::{RelatedQuery, RelatedSetup};
+use super::retest::RelatedSetup;
 use super::select::{self, Args};
 use crate::artifacts::config::TestConfig;
 use crate::artifacts::test_results::{Scope, TestResults};
@@ -476,38 +476,6 @@ pub fn related_setup(root: &Path, config: &TestConfig) -> RelatedSetup {
         packages,
         testmon: root.join(".testmondata").is_file(),
     }
-}
-
-/// Run a related-tests query (nothing is tested) and read the test files
-/// or ids it names. A query that fails or times out names nothing: the
-/// import map still stands.
-pub fn query_related(
-    root: &Path,
-    query: &RelatedQuery,
-    log: &Path,
-    timeout: Duration,
-    on_spawn: &mut dyn FnMut(i32),
-) -> Result<Vec<String>> {
-    if let Some(dir) = log.parent() {
-        crate::session::store::create_dirs(dir)?;
-    }
-    let spec = Spec::shell(&query.command, root).log(log).timeout(timeout);
-    let outcome = process::run(spec, on_spawn)?;
-    if outcome.interrupted {
-        return Err(Error::Paused(format!(
-            "interrupted: `{}` was stopped",
-            relative_command(&query.command, root)
-        )));
-    }
-    if !outcome.success() {
-        return Ok(Vec::new());
-    }
-    let bytes = std::fs::read(log).map_err(|e| Error::io(log, e))?;
-    Ok(super::retest::parse_related(
-        query.format,
-        &String::from_utf8_lossy(&bytes),
-        &root.display().to_string(),
-    ))
 }
 
 fn rel(root: &Path, path: &Path) -> String {
