@@ -60,9 +60,6 @@
 
 use std::collections::{BTreeSet, HashSet};
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-
 use super::detect::{Detected, Framework};
 use super::id;
 use super::parse::tap::SEP;
@@ -75,27 +72,7 @@ use crate::process::shell_escape;
 /// the full suite instead.
 pub const TOO_LARGE_PERCENT: usize = 80;
 
-/// The three retest tiers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Tier {
-    /// The tests that failed before the fix.
-    Failed,
-    /// The tests the fix may affect.
-    Affected,
-    /// The whole suite.
-    Full,
-}
-
-impl Tier {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Tier::Failed => "failed",
-            Tier::Affected => "affected",
-            Tier::Full => "full",
-        }
-    }
-}
+pub use crate::artifacts::iteration_state::Tier;
 
 /// Everything the tiers depend on, gathered once per fix.
 #[derive(Debug, Clone, Copy)]
@@ -357,6 +334,8 @@ pub enum Escalation {
     /// A selected test shares its name with another (`x` and `x#2`): which
     /// result is which cannot be told.
     Duplicated(String),
+    /// An escalation recorded earlier (a resumed retest), as it was shown.
+    Recorded(String),
 }
 
 impl std::fmt::Display for Escalation {
@@ -380,6 +359,7 @@ impl std::fmt::Display for Escalation {
                 f,
                 "cannot be merged: `{id}` shares its name with another test"
             ),
+            Escalation::Recorded(why) => f.write_str(why),
         }
     }
 }
