@@ -261,6 +261,9 @@ fn check(kill: Kill, o: &Outcome) {
     let want = [
         (1, "full", 77.7),
         (2, "affected", 88.8),
+        // Tier 1 (the failed test), tier 2 (the tests importing the fixed
+        // file), the full suite.
+        (3, "affected", 100.0),
         (3, "affected", 100.0),
         (3, "full", 100.0),
     ]

@@ -359,16 +359,22 @@ pub enum AfterTier {
     Settle,
 }
 
-/// After a subset tier that merged: the settlement asked for a full-suite
-/// validation (every test passes so far) → the next tier, when the plan
-/// has one, else the validation; anything else settles the fix now.
+/// After a subset tier that merged: the next tier when the plan has one;
+/// else the full-suite validation when the settlement asks for it (every
+/// test passes so far); else the fix is settled on this run.
+///
+/// A tier 1 that still fails is followed by tier 2 before the fix is
+/// settled: a fix that leaves a test failing may have broken others, and
+/// kept unseen, that damage would be blamed on the next fix. A rollback
+/// already decided stands.
 pub fn after_tier(plan: &RetestPlan, done: &RetestProgress, decision: &AfterRun) -> AfterTier {
-    if *decision != AfterRun::FinalValidation {
+    if matches!(decision, AfterRun::Rollback { .. }) {
         return AfterTier::Settle;
     }
-    match next_tier(plan, done) {
-        NextRun::Tier { .. } => AfterTier::NextTier,
-        NextRun::Full(_) | NextRun::Done => AfterTier::Validate,
+    match (next_tier(plan, done), decision) {
+        (NextRun::Tier { .. }, _) => AfterTier::NextTier,
+        (_, AfterRun::FinalValidation) => AfterTier::Validate,
+        _ => AfterTier::Settle,
     }
 }
 
@@ -944,7 +950,19 @@ mod tests {
                     ids: ids(&["b", "c"]),
                 },
             ),
-            (&plan, at(Tier::Failed, TierOutcome::Failing), NextRun::Done),
+            (
+                &plan,
+                at(Tier::Failed, TierOutcome::Failing),
+                NextRun::Tier {
+                    tier: Tier::Affected,
+                    ids: ids(&["b", "c"]),
+                },
+            ),
+            (
+                &only_failed,
+                at(Tier::Failed, TierOutcome::Failing),
+                NextRun::Done,
+            ),
             (
                 &plan,
                 at(Tier::Affected, TierOutcome::Passed),
@@ -969,6 +987,9 @@ mod tests {
         // After a merged tier: another tier, the validation, or settle now.
         let validate = AfterRun::FinalValidation;
         let analyze = AfterRun::Analyze;
+        let rollback = AfterRun::Rollback {
+            reason: "regression".into(),
+        };
         for (plan, progress, decision, want) in [
             (
                 &plan,
@@ -988,15 +1009,29 @@ mod tests {
                 &validate,
                 AfterTier::Validate,
             ),
+            // Tier 1 still fails: tier 2 first, unless nothing is affected
+            // or a rollback is decided.
             (
                 &plan,
+                at(Tier::Failed, TierOutcome::Failing),
+                &analyze,
+                AfterTier::NextTier,
+            ),
+            (
+                &only_failed,
                 at(Tier::Failed, TierOutcome::Failing),
                 &analyze,
                 AfterTier::Settle,
             ),
             (
                 &plan,
-                at(Tier::Failed, TierOutcome::Passed),
+                at(Tier::Failed, TierOutcome::Failing),
+                &rollback,
+                AfterTier::Settle,
+            ),
+            (
+                &plan,
+                at(Tier::Affected, TierOutcome::Failing),
                 &analyze,
                 AfterTier::Settle,
             ),

@@ -45,7 +45,7 @@
 //! | last tier | showed | next |
 //! | --- | --- | --- |
 //! | none | | tier 1, else tier 2 when no test failed before, else full |
-//! | 1 | a test still fails | done: judge the merged result (no need for tier 2) |
+//! | 1 | a test still fails | tier 2 (the fix may have broken others too), else done |
 //! | 1 | every test passes | tier 2 (tests not run yet), else full |
 //! | 2 | a test fails | done |
 //! | 2 | every test passes | full (final validation) |
@@ -307,7 +307,14 @@ pub fn next(plan: &RetestPlan, last: Option<(Tier, Outcome)>) -> NextRun {
     match (tier, outcome) {
         (Tier::Full, _) => NextRun::Done,
         (_, Outcome::Escalated(e)) => NextRun::Full(FullReason::Escalated(e)),
-        (_, Outcome::Failing) => NextRun::Done,
+        (Tier::Affected, Outcome::Failing) => NextRun::Done,
+        (Tier::Failed, Outcome::Failing) => match &plan.affected {
+            Selection::Run(ids) => NextRun::Tier {
+                tier: Tier::Affected,
+                ids: ids.clone(),
+            },
+            _ => NextRun::Done,
+        },
         (Tier::Failed, Outcome::Passed) => match &plan.affected {
             Selection::Run(ids) => NextRun::Tier {
                 tier: Tier::Affected,
