@@ -374,6 +374,7 @@ pub fn after_tier(plan: &RetestPlan, done: &RetestProgress, decision: &AfterRun)
     match (next_tier(plan, done), decision) {
         (NextRun::Tier { .. }, _) => AfterTier::NextTier,
         (_, AfterRun::FinalValidation) => AfterTier::Validate,
+        (NextRun::Full(retest::FullReason::Unverified), _) => AfterTier::Validate,
         _ => AfterTier::Settle,
     }
 }
@@ -961,7 +962,7 @@ mod tests {
             (
                 &only_failed,
                 at(Tier::Failed, TierOutcome::Failing),
-                NextRun::Done,
+                NextRun::Full(FullReason::Unverified),
             ),
             (
                 &plan,
@@ -1009,8 +1010,8 @@ mod tests {
                 &validate,
                 AfterTier::Validate,
             ),
-            // Tier 1 still fails: tier 2 first, unless nothing is affected
-            // or a rollback is decided.
+            // Tier 1 still fails: tier 2 first, the full suite when nothing
+            // else is affected, unless a rollback is decided.
             (
                 &plan,
                 at(Tier::Failed, TierOutcome::Failing),
@@ -1021,7 +1022,7 @@ mod tests {
                 &only_failed,
                 at(Tier::Failed, TierOutcome::Failing),
                 &analyze,
-                AfterTier::Settle,
+                AfterTier::Validate,
             ),
             (
                 &plan,

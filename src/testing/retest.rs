@@ -45,7 +45,7 @@
 //! | last tier | showed | next |
 //! | --- | --- | --- |
 //! | none | | tier 1, else tier 2 when no test failed before, else full |
-//! | 1 | a test still fails | tier 2 (the fix may have broken others too), else done |
+//! | 1 | a test still fails | tier 2 (the fix may have broken others too), else full |
 //! | 1 | every test passes | tier 2 (tests not run yet), else full |
 //! | 2 | a test fails | done |
 //! | 2 | every test passes | full (final validation) |
@@ -121,6 +121,10 @@ pub enum FullReason {
     Escalated(Escalation),
     /// Every earlier tier passed: only the full suite can complete.
     Validation,
+    /// Tier 1 still fails and no other test is known to be affected: what
+    /// else the fix broke is only seen on the full suite, and a fix kept
+    /// unseen would have its damage blamed on the next one.
+    Unverified,
 }
 
 impl std::fmt::Display for FullReason {
@@ -147,6 +151,9 @@ impl std::fmt::Display for FullReason {
             ),
             FullReason::Escalated(e) => write!(f, "the subset run {e}"),
             FullReason::Validation => f.write_str("final validation"),
+            FullReason::Unverified => f.write_str(
+                "a test still fails and no other test is known to be affected: the full suite judges the fix",
+            ),
         }
     }
 }
@@ -313,7 +320,7 @@ pub fn next(plan: &RetestPlan, last: Option<(Tier, Outcome)>) -> NextRun {
                 tier: Tier::Affected,
                 ids: ids.clone(),
             },
-            _ => NextRun::Done,
+            _ => NextRun::Full(FullReason::Unverified),
         },
         (Tier::Failed, Outcome::Passed) => match &plan.affected {
             Selection::Run(ids) => NextRun::Tier {

@@ -295,11 +295,11 @@ fn what_comes_after_each_tier() {
         NextRun::Full(FullReason::NothingSelected)
     );
     // Tier 1 passed and nothing else is affected: validate; tier 1 failed:
-    // done.
+    // the full suite judges the fix.
     let p = plan(&input(&b));
     assert_eq!(
         next(&p, Some((Tier::Failed, Outcome::Failing))),
-        NextRun::Done
+        NextRun::Full(FullReason::Unverified)
     );
     assert_eq!(
         next(&p, Some((Tier::Failed, Outcome::Passed))),
