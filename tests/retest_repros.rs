@@ -32,7 +32,7 @@ fn fix_with_one_attempt(project: &str, test: Value) -> (Env, String) {
     let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
     // The retest ran the failing test alone and it could judge the fix.
     assert!(
-        stderr.contains("Iteration 2 · 100.0% ") && stderr.contains(" affected test(s)"),
+        stderr.contains("Iteration 2 · 100.0% ") && stderr.contains("tier 1: the 1 failed test(s)"),
         "{stderr}"
     );
     assert!(!stderr.contains("running the full suite"), "{stderr}");
