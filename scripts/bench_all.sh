@@ -5,7 +5,8 @@
 # of both front ends, progressive testing),
 # bench-stream.sh (streaming 1 GiB), bench_gen.py (context gather),
 # bench_parse.py (parsing 200 MB of cargo test output),
-# bench_load.py (200 sessions × 50 iterations).
+# bench_load.py (200 sessions × 50 iterations),
+# bench_retest.py (retest tiers on more-itertools from PyPI, about an hour).
 #
 #   scripts/bench_all.sh [--write] [--quick] [--release] [--note "TEXT"]
 #
@@ -20,8 +21,10 @@
 # Debug build (the dev profile), like every build on the shared machines,
 # except the rows of --release (the per-action target is for the release
 # build; without --release those rows are measured on the debug build).
-# Takes about 10 minutes on 2 cores. Needs python3 with pytest (progressive
-# testing) and a filled cargo registry cache (context gather).
+# Takes about 70 minutes on 2 cores (an hour of it the real pytest suite of
+# bench_retest.py). Needs python3 with pytest (progressive testing), PyPI
+# the first time (bench_retest.py caches the suite) and a filled cargo
+# registry cache (context gather).
 set -eu
 cd "$(dirname "$0")/.."
 
@@ -84,6 +87,11 @@ python3 scripts/bench_parse.py --wfx "$wfx" --mb "$mb" --runs "$runs" --json >"$
 
 log "progressive testing"
 python3 scripts/bench_cycle.py progressive --wfx "$wfx" --runs "$runs" --json >"$out/progressive.json"
+
+log "retest tiers on a real pytest suite (more-itertools from PyPI, cached)"
+retest_args=""
+[ "$quick" = 1 ] && retest_args="--skip-session"
+python3 scripts/bench_retest.py --wfx "$wfx" --runs "$runs" $retest_args --json >"$out/retest.json"
 
 log "load: $sessions sessions × $iterations iterations"
 python3 scripts/bench_load.py --wfx "$wfx" --sessions "$sessions" --iterations "$iterations" \

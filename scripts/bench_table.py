@@ -161,6 +161,23 @@ def main():
             f"{p['affected_ms']:.0f} ms ({p['saved_pct']:.1f} % saved)", f"full run {p['full_ms']:.0f} ms",
             f"{p['ratio']:.2f}×", "≥ 70 % saved", p["saved_pct"] >= 70)
 
+    r = jload(d, "retest.json")
+    if r:
+        where = f"{r['suite']} from PyPI, {r['tests']} tests, 2 injected bugs ({r['failing']} failing)"
+        full = f"full run {r['full_ms'] / 1000:.1f} s"
+        add(f"retest that catches a partial fix (tier 1, the failing tests; {where})",
+            f"{r['partial_ms'] / 1000:.1f} s", full, f"{r['partial_ratio']:.2f}×", "≤ 30 % of a full run",
+            r["partial_ratio"] <= 0.30)
+        add(f"retest tiers before the final validation, correct fix ({', '.join(r['correct_tiers'])}; "
+            f"affected tier: {r['affected_tier']}; {where})",
+            f"{r['correct_ms'] / 1000:.1f} s", full, f"{r['correct_ratio']:.2f}×", "≤ 30 % of a full run",
+            r["correct_ratio"] <= 0.30)
+        if "session_ratio" in r:
+            add(f"test time of a whole session (two partial fixes, then the correct one; {where}; "
+                f"{r['session_on_runs']:.0f} vs {r['session_off_runs']:.0f} test commands)",
+                f"{r['session_on_ms'] / 1000:.1f} s progressive", f"{r['session_off_ms'] / 1000:.1f} s without",
+                f"{r['session_ratio']:.2f}×", "≤ 0.50× (at least halved)", r["session_ratio"] <= 0.50)
+
     load_path = os.path.join(d, "load.jsonl")
     setup = None
     if os.path.exists(load_path):

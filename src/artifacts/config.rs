@@ -36,7 +36,9 @@ pub struct TestConfig {
     pub timeout_s: u64,
     /// Glob of JUnit XML files the command writes.
     pub junit: Option<String>,
-    /// Command run with `{files}` replaced by changed files during retests.
+    /// Command that lists the tests related to changed files (`{files}` is
+    /// replaced by them) during retests; it prints test ids or test files,
+    /// one per line.
     pub related_command: Option<String>,
     /// Command that writes a coverage report (lcov, cobertura or
     /// json-summary) for the test-quality gate.

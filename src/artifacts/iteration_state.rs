@@ -205,8 +205,73 @@ pub struct IterationRecord {
     pub rollback_commit: Option<String>,
     #[serde(default)]
     pub result: Option<IterationResult>,
+    /// The retest tier this run was (DESIGN.md §10.4); none for the first
+    /// run and for records of wfx 0.1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tier: Option<Tier>,
+    /// Why this subset run could not judge the fix (it could not run, ran
+    /// nothing, or missed a selected test): it is not merged, never a
+    /// regression, and the full suite runs next.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub escalated: Option<String>,
     #[serde(flatten)]
     pub extra: Extra,
+}
+
+/// The three retest tiers (DESIGN.md §10.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Tier {
+    /// The tests that failed before the fix.
+    Failed,
+    /// The tests the fix may affect.
+    Affected,
+    /// The whole suite.
+    Full,
+}
+
+impl Tier {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tier::Failed => "failed",
+            Tier::Affected => "affected",
+            Tier::Full => "full",
+        }
+    }
+}
+
+/// What a retest tier showed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TierOutcome {
+    /// Every test it ran passed.
+    Passed,
+    /// A test it ran failed.
+    Failing,
+    /// It could not judge anything: the full suite decides.
+    Escalated,
+}
+
+/// How far the retest of one fix has come: kept with the fix so a resumed
+/// session continues with the next tier.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RetestProgress {
+    /// What the runner's related-tests query named (test ids or files);
+    /// none until it ran (or when there is no query).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub related: Option<Vec<String>>,
+    /// The last tier run, and what it showed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tier: Option<Tier>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<TierOutcome>,
+    /// The run whose (merged) results the next tier merges over; none:
+    /// the run before the fix.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merged_run: Option<u32>,
+    /// Why the last tier escalated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub escalated: Option<String>,
 }
 
 /// `.process/iteration-state.json`: the state machine of phase 5.
@@ -313,6 +378,13 @@ pub struct FixInFlight {
     /// Why the test-edit policy rejects this fix (DESIGN.md §5.6).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rejected: Option<String>,
+    /// The retest tiers run so far (DESIGN.md §10.4).
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub retest: RetestProgress,
+}
+
+fn is_default<T: Default + PartialEq>(v: &T) -> bool {
+    *v == T::default()
 }
 
 /// What a pending commit is for.
@@ -441,6 +513,7 @@ impl TryFrom<IterationStateFile> for IterationState {
             commit_paths: Vec::new(),
             touched_tests: false,
             rejected: None,
+            retest: RetestProgress::default(),
         };
         let action = match f.next_action {
             NextAction::ExecuteTask => Action::ExecuteTask,

@@ -161,14 +161,16 @@ pub struct TestResults {
     pub extra: Extra,
 }
 
-/// `passed / (passed + failed + errors) × 100`, one decimal; skipped tests
-/// are excluded. No counted tests → 0.
+/// `passed / (passed + failed + errors) × 100`, one decimal, rounded down
+/// (DESIGN.md §10.4): never 100.0 while a test fails (5059/5060 → 99.9).
+/// Skipped tests are excluded. No counted tests → 0.
 pub fn pass_rate(passed: u32, failed: u32, errors: u32) -> f64 {
     let denom = passed as u64 + failed as u64 + errors as u64;
     if denom == 0 {
         return 0.0;
     }
-    (passed as f64 * 1000.0 / denom as f64).round() / 10.0
+    // Integer division: exact, no float rounding at the boundary.
+    (passed as u64 * 1000 / denom) as f64 / 10.0
 }
 
 #[cfg(test)]
@@ -181,10 +183,15 @@ mod tests {
             (0, 0, 0, 0.0),
             (10, 0, 0, 100.0),
             (7, 3, 0, 70.0),
-            (2, 1, 0, 66.7),
+            (2, 1, 0, 66.6),
             (1, 1, 1, 33.3),
+            (7, 2, 0, 77.7),
             (199, 1, 0, 99.5),
-            (1999, 1, 0, 100.0),
+            (1999, 1, 0, 99.9),
+            (5059, 1, 0, 99.9),
+            (5059, 0, 1, 99.9),
+            (u32::MAX - 1, 1, 0, 99.9),
+            (1, 9999, 0, 0.0),
             (0, 0, 5, 0.0),
         ] {
             assert_eq!(pass_rate(p, f, e), want, "{p}/{f}/{e}");

@@ -6,9 +6,11 @@ use std::collections::BTreeSet;
 
 use crate::artifacts::fix_history::{FixOutcome, TestEdit, TestEditKind};
 use crate::artifacts::iteration_state::{
-    CommitPurpose, FixInFlight, IterationRecord, IterationResult, PendingCommit, Strategy,
+    CommitPurpose, FixInFlight, IterationRecord, IterationResult, PendingCommit, RetestProgress,
+    Strategy, TierOutcome,
 };
 use crate::artifacts::test_results::{Criticality, Scope, TestResults};
+use crate::testing::retest::{self, Escalation, NextRun, Outcome, RetestPlan};
 
 /// The limits of one session (config, flags and task meta resolved).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -329,86 +331,52 @@ pub fn after_rollback(
     )
 }
 
-/// What a retest runs (DESIGN.md §5.4).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RetestScope {
-    /// The whole suite, and why.
-    Full(&'static str),
-    /// These test ids, with the framework's own filter.
-    Subset(Vec<String>),
-}
-
-/// Everything the retest scope depends on.
-#[derive(Debug, Clone)]
-pub struct RetestInput<'a> {
-    /// `cycle.progressive` in the config.
-    pub progressive: bool,
-    /// The framework has a subset filter.
-    pub can_filter: bool,
-    /// The fix changed test files (ids may have changed with them).
-    pub touched_tests: bool,
-    /// The results the retest is merged over.
-    pub baseline: &'a TestResults,
-    /// `affected_tests` of the fix strategy: test ids or test file paths.
-    pub affected: &'a [String],
-}
-
-/// Progressive testing: the baseline's failing tests plus the strategy's
-/// affected tests, as ids the runner knows. An affected entry that is a
-/// file (or directory) path stands for every test of the baseline in it;
-/// entries that name no known test are dropped (an unknown id would make
-/// some runners fail before running anything). Falls back to the whole
-/// suite when the subset could not be trusted.
-pub fn retest_scope(i: &RetestInput) -> RetestScope {
-    use crate::artifacts::test_results::Layer;
-    if !i.progressive {
-        return RetestScope::Full("progressive testing is off (cycle.progressive)");
-    }
-    if !i.can_filter {
-        return RetestScope::Full("the framework cannot run a subset");
-    }
-    if i.touched_tests {
-        return RetestScope::Full("the fix changed test files");
-    }
-    if i.baseline.cases.is_empty() {
-        return RetestScope::Full("the last run named no test cases");
-    }
-    if i.baseline
-        .failures
-        .iter()
-        .any(|f| f.test_type == Layer::Static)
-    {
-        return RetestScope::Full("the last run had build or collection errors");
-    }
-    let mut out: Vec<String> = Vec::new();
-    let push = |id: &str, out: &mut Vec<String>| {
-        if !out.iter().any(|o| o == id) {
-            out.push(id.to_string());
-        }
+/// The tier a fix's retest runs next (DESIGN.md §10.4): the tier table of
+/// [`retest::next`] fed with what the retest recorded so far.
+pub fn next_tier(plan: &RetestPlan, p: &RetestProgress) -> NextRun {
+    let last = match (p.tier, p.outcome) {
+        (Some(tier), Some(TierOutcome::Passed)) => Some((tier, Outcome::Passed)),
+        (Some(tier), Some(TierOutcome::Failing)) => Some((tier, Outcome::Failing)),
+        (Some(tier), Some(TierOutcome::Escalated)) => Some((
+            tier,
+            Outcome::Escalated(Escalation::Recorded(
+                p.escalated.clone().unwrap_or_default(),
+            )),
+        )),
+        _ => None,
     };
-    let failing = i.baseline.failures.iter().map(|f| f.test.as_str());
-    for entry in failing.chain(i.affected.iter().map(String::as_str)) {
-        let entry = entry.trim();
-        if entry.is_empty() {
-            continue;
-        }
-        if i.baseline.cases.iter().any(|c| c.test == entry) {
-            push(entry, &mut out);
-            continue;
-        }
-        let dir = format!("{}/", entry.trim_end_matches('/'));
-        for c in &i.baseline.cases {
-            if let Some(file) = &c.file
-                && (file == entry || file.starts_with(&dir))
-            {
-                push(&c.test, &mut out);
-            }
-        }
+    retest::next(plan, last)
+}
+
+/// What follows a judged subset tier.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AfterTier {
+    /// Another tier runs first (the retest continues).
+    NextTier,
+    /// The full suite validates (only a full run completes).
+    Validate,
+    /// The fix is settled on this run (failing, rolled back, blocked).
+    Settle,
+}
+
+/// After a subset tier that merged: the next tier when the plan has one;
+/// else the full-suite validation when the settlement asks for it (every
+/// test passes so far); else the fix is settled on this run.
+///
+/// A tier 1 that still fails is followed by tier 2 before the fix is
+/// settled: a fix that leaves a test failing may have broken others, and
+/// kept unseen, that damage would be blamed on the next fix. A rollback
+/// already decided stands.
+pub fn after_tier(plan: &RetestPlan, done: &RetestProgress, decision: &AfterRun) -> AfterTier {
+    if matches!(decision, AfterRun::Rollback { .. }) {
+        return AfterTier::Settle;
     }
-    if out.is_empty() {
-        return RetestScope::Full("no failing or affected test is known by id");
+    match (next_tier(plan, done), decision) {
+        (NextRun::Tier { .. }, _) => AfterTier::NextTier,
+        (_, AfterRun::FinalValidation) => AfterTier::Validate,
+        (NextRun::Full(retest::FullReason::Unverified), _) => AfterTier::Validate,
+        _ => AfterTier::Settle,
     }
-    RetestScope::Subset(out)
 }
 
 /// Why a fix is rolled back, for the commit message.
@@ -664,6 +632,8 @@ mod tests {
             fix_commit: None,
             rollback_commit: None,
             result: None,
+            tier: None,
+            escalated: None,
             extra: Default::default(),
         }
     }
@@ -965,87 +935,136 @@ mod tests {
         ));
     }
 
-    fn case(test: &str, file: &str) -> crate::artifacts::test_results::CaseResult {
-        crate::artifacts::test_results::CaseResult {
-            test: test.into(),
-            status: crate::artifacts::test_results::CaseStatus::Passed,
-            file: Some(file.into()),
-            layer: None,
-        }
-    }
-
     #[test]
-    fn retest_scope_table() {
-        let mut base = results(
-            Scope::Full,
-            1,
-            3,
-            vec![failure("t/a.py::f", "boom", Criticality::Medium)],
-        );
-        base.cases = vec![
-            case("t/a.py::f", "t/a.py"),
-            case("t/a.py::g", "t/a.py"),
-            case("t/b.py::h", "t/b.py"),
-            case("u/c.py::k", "u/c.py"),
-        ];
-        let affected = vec![
-            "t/b.py".to_string(),
-            "t/a.py::f".to_string(),
-            "nope::x".to_string(),
-        ];
-        let input = RetestInput {
-            progressive: true,
-            can_filter: true,
-            touched_tests: false,
-            baseline: &base,
-            affected: &affected,
+    fn tier_table() {
+        use crate::artifacts::iteration_state::Tier;
+        use crate::testing::retest::{FullReason, Selection};
+        let ids = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let plan = RetestPlan {
+            full: None,
+            failed: Selection::Run(ids(&["a"])),
+            affected: Selection::Run(ids(&["b", "c"])),
+            suite: 10,
         };
-        assert_eq!(
-            retest_scope(&input),
-            RetestScope::Subset(vec!["t/a.py::f".into(), "t/b.py::h".into()])
-        );
-        let dir = vec!["u".to_string()];
-        assert_eq!(
-            retest_scope(&RetestInput {
-                affected: &dir,
-                ..input.clone()
-            }),
-            RetestScope::Subset(vec!["t/a.py::f".into(), "u/c.py::k".into()])
-        );
-        for (change, want) in [
+        let only_failed = RetestPlan {
+            affected: Selection::Empty,
+            ..plan.clone()
+        };
+        let at = |tier, outcome| RetestProgress {
+            tier: Some(tier),
+            outcome: Some(outcome),
+            escalated: (outcome == TierOutcome::Escalated).then(|| "ran no test".to_string()),
+            ..RetestProgress::default()
+        };
+        let fresh = RetestProgress::default();
+        // (plan, progress, next run)
+        let cases: Vec<(&RetestPlan, RetestProgress, NextRun)> = vec![
             (
-                RetestInput {
-                    progressive: false,
-                    ..input.clone()
+                &plan,
+                fresh.clone(),
+                NextRun::Tier {
+                    tier: Tier::Failed,
+                    ids: ids(&["a"]),
                 },
-                "progressive testing is off (cycle.progressive)",
             ),
             (
-                RetestInput {
-                    can_filter: false,
-                    ..input.clone()
+                &plan,
+                at(Tier::Failed, TierOutcome::Passed),
+                NextRun::Tier {
+                    tier: Tier::Affected,
+                    ids: ids(&["b", "c"]),
                 },
-                "the framework cannot run a subset",
             ),
             (
-                RetestInput {
-                    touched_tests: true,
-                    ..input.clone()
+                &plan,
+                at(Tier::Failed, TierOutcome::Failing),
+                NextRun::Tier {
+                    tier: Tier::Affected,
+                    ids: ids(&["b", "c"]),
                 },
-                "the fix changed test files",
+            ),
+            (
+                &only_failed,
+                at(Tier::Failed, TierOutcome::Failing),
+                NextRun::Full(FullReason::Unverified),
+            ),
+            (
+                &plan,
+                at(Tier::Affected, TierOutcome::Passed),
+                NextRun::Full(FullReason::Validation),
+            ),
+            (
+                &plan,
+                at(Tier::Failed, TierOutcome::Escalated),
+                NextRun::Full(FullReason::Escalated(Escalation::Recorded(
+                    "ran no test".into(),
+                ))),
+            ),
+            (
+                &only_failed,
+                at(Tier::Failed, TierOutcome::Passed),
+                NextRun::Full(FullReason::Validation),
+            ),
+        ];
+        for (plan, progress, want) in cases {
+            assert_eq!(next_tier(plan, &progress), want, "{progress:?}");
+        }
+        // After a merged tier: another tier, the validation, or settle now.
+        let validate = AfterRun::FinalValidation;
+        let analyze = AfterRun::Analyze;
+        let rollback = AfterRun::Rollback {
+            reason: "regression".into(),
+        };
+        for (plan, progress, decision, want) in [
+            (
+                &plan,
+                at(Tier::Failed, TierOutcome::Passed),
+                &validate,
+                AfterTier::NextTier,
+            ),
+            (
+                &only_failed,
+                at(Tier::Failed, TierOutcome::Passed),
+                &validate,
+                AfterTier::Validate,
+            ),
+            (
+                &plan,
+                at(Tier::Affected, TierOutcome::Passed),
+                &validate,
+                AfterTier::Validate,
+            ),
+            // Tier 1 still fails: tier 2 first, the full suite when nothing
+            // else is affected, unless a rollback is decided.
+            (
+                &plan,
+                at(Tier::Failed, TierOutcome::Failing),
+                &analyze,
+                AfterTier::NextTier,
+            ),
+            (
+                &only_failed,
+                at(Tier::Failed, TierOutcome::Failing),
+                &analyze,
+                AfterTier::Validate,
+            ),
+            (
+                &plan,
+                at(Tier::Failed, TierOutcome::Failing),
+                &rollback,
+                AfterTier::Settle,
+            ),
+            (
+                &plan,
+                at(Tier::Affected, TierOutcome::Failing),
+                &analyze,
+                AfterTier::Settle,
             ),
         ] {
-            assert_eq!(retest_scope(&change), RetestScope::Full(want));
+            assert_eq!(after_tier(plan, &progress, decision), want, "{progress:?}");
         }
-        let mut stat = base.clone();
-        stat.failures[0].test_type = Layer::Static;
-        assert!(matches!(
-            retest_scope(&RetestInput {
-                baseline: &stat,
-                ..input.clone()
-            }),
-            RetestScope::Full(_)
-        ));
+        let message = FullReason::Escalated(Escalation::Recorded("ran no test".into()));
+        assert_eq!(message.to_string(), "the subset run ran no test");
     }
 
     #[test]
@@ -1130,6 +1149,7 @@ mod tests {
             commit_paths: paths.iter().map(|p| p.to_string()).collect(),
             touched_tests: false,
             rejected: rejected.map(str::to_string),
+            retest: Default::default(),
         }
     }
 

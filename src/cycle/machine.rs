@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::decide::{self, AfterRun, Limits, RetestInput, RetestScope, SettleInput, StrategyInput};
+use super::decide::{self, AfterRun, AfterTier, Limits, SettleInput, StrategyInput};
 use super::docs;
 use super::guard;
 use super::state::{CycleState, Doc, Stop};
@@ -18,7 +18,7 @@ use crate::artifacts::config::Config;
 use crate::artifacts::fix_history::{CallOutcome, Diffstat, FixAttempt, FixOutcome};
 use crate::artifacts::iteration_state::{
     Action, CommitPurpose, FixInFlight, IterationFailures, IterationRecord, IterationResult,
-    LoopStatus, NextAction, Strategy, settled_runs,
+    LoopStatus, NextAction, RetestProgress, Strategy, Tier, TierOutcome, settled_runs,
 };
 use crate::artifacts::session::{PhaseStatus, SessionStatus};
 use crate::artifacts::task::{
@@ -32,8 +32,8 @@ use crate::engine::event::{
 };
 use crate::engine::step::{
     AgentCallDone, AgentRequest, AnalysisRequest, ArchiveRequest, Before, CommitRequest, Effect,
-    Ending, FlakyCheck, Inspection, Observation, Observed, PauseReason, RevertRequest, Snapshot,
-    Step, TestRequest, TestsRun, Text,
+    Ending, FlakyCheck, Inspection, Observation, Observed, PauseReason, RevertRequest, ShellDone,
+    ShellRequest, Snapshot, Step, TestRequest, TestsRun, Text,
 };
 use crate::engine::{Machine, duration, policy};
 use crate::error::{Exit, Result};
@@ -41,6 +41,7 @@ use crate::git::{CommitKind, Trailers};
 use crate::render::Renderer;
 use crate::session::{Location, SessionPaths, Workspace};
 use crate::testing::Detected;
+use crate::testing::retest::{self, NextRun, RelatedQuery, RelatedSetup, RetestPlan, TierResult};
 
 /// Everything a phase-5 run works with that does not change while it
 /// runs: the project, the config and limits, the agents, the templates.
@@ -62,6 +63,11 @@ pub struct CycleMachine {
     pub analysis_text: String,
     /// Commits are made (a git repository, commits not turned off).
     pub repo: bool,
+    /// Test file → the source files it exercises (the context package's
+    /// `test_coverage.existing_tests[]`), for the affected-tests tier.
+    pub import_map: Vec<(String, Vec<String>)>,
+    /// What the runner's related-tests query needs (DESIGN.md §10.4).
+    pub related: RelatedSetup,
 }
 
 impl Machine for CycleMachine {
@@ -182,11 +188,11 @@ impl Machine for CycleMachine {
                     Observed::Updated => self.fix_observed(s, None, None, &mut out),
                     _ => {}
                 },
-                NextAction::Retest | NextAction::FinalValidation => {
-                    if let Observed::Tests(run) = what {
-                        self.judged(s, *run, &mut out);
-                    }
-                }
+                NextAction::Retest | NextAction::FinalValidation => match what {
+                    Observed::Tests(run) => self.judged(s, *run, &mut out),
+                    Observed::Shell(done) => self.related_answered(s, &done),
+                    _ => {}
+                },
                 NextAction::Rollback => match what {
                     Observed::Reverted(Ok(id)) => self.rolled_back(s, id, &mut out),
                     Observed::Reverted(Err(msg)) => {
@@ -799,6 +805,8 @@ impl CycleMachine {
             fix_commit: None,
             rollback_commit: None,
             result: None,
+            tier: None,
+            escalated: None,
             extra: Extra::new(),
         }
     }
@@ -939,6 +947,7 @@ impl CycleMachine {
             commit_paths: Vec::new(),
             touched_tests: false,
             rejected: None,
+            retest: RetestProgress::default(),
         }
     }
 
@@ -1228,6 +1237,7 @@ impl CycleMachine {
                 commit_paths: Vec::new(),
                 touched_tests: false,
                 rejected: None,
+                retest: RetestProgress::default(),
             }),
         };
         s.set_task_status(&fix_task_id(k), TaskStatus::InProgress, "fix started");
@@ -1451,53 +1461,126 @@ impl CycleMachine {
         s.touch(Doc::State);
     }
 
-    /// Run k+1 after fix k: the failing and affected tests (merged over
-    /// the baseline), or the whole suite. The one place that chooses the
-    /// retest's tests ([`decide::retest_scope`]).
+    /// Run k+1 after fix k: the next retest tier (DESIGN.md §10.4) — the
+    /// tests that failed, then the affected ones (merged over the run
+    /// before), then the whole suite. The runner's related-tests query, when
+    /// it has one, runs first, once per fix.
     fn next_retest(&self, s: &CycleState, fix: &FixInFlight) -> Step {
         let n = s.iter.current_iteration + 1;
-        let baseline = self.baseline_results(s).unwrap_or_else(no_results);
-        let (subset, label) = self.retest_plan(s, fix);
+        if let Some(query) = self.related_query(s, fix) {
+            return Step::Do(Effect::Shell(ShellRequest {
+                command: Text::plain(query.command, Vars::new()),
+                cwd: self.root.clone(),
+                log: self.paths(s).iteration_file(n, "related-tests.log"),
+                command_file: None,
+                env: Vec::new(),
+                timeout: Some(Duration::from_secs(self.config.test.timeout_s)),
+                spinner: format!("Iteration {n} · asking the runner which tests the fix affects"),
+                inspect: None,
+                outputs: Vec::new(),
+            }));
+        }
         let known = self.baseline_failing(s);
+        let (subset, previous) = match decide::next_tier(&self.retest_plan(s, fix), &fix.retest) {
+            NextRun::Tier { ids, .. } => (Some(ids), self.merge_base(s, fix)),
+            NextRun::Full(_) | NextRun::Done => (None, self.baseline_results(s)),
+        };
+        let label = self.tier_label(s, fix);
         Step::Do(Effect::RunTests(self.test_request(
             s,
             n,
             subset,
-            Some(baseline),
+            previous,
             &label,
             Some(known),
         )))
     }
 
-    /// Which tests the retest after fix k runs, and how it is named: the
-    /// one place that chooses them ([`decide::retest_scope`]; the tiered
-    /// selection of DESIGN.md §10.4 replaces this function).
-    pub fn retest_plan(&self, s: &CycleState, fix: &FixInFlight) -> (Option<Vec<String>>, String) {
+    /// The runner's related-tests query for fix k, while it is still to be
+    /// asked: a retest that runs tiers, before its first tier.
+    fn related_query(&self, s: &CycleState, fix: &FixInFlight) -> Option<RelatedQuery> {
+        if fix.retest.related.is_some() || fix.retest.tier.is_some() {
+            return None;
+        }
+        if self.retest_plan(s, fix).full.is_some() {
+            return None;
+        }
+        retest::related_query(self.detected.as_ref()?, &fix.commit_paths, &self.related)
+    }
+
+    /// The related-tests query answered: what it named joins the affected
+    /// tier (a query that failed names nothing; the import map stands).
+    fn related_answered(&self, s: &mut CycleState, done: &ShellDone) {
+        let Action::Retest { fix } = &s.iter.action else {
+            return;
+        };
+        let mut fix = fix.clone();
+        let named = match self.related_query(s, &fix) {
+            Some(query) if done.end.success() => {
+                // The head of a long answer may end inside a line.
+                let text = if done.output_head.len() > crate::agents::vars::INLINE_OUTPUT_MAX {
+                    done.output_head
+                        .rsplit_once('\n')
+                        .map_or("", |(whole, _)| whole)
+                } else {
+                    done.output_head.as_str()
+                };
+                retest::parse_related(query.format, text, &self.root.display().to_string())
+            }
+            _ => Vec::new(),
+        };
+        fix.retest.related = Some(named);
+        s.iter.action = Action::Retest { fix };
+        s.touch(Doc::State);
+    }
+
+    /// The tiers of the retest after fix k (DESIGN.md §10.4), planned from
+    /// the run before the fix, what the fix changed, the import map, the
+    /// strategy's `affected_tests` and the related-tests query's answer.
+    pub fn retest_plan(&self, s: &CycleState, fix: &FixInFlight) -> RetestPlan {
         let k = s.iter.current_iteration;
         let baseline = self.baseline_results(s).unwrap_or_else(no_results);
-        let affected = s
+        let strategy = s
             .task(&fix_task_id(k))
             .and_then(|t| t.context.fix_strategy.as_ref())
             .map(|fs| fs.test_execution.affected_tests.clone())
             .unwrap_or_default();
-        let can_filter = self.detected.as_ref().is_some_and(|d| {
-            crate::testing::select::filter_args(d.framework, &["x".to_string()]).is_some()
-        });
-        let scope = decide::retest_scope(&RetestInput {
-            progressive: self.config.cycle.progressive,
-            can_filter,
-            touched_tests: fix.touched_tests,
+        let related = fix.retest.related.clone().unwrap_or_default();
+        retest::plan(&retest::RetestInput {
             baseline: &baseline,
-            affected: &affected,
-        });
-        let (subset, label) = match scope {
-            RetestScope::Subset(ids) => {
-                let label = format!("{} affected test(s)", ids.len());
-                (Some(ids), label)
-            }
-            RetestScope::Full(why) => (None, format!("the full suite ({why})")),
-        };
-        (subset, label)
+            progressive: self.config.cycle.progressive,
+            can_filter: self
+                .detected
+                .as_ref()
+                .is_some_and(|d| retest::can_filter(d.framework)),
+            touched_tests: fix.touched_tests,
+            changed_files: &fix.commit_paths,
+            import_map: &self.import_map,
+            strategy: &strategy,
+            related: &related,
+        })
+    }
+
+    /// The results the next tier merges over: the last tier's merged
+    /// results, else the run before the fix.
+    fn merge_base(&self, s: &CycleState, fix: &FixInFlight) -> Option<Arc<TestResults>> {
+        fix.retest
+            .merged_run
+            .and_then(|run| s.results.get(&run).cloned())
+            .or_else(|| self.baseline_results(s))
+    }
+
+    /// How the next retest run is named.
+    fn tier_label(&self, s: &CycleState, fix: &FixInFlight) -> String {
+        match decide::next_tier(&self.retest_plan(s, fix), &fix.retest) {
+            NextRun::Tier {
+                tier: Tier::Failed,
+                ids,
+            } => format!("tier 1: the {} failed test(s)", ids.len()),
+            NextRun::Tier { ids, .. } => format!("tier 2: {} affected test(s)", ids.len()),
+            NextRun::Full(why) => format!("the full suite ({why})"),
+            NextRun::Done => "the full suite".to_string(),
+        }
     }
 
     /// Judge run n (the fix k = n-1 under test) against the baseline:
@@ -1520,14 +1603,49 @@ impl CycleMachine {
         let mut results = results;
         self.sanitize(&mut results);
         self.flaky_event(n, &flaky, out);
-        // A subset that could not run at all (a build broken by the fix) is
-        // judged as it is: merging would hide it behind the old statuses.
-        let mut merged =
-            if results.scope == Scope::Affected && !decide::is_execution_error(&results) {
-                crate::testing::merge(&baseline, &results)
-            } else {
-                results
-            };
+        let fix = s
+            .iter
+            .action
+            .fix()
+            .cloned()
+            .unwrap_or_else(|| self.no_fix(s));
+        let plan = self.retest_plan(s, &fix);
+        let label = if validation {
+            "final validation, full suite".to_string()
+        } else {
+            self.tier_label(s, &fix)
+        };
+        // The tier this run was: a subset merges over the run before it by
+        // test id, or — when it could not judge anything — escalates to the
+        // full suite and is never a regression (DESIGN.md §10.4).
+        let tier_run = match decide::next_tier(&plan, &fix.retest) {
+            NextRun::Tier { tier, ids } if !validation && results.scope == Scope::Affected => {
+                Some((tier, ids))
+            }
+            _ => None,
+        };
+        let mut progress = fix.retest.clone();
+        let mut merged = match &tier_run {
+            Some((tier, ids)) => {
+                let base = self.merge_base(s, &fix).unwrap_or_else(no_results);
+                match retest::merge_tier(&base, ids, &results) {
+                    TierResult::Merged { results, passed } => {
+                        progress.tier = Some(*tier);
+                        progress.outcome = Some(if passed {
+                            TierOutcome::Passed
+                        } else {
+                            TierOutcome::Failing
+                        });
+                        *results
+                    }
+                    TierResult::Escalate(why) => {
+                        self.escalated(s, n, *tier, results, why.to_string(), &label, out);
+                        return;
+                    }
+                }
+            }
+            None => results,
+        };
         if let Some(overrides) = s
             .task(&fix_task_id(k))
             .and_then(|t| t.context.fix_strategy.as_ref())
@@ -1539,12 +1657,7 @@ impl CycleMachine {
         let cur_failing: Vec<String> = merged.failures.iter().map(|f| f.test.clone()).collect();
         let new = decide::new_failures(&base_failing, &cur_failing);
         let mut rec = self.new_record(s, n, results_started(&merged, s.now), &merged, new);
-        let fix = s
-            .iter
-            .action
-            .fix()
-            .cloned()
-            .unwrap_or_else(|| self.no_fix(s));
+        rec.tier = Some(tier_run.as_ref().map_or(Tier::Full, |(tier, _)| *tier));
         let mut runs = settled_runs(&s.iter.iterations);
         runs.push(rec.clone());
         let settled = decide::settle(&SettleInput {
@@ -1565,22 +1678,26 @@ impl CycleMachine {
             limits: &self.limits,
         });
         rec.result = Some(settled.result);
-        let label = if validation {
-            "final validation, full suite".to_string()
-        } else {
-            self.retest_plan(s, &fix).1
-        };
         let pass_rate = merged.pass_rate;
         let judged_run = self.record_run(s, rec, merged, Some(base_rec.pass_rate), &label, out);
-        if settled.decision == AfterRun::FinalValidation {
-            let fix = s
-                .iter
-                .action
-                .fix()
-                .cloned()
-                .unwrap_or_else(|| self.no_fix(s));
-            s.iter.action = Action::FinalValidation { fix };
-            return;
+        let after = match tier_run {
+            Some(_) => decide::after_tier(&plan, &progress, &settled.decision),
+            None if settled.decision == AfterRun::FinalValidation => AfterTier::Validate,
+            None => AfterTier::Settle,
+        };
+        match after {
+            AfterTier::NextTier => {
+                let mut fix = fix;
+                progress.merged_run = Some(judged_run);
+                fix.retest = progress;
+                s.iter.action = Action::Retest { fix };
+                return;
+            }
+            AfterTier::Validate => {
+                s.iter.action = Action::FinalValidation { fix };
+                return;
+            }
+            AfterTier::Settle => {}
         }
         s.iter.best_pass_rate = Some(
             s.iter
@@ -1621,6 +1738,35 @@ impl CycleMachine {
             s.iter.baseline_run = Some(judged_run);
         }
         self.apply(s, settled.decision, n, out);
+    }
+
+    /// A subset tier that could not judge the fix (it could not run, ran
+    /// nothing, missed a selected test): recorded as its own run, never a
+    /// regression; the full suite runs next (DESIGN.md §10.4).
+    #[allow(clippy::too_many_arguments)]
+    fn escalated(
+        &self,
+        s: &mut CycleState,
+        n: u32,
+        tier: Tier,
+        results: TestResults,
+        why: String,
+        label: &str,
+        out: &mut Vec<Event>,
+    ) {
+        out.push(Event::warning(format!(
+            "Iteration {n}: the subset run {why}; running the full suite instead (not a regression)"
+        )));
+        let mut rec = self.new_record(s, n, results_started(&results, s.now), &results, Vec::new());
+        rec.tier = Some(tier);
+        rec.escalated = Some(why.clone());
+        self.record_run(s, rec, results, None, label, out);
+        if let Action::Retest { fix } = &mut s.iter.action {
+            fix.retest.tier = Some(tier);
+            fix.retest.outcome = Some(TierOutcome::Escalated);
+            fix.retest.escalated = Some(why);
+        }
+        s.touch(Doc::State);
     }
 
     /// Fix k's commit reverted (or nothing to revert): another attempt or

@@ -239,6 +239,8 @@ pub fn run(ws: &Workspace, req: &CycleRequest, ui: &Printer) -> Result<Ending> {
         renderer: Arc::new(Renderer::new(Some(&ws.templates_dir()))),
         analysis_text,
         repo: cp.is_repo(),
+        import_map: import_map(&sref.paths),
+        related: crate::testing::run::related_setup(&root, &config.test),
         config,
     };
     let mut state = CycleState {
@@ -315,7 +317,12 @@ fn load_results(
         Some(run) => st.run(run),
         None => st.iterations.last(),
     };
-    if let Some(rec) = base {
+    // The next retest tier merges over the last tier's merged results.
+    let merged = match &st.action {
+        Action::Retest { fix } => fix.retest.merged_run.and_then(|r| st.run(r)),
+        _ => None,
+    };
+    for rec in base.into_iter().chain(merged) {
         let (file, _) = docs::run_files(paths, rec);
         match store::read_json::<crate::artifacts::TestResults>(&file, &ws.rel(&file)) {
             Ok(r) => {
@@ -326,6 +333,39 @@ fn load_results(
         }
     }
     Ok(out)
+}
+
+/// Test file → the source files it exercises, from the session's context
+/// package (`test_coverage.existing_tests[]`), for the affected-tests
+/// retest tier. A package that is missing or unreadable gives none: the
+/// strategy's `affected_tests` and the related-tests query still count.
+fn import_map(paths: &crate::session::SessionPaths) -> Vec<(String, Vec<String>)> {
+    [paths.context_package(), paths.test_context_package()]
+        .iter()
+        .filter_map(|p| std::fs::read(p).ok())
+        .filter_map(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .find_map(|v| {
+            let tests = v.pointer("/test_coverage/existing_tests")?.as_array()?;
+            Some(
+                tests
+                    .iter()
+                    .filter_map(|t| {
+                        let file = t.get("test_file")?.as_str()?.to_string();
+                        let sources = t
+                            .get("implementation_files")
+                            .and_then(|f| f.as_array())
+                            .map(|f| {
+                                f.iter()
+                                    .filter_map(|x| x.as_str().map(str::to_string))
+                                    .collect()
+                            })
+                            .unwrap_or_default();
+                        Some((file, sources))
+                    })
+                    .collect(),
+            )
+        })
+        .unwrap_or_default()
 }
 
 fn cycle_options_of(session: &WorkflowSession) -> CycleOptions {

@@ -93,11 +93,13 @@ fn harness(fixer: bool, limits: Limits, cap: Option<f64>) -> Harness {
             signals: Vec::new(),
             test_pattern: "tests/test_*.py".into(),
             test_directory: "tests".into(),
-            junit: None,
+            ..Detected::new(Framework::Pytest, "python -m pytest")
         }),
         renderer: Arc::new(Renderer::new(None)),
         analysis_text: String::new(),
         repo: true,
+        import_map: Vec::new(),
+        related: Default::default(),
     };
     Harness { _tmp: tmp, machine }
 }
@@ -177,12 +179,19 @@ fn reload(m: &CycleMachine, p: &FakePorts, location: Location) -> CycleState {
     state
         .tasks
         .sort_by_key(|(_, t)| crate::session::task_order(&t.id));
-    if let Some(base) = iter.baseline_run.and_then(|r| iter.run(r)) {
-        let (file, _) = super::docs::run_files(&paths, base);
+    // The baseline, and the last retest tier's merged results (what
+    // `cycle::load_results` reads).
+    let merged = match &iter.action {
+        crate::artifacts::iteration_state::Action::Retest { fix } => fix.retest.merged_run,
+        _ => None,
+    };
+    for run in iter.baseline_run.into_iter().chain(merged) {
+        let Some(rec) = iter.run(run) else { continue };
+        let (file, _) = super::docs::run_files(&paths, rec);
         if let Some(bytes) = p.files.get(&file) {
             state
                 .results
-                .insert(base.run, Arc::new(serde_json::from_slice(bytes).unwrap()));
+                .insert(rec.run, Arc::new(serde_json::from_slice(bytes).unwrap()));
         }
     }
     state.iter = iter;
@@ -277,6 +286,291 @@ fn runs(s: &CycleState) -> Vec<(u32, String, f64)> {
 
 fn run_of(i: u32, scope: &str, p: f64) -> (u32, String, f64) {
     (i, scope.into(), p)
+}
+
+/// `(iteration, tier, escalated)` of every run.
+fn tiers(s: &CycleState) -> Vec<(u32, Option<&'static str>, bool)> {
+    s.iter
+        .iterations
+        .iter()
+        .map(|r| {
+            (
+                r.iteration,
+                r.tier.map(|t| t.as_str()),
+                r.escalated.is_some(),
+            )
+        })
+        .collect()
+}
+
+/// Every run has its own results file and log, and each was written.
+fn own_files(s: &CycleState, p: &FakePorts) {
+    let mut seen = std::collections::BTreeSet::new();
+    for r in &s.iter.iterations {
+        let files = [
+            r.results_file.clone().unwrap(),
+            r.output_log.clone().unwrap(),
+        ];
+        for f in files {
+            assert!(seen.insert(f.clone()), "{f} is shared by two runs");
+        }
+        let results = s
+            .iter
+            .iterations
+            .iter()
+            .position(|x| x.run == r.run)
+            .unwrap();
+        let path = h_root(s, p).join(r.results_file.as_deref().unwrap());
+        assert!(
+            p.files.contains_key(&path),
+            "run {results}: {path:?} not written"
+        );
+    }
+}
+
+/// The project root the session's relative paths start from.
+fn h_root(_: &CycleState, p: &FakePorts) -> PathBuf {
+    let any = p
+        .files
+        .keys()
+        .find(|k| k.ends_with("iteration-state.json"))
+        .expect("a state");
+    // <root>/.workflow/active/<id>/.process/iteration-state.json
+    any.ancestors().nth(5).unwrap().to_path_buf()
+}
+
+/// The harness with the import map of the fake project.
+fn harness_with_imports() -> Harness {
+    let mut h = harness(true, Limits::default(), None);
+    h.machine.import_map = vec![
+        ("tests/test_ops.py".into(), vec!["calc/ops.py".into()]),
+        ("tests/test_other.py".into(), vec!["calc/other.py".into()]),
+    ];
+    h
+}
+
+#[test]
+fn a_retest_runs_the_failed_then_the_affected_tests_then_the_full_suite() {
+    let h = harness_with_imports();
+    let mut p = ports();
+    fixer(&mut p, |_, _, _| {
+        AgentAct::writes(&[("calc/ops.py", FIXED)])
+    });
+    let mut s = fresh(&h.machine, p.now());
+    let (ending, out) = drive(&h.machine, &mut s, &mut p, false);
+    assert_eq!(ending.exit, Exit::Success, "{:?}", p.journal);
+    // After the fix (the first agent call): the three tiers.
+    let fix = p
+        .journal
+        .iter()
+        .position(|l| l.starts_with("agent "))
+        .unwrap();
+    let tests: Vec<&String> = p.journal[fix..]
+        .iter()
+        .filter(|l| l.starts_with("tests "))
+        .collect();
+    assert_eq!(
+        tests,
+        [
+            r#"tests ["tests/test_ops.py::test_add", "tests/test_ops.py::test_div"] → 0 failing"#,
+            r#"tests ["tests/test_ops.py::test_sub", "tests/test_ops.py::test_mul", "tests/test_ops.py::test_pow"] → 0 failing"#,
+            "tests all → 0 failing",
+        ]
+    );
+    assert_eq!(
+        tiers(&s),
+        [
+            (1, None, false),
+            (2, Some("failed"), false),
+            (2, Some("affected"), false),
+            (2, Some("full"), false),
+        ]
+    );
+    assert_eq!(
+        runs(&s),
+        [
+            run_of(1, "full", 80.0),
+            run_of(2, "affected", 100.0),
+            run_of(2, "affected", 100.0),
+            run_of(2, "full", 100.0)
+        ]
+    );
+    own_files(&s, &p);
+    let text = transcript(&out, &ending);
+    assert!(text.contains("tier 1: the 2 failed test(s)"), "{text}");
+    assert!(text.contains("tier 2: 3 affected test(s)"), "{text}");
+}
+
+/// A fix that breaks what the failing tests do not test: tier 2 sees it,
+/// and the next attempt starts without a full run.
+#[test]
+fn the_affected_tier_catches_a_regression_before_the_full_suite() {
+    let h = harness_with_imports();
+    let mut p = ports();
+    fixer(&mut p, |_, n, _| {
+        AgentAct::writes(&[("calc/ops.py", if n == 1 { BROKEN } else { FIXED })])
+    });
+    let mut s = fresh(&h.machine, p.now());
+    let (ending, _) = drive(&h.machine, &mut s, &mut p, false);
+    assert_eq!(ending.exit, Exit::Success, "{:?}", p.journal);
+    assert_eq!(
+        tiers(&s)[..3],
+        [
+            (1, None, false),
+            (2, Some("failed"), false),
+            (2, Some("affected"), false)
+        ]
+    );
+    assert_eq!(runs(&s)[2], run_of(2, "affected", 70.0));
+    assert_eq!(
+        p.subjects()[2],
+        "test-cycle: iteration 1 - conservative strategy (pass: 80.0% → 70.0%)"
+    );
+    // Between the first fix and the second: the two subset tiers (and the
+    // flaky re-run of the new failures), no full run.
+    let agents: Vec<usize> = (0..p.journal.len())
+        .filter(|&i| p.journal[i].starts_with("agent "))
+        .collect();
+    let between: Vec<&String> = p.journal[agents[0]..agents[1]]
+        .iter()
+        .filter(|l| l.starts_with("tests "))
+        .collect();
+    assert_eq!(between.len(), 3, "{between:?}");
+    assert!(
+        between.iter().all(|l| !l.starts_with("tests all")),
+        "{between:?}"
+    );
+}
+
+#[test]
+fn a_subset_run_that_cannot_run_escalates_to_the_full_suite() {
+    let h = harness(true, Limits::default(), None);
+    let mut p = ports();
+    // The first subset run is the flaky re-run of run 1's failures; the
+    // second is tier 1 of the retest.
+    p.unrunnable_subsets = 2;
+    fixer(&mut p, |_, _, _| {
+        AgentAct::writes(&[("calc/ops.py", FIXED)])
+    });
+    let mut s = fresh(&h.machine, p.now());
+    let (ending, out) = drive(&h.machine, &mut s, &mut p, false);
+    assert_eq!(ending.exit, Exit::Success, "{:?}", p.journal);
+    assert_eq!(
+        tiers(&s),
+        [
+            (1, None, false),
+            (2, Some("failed"), true),
+            (2, Some("full"), false)
+        ]
+    );
+    let escalated = &s.iter.iterations[1];
+    assert_eq!(escalated.result, None, "never a regression");
+    assert!(
+        escalated.escalated.as_deref().unwrap().contains("code 7"),
+        "{:?}",
+        escalated.escalated
+    );
+    assert_eq!(
+        p.subjects(),
+        [
+            "test-cycle: session WFS-test-the-fake completed (pass: 100.0%, 1 fix attempt(s))",
+            "test-cycle: iteration 1 - conservative strategy (pass: 80.0% → 100.0%)",
+        ]
+    );
+    assert_eq!(s.history.entries.len(), 1);
+    assert_eq!(s.history.entries[0].outcome.as_str(), "success");
+    own_files(&s, &p);
+    let text = transcript(&out, &ending);
+    assert!(
+        text.contains("running the full suite instead (not a regression)"),
+        "{text}"
+    );
+}
+
+/// Two tests the runner reports under one name (`x`, `x#2`): no filter can
+/// run just one of them, so the retest is the full suite.
+#[test]
+fn a_failing_test_sharing_its_name_is_retested_on_the_full_suite() {
+    let h = harness(true, Limits::default(), None);
+    let mut suite = suite();
+    suite.push(FakeTest::new(
+        "tests/test_ops.py::test_add",
+        "calc/ops.py",
+        "add: a + b",
+    ));
+    let mut p = FakePorts::new(
+        &[("calc/ops.py", BUGGY), ("calc/other.py", "ok = True\n")],
+        suite,
+    );
+    fixer(&mut p, |_, _, _| {
+        AgentAct::writes(&[("calc/ops.py", FIXED)])
+    });
+    let mut s = fresh(&h.machine, p.now());
+    let (ending, out) = drive(&h.machine, &mut s, &mut p, false);
+    assert_eq!(ending.exit, Exit::Success, "{:?}", p.journal);
+    assert_eq!(
+        s.iter.iterations[0].failed_tests,
+        [
+            "tests/test_ops.py::test_add",
+            "tests/test_ops.py::test_div",
+            "tests/test_ops.py::test_add#2"
+        ]
+    );
+    assert_eq!(tiers(&s), [(1, None, false), (2, Some("full"), false)]);
+    // After the fix (the first agent call), the one retest is the suite.
+    let fix = p
+        .journal
+        .iter()
+        .position(|l| l.starts_with("agent "))
+        .unwrap();
+    let retests: Vec<&String> = p.journal[fix..]
+        .iter()
+        .filter(|l| l.starts_with("tests "))
+        .collect();
+    assert_eq!(retests, ["tests all → 0 failing"], "{:?}", p.journal);
+    let text = transcript(&out, &ending);
+    assert!(text.contains("shares its name with another test"), "{text}");
+}
+
+/// Killed after any step commit of a tiered retest, the resumed session
+/// ends as the uninterrupted one (tier 2 merges over tier 1's results).
+#[test]
+fn a_crash_between_tiers_resumes_to_the_same_end() {
+    let h = harness_with_imports();
+    let script = |_: Role, _: u32, _: &crate::engine::fake::Work| {
+        AgentAct::writes(&[("calc/ops.py", FIXED)])
+    };
+    let mut reference = ports();
+    fixer(&mut reference, script);
+    let mut s = fresh(&h.machine, reference.now());
+    drive(&h.machine, &mut s, &mut reference, false);
+    let want = (runs(&s), tiers(&s), reference.subjects());
+    for k in 1..reference.step_commits {
+        let mut p = ports();
+        fixer(&mut p, script);
+        let mut s = fresh(&h.machine, p.now());
+        let ui = Printer::plain();
+        let mut sinks = Sinks::capture(&ui);
+        let mut crash = CrashAfter {
+            inner: &mut p,
+            commits_left: k,
+        };
+        let _ = run(
+            &h.machine,
+            &mut s,
+            &mut crash,
+            &mut sinks,
+            &DriverConfig::default(),
+        );
+        let mut s = reload(&h.machine, &p, Location::Active);
+        let (ending, _) = drive(&h.machine, &mut s, &mut p, true);
+        assert_eq!(ending.exit, Exit::Success, "crash after commit {k}");
+        assert_eq!(
+            (runs(&s), tiers(&s), p.subjects()),
+            want,
+            "crash after commit {k}"
+        );
+    }
 }
 
 /// The output a person reads: progress on stderr, the result on stdout.

@@ -103,6 +103,9 @@ pub struct FakePorts {
     pub interrupt_after: Option<usize>,
     /// Ctrl-C arrives during the `n`-th test run (1-based).
     pub interrupt_in_run: Option<usize>,
+    /// The next this many subset runs cannot run at all: no test output,
+    /// exit 7 (a filter the runner took for a file name).
+    pub unrunnable_subsets: usize,
     /// Steps the driver asked about (one `interrupted()` call each).
     pub steps: std::cell::Cell<usize>,
     /// Effects that reached the world (tests, agents, shell, git).
@@ -142,6 +145,7 @@ impl FakePorts {
             journal: Vec::new(),
             interrupt_after: None,
             interrupt_in_run: None,
+            unrunnable_subsets: 0,
             steps: std::cell::Cell::new(0),
             effects: 0,
             test_runs: 0,
@@ -205,8 +209,12 @@ impl Ports for FakePorts {
         self.tick();
         self.test_runs += 1;
         self.clock += chrono::Duration::seconds(1);
-        let mut parsed = ParsedRun::new("junit");
-        for t in &self.suite {
+        let unrunnable = run.subset.is_some() && self.unrunnable_subsets > 0;
+        if unrunnable {
+            self.unrunnable_subsets -= 1;
+        }
+        let mut parsed = ParsedRun::new(if unrunnable { "" } else { "junit" });
+        for t in self.suite.iter().filter(|_| !unrunnable) {
             if let Some(subset) = run.subset
                 && !subset.contains(&t.id)
             {
@@ -264,7 +272,7 @@ impl Ports for FakePorts {
                 command: run.detected.command.clone(),
                 framework: run.detected.framework,
                 scope,
-                exit_code: Some(i32::from(failing)),
+                exit_code: Some(if unrunnable { 7 } else { i32::from(failing) }),
                 timed_out_after: None,
                 signal: None,
                 duration_ms: 1_000,
@@ -337,7 +345,8 @@ impl Ports for FakePorts {
         }
         self.journal
             .push(format!("shell `{}` → exit {code}", run.command));
-        let _ = output;
+        self.files
+            .insert(run.log.to_path_buf(), output.into_bytes());
         Ok(ProcessEnd {
             exit_code: Some(code),
             timed_out: false,

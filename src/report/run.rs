@@ -179,7 +179,7 @@ pub struct TestView {
     /// Counted test cases, when the output was parsed.
     pub counts: Option<TestCounts>,
     pub pass_rate: Option<f64>,
-    /// `exit 1 · 7 passed, 2 failed, 1 skipped of 10 (77.8%)`, or
+    /// `exit 1 · 7 passed, 2 failed, 1 skipped of 10 (77.7%)`, or
     /// `exit 3 (output not parsed)`.
     pub result: String,
     pub duration_ms: u64,
@@ -993,9 +993,9 @@ mod tests {
         let cases: Vec<Case> = vec![
             (
                 Some(results(7, 2, 1, "tap")),
-                "exit 1 · 7 passed, 2 failed, 1 skipped of 10 (77.8%)",
+                "exit 1 · 7 passed, 2 failed, 1 skipped of 10 (77.7%)",
                 Some((10, 7, 2, 1)),
-                Some(77.8),
+                Some(77.7),
                 2,
             ),
             (
@@ -1112,7 +1112,7 @@ mod tests {
         assert!(a0.debug.is_none());
         assert_eq!(
             a0.test.as_ref().unwrap().result,
-            "exit 1 · 7 passed, 2 failed, 1 skipped of 10 (77.8%)"
+            "exit 1 · 7 passed, 2 failed, 1 skipped of 10 (77.7%)"
         );
         let a1 = &test.attempts[1];
         let dbg = a1.debug.as_ref().unwrap();
@@ -1129,7 +1129,7 @@ mod tests {
             a1.test.as_ref().unwrap().result,
             "exit 0 · 9 passed, 0 failed, 1 skipped of 10 (100.0%)"
         );
-        assert_eq!(test.pass_rates, [77.8, 100.0]);
+        assert_eq!(test.pass_rates, [77.7, 100.0]);
         assert_eq!(test.sparkline, "▄█");
         assert!(test.chart);
         let points = chart_runs(test);
@@ -1139,7 +1139,7 @@ mod tests {
                 .map(|p| (p.iteration, p.pass_rate, p.result.clone().unwrap()))
                 .collect::<Vec<_>>(),
             [
-                (0, 77.8, "failed".to_string()),
+                (0, 77.7, "failed".to_string()),
                 (1, 100.0, "passed".to_string())
             ]
         );

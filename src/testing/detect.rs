@@ -82,7 +82,52 @@ pub struct Detected {
     /// itself: `test.junit` from the config, or the runner's default report
     /// directory (Maven Surefire, Gradle).
     pub junit: Option<String>,
+    /// The package.json scripts behind `npm test` & co., so a filter can be
+    /// put where the runner reads it (DESIGN.md §10.4).
+    pub script: Option<PackageScript>,
+    /// The doctest command run next to nextest, which does not run
+    /// doctests (`cargo test --doc --no-fail-fast`; see docs/runner.md).
+    pub doctests: Option<String>,
+    /// What a user should know about what this command runs (e.g. that
+    /// doctests do not run); copied into every run's notes.
+    pub notes: Vec<String>,
 }
+
+impl Detected {
+    /// A command of a known framework with nothing else known about the
+    /// project (no script, no report glob, no layout).
+    pub fn new(framework: Framework, command: impl Into<String>) -> Detected {
+        Detected {
+            framework,
+            command: command.into(),
+            signals: Vec::new(),
+            test_pattern: String::new(),
+            test_directory: String::new(),
+            junit: None,
+            script: None,
+            doctests: None,
+            notes: Vec::new(),
+        }
+    }
+}
+
+/// The `test` script a package-manager command runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PackageScript {
+    /// `npm`, `yarn`, `pnpm` or `bun`.
+    pub manager: String,
+    /// The script's text, as package.json has it.
+    pub test: String,
+    /// package.json has a `pretest` script (npm runs it before `test`).
+    pub pretest: bool,
+}
+
+/// The doctest command detection adds next to nextest.
+pub const NEXTEST_DOCTESTS: &str = "cargo test --doc --no-fail-fast";
+
+/// The note when nextest runs without doctests although the crate has a
+/// library (and so may have doctests).
+pub const NEXTEST_NO_DOCTESTS: &str = "nextest does not run doctests; they are not part of these results (leave test.command unset to have wfx run `cargo test --doc` after nextest, or add it to the command)";
 
 /// Marker files detection looks at, in order; named in the "no test command"
 /// message so the user knows what was looked for.
@@ -139,6 +184,14 @@ fn from_command(root: &Path, command: &str) -> Detected {
             .unwrap_or(Framework::Custom);
     }
     let (test_pattern, test_directory) = layout_for(root, framework);
+    let script = is_package_script(command)
+        .then(|| package_script(root, command))
+        .flatten();
+    let mut notes = Vec::new();
+    let doc_step = command.contains("--doc");
+    if framework == Framework::Nextest && !doc_step && has_rust_library(root) {
+        notes.push(NEXTEST_NO_DOCTESTS.to_string());
+    }
     Detected {
         framework,
         command: command.to_string(),
@@ -146,7 +199,36 @@ fn from_command(root: &Path, command: &str) -> Detected {
         test_pattern,
         test_directory,
         junit: default_junit(framework, command),
+        script,
+        doctests: None,
+        notes,
     }
+}
+
+/// The package.json scripts a package-manager command runs.
+fn package_script(root: &Path, command: &str) -> Option<PackageScript> {
+    let pkg = read_package_json(root)?;
+    let test = test_script(&pkg)?;
+    let manager = command.split_whitespace().next()?.to_string();
+    Some(PackageScript {
+        manager,
+        test,
+        pretest: pkg
+            .get("scripts")
+            .and_then(|s| s.get("pretest"))
+            .and_then(|s| s.as_str())
+            .is_some_and(|s| !s.trim().is_empty()),
+    })
+}
+
+/// A package with a library target (and so, possibly, doctests): a
+/// `src/lib.rs` or a `[lib]` section. A virtual workspace manifest is not
+/// one.
+pub fn has_rust_library(root: &Path) -> bool {
+    let manifest = read_small(&root.join("Cargo.toml")).unwrap_or_default();
+    let has_package = manifest.lines().any(|l| l.trim() == "[package]");
+    has_package
+        && (root.join("src/lib.rs").is_file() || manifest.lines().any(|l| l.trim() == "[lib]"))
 }
 
 fn from_markers(root: &Path, has_program: &dyn Fn(&str) -> bool) -> Option<Detected> {
@@ -154,6 +236,9 @@ fn from_markers(root: &Path, has_program: &dyn Fn(&str) -> bool) -> Option<Detec
     let detected = |framework: Framework, command: String, signals: Vec<String>| {
         let (test_pattern, test_directory) = layout_for(root, framework);
         let junit = default_junit(framework, &command);
+        let script = is_package_script(&command)
+            .then(|| package_script(root, &command))
+            .flatten();
         Some(Detected {
             framework,
             command,
@@ -161,6 +246,9 @@ fn from_markers(root: &Path, has_program: &dyn Fn(&str) -> bool) -> Option<Detec
             test_pattern,
             test_directory,
             junit,
+            script,
+            doctests: None,
+            notes: Vec::new(),
         })
     };
 
@@ -170,7 +258,13 @@ fn from_markers(root: &Path, has_program: &dyn Fn(&str) -> bool) -> Option<Detec
         } else {
             (Framework::Cargo, "cargo test --no-fail-fast")
         };
-        return detected(framework, command.into(), vec!["Cargo.toml".into()]);
+        let mut found = detected(framework, command.into(), vec!["Cargo.toml".into()])?;
+        // nextest does not run doctests; users who ran `cargo test` before
+        // expect them, so wfx runs them after nextest (docs/runner.md).
+        if framework == Framework::Nextest && has_rust_library(root) {
+            found.doctests = Some(NEXTEST_DOCTESTS.to_string());
+        }
+        return Some(found);
     }
 
     let py_signals: Vec<String> = [
@@ -720,6 +814,77 @@ mod tests {
             d.junit.as_deref(),
             Some("**/target/surefire-reports/TEST-*.xml")
         );
+    }
+
+    #[test]
+    fn nextest_runs_doctests_of_a_library_or_says_it_does_not() {
+        let lib = [
+            ("Cargo.toml", "[package]\nname = \"k\"\n"),
+            ("src/lib.rs", ""),
+        ];
+        let d = det(&lib, &["cargo-nextest"]).unwrap();
+        assert_eq!(d.framework, Framework::Nextest);
+        assert_eq!(d.doctests.as_deref(), Some(NEXTEST_DOCTESTS));
+        assert!(d.notes.is_empty());
+        // A binary crate has no doctests; plain cargo test runs them itself.
+        let bin = [
+            ("Cargo.toml", "[package]\nname = \"k\"\n"),
+            ("src/main.rs", ""),
+        ];
+        assert_eq!(det(&bin, &["cargo-nextest"]).unwrap().doctests, None);
+        assert_eq!(det(&lib, &[]).unwrap().doctests, None);
+        let ws = [("Cargo.toml", "[workspace]\nmembers = [\"a\"]\n")];
+        assert_eq!(det(&ws, &["cargo-nextest"]).unwrap().doctests, None);
+        // A configured nextest command is the user's: it runs as written,
+        // and every run says that doctests are not part of it.
+        let dir = project(&lib);
+        for (command, note) in [
+            ("cargo nextest run", true),
+            ("cargo nextest run && cargo test --doc", false),
+        ] {
+            let config = TestConfig {
+                command: Some(command.into()),
+                ..TestConfig::default()
+            };
+            let d = detect_with(dir.path(), &config, &|_| true).unwrap();
+            assert_eq!(d.doctests, None);
+            assert_eq!(
+                d.notes.contains(&NEXTEST_NO_DOCTESTS.to_string()),
+                note,
+                "{command}"
+            );
+        }
+    }
+
+    #[test]
+    fn package_scripts_are_kept_for_filters() {
+        let d = det(
+            &[(
+                "package.json",
+                r#"{"scripts":{"test":"node --test test/*.test.js","pretest":"tsc"}}"#,
+            )],
+            &[],
+        )
+        .unwrap();
+        assert_eq!(
+            d.script,
+            Some(PackageScript {
+                manager: "npm".into(),
+                test: "node --test test/*.test.js".into(),
+                pretest: true,
+            })
+        );
+        let d = det(
+            &[
+                ("package.json", r#"{"scripts":{"test":"jest"}}"#),
+                ("yarn.lock", ""),
+            ],
+            &[],
+        )
+        .unwrap();
+        assert_eq!(d.script.unwrap().manager, "yarn");
+        let d = det(&[("go.mod", "module x\n")], &[]).unwrap();
+        assert_eq!(d.script, None);
     }
 
     #[test]

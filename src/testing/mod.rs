@@ -4,18 +4,25 @@
 //!
 //! - [`detect`]: which command and framework a project uses.
 //! - [`parse`]: one pure parser per output format.
+//! - [`id`]: test identity — unique, stable ids (DESIGN.md §10.4).
 //! - [`results`]: parsed cases → `TestResults` (zero-tests rules, layers,
 //!   criticality), [`merge`] of a subset over the last full run, flakiness.
-//! - [`select`]: the runner's own subset filter.
+//! - [`retest`]: the retest tiers (failed → affected → full), merging a
+//!   tier with escalation to the full suite, related-tests queries.
+//! - [`select`]: the runner's own subset filter, placed where the runner
+//!   reads it (package scripts included).
 //! - [`run`]: the effectful part: run, read the report, build the results.
 
 pub mod detect;
+pub mod id;
 pub mod parse;
 pub mod results;
+pub mod retest;
 pub mod run;
 pub mod select;
 
 pub use detect::{Detected, Framework, detect};
 pub use results::{mark_flaky, merge};
+pub use retest::{NextRun, Outcome, RetestInput, Tier, TierResult, merge_tier};
 pub use run::{Progress, RunRequest, run_tests};
 pub use select::filter_command;

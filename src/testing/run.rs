@@ -14,7 +14,9 @@ use regex::Regex;
 use super::detect::{Detected, Framework};
 use super::parse::{self, ParsedRun, TextFormat};
 use super::results::{self, RunFacts};
+use super::retest::RelatedSetup;
 use super::select::{self, Args};
+use crate::artifacts::config::TestConfig;
 use crate::artifacts::test_results::{Scope, TestResults};
 use crate::error::{Error, Result};
 use crate::process::{self, Spec};
@@ -108,6 +110,24 @@ pub struct Plan {
     pub report: Report,
     pub scope: Scope,
     pub notes: Vec<String>,
+    /// Files wfx writes into the report directory before the run (node's
+    /// reporter module).
+    pub files: Vec<(PathBuf, &'static str)>,
+    /// The output also holds `cargo test --doc` after nextest's.
+    pub doctests: bool,
+}
+
+/// wfx's reporter for `node --test`: node's TAP with every test's location
+/// (`src/testing/node-reporter.mjs`).
+pub const NODE_REPORTER: &str = include_str!("node-reporter.mjs");
+
+/// Quote a value for `NODE_OPTIONS`, which node splits on spaces and reads
+/// double quotes (with backslash escapes) in, but not single quotes.
+pub fn node_options_quote(value: &str) -> String {
+    if !value.is_empty() && !value.contains([' ', '"', '\\', '\'', '\t', '\n']) {
+        return value.to_string();
+    }
+    format!("\"{}\"", value.replace('\\', "\\\\").replace('"', "\\\""))
 }
 
 /// Decide the exact command line for a run (pure; `node_options` is the
@@ -123,7 +143,8 @@ pub fn plan(
     let framework = detected.framework;
     let mut args = Args::default();
     let mut env = Vec::new();
-    let mut notes = Vec::new();
+    let mut notes = detected.notes.clone();
+    let mut files = Vec::new();
     let path = |name: &str| report_dir.join(name);
     let report = match framework {
         Framework::Pytest => {
@@ -153,15 +174,21 @@ pub fn plan(
         }
         Framework::NodeTest => {
             // Through NODE_OPTIONS: options after a test file on node's
-            // command line would be taken for file names.
+            // command line would be taken for file names. wfx's reporter is
+            // node's TAP plus every test's file (ids must not change when a
+            // test starts failing).
             let p = path("node.tap");
+            let reporter = path("wfx-node-reporter.mjs");
+            files.push((reporter.clone(), NODE_REPORTER));
             let mut opts = node_options.map(str::to_string).unwrap_or_default();
             if !opts.is_empty() {
                 opts.push(' ');
             }
+            let quote = |p: &Path| node_options_quote(&p.display().to_string());
             opts.push_str(&format!(
-                "--test-reporter=tap --test-reporter-destination={} --test-reporter=spec --test-reporter-destination=stdout",
-                process::shell_escape(&p.display().to_string())
+                "--test-reporter={} --test-reporter-destination={} --test-reporter=spec --test-reporter-destination=stdout",
+                quote(&reporter),
+                quote(&p),
             ));
             env.push(("NODE_OPTIONS".to_string(), opts));
             Report::Tap(p)
@@ -180,17 +207,39 @@ pub fn plan(
         },
     };
     let mut scope = Scope::Full;
+    // nextest's doctest companion (`cargo test --doc`): its own filter.
+    let mut doc_args: Option<Args> = detected.doctests.as_ref().map(|_| Args::default());
+    let mut main_runs = true;
     if let Some(ids) = subset {
-        match select::filter_args(framework, ids) {
+        let (doc_ids, main_ids): (Vec<String>, Vec<String>) = match &doc_args {
+            Some(_) => ids.iter().cloned().partition(|i| select::is_doctest(i)),
+            None => (Vec::new(), ids.to_vec()),
+        };
+        let main_filter = (!main_ids.is_empty())
+            .then(|| select::filter_for(detected, &main_ids))
+            .flatten();
+        match main_filter {
             Some(filter) => {
                 args.extend(filter.args);
                 notes.extend(filter.note);
+                scope = Scope::Affected;
+            }
+            None if main_ids.is_empty() && !doc_ids.is_empty() => {
+                main_runs = false;
                 scope = Scope::Affected;
             }
             None => notes.push(format!(
                 "{} cannot run a subset of tests; the whole suite ran",
                 framework.as_str()
             )),
+        }
+        if scope == Scope::Affected && doc_args.is_some() {
+            doc_args = (!doc_ids.is_empty()).then(|| {
+                let f =
+                    select::filter_args(Framework::Cargo, &doc_ids).expect("doctest ids filter");
+                notes.extend(f.note);
+                f.args
+            });
         }
     }
     // Extra arguments as the user typed them; for cargo a `--` among them
@@ -202,7 +251,19 @@ pub fn plan(
         }
         _ => args.runner.extend(extra.iter().cloned()),
     }
-    let exec = select::compose(&detected.command, framework, &args);
+    let main = select::compose_for(detected, &args);
+    let (exec, doctests) = match (&detected.doctests, doc_args) {
+        (Some(doc), Some(doc_args)) => {
+            let doc = select::compose(doc, Framework::Cargo, &doc_args);
+            if main_runs {
+                // Both always run; the exit code is the first failure's.
+                (format!("{main}; s=$?; {doc} && exit $s"), true)
+            } else {
+                (doc, true)
+            }
+        }
+        _ => (main, false),
+    };
     let shown = relative_command(&exec, root);
     Plan {
         exec,
@@ -211,6 +272,8 @@ pub fn plan(
         report,
         scope,
         notes,
+        files,
+        doctests,
     }
 }
 
@@ -262,6 +325,9 @@ pub fn run_tests(mut req: RunRequest<'_>) -> Result<TestResults> {
         node_options.as_deref(),
     );
     prepare_dir(&req.report_dir)?;
+    for (path, text) in &plan.files {
+        std::fs::write(path, text).map_err(|e| Error::io(path, e))?;
+    }
     if let Some(dir) = req.log.parent() {
         crate::session::store::create_dirs(dir)?;
     }
@@ -323,6 +389,15 @@ pub fn run_tests(mut req: RunRequest<'_>) -> Result<TestResults> {
             }
         }
     }
+    // nextest's JUnit report has no doctests: read them from the output.
+    if plan.doctests
+        && let Some(run) = parsed.as_mut().filter(|r| r.parser == "junit")
+    {
+        let doc = parse_log(&req.log, Box::new(parse::libtest::Parser::doctests_only()))
+            .map_err(|e| Error::io(&req.log, e))?;
+        run.cases.extend(doc.cases);
+        run.static_errors.extend(doc.static_errors);
+    }
     let mut parsed = parsed.unwrap_or_default();
     parsed.relativize(&req.root.display().to_string());
     resolve_files(&req.root, &req.detected, &mut parsed);
@@ -370,6 +445,37 @@ pub fn run_tests(mut req: RunRequest<'_>) -> Result<TestResults> {
         }
     }
     Ok(results)
+}
+
+/// What the runner's related-tests query needs to know about the project
+/// (see [`super::retest::related_query`]): `test.related_command`, whether
+/// pytest-testmon is in use (`.testmondata`), the Cargo packages.
+pub fn related_setup(root: &Path, config: &TestConfig) -> RelatedSetup {
+    let mut packages = Vec::new();
+    let manifests = walkdir::WalkDir::new(root)
+        .max_depth(4)
+        .into_iter()
+        .filter_entry(|e| {
+            let name = e.file_name().to_string_lossy();
+            e.depth() == 0 || !(name.starts_with('.') || name == "target" || name == "node_modules")
+        })
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_type().is_file() && e.file_name() == "Cargo.toml");
+    for m in manifests {
+        let Ok(text) = std::fs::read_to_string(m.path()) else {
+            continue;
+        };
+        if let Some(name) = crate::phases::context::mapping::rust_crate_name(&text) {
+            let dir = m.path().parent().map(|d| rel(root, d)).unwrap_or_default();
+            let dir = if dir == "." { String::new() } else { dir };
+            packages.push((dir, name));
+        }
+    }
+    RelatedSetup {
+        configured: config.related_command.clone(),
+        packages,
+        testmon: root.join(".testmondata").is_file(),
+    }
 }
 
 fn rel(root: &Path, path: &Path) -> String {
@@ -845,14 +951,7 @@ mod tests {
     use crate::testing::parse::fixture;
 
     fn detected(framework: Framework, command: &str) -> Detected {
-        Detected {
-            framework,
-            command: command.into(),
-            signals: vec![],
-            test_pattern: String::new(),
-            test_directory: String::new(),
-            junit: None,
-        }
+        Detected::new(framework, command)
     }
 
     #[test]
@@ -915,7 +1014,7 @@ mod tests {
             p.env,
             vec![(
                 "NODE_OPTIONS".to_string(),
-                "--max-old-space-size=100 --test-reporter=tap --test-reporter-destination=/p/proj/.workflow/.cache/junit/node.tap --test-reporter=spec --test-reporter-destination=stdout".to_string()
+                "--max-old-space-size=100 --test-reporter=/p/proj/.workflow/.cache/junit/wfx-node-reporter.mjs --test-reporter-destination=/p/proj/.workflow/.cache/junit/node.tap --test-reporter=spec --test-reporter-destination=stdout".to_string()
             )]
         );
         let p = plan(
@@ -968,7 +1067,7 @@ mod tests {
             &dir,
             None,
         );
-        assert_eq!(p.exec, "cargo test -- --exact a::b");
+        assert_eq!(p.exec, "cargo test --tests -- --exact b");
         assert_eq!(p.scope, Scope::Affected);
         assert!(p.notes.is_empty());
         let p = plan(
@@ -985,6 +1084,56 @@ mod tests {
             p.notes,
             vec!["make cannot run a subset of tests; the whole suite ran"]
         );
+    }
+
+    #[test]
+    fn nextest_plans_run_the_doctests_too() {
+        let root = Path::new("/p");
+        let dir = root.join("r");
+        let mut d = detected(Framework::Nextest, "cargo nextest run --no-fail-fast");
+        d.doctests = Some(crate::testing::detect::NEXTEST_DOCTESTS.into());
+        let p = plan(&d, root, None, &[], &dir, None);
+        assert_eq!(
+            p.exec,
+            "cargo nextest run --no-fail-fast; s=$?; cargo test --doc --no-fail-fast && exit $s"
+        );
+        assert!(p.doctests);
+        let ids = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        for (subset, want) in [
+            (
+                ids(&["k tests::a", "k::src/lib.rs - add (line 3)"]),
+                "cargo nextest run --no-fail-fast -E '(binary_id(=k) & test(=tests::a))'; s=$?; cargo test --doc --no-fail-fast -- add && exit $s",
+            ),
+            (
+                ids(&["k tests::a"]),
+                "cargo nextest run --no-fail-fast -E '(binary_id(=k) & test(=tests::a))'",
+            ),
+            (
+                ids(&["k::src/lib.rs - add (line 3)"]),
+                "cargo test --doc --no-fail-fast -- add",
+            ),
+        ] {
+            let p = plan(&d, root, Some(&subset), &[], &dir, None);
+            assert_eq!(p.exec, want, "{subset:?}");
+            assert_eq!(p.scope, Scope::Affected);
+        }
+        // The doctest filter is a substring: the note says so.
+        let p = plan(
+            &d,
+            root,
+            Some(&ids(&["k::src/lib.rs - add (line 3)"])),
+            &[],
+            &dir,
+            None,
+        );
+        assert_eq!(p.notes.len(), 1, "{:?}", p.notes);
+    }
+
+    #[test]
+    fn node_options_quoting_is_what_node_reads() {
+        assert_eq!(node_options_quote("/p/r.mjs"), "/p/r.mjs");
+        assert_eq!(node_options_quote("/a b/r.mjs"), "\"/a b/r.mjs\"");
+        assert_eq!(node_options_quote(r#"/a"b\c"#), r#""/a\"b\\c""#);
     }
 
     #[test]

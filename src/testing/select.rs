@@ -2,8 +2,16 @@
 //! one place that knows how to add arguments to a user's command line
 //! (after `--` for `npm test`, before libtest's `--` for cargo, right after
 //! `--test` for node). Pure.
+//!
+//! A package script that names test files (`"test": "node --test
+//! test/*.test.js"`) cannot take node's options after `npm test --`: node
+//! reads them as more files. For such scripts, and for scripts of several
+//! commands, the arguments go into the script's text where the runner reads
+//! them, and that text runs directly (`npm exec -c '…'`, which gives it the
+//! environment `npm test` would) — see [`compose_for`].
 
-use super::detect::{Detected, Framework, is_package_script};
+use super::detect::{Detected, Framework, PackageScript, is_package_script};
+use super::id;
 use super::parse::tap::SEP;
 use crate::process::shell_escape;
 
@@ -34,8 +42,45 @@ pub struct Filter {
 /// The command that runs just `ids`; `None` when the framework cannot
 /// filter (the caller then runs everything and says so).
 pub fn filter_command(detected: &Detected, ids: &[String]) -> Option<String> {
-    let filter = filter_args(detected.framework, ids)?;
-    Some(compose(&detected.command, detected.framework, &filter.args))
+    let filter = filter_for(detected, ids)?;
+    Some(compose_for(detected, &filter.args))
+}
+
+/// [`filter_args`] for a detected command: a cargo subset without doctests
+/// also skips building and running the doctests (`--tests`), unless the
+/// command already selects its targets.
+pub fn filter_for(detected: &Detected, ids: &[String]) -> Option<Filter> {
+    let mut filter = filter_args(detected.framework, ids)?;
+    if detected.framework == Framework::Cargo && !selects_targets(&detected.command) {
+        let names: Vec<&str> = ids.iter().map(|i| id::split_libtest(i).1).collect();
+        if names.iter().all(|n| is_doctest(n)) {
+            filter.args.runner.insert(0, "--doc".into());
+        } else if !names.iter().any(|n| is_doctest(n)) {
+            filter.args.runner.insert(0, "--tests".into());
+        }
+    }
+    Some(filter)
+}
+
+/// A cargo command that picks its own targets (`--lib`, `--test x`, …).
+fn selects_targets(command: &str) -> bool {
+    const FLAGS: &[&str] = &[
+        "--lib",
+        "--bin",
+        "--bins",
+        "--test",
+        "--tests",
+        "--example",
+        "--examples",
+        "--bench",
+        "--benches",
+        "--all-targets",
+        "--doc",
+    ];
+    command
+        .split_whitespace()
+        .take_while(|w| *w != "--")
+        .any(|w| FLAGS.contains(&w.split('=').next().unwrap_or(w)))
 }
 
 /// The framework's own filter for `ids` (in the id form of DESIGN.md §3).
@@ -83,16 +128,27 @@ pub fn filter_args(framework: Framework, ids: &[String]) -> Option<Filter> {
     }
 }
 
-/// Is this libtest id a doctest (`src/lib.rs - divide (line 16)`)?
-fn is_doctest(id: &str) -> bool {
+/// Is this libtest name (or id) a doctest (`src/lib.rs - divide (line 16)`)?
+pub fn is_doctest(id: &str) -> bool {
     id.contains(" - ") && id.ends_with(')') && id.contains("(line ")
 }
 
-/// libtest `--exact` names. Cargo hands doctest filters to rustdoc split on
-/// whitespace, so a doctest name cannot be matched exactly: with doctests
-/// in the set, names become substring filters and a doctest is filtered by
-/// its item path (`divide`), which may run a few more tests.
+/// libtest `--exact` names: the ids without their target (`a::check` →
+/// `check`; each test binary runs the names it has, so `check` of another
+/// target may run too and is merged as what it is). Cargo hands doctest
+/// filters to rustdoc split on whitespace, so a doctest name cannot be
+/// matched exactly: with doctests in the set, names become substring
+/// filters and a doctest is filtered by its item path (`divide`), which may
+/// run a few more tests.
 fn cargo_filter(ids: &[String]) -> Filter {
+    let mut names: Vec<String> = Vec::new();
+    for id in ids {
+        let name = id::split_libtest(id).1.to_string();
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    let ids = &names;
     if !ids.iter().any(|id| is_doctest(id)) {
         let mut harness = vec!["--exact".to_string()];
         harness.extend(ids.iter().cloned());
@@ -132,7 +188,7 @@ fn cargo_filter(ids: &[String]) -> Filter {
 }
 
 /// nextest filterset: `(binary_id(=B) & test(=T)) | …` for ids `B T`.
-fn nextest_expr(ids: &[String]) -> String {
+pub fn nextest_expr(ids: &[String]) -> String {
     ids.iter()
         .map(|id| match id.split_once(' ') {
             Some((binary, test)) => format!("(binary_id(={binary}) & test(={test}))"),
@@ -273,6 +329,120 @@ fn surefire_tests(ids: &[String]) -> String {
         .join(",")
 }
 
+/// Add arguments to a detected command where the runner reads them. For a
+/// package script that names test files (node) or runs several commands,
+/// the arguments go into the script's own text after the runner, and that
+/// text runs directly: `npm exec -c '<script>'` for npm (the environment
+/// `npm test` gives a script), the text itself for yarn, pnpm and bun; a
+/// `pretest` script runs first, as `npm test` would run it. Otherwise
+/// [`compose`].
+pub fn compose_for(detected: &Detected, args: &Args) -> String {
+    if args.runner.is_empty() && args.harness.is_empty() {
+        return compose(&detected.command, detected.framework, args);
+    }
+    if is_package_script(&detected.command)
+        && let Some(script) = &detected.script
+        && let Some(direct) = direct_script(script, detected.framework, args)
+    {
+        return direct;
+    }
+    compose(&detected.command, detected.framework, args)
+}
+
+/// Shell operators that make a script more than one command.
+fn is_compound(script: &str) -> bool {
+    ["&&", "||", ";", "|", "\n"]
+        .iter()
+        .any(|op| script.contains(op))
+}
+
+/// The script's text with `args` after its runner, run directly; `None`
+/// when appending after `npm test --` works (one jest/vitest command) or
+/// the runner is not found in the text.
+fn direct_script(script: &PackageScript, framework: Framework, args: &Args) -> Option<String> {
+    if framework != Framework::NodeTest && !is_compound(&script.test) {
+        return None;
+    }
+    let text = args
+        .runner
+        .iter()
+        .chain(args.harness.iter())
+        .map(|a| shell_escape(a))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let inner = insert_after_runner(&script.test, framework, &text)?;
+    let manager = script.manager.as_str();
+    let run = if manager == "npm" {
+        format!("npm exec -c {}", shell_escape(&inner))
+    } else {
+        inner
+    };
+    Some(if script.pretest {
+        format!("{manager} run pretest && {run}")
+    } else {
+        run
+    })
+}
+
+/// Insert `text` after every runner word of a script: node's `--test`,
+/// `jest`, `vitest [run]`.
+fn insert_after_runner(script: &str, framework: Framework, text: &str) -> Option<String> {
+    let words: Vec<(usize, &str)> = word_spans(script);
+    let mut at: Vec<usize> = Vec::new();
+    for (i, (start, w)) in words.iter().enumerate() {
+        let bare = w.rsplit('/').next().unwrap_or(w);
+        let end = start + w.len();
+        match framework {
+            Framework::NodeTest if *w == "--test" => at.push(end),
+            Framework::Jest if bare == "jest" => at.push(end),
+            Framework::Vitest if bare == "vitest" => {
+                // `vitest run;` is one word to a whitespace split.
+                let next = words
+                    .get(i + 1)
+                    .map(|(_, n)| n.trim_end_matches([';', '&', '|']));
+                match next {
+                    Some("run") => at.push(words[i + 1].0 + 3),
+                    _ => at.push(end),
+                }
+            }
+            _ => {}
+        }
+    }
+    if at.is_empty() {
+        return None;
+    }
+    let mut out = String::new();
+    let mut last = 0;
+    for pos in at {
+        out.push_str(&script[last..pos]);
+        out.push(' ');
+        out.push_str(text);
+        last = pos;
+    }
+    out.push_str(&script[last..]);
+    Some(out)
+}
+
+/// Whitespace-separated words with their byte offsets.
+fn word_spans(s: &str) -> Vec<(usize, &str)> {
+    let mut out = Vec::new();
+    let mut start = None;
+    for (i, c) in s.char_indices() {
+        match (c.is_whitespace(), start) {
+            (true, Some(b)) => {
+                out.push((b, &s[b..i]));
+                start = None;
+            }
+            (false, None) => start = Some(i),
+            _ => {}
+        }
+    }
+    if let Some(b) = start {
+        out.push((b, &s[b..]));
+    }
+    out
+}
+
 /// Add arguments to a command line, each shell-escaped, where the runner
 /// will see them.
 pub fn compose(command: &str, framework: Framework, args: &Args) -> String {
@@ -363,14 +533,7 @@ mod tests {
     use super::*;
 
     fn detected(framework: Framework, command: &str) -> Detected {
-        Detected {
-            framework,
-            command: command.into(),
-            signals: vec![],
-            test_pattern: String::new(),
-            test_directory: String::new(),
-            junit: None,
-        }
+        Detected::new(framework, command)
     }
 
     fn ids(v: &[&str]) -> Vec<String> {
@@ -392,20 +555,40 @@ mod tests {
             (
                 Framework::Cargo,
                 "cargo test --no-fail-fast",
-                vec!["stats::tests::mean_of_three", "tests::divide_negative"],
-                "cargo test --no-fail-fast -- --exact stats::tests::mean_of_three tests::divide_negative",
+                vec![
+                    "rust_calc::stats::tests::mean_of_three",
+                    "rust_calc::tests::divide_negative",
+                ],
+                "cargo test --no-fail-fast --tests -- --exact stats::tests::mean_of_three tests::divide_negative",
+            ),
+            (
+                // The same name in two targets: one filter name, both run.
+                Framework::Cargo,
+                "cargo test --no-fail-fast",
+                vec!["a::check", "b::check"],
+                "cargo test --no-fail-fast --tests -- --exact check",
             ),
             (
                 Framework::Cargo,
                 "cargo test --no-fail-fast",
-                vec!["tests::divide_negative", "src/lib.rs - divide (line 16)"],
+                vec![
+                    "rust_calc::tests::divide_negative",
+                    "rust_calc::src/lib.rs - divide (line 16)",
+                ],
                 "cargo test --no-fail-fast -- tests::divide_negative divide",
             ),
             (
                 Framework::Cargo,
-                "cargo test -- --test-threads=1",
-                vec!["a::b"],
-                "cargo test -- --test-threads=1 --exact a::b",
+                "cargo test --no-fail-fast",
+                vec!["rust_calc::src/lib.rs - divide (line 16)"],
+                "cargo test --no-fail-fast --doc -- divide",
+            ),
+            (
+                // The command picks its targets: wfx adds none.
+                Framework::Cargo,
+                "cargo test --lib -- --test-threads=1",
+                vec!["x::a::b"],
+                "cargo test --lib -- --test-threads=1 --exact a::b",
             ),
             (
                 Framework::Nextest,
@@ -504,6 +687,110 @@ mod tests {
                 .unwrap()
                 .note
                 .is_none()
+        );
+    }
+
+    fn scripted(framework: Framework, command: &str, test: &str, pretest: bool) -> Detected {
+        let mut d = detected(framework, command);
+        d.script = Some(PackageScript {
+            manager: command.split_whitespace().next().unwrap().into(),
+            test: test.into(),
+            pretest,
+        });
+        d
+    }
+
+    #[test]
+    fn filters_go_inside_package_scripts_where_the_runner_reads_them() {
+        let node_ids = ids(&["test/add.test.js › adds two numbers"]);
+        for (d, test_ids, want) in [
+            (
+                // node would take anything after the files for a file.
+                scripted(
+                    Framework::NodeTest,
+                    "npm test",
+                    "node --test test/*.test.js",
+                    false,
+                ),
+                &node_ids,
+                r#"npm exec -c 'node --test '\''--test-name-pattern=(?:^|\s)(?:adds two numbers)$'\'' test/*.test.js'"#,
+            ),
+            (
+                scripted(
+                    Framework::NodeTest,
+                    "npm test",
+                    "tsc -p . && node --test dist/",
+                    true,
+                ),
+                &node_ids,
+                r#"npm run pretest && npm exec -c 'tsc -p . && node --test '\''--test-name-pattern=(?:^|\s)(?:adds two numbers)$'\'' dist/'"#,
+            ),
+            (
+                scripted(Framework::NodeTest, "yarn test", "node --test test/", false),
+                &node_ids,
+                r#"node --test '--test-name-pattern=(?:^|\s)(?:adds two numbers)$' test/"#,
+            ),
+            (
+                // One jest command: npm passes arguments after `--` to it.
+                scripted(Framework::Jest, "npm test", "jest --ci", false),
+                &ids(&["test/a.test.js › a › b"]),
+                r#"npm test -- 'test/a\.test\.js' -t '^(?:a(?: | > )b)$'"#,
+            ),
+            (
+                // Several commands: `--` would reach the last one (eslint).
+                scripted(Framework::Jest, "npm test", "jest --ci && eslint .", false),
+                &ids(&["test/a.test.js › a › b"]),
+                r#"npm exec -c 'jest '\''test/a\.test\.js'\'' -t '\''^(?:a(?: | > )b)$'\'' --ci && eslint .'"#,
+            ),
+            (
+                scripted(
+                    Framework::Vitest,
+                    "pnpm test",
+                    "vitest run; echo done",
+                    false,
+                ),
+                &ids(&["test/a.test.js › b"]),
+                r#"vitest run 'test/a\.test\.js' -t '^(?:b)$'; echo done"#,
+            ),
+        ] {
+            assert_eq!(
+                filter_command(&d, test_ids).as_deref(),
+                Some(want),
+                "{:?}",
+                d.script
+            );
+        }
+    }
+
+    #[test]
+    fn composed_script_commands_survive_two_shells() {
+        // `npm exec -c ARG`: sh unquotes ARG into the script text, which npm
+        // runs with sh again; the pattern must reach node as one argument.
+        let d = scripted(
+            Framework::NodeTest,
+            "npm test",
+            "node --test test/*.test.js",
+            false,
+        );
+        let cmd = filter_command(&d, &ids(&["t › it's (1) $HOME"])).unwrap();
+        let arg = cmd.strip_prefix("npm exec -c ").unwrap();
+        let sh = |script: &str| {
+            let out = std::process::Command::new("sh")
+                .args(["-c", script])
+                .output()
+                .unwrap();
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        };
+        let script = sh(&format!("printf %s {arg}"));
+        let words = sh(&format!(
+            "set -- {}; printf '%s\\n' \"$@\"",
+            script
+                .replace("node --test", "")
+                .replace("test/*.test.js", "")
+        ));
+        assert_eq!(
+            words,
+            "--test-name-pattern=(?:^|\\s)(?:it's \\(1\\) \\$HOME)$\n"
         );
     }
 

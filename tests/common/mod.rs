@@ -342,6 +342,19 @@ impl Env {
     }
 }
 
+/// The exit code and the JSON document a `--json` command printed on
+/// stdout; panics with both streams when stdout is not JSON.
+pub fn json_output(out: &std::process::Output) -> (i32, serde_json::Value) {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let doc = serde_json::from_str(&stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: stdout {stdout:?} stderr {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out.status.code().unwrap_or(-1), doc)
+}
+
 /// `fixtures/outputs/<name>` as text (lossy UTF-8).
 pub fn recorded(name: &str) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))

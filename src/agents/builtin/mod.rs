@@ -238,10 +238,12 @@ fn pick(frames: &[(RawFrame, String)]) -> Option<(String, u32)> {
         .map(|(f, file)| (file.clone(), f.line))
 }
 
-/// A cargo doctest id: `src/lib.rs - divide (line 16)`.
+/// A cargo doctest id: `rust_calc::src/lib.rs - divide (line 16)` (the
+/// target prefix is optional).
 fn doctest(id: &str) -> Option<(String, u32)> {
     static DOC: OnceLock<Regex> = OnceLock::new();
-    let c = re(&DOC, r"^(\S+\.rs) - .*\(line (\d+)\)$").captures(id)?;
+    let name = crate::testing::id::split_libtest(id).1;
+    let c = re(&DOC, r"^(\S+\.rs) - .*\(line (\d+)\)$").captures(name)?;
     Some((c[1].to_string(), c[2].parse().ok()?))
 }
 

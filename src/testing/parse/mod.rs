@@ -641,6 +641,19 @@ impl CompileErrors {
     }
 }
 
+/// (id, status) of every case, sorted by id (runners print in the order
+/// tests finish) (tests only).
+#[cfg(test)]
+pub(crate) fn statuses(run: &ParsedRun) -> Vec<(&str, Status)> {
+    let mut v: Vec<_> = run
+        .cases
+        .iter()
+        .map(|c| (c.id.as_str(), c.status))
+        .collect();
+    v.sort_by_key(|(id, _)| *id);
+    v
+}
+
 /// The path of a fixture under `fixtures/outputs/` (tests only).
 #[cfg(test)]
 pub(crate) fn fixture(name: &str) -> String {

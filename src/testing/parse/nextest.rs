@@ -3,6 +3,8 @@
 //! failure's captured output after its status line, and the `Starting …
 //! (N tests skipped)` / `Summary` lines for skipped tests nextest never names.
 //! Compile errors before the run become static failures as with libtest.
+//! When `cargo test --doc` ran after nextest (wfx's nextest command, see
+//! docs/runner.md), its doctests are read from the rest of the output.
 
 use std::collections::HashMap;
 use std::sync::LazyLock;
@@ -44,7 +46,6 @@ pub fn binary_kind(binary_id: &str) -> (Layer, Option<String>) {
 }
 
 /// Line parser for nextest's human output.
-#[derive(Default)]
 pub struct Parser {
     run: ParsedRun,
     by_id: HashMap<String, usize>,
@@ -54,6 +55,23 @@ pub struct Parser {
     after_summary: bool,
     skipped_starting: Option<u32>,
     skipped_summary: Option<u32>,
+    /// The doctests after nextest's run.
+    doc: super::libtest::Parser,
+}
+
+impl Default for Parser {
+    fn default() -> Parser {
+        Parser {
+            run: ParsedRun::default(),
+            by_id: HashMap::new(),
+            current: None,
+            compile: CompileErrors::default(),
+            after_summary: false,
+            skipped_starting: None,
+            skipped_summary: None,
+            doc: super::libtest::Parser::doctests_only(),
+        }
+    }
 }
 
 impl Parser {
@@ -95,6 +113,7 @@ impl Parser {
 
 impl LineParser for Parser {
     fn line(&mut self, raw: &str) {
+        self.doc.line(raw);
         let stripped = strip_ansi(raw);
         let line = stripped.trim_end_matches('\r');
 
@@ -184,6 +203,13 @@ impl LineParser for Parser {
             .unwrap_or(0)
             .saturating_sub(run.count(Status::Skipped) as u32);
         run.static_errors = self.compile.finish();
+        let doc = Box::new(self.doc).finish();
+        run.cases.extend(doc.cases);
+        for e in doc.static_errors {
+            if !run.static_errors.iter().any(|s| s.id == e.id) {
+                run.static_errors.push(e);
+            }
+        }
         run
     }
 }
@@ -191,7 +217,7 @@ impl LineParser for Parser {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::parse::fixture;
+    use crate::testing::parse::{fixture, statuses};
 
     #[test]
     fn nextest_human_output() {
@@ -265,5 +291,51 @@ mod tests {
             binary_kind("rust-calc::integration"),
             (Layer::Integration, Some("tests/integration.rs".into()))
         );
+    }
+
+    #[test]
+    fn doctests_after_nextest_are_read_too() {
+        use Status::*;
+        // Real output of wfx's nextest command for a crate with a library:
+        // `cargo nextest run …; s=$?; cargo test --doc … && exit $s`.
+        for (file, rejects) in [
+            ("nextest-should-panic.txt", Failed),
+            ("nextest-should-panic-fixed.txt", Passed),
+        ] {
+            let run = parse(&fixture(file));
+            assert_eq!(
+                statuses(&run),
+                vec![
+                    ("should-panic tests::accepts_zero", Passed),
+                    ("should-panic tests::rejects_negative", rejects),
+                    ("should-panic tests::rejects_very_negative", Passed),
+                    ("should_panic::src/lib.rs - check (line 11)", Passed),
+                    ("should_panic::src/lib.rs - check (line 5)", Passed),
+                ],
+                "{file}"
+            );
+            assert!(run.static_errors.is_empty(), "{file}");
+            assert_eq!(run.unnamed_skipped, 0, "{file}");
+        }
+    }
+
+    #[test]
+    fn one_name_in_several_binaries() {
+        use Status::*;
+        for (file, a) in [
+            ("nextest-same-name.txt", Failed),
+            ("nextest-same-name-fixed.txt", Passed),
+        ] {
+            let run = parse(&fixture(file));
+            assert_eq!(
+                statuses(&run),
+                vec![
+                    ("same-name tests::check", Passed),
+                    ("same-name::a check", a),
+                    ("same-name::b check", Passed),
+                ],
+                "{file}"
+            );
+        }
     }
 }

@@ -3,7 +3,10 @@
 //! optional YAML diagnostic block. Only leaves are tests; a point that had
 //! children is a suite, and its `not ok` (`subtestsFailed`) is not a failed
 //! test. Ids are `file › suite › name`, the file taken from the test's own
-//! `location` or the nearest suite's.
+//! `location` or the nearest suite's. Node's TAP gives a location only for
+//! failing tests; wfx's reporter (`src/testing/node-reporter.mjs`) adds a
+//! `# wfx-location: file:line:col` line before every result, so a test's
+//! id carries its file whether it passes or fails (DESIGN.md §10.4).
 
 use std::sync::LazyLock;
 
@@ -27,6 +30,8 @@ static POINT: LazyLock<Regex> = LazyLock::new(|| {
 struct Node {
     name: String,
     ok: bool,
+    /// From the `# wfx-location:` line before the point.
+    location: Option<String>,
     directive: Option<(String, String)>,
     yaml: Yaml,
     children: Vec<Node>,
@@ -49,7 +54,13 @@ pub struct Parser {
     pending: Vec<(usize, Node)>,
     /// Lines of the YAML block being read, and its indentation.
     yaml: Option<(usize, Vec<String>)>,
+    /// A `# wfx-location:` line waiting for the point that follows it, and
+    /// its indentation.
+    location: Option<(usize, String)>,
 }
+
+/// The diagnostic wfx's node reporter writes before each test result.
+pub const LOCATION_MARK: &str = "# wfx-location: ";
 
 impl Parser {
     fn close_yaml(&mut self) {
@@ -93,13 +104,24 @@ impl LineParser for Parser {
             self.yaml = Some((indent, Vec::new()));
             return;
         }
+        let trimmed = line.trim_start();
+        if let Some(loc) = trimmed.strip_prefix(LOCATION_MARK) {
+            self.location = Some((line.len() - trimmed.len(), unescape(loc.trim_end())));
+            return;
+        }
         let Some(c) = POINT.captures(line) else {
             return;
         };
         let indent = c[1].len();
+        let location = self
+            .location
+            .take()
+            .filter(|(i, _)| *i == indent)
+            .map(|(_, loc)| loc);
         let mut node = Node {
             name: unescape(c.get(3).map_or("", |m| m.as_str())),
             ok: &c[2] == "ok",
+            location,
             directive: c.get(4).map(|d| {
                 (
                     d.as_str().to_ascii_uppercase(),
@@ -148,7 +170,12 @@ fn location_file(loc: &str) -> Option<String> {
 }
 
 fn walk(node: &Node, path: &mut Vec<String>, file: Option<String>, run: &mut ParsedRun) {
-    let own_file = node.yaml.location.as_deref().and_then(location_file);
+    let own_file = node
+        .yaml
+        .location
+        .as_deref()
+        .or(node.location.as_deref())
+        .and_then(location_file);
     let file = own_file.or(file);
     let is_suite = !node.children.is_empty() || node.yaml.kind.as_deref() == Some("suite");
     if is_suite {
@@ -371,5 +398,56 @@ mod tests {
             .map(|c| (c.id.as_str(), c.status))
             .collect();
         assert_eq!(ids, vec![("a", Status::Passed), ("b", Status::Failed)]);
+    }
+
+    fn ids(run: &ParsedRun) -> Vec<(String, Status)> {
+        let mut v: Vec<_> = run.cases.iter().map(|c| (c.id.clone(), c.status)).collect();
+        v.sort_by(|a, b| a.0.cmp(&b.0));
+        v
+    }
+
+    #[test]
+    fn every_test_carries_its_file_through_wfx_reporter() {
+        use Status::*;
+        // Real `node --test` runs with wfx's reporter over a project whose
+        // `test/` and `dist/test/` hold equally named tests; in the second
+        // run only `dist/parse.js` is broken.
+        let pass = parse(&fixture("node-twins-pass.tap"));
+        let fail = parse(&fixture("node-twins-fail.tap"));
+        let d = "dist/test/parse.test.js";
+        let t = "test/parse.test.js";
+        let want = |dist: Status| {
+            vec![
+                (format!("{d} › parse › reads a number"), dist),
+                (format!("{d} › parse › rejects garbage"), Passed),
+                (format!("{d} › round trip"), dist),
+                (format!("{t} › parse › reads a number"), Passed),
+                (format!("{t} › parse › rejects garbage"), Passed),
+                (format!("{t} › round trip"), Passed),
+            ]
+        };
+        assert_eq!(ids(&pass), want(Passed));
+        assert_eq!(ids(&fail), want(Failed));
+        for c in &fail.cases {
+            assert!(
+                c.file.as_deref().is_some_and(|f| c.id.starts_with(f)),
+                "{c:?}"
+            );
+        }
+        let failed = fail.cases.iter().find(|c| c.status == Failed).unwrap();
+        assert_eq!((failed.file.as_deref(), failed.line), (Some(d), Some(7)));
+    }
+
+    #[test]
+    fn node_own_tap_names_files_of_failures_only() {
+        // Why wfx brings its reporter: node's TAP of the same failing run
+        // gives passing tests no file, so `test/` and `dist/test/` tests
+        // of one name collide and a test's id changes when it fails.
+        let run = parse(&fixture("node-twins-fail-node-tap.txt"));
+        let ids: Vec<&str> = run.cases.iter().map(|c| c.id.as_str()).collect();
+        assert!(ids.contains(&"dist/test/parse.test.js › parse › reads a number"));
+        assert!(ids.contains(&"parse › reads a number"));
+        assert!(ids.contains(&"round trip"));
+        assert!(!ids.iter().any(|i| i.starts_with("test/")), "{ids:?}");
     }
 }
