@@ -75,9 +75,7 @@ pub fn run(ws: &Workspace, req: &CycleRequest, ui: &Printer) -> Result<Ending> {
     let mut lock = SessionLock::acquire(&sref.paths.lock(), sref.id())?;
     let mut sinks = Sinks::new(ui);
     sinks.set_run_log(Some(sref.paths.process_dir().join("run.log")));
-    if let Some(pgid) = lock.stale.as_ref().and_then(|s| s.child_pgid)
-        && crate::process::end_stale_group(pgid, Duration::from_secs(2))
-    {
+    if let Some(pgid) = lock.ended_stale {
         sinks.emit(&Event::StaleProcesses { pgid }, Utc::now());
     }
     let stale_since = lock.stale.as_ref().map(|s| s.since.clone());

@@ -3,7 +3,6 @@
 //! (possibly edited) workflow, lock it, then hand over to the engine.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 use chrono::Utc;
 
@@ -182,9 +181,7 @@ pub fn resume(setup: &Setup, sref: SessionRef, state: Option<RunState>) -> Resul
     let lock = SessionLock::acquire(&paths.session.lock(), sref.id())?;
     let mut sinks = Sinks::new(setup.ui);
     sinks.set_run_log(Some(paths.run_log()));
-    if let Some(pgid) = lock.stale.as_ref().and_then(|s| s.child_pgid)
-        && crate::process::end_stale_group(pgid, Duration::from_secs(2))
-    {
+    if let Some(pgid) = lock.ended_stale {
         sinks.emit(&Event::StaleProcesses { pgid }, Utc::now());
     }
     let git = Checkpoints::open(&ws.root)?;
