@@ -175,6 +175,9 @@ pub fn run(ws: &Workspace, req: &CycleRequest, ui: &Printer) -> Result<Ending> {
         main.worktree_add(sref.id(), dir)?;
     }
     let root = worktree.clone().unwrap_or_else(|| ws.root.clone());
+    if worktree.is_none() {
+        lock.claim_work_tree(&ws.work_tree_lock(), &ws.root)?;
+    }
     if let Some(since) = &stale_since {
         for file in clear_stale_git_locks(&root, since) {
             sinks.emit(&Event::StaleGitLock { file }, Utc::now());

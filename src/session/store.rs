@@ -259,6 +259,9 @@ pub struct SessionLock {
     /// The previous holder died and processes of its last step were still
     /// there: they were ended (the group recorded, `pgid`).
     pub ended_stale: Option<i32>,
+    /// The work tree this session runs in, held while the session is
+    /// ([`SessionLock::claim_work_tree`]).
+    work_tree: Option<File>,
 }
 
 impl SessionLock {
@@ -302,6 +305,7 @@ impl SessionLock {
             info,
             stale,
             ended_stale,
+            work_tree: None,
         };
         lock.write_info()?;
         Ok(lock)
@@ -348,10 +352,77 @@ impl SessionLock {
     }
 }
 
+/// Who holds a work tree: `.workflow/.worktree.lock`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+struct TreeHolder {
+    pid: u32,
+    session: String,
+    since: String,
+}
+
+impl SessionLock {
+    /// One session per work tree at a time (DESIGN.md §10.2): two sessions
+    /// fixing the same files would commit each other's changes and claim
+    /// each other's results. `lock_path` is the work tree's lock file;
+    /// `tree` names the tree in the message. Held until this session lock
+    /// is dropped; a holder that died holds nothing.
+    pub fn claim_work_tree(&mut self, lock_path: &Path, tree: &Path) -> Result<()> {
+        let session = self
+            .path
+            .parent()
+            .and_then(|d| d.file_name())
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if let Some(dir) = lock_path.parent() {
+            create_dirs(dir)?;
+        }
+        let mut file = open_lock_file(lock_path)?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
+                let holder = loop {
+                    let h: Option<TreeHolder> = read_record(&file);
+                    if h.is_some() || std::time::Instant::now() >= deadline {
+                        break h.unwrap_or_default();
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                };
+                let who = if holder.session.is_empty() {
+                    "another session".to_string()
+                } else {
+                    format!("session {}", holder.session)
+                };
+                return Err(Error::usage(format!(
+                    "the work tree {} is in use by {who} (wfx process {}, since {}); one session per work tree at a time: wait for it to finish, or run {session} in a work tree of its own with --worktree",
+                    tree.display(),
+                    holder.pid,
+                    if holder.since.is_empty() { "unknown" } else { &holder.since },
+                )));
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(lock_path, e)),
+        }
+        let record = TreeHolder {
+            pid: self.info.pid,
+            session,
+            since: self.info.since.clone(),
+        };
+        let text = serde_json::to_string(&record).expect("holder serialises");
+        file.set_len(0).map_err(|e| Error::io(lock_path, e))?;
+        file.write_all(text.as_bytes())
+            .map_err(|e| Error::io(lock_path, e))?;
+        self.work_tree = Some(file);
+        Ok(())
+    }
+}
+
 impl Drop for SessionLock {
     fn drop(&mut self) {
         // An empty lock file means "released cleanly"; the OS lock goes with the fd.
         let _ = self.file.set_len(0);
+        if let Some(tree) = &self.work_tree {
+            let _ = tree.set_len(0);
+        }
     }
 }
 
@@ -374,7 +445,11 @@ fn holder_info(path: &Path) -> LockInfo {
 
 /// The record in an open lock file (read through the descriptor, so never
 /// through a link); `None` when empty (released cleanly) or unreadable.
-fn read_lock_info(mut file: &File) -> Option<LockInfo> {
+fn read_lock_info(file: &File) -> Option<LockInfo> {
+    read_record(file)
+}
+
+fn read_record<T: serde::de::DeserializeOwned>(mut file: &File) -> Option<T> {
     use std::io::{Read, Seek, SeekFrom};
     let mut text = String::new();
     file.seek(SeekFrom::Start(0)).ok()?;

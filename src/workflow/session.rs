@@ -120,7 +120,13 @@ pub fn start(setup: &Setup, base_id: &str) -> Result<RunOutcome> {
     let git = Checkpoints::open(&ws.root)?;
     fs_err::create_dir_all(paths.session.process_dir())
         .map_err(|e| Error::io(paths.session.process_dir(), e))?;
-    let lock = SessionLock::acquire(&paths.session.lock(), &session_id)?;
+    let mut lock = SessionLock::acquire(&paths.session.lock(), &session_id)?;
+    if let Err(e) = lock.claim_work_tree(&ws.work_tree_lock(), &ws.root) {
+        // Refused before anything was written: leave no half session.
+        drop(lock);
+        let _ = std::fs::remove_dir_all(&paths.session.dir);
+        return Err(e);
+    }
     store::write_atomic(&paths.session.gitignore(), SESSION_GITIGNORE.as_bytes())?;
     store::write_atomic(&paths.workflow_copy(), setup.text.as_bytes())?;
     let now = Utc::now();
@@ -178,7 +184,8 @@ pub fn start(setup: &Setup, base_id: &str) -> Result<RunOutcome> {
 pub fn resume(setup: &Setup, sref: SessionRef, state: Option<RunState>) -> Result<RunOutcome> {
     let ws = setup.ws;
     let paths = RunPaths::new(sref.paths.clone());
-    let lock = SessionLock::acquire(&paths.session.lock(), sref.id())?;
+    let mut lock = SessionLock::acquire(&paths.session.lock(), sref.id())?;
+    lock.claim_work_tree(&ws.work_tree_lock(), &ws.root)?;
     let mut sinks = Sinks::new(setup.ui);
     sinks.set_run_log(Some(paths.run_log()));
     if let Some(pgid) = lock.ended_stale {
