@@ -442,7 +442,10 @@ fn spawn_reader(
                 revents: 0,
             };
             let ready = unsafe { libc::poll(&mut fds, 1, 100) };
-            if ready == 0 || (ready < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted) {
+            if ready == 0
+                || (ready < 0
+                    && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted)
+            {
                 if stop.load(Ordering::SeqCst) {
                     break;
                 }
@@ -740,7 +743,11 @@ mod tests {
     }
 
     fn pid_in(file: &Path) -> i32 {
-        std::fs::read_to_string(file).unwrap().trim().parse().unwrap()
+        std::fs::read_to_string(file)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
     }
 
     #[test]
@@ -748,7 +755,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let pidfile = dir.path().join("daemon.pid");
         // `setsid` leaves the group and keeps stdout: the pipe stays open.
-        let script = format!("setsid sleep 300 & echo $! > {}; echo ran", pidfile.display());
+        let script = format!(
+            "setsid sleep 300 & echo $! > {}; echo ran",
+            pidfile.display()
+        );
         let o = run(
             Spec::shell(&script, ".").timeout(Duration::from_secs(60)),
             &mut |_| {},
@@ -797,7 +807,10 @@ mod tests {
             child_start: Some(start + 1),
         };
         assert!(!end_dead_run(&reused, Duration::from_millis(100)));
-        assert!(live(pgid), "a group whose leader started later was signalled");
+        assert!(
+            live(pgid),
+            "a group whose leader started later was signalled"
+        );
         let same = DeadRun {
             child_start: Some(start),
             ..reused

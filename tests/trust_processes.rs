@@ -42,14 +42,24 @@ fn project_with(test_command: Option<&str>, timeout_s: u64) -> Env {
 fn processes_with(marker: &str) -> Vec<i32> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<i32>().ok())
+        else {
             continue;
         };
         let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
             continue;
         };
         let zombie = std::fs::read_to_string(entry.path().join("stat"))
-            .map(|s| s.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'))
+            .map(|s| {
+                s.rsplit(')')
+                    .next()
+                    .unwrap_or("")
+                    .trim_start()
+                    .starts_with('Z')
+            })
             .unwrap_or(true);
         let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
         if !zombie && text.contains(marker) {
@@ -78,7 +88,11 @@ fn marker_secs() -> String {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .subsec_nanos();
-    format!("{}{:07}", 3000 + std::process::id() % 1000, nanos % 10_000_000)
+    format!(
+        "{}{:07}",
+        3000 + std::process::id() % 1000,
+        nanos % 10_000_000
+    )
 }
 
 #[test]
@@ -101,10 +115,17 @@ fn a_lock_that_is_a_symlink_is_refused_and_its_target_keeps_its_bytes() {
             stderr.contains(&format!("{ACTIVE}/.lock")) && stderr.contains("symbolic link"),
             "{args:?}: {stderr}"
         );
-        assert_eq!(std::fs::read(&target).unwrap(), b"my important notes\n", "{args:?}");
+        assert_eq!(
+            std::fs::read(&target).unwrap(),
+            b"my important notes\n",
+            "{args:?}"
+        );
         assert!(std::fs::symlink_metadata(&lock).unwrap().is_symlink());
     }
-    assert!(env.root.join(ACTIVE).is_dir(), "the session was not archived");
+    assert!(
+        env.root.join(ACTIVE).is_dir(),
+        "the session was not archived"
+    );
 }
 
 #[test]
@@ -123,7 +144,10 @@ fn a_daemon_holding_the_output_open_neither_hangs_the_step_nor_survives_it() {
     // The cycle ran to its end (the fix makes every test pass).
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(started.elapsed() < Duration::from_secs(300));
-    assert!(gone(&format!("sleep {secs}")), "a `sleep {secs}` of a step survived wfx");
+    assert!(
+        gone(&format!("sleep {secs}")),
+        "a `sleep {secs}` of a step survived wfx"
+    );
 }
 
 #[test]
@@ -153,7 +177,10 @@ fn the_first_ctrl_c_pauses_even_while_a_daemon_holds_the_output() {
     assert_eq!(status, Some(3), "one Ctrl-C ends with the pause (exit 3)");
     let state = env.json(&format!("{ACTIVE}/.process/iteration-state.json"));
     assert_eq!(state["status"], "paused", "{state}");
-    assert!(gone(&format!("sleep {secs}")), "a process of the step survived");
+    assert!(
+        gone(&format!("sleep {secs}")),
+        "a process of the step survived"
+    );
 }
 
 fn wait_at_most(child: &mut std::process::Child, limit: Duration) -> Option<i32> {
@@ -217,7 +244,10 @@ fn a_resume_after_kill_9_ends_what_escaped_the_dead_run() {
         .output()
         .unwrap();
     let _ = out;
-    assert!(gone(&format!("sleep {secs}")), "the escaped daemon survived the resume");
+    assert!(
+        gone(&format!("sleep {secs}")),
+        "the escaped daemon survived the resume"
+    );
 }
 
 #[test]
@@ -238,14 +268,22 @@ fn a_recorded_group_whose_leader_is_another_process_is_not_killed() {
         "child_start": 1,
     });
     std::fs::write(env.root.join(ACTIVE).join(".lock"), record.to_string()).unwrap();
-    env.wfx()
-        .args(["session", "resume", ID])
-        .output()
-        .unwrap();
-    assert!(victim.try_wait().unwrap().is_none(), "an unrelated process group was killed");
+    env.wfx().args(["session", "resume", ID]).output().unwrap();
+    assert!(
+        victim.try_wait().unwrap().is_none(),
+        "an unrelated process group was killed"
+    );
     // The same record with the victim's true start time: it is ended.
     let stat = std::fs::read_to_string(format!("/proc/{pgid}/stat")).unwrap();
-    let start: u64 = stat.rsplit(')').next().unwrap().split_whitespace().nth(19).unwrap().parse().unwrap();
+    let start: u64 = stat
+        .rsplit(')')
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .nth(19)
+        .unwrap()
+        .parse()
+        .unwrap();
     let record = json!({
         "pid": 999_999,
         "since": "2026-01-01T00:00:00Z",
@@ -254,10 +292,7 @@ fn a_recorded_group_whose_leader_is_another_process_is_not_killed() {
         "child_start": start,
     });
     std::fs::write(env.root.join(ACTIVE).join(".lock"), record.to_string()).unwrap();
-    env.wfx()
-        .args(["session", "resume", ID])
-        .output()
-        .unwrap();
+    env.wfx().args(["session", "resume", ID]).output().unwrap();
     let deadline = Instant::now() + Duration::from_secs(30);
     let status = loop {
         if let Some(status) = victim.try_wait().unwrap() {
@@ -298,7 +333,11 @@ fn a_second_session_in_the_same_work_tree_is_refused() {
     }
     let out = env
         .wfx_live()
-        .args(["test-cycle-execute", "--resume-session", "WFS-test-the-parser"])
+        .args([
+            "test-cycle-execute",
+            "--resume-session",
+            "WFS-test-the-parser",
+        ])
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);

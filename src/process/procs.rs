@@ -111,7 +111,8 @@ pub fn signal_all(pids: &[i32], sig: i32) {
 }
 
 pub fn any_live(pids: &[i32]) -> bool {
-    pids.iter().any(|&pid| stat(pid).is_some_and(|s| s.is_live()))
+    pids.iter()
+        .any(|&pid| stat(pid).is_some_and(|s| s.is_live()))
 }
 
 /// SIGTERM, up to `grace` for them to go, SIGKILL.

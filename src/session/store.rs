@@ -352,7 +352,7 @@ impl SessionLock {
     }
 }
 
-/// Who holds a work tree: `.workflow/.worktree.lock`.
+/// Who holds a work tree: `.workflow/.locks/worktree.lock`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 struct TreeHolder {
     pid: u32,
@@ -375,6 +375,11 @@ impl SessionLock {
             .unwrap_or_default();
         if let Some(dir) = lock_path.parent() {
             create_dirs(dir)?;
+            // A lock is never something to commit.
+            let ignore = dir.join(".gitignore");
+            if !ignore.exists() {
+                write_atomic(&ignore, b"*\n")?;
+            }
         }
         let mut file = open_lock_file(lock_path)?;
         match file.try_lock() {
@@ -397,7 +402,11 @@ impl SessionLock {
                     "the work tree {} is in use by {who} (wfx process {}, since {}); one session per work tree at a time: wait for it to finish, or run {session} in a work tree of its own with --worktree",
                     tree.display(),
                     holder.pid,
-                    if holder.since.is_empty() { "unknown" } else { &holder.since },
+                    if holder.since.is_empty() {
+                        "unknown"
+                    } else {
+                        &holder.since
+                    },
                 )));
             }
             Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(lock_path, e)),
@@ -592,7 +601,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(".lock");
         let mut lock = SessionLock::acquire(&path, "WFS-a").unwrap();
-        let mut child = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
         lock.set_child(Some(child.id() as i32)).unwrap();
         let info: LockInfo =
             serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
@@ -610,7 +622,10 @@ mod tests {
         // Records written before these fields existed still read.
         let old: LockInfo =
             serde_json::from_str(r#"{"pid":7,"since":"x","child_pgid":9}"#).unwrap();
-        assert_eq!((old.start, old.child_pgid, old.child_start), (None, Some(9), None));
+        assert_eq!(
+            (old.start, old.child_pgid, old.child_start),
+            (None, Some(9), None)
+        );
     }
 
     #[test]
