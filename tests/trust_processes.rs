@@ -157,20 +157,8 @@ fn the_first_ctrl_c_pauses_even_while_a_daemon_holds_the_output() {
     let env = project(Some(&format!(
         "setsid sleep {secs} & sleep {secs}1; python -m pytest"
     )));
-    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("wfx"));
-    env.apply(&mut cmd);
-    env.apply_toolchains(&mut cmd);
-    let mut wfx = cmd
-        .env("FIXER_STATE", env.state_dir())
-        .arg("test-cycle-execute")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while processes_with(&format!("sleep {secs}1")).is_empty() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let mut wfx = spawn_cycle(&env, &["test-cycle-execute"]);
+    let deadline = wait_for(&format!("sleep {secs}1"));
     assert!(Instant::now() < deadline, "the test command never started");
     unsafe { libc::kill(wfx.id() as i32, libc::SIGINT) };
     let status = wait_at_most(&mut wfx, Duration::from_secs(60));
@@ -181,6 +169,28 @@ fn the_first_ctrl_c_pauses_even_while_a_daemon_holds_the_output() {
         gone(&format!("sleep {secs}")),
         "a process of the step survived"
     );
+}
+
+/// `wfx ARGS` in the background (output discarded).
+fn spawn_cycle(env: &Env, args: &[&str]) -> std::process::Child {
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("wfx"));
+    env.apply(&mut cmd);
+    env.apply_toolchains(&mut cmd);
+    cmd.env("FIXER_STATE", env.state_dir())
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// Wait (up to 60 s) until a process with `marker` runs; returns the deadline.
+fn wait_for(marker: &str) -> Instant {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while processes_with(marker).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    deadline
 }
 
 fn wait_at_most(child: &mut std::process::Child, limit: Duration) -> Option<i32> {
@@ -209,20 +219,8 @@ fn a_resume_after_kill_9_ends_what_escaped_the_dead_run() {
     let env = project(Some(&format!(
         "setsid sleep {secs} >/dev/null 2>&1 & sleep {secs}1; python -m pytest"
     )));
-    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("wfx"));
-    env.apply(&mut cmd);
-    env.apply_toolchains(&mut cmd);
-    let mut wfx = cmd
-        .env("FIXER_STATE", env.state_dir())
-        .arg("test-cycle-execute")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while processes_with(&format!("sleep {secs}1")).is_empty() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let mut wfx = spawn_cycle(&env, &["test-cycle-execute"]);
+    wait_for(&format!("sleep {secs}1"));
     std::thread::sleep(Duration::from_millis(300));
     wfx.kill().unwrap(); // SIGKILL
     wfx.wait().unwrap();
@@ -317,20 +315,8 @@ fn a_second_session_in_the_same_work_tree_is_refused() {
         .args(["test-fix-gen", "Test the parser", "--plan-only"])
         .assert()
         .success();
-    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("wfx"));
-    env.apply(&mut cmd);
-    env.apply_toolchains(&mut cmd);
-    let mut first = cmd
-        .env("FIXER_STATE", env.state_dir())
-        .args(["test-cycle-execute", "--resume-session", ID])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while processes_with(&format!("sleep {secs}")).is_empty() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let mut first = spawn_cycle(&env, &["test-cycle-execute", "--resume-session", ID]);
+    wait_for(&format!("sleep {secs}"));
     let out = env
         .wfx_live()
         .args([
