@@ -132,6 +132,9 @@ impl Error {
                 | std::io::ErrorKind::InvalidData => Exit::Usage,
                 _ => Exit::Internal,
             },
+            // libgit2 reports the OS's refusal as text (`could not write
+            // '…': No space left on device`): the same refusal, exit 2.
+            Error::Git(message) if environment_refusal(message) => Exit::Usage,
             Error::Git(_) | Error::Internal(_) => Exit::Internal,
         }
     }
@@ -146,6 +149,19 @@ impl Error {
     pub fn usage(msg: impl Into<String>) -> Self {
         Error::Usage(msg.into())
     }
+}
+
+/// Whether an error text (libgit2 appends `strerror`) says the machine
+/// refused: full disk, quota, read-only file system, no permission.
+fn environment_refusal(message: &str) -> bool {
+    const REFUSALS: [&str; 5] = [
+        "No space left on device",
+        "Disk quota exceeded",
+        "Read-only file system",
+        "Permission denied",
+        "File too large",
+    ];
+    REFUSALS.iter().any(|r| message.contains(r))
 }
 
 impl From<git2::Error> for Error {
@@ -186,6 +202,42 @@ mod tests {
             full.to_string()
                 .starts_with("/p/.workflow/x.json: No space left on device")
         );
+    }
+
+    #[test]
+    fn git_errors_for_a_refusing_machine_are_exit_2_with_their_cause() {
+        for (message, exit) in [
+            (
+                "failed to write to file '/p/.git/objects/ab/tmp_object_git2_x': No space left on device",
+                Exit::Usage,
+            ),
+            (
+                "could not write '/p/.git/index.lock': Disk quota exceeded",
+                Exit::Usage,
+            ),
+            (
+                "failed to make directory '/p/.git/objects/ab': Read-only file system",
+                Exit::Usage,
+            ),
+            (
+                "failed to open '/p/.git/HEAD': Permission denied",
+                Exit::Usage,
+            ),
+            ("object not found - no match for id (abc)", Exit::Internal),
+            ("reference 'refs/heads/x' not found", Exit::Internal),
+        ] {
+            let e = Error::from(git2::Error::new(
+                git2::ErrorCode::GenericError,
+                git2::ErrorClass::Os,
+                message,
+            ));
+            assert_eq!(e.exit(), exit, "{message}");
+            assert_eq!(
+                e.to_string(),
+                format!("git: {message}"),
+                "the cause is kept"
+            );
+        }
     }
 
     #[test]

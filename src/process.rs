@@ -15,6 +15,9 @@ use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
 
+mod procs;
+pub use procs::start_time;
+
 /// Bytes of output kept from the start of a run.
 pub const DEFAULT_HEAD: usize = 16 * 1024;
 /// Bytes of output kept from the end of a run.
@@ -218,47 +221,152 @@ pub fn group_alive(pgid: i32) -> bool {
     }
     #[cfg(target_os = "linux")]
     {
-        let Ok(entries) = std::fs::read_dir("/proc") else {
-            return true;
-        };
-        for entry in entries.flatten() {
-            let name = entry.file_name();
-            if !name.as_encoded_bytes().iter().all(u8::is_ascii_digit) {
-                continue;
-            }
-            let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-                continue;
-            };
-            // "pid (comm) state ppid pgrp …"; comm may hold spaces and parens.
-            let Some(after) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
-                continue;
-            };
-            let mut fields = after.split_whitespace();
-            let state = fields.next();
-            let group = fields.nth(1).and_then(|g| g.parse::<i32>().ok());
-            if group == Some(pgid) && state != Some("Z") && state != Some("X") {
-                return true;
-            }
-        }
-        false
+        procs::all().any(|p| p.stat.pgrp == pgid && p.stat.is_live())
     }
     #[cfg(not(target_os = "linux"))]
     true
 }
 
-/// End a process group left behind by a run that died (`kill -9`): SIGTERM,
-/// a grace period, then SIGKILL. Returns whether anything was there.
-pub fn end_stale_group(pgid: i32, grace: Duration) -> bool {
-    if !group_alive(pgid) {
-        return false;
-    }
+/// SIGTERM to `pgid`, wait until it is gone or `grace` passed, SIGKILL.
+fn end_group(pgid: i32, grace: Duration) {
     signal_group(pgid, libc::SIGTERM);
     let deadline = Instant::now() + grace;
     while group_alive(pgid) && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
+        std::thread::sleep(Duration::from_millis(10));
     }
     signal_group(pgid, libc::SIGKILL);
-    true
+}
+
+/// Env variable every child of a step carries, and its descendants inherit:
+/// `<wfx pid>.<wfx start time>.<n>`. It finds a step's processes that left
+/// its group (`setsid`, double fork) while wfx runs, and a dead run's
+/// leftovers on resume (the lock records wfx's pid and start time).
+pub const STEP_VAR: &str = "WFX_STEP";
+
+/// This wfx process as other processes see it: pid and start time (clock
+/// ticks after boot, `/proc/<pid>/stat` field 22; `None` off Linux).
+pub fn own_identity() -> (u32, Option<u64>) {
+    static START: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
+    let pid = std::process::id();
+    (pid, *START.get_or_init(|| procs::start_time(pid as i32)))
+}
+
+/// A marker no other step of any process shares.
+fn next_step_token() -> String {
+    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    let (pid, start) = own_identity();
+    let n = SEQ.fetch_add(1, Ordering::SeqCst);
+    format!("{}{n}", step_prefix(pid, start.unwrap_or(0)))
+}
+
+/// The `WFX_STEP` prefix of every step of the wfx process `pid` started at
+/// `start`.
+pub fn step_prefix(pid: u32, start: u64) -> String {
+    format!("{pid}.{start}.")
+}
+
+/// What a run that died (`kill -9`) left in its session lock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeadRun {
+    /// The dead wfx process and its start time.
+    pub pid: u32,
+    pub start: Option<u64>,
+    /// The process group of the child it was running, and the start time
+    /// of that group's leader.
+    pub child_pgid: Option<i32>,
+    pub child_start: Option<u64>,
+}
+
+/// End what a run that died left behind: its child's process group, when
+/// the group's leader is the very process recorded (same start time; a pid
+/// reused since is never signalled), and every process still carrying one
+/// of its step markers (those escaped the group). Returns whether anything
+/// was ended. Off Linux nothing is checked and nothing is ended.
+pub fn end_dead_run(run: &DeadRun, grace: Duration) -> bool {
+    let mut ended = false;
+    if let (Some(pgid), Some(start)) = (run.child_pgid, run.child_start)
+        && pgid > 0
+        && procs::start_time(pgid) == Some(start)
+        && group_alive(pgid)
+    {
+        end_group(pgid, grace);
+        ended = true;
+    }
+    if let Some(start) = run.start {
+        let prefix = step_prefix(run.pid, start);
+        let left = procs::marked(|token| token.starts_with(prefix.as_bytes()));
+        ended |= !left.is_empty();
+        procs::end_all(&left, grace);
+    }
+    ended
+}
+
+/// Make wfx the "child subreaper" of its descendants (Linux): a process of
+/// a step whose parent exits is re-parented to wfx, not to init, so it
+/// stays findable (and reapable) until the step ends it.
+fn become_subreaper() {
+    #[cfg(target_os = "linux")]
+    {
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        ONCE.call_once(|| unsafe {
+            libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong, 0, 0, 0);
+        });
+    }
+}
+
+/// Leaders of the children being run now (several only in unit tests that
+/// run in threads): the sweep never reaps one of these, whose exit status
+/// belongs to its own waiter.
+static LEADERS: std::sync::Mutex<Vec<i32>> = std::sync::Mutex::new(Vec::new());
+
+/// After a step's leader has exited: end every process of the step that
+/// is still there — its group, the processes carrying its marker anywhere
+/// (escaped with `setsid`, double fork, `start_new_session`), and orphans
+/// re-parented to wfx that cleared their environment — then reap the
+/// orphans wfx adopted.
+fn end_step(pgid: i32, token: &str, step_start: Option<u64>, grace: Duration) {
+    let mut left = procs::marked(|t| t == token.as_bytes());
+    #[cfg(target_os = "linux")]
+    {
+        let me = std::process::id() as i32;
+        let leaders = LEADERS.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        for p in procs::all() {
+            let adopted_unmarked = p.stat.ppid == me
+                && p.stat.is_live()
+                && !leaders.contains(&p.pid)
+                && step_start.is_some_and(|s| p.stat.start >= s)
+                && procs::step_token(p.pid).is_none();
+            if adopted_unmarked && !left.contains(&p.pid) {
+                left.push(p.pid);
+            }
+        }
+    }
+    if group_alive(pgid) || !left.is_empty() {
+        signal_group(pgid, libc::SIGTERM);
+        procs::signal_all(&left, libc::SIGTERM);
+        let deadline = Instant::now() + grace;
+        while (group_alive(pgid) || procs::any_live(&left)) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        signal_group(pgid, libc::SIGKILL);
+        procs::signal_all(&left, libc::SIGKILL);
+    }
+    reap_adopted();
+}
+
+/// Collect the exit status of orphans wfx adopted as subreaper (zombies
+/// whose parent is wfx), never that of a leader someone waits for.
+fn reap_adopted() {
+    #[cfg(target_os = "linux")]
+    {
+        let me = std::process::id() as i32;
+        let leaders = LEADERS.lock().unwrap_or_else(|e| e.into_inner());
+        for p in procs::all() {
+            if p.stat.ppid == me && !p.stat.is_live() && !leaders.contains(&p.pid) {
+                unsafe { libc::waitpid(p.pid, std::ptr::null_mut(), libc::WNOHANG) };
+            }
+        }
+    }
 }
 
 /// Bounded capture: the first `head_cap` bytes and the last `tail_cap`.
@@ -314,15 +422,35 @@ impl Capture {
     }
 }
 
+/// Read the child's output until end of file or until `stop` is set (a
+/// process outside wfx's reach may hold the pipe open forever): polls, so
+/// the flag is seen within 100 ms even when nothing arrives.
 fn spawn_reader(
     mut pipe: std::io::PipeReader,
     mut log: Option<std::fs::File>,
     mut capture: Capture,
     mut hook: Option<OutputHook>,
+    stop: std::sync::Arc<AtomicBool>,
 ) -> std::thread::JoinHandle<std::io::Result<Capture>> {
+    use std::os::fd::AsRawFd;
     std::thread::spawn(move || {
         let mut buf = vec![0u8; 64 * 1024];
         loop {
+            let mut fds = libc::pollfd {
+                fd: pipe.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            let ready = unsafe { libc::poll(&mut fds, 1, 100) };
+            if ready == 0
+                || (ready < 0
+                    && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted)
+            {
+                if stop.load(Ordering::SeqCst) {
+                    break;
+                }
+                continue;
+            }
             let n = match pipe.read(&mut buf) {
                 Ok(0) => break,
                 Ok(n) => n,
@@ -353,11 +481,14 @@ pub fn run(mut spec: Spec, on_spawn: &mut dyn FnMut(i32)) -> Result<Outcome> {
         return Err(Error::usage("empty command"));
     };
     let shown = spec.display();
+    become_subreaper();
+    let token = next_step_token();
     let mut cmd = Command::new(program);
     cmd.args(args).current_dir(&spec.cwd).process_group(0);
     for (k, v) in &spec.env {
         cmd.env(k, v);
     }
+    cmd.env(STEP_VAR, &token);
     #[cfg(target_os = "linux")]
     unsafe {
         cmd.pre_exec(|| {
@@ -398,7 +529,15 @@ pub fn run(mut spec: Spec, on_spawn: &mut dyn FnMut(i32)) -> Result<Outcome> {
     };
 
     let started = Instant::now();
-    let mut child = match cmd.spawn() {
+    let spawned = {
+        let mut leaders = LEADERS.lock().unwrap_or_else(|e| e.into_inner());
+        let spawned = cmd.spawn();
+        if let Ok(c) = &spawned {
+            leaders.push(c.id() as i32);
+        }
+        spawned
+    };
+    let mut child = match spawned {
         Ok(c) => c,
         Err(e) => {
             drop(cmd);
@@ -407,14 +546,17 @@ pub fn run(mut spec: Spec, on_spawn: &mut dyn FnMut(i32)) -> Result<Outcome> {
     };
     drop(cmd); // closes our copies of the pipe's write ends
     let pgid = child.id() as i32;
+    let leader_start = procs::start_time(pgid);
     CURRENT_PGID.store(pgid, Ordering::SeqCst);
     on_spawn(pgid);
 
+    let stop_reading = std::sync::Arc::new(AtomicBool::new(false));
     let reader_thread = spawn_reader(
         reader,
         log,
         Capture::new(spec.head_bytes, spec.tail_bytes),
         spec.on_output.take(),
+        stop_reading.clone(),
     );
     if let Some(input) = spec.stdin.take()
         && let Some(mut stdin) = child.stdin.take()
@@ -466,17 +608,24 @@ pub fn run(mut spec: Spec, on_spawn: &mut dyn FnMut(i32)) -> Result<Outcome> {
         }
     };
 
-    // The leader is gone; anything left in its group is an orphan. Give it
-    // the grace period after SIGTERM, then SIGKILL, so the pipe closes.
-    if group_alive(pgid) {
-        signal_group(pgid, libc::SIGTERM);
-        let deadline = Instant::now() + spec.grace.min(Duration::from_secs(2));
-        while group_alive(pgid) && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        signal_group(pgid, libc::SIGKILL);
-    }
+    LEADERS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .retain(|&p| p != pgid);
+    // The leader is gone; whatever the step started and is still there is
+    // an orphan: its group, and what escaped the group. The grace after
+    // SIGTERM, then SIGKILL, so the pipe closes.
+    let grace = spec.grace.min(Duration::from_secs(2));
+    end_step(pgid, &token, leader_start, grace);
     CURRENT_PGID.store(0, Ordering::SeqCst);
+    // The output is read until its end of file, but never longer than the
+    // grace: a process wfx could not end (another user's, one that cleared
+    // its marker and left before wfx adopted it) must not hang the step.
+    let deadline = Instant::now() + grace;
+    while !reader_thread.is_finished() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    stop_reading.store(true, Ordering::SeqCst);
     let capture = reader_thread
         .join()
         .map_err(|_| Error::Internal("output reader panicked".into()))?
@@ -586,6 +735,90 @@ mod tests {
         let o = run_sh("sleep 1000 & echo started");
         assert_eq!(o.exit_code, Some(0));
         assert!(!group_alive(o.pgid));
+    }
+
+    /// Whether `pid` is a live process (zombies are not).
+    fn live(pid: i32) -> bool {
+        procs::stat(pid).is_some_and(|s| s.is_live())
+    }
+
+    fn pid_in(file: &Path) -> i32 {
+        std::fs::read_to_string(file)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    }
+
+    #[test]
+    fn escaped_daemon_holding_the_pipe_neither_hangs_nor_survives() {
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("daemon.pid");
+        // `setsid` leaves the group and keeps stdout: the pipe stays open.
+        let script = format!(
+            "setsid sleep 300 & echo $! > {}; echo ran",
+            pidfile.display()
+        );
+        let o = run(
+            Spec::shell(&script, ".").timeout(Duration::from_secs(60)),
+            &mut |_| {},
+        )
+        .unwrap();
+        assert_eq!(o.exit_code, Some(0));
+        assert_eq!(o.text(), "ran\n");
+        let pid = pid_in(&pidfile);
+        assert!(!live(pid), "setsid daemon {pid} survived the step");
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn double_forked_orphan_without_marker_is_adopted_and_ended() {
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("orphan.pid");
+        // Clears its environment (no marker), leaves the group, and its
+        // parent exits at once: only the subreaper still sees it.
+        let script = format!(
+            "env -i setsid sh -c 'sleep 300 >/dev/null 2>&1 & echo $! > {}' ; sleep 0.2",
+            pidfile.display()
+        );
+        let o = run(Spec::shell(&script, "."), &mut |_| {}).unwrap();
+        assert_eq!(o.exit_code, Some(0));
+        let pid = pid_in(&pidfile);
+        assert!(!live(pid), "orphan {pid} survived the step");
+        assert!(procs::stat(pid).is_none(), "orphan {pid} was not reaped");
+    }
+
+    #[test]
+    fn dead_run_is_ended_only_when_the_recorded_start_time_matches() {
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("victim.pid");
+        // An unrelated process group standing in for a reused pid.
+        let mut victim = std::process::Command::new("sleep")
+            .arg("300")
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let pgid = victim.id() as i32;
+        let start = procs::start_time(pgid).expect("start time");
+        let reused = DeadRun {
+            pid: 1,
+            start: Some(1),
+            child_pgid: Some(pgid),
+            child_start: Some(start + 1),
+        };
+        assert!(!end_dead_run(&reused, Duration::from_millis(100)));
+        assert!(
+            live(pgid),
+            "a group whose leader started later was signalled"
+        );
+        let same = DeadRun {
+            child_start: Some(start),
+            ..reused
+        };
+        assert!(end_dead_run(&same, Duration::from_millis(500)));
+        let status = victim.wait().unwrap();
+        assert!(status.signal().is_some());
+        drop(pidfile);
     }
 
     #[test]

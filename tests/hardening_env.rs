@@ -333,6 +333,57 @@ cp -a \"$WF/.\" \"$AFTER/\"
     assert_eq!(runs, [1, 2], "no run lost, none counted twice");
 }
 
+/// The disk holding `.git/objects` is full when the cycle writes its first
+/// snapshot: exit 2 with libgit2's cause (issue #15 case 11; it was exit 4,
+/// "internal error"); once space is freed the same command goes on.
+#[test]
+fn full_disk_during_a_git_write() {
+    let env = Env::new();
+    env.write(
+        ".workflow/wfx.json",
+        &serde_json::to_string_pretty(&json!({"test": {"command": TAP}})).unwrap(),
+    );
+    env.write("README.md", "calculator\n");
+    env.git_init_commit();
+    env.wfx()
+        .args([
+            "-q",
+            "test-fix-gen",
+            "Harden the calculator",
+            "--fix-agent",
+            "manual",
+            "--plan-only",
+        ])
+        .assert()
+        .success();
+    let rec = out_dir(&env);
+    let objects = env.tmp.path().join("objects");
+    let script = format!(
+        "{RUN_FN}
+cp -a .git/objects/. \"$OBJ/\"
+mount -t tmpfs -o size=1m tmpfs .git/objects
+cp -a \"$OBJ/.\" .git/objects/
+dd if=/dev/zero of=.git/objects/filler bs=4k 2>/dev/null || true
+run cycle test-cycle-execute --resume-session {S}
+rm -f .git/objects/filler
+run again test-cycle-execute --resume-session {S}
+"
+    );
+    std::fs::create_dir_all(&objects).unwrap();
+    let Some(out) = in_namespace(&env, &script, &[("OUT", &rec.dir), ("OBJ", &objects)]) else {
+        return;
+    };
+    assert!(out.status.success(), "{out:?}");
+    let text = rec.text("cycle");
+    assert_eq!(rec.rc("cycle"), 2, "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("error: ") && l.contains("No space left on device")),
+        "the cause is lost:\n{text}"
+    );
+    assert_eq!(rec.rc("again"), 3, "{}", rec.text("again"));
+}
+
 /// The session directory is removed while wfx waits for the fix agent:
 /// wfx stops with exit 2 naming the directory, and does not recreate any
 /// of it.

@@ -75,9 +75,7 @@ pub fn run(ws: &Workspace, req: &CycleRequest, ui: &Printer) -> Result<Ending> {
     let mut lock = SessionLock::acquire(&sref.paths.lock(), sref.id())?;
     let mut sinks = Sinks::new(ui);
     sinks.set_run_log(Some(sref.paths.process_dir().join("run.log")));
-    if let Some(pgid) = lock.stale.as_ref().and_then(|s| s.child_pgid)
-        && crate::process::end_stale_group(pgid, Duration::from_secs(2))
-    {
+    if let Some(pgid) = lock.ended_stale {
         sinks.emit(&Event::StaleProcesses { pgid }, Utc::now());
     }
     let stale_since = lock.stale.as_ref().map(|s| s.since.clone());
@@ -177,6 +175,9 @@ pub fn run(ws: &Workspace, req: &CycleRequest, ui: &Printer) -> Result<Ending> {
         main.worktree_add(sref.id(), dir)?;
     }
     let root = worktree.clone().unwrap_or_else(|| ws.root.clone());
+    if worktree.is_none() {
+        lock.claim_work_tree(&ws.work_tree_lock(), &ws.root)?;
+    }
     if let Some(since) = &stale_since {
         for file in clear_stale_git_locks(&root, since) {
             sinks.emit(&Event::StaleGitLock { file }, Utc::now());

@@ -17,6 +17,11 @@ impl Workspace {
     pub fn workflow_dir(&self) -> PathBuf {
         self.root.join(".workflow")
     }
+    /// Held by the session running in the project's own work tree (one
+    /// at a time; others use `--worktree`).
+    pub fn work_tree_lock(&self) -> PathBuf {
+        self.workflow_dir().join(".locks").join("worktree.lock")
+    }
     pub fn active_dir(&self) -> PathBuf {
         self.workflow_dir().join("active")
     }

@@ -179,10 +179,72 @@ pub fn update_json<T: Artifact>(
 pub struct LockInfo {
     pub pid: u32,
     pub since: String,
+    /// Start time of the holder (clock ticks after boot): with `pid` it
+    /// names the markers of its children (`WFX_STEP`), so a resume after
+    /// `kill -9` finds what escaped their group.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<u64>,
     /// Process group of the child the holder was running, if any: a resume
     /// after `kill -9` ends it first.
     #[serde(default)]
     pub child_pgid: Option<i32>,
+    /// Start time of that group's leader: the group is ended only while
+    /// its leader is this very process (never after pid reuse).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub child_start: Option<u64>,
+}
+
+impl LockInfo {
+    /// What a holder that died left to end.
+    pub fn dead_run(&self) -> crate::process::DeadRun {
+        crate::process::DeadRun {
+            pid: self.pid,
+            start: self.start,
+            child_pgid: self.child_pgid,
+            child_start: self.child_start,
+        }
+    }
+}
+
+/// Open a lock file for reading and writing, never through a symbolic
+/// link: a `.lock` that points elsewhere (`ln -sf ~/important .lock`) is
+/// refused, so the file it names is never truncated or written.
+fn open_lock_file(path: &Path) -> Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let refused = || {
+        Error::usage(format!(
+            "{} is not a regular file (a symbolic link?); wfx does not follow it. Remove it and run again",
+            path.display()
+        ))
+    };
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| {
+            if e.raw_os_error() == Some(libc::ELOOP) {
+                refused()
+            } else {
+                Error::io(path, fs_err_like(path, e))
+            }
+        })?;
+    let meta = file.metadata().map_err(|e| Error::io(path, e))?;
+    if !meta.is_file() {
+        return Err(refused());
+    }
+    Ok(file)
+}
+
+/// An `io::Error` whose text names the file as `fs_err` would
+/// ("failed to open file `…`: …"), keeping its kind for the exit code.
+fn fs_err_like(path: &Path, e: std::io::Error) -> std::io::Error {
+    std::io::Error::new(
+        e.kind(),
+        format!("failed to open file `{}`: {e}", path.display()),
+    )
 }
 
 /// Exclusive ownership of a session by this process, held with an OS file
@@ -194,19 +256,20 @@ pub struct SessionLock {
     info: LockInfo,
     /// What the previous holder left behind, if it did not release cleanly.
     pub stale: Option<LockInfo>,
+    /// The previous holder died and processes of its last step were still
+    /// there: they were ended (the group recorded, `pgid`).
+    pub ended_stale: Option<i32>,
+    /// The work tree this session runs in, held while the session is
+    /// ([`SessionLock::claim_work_tree`]).
+    work_tree: Option<File>,
 }
 
 impl SessionLock {
+    /// Take the lock at `path` for `session`. A holder that died is
+    /// cleaned up after here, the one place: what its last step left
+    /// running is ended (see [`crate::process::end_dead_run`]).
     pub fn acquire(path: &Path, session: &str) -> Result<SessionLock> {
-        let file = fs_err::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)
-            .map_err(|e| Error::io(path, e))?
-            .into_parts()
-            .0;
+        let file = open_lock_file(path)?;
         match file.try_lock() {
             Ok(()) => {}
             Err(std::fs::TryLockError::WouldBlock) => {
@@ -223,17 +286,26 @@ impl SessionLock {
             }
             Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(path, e)),
         }
-        let stale = read_lock_info(path);
+        let stale = read_lock_info(&file);
+        let (pid, start) = crate::process::own_identity();
         let info = LockInfo {
-            pid: std::process::id(),
+            pid,
             since: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            start,
             child_pgid: None,
+            child_start: None,
         };
+        let ended_stale = stale.as_ref().and_then(|dead| {
+            crate::process::end_dead_run(&dead.dead_run(), std::time::Duration::from_secs(2))
+                .then(|| dead.child_pgid.unwrap_or(0))
+        });
         let mut lock = SessionLock {
             file,
             path: path.to_path_buf(),
             info,
             stale,
+            ended_stale,
+            work_tree: None,
         };
         lock.write_info()?;
         Ok(lock)
@@ -256,9 +328,11 @@ impl SessionLock {
             .map_err(|e| Error::io(&self.path, e))
     }
 
-    /// Record (or clear) the process group of the child now running.
+    /// Record (or clear) the process group of the child now running, with
+    /// the start time of its leader.
     pub fn set_child(&mut self, pgid: Option<i32>) -> Result<()> {
         self.info.child_pgid = pgid;
+        self.info.child_start = pgid.and_then(crate::process::start_time);
         self.write_info()
     }
 
@@ -278,10 +352,86 @@ impl SessionLock {
     }
 }
 
+/// Who holds a work tree: `.workflow/.locks/worktree.lock`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+struct TreeHolder {
+    pid: u32,
+    session: String,
+    since: String,
+}
+
+impl SessionLock {
+    /// One session per work tree at a time (DESIGN.md §10.2): two sessions
+    /// fixing the same files would commit each other's changes and claim
+    /// each other's results. `lock_path` is the work tree's lock file;
+    /// `tree` names the tree in the message. Held until this session lock
+    /// is dropped; a holder that died holds nothing.
+    pub fn claim_work_tree(&mut self, lock_path: &Path, tree: &Path) -> Result<()> {
+        let session = self
+            .path
+            .parent()
+            .and_then(|d| d.file_name())
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if let Some(dir) = lock_path.parent() {
+            create_dirs(dir)?;
+            // A lock is never something to commit.
+            let ignore = dir.join(".gitignore");
+            if !ignore.exists() {
+                write_atomic(&ignore, b"*\n")?;
+            }
+        }
+        let mut file = open_lock_file(lock_path)?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
+                let holder = loop {
+                    let h: Option<TreeHolder> = read_record(&file);
+                    if h.is_some() || std::time::Instant::now() >= deadline {
+                        break h.unwrap_or_default();
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                };
+                let who = if holder.session.is_empty() {
+                    "another session".to_string()
+                } else {
+                    format!("session {}", holder.session)
+                };
+                return Err(Error::usage(format!(
+                    "the work tree {} is in use by {who} (wfx process {}, since {}); one session per work tree at a time: wait for it to finish, or run {session} in a work tree of its own with --worktree",
+                    tree.display(),
+                    holder.pid,
+                    if holder.since.is_empty() {
+                        "unknown"
+                    } else {
+                        &holder.since
+                    },
+                )));
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(lock_path, e)),
+        }
+        let record = TreeHolder {
+            pid: self.info.pid,
+            session,
+            since: self.info.since.clone(),
+        };
+        let text = serde_json::to_string(&record).expect("holder serialises");
+        file.set_len(0).map_err(|e| Error::io(lock_path, e))?;
+        file.write_all(text.as_bytes())
+            .map_err(|e| Error::io(lock_path, e))?;
+        self.work_tree = Some(file);
+        Ok(())
+    }
+}
+
 impl Drop for SessionLock {
     fn drop(&mut self) {
         // An empty lock file means "released cleanly"; the OS lock goes with the fd.
         let _ = self.file.set_len(0);
+        if let Some(tree) = &self.work_tree {
+            let _ = tree.set_len(0);
+        }
     }
 }
 
@@ -291,7 +441,10 @@ impl Drop for SessionLock {
 fn holder_info(path: &Path) -> LockInfo {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
     loop {
-        let info = read_lock_info(path).unwrap_or_default();
+        let info = open_lock_file(path)
+            .ok()
+            .and_then(|f| read_lock_info(&f))
+            .unwrap_or_default();
         if info.pid != 0 || std::time::Instant::now() >= deadline {
             return info;
         }
@@ -299,8 +452,17 @@ fn holder_info(path: &Path) -> LockInfo {
     }
 }
 
-fn read_lock_info(path: &Path) -> Option<LockInfo> {
-    let text = std::fs::read_to_string(path).ok()?;
+/// The record in an open lock file (read through the descriptor, so never
+/// through a link); `None` when empty (released cleanly) or unreadable.
+fn read_lock_info(file: &File) -> Option<LockInfo> {
+    read_record(file)
+}
+
+fn read_record<T: serde::de::DeserializeOwned>(mut file: &File) -> Option<T> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut text = String::new();
+    file.seek(SeekFrom::Start(0)).ok()?;
+    file.take(64 * 1024).read_to_string(&mut text).ok()?;
     serde_json::from_str(text.trim()).ok()
 }
 
@@ -411,6 +573,59 @@ mod tests {
             other => panic!("expected Locked, got {other:?}"),
         }
         writer.join().unwrap();
+    }
+
+    #[test]
+    fn a_lock_that_is_a_symlink_is_refused_and_its_target_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("important");
+        std::fs::write(&target, b"precious bytes\n").unwrap();
+        let path = dir.path().join(".lock");
+        std::os::unix::fs::symlink(&target, &path).unwrap();
+        let err = SessionLock::acquire(&path, "WFS-a").unwrap_err();
+        assert_eq!(err.exit(), crate::Exit::Usage);
+        let msg = err.to_string();
+        assert!(msg.contains(&path.display().to_string()), "{msg}");
+        assert!(msg.contains("symbolic link"), "{msg}");
+        assert_eq!(std::fs::read(&target).unwrap(), b"precious bytes\n");
+        // A dangling link is not created through either.
+        let dangling = dir.path().join("gone");
+        std::fs::remove_file(&path).unwrap();
+        std::os::unix::fs::symlink(&dangling, &path).unwrap();
+        assert!(SessionLock::acquire(&path, "WFS-a").is_err());
+        assert!(!dangling.exists());
+    }
+
+    #[test]
+    fn lock_record_names_holder_start_and_child_leader_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".lock");
+        let mut lock = SessionLock::acquire(&path, "WFS-a").unwrap();
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        lock.set_child(Some(child.id() as i32)).unwrap();
+        let info: LockInfo =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(info.pid, std::process::id());
+        if cfg!(target_os = "linux") {
+            assert!(info.start.is_some());
+            assert_eq!(
+                info.child_start,
+                crate::process::start_time(child.id() as i32)
+            );
+            assert!(info.child_start.is_some());
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+        // Records written before these fields existed still read.
+        let old: LockInfo =
+            serde_json::from_str(r#"{"pid":7,"since":"x","child_pgid":9}"#).unwrap();
+        assert_eq!(
+            (old.start, old.child_pgid, old.child_start),
+            (None, Some(9), None)
+        );
     }
 
     #[test]

@@ -3,7 +3,6 @@
 //! (possibly edited) workflow, lock it, then hand over to the engine.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 use chrono::Utc;
 
@@ -121,7 +120,13 @@ pub fn start(setup: &Setup, base_id: &str) -> Result<RunOutcome> {
     let git = Checkpoints::open(&ws.root)?;
     fs_err::create_dir_all(paths.session.process_dir())
         .map_err(|e| Error::io(paths.session.process_dir(), e))?;
-    let lock = SessionLock::acquire(&paths.session.lock(), &session_id)?;
+    let mut lock = SessionLock::acquire(&paths.session.lock(), &session_id)?;
+    if let Err(e) = lock.claim_work_tree(&ws.work_tree_lock(), &ws.root) {
+        // Refused before anything was written: leave no half session.
+        drop(lock);
+        let _ = std::fs::remove_dir_all(&paths.session.dir);
+        return Err(e);
+    }
     store::write_atomic(&paths.session.gitignore(), SESSION_GITIGNORE.as_bytes())?;
     store::write_atomic(&paths.workflow_copy(), setup.text.as_bytes())?;
     let now = Utc::now();
@@ -179,12 +184,11 @@ pub fn start(setup: &Setup, base_id: &str) -> Result<RunOutcome> {
 pub fn resume(setup: &Setup, sref: SessionRef, state: Option<RunState>) -> Result<RunOutcome> {
     let ws = setup.ws;
     let paths = RunPaths::new(sref.paths.clone());
-    let lock = SessionLock::acquire(&paths.session.lock(), sref.id())?;
+    let mut lock = SessionLock::acquire(&paths.session.lock(), sref.id())?;
+    lock.claim_work_tree(&ws.work_tree_lock(), &ws.root)?;
     let mut sinks = Sinks::new(setup.ui);
     sinks.set_run_log(Some(paths.run_log()));
-    if let Some(pgid) = lock.stale.as_ref().and_then(|s| s.child_pgid)
-        && crate::process::end_stale_group(pgid, Duration::from_secs(2))
-    {
+    if let Some(pgid) = lock.ended_stale {
         sinks.emit(&Event::StaleProcesses { pgid }, Utc::now());
     }
     let git = Checkpoints::open(&ws.root)?;

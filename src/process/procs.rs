@@ -1,0 +1,171 @@
+//! What `/proc` says about other processes (Linux): the fields of
+//! `/proc/<pid>/stat` wfx needs and the step marker in
+//! `/proc/<pid>/environ`. Off Linux every lookup finds nothing.
+
+use std::time::{Duration, Instant};
+
+use super::STEP_VAR;
+
+/// The fields of `/proc/<pid>/stat` wfx uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stat {
+    /// `R`, `S`, `D`, `Z` (zombie), `X` (dead), …
+    pub state: char,
+    pub ppid: i32,
+    pub pgrp: i32,
+    /// Start time in clock ticks after boot (field 22): with the pid it
+    /// names one process for the whole uptime, which the pid alone does not.
+    pub start: u64,
+}
+
+impl Stat {
+    /// Running or able to run; a zombie holds nothing open.
+    pub fn is_live(&self) -> bool {
+        self.state != 'Z' && self.state != 'X'
+    }
+}
+
+/// Parse `pid (comm) state ppid pgrp session tty tpgid flags minflt
+/// cminflt majflt cmajflt utime stime cutime cstime priority nice
+/// num_threads itrealvalue starttime …`. `comm` may hold spaces and
+/// parentheses, so the fields are counted from the last `)`.
+pub fn parse_stat(text: &str) -> Option<Stat> {
+    let after = &text[text.rfind(')')? + 1..];
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    // fields[0] is field 3 (state); starttime is field 22.
+    Some(Stat {
+        state: fields.first()?.chars().next()?,
+        ppid: fields.get(1)?.parse().ok()?,
+        pgrp: fields.get(2)?.parse().ok()?,
+        start: fields.get(19)?.parse().ok()?,
+    })
+}
+
+/// The value of `WFX_STEP` in a NUL-separated environment block.
+pub fn token_in_environ(environ: &[u8]) -> Option<&[u8]> {
+    let key = STEP_VAR.as_bytes();
+    environ.split(|b| *b == 0).find_map(|entry| {
+        entry
+            .strip_prefix(key)
+            .and_then(|rest| rest.strip_prefix(b"="))
+    })
+}
+
+/// One process seen in `/proc`.
+pub struct Proc {
+    pub pid: i32,
+    pub stat: Stat,
+}
+
+/// Every process whose `stat` could be read.
+pub fn all() -> impl Iterator<Item = Proc> {
+    let entries = if cfg!(target_os = "linux") {
+        std::fs::read_dir("/proc").ok()
+    } else {
+        None
+    };
+    entries.into_iter().flatten().flatten().filter_map(|e| {
+        let pid: i32 = e.file_name().to_str()?.parse().ok()?;
+        let stat = parse_stat(&std::fs::read_to_string(e.path().join("stat")).ok()?)?;
+        Some(Proc { pid, stat })
+    })
+}
+
+pub fn stat(pid: i32) -> Option<Stat> {
+    if !cfg!(target_os = "linux") || pid <= 0 {
+        return None;
+    }
+    parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+}
+
+/// Start time of a live process (not of a zombie: its pid is about to be
+/// free for reuse).
+pub fn start_time(pid: i32) -> Option<u64> {
+    stat(pid).filter(Stat::is_live).map(|s| s.start)
+}
+
+/// The step marker of `pid`, if its environment can be read (own user)
+/// and holds one.
+pub fn step_token(pid: i32) -> Option<Vec<u8>> {
+    if !cfg!(target_os = "linux") {
+        return None;
+    }
+    let environ = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+    token_in_environ(&environ).map(<[u8]>::to_vec)
+}
+
+/// Live processes other than wfx whose step marker satisfies `wanted`.
+pub fn marked(wanted: impl Fn(&[u8]) -> bool) -> Vec<i32> {
+    let me = std::process::id() as i32;
+    all()
+        .filter(|p| p.pid != me && p.stat.is_live())
+        .filter(|p| step_token(p.pid).is_some_and(|t| wanted(&t)))
+        .map(|p| p.pid)
+        .collect()
+}
+
+pub fn signal_all(pids: &[i32], sig: i32) {
+    for &pid in pids {
+        unsafe { libc::kill(pid, sig) };
+    }
+}
+
+pub fn any_live(pids: &[i32]) -> bool {
+    pids.iter()
+        .any(|&pid| stat(pid).is_some_and(|s| s.is_live()))
+}
+
+/// SIGTERM, up to `grace` for them to go, SIGKILL.
+pub fn end_all(pids: &[i32], grace: Duration) {
+    if pids.is_empty() {
+        return;
+    }
+    signal_all(pids, libc::SIGTERM);
+    let deadline = Instant::now() + grace;
+    while any_live(pids) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    signal_all(pids, libc::SIGKILL);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_fields_are_counted_from_the_last_paren() {
+        let line = "4242 (we ird) (name) S 17 4242 4242 0 -1 4194560 107 0 0 0 0 0 0 0 20 0 1 0 8812345 2265088 190 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0";
+        assert_eq!(
+            parse_stat(line),
+            Some(Stat {
+                state: 'S',
+                ppid: 17,
+                pgrp: 4242,
+                start: 8812345
+            })
+        );
+        let zombie = "9 (sh) Z 1 9 9 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 77 0 0";
+        assert!(!parse_stat(zombie).unwrap().is_live());
+        assert_eq!(parse_stat("9 (sh) S 1 9"), None, "truncated");
+        assert_eq!(parse_stat("garbage"), None);
+    }
+
+    #[test]
+    fn own_stat_is_read_and_stable() {
+        if !cfg!(target_os = "linux") {
+            return;
+        }
+        let me = std::process::id() as i32;
+        let a = start_time(me).expect("own start time");
+        assert_eq!(start_time(me), Some(a));
+        assert_eq!(stat(me).unwrap().pgrp, unsafe { libc::getpgrp() });
+    }
+
+    #[test]
+    fn step_marker_is_found_in_an_environment_block() {
+        let env = b"PATH=/bin\0WFX_STEPX=no\0WFX_STEP=12.345.6\0HOME=/h\0";
+        assert_eq!(token_in_environ(env), Some(&b"12.345.6"[..]));
+        assert_eq!(token_in_environ(b"PATH=/bin\0XWFX_STEP=1\0"), None);
+        assert_eq!(token_in_environ(b""), None);
+    }
+}
