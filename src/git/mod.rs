@@ -24,11 +24,13 @@
 //! root is a subdirectory of the work tree, only that subdirectory is looked
 //! at. `.workflow/` is never part of a snapshot or of the changed paths.
 
+mod head;
 mod message;
 mod paths;
 mod worktree;
 
-pub use message::{CommitKind, Trailers, build_message, parse_trailers};
+pub use head::HeadGuard;
+pub use message::{CommitKind, Trailers, build_message, new_run_id, parse_trailers};
 pub use worktree::branch_name;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -172,6 +174,8 @@ struct Repo {
     /// The project root inside the work tree: `""` or `dir/sub/`.
     prefix: Vec<u8>,
     identity: Option<Identity>,
+    /// `Wfx-Run` of the session's commits (DESIGN.md §10.2).
+    run: Option<String>,
 }
 
 /// A tree entry: blob/gitlink id and file mode.
@@ -226,6 +230,7 @@ impl Checkpoints {
                 workdir,
                 prefix,
                 identity: None,
+                run: None,
             }),
         })
     }
@@ -239,6 +244,15 @@ impl Checkpoints {
     pub fn with_identity(mut self, identity: Identity) -> Checkpoints {
         if let Some(repo) = &mut self.repo {
             repo.identity = Some(identity);
+        }
+        self
+    }
+
+    /// Stamp every commit with `Wfx-Run: run` and recognise only commits
+    /// that carry it as this session's own.
+    pub fn with_run(mut self, run: &str) -> Checkpoints {
+        if let Some(repo) = &mut self.repo {
+            repo.run = Some(run.to_string());
         }
         self
     }
@@ -743,7 +757,16 @@ impl Repo {
         Ok(out.into_iter().collect())
     }
 
+    /// The trailers as this handle writes them (with its `Wfx-Run`).
+    fn stamp(&self, trailers: &Trailers) -> Trailers {
+        match (&trailers.run, &self.run) {
+            (None, Some(run)) => trailers.clone().with_run(Some(run)),
+            _ => trailers.clone(),
+        }
+    }
+
     fn find_by_trailers(&self, trailers: &Trailers) -> Result<Option<Oid>> {
+        let trailers = &self.stamp(trailers);
         let Some(head) = self.head_commit()? else {
             return Ok(None);
         };
@@ -892,7 +915,7 @@ impl Repo {
         message: &str,
         trailers: &Trailers,
     ) -> Result<CommitOutcome> {
-        let full_message = build_message(message, trailers)?;
+        let full_message = build_message(message, &self.stamp(trailers))?;
         let mut scopes = Vec::new();
         for p in paths {
             scopes.push(self.scope_of(p.as_ref())?);
@@ -958,7 +981,7 @@ impl Repo {
             message.trim_end(),
             target.id()
         );
-        let full_message = build_message(&body, trailers)?;
+        let full_message = build_message(&body, &self.stamp(trailers))?;
         let session_scope = session_dir.map(|d| self.scope_of(d)).transpose()?;
         if let Some(id) = self.find_by_trailers(trailers)? {
             self.finish_existing(id)?;

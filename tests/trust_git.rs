@@ -1,0 +1,115 @@
+//! Issue #15, the git side (DESIGN.md §10.2): hostile fixture agents on a
+//! fresh copy of `fixtures/projects/py-calc`, run from the command line as a
+//! user would, each test asserting the outcome the rule gives.
+
+mod common;
+
+use common::{Env, fixer_config};
+use serde_json::Value;
+
+const ARCHIVED: &str = ".workflow/archives/WFS-test-the-calculator";
+const ACTIVE: &str = ".workflow/active/WFS-test-the-calculator";
+
+fn py_calc(env: &Env, fixer: &str) {
+    env.cycle_project("py-calc", &fixer_config(fixer));
+    env.plan_calculator();
+}
+
+fn fixture(rel: &str) -> Vec<u8> {
+    std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/projects/py-calc")
+            .join(rel),
+    )
+    .unwrap()
+}
+
+fn history(env: &Env, dir: &str) -> Value {
+    env.json(&format!("{dir}/.process/fix-history.json"))
+}
+
+fn entry(history: &Value, iteration: u64) -> Value {
+    history["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["iteration"] == iteration)
+        .cloned()
+        .unwrap_or_else(|| panic!("no attempt {iteration} in {history}"))
+}
+
+/// Case 1: the agent commits its own (breaking) change. Its commit is
+/// folded into wfx's checkpoint, so the rollback reverts the breakage.
+#[test]
+fn agent_commits_are_folded_and_rolled_back_with_the_attempt() {
+    let env = Env::new();
+    py_calc(&env, "commit-break");
+    let base = env.git(&["rev-parse", "HEAD"]);
+    env.cycle(&[]).success();
+    let h = history(&env, ARCHIVED);
+    let first = entry(&h, 1);
+    assert_eq!(first["outcome"], "rolled_back", "{first}");
+    let rollback = first["rollback_commit"]
+        .as_str()
+        .expect("a rollback commit");
+    let fix = first["commit"].as_str().expect("a fix commit");
+    let agent_commits = first["agent_commits"].as_array().expect("agent_commits");
+    assert_eq!(agent_commits.len(), 1, "{first}");
+    // The agent's commit is not on the branch; wfx's checkpoint holds its
+    // changes and the rollback restores the pre-fix bytes.
+    let on_branch = env.git(&["rev-list", "HEAD"]);
+    assert!(!on_branch.contains(agent_commits[0].as_str().unwrap()));
+    assert!(
+        env.subjects().iter().all(|s| s != "x"),
+        "{:?}",
+        env.subjects()
+    );
+    assert_eq!(env.git(&["rev-parse", &format!("{fix}~1")]), base);
+    for file in ["calc/ops.py", "calc/auth.py"] {
+        assert_eq!(
+            env.git_bytes(&["show", &format!("{rollback}:{file}")]),
+            fixture(file),
+            "{file} after the rollback"
+        );
+        assert_ne!(
+            env.git_bytes(&["show", &format!("{fix}:{file}")]),
+            fixture(file),
+            "{file} in the folded checkpoint"
+        );
+    }
+    // Iteration 2's own commit is folded too; the session completes.
+    assert_eq!(entry(&h, 2)["agent_commits"].as_array().unwrap().len(), 1);
+    assert!(env.read("calc/ops.py").contains("None if b == 0"));
+    assert_eq!(env.git(&["status", "--porcelain"]), "");
+}
+
+/// Case 2: `git reset --hard HEAD~1` in the agent's second call. The branch,
+/// the work tree and the session's files come back; the attempt is a
+/// failure with `tamper: head_moved`, and the run goes on to complete.
+#[test]
+fn a_reset_by_the_agent_is_undone_and_the_attempt_fails() {
+    let env = Env::new();
+    py_calc(&env, "reset-head");
+    env.cycle(&[]).success();
+    let h = history(&env, ARCHIVED);
+    let first = entry(&h, 1);
+    let second = entry(&h, 2);
+    assert_eq!(second["tamper"], "head_moved", "{second}");
+    assert!(first.get("tamper").is_none(), "{first}");
+    // Iteration 1's checkpoint is still on the branch.
+    let fix1 = first["commit"].as_str().expect("iteration 1 committed");
+    let on_branch = env.git(&["rev-list", "HEAD"]);
+    assert!(on_branch.contains(fix1), "{on_branch}");
+    // The agent's edit after its reset was undone.
+    assert!(!env.read("calc/ops.py").contains("reset by the agent"));
+    assert!(env.read("calc/auth.py").contains("len(body) == 8"));
+    assert_eq!(env.git(&["status", "--porcelain"]), "");
+    let calls = h["agent_calls"].as_array().unwrap();
+    assert!(
+        calls
+            .iter()
+            .any(|c| c["iteration"] == 2 && c["tamper"] == "head_moved"),
+        "{calls:?}"
+    );
+    let _ = ACTIVE;
+}
