@@ -113,3 +113,47 @@ fn a_reset_by_the_agent_is_undone_and_the_attempt_fails() {
     );
     let _ = ACTIVE;
 }
+
+/// Case 6: a new session that reuses an old session's id (its archive
+/// removed) never takes the old session's commits for its own: each
+/// session's commits carry their own `Wfx-Run`.
+#[test]
+fn a_reused_session_id_makes_its_own_commits() {
+    let env = Env::new();
+    py_calc(&env, "fix-all");
+    let base = env.git(&["rev-parse", "HEAD"]);
+    env.cycle(&[]).success();
+    let first_run = env.json(&format!("{ARCHIVED}/workflow-session.json"))["git"]["run_id"]
+        .as_str()
+        .expect("run_id recorded")
+        .to_string();
+    // The archive is gone (or never cloned); the bug comes back.
+    std::fs::remove_dir_all(env.root.join(".workflow/archives")).unwrap();
+    env.git(&["checkout", base.trim(), "--", "calc"]);
+    env.git(&["commit", "-qm", "bring the bug back"]);
+    env.plan_calculator();
+    env.cycle(&[]).success();
+    let second_run = env.json(&format!("{ARCHIVED}/workflow-session.json"))["git"]["run_id"]
+        .as_str()
+        .expect("run_id recorded")
+        .to_string();
+    assert_ne!(first_run, second_run);
+    // Two fix commits for iteration 1, one per run, each with its trailer.
+    let log = env.git(&["log", "--format=%(trailers:key=Wfx-Run,valueonly)%x00%s"]);
+    let fixes: Vec<&str> = log
+        .split('\n')
+        .filter(|l| l.contains("test-cycle: iteration 1"))
+        .collect();
+    assert_eq!(fixes.len(), 2, "{log}");
+    assert!(
+        log.contains(&first_run) && log.contains(&second_run),
+        "{log}"
+    );
+    // The second fix is committed, not left in the tree.
+    assert!(env.read("calc/ops.py").contains("None if b == 0"));
+    assert_eq!(env.git(&["status", "--porcelain", "--", "calc"]), "");
+    let h = history(&env, ARCHIVED);
+    let fix = entry(&h, 1)["commit"].as_str().unwrap().to_string();
+    let msg = env.git(&["log", "-1", "--format=%B", &fix]);
+    assert!(msg.contains(&format!("Wfx-Run: {second_run}")), "{msg}");
+}
