@@ -157,3 +157,62 @@ fn a_reused_session_id_makes_its_own_commits() {
     let msg = env.git(&["log", "-1", "--format=%B", &fix]);
     assert!(msg.contains(&format!("Wfx-Run: {second_run}")), "{msg}");
 }
+
+/// Case 7: `--allow-dirty` with work in progress in a file the fix also
+/// edits, and a fix that regresses. The WIP line is never committed; the
+/// rollback gives it back with the pre-fix bytes; the next fix is
+/// committed without it.
+#[test]
+fn allow_dirty_never_commits_work_in_progress_and_rollback_keeps_it() {
+    let env = Env::new();
+    py_calc(&env, "break-more");
+    let wip = [fixture("calc/ops.py"), b"# WIP\n".to_vec()].concat();
+    env.write_bytes("calc/ops.py", &wip);
+    env.cycle(&["--allow-dirty"]).success();
+    // On disk: the final fix plus the WIP line; staged and committed: never.
+    let on_disk = env.read("calc/ops.py");
+    assert!(on_disk.ends_with("# WIP\n"), "{on_disk}");
+    assert!(on_disk.contains("None if b == 0"), "{on_disk}");
+    let commits = env.git(&["rev-list", "HEAD"]);
+    for c in commits.lines() {
+        let (ok, text, _) = env.git_try(&["show", &format!("{c}:calc/ops.py")]);
+        assert!(ok);
+        assert!(!text.contains("# WIP"), "WIP committed in {c}");
+    }
+    assert_eq!(
+        env.git(&["status", "--porcelain", "--", "calc"]),
+        " M calc/ops.py\n"
+    );
+    // HEAD holds the fix without the WIP line.
+    let head = env.git(&["show", "HEAD:calc/ops.py"]);
+    assert_eq!(format!("{head}# WIP\n"), on_disk);
+    // The regression was rolled back with a commit.
+    let h = history(&env, ARCHIVED);
+    let first = entry(&h, 1);
+    assert_eq!(first["outcome"], "rolled_back", "{first}");
+    assert!(first["rollback_commit"].is_string(), "{first}");
+}
+
+/// Case 11 (git): the snapshot a paused fix needs survives
+/// `git gc --prune=now`, and the session's refs are gone once it completes.
+#[test]
+fn snapshots_survive_gc_during_a_pause_and_refs_go_at_completion() {
+    let env = Env::new();
+    env.cycle_project("py-calc", &serde_json::json!({"agents": {"fix": "manual"}}));
+    env.plan_calculator();
+    env.cycle(&[]).code(3);
+    assert!(!env.git(&["for-each-ref", "refs/wfx/"]).is_empty());
+    env.git(&["gc", "-q", "--prune=now"]);
+    // The person fixes by hand and resumes.
+    let ops = env
+        .read("calc/ops.py")
+        .replace("    return a / b", "    return None if b == 0 else a / b");
+    env.write("calc/ops.py", &ops);
+    let auth = env
+        .read("calc/auth.py")
+        .replace("len(body) == 6", "len(body) == 8");
+    env.write("calc/auth.py", &auth);
+    env.cycle(&[]).success();
+    assert_eq!(env.git(&["for-each-ref", "refs/wfx/"]), "");
+    assert_eq!(env.git(&["status", "--porcelain", "--", "calc"]), "");
+}

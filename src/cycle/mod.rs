@@ -193,7 +193,7 @@ pub fn run(ws: &Workspace, req: &CycleRequest, ui: &Printer) -> Result<Ending> {
     }
     let cp = if cp.is_repo() {
         let run = session_run_id(&mut session, &sref.paths.session_json())?;
-        cp.with_run(&run)
+        cp.with_run(&run).with_session(sref.id())
     } else {
         cp
     };
@@ -210,6 +210,10 @@ pub fn run(ws: &Workspace, req: &CycleRequest, ui: &Printer) -> Result<Ending> {
                         show_list(&dirty)
                     )));
                 }
+            }
+            if cp.is_repo() && worktree.is_none() && options.allow_dirty {
+                // The user's work in progress, never to be committed.
+                cp.record_wip(&cp.dirty_paths()?)?;
             }
             initial_state(&sref.paths.id, &tasks, limits.max_iterations)
         }

@@ -154,7 +154,7 @@ fn oid(id: &str) -> Result<Oid> {
 }
 
 /// Every blob of a tree, by full path.
-fn tree_state(tree: &Tree<'_>) -> Result<State> {
+pub(super) fn tree_state(tree: &Tree<'_>) -> Result<State> {
     let mut out = State::new();
     tree.walk(TreeWalkMode::PreOrder, |dir, entry| {
         if entry.kind() != Some(ObjectType::Tree) {

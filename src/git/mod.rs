@@ -27,6 +27,7 @@
 mod head;
 mod message;
 mod paths;
+mod wip;
 mod worktree;
 
 pub use head::HeadGuard;
@@ -176,6 +177,10 @@ struct Repo {
     identity: Option<Identity>,
     /// `Wfx-Run` of the session's commits (DESIGN.md §10.2).
     run: Option<String>,
+    /// The session whose refs (`refs/wfx/<session>/…`) this handle keeps.
+    session: Option<String>,
+    /// Work-in-progress paths the last checkpoint left uncommitted.
+    left_out: std::cell::RefCell<Vec<String>>,
 }
 
 /// A tree entry: blob/gitlink id and file mode.
@@ -231,6 +236,8 @@ impl Checkpoints {
                 prefix,
                 identity: None,
                 run: None,
+                session: None,
+                left_out: Default::default(),
             }),
         })
     }
@@ -253,6 +260,15 @@ impl Checkpoints {
     pub fn with_run(mut self, run: &str) -> Checkpoints {
         if let Some(repo) = &mut self.repo {
             repo.run = Some(run.to_string());
+        }
+        self
+    }
+
+    /// Keep this session's snapshots and recorded work in progress under
+    /// `refs/wfx/<session>/…` (removed by its final commit).
+    pub fn with_session(mut self, session: &str) -> Checkpoints {
+        if let Some(repo) = &mut self.repo {
+            repo.session = Some(session.to_string());
         }
         self
     }
@@ -309,7 +325,9 @@ impl Checkpoints {
     /// changes. `None` outside a repository.
     pub fn snapshot(&self) -> Result<Option<String>> {
         let Some(r) = &self.repo else { return Ok(None) };
-        Ok(Some(r.current_tree()?.to_string()))
+        let tree = r.current_tree()?;
+        r.keep_snapshot(tree)?;
+        Ok(Some(tree.to_string()))
     }
 
     /// Paths that differ between `snapshot` and the work tree now, sorted
@@ -358,6 +376,16 @@ impl Checkpoints {
             return Ok(Vec::new());
         };
         r.commit_paths(changes)
+    }
+
+    /// Work-in-progress paths (`--allow-dirty`) the last checkpoint left
+    /// uncommitted because the fix's change did not apply to `HEAD`'s
+    /// version.
+    pub fn left_out(&self) -> Vec<String> {
+        self.repo
+            .as_ref()
+            .map(|r| r.left_out.borrow().clone())
+            .unwrap_or_default()
     }
 
     /// The commit among `HEAD`'s last 500 ancestors whose trailers equal
@@ -936,7 +964,16 @@ impl Repo {
             return Ok(CommitOutcome::Unchanged);
         }
         let state = self.worktree_state(&scopes, &[])?;
-        let (tree_id, len) = self.build_tree(base.as_ref(), &scopes, &state)?;
+        let held = self.hold_wip(&scopes, &state, base.as_ref())?;
+        let mut with = state.clone();
+        for (path, entry) in &held.commit {
+            match entry {
+                Some(e) => with.insert(path.clone(), *e),
+                None => with.remove(path),
+            };
+        }
+        *self.left_out.borrow_mut() = held.left_out.iter().map(|p| self.show(p)).collect();
+        let (tree_id, len) = self.build_tree(base.as_ref(), &scopes, &with)?;
         let unchanged = match &base {
             Some(base) => base.id() == tree_id,
             None => len == 0,
@@ -945,6 +982,7 @@ impl Repo {
             return Ok(CommitOutcome::Unchanged);
         }
         let commit = self.make_commit(tree_id, head.as_ref(), &full_message)?;
+        self.after_checkpoint(trailers)?;
         let tree = self
             .git
             .find_tree(tree_id)
@@ -1055,13 +1093,43 @@ impl Repo {
         // writing the files and committing).
         let state = self.worktree_state(&restore, &[])?;
         let index = self.index()?;
+        let wip = self.wip()?;
         let mut dirty = Vec::new();
+        // Work in progress (`--allow-dirty`): the fix's change is taken out
+        // of the file on disk, the rest of it stays.
+        let mut keep_wip = State::new();
+        let before_fix = self.before_fix(trailers.iteration)?;
+        let mut wip_left = State::new();
+        for (path, _) in wip.iter().filter(|(p, _)| !restore.contains(p)) {
+            // Left out of the fix commit: its bytes before the fix.
+            if let Some(e) = before_fix.get(path) {
+                wip_left.insert(path.clone(), *e);
+            }
+        }
         for path in &restore {
             let at_head = before.get(path).copied().flatten();
             let target_entry = wanted.get(path).copied();
             let on_disk = state.get(path).copied();
             let staged_ok = index_entry(&index, path) == at_head && !in_conflict(&index, path);
-            let disk_ok = on_disk == at_head || on_disk == target_entry;
+            let mut disk_ok = on_disk == at_head || on_disk == target_entry;
+            if !disk_ok
+                && wip.contains_key(path)
+                && let (Some(fix), Some(disk), Some(parent)) = (at_head, on_disk, target_entry)
+            {
+                if let Some(e) = before_fix.get(path) {
+                    keep_wip.insert(path.clone(), *e);
+                    disk_ok = true;
+                } else if let Some(id) = self.merge3(path, fix, Some(disk), parent)? {
+                    keep_wip.insert(
+                        path.clone(),
+                        Entry {
+                            id,
+                            mode: disk.mode,
+                        },
+                    );
+                    disk_ok = true;
+                }
+            }
             let in_the_way = on_disk.is_none() && std::fs::symlink_metadata(self.abs(path)).is_ok();
             if !staged_ok || !disk_ok || in_the_way {
                 dirty.push(self.show(path));
@@ -1098,7 +1166,16 @@ impl Repo {
                 self.remove_file(path)?;
             }
         }
+        if !wip_left.is_empty() {
+            let now = self.worktree_state(&wip_left.keys().cloned().collect::<Vec<_>>(), &[])?;
+            for (path, entry) in &wip_left {
+                if now.get(path) != Some(entry) {
+                    self.write_file(path, *entry)?;
+                }
+            }
+        }
         for (path, entry) in &wanted {
+            let entry = keep_wip.get(path).unwrap_or(entry);
             if state.get(path) != Some(entry) {
                 self.write_file(path, *entry)?;
             }
@@ -1111,6 +1188,7 @@ impl Repo {
             .map_err(ctx("cannot read the new tree"))?;
         let mut touched: BTreeSet<Vec<u8>> = restore.iter().cloned().collect();
         let mut disk = wanted;
+        disk.retain(|p, _| !keep_wip.contains_key(p));
         if let Some(scope) = &session_scope {
             touched.extend(
                 self.diff_paths(Some(&head_tree), Some(&tree))?
