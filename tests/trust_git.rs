@@ -216,3 +216,29 @@ fn snapshots_survive_gc_during_a_pause_and_refs_go_at_completion() {
     assert_eq!(env.git(&["for-each-ref", "refs/wfx/"]), "");
     assert_eq!(env.git(&["status", "--porcelain", "--", "calc"]), "");
 }
+
+/// Case 13: a new file above `git.max_new_file_mib` (default 10) is
+/// neither committed nor copied into `.git` by a snapshot.
+#[test]
+fn a_huge_new_file_is_not_committed_nor_copied_into_git() {
+    let env = Env::new();
+    py_calc(&env, "big-file");
+    env.cycle(&[]).success();
+    assert_eq!(
+        std::fs::metadata(env.root.join("data/huge.bin"))
+            .unwrap()
+            .len(),
+        12 << 20
+    );
+    let committed = env.git(&["log", "--name-only", "--format="]);
+    assert!(!committed.contains("data/huge.bin"), "{committed}");
+    assert!(committed.contains("calc/ops.py"), "{committed}");
+    let objects = env.git(&[
+        "cat-file",
+        "--batch-all-objects",
+        "--batch-check=%(objectsize)",
+    ]);
+    let biggest = objects.lines().filter_map(|l| l.parse::<u64>().ok()).max();
+    assert!(biggest.unwrap() < 1 << 20, "an object of {biggest:?} bytes");
+    assert_eq!(env.git(&["status", "--porcelain", "--", "calc"]), "");
+}

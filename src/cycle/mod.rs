@@ -193,7 +193,9 @@ pub fn run(ws: &Workspace, req: &CycleRequest, ui: &Printer) -> Result<Ending> {
     }
     let cp = if cp.is_repo() {
         let run = session_run_id(&mut session, &sref.paths.session_json())?;
-        cp.with_run(&run).with_session(sref.id())
+        cp.with_run(&run)
+            .with_session(sref.id())
+            .with_max_new_file_mib(config.git.max_new_file_mib)
     } else {
         cp
     };

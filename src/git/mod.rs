@@ -51,6 +51,9 @@ use paths::{bytes_to_path, from_repo, normalize_rel, show_list, to_repo, under};
 /// bound keeps the check cheap on long histories.
 const TRAILER_SEARCH_DEPTH: usize = 500;
 
+/// `git.max_new_file_mib` by default: new files above it are left alone.
+pub const DEFAULT_MAX_NEW_FILE_MIB: u64 = 10;
+
 /// The directory wfx owns; excluded from snapshots and changed paths.
 const WORKFLOW_DIR: &str = ".workflow";
 
@@ -181,6 +184,11 @@ struct Repo {
     session: Option<String>,
     /// Work-in-progress paths the last checkpoint left uncommitted.
     left_out: std::cell::RefCell<Vec<String>>,
+    /// Untracked files above this size (bytes) are neither snapshotted
+    /// nor committed (`git.max_new_file_mib`).
+    max_new_file: u64,
+    /// Such files seen, project-relative.
+    oversized: std::cell::RefCell<BTreeSet<String>>,
 }
 
 /// A tree entry: blob/gitlink id and file mode.
@@ -238,6 +246,8 @@ impl Checkpoints {
                 run: None,
                 session: None,
                 left_out: Default::default(),
+                max_new_file: DEFAULT_MAX_NEW_FILE_MIB << 20,
+                oversized: Default::default(),
             }),
         })
     }
@@ -262,6 +272,22 @@ impl Checkpoints {
             repo.run = Some(run.to_string());
         }
         self
+    }
+
+    /// Leave untracked files above `mib` MiB alone (`git.max_new_file_mib`).
+    pub fn with_max_new_file_mib(mut self, mib: u64) -> Checkpoints {
+        if let Some(repo) = &mut self.repo {
+            repo.max_new_file = mib.saturating_mul(1 << 20);
+        }
+        self
+    }
+
+    /// Untracked files seen so far that were too big to snapshot or commit.
+    pub fn oversized(&self) -> Vec<String> {
+        self.repo
+            .as_ref()
+            .map(|r| r.oversized.borrow().iter().cloned().collect())
+            .unwrap_or_default()
     }
 
     /// Keep this session's snapshots and recorded work in progress under
@@ -593,6 +619,11 @@ impl Repo {
             if meta.is_dir() {
                 // Replaced by a directory: its files are listed on their own.
                 state.remove(path);
+                continue;
+            }
+            if status.contains(Status::WT_NEW) && meta.len() > self.max_new_file {
+                // Too big to copy into .git or commit (git.max_new_file_mib).
+                self.oversized.borrow_mut().insert(self.show(path));
                 continue;
             }
             let id = self.hash_file(&abs, &meta, path)?;
