@@ -242,3 +242,83 @@ fn a_huge_new_file_is_not_committed_nor_copied_into_git() {
     assert!(biggest.unwrap() < 1 << 20, "an object of {biggest:?} bytes");
     assert_eq!(env.git(&["status", "--porcelain", "--", "calc"]), "");
 }
+
+/// Case 11: file names that are not UTF-8 are committed, and a deleted
+/// tracked one is committed as deleted: the tree is clean afterwards.
+#[test]
+fn non_utf8_names_are_committed_and_deleted() {
+    use std::os::unix::ffi::OsStrExt;
+    let env = Env::new();
+    env.cycle_project("py-calc", &fixer_config("non-utf8-names"));
+    let data = env.root.join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let old = data.join(std::ffi::OsStr::from_bytes(b"\xe9t\xe9.txt"));
+    std::fs::write(&old, "old\n").unwrap();
+    env.git(&["add", "data"]);
+    env.git(&["commit", "-qm", "data"]);
+    env.plan_calculator();
+    env.cycle(&[]).success();
+    assert!(!old.exists());
+    assert_eq!(env.git(&["status", "--porcelain"]), "");
+    let tree = env.git_bytes(&[
+        "-c",
+        "core.quotePath=false",
+        "ls-tree",
+        "-r",
+        "--name-only",
+        "HEAD",
+        "data",
+    ]);
+    assert_eq!(tree, b"data/n\xe9w.txt\n".to_vec());
+}
+
+/// Case 9: a failing `commit-msg` hook pauses the session (exit 3) with its
+/// output; once the hook accepts, the resume commits through it; with
+/// `git.hooks: false` hooks are skipped.
+#[test]
+fn git_hooks_run_and_a_failing_hook_pauses() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    py_calc(&env, "fix-all");
+    let hook = env.root.join(".git/hooks/commit-msg");
+    std::fs::write(
+        &hook,
+        "#!/bin/sh\nif [ -e \"$(dirname \"$0\")/allow\" ]; then echo 'Hooked: yes' >> \"$1\"; exit 0; fi\necho 'subject must start with feat:' >&2\nexit 1\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = env.cycle(&[]).code(3);
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned()
+        + &String::from_utf8_lossy(&out.get_output().stderr);
+    assert!(text.contains("subject must start with feat:"), "{text}");
+    assert!(text.contains("commit-msg"), "{text}");
+    assert_eq!(
+        env.subjects().len(),
+        1,
+        "nothing committed: {:?}",
+        env.subjects()
+    );
+    std::fs::write(env.root.join(".git/hooks/allow"), "").unwrap();
+    env.cycle(&["--resume-session", "WFS-test-the-calculator"])
+        .success();
+    let msg = env.git(&["log", "-1", "--format=%B", "HEAD~1"]);
+    assert!(
+        msg.contains("Hooked: yes") && msg.contains("Wfx-Run:"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn git_hooks_false_skips_them() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    let mut config = fixer_config("fix-all");
+    config["git"] = serde_json::json!({"hooks": false});
+    env.cycle_project("py-calc", &config);
+    env.plan_calculator();
+    let hook = env.root.join(".git/hooks/pre-commit");
+    std::fs::write(&hook, "#!/bin/sh\nexit 1\n").unwrap();
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    env.cycle(&[]).success();
+    assert!(env.subjects().len() >= 3, "{:?}", env.subjects());
+}

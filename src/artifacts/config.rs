@@ -35,12 +35,16 @@ pub struct GitConfig {
     /// nor copied into `.git` by a snapshot.
     #[schemars(range(min = 1))]
     pub max_new_file_mib: u64,
+    /// Run the repository's `pre-commit`, `commit-msg` and `post-commit`
+    /// hooks around wfx's commits, as `git commit` would.
+    pub hooks: bool,
 }
 
 impl Default for GitConfig {
     fn default() -> Self {
         GitConfig {
             max_new_file_mib: crate::git::DEFAULT_MAX_NEW_FILE_MIB,
+            hooks: true,
         }
     }
 }

@@ -196,6 +196,7 @@ pub fn run(ws: &Workspace, req: &CycleRequest, ui: &Printer) -> Result<Ending> {
         cp.with_run(&run)
             .with_session(sref.id())
             .with_max_new_file_mib(config.git.max_new_file_mib)
+            .with_hooks(config.git.hooks)
     } else {
         cp
     };

@@ -108,6 +108,9 @@ pub fn run<M: Machine>(
             Err(Error::Interrupted(during)) => {
                 Observed::Paused(PauseReason::Interrupted { during })
             }
+            Err(Error::Hook { hook, output }) => {
+                Observed::Paused(PauseReason::HookFailed { hook, output })
+            }
             Err(e) => return Err(e),
         };
         d.apply(machine, state, seen)?;

@@ -95,7 +95,13 @@ mod tests {
     fn verdicts() {
         let ab = ids(&["a", "b"]);
         let none: Vec<String> = Vec::new();
-        let table: &[(Option<&str>, Option<&str>, Option<&[String]>, Verdict)] = &[
+        type Row<'a> = (
+            Option<&'a str>,
+            Option<&'a str>,
+            Option<&'a [String]>,
+            Verdict,
+        );
+        let table: &[Row] = &[
             // Nothing happened.
             (Some("p"), Some("p"), None, Verdict::Same),
             (None, None, None, Verdict::Same),

@@ -392,6 +392,8 @@ pub enum PauseReason {
         error: String,
         message: String,
     },
+    /// A git hook (`pre-commit`, `commit-msg`) refused wfx's commit.
+    HookFailed { hook: String, output: String },
     /// Manual mode: a person makes the fix (or fixes a gate's findings).
     ManualFix {
         /// Nothing changed since the last pause.
@@ -410,6 +412,9 @@ impl PauseReason {
                 error,
                 message,
             } => format!("{agent} is unavailable ({error}: {message})"),
+            PauseReason::HookFailed { hook, output } => format!(
+                "the git {hook} hook refused wfx's commit:\n{output}\nFix what it reports (or set \"git\": {{\"hooks\": false}} in .workflow/wfx.json) and resume"
+            ),
             PauseReason::ManualFix { .. } => "waiting for a manual fix".into(),
         }
     }

@@ -109,7 +109,10 @@ impl Checkpoints {
         let project = r.project_scope();
         let mut done = BTreeSet::new();
         // The project's files.
-        let current = r.worktree_state(std::slice::from_ref(&project), &[workflow.clone()])?;
+        let current = r.worktree_state(
+            std::slice::from_ref(&project),
+            std::slice::from_ref(&workflow),
+        )?;
         match snapshot {
             Some(s) => {
                 let wanted = tree_state(&r.snapshot_tree(s)?)?;

@@ -25,6 +25,7 @@
 //! at. `.workflow/` is never part of a snapshot or of the changed paths.
 
 mod head;
+mod hooks;
 mod message;
 mod paths;
 mod wip;
@@ -189,6 +190,8 @@ struct Repo {
     max_new_file: u64,
     /// Such files seen, project-relative.
     oversized: std::cell::RefCell<BTreeSet<String>>,
+    /// Run the repository's commit hooks (`git.hooks`).
+    hooks: bool,
 }
 
 /// A tree entry: blob/gitlink id and file mode.
@@ -202,8 +205,33 @@ struct Entry {
 type State = BTreeMap<Vec<u8>, Entry>;
 
 /// Wrap a git2 error with what wfx was doing, naming the path or commit.
+/// The environment's refusals (a full disk, a quota, a read-only file
+/// system) keep their cause, so they end with exit 2 like any other write
+/// (DESIGN.md §10.3), not as a git failure.
 fn ctx(what: impl fmt::Display) -> impl FnOnce(git2::Error) -> Error {
-    move |e| Error::Git(format!("{what}: {}", e.message()))
+    move |e| match os_cause(&e) {
+        Some(code) => Error::io(
+            format!(".git ({what})"),
+            std::io::Error::from_raw_os_error(code),
+        ),
+        None => Error::Git(format!("{what}: {}", e.message())),
+    }
+}
+
+/// The OS error behind a git2 error that libgit2 reports only as text.
+fn os_cause(e: &git2::Error) -> Option<i32> {
+    if e.class() != git2::ErrorClass::Os {
+        return None;
+    }
+    let m = e.message();
+    [
+        ("No space left on device", 28),
+        ("Disk quota exceeded", 122),
+        ("Read-only file system", 30),
+    ]
+    .into_iter()
+    .find(|(text, _)| m.contains(text))
+    .map(|(_, code)| code)
 }
 
 fn is_not_found(e: &git2::Error) -> bool {
@@ -248,6 +276,7 @@ impl Checkpoints {
                 left_out: Default::default(),
                 max_new_file: DEFAULT_MAX_NEW_FILE_MIB << 20,
                 oversized: Default::default(),
+                hooks: true,
             }),
         })
     }
@@ -278,6 +307,15 @@ impl Checkpoints {
     pub fn with_max_new_file_mib(mut self, mib: u64) -> Checkpoints {
         if let Some(repo) = &mut self.repo {
             repo.max_new_file = mib.saturating_mul(1 << 20);
+        }
+        self
+    }
+
+    /// Run (`true`, the default) or skip the repository's `pre-commit`,
+    /// `commit-msg` and `post-commit` hooks (`git.hooks`).
+    pub fn with_hooks(mut self, hooks: bool) -> Checkpoints {
+        if let Some(repo) = &mut self.repo {
+            repo.hooks = hooks;
         }
         self
     }
@@ -693,9 +731,12 @@ impl Repo {
         let id = Oid::from_str(snapshot.trim()).map_err(|_| {
             Error::Git(format!("{snapshot:?} is not a snapshot id (a hex tree id)"))
         })?;
+        // A missing object is the repository's state, not a wfx bug: exit 2
+        // with what to do (DESIGN.md §10.3).
         self.git.find_tree(id).map_err(|_| {
-            Error::Git(format!(
-                "snapshot {snapshot} is not in this repository (taken in another clone, or removed by git gc?)"
+            Error::Usage(format!(
+                "snapshot {snapshot} is not in this repository (taken in another clone, or removed by git gc before wfx kept snapshots under refs/wfx/); \
+                 what the interrupted fix changed cannot be told: commit or discard its changes by hand, then resume"
             ))
         })
     }
@@ -873,11 +914,15 @@ impl Repo {
             .git
             .find_tree(tree)
             .map_err(ctx("cannot read the new tree"))?;
+        let message = self.hooks_before(&tree, message)?;
         let (author, committer) = self.signatures()?;
         let parents: Vec<&Commit<'_>> = parent.into_iter().collect();
-        self.git
-            .commit(Some("HEAD"), &author, &committer, message, &tree, &parents)
-            .map_err(ctx("cannot create the commit"))
+        let id = self
+            .git
+            .commit(Some("HEAD"), &author, &committer, &message, &tree, &parents)
+            .map_err(ctx("cannot create the commit"))?;
+        self.hooks_after();
+        Ok(id)
     }
 
     /// Make the user's index agree with `tree` for exactly `paths`; every
@@ -1391,4 +1436,35 @@ fn in_conflict(index: &Index, path: &[u8]) -> bool {
 
 fn short_id(id: Oid) -> String {
     id.to_string().chars().take(12).collect()
+}
+
+#[cfg(test)]
+mod ctx_tests {
+    use super::*;
+    use git2::{ErrorClass, ErrorCode};
+
+    #[test]
+    fn full_disk_and_quota_are_the_environment_not_git() {
+        let table = [
+            (
+                ErrorClass::Os,
+                "failed to write: No space left on device",
+                2,
+            ),
+            (
+                ErrorClass::Os,
+                "failed to make directory: Disk quota exceeded",
+                2,
+            ),
+            (ErrorClass::Os, "could not open: Read-only file system", 2),
+            (ErrorClass::Os, "failed to resolve path: Too many links", 4),
+            (ErrorClass::Odb, "No space left on device", 4),
+            (ErrorClass::Reference, "reference is locked", 4),
+        ];
+        for (class, msg, exit) in table {
+            let e =
+                ctx("cannot write the tree")(git2::Error::new(ErrorCode::GenericError, class, msg));
+            assert_eq!(e.exit() as i32, exit, "{msg}: {e}");
+        }
+    }
 }
