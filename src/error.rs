@@ -105,6 +105,11 @@ pub enum Error {
     #[error("interrupted: {0}")]
     Interrupted(String),
 
+    /// A git hook refused one of wfx's commits; inside a session the
+    /// engine turns this into a pause (DESIGN.md §10.2).
+    #[error("the git {hook} hook failed: {output}")]
+    Hook { hook: String, output: String },
+
     #[error("internal error: {0}")]
     Internal(String),
 }
@@ -116,7 +121,7 @@ impl Error {
             | Error::Invalid(_)
             | Error::SessionNotFound { .. }
             | Error::Locked { .. } => Exit::Usage,
-            Error::Interrupted(_) => Exit::Paused,
+            Error::Interrupted(_) | Error::Hook { .. } => Exit::Paused,
             // The environment refused (no permission, read-only or full
             // file system, quota, a file that is not there): the user has
             // to fix something before running again, which is exit 2; it

@@ -184,6 +184,11 @@ pub struct CallRecord {
     /// Relative to the project root.
     pub prompt_file: String,
     pub output_file: String,
+    /// Commits the agent made on top of the pre-call `HEAD` (set by the
+    /// driver's HEAD check, DESIGN.md §10.2).
+    pub agent_commits: Vec<String>,
+    /// What the driver's checks undid after the call.
+    pub tamper: Option<crate::artifacts::fix_history::Tamper>,
 }
 
 impl CallRecord {
@@ -217,7 +222,7 @@ impl CallRecord {
             outcome,
             prompt_file: Some(self.prompt_file.clone()),
             output_file: Some(self.output_file.clone()),
-            tamper: None,
+            tamper: self.tamper,
             extra: Default::default(),
         }
     }
@@ -313,6 +318,8 @@ pub fn invoke(inv: &Invocation, on_spawn: &mut dyn FnMut(i32)) -> Result<CallRec
         structured: false,
         prompt_file: prompt_rel,
         output_file: output_rel,
+        agent_commits: Vec::new(),
+        tamper: None,
     };
 
     let path_var: Option<OsString> = inv

@@ -417,6 +417,8 @@ mod tests {
             structured: true,
             prompt_file: "p".into(),
             output_file: "o".into(),
+            agent_commits: Vec::new(),
+            tamper: None,
         }
     }
 

@@ -23,6 +23,30 @@ pub struct Config {
     pub cycle: CycleConfig,
     /// Thresholds of the code-validation and test-quality gates.
     pub gates: GatesConfig,
+    /// What wfx's commits may hold.
+    pub git: GitConfig,
+}
+
+/// What wfx's commits may hold (DESIGN.md §10.2).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct GitConfig {
+    /// A new, untracked file larger than this (MiB) is never committed
+    /// nor copied into `.git` by a snapshot.
+    #[schemars(range(min = 1))]
+    pub max_new_file_mib: u64,
+    /// Run the repository's `pre-commit`, `commit-msg` and `post-commit`
+    /// hooks around wfx's commits, as `git commit` would.
+    pub hooks: bool,
+}
+
+impl Default for GitConfig {
+    fn default() -> Self {
+        GitConfig {
+            max_new_file_mib: crate::git::DEFAULT_MAX_NEW_FILE_MIB,
+            hooks: true,
+        }
+    }
 }
 
 /// How the project's tests run.

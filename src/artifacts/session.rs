@@ -115,6 +115,10 @@ pub struct GitInfo {
     /// Relative path of the `--worktree` checkout, when one is used.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worktree: Option<String>,
+    /// The `Wfx-Run` trailer of this session's commits, made once when
+    /// phase 5 first runs (DESIGN.md §10.2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
     #[serde(flatten)]
     pub extra: Extra,
 }

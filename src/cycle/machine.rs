@@ -1383,8 +1383,11 @@ impl CycleMachine {
             outcome: FixOutcome::Pending,
             commit: None,
             rollback_commit: None,
-            agent_commits: Vec::new(),
-            tamper: None,
+            agent_commits: call
+                .as_ref()
+                .map(|c| c.agent_commits.clone())
+                .unwrap_or_default(),
+            tamper: call.as_ref().and_then(|c| c.tamper),
             extra: Extra::new(),
         };
         s.history.entries.retain(|e| e.iteration != k);

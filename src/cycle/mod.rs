@@ -192,12 +192,25 @@ pub fn run(ws: &Workspace, req: &CycleRequest, ui: &Printer) -> Result<Ending> {
     if commits_wanted && !cp.is_repo() {
         sinks.emit(&Event::NoGit, Utc::now());
     }
+    let cp = if cp.is_repo() {
+        let run = session_run_id(&mut session, &sref.paths.session_json())?;
+        cp.with_run(&run)
+            .with_session(sref.id())
+            .with_max_new_file_mib(config.git.max_new_file_mib)
+            .with_hooks(config.git.hooks)
+    } else {
+        cp
+    };
 
     let iter = match loaded {
         Some(s) => s,
         None => {
             if worktree.is_none() && !options.allow_dirty {
                 refuse_dirty(&cp)?;
+            }
+            if cp.is_repo() && worktree.is_none() && options.allow_dirty {
+                // The user's work in progress, never to be committed.
+                cp.record_wip(&cp.dirty_paths()?)?;
             }
             initial_state(&sref.paths.id, &tasks, limits.max_iterations)
         }
@@ -260,8 +273,22 @@ pub fn run(ws: &Workspace, req: &CycleRequest, ui: &Printer) -> Result<Ending> {
     let driver = DriverConfig {
         max_cost_usd: machine.config.agents.max_cost_usd,
         resumed,
+        fold_agent_commits: ports.cp.is_repo(),
     };
     crate::engine::run(&machine, &mut state, &mut ports, &mut sinks, &driver)
+}
+
+/// The session's `Wfx-Run` (DESIGN.md §10.2): made and recorded in
+/// `workflow-session.json` the first time phase 5 commits, the same on
+/// every resume after.
+fn session_run_id(session: &mut WorkflowSession, path: &std::path::Path) -> Result<String> {
+    if let Some(run) = &session.git.run_id {
+        return Ok(run.clone());
+    }
+    let run = crate::git::new_run_id();
+    session.git.run_id = Some(run.clone());
+    store::write_json(path, session)?;
+    Ok(run)
 }
 
 /// Refusals of a loaded state before anything is written: an archived

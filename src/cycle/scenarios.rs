@@ -253,6 +253,7 @@ fn drive(
         &DriverConfig {
             max_cost_usd: m.config.agents.max_cost_usd,
             resumed,
+            fold_agent_commits: true,
         },
     )
     .unwrap();

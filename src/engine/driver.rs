@@ -52,6 +52,10 @@ pub struct DriverConfig {
     pub max_cost_usd: Option<f64>,
     /// The state was loaded from disk (a resume).
     pub resumed: bool,
+    /// Commits an agent makes on top of `HEAD` are folded into the
+    /// machine's own checkpoint (the cycle commits each attempt itself);
+    /// otherwise they stay and are recorded (DESIGN.md §10.2).
+    pub fold_agent_commits: bool,
 }
 
 /// Run `machine` from `state` until it ends. The final `done` event is
@@ -67,6 +71,7 @@ pub fn run<M: Machine>(
         ports,
         sinks,
         cap: config.max_cost_usd,
+        fold: config.fold_agent_commits,
         steps: 0,
     };
     d.apply(
@@ -103,6 +108,9 @@ pub fn run<M: Machine>(
             Err(Error::Interrupted(during)) => {
                 Observed::Paused(PauseReason::Interrupted { during })
             }
+            Err(Error::Hook { hook, output }) => {
+                Observed::Paused(PauseReason::HookFailed { hook, output })
+            }
             Err(e) => return Err(e),
         };
         d.apply(machine, state, seen)?;
@@ -114,6 +122,7 @@ struct Driver<'p, 's, 'u> {
     ports: &'p mut dyn Ports,
     sinks: &'s mut Sinks<'u>,
     cap: Option<f64>,
+    fold: bool,
     steps: u64,
 }
 
@@ -265,6 +274,7 @@ impl Driver<'_, '_, '_> {
         let invoked = call_agent(
             self.ports,
             self.cap,
+            self.fold,
             spent,
             &Invocation {
                 agent: &req.agent,
@@ -323,11 +333,12 @@ impl Driver<'_, '_, '_> {
         };
         let ports = &mut *self.ports;
         let cap = self.cap;
+        let fold = self.fold;
         let mut spent_here = 0.0;
         let outcome = agents::analyze(&req.chain, &ctx, &mut |inv| {
             // Read-only role: issue #15 takes a snapshot here and restores
             // the tree when the call edited it.
-            let invoked = call_agent(ports, cap, spent + spent_here, inv, None)?;
+            let invoked = call_agent(ports, cap, fold, spent + spent_here, inv, None)?;
             if let Invoked::Ran(call) = &invoked {
                 spent_here += call.cost_usd.unwrap_or(0.0);
             }
@@ -474,6 +485,7 @@ impl Driver<'_, '_, '_> {
 pub fn call_agent(
     ports: &mut dyn Ports,
     cap: Option<f64>,
+    fold: bool,
     spent: f64,
     inv: &Invocation,
     before: Option<&Snapshot>,
@@ -481,7 +493,9 @@ pub fn call_agent(
     if let Some(reason) = policy::cost_cap(spent, cap) {
         return Ok(Invoked::CostCapped(reason));
     }
-    let call: CallRecord = ports.invoke_agent(inv)?;
+    let guard = super::head::before_call(ports)?;
+    let mut call: CallRecord = ports.invoke_agent(inv)?;
+    super::head::after_call(ports, &guard, before, fold, &mut call)?;
     let _ = (before, inv.role == Role::Analysis);
     Ok(Invoked::Ran(call))
 }

@@ -334,6 +334,8 @@ impl Ports for FakePorts {
             structured: false,
             prompt_file: inv.files.prompt.display().to_string(),
             output_file: inv.files.output.display().to_string(),
+            agent_commits: Vec::new(),
+            tamper: None,
         })
     }
 

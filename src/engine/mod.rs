@@ -17,6 +17,7 @@
 pub mod driver;
 pub mod duration;
 pub mod event;
+pub mod head;
 pub mod policy;
 pub mod ports;
 pub mod real;

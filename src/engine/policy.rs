@@ -70,6 +70,8 @@ mod tests {
             structured: false,
             prompt_file: String::new(),
             output_file: String::new(),
+            agent_commits: Vec::new(),
+            tamper: None,
         }
     }
 

@@ -15,7 +15,7 @@ use crate::artifacts::Timestamp;
 use crate::artifacts::task_record::{Coverage, CoverageSource, Finding};
 use crate::artifacts::test_results::TestResults;
 use crate::error::Result;
-use crate::git::Trailers;
+use crate::git::{HeadGuard, Trailers};
 use crate::testing::{Detected, Progress};
 
 /// What the real world offers a session. Errors are the environment's
@@ -107,6 +107,36 @@ pub trait Ports {
     /// A file written before an effect that needs it (a command file):
     /// atomic, not synced.
     fn write_view(&mut self, path: &Path, bytes: &[u8]) -> Result<()>;
+
+    // The HEAD check after every agent call (DESIGN.md §10.2; see
+    // `super::head`). The defaults are a world without git.
+
+    /// `HEAD`, its branch and the session's files, before an agent call.
+    fn head_guard(&mut self) -> Result<HeadGuard> {
+        Ok(HeadGuard::default())
+    }
+
+    /// `HEAD`'s commit now.
+    fn head_now(&mut self) -> Result<Option<String>> {
+        Ok(None)
+    }
+
+    /// Commits from `pre` (exclusive) to `post`, oldest first; `None` when
+    /// `post` does not descend from `pre`.
+    fn commits_since(&mut self, _pre: Option<&str>, _post: &str) -> Result<Option<Vec<String>>> {
+        Ok(None)
+    }
+
+    /// Move `HEAD` back to `pre`, keeping the work tree (fold).
+    fn fold_head(&mut self, _pre: Option<&str>) -> Result<()> {
+        Ok(())
+    }
+
+    /// Branch, work tree and session files back to `guard` (and the
+    /// project's files to `snapshot`); the paths restored.
+    fn restore_head(&mut self, _guard: &HeadGuard, _snapshot: Option<&str>) -> Result<Vec<String>> {
+        Ok(Vec::new())
+    }
 }
 
 /// A test run as a port performs it.

@@ -18,7 +18,7 @@ use crate::artifacts::Timestamp;
 use crate::artifacts::task_record::{Coverage, CoverageSource, Finding};
 use crate::artifacts::test_results::TestResults;
 use crate::error::{Error, Result};
-use crate::git::{Checkpoints, Trailers};
+use crate::git::{Checkpoints, HeadGuard, Trailers};
 use crate::process::{self, Spec};
 use crate::session::Workspace;
 use crate::session::store::SessionLock;
@@ -251,6 +251,26 @@ impl Ports for RealPorts<'_> {
 
     fn write_view(&mut self, path: &Path, bytes: &[u8]) -> Result<()> {
         self.txn.write_view(path, bytes)
+    }
+
+    fn head_guard(&mut self) -> Result<HeadGuard> {
+        self.cp.head_guard(Some(self.txn.dir()))
+    }
+
+    fn head_now(&mut self) -> Result<Option<String>> {
+        self.cp.head()
+    }
+
+    fn commits_since(&mut self, pre: Option<&str>, post: &str) -> Result<Option<Vec<String>>> {
+        self.cp.commits_since(pre, post)
+    }
+
+    fn fold_head(&mut self, pre: Option<&str>) -> Result<()> {
+        self.cp.fold_to(pre)
+    }
+
+    fn restore_head(&mut self, guard: &HeadGuard, snapshot: Option<&str>) -> Result<Vec<String>> {
+        self.cp.restore_to(guard, snapshot)
     }
 }
 

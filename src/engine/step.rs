@@ -401,6 +401,8 @@ pub enum PauseReason {
     /// The first run found no test: nothing to fix; a person writes tests
     /// (or configures test generation), then the resume runs the suite.
     NoTests,
+    /// A git hook (`pre-commit`, `commit-msg`) refused wfx's commit.
+    HookFailed { hook: String, output: String },
     /// Manual mode: a person makes the fix (or fixes a gate's findings).
     ManualFix {
         /// Nothing changed since the last pause.
@@ -426,6 +428,9 @@ impl PauseReason {
             PauseReason::NoTests => {
                 format!("no tests found. {}", crate::testing::results::NO_TESTS_HINT)
             }
+            PauseReason::HookFailed { hook, output } => format!(
+                "the git {hook} hook refused wfx's commit:\n{output}\nFix what it reports (or set \"git\": {{\"hooks\": false}} in .workflow/wfx.json) and resume"
+            ),
             PauseReason::ManualFix { .. } => "waiting for a manual fix".into(),
         }
     }

@@ -57,12 +57,18 @@ pub struct Trailers {
     pub session: String,
     pub iteration: u32,
     pub kind: CommitKind,
+    /// `Wfx-Run`: made once per session (DESIGN.md §10.2), so a new session
+    /// that reuses an old session's id never takes the old one's commits
+    /// for its own. Filled in by [`crate::git::Checkpoints`] when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<String>,
 }
 
 /// Trailer keys, spelled as written. Parsing compares them case-insensitively.
 pub const SESSION_KEY: &str = "Wfx-Session";
 pub const ITERATION_KEY: &str = "Wfx-Iteration";
 pub const KIND_KEY: &str = "Wfx-Kind";
+pub const RUN_KEY: &str = "Wfx-Run";
 
 impl Trailers {
     pub fn new(session: impl Into<String>, iteration: u32, kind: CommitKind) -> Self {
@@ -70,15 +76,26 @@ impl Trailers {
             session: session.into(),
             iteration,
             kind,
+            run: None,
         }
+    }
+
+    /// The same trailers with `Wfx-Run: run`.
+    pub fn with_run(mut self, run: Option<&str>) -> Self {
+        self.run = run.map(str::to_string);
+        self
     }
 
     /// The trailer block, one `Key: value` line each, ending in a newline.
     pub fn to_block(&self) -> String {
-        format!(
+        let mut block = format!(
             "{SESSION_KEY}: {}\n{ITERATION_KEY}: {}\n{KIND_KEY}: {}\n",
             self.session, self.iteration, self.kind
-        )
+        );
+        if let Some(run) = &self.run {
+            block.push_str(&format!("{RUN_KEY}: {run}\n"));
+        }
+        block
     }
 
     /// A session id goes into a one-line trailer; anything that could break
@@ -89,6 +106,13 @@ impl Trailers {
             return Err(Error::Git(format!(
                 "cannot use {:?} as the {SESSION_KEY} trailer: it must be one word without spaces",
                 s
+            )));
+        }
+        if let Some(run) = &self.run
+            && (run.is_empty() || run.chars().any(|c| c.is_whitespace() || c.is_control()))
+        {
+            return Err(Error::Git(format!(
+                "cannot use {run:?} as the {RUN_KEY} trailer: it must be one word"
             )));
         }
         Ok(())
@@ -118,7 +142,7 @@ pub fn parse_trailers(message: &str) -> Option<Trailers> {
     let normalized = message.replace("\r\n", "\n");
     let trimmed = normalized.trim_end();
     let last = trimmed.rsplit("\n\n").next()?;
-    let (mut session, mut iteration, mut kind) = (None, None, None);
+    let (mut session, mut iteration, mut kind, mut run) = (None, None, None, None);
     for line in last.lines() {
         let Some((key, value)) = line.split_once(':') else {
             continue;
@@ -131,6 +155,8 @@ pub fn parse_trailers(message: &str) -> Option<Trailers> {
             iteration = value.parse::<u32>().ok();
         } else if key.eq_ignore_ascii_case(KIND_KEY) {
             kind = CommitKind::parse(value);
+        } else if key.eq_ignore_ascii_case(RUN_KEY) {
+            run = Some(value.to_string()).filter(|v| !v.is_empty());
         }
     }
     let session = session.filter(|s| !s.is_empty())?;
@@ -138,7 +164,40 @@ pub fn parse_trailers(message: &str) -> Option<Trailers> {
         session,
         iteration: iteration?,
         kind: kind?,
+        run,
     })
+}
+
+/// A new `Wfx-Run` value: a random UUID (version 4) from the system's
+/// random source, or from the clock and process id where there is none.
+pub fn new_run_id() -> String {
+    use std::io::Read;
+    let mut b = [0u8; 16];
+    let random = std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut b))
+        .is_ok();
+    if !random {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        b = (nanos ^ ((std::process::id() as u128) << 64)).to_le_bytes();
+    }
+    format_uuid(b)
+}
+
+/// 16 bytes as a version-4, variant-1 UUID string.
+fn format_uuid(mut b: [u8; 16]) -> String {
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &h[0..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..32]
+    )
 }
 
 #[cfg(test)]
@@ -221,6 +280,32 @@ mod tests {
             parse_trailers("s\n\nWfx-Session: WFS-x\nWfx-Iteration: 1\nWfx-Kind: fix\n\nmore text"),
             None
         );
+    }
+
+    #[test]
+    fn run_trailer_round_trips_and_tells_sessions_apart() {
+        let mine = t(CommitKind::Fix).with_run(Some("1b4e28ba-2fa1-41d2-883f-0016d3cca427"));
+        let msg = build_message("subject", &mine).unwrap();
+        assert!(msg.ends_with("Wfx-Kind: fix\nWfx-Run: 1b4e28ba-2fa1-41d2-883f-0016d3cca427\n"));
+        assert_eq!(parse_trailers(&msg), Some(mine.clone()));
+        // An older session with the same id (or none recorded): not mine.
+        let old = build_message("subject", &t(CommitKind::Fix).with_run(Some("other"))).unwrap();
+        assert_ne!(parse_trailers(&old), Some(mine.clone()));
+        let legacy = build_message("subject", &t(CommitKind::Fix)).unwrap();
+        assert_ne!(parse_trailers(&legacy), Some(mine));
+        assert!(build_message("s", &t(CommitKind::Fix).with_run(Some("a b"))).is_err());
+    }
+
+    #[test]
+    fn run_ids_are_uuids() {
+        assert_eq!(
+            format_uuid([0xff; 16]),
+            "ffffffff-ffff-4fff-bfff-ffffffffffff"
+        );
+        assert_eq!(format_uuid([0; 16]), "00000000-0000-4000-8000-000000000000");
+        let a = new_run_id();
+        assert_eq!(a.len(), 36);
+        assert_ne!(a, new_run_id());
     }
 
     #[test]

@@ -24,11 +24,15 @@
 //! root is a subdirectory of the work tree, only that subdirectory is looked
 //! at. `.workflow/` is never part of a snapshot or of the changed paths.
 
+mod head;
+mod hooks;
 mod message;
 mod paths;
+mod wip;
 mod worktree;
 
-pub use message::{CommitKind, Trailers, build_message, parse_trailers};
+pub use head::HeadGuard;
+pub use message::{CommitKind, Trailers, build_message, new_run_id, parse_trailers};
 pub use worktree::branch_name;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -47,6 +51,9 @@ use paths::{bytes_to_path, from_repo, normalize_rel, show_list, to_repo, under};
 /// existing checkpoint. A session makes a few dozen commits at most; the
 /// bound keeps the check cheap on long histories.
 const TRAILER_SEARCH_DEPTH: usize = 500;
+
+/// `git.max_new_file_mib` by default: new files above it are left alone.
+pub const DEFAULT_MAX_NEW_FILE_MIB: u64 = 10;
 
 /// The directory wfx owns; excluded from snapshots and changed paths.
 const WORKFLOW_DIR: &str = ".workflow";
@@ -172,6 +179,19 @@ struct Repo {
     /// The project root inside the work tree: `""` or `dir/sub/`.
     prefix: Vec<u8>,
     identity: Option<Identity>,
+    /// `Wfx-Run` of the session's commits (DESIGN.md §10.2).
+    run: Option<String>,
+    /// The session whose refs (`refs/wfx/<session>/…`) this handle keeps.
+    session: Option<String>,
+    /// Work-in-progress paths the last checkpoint left uncommitted.
+    left_out: std::cell::RefCell<Vec<String>>,
+    /// Untracked files above this size (bytes) are neither snapshotted
+    /// nor committed (`git.max_new_file_mib`).
+    max_new_file: u64,
+    /// Such files seen, project-relative.
+    oversized: std::cell::RefCell<BTreeSet<String>>,
+    /// Run the repository's commit hooks (`git.hooks`).
+    hooks: bool,
 }
 
 /// A tree entry: blob/gitlink id and file mode.
@@ -185,8 +205,33 @@ struct Entry {
 type State = BTreeMap<Vec<u8>, Entry>;
 
 /// Wrap a git2 error with what wfx was doing, naming the path or commit.
+/// The environment's refusals (a full disk, a quota, a read-only file
+/// system) keep their cause, so they end with exit 2 like any other write
+/// (DESIGN.md §10.3), not as a git failure.
 fn ctx(what: impl fmt::Display) -> impl FnOnce(git2::Error) -> Error {
-    move |e| Error::Git(format!("{what}: {}", e.message()))
+    move |e| match os_cause(&e) {
+        Some(code) => Error::io(
+            format!(".git ({what})"),
+            std::io::Error::from_raw_os_error(code),
+        ),
+        None => Error::Git(format!("{what}: {}", e.message())),
+    }
+}
+
+/// The OS error behind a git2 error that libgit2 reports only as text.
+fn os_cause(e: &git2::Error) -> Option<i32> {
+    if e.class() != git2::ErrorClass::Os {
+        return None;
+    }
+    let m = e.message();
+    [
+        ("No space left on device", 28),
+        ("Disk quota exceeded", 122),
+        ("Read-only file system", 30),
+    ]
+    .into_iter()
+    .find(|(text, _)| m.contains(text))
+    .map(|(_, code)| code)
 }
 
 fn is_not_found(e: &git2::Error) -> bool {
@@ -226,6 +271,12 @@ impl Checkpoints {
                 workdir,
                 prefix,
                 identity: None,
+                run: None,
+                session: None,
+                left_out: Default::default(),
+                max_new_file: DEFAULT_MAX_NEW_FILE_MIB << 20,
+                oversized: Default::default(),
+                hooks: true,
             }),
         })
     }
@@ -239,6 +290,49 @@ impl Checkpoints {
     pub fn with_identity(mut self, identity: Identity) -> Checkpoints {
         if let Some(repo) = &mut self.repo {
             repo.identity = Some(identity);
+        }
+        self
+    }
+
+    /// Stamp every commit with `Wfx-Run: run` and recognise only commits
+    /// that carry it as this session's own.
+    pub fn with_run(mut self, run: &str) -> Checkpoints {
+        if let Some(repo) = &mut self.repo {
+            repo.run = Some(run.to_string());
+        }
+        self
+    }
+
+    /// Leave untracked files above `mib` MiB alone (`git.max_new_file_mib`).
+    pub fn with_max_new_file_mib(mut self, mib: u64) -> Checkpoints {
+        if let Some(repo) = &mut self.repo {
+            repo.max_new_file = mib.saturating_mul(1 << 20);
+        }
+        self
+    }
+
+    /// Run (`true`, the default) or skip the repository's `pre-commit`,
+    /// `commit-msg` and `post-commit` hooks (`git.hooks`).
+    pub fn with_hooks(mut self, hooks: bool) -> Checkpoints {
+        if let Some(repo) = &mut self.repo {
+            repo.hooks = hooks;
+        }
+        self
+    }
+
+    /// Untracked files seen so far that were too big to snapshot or commit.
+    pub fn oversized(&self) -> Vec<String> {
+        self.repo
+            .as_ref()
+            .map(|r| r.oversized.borrow().iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// Keep this session's snapshots and recorded work in progress under
+    /// `refs/wfx/<session>/…` (removed by its final commit).
+    pub fn with_session(mut self, session: &str) -> Checkpoints {
+        if let Some(repo) = &mut self.repo {
+            repo.session = Some(session.to_string());
         }
         self
     }
@@ -295,7 +389,9 @@ impl Checkpoints {
     /// changes. `None` outside a repository.
     pub fn snapshot(&self) -> Result<Option<String>> {
         let Some(r) = &self.repo else { return Ok(None) };
-        Ok(Some(r.current_tree()?.to_string()))
+        let tree = r.current_tree()?;
+        r.keep_snapshot(tree)?;
+        Ok(Some(tree.to_string()))
     }
 
     /// Paths that differ between `snapshot` and the work tree now, sorted
@@ -344,6 +440,16 @@ impl Checkpoints {
             return Ok(Vec::new());
         };
         r.commit_paths(changes)
+    }
+
+    /// Work-in-progress paths (`--allow-dirty`) the last checkpoint left
+    /// uncommitted because the fix's change did not apply to `HEAD`'s
+    /// version.
+    pub fn left_out(&self) -> Vec<String> {
+        self.repo
+            .as_ref()
+            .map(|r| r.left_out.borrow().clone())
+            .unwrap_or_default()
     }
 
     /// The commit among `HEAD`'s last 500 ancestors whose trailers equal
@@ -553,6 +659,11 @@ impl Repo {
                 state.remove(path);
                 continue;
             }
+            if status.contains(Status::WT_NEW) && meta.len() > self.max_new_file {
+                // Too big to copy into .git or commit (git.max_new_file_mib).
+                self.oversized.borrow_mut().insert(self.show(path));
+                continue;
+            }
             let id = self.hash_file(&abs, &meta, path)?;
             let previous = state.get(path).map(|e| e.mode);
             let mode = mode_of(&meta, trust_exec, previous);
@@ -620,9 +731,12 @@ impl Repo {
         let id = Oid::from_str(snapshot.trim()).map_err(|_| {
             Error::Git(format!("{snapshot:?} is not a snapshot id (a hex tree id)"))
         })?;
+        // A missing object is the repository's state, not a wfx bug: exit 2
+        // with what to do (DESIGN.md §10.3).
         self.git.find_tree(id).map_err(|_| {
-            Error::Git(format!(
-                "snapshot {snapshot} is not in this repository (taken in another clone, or removed by git gc?)"
+            Error::Usage(format!(
+                "snapshot {snapshot} is not in this repository (taken in another clone, or removed by git gc before wfx kept snapshots under refs/wfx/); \
+                 what the interrupted fix changed cannot be told: commit or discard its changes by hand, then resume"
             ))
         })
     }
@@ -743,7 +857,16 @@ impl Repo {
         Ok(out.into_iter().collect())
     }
 
+    /// The trailers as this handle writes them (with its `Wfx-Run`).
+    fn stamp(&self, trailers: &Trailers) -> Trailers {
+        match (&trailers.run, &self.run) {
+            (None, Some(run)) => trailers.clone().with_run(Some(run)),
+            _ => trailers.clone(),
+        }
+    }
+
     fn find_by_trailers(&self, trailers: &Trailers) -> Result<Option<Oid>> {
+        let trailers = &self.stamp(trailers);
         let Some(head) = self.head_commit()? else {
             return Ok(None);
         };
@@ -791,11 +914,15 @@ impl Repo {
             .git
             .find_tree(tree)
             .map_err(ctx("cannot read the new tree"))?;
+        let message = self.hooks_before(&tree, message)?;
         let (author, committer) = self.signatures()?;
         let parents: Vec<&Commit<'_>> = parent.into_iter().collect();
-        self.git
-            .commit(Some("HEAD"), &author, &committer, message, &tree, &parents)
-            .map_err(ctx("cannot create the commit"))
+        let id = self
+            .git
+            .commit(Some("HEAD"), &author, &committer, &message, &tree, &parents)
+            .map_err(ctx("cannot create the commit"))?;
+        self.hooks_after();
+        Ok(id)
     }
 
     /// Make the user's index agree with `tree` for exactly `paths`; every
@@ -892,7 +1019,7 @@ impl Repo {
         message: &str,
         trailers: &Trailers,
     ) -> Result<CommitOutcome> {
-        let full_message = build_message(message, trailers)?;
+        let full_message = build_message(message, &self.stamp(trailers))?;
         let mut scopes = Vec::new();
         for p in paths {
             scopes.push(self.scope_of(p.as_ref())?);
@@ -913,7 +1040,16 @@ impl Repo {
             return Ok(CommitOutcome::Unchanged);
         }
         let state = self.worktree_state(&scopes, &[])?;
-        let (tree_id, len) = self.build_tree(base.as_ref(), &scopes, &state)?;
+        let held = self.hold_wip(&scopes, &state, base.as_ref())?;
+        let mut with = state.clone();
+        for (path, entry) in &held.commit {
+            match entry {
+                Some(e) => with.insert(path.clone(), *e),
+                None => with.remove(path),
+            };
+        }
+        *self.left_out.borrow_mut() = held.left_out.iter().map(|p| self.show(p)).collect();
+        let (tree_id, len) = self.build_tree(base.as_ref(), &scopes, &with)?;
         let unchanged = match &base {
             Some(base) => base.id() == tree_id,
             None => len == 0,
@@ -922,6 +1058,7 @@ impl Repo {
             return Ok(CommitOutcome::Unchanged);
         }
         let commit = self.make_commit(tree_id, head.as_ref(), &full_message)?;
+        self.after_checkpoint(trailers)?;
         let tree = self
             .git
             .find_tree(tree_id)
@@ -958,7 +1095,7 @@ impl Repo {
             message.trim_end(),
             target.id()
         );
-        let full_message = build_message(&body, trailers)?;
+        let full_message = build_message(&body, &self.stamp(trailers))?;
         let session_scope = session_dir.map(|d| self.scope_of(d)).transpose()?;
         if let Some(id) = self.find_by_trailers(trailers)? {
             self.finish_existing(id)?;
@@ -1032,13 +1169,43 @@ impl Repo {
         // writing the files and committing).
         let state = self.worktree_state(&restore, &[])?;
         let index = self.index()?;
+        let wip = self.wip()?;
         let mut dirty = Vec::new();
+        // Work in progress (`--allow-dirty`): the fix's change is taken out
+        // of the file on disk, the rest of it stays.
+        let mut keep_wip = State::new();
+        let before_fix = self.before_fix(trailers.iteration)?;
+        let mut wip_left = State::new();
+        for (path, _) in wip.iter().filter(|(p, _)| !restore.contains(p)) {
+            // Left out of the fix commit: its bytes before the fix.
+            if let Some(e) = before_fix.get(path) {
+                wip_left.insert(path.clone(), *e);
+            }
+        }
         for path in &restore {
             let at_head = before.get(path).copied().flatten();
             let target_entry = wanted.get(path).copied();
             let on_disk = state.get(path).copied();
             let staged_ok = index_entry(&index, path) == at_head && !in_conflict(&index, path);
-            let disk_ok = on_disk == at_head || on_disk == target_entry;
+            let mut disk_ok = on_disk == at_head || on_disk == target_entry;
+            if !disk_ok
+                && wip.contains_key(path)
+                && let (Some(fix), Some(disk), Some(parent)) = (at_head, on_disk, target_entry)
+            {
+                if let Some(e) = before_fix.get(path) {
+                    keep_wip.insert(path.clone(), *e);
+                    disk_ok = true;
+                } else if let Some(id) = self.merge3(path, fix, Some(disk), parent)? {
+                    keep_wip.insert(
+                        path.clone(),
+                        Entry {
+                            id,
+                            mode: disk.mode,
+                        },
+                    );
+                    disk_ok = true;
+                }
+            }
             let in_the_way = on_disk.is_none() && std::fs::symlink_metadata(self.abs(path)).is_ok();
             if !staged_ok || !disk_ok || in_the_way {
                 dirty.push(self.show(path));
@@ -1075,7 +1242,16 @@ impl Repo {
                 self.remove_file(path)?;
             }
         }
+        if !wip_left.is_empty() {
+            let now = self.worktree_state(&wip_left.keys().cloned().collect::<Vec<_>>(), &[])?;
+            for (path, entry) in &wip_left {
+                if now.get(path) != Some(entry) {
+                    self.write_file(path, *entry)?;
+                }
+            }
+        }
         for (path, entry) in &wanted {
+            let entry = keep_wip.get(path).unwrap_or(entry);
             if state.get(path) != Some(entry) {
                 self.write_file(path, *entry)?;
             }
@@ -1088,6 +1264,7 @@ impl Repo {
             .map_err(ctx("cannot read the new tree"))?;
         let mut touched: BTreeSet<Vec<u8>> = restore.iter().cloned().collect();
         let mut disk = wanted;
+        disk.retain(|p, _| !keep_wip.contains_key(p));
         if let Some(scope) = &session_scope {
             touched.extend(
                 self.diff_paths(Some(&head_tree), Some(&tree))?
@@ -1259,4 +1436,35 @@ fn in_conflict(index: &Index, path: &[u8]) -> bool {
 
 fn short_id(id: Oid) -> String {
     id.to_string().chars().take(12).collect()
+}
+
+#[cfg(test)]
+mod ctx_tests {
+    use super::*;
+    use git2::{ErrorClass, ErrorCode};
+
+    #[test]
+    fn full_disk_and_quota_are_the_environment_not_git() {
+        let table = [
+            (
+                ErrorClass::Os,
+                "failed to write: No space left on device",
+                2,
+            ),
+            (
+                ErrorClass::Os,
+                "failed to make directory: Disk quota exceeded",
+                2,
+            ),
+            (ErrorClass::Os, "could not open: Read-only file system", 2),
+            (ErrorClass::Os, "failed to resolve path: Too many links", 4),
+            (ErrorClass::Odb, "No space left on device", 4),
+            (ErrorClass::Reference, "reference is locked", 4),
+        ];
+        for (class, msg, exit) in table {
+            let e =
+                ctx("cannot write the tree")(git2::Error::new(ErrorCode::GenericError, class, msg));
+            assert_eq!(e.exit() as i32, exit, "{msg}: {e}");
+        }
+    }
 }

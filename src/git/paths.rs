@@ -45,18 +45,41 @@ pub fn under(path: &[u8], scope: &[u8]) -> bool {
 /// A project-relative path as git stores it (relative to the work tree).
 /// `prefix` is the project root's place in the work tree: empty, or
 /// `dir/sub/` with a trailing slash.
+/// The inverse of [`from_repo`]: characters U+F780..U+F7FF stand for the
+/// non-UTF-8 bytes 0x80..0xFF of a file name.
 pub fn to_repo(prefix: &[u8], rel: &str) -> Vec<u8> {
     let mut out = prefix.to_vec();
-    out.extend_from_slice(rel.as_bytes());
+    let mut buf = [0u8; 4];
+    for c in rel.chars() {
+        match u32::from(c) {
+            n @ RAW_FIRST..=RAW_LAST => out.push((n - RAW_BASE) as u8),
+            _ => out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes()),
+        }
+    }
     out
 }
 
+/// Non-UTF-8 bytes of a file name travel as these private-use characters
+/// (byte `b` as U+F700 + `b`), so a name like `data/\xe9t\xe9.txt` goes
+/// into an artifact and comes back to the same bytes: it can be committed
+/// and deleted like any other (DESIGN.md §10.3).
+const RAW_BASE: u32 = 0xF700;
+const RAW_FIRST: u32 = RAW_BASE + 0x80;
+const RAW_LAST: u32 = RAW_BASE + 0xFF;
+
 /// A git path as callers see it: relative to the project root when it lies
-/// inside it, else relative to the work tree. Non-UTF-8 bytes are replaced
-/// (lossy), which only affects what is shown.
+/// inside it, else relative to the work tree. Bytes that are not UTF-8 are
+/// kept as private-use characters (see [`to_repo`]).
 pub fn from_repo(prefix: &[u8], path: &[u8]) -> String {
     let rel = path.strip_prefix(prefix).unwrap_or(path);
-    String::from_utf8_lossy(rel).into_owned()
+    let mut out = String::with_capacity(rel.len());
+    for chunk in rel.utf8_chunks() {
+        out.push_str(chunk.valid());
+        for b in chunk.invalid() {
+            out.push(char::from_u32(RAW_BASE + u32::from(*b)).unwrap_or('\u{FFFD}'));
+        }
+    }
+    out
 }
 
 /// Git path bytes as a file-system path (relative).
@@ -182,7 +205,25 @@ mod tests {
         assert_eq!(from_repo(b"sub/", b"sub/a.txt"), "a.txt");
         assert_eq!(from_repo(b"sub/", b"other/a.txt"), "other/a.txt");
         assert_eq!(from_repo(b"", b"caf\xc3\xa9"), "café");
-        assert_eq!(from_repo(b"", b"bad\xff"), "bad\u{fffd}");
+        assert_eq!(from_repo(b"", b"bad\xff"), "bad\u{f7ff}");
+    }
+
+    #[test]
+    fn non_utf8_names_round_trip() {
+        let cases: &[&[u8]] = &[
+            b"data/\xe9t\xe9.txt",
+            b"plain.txt",
+            "caf\u{e9}.txt".as_bytes(),
+            b"\xff\xfe",
+            b"a/\xc3",
+        ];
+        for bytes in cases {
+            let shown = from_repo(b"", bytes);
+            assert_eq!(to_repo(b"", &shown), bytes.to_vec(), "{shown:?}");
+            assert_eq!(from_repo(b"sub/", &to_repo(b"sub/", &shown)), shown);
+        }
+        assert_eq!(from_repo(b"", b"data/\xe9.txt"), "data/\u{f7e9}.txt");
+        assert_eq!(from_repo(b"", "café".as_bytes()), "café");
     }
 
     #[test]

@@ -270,6 +270,7 @@ fn drive(
     let config = DriverConfig {
         max_cost_usd: setup.config.agents.max_cost_usd,
         resumed,
+        fold_agent_commits: false,
     };
     match crate::engine::run(&machine, &mut run, &mut ports, sinks, &config) {
         Ok(ending) => Ok(RunOutcome {

@@ -1,0 +1,294 @@
+//! After an agent call (DESIGN.md §10.2): where `HEAD` went, and the two
+//! repairs. Commits the agent made on top of the pre-call `HEAD` are
+//! *folded*: the branch goes back to the pre-call commit and the work tree
+//! keeps their changes, so the attempt's checkpoint (and its rollback)
+//! covers them. A `HEAD` that is no longer a descendant (reset, checkout,
+//! rebase) is *restored*: branch, work tree and the session's artifacts go
+//! back to what they were before the call.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use git2::{ObjectType, Oid, Tree, TreeWalkMode, TreeWalkResult};
+
+use super::paths::{self, under};
+use super::{Checkpoints, Entry, Repo, State, ctx, is_not_found, tree_entry};
+use crate::error::{Error, Result};
+
+/// What `HEAD` was before an agent call, and the session's own files then.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HeadGuard {
+    /// `HEAD`'s commit (`None`: unborn, or not a repository).
+    pub head: Option<String>,
+    /// The branch `HEAD` pointed at (`refs/heads/…`; `None`: detached).
+    pub branch: Option<String>,
+    /// A tree of the session directory's non-ignored files, so a
+    /// `git reset --hard` that deletes them can be undone.
+    pub session_tree: Option<String>,
+}
+
+impl Checkpoints {
+    /// Record `HEAD`, its branch and the files under `session_dir` (an
+    /// absolute path; left out when it is not inside this work tree).
+    pub fn head_guard(&self, session_dir: Option<&Path>) -> Result<HeadGuard> {
+        let Some(r) = &self.repo else {
+            return Ok(HeadGuard::default());
+        };
+        let head = r.head_commit()?.map(|c| c.id().to_string());
+        let branch = r.head_branch()?;
+        let session_tree = match session_dir.and_then(|d| r.scope_of_abs(d)) {
+            Some(scope) => {
+                let state = r.worktree_state(std::slice::from_ref(&scope), &[])?;
+                Some(r.build_tree(None, &[], &state)?.0.to_string())
+            }
+            None => None,
+        };
+        Ok(HeadGuard {
+            head,
+            branch,
+            session_tree,
+        })
+    }
+
+    /// The commits reachable from `post` and not from `pre`, oldest first,
+    /// when `post` descends from `pre` (`pre = None`: every commit of
+    /// `post`). `None` when it does not: history was rewritten.
+    pub fn commits_since(&self, pre: Option<&str>, post: &str) -> Result<Option<Vec<String>>> {
+        let Some(r) = &self.repo else { return Ok(None) };
+        let post = oid(post)?;
+        let mut walk = r.git.revwalk().map_err(ctx("cannot walk history"))?;
+        walk.push(post).map_err(ctx("cannot walk history"))?;
+        if let Some(pre) = pre {
+            let pre = oid(pre)?;
+            let descends = r
+                .git
+                .graph_descendant_of(post, pre)
+                .map_err(ctx("cannot walk history"))?;
+            if !descends {
+                return Ok(None);
+            }
+            walk.hide(pre).map_err(ctx("cannot walk history"))?;
+        }
+        walk.set_sorting(git2::Sort::TOPOLOGICAL | git2::Sort::REVERSE)
+            .map_err(ctx("cannot walk history"))?;
+        let mut out = Vec::new();
+        for id in walk {
+            out.push(id.map_err(ctx("cannot walk history"))?.to_string());
+        }
+        Ok(Some(out))
+    }
+
+    /// Fold the agent's commits: point `HEAD` (its branch, or `HEAD` itself
+    /// when detached) back at `pre`, keeping the work tree as it is. The
+    /// index entries of the paths those commits changed go back to `pre`'s,
+    /// so the changes show as the fix's own, uncommitted.
+    pub fn fold_to(&self, pre: Option<&str>) -> Result<()> {
+        let Some(r) = &self.repo else { return Ok(()) };
+        let post_tree = r.head_tree()?;
+        let pre_tree = r.tree_of(pre)?;
+        let changed = r.diff_paths(pre_tree.as_ref(), post_tree.as_ref())?;
+        r.point_head(pre, None)?;
+        r.sync_to(&changed, pre_tree.as_ref())
+    }
+
+    /// Undo a reset, checkout or rebase: `HEAD` back on `guard`'s branch at
+    /// its commit, the project's files back to `snapshot` (the tree taken
+    /// before the call; without one, the paths the move changed back to
+    /// the pre-call commit's), and the session's files back to the guard's
+    /// copy. Returns the paths written or removed.
+    pub fn restore_to(&self, guard: &HeadGuard, snapshot: Option<&str>) -> Result<Vec<String>> {
+        let Some(r) = &self.repo else {
+            return Ok(Vec::new());
+        };
+        let post_tree = r.head_tree()?;
+        let pre_tree = r.tree_of(guard.head.as_deref())?;
+        let moved = r.diff_paths(pre_tree.as_ref(), post_tree.as_ref())?;
+        r.point_head(guard.head.as_deref(), guard.branch.as_deref())?;
+
+        let workflow = r.workflow_scope();
+        let project = r.project_scope();
+        let mut done = BTreeSet::new();
+        // The project's files.
+        let current = r.worktree_state(
+            std::slice::from_ref(&project),
+            std::slice::from_ref(&workflow),
+        )?;
+        match snapshot {
+            Some(s) => {
+                let wanted = tree_state(&r.snapshot_tree(s)?)?;
+                let paths: BTreeSet<&Vec<u8>> = wanted.keys().chain(current.keys()).collect();
+                for path in paths {
+                    r.put(path, current.get(path), wanted.get(path), &mut done)?;
+                }
+            }
+            None => {
+                for path in moved.iter().filter(|p| !under(p, &workflow)) {
+                    let wanted = tree_entry(pre_tree.as_ref(), path)?;
+                    let after = tree_entry(post_tree.as_ref(), path)?;
+                    let now = current.get(path);
+                    // Only what the move itself wrote; anything else on
+                    // disk is somebody's work.
+                    if now.is_none() || now == after.as_ref() {
+                        r.put(path, now, wanted.as_ref(), &mut done)?;
+                    }
+                }
+            }
+        }
+        // The session's own files, as they were before the call.
+        if let Some(t) = &guard.session_tree {
+            let wanted = tree_state(&r.snapshot_tree(t)?)?;
+            let scopes: Vec<Vec<u8>> = wanted.keys().cloned().collect();
+            let current = if scopes.is_empty() {
+                State::new()
+            } else {
+                r.worktree_state(&scopes, &[])?
+            };
+            for (path, entry) in &wanted {
+                r.put(path, current.get(path), Some(entry), &mut done)?;
+            }
+        }
+        r.sync_to(&moved, pre_tree.as_ref())?;
+        Ok(done.iter().map(|p| r.show(p)).collect())
+    }
+}
+
+fn oid(id: &str) -> Result<Oid> {
+    Oid::from_str(id.trim()).map_err(|_| Error::Git(format!("{id:?} is not a commit id")))
+}
+
+/// Every blob of a tree, by full path.
+pub(super) fn tree_state(tree: &Tree<'_>) -> Result<State> {
+    let mut out = State::new();
+    tree.walk(TreeWalkMode::PreOrder, |dir, entry| {
+        if entry.kind() != Some(ObjectType::Tree) {
+            let mut path = dir.as_bytes().to_vec();
+            path.extend_from_slice(entry.name_bytes());
+            out.insert(
+                path,
+                Entry {
+                    id: entry.id(),
+                    mode: entry.filemode() as u32,
+                },
+            );
+        }
+        TreeWalkResult::Ok
+    })
+    .map_err(ctx("cannot read the snapshot"))?;
+    Ok(out)
+}
+
+impl Repo {
+    fn head_branch(&self) -> Result<Option<String>> {
+        match self.git.find_reference("HEAD") {
+            Ok(head) => Ok(head
+                .symbolic_target_bytes()
+                .map(|b| String::from_utf8_lossy(b).into_owned())),
+            Err(e) if is_not_found(&e) => Ok(None),
+            Err(e) => Err(ctx("cannot read HEAD")(e)),
+        }
+    }
+
+    fn head_tree(&self) -> Result<Option<Tree<'_>>> {
+        match self.head_commit()? {
+            Some(c) => Ok(Some(c.tree().map_err(ctx("cannot read HEAD's tree"))?)),
+            None => Ok(None),
+        }
+    }
+
+    fn tree_of(&self, commit: Option<&str>) -> Result<Option<Tree<'_>>> {
+        let Some(id) = commit else { return Ok(None) };
+        let c = self.git.find_commit(oid(id)?).map_err(|_| {
+            Error::Git(format!(
+                "commit {id} (HEAD before the agent's call) is not in this repository; \
+                 look for it with `git reflog` and reset the branch to it by hand"
+            ))
+        })?;
+        Ok(Some(c.tree().map_err(ctx(format!("cannot read {id}")))?))
+    }
+
+    /// A path inside the work tree as a scope (`None` when outside).
+    fn scope_of_abs(&self, dir: &Path) -> Option<Vec<u8>> {
+        let canonical = dir.canonicalize().ok()?;
+        let p = paths::prefix_of(&self.workdir, &canonical)?;
+        Some(p.strip_suffix(b"/").unwrap_or(&p).to_vec())
+    }
+
+    /// Point `branch` (or, without one, whatever `HEAD` is now: its branch,
+    /// or `HEAD` itself when detached) at `commit`, and `HEAD` at `branch`.
+    /// `commit = None` (an unborn branch before the call) removes the
+    /// branch again.
+    fn point_head(&self, commit: Option<&str>, branch: Option<&str>) -> Result<()> {
+        let name = match branch {
+            Some(b) => Some(b.to_string()),
+            None => self.head_branch()?,
+        };
+        let why = "wfx: HEAD back to before the agent's call";
+        match (&name, commit) {
+            (Some(b), Some(c)) => {
+                self.git
+                    .reference(b, oid(c)?, true, why)
+                    .map_err(ctx(format!("cannot move {b}")))?;
+                self.git
+                    .set_head(b)
+                    .map_err(ctx(format!("cannot check out {b}")))?;
+            }
+            (Some(b), None) => {
+                if let Ok(mut r) = self.git.find_reference(b) {
+                    r.delete().map_err(ctx(format!("cannot reset {b}")))?;
+                }
+                self.git
+                    .set_head(b)
+                    .map_err(ctx(format!("cannot check out {b}")))?;
+            }
+            (None, Some(c)) => self
+                .git
+                .set_head_detached(oid(c)?)
+                .map_err(ctx("cannot move HEAD"))?,
+            (None, None) => {}
+        }
+        Ok(())
+    }
+
+    /// The index entries of `paths` as in `tree` (absent when `tree` is
+    /// `None` or lacks them).
+    fn sync_to(&self, paths: &BTreeSet<Vec<u8>>, tree: Option<&Tree<'_>>) -> Result<()> {
+        if paths.is_empty() {
+            return Ok(());
+        }
+        let empty;
+        let tree = match tree {
+            Some(t) => t,
+            None => {
+                let id = self
+                    .new_index()?
+                    .write_tree_to(&self.git)
+                    .map_err(ctx("cannot write the empty tree"))?;
+                empty = self
+                    .git
+                    .find_tree(id)
+                    .map_err(ctx("cannot read the empty tree"))?;
+                &empty
+            }
+        };
+        self.sync_index(paths, tree, &State::new())
+    }
+
+    /// Make the file at `path` hold `wanted` (remove it when `None`).
+    fn put(
+        &self,
+        path: &[u8],
+        now: Option<&Entry>,
+        wanted: Option<&Entry>,
+        done: &mut BTreeSet<Vec<u8>>,
+    ) -> Result<()> {
+        if now == wanted {
+            return Ok(());
+        }
+        match wanted {
+            Some(e) => self.write_file(path, *e)?,
+            None => self.remove_file(path)?,
+        }
+        done.insert(path.to_vec());
+        Ok(())
+    }
+}

@@ -1,0 +1,324 @@
+//! Issue #15, the git side (DESIGN.md §10.2): hostile fixture agents on a
+//! fresh copy of `fixtures/projects/py-calc`, run from the command line as a
+//! user would, each test asserting the outcome the rule gives.
+
+mod common;
+
+use common::{Env, fixer_config};
+use serde_json::Value;
+
+const ARCHIVED: &str = ".workflow/archives/WFS-test-the-calculator";
+const ACTIVE: &str = ".workflow/active/WFS-test-the-calculator";
+
+fn py_calc(env: &Env, fixer: &str) {
+    env.cycle_project("py-calc", &fixer_config(fixer));
+    env.plan_calculator();
+}
+
+fn fixture(rel: &str) -> Vec<u8> {
+    std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/projects/py-calc")
+            .join(rel),
+    )
+    .unwrap()
+}
+
+fn history(env: &Env, dir: &str) -> Value {
+    env.json(&format!("{dir}/.process/fix-history.json"))
+}
+
+fn entry(history: &Value, iteration: u64) -> Value {
+    history["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["iteration"] == iteration)
+        .cloned()
+        .unwrap_or_else(|| panic!("no attempt {iteration} in {history}"))
+}
+
+/// Case 1: the agent commits its own (breaking) change. Its commit is
+/// folded into wfx's checkpoint, so the rollback reverts the breakage.
+#[test]
+fn agent_commits_are_folded_and_rolled_back_with_the_attempt() {
+    let env = Env::new();
+    py_calc(&env, "commit-break");
+    let base = env.git(&["rev-parse", "HEAD"]);
+    env.cycle(&[]).success();
+    let h = history(&env, ARCHIVED);
+    let first = entry(&h, 1);
+    assert_eq!(first["outcome"], "rolled_back", "{first}");
+    let rollback = first["rollback_commit"]
+        .as_str()
+        .expect("a rollback commit");
+    let fix = first["commit"].as_str().expect("a fix commit");
+    let agent_commits = first["agent_commits"].as_array().expect("agent_commits");
+    assert_eq!(agent_commits.len(), 1, "{first}");
+    // The agent's commit is not on the branch; wfx's checkpoint holds its
+    // changes and the rollback restores the pre-fix bytes.
+    let on_branch = env.git(&["rev-list", "HEAD"]);
+    assert!(!on_branch.contains(agent_commits[0].as_str().unwrap()));
+    assert!(
+        env.subjects().iter().all(|s| s != "x"),
+        "{:?}",
+        env.subjects()
+    );
+    assert_eq!(env.git(&["rev-parse", &format!("{fix}~1")]), base);
+    for file in ["calc/ops.py", "calc/auth.py"] {
+        assert_eq!(
+            env.git_bytes(&["show", &format!("{rollback}:{file}")]),
+            fixture(file),
+            "{file} after the rollback"
+        );
+        assert_ne!(
+            env.git_bytes(&["show", &format!("{fix}:{file}")]),
+            fixture(file),
+            "{file} in the folded checkpoint"
+        );
+    }
+    // Iteration 2's own commit is folded too; the session completes.
+    assert_eq!(entry(&h, 2)["agent_commits"].as_array().unwrap().len(), 1);
+    assert!(env.read("calc/ops.py").contains("None if b == 0"));
+    assert_eq!(env.git(&["status", "--porcelain"]), "");
+}
+
+/// Case 2: `git reset --hard HEAD~1` in the agent's second call. The branch,
+/// the work tree and the session's files come back; the attempt is a
+/// failure with `tamper: head_moved`, and the run goes on to complete.
+#[test]
+fn a_reset_by_the_agent_is_undone_and_the_attempt_fails() {
+    let env = Env::new();
+    py_calc(&env, "reset-head");
+    env.cycle(&[]).success();
+    let h = history(&env, ARCHIVED);
+    let first = entry(&h, 1);
+    let second = entry(&h, 2);
+    assert_eq!(second["tamper"], "head_moved", "{second}");
+    assert!(first.get("tamper").is_none(), "{first}");
+    // Iteration 1's checkpoint is still on the branch.
+    let fix1 = first["commit"].as_str().expect("iteration 1 committed");
+    let on_branch = env.git(&["rev-list", "HEAD"]);
+    assert!(on_branch.contains(fix1), "{on_branch}");
+    // The agent's edit after its reset was undone.
+    assert!(!env.read("calc/ops.py").contains("reset by the agent"));
+    assert!(env.read("calc/auth.py").contains("len(body) == 8"));
+    assert_eq!(env.git(&["status", "--porcelain"]), "");
+    let calls = h["agent_calls"].as_array().unwrap();
+    assert!(
+        calls
+            .iter()
+            .any(|c| c["iteration"] == 2 && c["tamper"] == "head_moved"),
+        "{calls:?}"
+    );
+    let _ = ACTIVE;
+}
+
+/// Case 6: a new session that reuses an old session's id (its archive
+/// removed) never takes the old session's commits for its own: each
+/// session's commits carry their own `Wfx-Run`.
+#[test]
+fn a_reused_session_id_makes_its_own_commits() {
+    let env = Env::new();
+    py_calc(&env, "fix-all");
+    let base = env.git(&["rev-parse", "HEAD"]);
+    env.cycle(&[]).success();
+    let first_run = env.json(&format!("{ARCHIVED}/workflow-session.json"))["git"]["run_id"]
+        .as_str()
+        .expect("run_id recorded")
+        .to_string();
+    // The archive is gone (or never cloned); the bug comes back.
+    std::fs::remove_dir_all(env.root.join(".workflow/archives")).unwrap();
+    env.git(&["checkout", base.trim(), "--", "calc"]);
+    env.git(&["commit", "-qm", "bring the bug back"]);
+    env.plan_calculator();
+    env.cycle(&[]).success();
+    let second_run = env.json(&format!("{ARCHIVED}/workflow-session.json"))["git"]["run_id"]
+        .as_str()
+        .expect("run_id recorded")
+        .to_string();
+    assert_ne!(first_run, second_run);
+    // Two fix commits for iteration 1, one per run, each with its trailer.
+    let log = env.git(&["log", "--format=%(trailers:key=Wfx-Run,valueonly)%x00%s"]);
+    let fixes: Vec<&str> = log
+        .split('\n')
+        .filter(|l| l.contains("test-cycle: iteration 1"))
+        .collect();
+    assert_eq!(fixes.len(), 2, "{log}");
+    assert!(
+        log.contains(&first_run) && log.contains(&second_run),
+        "{log}"
+    );
+    // The second fix is committed, not left in the tree.
+    assert!(env.read("calc/ops.py").contains("None if b == 0"));
+    assert_eq!(env.git(&["status", "--porcelain", "--", "calc"]), "");
+    let h = history(&env, ARCHIVED);
+    let fix = entry(&h, 1)["commit"].as_str().unwrap().to_string();
+    let msg = env.git(&["log", "-1", "--format=%B", &fix]);
+    assert!(msg.contains(&format!("Wfx-Run: {second_run}")), "{msg}");
+}
+
+/// Case 7: `--allow-dirty` with work in progress in a file the fix also
+/// edits, and a fix that regresses. The WIP line is never committed; the
+/// rollback gives it back with the pre-fix bytes; the next fix is
+/// committed without it.
+#[test]
+fn allow_dirty_never_commits_work_in_progress_and_rollback_keeps_it() {
+    let env = Env::new();
+    py_calc(&env, "break-more");
+    let wip = [fixture("calc/ops.py"), b"# WIP\n".to_vec()].concat();
+    env.write_bytes("calc/ops.py", &wip);
+    env.cycle(&["--allow-dirty"]).success();
+    // On disk: the final fix plus the WIP line; staged and committed: never.
+    let on_disk = env.read("calc/ops.py");
+    assert!(on_disk.ends_with("# WIP\n"), "{on_disk}");
+    assert!(on_disk.contains("None if b == 0"), "{on_disk}");
+    let commits = env.git(&["rev-list", "HEAD"]);
+    for c in commits.lines() {
+        let (ok, text, _) = env.git_try(&["show", &format!("{c}:calc/ops.py")]);
+        assert!(ok);
+        assert!(!text.contains("# WIP"), "WIP committed in {c}");
+    }
+    assert_eq!(
+        env.git(&["status", "--porcelain", "--", "calc"]),
+        " M calc/ops.py\n"
+    );
+    // HEAD holds the fix without the WIP line.
+    let head = env.git(&["show", "HEAD:calc/ops.py"]);
+    assert_eq!(format!("{head}# WIP\n"), on_disk);
+    // The regression was rolled back with a commit.
+    let h = history(&env, ARCHIVED);
+    let first = entry(&h, 1);
+    assert_eq!(first["outcome"], "rolled_back", "{first}");
+    assert!(first["rollback_commit"].is_string(), "{first}");
+}
+
+/// Case 11 (git): the snapshot a paused fix needs survives
+/// `git gc --prune=now`, and the session's refs are gone once it completes.
+#[test]
+fn snapshots_survive_gc_during_a_pause_and_refs_go_at_completion() {
+    let env = Env::new();
+    env.cycle_project("py-calc", &serde_json::json!({"agents": {"fix": "manual"}}));
+    env.plan_calculator();
+    env.cycle(&[]).code(3);
+    assert!(!env.git(&["for-each-ref", "refs/wfx/"]).is_empty());
+    env.git(&["gc", "-q", "--prune=now"]);
+    // The person fixes by hand and resumes.
+    let ops = env
+        .read("calc/ops.py")
+        .replace("    return a / b", "    return None if b == 0 else a / b");
+    env.write("calc/ops.py", &ops);
+    let auth = env
+        .read("calc/auth.py")
+        .replace("len(body) == 6", "len(body) == 8");
+    env.write("calc/auth.py", &auth);
+    env.cycle(&[]).success();
+    assert_eq!(env.git(&["for-each-ref", "refs/wfx/"]), "");
+    assert_eq!(env.git(&["status", "--porcelain", "--", "calc"]), "");
+}
+
+/// Case 13: a new file above `git.max_new_file_mib` (default 10) is
+/// neither committed nor copied into `.git` by a snapshot.
+#[test]
+fn a_huge_new_file_is_not_committed_nor_copied_into_git() {
+    let env = Env::new();
+    py_calc(&env, "big-file");
+    env.cycle(&[]).success();
+    assert_eq!(
+        std::fs::metadata(env.root.join("data/huge.bin"))
+            .unwrap()
+            .len(),
+        12 << 20
+    );
+    let committed = env.git(&["log", "--name-only", "--format="]);
+    assert!(!committed.contains("data/huge.bin"), "{committed}");
+    assert!(committed.contains("calc/ops.py"), "{committed}");
+    let objects = env.git(&[
+        "cat-file",
+        "--batch-all-objects",
+        "--batch-check=%(objectsize)",
+    ]);
+    let biggest = objects.lines().filter_map(|l| l.parse::<u64>().ok()).max();
+    assert!(biggest.unwrap() < 1 << 20, "an object of {biggest:?} bytes");
+    assert_eq!(env.git(&["status", "--porcelain", "--", "calc"]), "");
+}
+
+/// Case 11: file names that are not UTF-8 are committed, and a deleted
+/// tracked one is committed as deleted: the tree is clean afterwards.
+#[test]
+fn non_utf8_names_are_committed_and_deleted() {
+    use std::os::unix::ffi::OsStrExt;
+    let env = Env::new();
+    env.cycle_project("py-calc", &fixer_config("non-utf8-names"));
+    let data = env.root.join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let old = data.join(std::ffi::OsStr::from_bytes(b"\xe9t\xe9.txt"));
+    std::fs::write(&old, "old\n").unwrap();
+    env.git(&["add", "data"]);
+    env.git(&["commit", "-qm", "data"]);
+    env.plan_calculator();
+    env.cycle(&[]).success();
+    assert!(!old.exists());
+    assert_eq!(env.git(&["status", "--porcelain"]), "");
+    let tree = env.git_bytes(&[
+        "-c",
+        "core.quotePath=false",
+        "ls-tree",
+        "-r",
+        "--name-only",
+        "HEAD",
+        "data",
+    ]);
+    assert_eq!(tree, b"data/n\xe9w.txt\n".to_vec());
+}
+
+/// Case 9: a failing `commit-msg` hook pauses the session (exit 3) with its
+/// output; once the hook accepts, the resume commits through it; with
+/// `git.hooks: false` hooks are skipped.
+#[test]
+fn git_hooks_run_and_a_failing_hook_pauses() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    py_calc(&env, "fix-all");
+    let hook = env.root.join(".git/hooks/commit-msg");
+    std::fs::write(
+        &hook,
+        "#!/bin/sh\nif [ -e \"$(dirname \"$0\")/allow\" ]; then echo 'Hooked: yes' >> \"$1\"; exit 0; fi\necho 'subject must start with feat:' >&2\nexit 1\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = env.cycle(&[]).code(3);
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned()
+        + &String::from_utf8_lossy(&out.get_output().stderr);
+    assert!(text.contains("subject must start with feat:"), "{text}");
+    assert!(text.contains("commit-msg"), "{text}");
+    assert_eq!(
+        env.subjects().len(),
+        1,
+        "nothing committed: {:?}",
+        env.subjects()
+    );
+    std::fs::write(env.root.join(".git/hooks/allow"), "").unwrap();
+    env.cycle(&["--resume-session", "WFS-test-the-calculator"])
+        .success();
+    let msg = env.git(&["log", "-1", "--format=%B", "HEAD~1"]);
+    assert!(
+        msg.contains("Hooked: yes") && msg.contains("Wfx-Run:"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn git_hooks_false_skips_them() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    let mut config = fixer_config("fix-all");
+    config["git"] = serde_json::json!({"hooks": false});
+    env.cycle_project("py-calc", &config);
+    env.plan_calculator();
+    let hook = env.root.join(".git/hooks/pre-commit");
+    std::fs::write(&hook, "#!/bin/sh\nexit 1\n").unwrap();
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    env.cycle(&[]).success();
+    assert!(env.subjects().len() >= 3, "{:?}", env.subjects());
+}
