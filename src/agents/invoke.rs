@@ -182,6 +182,9 @@ pub struct CallRecord {
     /// Relative to the project root.
     pub prompt_file: String,
     pub output_file: String,
+    /// What the agent did during the call that the engine undid
+    /// (DESIGN.md §10.2).
+    pub tamper: Option<crate::artifacts::fix_history::Tamper>,
 }
 
 impl CallRecord {
@@ -213,7 +216,7 @@ impl CallRecord {
             outcome,
             prompt_file: Some(self.prompt_file.clone()),
             output_file: Some(self.output_file.clone()),
-            tamper: None,
+            tamper: self.tamper,
             extra: Default::default(),
         }
     }
@@ -307,6 +310,7 @@ pub fn invoke(inv: &Invocation, on_spawn: &mut dyn FnMut(i32)) -> Result<CallRec
         structured: false,
         prompt_file: prompt_rel,
         output_file: output_rel,
+        tamper: None,
     };
 
     let path_var: Option<OsString> = inv

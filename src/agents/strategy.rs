@@ -415,6 +415,7 @@ mod tests {
             structured: true,
             prompt_file: "p".into(),
             output_file: "o".into(),
+            tamper: None,
         }
     }
 

@@ -1354,7 +1354,7 @@ impl CycleMachine {
             commit: None,
             rollback_commit: None,
             agent_commits: Vec::new(),
-            tamper: None,
+            tamper: call.as_ref().and_then(|c| c.tamper),
             extra: Extra::new(),
         };
         s.history.entries.retain(|e| e.iteration != k);

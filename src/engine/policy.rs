@@ -68,6 +68,7 @@ mod tests {
             structured: false,
             prompt_file: String::new(),
             output_file: String::new(),
+            tamper: None,
         }
     }
 

@@ -252,6 +252,21 @@ impl Ports for RealPorts<'_> {
     fn write_view(&mut self, path: &Path, bytes: &[u8]) -> Result<()> {
         self.txn.write_view(path, bytes)
     }
+
+    fn undo_session_edits(&mut self) -> Result<Vec<PathBuf>> {
+        self.txn.restore_edits()
+    }
+
+    fn undo_tree_edits(&mut self, before: &Snapshot) -> Result<Vec<String>> {
+        let Some(tree) = &before.tree else {
+            return Ok(Vec::new());
+        };
+        let changed = crate::git::change_paths(&self.cp.changed_since(tree)?);
+        let cp = &self.cp;
+        super::tamper::restore_tree(&self.root, changed, |p| {
+            Ok(cp.file_versions(tree, p)?.before)
+        })
+    }
 }
 
 /// The first line of a command, cut to 80 characters, for messages.
