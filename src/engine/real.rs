@@ -261,11 +261,7 @@ impl Ports for RealPorts<'_> {
         let Some(tree) = &before.tree else {
             return Ok(Vec::new());
         };
-        let changed = crate::git::change_paths(&self.cp.changed_since(tree)?);
-        let cp = &self.cp;
-        super::tamper::restore_tree(&self.root, changed, |p| {
-            Ok(cp.file_versions(tree, p)?.before)
-        })
+        super::tamper::undo_tree(&self.cp, &self.root, tree)
     }
 }
 

@@ -161,6 +161,13 @@ fn shown(paths: &[String]) -> String {
     text
 }
 
+/// Put the work tree under `root` back as it was in the snapshot tree
+/// `tree` of `cp` (see [`restore_tree`]); the paths undone.
+pub fn undo_tree(cp: &crate::git::Checkpoints, root: &Path, tree: &str) -> Result<Vec<String>> {
+    let changed = crate::git::change_paths(&cp.changed_since(tree)?);
+    restore_tree(root, changed, |p| Ok(cp.file_versions(tree, p)?.before))
+}
+
 /// Put the work tree back to the snapshot tree `tree`: every path changed
 /// since gets its content from the snapshot, or is removed when it did not
 /// exist then. `versions(path)` gives the content then (`None`: absent);

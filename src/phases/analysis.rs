@@ -69,7 +69,12 @@ pub fn write(
             vars.set("session.id", paths.id.clone())
                 .set("session.dir", ws.rel(&paths.dir))
                 .set("spec", ws.rel(&paths.analysis_results()));
+            // A read-only role: what a call changes in the tree is undone
+            // and the call counts as failed (DESIGN.md §10.2).
+            let cp = crate::git::Checkpoints::open(&ws.root)
+                .unwrap_or_else(|_| crate::git::Checkpoints::disabled());
             for agent in &chain {
+                let before = cp.snapshot()?;
                 let record = lock.with_child(|on_spawn| {
                     agents::invoke(
                         &Invocation {
@@ -84,6 +89,17 @@ pub fn write(
                         on_spawn,
                     )
                 })??;
+                if let Some(tree) = &before {
+                    let undone = crate::engine::tamper::undo_tree(&cp, &ws.root, tree)?;
+                    if !undone.is_empty() {
+                        review.attempts.push(format!(
+                            "{}: tree_edited (changed {}; undone)",
+                            agent.name,
+                            undone.join(", ")
+                        ));
+                        continue;
+                    }
+                }
                 // The same judgement as the analysis chain of phase 5
                 // (DESIGN.md §6.3: at least 100 words, a working call).
                 let Some(why) = agents::strategy::review_reason(&record) else {
