@@ -133,3 +133,52 @@ fn an_analysis_that_edits_the_tree_is_undone_and_counts_as_failed() {
     }
     env.wfx().args(["validate", ID]).assert().success();
 }
+
+/// Case 5: the fix agent skips the failing tests through a new
+/// `tests/conftest.py` collection hook, without touching a test file. The
+/// run is not a success: the hook is a test edit (`skip_added`), the fix
+/// is rolled back, and the hook is gone from the tree.
+#[test]
+fn a_conftest_hook_that_skips_the_failing_tests_is_rejected() {
+    let env = Env::new();
+    env.cycle_project(
+        "py-calc",
+        &with(
+            fixer_config("conftest-skip"),
+            json!({"cycle": {"max_iterations": 1}}),
+        ),
+    );
+    env.plan_calculator();
+    let run = env.cycle(&[]).code(1);
+    let text = out_text(&run);
+    assert!(!text.contains("Completed"), "{text}");
+    let history = env.json(&format!("{ACTIVE}/.process/fix-history.json"));
+    let entry = &history["entries"][0];
+    assert_eq!(entry["outcome"], "rejected", "{entry:#}");
+    let edits = entry["test_edits"].as_array().unwrap();
+    assert!(
+        edits.iter().any(|e| e["kind"] == "skip_added"
+            && e["file"] == "tests/conftest.py"
+            && e["detail"]
+                .as_str()
+                .unwrap()
+                .contains("skip mark in a collection hook")),
+        "{entry:#}"
+    );
+    // The skipped tests are also seen in the results: failed → skipped.
+    assert!(
+        edits.iter().any(|e| e["kind"] == "removed_test"
+            && e["detail"]
+                .as_str()
+                .unwrap()
+                .ends_with("went from failed to skipped")),
+        "{entry:#}"
+    );
+    assert!(
+        env.subjects()[0].starts_with("test-cycle: rollback iteration 1 - test edits rejected"),
+        "{:?}",
+        env.subjects()
+    );
+    assert!(!env.root.join("tests/conftest.py").exists());
+    env.wfx().args(["validate", ID]).assert().success();
+}

@@ -1500,6 +1500,7 @@ impl CycleMachine {
         let mut results = results;
         self.sanitize(&mut results);
         self.flaky_event(n, &flaky, out);
+        let vanished = self.vanished(&baseline, &results);
         // A subset that could not run at all (a build broken by the fix) is
         // judged as it is: merging would hide it behind the old statuses.
         let mut merged =
@@ -1519,12 +1520,18 @@ impl CycleMachine {
         let cur_failing: Vec<String> = merged.failures.iter().map(|f| f.test.clone()).collect();
         let new = decide::new_failures(&base_failing, &cur_failing);
         let mut rec = self.new_record(s, n, results_started(&merged, s.now), &merged, new);
-        let fix = s
+        let mut fix = s
             .iter
             .action
             .fix()
             .cloned()
             .unwrap_or_else(|| self.no_fix(s));
+        if let Some(why) = guard::rejection(&vanished, &self.config.cycle.test_edits) {
+            fix.rejected = Some(match fix.rejected.take() {
+                Some(r) => format!("{r}; {why}"),
+                None => why,
+            });
+        }
         let mut runs = settled_runs(&s.iter.iterations);
         runs.push(rec.clone());
         let settled = decide::settle(&SettleInput {
@@ -1575,6 +1582,7 @@ impl CycleMachine {
                 if let Some(edit) = &settled.count_dropped {
                     e.test_edits.push(edit.clone());
                 }
+                e.test_edits.extend(vanished.iter().cloned());
             }
             s.touch(Doc::History);
             let fix_task = fix_task_id(k);
@@ -1601,6 +1609,20 @@ impl CycleMachine {
             s.iter.baseline_run = Some(judged_run);
         }
         self.apply(s, settled.decision, n, out);
+    }
+
+    /// Tests failing in `baseline` that the fix made vanish from `results`
+    /// (skipped or missing), as the test-edit policy records them.
+    fn vanished(
+        &self,
+        baseline: &TestResults,
+        results: &TestResults,
+    ) -> Vec<crate::artifacts::fix_history::TestEdit> {
+        let failed: Vec<String> = baseline.failures.iter().map(|f| f.test.clone()).collect();
+        guard::recorded(
+            decide::vanished_tests(&failed, results),
+            &self.config.cycle.test_edits,
+        )
     }
 
     /// Fix k's commit reverted (or nothing to revert): another attempt or
