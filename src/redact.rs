@@ -19,7 +19,8 @@ pub const MIN_SECRET_LEN: usize = 8;
 
 /// Whether a variable's name says its value is a secret.
 pub fn looks_secret(name: &str) -> bool {
-    let upper = name.to_ascii_uppercase();
+    // `GIT_AUTHOR_DATE` is not an auth variable: AUTHOR is not AUTH.
+    let upper = name.to_ascii_uppercase().replace("AUTHOR", "");
     SECRET_WORDS.iter().any(|w| upper.contains(w))
 }
 
@@ -133,6 +134,9 @@ mod tests {
             ("PATH", false),
             ("HOME", false),
             ("WFX_SESSION_DIR", false),
+            ("GIT_AUTHOR_DATE", false),
+            ("GIT_AUTHOR_NAME", false),
+            ("GIT_AUTHOR_AUTH_TOKEN", true),
         ] {
             assert_eq!(looks_secret(name), secret, "{name}");
         }

@@ -1526,11 +1526,9 @@ impl CycleMachine {
             .fix()
             .cloned()
             .unwrap_or_else(|| self.no_fix(s));
-        if let Some(why) = guard::rejection(&vanished, &self.config.cycle.test_edits) {
-            fix.rejected = Some(match fix.rejected.take() {
-                Some(r) => format!("{r}; {why}"),
-                None => why,
-            });
+        // The guard's own reason stands when it already rejected the fix.
+        if fix.rejected.is_none() {
+            fix.rejected = guard::rejection(&vanished, &self.config.cycle.test_edits);
         }
         let mut runs = settled_runs(&s.iter.iterations);
         runs.push(rec.clone());
