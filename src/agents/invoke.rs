@@ -187,7 +187,8 @@ pub struct CallRecord {
     /// Commits the agent made on top of the pre-call `HEAD` (set by the
     /// driver's HEAD check, DESIGN.md §10.2).
     pub agent_commits: Vec<String>,
-    /// What the driver's checks undid after the call.
+    /// What the agent did during the call that the engine undid
+    /// (DESIGN.md §10.2).
     pub tamper: Option<crate::artifacts::fix_history::Tamper>,
 }
 

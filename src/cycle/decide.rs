@@ -554,6 +554,41 @@ pub fn settle(i: &SettleInput) -> Settlement {
     }
 }
 
+/// DESIGN.md §10.2: a test that failed before the fix and is skipped in
+/// `run`, or missing from a full run (which selected every test), counts
+/// as removed, however it was done (a hook, an option, an environment
+/// variable the guard cannot see). Runs without per-case results are not
+/// judged for missing tests.
+pub fn vanished_tests(failed_before: &[String], run: &TestResults) -> Vec<TestEdit> {
+    use crate::artifacts::test_results::CaseStatus;
+    if run.cases.is_empty() {
+        return Vec::new();
+    }
+    let status: std::collections::HashMap<&str, CaseStatus> = run
+        .cases
+        .iter()
+        .map(|c| (c.test.as_str(), c.status))
+        .collect();
+    let removed = |test: &str, detail: String| TestEdit {
+        kind: TestEditKind::RemovedTest,
+        file: test.split("::").next().unwrap_or_default().to_string(),
+        detail,
+    };
+    failed_before
+        .iter()
+        .filter_map(|t| match status.get(t.as_str()) {
+            Some(CaseStatus::Skipped) => {
+                Some(removed(t, format!("{t} went from failed to skipped")))
+            }
+            None if run.scope == Scope::Full => Some(removed(
+                t,
+                format!("{t} failed before and is missing from a run that selected it"),
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
 /// At most `max` characters.
 fn short(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
@@ -1333,5 +1368,52 @@ mod tests {
             s.rollback.unwrap().message,
             "test-cycle: rollback iteration 1 - regression detected (tests: 9 < 10)"
         );
+    }
+
+    #[test]
+    fn failed_tests_that_are_skipped_or_missing_count_as_removed() {
+        use crate::artifacts::test_results::{CaseResult, CaseStatus};
+        let case = |t: &str, status| CaseResult {
+            test: t.into(),
+            status,
+            file: None,
+            layer: None,
+        };
+        let mut run = results(Scope::Full, 1, 1, Vec::new());
+        run.cases = vec![
+            case("tests/test_ops.py::test_div", CaseStatus::Skipped),
+            case("tests/test_ops.py::test_add", CaseStatus::Passed),
+            case("tests/test_ops.py::test_sub", CaseStatus::Failed),
+        ];
+        let failed: Vec<String> = [
+            "tests/test_ops.py::test_div",
+            "tests/test_ops.py::test_add",
+            "tests/test_ops.py::test_sub",
+            "tests/test_auth.py::test_token",
+        ]
+        .map(String::from)
+        .to_vec();
+        let details = |r: &TestResults| -> Vec<String> {
+            vanished_tests(&failed, r)
+                .into_iter()
+                .map(|e| {
+                    assert_eq!(e.kind, TestEditKind::RemovedTest);
+                    format!("{}: {}", e.file, e.detail)
+                })
+                .collect()
+        };
+        assert_eq!(
+            details(&run),
+            [
+                "tests/test_ops.py: tests/test_ops.py::test_div went from failed to skipped",
+                "tests/test_auth.py: tests/test_auth.py::test_token failed before and is missing from a run that selected it",
+            ]
+        );
+        // A subset run did not select the missing test; a skip still counts.
+        run.scope = Scope::Affected;
+        assert_eq!(details(&run).len(), 1);
+        // No per-case results: nothing can be said.
+        run.cases.clear();
+        assert!(details(&run).is_empty());
     }
 }

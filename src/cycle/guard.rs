@@ -6,6 +6,16 @@
 //! ignore / only marker that appeared (`skip_added`), and any other change
 //! to a test file (`modified`). A drop in the suite's total (`count_dropped`)
 //! is seen in the retest's results, not here.
+//!
+//! Tests can also be skipped without touching a test function (DESIGN.md
+//! §10.2), so these files are inspected too, new ones included: a
+//! `conftest.py` whose collection hooks skip or deselect
+//! (`pytest_collection_modifyitems` adding skip marks, `items` removed,
+//! `collect_ignore`), pytest `addopts` with `-k`, `--deselect`, `--ignore`
+//! (`pytest.ini`, `pyproject.toml`, `setup.cfg`, `tox.ini`), jest/vitest
+//! exclusions (`testPathIgnorePatterns`, `exclude`, `testNamePattern`, in
+//! their config files or `package.json`), and `#[cfg(…)]` put on Rust
+//! tests. More exclusions than before is `skip_added`.
 
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
@@ -155,15 +165,246 @@ fn counts(names: &[String]) -> BTreeMap<&str, usize> {
     m
 }
 
-/// Whether a changed file is inspected at all: test files by path, and
-/// Rust sources (their `#[cfg(test)]` modules hold tests).
+/// Whether a changed file is inspected at all: test files by path, Rust
+/// sources (their `#[cfg(test)]` modules hold tests) and the files that
+/// configure which tests run.
 pub fn is_inspected(path: &str) -> bool {
-    is_test_path(path) || Lang::of(path) == Lang::Rust
+    is_test_path(path) || Lang::of(path) == Lang::Rust || TestConfig::of(path).is_some()
+}
+
+/// Files that decide which tests are collected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TestConfig {
+    /// `conftest.py`: collection hooks.
+    Conftest,
+    /// `pytest.ini`, `pyproject.toml`, `setup.cfg`, `tox.ini`: `addopts`.
+    PytestIni,
+    /// `jest.config.*`, `vitest.config.*`, `vite.config.*`, `package.json`.
+    Js,
+}
+
+impl TestConfig {
+    fn of(path: &str) -> Option<TestConfig> {
+        let name = path.rsplit('/').next().unwrap_or(path);
+        let stem = name.split('.').next().unwrap_or(name);
+        match name {
+            "conftest.py" => Some(TestConfig::Conftest),
+            "pytest.ini" | "pyproject.toml" | "setup.cfg" | "tox.ini" => {
+                Some(TestConfig::PytestIni)
+            }
+            "package.json" => Some(TestConfig::Js),
+            _ if matches!(stem, "jest" | "vitest" | "vite")
+                && name[stem.len()..].starts_with(".config.") =>
+            {
+                Some(TestConfig::Js)
+            }
+            _ => None,
+        }
+    }
+}
+
+static CONFTEST_SKIPS: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
+    [
+        (
+            r"(?:^|[^@\w.])pytest\.mark\.(?:skip|skipif|xfail)\b",
+            "skip mark in a collection hook",
+        ),
+        (
+            r"\bdef\s+pytest_ignore_collect\b",
+            "collection hook pytest_ignore_collect",
+        ),
+        (
+            r#"\.add_marker\s*\(\s*["']?(?:skip|xfail)"#,
+            "add_marker(skip)",
+        ),
+        (r"\bpytest_deselected\s*\(", "pytest_deselected()"),
+        (
+            r"\bitems\s*\[\s*:\s*\]\s*=|\bitems\.(?:remove|pop|clear)\s*\(|\bdel\s+items\b",
+            "items removed from the collection",
+        ),
+        (r"\bcollect_ignore(?:_glob)?\b", "collect_ignore"),
+    ]
+    .into_iter()
+    .map(|(re, label)| (Regex::new(re).expect("regex"), label))
+    .collect()
+});
+
+static ADDOPTS_START: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\s*addopts\s*[=:]\s*(.*)$").expect("regex"));
+static DESELECT_OPT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"(?:^|[\s"'\[,=])(-k|--deselect|--ignore-glob|--ignore)(?:[\s="',\]]|$)"#)
+        .expect("regex")
+});
+static JS_EXCLUDE_KEY: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r#"\b(testPathIgnorePatterns|modulePathIgnorePatterns|exclude|testIgnore|testNamePattern)\b["']?\s*:"#,
+    )
+    .expect("regex")
+});
+static JS_EXCLUDE_FLAG: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"--(?:testPathIgnorePatterns|testNamePattern|exclude)\b|\s-t\s").expect("regex")
+});
+static STRING_LIT: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r#"'[^']*'|"[^"]*"|`[^`]*`|/[^/\s]+/"#).expect("regex"));
+static RUST_CFG_NOT_TEST: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"#\[\s*cfg(?:_attr)?\s*\(\s*(?:[^t\s]|t[^e]|te[^s]|tes[^t]|test\s*[^\s)])")
+        .expect("regex")
+});
+static RUST_TEST_MOD: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\s*(?:pub\s+)?mod\s+\w*test").expect("regex"));
+
+/// The pytest options in `addopts` that deselect tests.
+fn addopts_deselects(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut lines = text.lines().peekable();
+    while let Some(line) = lines.next() {
+        let Some(c) = ADDOPTS_START.captures(line) else {
+            continue;
+        };
+        let mut value = c[1].to_string();
+        let toml_array = value.contains('[') && !value.contains(']');
+        while let Some(next) = lines.peek() {
+            let more = if toml_array {
+                !value.contains(']')
+            } else {
+                next.starts_with([' ', '\t']) && !next.trim().is_empty()
+            };
+            if !more {
+                break;
+            }
+            value.push(' ');
+            value.push_str(next);
+            lines.next();
+        }
+        out.extend(DESELECT_OPT.captures_iter(&value).map(|c| c[1].to_string()));
+    }
+    out
+}
+
+/// Entries of jest/vitest exclusion settings and command-line flags.
+fn js_exclusions(text: &str) -> usize {
+    let mut n = JS_EXCLUDE_FLAG.find_iter(text).count();
+    for m in JS_EXCLUDE_KEY.find_iter(text) {
+        let rest = text[m.end()..].trim_start();
+        if let Some(inner) = rest.strip_prefix('[') {
+            let mut depth = 1;
+            let end = inner
+                .char_indices()
+                .find(|(_, ch)| {
+                    match ch {
+                        '[' => depth += 1,
+                        ']' => depth -= 1,
+                        _ => {}
+                    }
+                    depth == 0
+                })
+                .map_or(inner.len(), |(i, _)| i);
+            n += STRING_LIT.find_iter(&inner[..end]).count();
+        } else {
+            n += 1;
+        }
+    }
+    n
+}
+
+/// `#[cfg(…)]` (other than `cfg(test)`) on a `#[test]` function or a test
+/// module: the test is compiled out.
+fn rust_cfg_on_tests(text: &str) -> usize {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut n = 0;
+    for (i, line) in lines.iter().enumerate() {
+        if !RUST_CFG_NOT_TEST.is_match(line) {
+            continue;
+        }
+        let mut test_attr = lines[..i]
+            .iter()
+            .rev()
+            .take_while(|l| l.trim().starts_with("#[") || l.trim().starts_with("//"))
+            .any(|l| RUST_TEST_ATTR.is_match(l));
+        for next in lines.iter().skip(i + 1).take(6) {
+            let t = next.trim();
+            if t.is_empty() || t.starts_with("//") {
+                continue;
+            }
+            if t.starts_with("#[") {
+                test_attr |= RUST_TEST_ATTR.is_match(next);
+                continue;
+            }
+            if (test_attr && RUST_FN.is_match(next)) || RUST_TEST_MOD.is_match(next) {
+                n += 1;
+            }
+            break;
+        }
+    }
+    n
+}
+
+/// What a change to a file that configures test collection does:
+/// exclusions added (a new file counts from none).
+fn config_edits(path: &str, before: Option<&str>, after: Option<&str>) -> Vec<TestEdit> {
+    let (before, after) = (before.unwrap_or(""), after.unwrap_or(""));
+    let edit = |detail: String| TestEdit {
+        kind: TestEditKind::SkipAdded,
+        file: path.to_string(),
+        detail,
+    };
+    let mut out = Vec::new();
+    if Lang::of(path) == Lang::Rust {
+        let (was, now) = (rust_cfg_on_tests(before), rust_cfg_on_tests(after));
+        if now > was {
+            out.push(edit(format!("#[cfg] on tests added ({was} → {now})")));
+        }
+    }
+    match TestConfig::of(path) {
+        None => {}
+        Some(TestConfig::Conftest) => {
+            for (re, label) in CONFTEST_SKIPS.iter() {
+                let (was, now) = (re.find_iter(before).count(), re.find_iter(after).count());
+                if now > was {
+                    out.push(edit(format!("{label} added ({was} → {now})")));
+                }
+            }
+        }
+        Some(TestConfig::PytestIni) => {
+            let (was, now) = (addopts_deselects(before), addopts_deselects(after));
+            if now.len() > was.len() {
+                let mut added = now.clone();
+                for w in &was {
+                    if let Some(i) = added.iter().position(|a| a == w) {
+                        added.remove(i);
+                    }
+                }
+                out.push(edit(format!(
+                    "pytest addopts deselects tests ({})",
+                    added.join(" ")
+                )));
+            }
+        }
+        Some(TestConfig::Js) => {
+            let (was, now) = (js_exclusions(before), js_exclusions(after));
+            if now > was {
+                out.push(edit(format!("test exclusions added ({was} → {now})")));
+            }
+        }
+    }
+    out
 }
 
 /// What a fix did to the tests of one file. `before`/`after` are `None`
 /// when the file did not exist (or was deleted).
 pub fn inspect(path: &str, before: Option<&str>, after: Option<&str>) -> Vec<TestEdit> {
+    let config = config_edits(path, before, after);
+    let mut tests = inspect_tests(path, before, after);
+    if !config.is_empty() {
+        tests.retain(|e| e.kind != TestEditKind::Modified);
+    }
+    let mut out = config;
+    out.extend(tests);
+    out
+}
+
+/// [`inspect`] for the test functions and markers of a test file.
+fn inspect_tests(path: &str, before: Option<&str>, after: Option<&str>) -> Vec<TestEdit> {
     let lang = Lang::of(path);
     let test_file = is_test_path(path);
     if !test_file && lang != Lang::Rust {
@@ -416,6 +657,158 @@ mod tests {
             kinds(&inspect("test/d.test.js", Some(dup), Some(one))),
             vec![(TestEditKind::RemovedTest, "removed test a".into())]
         );
+    }
+
+    /// DESIGN.md §10.2: ways to skip tests without touching a test
+    /// function, each as an agent wrote it (before → after).
+    #[test]
+    fn collection_config_that_skips_or_deselects_is_a_skip() {
+        let skip_hook = "import pytest\n\ndef pytest_collection_modifyitems(config, items):\n    for item in items:\n        if 'divide' in item.name or 'token' in item.name:\n            item.add_marker(pytest.mark.skip(reason='flaky'))\n";
+        let string_marker = "def pytest_collection_modifyitems(items):\n    for i in items:\n        i.add_marker('skip')\n";
+        let deselect_hook = "def pytest_collection_modifyitems(config, items):\n    keep = [i for i in items if 'divide' not in i.name]\n    config.hook.pytest_deselected(items=[i for i in items if i not in keep])\n    items[:] = keep\n";
+        let reorder_hook =
+            "def pytest_collection_modifyitems(items):\n    items.sort(key=lambda i: i.name)\n";
+        let toml = "[tool.pytest.ini_options]\ntestpaths = [\"tests\"]\n";
+        let cases: &[(&str, Option<&str>, &str, Option<&str>)] = &[
+            // (path, before, after, the skip_added detail; None: no skip)
+            (
+                "conftest.py",
+                None,
+                skip_hook,
+                Some("skip mark in a collection hook added (0 → 1)"),
+            ),
+            (
+                "tests/conftest.py",
+                Some("import pytest\n"),
+                skip_hook,
+                Some("skip mark in a collection hook added (0 → 1)"),
+            ),
+            (
+                "conftest.py",
+                None,
+                string_marker,
+                Some("add_marker(skip) added (0 → 1)"),
+            ),
+            (
+                "conftest.py",
+                None,
+                deselect_hook,
+                Some("pytest_deselected() added (0 → 1)"),
+            ),
+            (
+                "conftest.py",
+                None,
+                "collect_ignore = ['tests/test_ops.py']\n",
+                Some("collect_ignore added (0 → 1)"),
+            ),
+            (
+                "conftest.py",
+                None,
+                "def pytest_ignore_collect(collection_path):\n    return 'ops' in str(collection_path)\n",
+                Some("collection hook pytest_ignore_collect added (0 → 1)"),
+            ),
+            ("conftest.py", None, reorder_hook, None),
+            ("conftest.py", Some(skip_hook), skip_hook, None),
+            (
+                "pytest.ini",
+                Some("[pytest]\n"),
+                "[pytest]\naddopts = -q -k \"not divide\"\n",
+                Some("pytest addopts deselects tests (-k)"),
+            ),
+            (
+                "setup.cfg",
+                Some("[tool:pytest]\naddopts = -q\n"),
+                "[tool:pytest]\naddopts = -q\n    --deselect tests/test_ops.py::test_divide_by_zero_returns_none\n",
+                Some("pytest addopts deselects tests (--deselect)"),
+            ),
+            (
+                "tox.ini",
+                None,
+                "[pytest]\naddopts = --ignore=tests/test_auth.py\n",
+                Some("pytest addopts deselects tests (--ignore)"),
+            ),
+            (
+                "pyproject.toml",
+                Some(toml),
+                &format!("{toml}addopts = [\n  \"-q\",\n  \"--ignore-glob=tests/*auth*\",\n]\n"),
+                Some("pytest addopts deselects tests (--ignore-glob)"),
+            ),
+            (
+                "pyproject.toml",
+                Some(toml),
+                &format!("{toml}addopts = \"-q --tb=short\"\n"),
+                None,
+            ),
+            (
+                "pyproject.toml",
+                Some("[project]\nname = \"calc\"\n"),
+                "[project]\nname = \"calc\"\nkeywords = [\"-k\"]\n",
+                None,
+            ),
+            (
+                "jest.config.js",
+                Some("module.exports = {\n  testPathIgnorePatterns: ['/node_modules/'],\n};\n"),
+                "module.exports = {\n  testPathIgnorePatterns: ['/node_modules/', 'math.test.js'],\n};\n",
+                Some("test exclusions added (1 → 2)"),
+            ),
+            (
+                "vitest.config.ts",
+                None,
+                "export default defineConfig({ test: { exclude: [...configDefaults.exclude, 'test/strings.test.js'] } })\n",
+                Some("test exclusions added (0 → 1)"),
+            ),
+            (
+                "package.json",
+                Some("{\"scripts\": {\"test\": \"jest\"}}\n"),
+                "{\"scripts\": {\"test\": \"jest --testNamePattern '^(?!finds the max)'\"}}\n",
+                Some("test exclusions added (0 → 1)"),
+            ),
+            (
+                "package.json",
+                Some("{\"name\": \"a\"}\n"),
+                "{\"name\": \"a\", \"version\": \"2\"}\n",
+                None,
+            ),
+            (
+                "src/lib.rs",
+                Some("#[cfg(test)]\nmod tests {\n    #[test]\n    fn one() {}\n}\n"),
+                "#[cfg(any())]\nmod tests {\n    #[test]\n    fn one() {}\n}\n",
+                Some("#[cfg] on tests added (0 → 1)"),
+            ),
+            (
+                "tests/it.rs",
+                Some("#[test]\nfn one() {}\n"),
+                "#[test]\n#[cfg(target_os = \"windows\")]\nfn one() {}\n",
+                Some("#[cfg] on tests added (0 → 1)"),
+            ),
+            (
+                "src/lib.rs",
+                Some("fn f() {}\n"),
+                "#[cfg(unix)]\nfn f() {}\n#[cfg(test)]\nmod tests {}\n",
+                None,
+            ),
+            (
+                "calc/calc_test.go",
+                Some("func TestB(t *testing.T) {\n}\n"),
+                "func TestB(t *testing.T) {\n\tt.Skip()\n}\n",
+                Some("t.Skip added (0 → 1)"),
+            ),
+        ];
+        for (path, before, after, want) in cases {
+            let edits = inspect(path, *before, Some(after));
+            let skips: Vec<&str> = edits
+                .iter()
+                .filter(|e| e.kind == TestEditKind::SkipAdded)
+                .map(|e| e.detail.as_str())
+                .collect();
+            match want {
+                Some(w) => assert!(skips.contains(w), "{path}: {after}: {skips:?}"),
+                None => assert!(skips.is_empty(), "{path}: {after}: {skips:?}"),
+            }
+            assert!(is_inspected(path), "{path}");
+        }
+        assert!(!is_inspected("calc/ops.py"));
+        assert!(!is_inspected("src/vite.ts"));
     }
 
     #[test]

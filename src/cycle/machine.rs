@@ -1606,12 +1606,19 @@ impl CycleMachine {
         let mut results = results;
         self.sanitize(&mut results);
         self.flaky_event(n, &flaky, out);
-        let fix = s
+        let mut fix = s
             .iter
             .action
             .fix()
             .cloned()
             .unwrap_or_else(|| self.no_fix(s));
+        // Failing tests the fix made vanish (skipped, or missing from a
+        // full run) count as removed; the guard's own reason stands when it
+        // already rejected the fix.
+        let vanished = self.vanished(&baseline, &results);
+        if fix.rejected.is_none() {
+            fix.rejected = guard::rejection(&vanished, &self.config.cycle.test_edits);
+        }
         let plan = self.retest_plan(s, &fix);
         let label = if validation {
             "final validation, full suite".to_string()
@@ -1715,6 +1722,7 @@ impl CycleMachine {
                 if let Some(edit) = &settled.count_dropped {
                     e.test_edits.push(edit.clone());
                 }
+                e.test_edits.extend(vanished.iter().cloned());
             }
             s.touch(Doc::History);
             let fix_task = fix_task_id(k);
@@ -1770,6 +1778,20 @@ impl CycleMachine {
             fix.retest.escalated = Some(why);
         }
         s.touch(Doc::State);
+    }
+
+    /// Tests failing in `baseline` that the fix made vanish from `results`
+    /// (skipped or missing), as the test-edit policy records them.
+    fn vanished(
+        &self,
+        baseline: &TestResults,
+        results: &TestResults,
+    ) -> Vec<crate::artifacts::fix_history::TestEdit> {
+        let failed: Vec<String> = baseline.failures.iter().map(|f| f.test.clone()).collect();
+        guard::recorded(
+            decide::vanished_tests(&failed, results),
+            &self.config.cycle.test_edits,
+        )
     }
 
     /// Fix k's commit reverted (or nothing to revert): another attempt or

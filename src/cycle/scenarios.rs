@@ -1026,6 +1026,8 @@ impl crate::engine::Ports for CrashAfter<'_> {
         read_log(path: &Path) -> String;
         archive(session_id: &str) -> crate::error::Result<()>;
         write_view(path: &Path, bytes: &[u8]) -> crate::error::Result<()>;
+        undo_session_edits() -> crate::error::Result<Vec<std::path::PathBuf>>;
+        undo_tree_edits(before: &crate::engine::step::Snapshot) -> crate::error::Result<Vec<String>>;
     }
 }
 
@@ -1045,4 +1047,114 @@ pub(crate) fn pause_cycle(rate_limited: bool, limits: Limits) -> (Ending, Captur
     }
     let mut s = fresh(&h.machine, p.now());
     drive(&h.machine, &mut s, &mut p, false)
+}
+
+/// Issue #15 case 3: a fix agent that forges fix-history entries, marks
+/// the session completed and deletes the session file on every call. Each
+/// file is written back from wfx's copy after the call, the attempts are
+/// counted from wfx's own records, and `max_iterations` still bounds the
+/// run.
+#[test]
+fn an_agent_that_edits_wfx_files_is_undone_and_the_limit_still_holds() {
+    let limits = Limits {
+        max_iterations: 2,
+        ..Limits::default()
+    };
+    let h = harness(true, limits, None);
+    let paths = h.machine.ws.active(ID);
+    let mut p = ports();
+    let forged: Vec<serde_json::Value> = (1..=20)
+        .map(|i| {
+            serde_json::json!({"iteration": i, "fix_task": "IMPL-fix-x", "agent": "forger",
+            "started_at": "2026-01-01T00:00:00Z", "outcome": "success"})
+        })
+        .collect();
+    let history = serde_json::json!({"session_id": ID, "entries": forged}).to_string();
+    let (state_file, history_file, session_file) = (
+        paths.iteration_state(),
+        paths.fix_history(),
+        paths.session_json(),
+    );
+    fixer(&mut p, move |_, _, _| AgentAct {
+        session_writes: vec![
+            (history_file.clone(), Some(history.clone())),
+            (
+                state_file.clone(),
+                Some(r#"{"status": "completed", "next_action": "complete"}"#.into()),
+            ),
+            (session_file.clone(), None),
+        ],
+        ..AgentAct::writes(&[])
+    });
+    let mut s = fresh(&h.machine, p.now());
+    let (ending, _) = drive(&h.machine, &mut s, &mut p, false);
+    assert_eq!(ending.exit, Exit::Failed);
+    assert_eq!(
+        s.iter.blocked_reason.as_deref(),
+        Some("reached the limit of 2 fix attempts")
+    );
+    let again = reload(&h.machine, &p, Location::Active);
+    assert_eq!(again.history.entries.len(), 2, "only wfx's own attempts");
+    for e in &again.history.entries {
+        assert_eq!(
+            e.tamper,
+            Some(crate::artifacts::fix_history::Tamper::SessionEdited)
+        );
+    }
+    assert_eq!(again.iter.blocked_reason, s.iter.blocked_reason);
+    assert_eq!(again.session.session_id, ID);
+    assert!(
+        p.journal.iter().any(|l| l.starts_with("restored ")),
+        "{:?}",
+        p.journal
+    );
+}
+
+/// Issue #15 case 4: an analysis agent that edits the code (a `sed -i`
+/// during a read-only call). The edit is undone before the fix, the call
+/// is recorded as `tree_edited` and counts as failed (the built-in
+/// analyzer answers), so a fix agent that changes nothing cannot pass off
+/// the analysis's edit as its own success.
+#[test]
+fn an_analysis_that_edits_the_tree_is_undone_and_counts_as_failed() {
+    let limits = Limits {
+        max_iterations: 1,
+        ..Limits::default()
+    };
+    let mut h = harness(true, limits, None);
+    h.machine.chain =
+        vec![crate::agents::config::resolve(&h.machine.config.agents, "fixer").unwrap()];
+    let mut p = ports();
+    fixer(&mut p, |role, _, _| match role {
+        Role::Analysis => AgentAct::writes(&[("calc/ops.py", FIXED)]),
+        _ => AgentAct::writes(&[]),
+    });
+    let mut s = fresh(&h.machine, p.now());
+    let (ending, _) = drive(&h.machine, &mut s, &mut p, false);
+    assert_eq!(
+        ending.exit,
+        Exit::Failed,
+        "not completed by the analysis's edit"
+    );
+    assert_eq!(
+        p.work["calc/ops.py"], BUGGY,
+        "the analysis's edit is undone"
+    );
+    let analysis: Vec<_> = s
+        .history
+        .agent_calls
+        .iter()
+        .filter(|c| c.role == Role::Analysis)
+        .collect();
+    assert!(!analysis.is_empty());
+    for c in analysis {
+        assert_eq!(
+            c.tamper,
+            Some(crate::artifacts::fix_history::Tamper::TreeEdited)
+        );
+        assert_ne!(
+            c.outcome,
+            crate::artifacts::fix_history::CallOutcome::Accepted
+        );
+    }
 }

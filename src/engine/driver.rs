@@ -18,7 +18,7 @@ use super::step::{
 };
 use super::txn::Document;
 use crate::agents::vars::INLINE_OUTPUT_MAX;
-use crate::agents::{self, AnalysisCtx, CallRecord, Invocation, Invoked, Role, Vars};
+use crate::agents::{self, AnalysisCtx, CallRecord, Invocation, Invoked, Vars};
 use crate::artifacts::task_record::CoverageSource;
 use crate::artifacts::test_results::Layer;
 use crate::error::{Error, Result};
@@ -336,8 +336,7 @@ impl Driver<'_, '_, '_> {
         let fold = self.fold;
         let mut spent_here = 0.0;
         let outcome = agents::analyze(&req.chain, &ctx, &mut |inv| {
-            // Read-only role: issue #15 takes a snapshot here and restores
-            // the tree when the call edited it.
+            // A read-only role: call_agent undoes any change to the tree.
             let invoked = call_agent(ports, cap, fold, spent + spent_here, inv, None)?;
             if let Invoked::Ran(call) = &invoked {
                 spent_here += call.cost_usd.unwrap_or(0.0);
@@ -493,10 +492,17 @@ pub fn call_agent(
     if let Some(reason) = policy::cost_cap(spent, cap) {
         return Ok(Invoked::CostCapped(reason));
     }
+    let read_only_before = if super::tamper::is_read_only(inv.role) {
+        Some(ports.snapshot()?)
+    } else {
+        None
+    };
     let guard = super::head::before_call(ports)?;
     let mut call: CallRecord = ports.invoke_agent(inv)?;
+    // HEAD first (a reset puts back branch, tree and session files), then
+    // wfx's own files, then the tree of a read-only role.
     super::head::after_call(ports, &guard, before, fold, &mut call)?;
-    let _ = (before, inv.role == Role::Analysis);
+    super::tamper::after_call(ports, &mut call, read_only_before.as_ref())?;
     Ok(Invoked::Ran(call))
 }
 

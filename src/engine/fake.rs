@@ -56,6 +56,8 @@ pub struct AgentAct {
     pub error: Option<ErrorKind>,
     /// Ctrl-C arrived during the call.
     pub interrupted: bool,
+    /// Session documents it overwrites (`Some`) or removes (`None`).
+    pub session_writes: Vec<(PathBuf, Option<String>)>,
 }
 
 impl AgentAct {
@@ -117,6 +119,8 @@ pub struct FakePorts {
     commits: Vec<FakeCommit>,
     calls: BTreeMap<&'static str, u32>,
     runs_of: BTreeMap<String, u32>,
+    /// What wfx wrote, as the real transaction keeps it.
+    kept: super::tamper::SessionCopies,
 }
 
 impl FakePorts {
@@ -154,6 +158,7 @@ impl FakePorts {
             commits: vec![initial],
             calls: BTreeMap::new(),
             runs_of: BTreeMap::new(),
+            kept: Default::default(),
         }
     }
 
@@ -296,6 +301,12 @@ impl Ports for FakePorts {
         let act = (self.agent)(inv.role, n, &self.work);
         for (p, c) in &act.writes {
             self.work.insert(p.clone(), c.clone());
+        }
+        for (p, c) in &act.session_writes {
+            match c {
+                Some(c) => self.files.insert(p.clone(), c.clone().into_bytes()),
+                None => self.files.remove(p),
+            };
         }
         self.journal.push(format!(
             "agent {} {} #{n}{}",
@@ -547,13 +558,46 @@ impl Ports for FakePorts {
             self.step_commits += 1;
         }
         for d in docs {
+            self.kept.record(&d.path, &d.bytes);
             self.files.insert(d.path, d.bytes);
         }
         Ok(())
     }
 
     fn write_view(&mut self, path: &Path, bytes: &[u8]) -> Result<()> {
+        self.kept.record(path, bytes);
         self.files.insert(path.to_path_buf(), bytes.to_vec());
         Ok(())
+    }
+
+    fn undo_session_edits(&mut self) -> Result<Vec<PathBuf>> {
+        let edited = self.kept.edited(|p| self.files.get(p).cloned());
+        for p in &edited {
+            let bytes = self.kept.copy(p).unwrap_or_default().to_vec();
+            self.files.insert(p.clone(), bytes);
+            self.journal.push(format!("restored {}", p.display()));
+        }
+        Ok(edited)
+    }
+
+    fn undo_tree_edits(&mut self, before: &Snapshot) -> Result<Vec<String>> {
+        let Some(old) = before
+            .tree
+            .as_ref()
+            .and_then(|t| self.trees.get(t))
+            .cloned()
+        else {
+            return Ok(Vec::new());
+        };
+        let paths: BTreeSet<String> = old.keys().chain(self.work.keys()).cloned().collect();
+        let changed: Vec<String> = paths
+            .into_iter()
+            .filter(|p| old.get(p) != self.work.get(p))
+            .collect();
+        if !changed.is_empty() {
+            self.journal.push(format!("undone {}", changed.join(", ")));
+            self.work = old;
+        }
+        Ok(changed)
     }
 }

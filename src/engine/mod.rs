@@ -22,6 +22,7 @@ pub mod policy;
 pub mod ports;
 pub mod real;
 pub mod step;
+pub mod tamper;
 pub mod txn;
 
 #[cfg(test)]

@@ -104,6 +104,14 @@ pub trait Ports {
     /// durable commit per step.
     fn commit_step(&mut self, docs: Vec<Document>) -> Result<()>;
 
+    /// Write back wfx's session files that were changed or removed since
+    /// wfx wrote them (checked after every agent call); the files restored.
+    fn undo_session_edits(&mut self) -> Result<Vec<std::path::PathBuf>>;
+
+    /// Put the work tree back as it was at `before` (after a read-only
+    /// role changed it); the paths undone.
+    fn undo_tree_edits(&mut self, before: &Snapshot) -> Result<Vec<String>>;
+
     /// A file written before an effect that needs it (a command file):
     /// atomic, not synced.
     fn write_view(&mut self, path: &Path, bytes: &[u8]) -> Result<()>;

@@ -272,6 +272,17 @@ impl Ports for RealPorts<'_> {
     fn restore_head(&mut self, guard: &HeadGuard, snapshot: Option<&str>) -> Result<Vec<String>> {
         self.cp.restore_to(guard, snapshot)
     }
+
+    fn undo_session_edits(&mut self) -> Result<Vec<PathBuf>> {
+        self.txn.restore_edits()
+    }
+
+    fn undo_tree_edits(&mut self, before: &Snapshot) -> Result<Vec<String>> {
+        let Some(tree) = &before.tree else {
+            return Ok(Vec::new());
+        };
+        super::tamper::undo_tree(&self.cp, &self.root, tree)
+    }
 }
 
 /// The first line of a command, cut to 80 characters, for messages.

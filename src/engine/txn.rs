@@ -11,14 +11,13 @@
 //! power loss the last step may be redone, as after a crash during it.
 //! Views (Markdown, copies) are replaced atomically without fsync.
 //!
-//! The transaction remembers a digest of everything it wrote: unchanged
-//! documents are not written again, and a later check can tell whether a
-//! file is still what wfx wrote (issue #15's tamper check reads
-//! [`SessionTxn::written_digest`]).
+//! The transaction remembers everything it wrote (digest and bytes):
+//! unchanged documents are not written again, and after every agent call
+//! [`SessionTxn::restore_edits`] writes back a file the agent changed or
+//! removed (DESIGN.md §10.2, [`super::tamper`]).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::fs::File;
-use std::hash::{Hash, Hasher};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -70,19 +69,17 @@ impl Document {
     }
 }
 
-/// A digest of bytes, to know whether a file still holds what was written.
-pub fn digest(bytes: &[u8]) -> u64 {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    bytes.hash(&mut h);
-    h.finish()
-}
+use super::tamper::SessionCopies;
+pub use super::tamper::digest;
 
 /// The writes of one session (see the module docs).
 #[derive(Debug)]
 pub struct SessionTxn {
     /// The session directory: never recreated once it is gone.
     dir: PathBuf,
-    written: HashMap<PathBuf, u64>,
+    /// What was written, to skip unchanged documents and to undo an
+    /// agent's edits ([`SessionTxn::restore_edits`]).
+    written: SessionCopies,
     /// A directory whose entries (the last state's rename) still need an fsync.
     owed_dir: Option<PathBuf>,
     /// fsync calls made, for the benchmark's per-step figure.
@@ -93,7 +90,7 @@ impl SessionTxn {
     pub fn new(dir: impl Into<PathBuf>) -> SessionTxn {
         SessionTxn {
             dir: dir.into(),
-            written: HashMap::new(),
+            written: SessionCopies::default(),
             owed_dir: None,
             syncs: 0,
         }
@@ -107,19 +104,21 @@ impl SessionTxn {
     pub fn moved_to(&mut self, dir: impl Into<PathBuf>) {
         let dir = dir.into();
         let old = std::mem::replace(&mut self.dir, dir.clone());
-        self.written = std::mem::take(&mut self.written)
-            .into_iter()
-            .map(|(p, d)| match p.strip_prefix(&old) {
-                Ok(rest) => (dir.join(rest), d),
-                Err(_) => (p, d),
-            })
-            .collect();
+        self.written.moved(&old, &dir);
         self.owed_dir = None;
     }
 
     /// The digest of what this transaction last wrote to `path`.
     pub fn written_digest(&self, path: &Path) -> Option<u64> {
-        self.written.get(path).copied()
+        self.written.digest(path)
+    }
+
+    /// Write back the files of this transaction that were changed or
+    /// removed behind its back (by an agent during its call); the files
+    /// restored. Exit 2 when the whole session directory is gone.
+    pub fn restore_edits(&mut self) -> Result<Vec<PathBuf>> {
+        self.check_present()?;
+        self.written.restore_on_disk()
     }
 
     /// Err when the session directory is gone (removed while wfx ran).
@@ -135,8 +134,8 @@ impl SessionTxn {
 
     fn unchanged(&self, doc: &Document) -> bool {
         let d = digest(&doc.bytes);
-        match self.written.get(&doc.path) {
-            Some(w) if *w == d => std::fs::read(&doc.path).is_ok_and(|b| digest(&b) == d),
+        match self.written.digest(&doc.path) {
+            Some(w) if w == d => std::fs::read(&doc.path).is_ok_and(|b| digest(&b) == d),
             Some(_) => false,
             None => std::fs::read(&doc.path).is_ok_and(|b| b == doc.bytes),
         }
@@ -158,9 +157,11 @@ impl SessionTxn {
         self.check_present()?;
         let mut state: Option<(Document, tempfile::NamedTempFile)> = None;
         let mut durable = Vec::new();
-        for doc in docs {
+        for mut doc in docs {
+            // Secrets never reach an artifact (DESIGN.md §10.2).
+            doc.bytes = crate::redact::redact_vec(doc.bytes);
             if self.unchanged(&doc) {
-                self.written.insert(doc.path.clone(), digest(&doc.bytes));
+                self.written.record(&doc.path, &doc.bytes);
                 continue;
             }
             let tmp = self.temp_with(&doc.path, &doc.bytes)?;
@@ -208,11 +209,15 @@ impl SessionTxn {
     /// runs): atomic, not synced.
     pub fn write_view(&mut self, path: &Path, bytes: &[u8]) -> Result<()> {
         self.check_present()?;
-        let doc = Document::new(path, bytes.to_vec(), Durability::View);
+        let doc = Document::new(
+            path,
+            crate::redact::redact(bytes).into_owned(),
+            Durability::View,
+        );
         if self.unchanged(&doc) {
             return Ok(());
         }
-        let tmp = self.temp_with(path, bytes)?;
+        let tmp = self.temp_with(path, &doc.bytes)?;
         self.persist(tmp, &doc)
     }
 
@@ -251,7 +256,7 @@ impl SessionTxn {
     fn persist(&mut self, tmp: tempfile::NamedTempFile, doc: &Document) -> Result<()> {
         tmp.persist(&doc.path)
             .map_err(|e| Error::io(&doc.path, e.error))?;
-        self.written.insert(doc.path.clone(), digest(&doc.bytes));
+        self.written.record(&doc.path, &doc.bytes);
         Ok(())
     }
 }

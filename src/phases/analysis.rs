@@ -94,6 +94,10 @@ pub fn write(
                 .set("session.dir", ws.rel(&paths.dir))
                 .set("spec", ws.rel(&paths.analysis_results()));
             let mut history = history_without_phase3(paths, ws)?;
+            // A read-only role: what a call changes in the tree is undone
+            // and the call counts as failed (DESIGN.md §10.2).
+            let cp = crate::git::Checkpoints::open(&ws.root)
+                .unwrap_or_else(|_| crate::git::Checkpoints::disabled());
             for agent in &chain {
                 // The engine's one cost cap, on the same records phase 5
                 // reads.
@@ -105,6 +109,7 @@ pub fn write(
                         .push(format!("{}: not run: {reason}", agent.name));
                     break;
                 }
+                let before = cp.snapshot()?;
                 let record = lock.with_child(|on_spawn| {
                     agents::invoke(
                         &Invocation {
@@ -119,6 +124,23 @@ pub fn write(
                         on_spawn,
                     )
                 })??;
+                if let Some(tree) = &before {
+                    let undone = crate::engine::tamper::undo_tree(&cp, &ws.root, tree)?;
+                    if !undone.is_empty() {
+                        let mut record = record;
+                        record.tamper = Some(crate::artifacts::fix_history::Tamper::TreeEdited);
+                        history
+                            .agent_calls
+                            .push(record.to_artifact(None, None, CallOutcome::Failed));
+                        store::write_json(&paths.fix_history(), &history)?;
+                        review.attempts.push(format!(
+                            "{}: tree_edited (changed {}; undone)",
+                            agent.name,
+                            undone.join(", ")
+                        ));
+                        continue;
+                    }
+                }
                 // The same judgement as the analysis chain of phase 5
                 // (DESIGN.md §6.3: at least 100 words, a working call).
                 let reason = agents::strategy::review_reason(&record);

@@ -57,7 +57,9 @@ fn temp_with(path: &Path, bytes: &[u8]) -> Result<tempfile::NamedTempFile> {
         .suffix(".tmp")
         .tempfile_in(dir)
         .map_err(|e| Error::io(dir, e))?;
-    tmp.write_all(bytes).map_err(|e| Error::io(path, e))?;
+    // Secrets never reach an artifact (DESIGN.md §10.2).
+    tmp.write_all(&crate::redact::redact(bytes))
+        .map_err(|e| Error::io(path, e))?;
     // Temp files are created 0600; artifacts are for people and git, so
     // keep the mode of the file being replaced, else the usual 0644.
     let mode = std::fs::metadata(path)

@@ -1,0 +1,274 @@
+//! The checks after every agent call that undo what an agent may not do
+//! (DESIGN.md §10.2), in every role and both machines:
+//!
+//! - **wfx's own files.** The session transaction keeps a copy of every
+//!   artifact it wrote ([`SessionCopies`]). After a call, each one that no
+//!   longer holds what wfx wrote (an agent forged fix-history entries,
+//!   wiped them, wrote `status: completed`) is written back from that copy
+//!   and the call is recorded with `tamper: session_edited`. Only changes
+//!   made *during* a call are undone: the copies are what this process
+//!   wrote, so a person's edits between runs are what a resume starts from.
+//! - **Read-only roles.** An analysis call must leave the work tree as it
+//!   found it: any change is undone from the snapshot taken before the
+//!   call, the call is recorded with `tamper: tree_edited` and counts as
+//!   failed (the next agent of the chain answers).
+//!
+//! When one call did several things, the first of `head_moved`,
+//! `session_edited`, `tree_edited` is recorded.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use super::ports::Ports;
+use super::step::Snapshot;
+use crate::agents::{CallRecord, Role};
+use crate::artifacts::fix_history::Tamper;
+use crate::error::{Error, Result};
+
+/// A digest of bytes, to know whether a file still holds what was written.
+pub fn digest(bytes: &[u8]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    bytes.hash(&mut h);
+    h.finish()
+}
+
+/// What wfx last wrote to each of its session files: a digest and the
+/// bytes, so a file an agent changed or removed can be written back.
+#[derive(Debug, Default)]
+pub struct SessionCopies {
+    kept: HashMap<PathBuf, Kept>,
+}
+
+#[derive(Debug)]
+struct Kept {
+    digest: u64,
+    bytes: Vec<u8>,
+}
+
+impl SessionCopies {
+    /// `path` now holds `bytes`, written (or found equal) by wfx.
+    pub fn record(&mut self, path: &Path, bytes: &[u8]) {
+        let d = digest(bytes);
+        match self.kept.get_mut(path) {
+            Some(k) if k.digest == d => {}
+            Some(k) => {
+                k.digest = d;
+                k.bytes = bytes.to_vec();
+            }
+            None => {
+                self.kept.insert(
+                    path.to_path_buf(),
+                    Kept {
+                        digest: d,
+                        bytes: bytes.to_vec(),
+                    },
+                );
+            }
+        }
+    }
+
+    /// The digest of what wfx last wrote to `path`.
+    pub fn digest(&self, path: &Path) -> Option<u64> {
+        self.kept.get(path).map(|k| k.digest)
+    }
+
+    /// The files moved from `old` to `new` (the session was archived).
+    pub fn moved(&mut self, old: &Path, new: &Path) {
+        self.kept = std::mem::take(&mut self.kept)
+            .into_iter()
+            .map(|(p, k)| match p.strip_prefix(old) {
+                Ok(rest) => (new.join(rest), k),
+                Err(_) => (p, k),
+            })
+            .collect();
+    }
+
+    /// The files that no longer hold what wfx wrote (changed or removed),
+    /// sorted; `read` gives a file's bytes now (`None`: missing).
+    pub fn edited(&self, read: impl Fn(&Path) -> Option<Vec<u8>>) -> Vec<PathBuf> {
+        let mut out: Vec<PathBuf> = self
+            .kept
+            .iter()
+            .filter(|(p, k)| read(p).is_none_or(|b| digest(&b) != k.digest))
+            .map(|(p, _)| p.clone())
+            .collect();
+        out.sort();
+        out
+    }
+
+    /// wfx's copy of `path`.
+    pub fn copy(&self, path: &Path) -> Option<&[u8]> {
+        self.kept.get(path).map(|k| k.bytes.as_slice())
+    }
+
+    /// Write back every file on disk that no longer holds what wfx wrote;
+    /// the files restored, sorted.
+    pub fn restore_on_disk(&self) -> Result<Vec<PathBuf>> {
+        let edited = self.edited(|p| std::fs::read(p).ok());
+        for path in &edited {
+            let bytes = self.copy(path).unwrap_or_default();
+            if let Some(dir) = path.parent() {
+                fs_err::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+            }
+            // The agent may have left a directory or a link in its place.
+            if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
+                fs_err::remove_dir_all(path).map_err(|e| Error::io(path, e))?;
+            }
+            crate::session::store::write_replace(path, bytes)?;
+        }
+        Ok(edited)
+    }
+}
+
+/// Roles that must not change the work tree.
+pub fn is_read_only(role: Role) -> bool {
+    role == Role::Analysis
+}
+
+/// The checks after one agent call (see the module docs): undo and record
+/// on `call`. `read_only_before` is the snapshot taken before a call of a
+/// read-only role.
+pub fn after_call(
+    ports: &mut dyn Ports,
+    call: &mut CallRecord,
+    read_only_before: Option<&Snapshot>,
+) -> Result<()> {
+    if !ports.undo_session_edits()?.is_empty() {
+        call.tamper.get_or_insert(Tamper::SessionEdited);
+    }
+    if let Some(before) = read_only_before {
+        let undone = ports.undo_tree_edits(before)?;
+        if !undone.is_empty() {
+            call.tamper.get_or_insert(Tamper::TreeEdited);
+            call.is_error = true;
+            call.error_message = Some(format!(
+                "a read-only {} call changed the work tree ({}); undone",
+                call.role,
+                shown(&undone)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// At most three paths, and how many more.
+fn shown(paths: &[String]) -> String {
+    let mut text = paths.iter().take(3).cloned().collect::<Vec<_>>().join(", ");
+    if paths.len() > 3 {
+        text.push_str(&format!(" and {} more", paths.len() - 3));
+    }
+    text
+}
+
+/// Put the work tree under `root` back as it was in the snapshot tree
+/// `tree` of `cp` (see [`restore_tree`]); the paths undone.
+pub fn undo_tree(cp: &crate::git::Checkpoints, root: &Path, tree: &str) -> Result<Vec<String>> {
+    let changed = crate::git::change_paths(&cp.changed_since(tree)?);
+    restore_tree(root, changed, |p| Ok(cp.file_versions(tree, p)?.before))
+}
+
+/// Put the work tree back to the snapshot tree `tree`: every path changed
+/// since gets its content from the snapshot, or is removed when it did not
+/// exist then. `versions(path)` gives the content then (`None`: absent);
+/// the paths undone, sorted.
+pub fn restore_tree(
+    root: &Path,
+    changed: Vec<String>,
+    mut version_then: impl FnMut(&str) -> Result<Option<Vec<u8>>>,
+) -> Result<Vec<String>> {
+    for rel in &changed {
+        let path = root.join(rel);
+        match version_then(rel)? {
+            Some(bytes) => {
+                if let Some(dir) = path.parent() {
+                    fs_err::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+                }
+                if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir()) {
+                    fs_err::remove_dir_all(&path).map_err(|e| Error::io(&path, e))?;
+                }
+                // In place, so the file keeps its mode.
+                fs_err::write(&path, bytes).map_err(|e| Error::io(&path, e))?;
+            }
+            None => match std::fs::remove_file(&path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(Error::io(&path, e)),
+            },
+        }
+    }
+    Ok(changed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copies_find_and_restore_what_an_agent_changed_or_removed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (a, b, c) = (
+            tmp.path().join("a.json"),
+            tmp.path().join(".process/b.json"),
+            tmp.path().join("c.md"),
+        );
+        std::fs::create_dir_all(b.parent().unwrap()).unwrap();
+        let mut copies = SessionCopies::default();
+        for (p, text) in [(&a, "a1"), (&b, "b1"), (&c, "c1")] {
+            std::fs::write(p, text).unwrap();
+            copies.record(p, text.as_bytes());
+        }
+        std::fs::write(&a, "a2").unwrap();
+        copies.record(&a, b"a2");
+        assert!(
+            copies.restore_on_disk().unwrap().is_empty(),
+            "all as written"
+        );
+        // The agent forges one, removes one (and its directory), leaves one.
+        std::fs::write(&a, "forged").unwrap();
+        std::fs::remove_dir_all(b.parent().unwrap()).unwrap();
+        let mut want = vec![a.clone(), b.clone()];
+        want.sort();
+        assert_eq!(copies.restore_on_disk().unwrap(), want);
+        assert_eq!(std::fs::read_to_string(&a).unwrap(), "a2");
+        assert_eq!(std::fs::read_to_string(&b).unwrap(), "b1");
+        assert_eq!(std::fs::read_to_string(&c).unwrap(), "c1");
+        // A directory put in a file's place.
+        std::fs::remove_file(&c).unwrap();
+        std::fs::create_dir(&c).unwrap();
+        assert_eq!(copies.restore_on_disk().unwrap(), vec![c.clone()]);
+        assert_eq!(std::fs::read_to_string(&c).unwrap(), "c1");
+    }
+
+    #[test]
+    fn restoring_the_tree_writes_back_and_removes() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::write(root.join("src/a.py"), "edited").unwrap();
+        std::fs::write(root.join("new.txt"), "created").unwrap();
+        let then = |p: &str| {
+            Ok(match p {
+                "src/a.py" => Some(b"original".to_vec()),
+                "gone.py" => Some(b"deleted by the agent".to_vec()),
+                _ => None,
+            })
+        };
+        let undone = restore_tree(
+            root,
+            vec!["gone.py".into(), "new.txt".into(), "src/a.py".into()],
+            then,
+        )
+        .unwrap();
+        assert_eq!(undone.len(), 3);
+        assert_eq!(
+            std::fs::read_to_string(root.join("src/a.py")).unwrap(),
+            "original"
+        );
+        assert_eq!(
+            std::fs::read_to_string(root.join("gone.py")).unwrap(),
+            "deleted by the agent"
+        );
+        assert!(!root.join("new.txt").exists());
+    }
+}
