@@ -159,9 +159,9 @@ fn reports_render_in_chromium() {
         ],
     );
     // A real session, as the engine records it: the Python demo. Run 1 has
-    // no fix before it; runs 2 and 3 (affected subsets, hollow) follow
-    // conservative fixes; run 4, the full validation of iteration 3,
-    // follows the same fix as run 3.
+    // no fix before it; the retest tiers of iterations 2 and 3 (affected
+    // subsets, hollow) follow conservative fixes; the last run, the full
+    // validation of iteration 3, follows the same fix as its tiers.
     let env = Env::new();
     let demo = env.tmp.path().join("demo");
     env.wfx_live()
@@ -174,6 +174,8 @@ fn reports_render_in_chromium() {
         &shown,
         &[
             (FIRST_RUN, FIRST_RUN),
+            (CONSERVATIVE, WHITE),
+            (CONSERVATIVE, WHITE),
             (CONSERVATIVE, WHITE),
             (CONSERVATIVE, WHITE),
             (CONSERVATIVE, CONSERVATIVE),

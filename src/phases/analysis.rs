@@ -129,9 +129,11 @@ pub fn write(
                     if !undone.is_empty() {
                         let mut record = record;
                         record.tamper = Some(crate::artifacts::fix_history::Tamper::TreeEdited);
-                        history
-                            .agent_calls
-                            .push(record.to_artifact(None, None, CallOutcome::Failed));
+                        history.agent_calls.push(record.to_artifact(
+                            None,
+                            None,
+                            CallOutcome::Failed,
+                        ));
                         store::write_json(&paths.fix_history(), &history)?;
                         review.attempts.push(format!(
                             "{}: tree_edited (changed {}; undone)",
