@@ -105,7 +105,7 @@ fn run(
             }
             let call = wfx::agents::invoke(inv, &mut |_| {})?;
             spent += call.cost_usd.unwrap_or(0.0);
-            Ok(Invoked::Ran(call))
+            Ok(Invoked::Ran(Box::new(call)))
         },
     )
     .unwrap()

@@ -61,7 +61,7 @@ pub struct AnalysisCtx<'a> {
 /// What the engine's agent path did with one call of the chain.
 pub enum Invoked {
     /// The call ran (and passed the engine's checks).
-    Ran(CallRecord),
+    Ran(Box<CallRecord>),
     /// Not run: the session's cost cap is reached (the reason).
     CostCapped(String),
 }

@@ -305,7 +305,7 @@ impl Driver<'_, '_, '_> {
             .map(|(name, pattern)| (name.clone(), self.ports.find_output(pattern, started)))
             .collect();
         Ok(Observed::Agent(Box::new(AgentCallDone {
-            call,
+            call: *call,
             inspection,
             outputs,
         })))
@@ -503,7 +503,7 @@ pub fn call_agent(
     // wfx's own files, then the tree of a read-only role.
     super::head::after_call(ports, &guard, before, fold, &mut call)?;
     super::tamper::after_call(ports, &mut call, read_only_before.as_ref())?;
-    Ok(Invoked::Ran(call))
+    Ok(Invoked::Ran(Box::new(call)))
 }
 
 /// The parts of a child's end the machines use.

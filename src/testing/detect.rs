@@ -534,7 +534,7 @@ pub fn program_of(command: &str) -> Option<String> {
     ];
     let word = command
         .split_whitespace()
-        .find(|w| !(w.contains('=') && !w.starts_with('=')))?;
+        .find(|w| !w.contains('=') || w.starts_with('='))?;
     let plain = word
         .chars()
         .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '+'));
