@@ -86,3 +86,40 @@ fn an_environment_failure_pauses_without_a_fix_and_the_resume_completes() {
     assert_eq!(history["entries"], serde_json::json!([]), "{history}");
     assert_eq!(env.read("shop.py").matches("wfx_env_dep").count(), 2);
 }
+
+#[test]
+fn environment_failures_next_to_code_failures_are_not_given_to_the_fix_agent() {
+    let env = Env::new();
+    shop(&env);
+    // A code bug next to the environment failure.
+    env.write(
+        "shop.py",
+        "def price(n):\n    import wfx_env_dep\n    return wfx_env_dep.UNIT * n\n\n\ndef total(xs):\n    return sum(xs) + 1\n",
+    );
+    env.git(&["commit", "-qam", "a bug"]);
+    env.wfx_live()
+        .args(["test-fix-gen", "Test the shop", "--fix-agent", "manual"])
+        .assert()
+        .code(3);
+    let task = env.json(&format!("{ACTIVE}/.task/IMPL-fix-1.json"));
+    let requirements: Vec<String> = task["context"]["requirements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap().to_string())
+        .collect();
+    let all = requirements.join("\n");
+    assert!(
+        all.contains("Make the failing tests pass: `tests/test_shop.py::test_total`"),
+        "{all}"
+    );
+    assert!(
+        all.contains("Leave alone the 1 test(s) that fail because of the environment")
+            && all.contains("`tests/test_shop.py::test_price`"),
+        "{all}"
+    );
+    assert!(
+        !all.contains("Make the failing tests pass: `tests/test_shop.py::test_price`"),
+        "{all}"
+    );
+}

@@ -86,6 +86,10 @@ pub struct AnalysisOutcome {
     /// environment failure (a missing module, a port in use, timezone
     /// data): no agent can fix that in the code, so none is asked.
     pub environment: Vec<String>,
+    /// The failing tests the built-in classification puts in
+    /// `environment` groups: not the fix agent's to fix (DESIGN.md §10,
+    /// issue #19), whichever tool's analysis was accepted.
+    pub environment_tests: Vec<String>,
 }
 
 /// Run the analysis chain, then (if no tool's analysis is accepted) the
@@ -102,6 +106,7 @@ pub fn analyze(
     let mut calls: Vec<AgentCall> = Vec::new();
     let mut cost_capped = None;
     let environment = builtin.environment_only();
+    let environment_tests = builtin.environment_tests();
 
     if !chain.is_empty() && environment.is_empty() {
         let prompt = prompts::analysis(
@@ -184,6 +189,7 @@ pub fn analyze(
                         analysis_markdown: markdown,
                         cost_capped: None,
                         environment: Vec::new(),
+                        environment_tests,
                     });
                 }
                 Some(reason) => {
@@ -223,5 +229,6 @@ pub fn analyze(
         analysis_markdown: markdown,
         cost_capped,
         environment,
+        environment_tests,
     })
 }

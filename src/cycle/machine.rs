@@ -1133,10 +1133,13 @@ impl CycleMachine {
             .collect();
         focus.sort();
         focus.dedup();
+        // Environment failures are not the fix agent's (a missing module,
+        // a port in use): it is told to leave them.
+        let environment = &outcome.environment_tests;
         let failing: Vec<String> = baseline
             .failures
             .iter()
-            .filter(|f| !f.flaky)
+            .filter(|f| !f.flaky && !environment.contains(&f.test))
             .map(|f| format!("`{}`", f.test))
             .take(20)
             .collect();
@@ -1145,6 +1148,18 @@ impl CycleMachine {
             requirements.push(format!(
                 "Make the failing tests pass: {}",
                 failing.join(", ")
+            ));
+        }
+        if !environment.is_empty() {
+            requirements.push(format!(
+                "Leave alone the {} test(s) that fail because of the environment, not the code (the analysis says what to fix there): {}",
+                environment.len(),
+                environment
+                    .iter()
+                    .take(20)
+                    .map(|t| format!("`{t}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ));
         }
         requirements

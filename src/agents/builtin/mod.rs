@@ -151,6 +151,20 @@ pub struct BuiltinAnalysis {
 }
 
 impl BuiltinAnalysis {
+    /// The tests of every `environment` group, sorted.
+    pub fn environment_tests(&self) -> Vec<String> {
+        let mut tests: Vec<String> = self
+            .classification
+            .groups
+            .iter()
+            .filter(|g| g.kind == FailureKind::Environment)
+            .flat_map(|g| g.tests.iter().cloned())
+            .collect();
+        tests.sort();
+        tests.dedup();
+        tests
+    }
+
     /// What to fix in the environment when every failure group is an
     /// environment failure; empty when any group is for the code or tests.
     pub fn environment_only(&self) -> Vec<String> {
