@@ -19,8 +19,12 @@ pub const MIN_SECRET_LEN: usize = 8;
 
 /// Whether a variable's name says its value is a secret.
 pub fn looks_secret(name: &str) -> bool {
-    // `GIT_AUTHOR_DATE` is not an auth variable: AUTHOR is not AUTH.
-    let upper = name.to_ascii_uppercase().replace("AUTHOR", "");
+    // `GIT_AUTHOR_DATE` is not an auth variable: AUTHOR is not AUTH, but
+    // AUTHORIZATION is.
+    let upper = name
+        .to_ascii_uppercase()
+        .replace("AUTHORIZ", "AUTH_IZ")
+        .replace("AUTHOR", "");
     SECRET_WORDS.iter().any(|w| upper.contains(w))
 }
 

@@ -441,13 +441,12 @@ fn opencode() {
 }
 
 /// An analysis agent that does edit: Claude Code in `acceptEdits` as a
-/// custom command (the presets never let an analysis edit). This records
-/// what wfx does today: the call is accepted like any other, and the edit
-/// stays in the work tree.
-/// Undoing it and recording `tamper: tree_edited` is the engine's job
-/// (DESIGN §10.2, issue #15); this test then has to change.
+/// custom command (the presets never let an analysis edit). The engine
+/// undoes what a read-only call changed, records `tamper: tree_edited` and
+/// counts the call as failed, so the built-in analyzer answers instead
+/// (DESIGN.md §10.2, issue #15 case 4).
 #[test]
-fn an_analysis_that_edits_anyway_is_recorded_as_accepted() {
+fn an_analysis_that_edits_anyway_is_undone_and_recorded() {
     let Some(bin) = bin_dir() else { return };
     let s = Setup::new(&bin);
     let wrapper = s.wrapper(Preset::Claude, Mode::Edit);
@@ -479,24 +478,16 @@ fn an_analysis_that_edits_anyway_is_recorded_as_accepted() {
         .find(|c| c["role"] == "analysis" && c["iteration"] == 1)
         .cloned()
         .unwrap_or_else(|| panic!("no phase-5 analysis call: {history}\n{stderr}"));
-    assert_eq!(analysis["outcome"], "accepted", "{analysis}");
-    assert!(analysis.get("tamper").is_none(), "{analysis}");
-    // The analysis's edit (add() now subtracts) stays in the work tree.
-    // Whether a commit takes it changed with the one engine (none did in
-    // the last run); undoing it is the tamper check's job (issue #15).
+    assert_ne!(analysis["outcome"], "accepted", "{analysis}");
+    assert_eq!(analysis["tamper"], "tree_edited", "{analysis}");
+    // The analysis's edit (add() made to subtract) is undone, and so is the
+    // file its `touch` created.
     let ops = std::fs::read_to_string(s.env.root.join("calc/ops.py")).unwrap();
-    assert!(ops.contains("    return a - b"), "{ops}");
-    // acceptEdits also approves `touch` (a file operation) in print mode;
-    // the new file stays untracked.
-    assert!(s.env.root.join("MOCK-SHELL-RAN").exists());
-    assert_eq!(s.env.git(&["ls-files", "MOCK-SHELL-RAN"]), "");
-    // add() broken by the analysis fails the final full run: one attempt
-    // allowed, so the session is blocked.
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(
-        stderr.contains("Blocked: reached the limit of 1 fix attempts"),
-        "{stderr}"
-    );
+    assert!(!ops.contains("    return a - b"), "{ops}");
+    assert!(!s.env.root.join("MOCK-SHELL-RAN").exists());
+    // The loop goes on with the built-in analysis: completed or blocked at
+    // its one attempt, never an error.
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{stderr}");
 }
 
 /// `wfx doctor` with the real CLIs: every preset configured, each found at
