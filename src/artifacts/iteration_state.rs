@@ -546,7 +546,7 @@ impl TryFrom<IterationStateFile> for IterationState {
             NextAction::Complete => Action::Complete,
             NextAction::None => Action::None,
         };
-        Ok(IterationState {
+        let state = IterationState {
             session_id: f.session_id,
             current_task: f.current_task,
             queue: f.queue,
@@ -566,8 +566,65 @@ impl TryFrom<IterationStateFile> for IterationState {
             tasks_snapshot: f.tasks_snapshot,
             tests_commit,
             extra,
-        })
+        };
+        match inconsistency(&state) {
+            Some(why) => Err(why),
+            None => Ok(state),
+        }
     }
+}
+
+/// The most iterations a state may name: far beyond any real session
+/// (each iteration is a test run and an agent call), far below the wrap of
+/// a counter.
+pub const MAX_ITERATIONS_ON_FILE: u32 = 100_000;
+
+/// What makes a schema-valid state unusable (DESIGN.md §10.3): counters
+/// out of range, a baseline run that is not recorded, paths to commit
+/// outside the project. Refused (exit 2) before anything is written.
+pub fn inconsistency(s: &IterationState) -> Option<String> {
+    let last = s.iterations.iter().map(|r| r.iteration).max().unwrap_or(0);
+    if s.current_iteration > MAX_ITERATIONS_ON_FILE || s.current_iteration > last + 2 {
+        return Some(format!(
+            "`current_iteration` is {} but the last recorded run is of iteration {last}",
+            s.current_iteration
+        ));
+    }
+    if s.max_iterations > MAX_ITERATIONS_ON_FILE {
+        return Some(format!(
+            "`max_iterations` is {} (at most {MAX_ITERATIONS_ON_FILE})",
+            s.max_iterations
+        ));
+    }
+    if let Some(run) = s.baseline_run
+        && s.run(run).is_none()
+    {
+        return Some(format!(
+            "`baseline_run` is {run} but no run {run} is recorded"
+        ));
+    }
+    let fix_paths = s
+        .action
+        .fix()
+        .map(|f| f.commit_paths.as_slice())
+        .unwrap_or(&[]);
+    let pending = s.pending_commit.iter().flat_map(|c| c.paths.iter());
+    if let Some(bad) = fix_paths.iter().chain(pending).find(|p| !inside_project(p)) {
+        return Some(format!("a path to commit, `{bad}`, is outside the project"));
+    }
+    None
+}
+
+/// A relative path without `..` components (what wfx records).
+fn inside_project(path: &str) -> bool {
+    let p = std::path::Path::new(path);
+    !p.is_absolute()
+        && p.components().all(|c| {
+            !matches!(
+                c,
+                std::path::Component::ParentDir | std::path::Component::Prefix(_)
+            )
+        })
 }
 
 fn take_string(extra: &mut Extra, key: &str) -> Option<String> {
