@@ -29,9 +29,12 @@ fn paused() -> Env {
     env
 }
 
+/// A case: its name, the damage done to the state, the message expected.
+type Case = (&'static str, fn(&mut serde_json::Value), &'static str);
+
 #[test]
 fn an_inconsistent_state_is_refused_before_anything_is_written() {
-    let cases: [(&str, fn(&mut serde_json::Value), &str); 3] = [
+    let cases: [Case; 3] = [
         (
             "counter",
             |s| s["current_iteration"] = serde_json::json!(4294967295u64),
