@@ -695,3 +695,46 @@ fn resume_at_the_retest_phase_does_not_repeat_the_debug_command() {
             .contains("  step 1 (test): passed after 1 debug attempt (of at most 3)\n")
     );
 }
+
+/// A run killed while replacing a file leaves its temp file behind; the
+/// resume that finds the dead run's lock sweeps it, so it is never archived
+/// with the session (issue #15 case 11, as in the cycle).
+#[test]
+fn a_resume_after_a_killed_run_sweeps_its_temp_files() {
+    let env = project();
+    env.write(
+        ".workflow/wfx.json",
+        r#"{"agents": {"definitions": {"claude": {"preset": "claude"}}}}"#,
+    );
+    env.write("wf.yml", "commands:\n  - claude: /implement\n");
+    let bin = env.fake_agents(&[("claude", "rate-limit")]);
+    let out = env
+        .wfx()
+        .env("PATH", env.path_with(&bin))
+        .args(["run", "wf.yml"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    // What `kill -9` in the middle of an atomic replace leaves: the lock of
+    // a process that is gone and a half-written temp file.
+    let dir = ".workflow/active/WFS-run-wf";
+    env.write(
+        &format!("{dir}/.lock"),
+        r#"{"pid": 999999999, "since": "2026-01-01T00:00:00Z"}"#,
+    );
+    let temp = env.write(&format!("{dir}/.process/.run-state.json.tmp"), "{\"half");
+    let bin = env.fake_agents(&[("claude", "fixer")]);
+    let out = env
+        .wfx()
+        .env("PATH", env.path_with(&bin))
+        .args(["run", "wf.yml", "--resume"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!temp.exists(), "the temp file was not swept");
+}

@@ -191,6 +191,11 @@ pub fn resume(setup: &Setup, sref: SessionRef, state: Option<RunState>) -> Resul
     if let Some(pgid) = lock.ended_stale {
         sinks.emit(&Event::StaleProcesses { pgid }, Utc::now());
     }
+    if lock.stale.is_some() {
+        // A killed run may have been replacing a file: its temp is garbage
+        // and must not be archived with the session (as in the cycle).
+        crate::engine::txn::sweep_temps(&paths.session.dir);
+    }
     let git = Checkpoints::open(&ws.root)?;
     let now = Utc::now();
     let mut state = match state {
