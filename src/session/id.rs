@@ -64,19 +64,29 @@ pub fn unique_id(base: &str, taken: impl Fn(&str) -> bool) -> String {
         .expect("an unused suffix exists")
 }
 
-/// Reject anything that is not `^WFS-[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$` or
-/// that contains `..`. Called on every id a user gives, before any path.
-pub fn validate_user_id(id: &str) -> Result<()> {
-    let shown: String = id
+/// The usage error for a rejected id: the id as shown (escaped, cut to
+/// 120 characters), why, and what was expected.
+fn invalid(id: &str, why: &str, expected: &str) -> Result<()> {
+    let shown = id
         .chars()
         .take(120)
         .collect::<String>()
         .escape_debug()
         .to_string();
+    Err(Error::usage(format!(
+        "invalid session id \"{shown}\": {why} (expected {expected})"
+    )))
+}
+
+/// Reject anything that is not `^WFS-[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$` or
+/// that contains `..`. Called on every id a user gives, before any path.
+pub fn validate_user_id(id: &str) -> Result<()> {
     let bad = |why: &str| {
-        Err(Error::usage(format!(
-            "invalid session id \"{shown}\": {why} (expected WFS- followed by letters, digits, '_', '.' or '-', at most 100 characters)"
-        )))
+        invalid(
+            id,
+            why,
+            "WFS- followed by letters, digits, '_', '.' or '-', at most 100 characters",
+        )
     };
     let Some(rest) = id.strip_prefix("WFS-") else {
         return bad("it must start with WFS-");
@@ -113,17 +123,7 @@ pub fn validate_existing_id(id: &str) -> Result<()> {
     if validate_user_id(id).is_ok() {
         return Ok(());
     }
-    let shown: String = id
-        .chars()
-        .take(120)
-        .collect::<String>()
-        .escape_debug()
-        .to_string();
-    let bad = |why: &str| {
-        Err(Error::usage(format!(
-            "invalid session id \"{shown}\": {why} (expected WFS- followed by a directory name)"
-        )))
-    };
+    let bad = |why: &str| invalid(id, why, "WFS- followed by a directory name");
     let Some(rest) = id.strip_prefix("WFS-") else {
         return bad("it must start with WFS-");
     };
