@@ -980,9 +980,15 @@ mod tests {
             failed: Selection::Run(ids(&["a"])),
             affected: Selection::Run(ids(&["b", "c"])),
             suite: 10,
+            nothing_changed: false,
         };
         let only_failed = RetestPlan {
             affected: Selection::Empty,
+            ..plan.clone()
+        };
+        let no_op_fix = RetestPlan {
+            affected: Selection::Empty,
+            nothing_changed: true,
             ..plan.clone()
         };
         let at = |tier, outcome| RetestProgress {
@@ -1040,6 +1046,25 @@ mod tests {
                 at(Tier::Failed, TierOutcome::Passed),
                 NextRun::Full(FullReason::Validation),
             ),
+            // A fix that changed no file: the failing tests again, no more.
+            (
+                &no_op_fix,
+                fresh.clone(),
+                NextRun::Tier {
+                    tier: Tier::Failed,
+                    ids: ids(&["a"]),
+                },
+            ),
+            (
+                &no_op_fix,
+                at(Tier::Failed, TierOutcome::Failing),
+                NextRun::Done,
+            ),
+            (
+                &no_op_fix,
+                at(Tier::Failed, TierOutcome::Passed),
+                NextRun::Full(FullReason::Validation),
+            ),
         ];
         for (plan, progress, want) in cases {
             assert_eq!(next_tier(plan, &progress), want, "{progress:?}");
@@ -1092,6 +1117,12 @@ mod tests {
             (
                 &plan,
                 at(Tier::Affected, TierOutcome::Failing),
+                &analyze,
+                AfterTier::Settle,
+            ),
+            (
+                &no_op_fix,
+                at(Tier::Failed, TierOutcome::Failing),
                 &analyze,
                 AfterTier::Settle,
             ),

@@ -1460,7 +1460,7 @@ impl CycleMachine {
         }));
         if files_changed.is_empty() {
             out.push(Event::warning(format!(
-                "Iteration {k}: the fix changed no file; retesting as is"
+                "Iteration {k}: the fix changed no file; rerunning only the failing tests"
             )));
         }
         if let Some(why) = &rejected {

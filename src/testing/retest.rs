@@ -45,6 +45,7 @@
 //! | last tier | showed | next |
 //! | --- | --- | --- |
 //! | none | | tier 1, else tier 2 when no test failed before, else full |
+//! | 1 | a test still fails, the fix changed no file | done (nothing else can have changed) |
 //! | 1 | a test still fails | tier 2 (the fix may have broken others too), else full |
 //! | 1 | every test passes | tier 2 (tests not run yet), else full |
 //! | 2 | a test fails | done |
@@ -178,6 +179,10 @@ pub struct RetestPlan {
     pub affected: Selection,
     /// Tests of the suite that run (non-skipped cases of the baseline).
     pub suite: usize,
+    /// The fix changed no file: no test other than the failing ones can
+    /// have changed its result, so a tier 1 that still fails ends the
+    /// retest (no full run for a fix that did nothing).
+    pub nothing_changed: bool,
 }
 
 /// What the last tier showed.
@@ -244,6 +249,7 @@ pub fn plan(input: &RetestInput<'_>) -> RetestPlan {
             failed: Selection::Empty,
             affected: Selection::Empty,
             suite,
+            nothing_changed: input.changed_files.is_empty(),
         };
     }
     let known: HashSet<&str> = b.cases.iter().map(|c| c.test.as_str()).collect();
@@ -267,6 +273,7 @@ pub fn plan(input: &RetestInput<'_>) -> RetestPlan {
         failed,
         affected,
         suite,
+        nothing_changed: input.changed_files.is_empty(),
     }
 }
 
@@ -315,6 +322,7 @@ pub fn next(plan: &RetestPlan, last: Option<(Tier, Outcome)>) -> NextRun {
         (Tier::Full, _) => NextRun::Done,
         (_, Outcome::Escalated(e)) => NextRun::Full(FullReason::Escalated(e)),
         (Tier::Affected, Outcome::Failing) => NextRun::Done,
+        (Tier::Failed, Outcome::Failing) if plan.nothing_changed => NextRun::Done,
         (Tier::Failed, Outcome::Failing) => match &plan.affected {
             Selection::Run(ids) => NextRun::Tier {
                 tier: Tier::Affected,
