@@ -353,10 +353,8 @@ fn end_step(pgid: i32, token: &str, step_start: Option<u64>, grace: Duration) {
             }
         }
     }
-    let group_left = signal_group(pgid, 0)
-        && seen
-            .iter()
-            .any(|p| p.stat.pgrp == pgid && p.stat.is_live());
+    let group_left =
+        signal_group(pgid, 0) && seen.iter().any(|p| p.stat.pgrp == pgid && p.stat.is_live());
     if group_left || !left.is_empty() {
         signal_group(pgid, libc::SIGTERM);
         procs::signal_all(&left, libc::SIGTERM);

@@ -1701,12 +1701,28 @@ impl CycleMachine {
                 .or(s.iter.selected_strategy)
                 .unwrap_or(Strategy::Conservative),
             limits: &self.limits,
+            unchecked: &decide::unchecked_fixes(&s.iter.iterations, n),
         });
+        if let Some(drop) = &settled.unattributed {
+            let earlier = decide::unchecked_fixes(&s.iter.iterations, n)
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(", ");
+            out.push(Event::warning(format!(
+                "Iteration {n}: {drop} ({label}), but the fixes of iteration(s) {earlier} were kept after a retest of only part of the suite: iteration {k}'s fix is not rolled back for it; the failing tests are analysed next"
+            )));
+        }
         rec.result = Some(settled.result);
         let pass_rate = merged.pass_rate;
         let judged_run = self.record_run(s, rec, merged, Some(base_rec.pass_rate), &label, out);
         let after = match tier_run {
-            Some(_) => decide::after_tier(&plan, &progress, &settled.decision),
+            Some(_) => decide::after_tier(
+                &plan,
+                &progress,
+                &settled.decision,
+                settled.result == IterationResult::Improved,
+            ),
             None if settled.decision == AfterRun::FinalValidation => AfterTier::Validate,
             None => AfterTier::Settle,
         };

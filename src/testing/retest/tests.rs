@@ -212,7 +212,10 @@ fn a_tier_of_80_percent_or_more_runs_the_full_suite() {
         ..input(&b)
     });
     assert!(p.nothing_changed);
-    assert_eq!(next(&p, Some((Tier::Failed, Outcome::Failing))), NextRun::Done);
+    assert_eq!(
+        next(&p, Some((Tier::Failed, Outcome::Failing))),
+        NextRun::Done
+    );
     assert_eq!(
         next(&p, Some((Tier::Failed, Outcome::Passed))),
         NextRun::Full(FullReason::Validation)
