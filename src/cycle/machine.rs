@@ -116,7 +116,7 @@ impl Machine for CycleMachine {
                     n,
                     None,
                     self.baseline_results(s),
-                    "final validation",
+                    validation_label(s),
                     Some(known),
                 )))
             }
@@ -1636,7 +1636,7 @@ impl CycleMachine {
         }
         let plan = self.retest_plan(s, &fix);
         let label = if validation {
-            "final validation, full suite".to_string()
+            validation_label(s).to_string()
         } else {
             self.tier_label(s, &fix)
         };
@@ -1966,3 +1966,13 @@ fn results_started(
 ) -> crate::artifacts::Timestamp {
     r.started_at.unwrap_or(now)
 }
+/// What the full run after a subset tier is for: the final validation when
+/// every test passed so far; else (a fix that made no failing test pass,
+/// DESIGN.md §10.4) a look at what else the fix changed.
+fn validation_label(s: &CycleState) -> &'static str {
+    match s.iter.iterations.last() {
+        Some(r) if r.failed > 0 => "full suite: the fix made no failing test pass",
+        _ => "final validation, full suite",
+    }
+}
+
