@@ -4,30 +4,13 @@
 
 mod common;
 
-use common::{Env, fake_agent, fixer_config};
+use common::{Env, fake_agent, fixer_config, runs};
 use predicates::prelude::*;
 use serde_json::{Value, json};
 
 const ID: &str = "WFS-test-the-calculator";
 const ACTIVE: &str = ".workflow/active/WFS-test-the-calculator";
 const ARCHIVED: &str = ".workflow/archives/WFS-test-the-calculator";
-
-/// `(iteration, scope, pass rate)` of every run: an iteration's affected
-/// retest and its full-suite validation are two records (DESIGN.md §10.4).
-fn runs(state: &Value) -> Vec<(u64, String, f64)> {
-    state["iterations"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| {
-            (
-                i["iteration"].as_u64().unwrap(),
-                i["scope"].as_str().unwrap().to_string(),
-                i["pass_rate"].as_f64().unwrap(),
-            )
-        })
-        .collect()
-}
 
 fn run(iteration: u64, scope: &str, pass_rate: f64) -> (u64, String, f64) {
     (iteration, scope.to_string(), pass_rate)

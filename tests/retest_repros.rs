@@ -200,18 +200,6 @@ fn a_partial_fix_costs_no_full_run_and_its_damage_is_not_blamed_on_the_next_fix(
     let state = env.json(&format!(
         ".workflow/archives/{archived}/.process/iteration-state.json"
     ));
-    let runs: Vec<(u64, String, f64)> = state["iterations"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| {
-            (
-                r["iteration"].as_u64().unwrap(),
-                r["scope"].as_str().unwrap().to_string(),
-                r["pass_rate"].as_f64().unwrap(),
-            )
-        })
-        .collect();
     let want = [
         (1, "full", 80.0),
         // Fix 1 (partial): tier 1 alone; 90 % is what it shows merged.
@@ -227,5 +215,5 @@ fn a_partial_fix_costs_no_full_run_and_its_damage_is_not_blamed_on_the_next_fix(
         (4, "full", 100.0),
     ]
     .map(|(i, s, p)| (i, s.to_string(), p));
-    assert_eq!(runs, want);
+    assert_eq!(common::runs(&state), want);
 }

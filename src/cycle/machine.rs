@@ -1975,4 +1975,3 @@ fn validation_label(s: &CycleState) -> &'static str {
         _ => "final validation, full suite",
     }
 }
-
