@@ -218,12 +218,23 @@ fn snapshots_survive_gc_during_a_pause_and_refs_go_at_completion() {
 }
 
 /// Case 13: a new file above `git.max_new_file_mib` (default 10) is
-/// neither committed nor copied into `.git` by a snapshot.
+/// neither committed nor copied into `.git` by a snapshot; it stays on
+/// disk and is named in fix history, the iteration's line, the final
+/// summary, the iteration summary and the report. A big untracked file
+/// that was there before the fix is the person's: left alone, not named.
 #[test]
-fn a_huge_new_file_is_not_committed_nor_copied_into_git() {
+fn a_huge_new_file_is_not_committed_nor_copied_into_git_and_is_named() {
     let env = Env::new();
     py_calc(&env, "big-file");
-    env.cycle(&[]).success();
+    std::fs::create_dir_all(env.root.join("data")).unwrap();
+    std::fs::File::create(env.root.join("data/dataset.bin"))
+        .unwrap()
+        .set_len(11 << 20)
+        .unwrap();
+    let out = env.cycle(&[]).success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    let named = "data/huge.bin (12.0 MiB > git.max_new_file_mib 10)";
     assert_eq!(
         std::fs::metadata(env.root.join("data/huge.bin"))
             .unwrap()
@@ -231,7 +242,7 @@ fn a_huge_new_file_is_not_committed_nor_copied_into_git() {
         12 << 20
     );
     let committed = env.git(&["log", "--name-only", "--format="]);
-    assert!(!committed.contains("data/huge.bin"), "{committed}");
+    assert!(!committed.contains("data/"), "{committed}");
     assert!(committed.contains("calc/ops.py"), "{committed}");
     let objects = env.git(&[
         "cat-file",
@@ -241,6 +252,51 @@ fn a_huge_new_file_is_not_committed_nor_copied_into_git() {
     let biggest = objects.lines().filter_map(|l| l.parse::<u64>().ok()).max();
     assert!(biggest.unwrap() < 1 << 20, "an object of {biggest:?} bytes");
     assert_eq!(env.git(&["status", "--porcelain", "--", "calc"]), "");
+    // Fix history names it, with its size and the limit.
+    let h = history(&env, ARCHIVED);
+    let first = entry(&h, 1);
+    assert_eq!(
+        first["not_committed"],
+        serde_json::json!([{
+            "path": "data/huge.bin",
+            "reason": "too_big",
+            "bytes": 12 << 20,
+            "limit_mib": 10
+        }]),
+        "{first}"
+    );
+    assert!(!h.to_string().contains("dataset.bin"), "{h}");
+    // The iteration's line (stderr) and the final summary (stdout).
+    assert!(
+        stderr.contains(&format!("Iteration 1 · not committed: {named}")),
+        "{stderr}"
+    );
+    assert!(
+        stdout.contains(&format!("Not committed (left on disk): {named}")),
+        "{stdout}"
+    );
+    assert!(!format!("{stdout}{stderr}").contains("dataset.bin"));
+    // The iteration summary (Markdown) and the report (HTML).
+    let summary = env.read(&format!(
+        "{ARCHIVED}/.summaries/iteration-summaries/iteration-1.md"
+    ));
+    assert!(
+        summary.contains(&format!("- Not committed (left on disk): `{named}`")),
+        "{summary}"
+    );
+    env.wfx()
+        .args(["report", "--html", "report.html"])
+        .assert()
+        .success();
+    let html = env.read("report.html");
+    let fixes = common::html_section(&html, "fixes")
+        .replace("&#x2f;", "/")
+        .replace("&gt;", ">");
+    assert!(
+        fixes.contains(&format!("not committed: {named}")),
+        "{fixes}"
+    );
+    assert!(!html.contains("dataset.bin"));
 }
 
 /// Case 11: file names that are not UTF-8 are committed, and a deleted
@@ -308,8 +364,11 @@ fn git_hooks_run_and_a_failing_hook_pauses() {
     );
 }
 
+/// `git.hooks: false`: a `pre-commit` that would refuse every commit is
+/// not run, and the final summary, the iteration summary and the report
+/// say that hooks were skipped (and say nothing of it by default).
 #[test]
-fn git_hooks_false_skips_them() {
+fn git_hooks_false_skips_them_and_says_so() {
     use std::os::unix::fs::PermissionsExt;
     let env = Env::new();
     let mut config = fixer_config("fix-all");
@@ -319,6 +378,51 @@ fn git_hooks_false_skips_them() {
     let hook = env.root.join(".git/hooks/pre-commit");
     std::fs::write(&hook, "#!/bin/sh\nexit 1\n").unwrap();
     std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
-    env.cycle(&[]).success();
+    let out = env.cycle(&[]).success();
     assert!(env.subjects().len() >= 3, "{:?}", env.subjects());
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(
+        stdout.contains(
+            "Git hooks were skipped for wfx's commits (git.hooks: false in .workflow/wfx.json)"
+        ),
+        "{stdout}"
+    );
+    assert_eq!(
+        env.json(&format!("{ARCHIVED}/workflow-session.json"))["git"]["hooks_skipped"],
+        true
+    );
+    let summary = env.read(&format!(
+        "{ARCHIVED}/.summaries/iteration-summaries/iteration-1.md"
+    ));
+    assert!(
+        summary.contains("(git hooks skipped: `git.hooks: false`)"),
+        "{summary}"
+    );
+    env.wfx()
+        .args(["report", "--html", "report.html"])
+        .assert()
+        .success();
+    let html = env.read("report.html");
+    let outcome = common::html_section(&html, "outcome");
+    assert!(
+        outcome.contains("Git hooks were skipped for wfx's commits"),
+        "{outcome}"
+    );
+}
+
+/// By default (hooks run) nothing is said about hooks.
+#[test]
+fn hooks_that_run_are_not_reported_as_skipped() {
+    let env = Env::new();
+    py_calc(&env, "fix-all");
+    let out = env.cycle(&[]).success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(!stdout.contains("hooks"), "{stdout}");
+    let session = env.json(&format!("{ARCHIVED}/workflow-session.json"));
+    assert!(session["git"].get("hooks_skipped").is_none(), "{session}");
+    env.wfx()
+        .args(["report", "--html", "report.html"])
+        .assert()
+        .success();
+    assert!(!env.read("report.html").contains("hooks were skipped"));
 }

@@ -157,6 +157,7 @@ impl Ports for RealPorts<'_> {
             commit_paths,
             diffstat,
             versions,
+            too_big: self.cp.oversized(),
         })
     }
 
