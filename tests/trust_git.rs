@@ -426,3 +426,208 @@ fn hooks_that_run_are_not_reported_as_skipped() {
         .success();
     assert!(!env.read("report.html").contains("hooks were skipped"));
 }
+
+// Crashes (`kill -9`) in the middle of git work of issue #15: a slow hook,
+// an agent that commits. The resume must end as an uninterrupted run.
+
+/// `wfx test-cycle-execute ARGS` as a child process, so a test can kill it.
+fn spawn_cycle(env: &Env, args: &[&str], vars: &[(&str, &str)]) -> std::process::Child {
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("wfx"));
+    env.apply(&mut cmd);
+    env.apply_toolchains(&mut cmd);
+    cmd.env("FIXER_STATE", env.state_dir())
+        .arg("test-cycle-execute")
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    for (k, v) in vars {
+        cmd.env(k, v);
+    }
+    cmd.spawn().expect("wfx starts")
+}
+
+/// Resume until the session completes (exit 0); at most twice.
+fn resume_to_the_end(env: &Env, vars: &[(&str, &str)]) {
+    for _ in 0..2 {
+        let out = spawn_cycle(env, &["--resume-session", "WFS-test-the-calculator"], vars)
+            .wait_with_output()
+            .unwrap();
+        match out.status.code() {
+            Some(0) => return,
+            Some(3) => continue,
+            code => panic!(
+                "resume exited {code:?}:\n{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ),
+        }
+    }
+    panic!("the session did not complete after two resumes");
+}
+
+fn wait_for(what: &str, mut ready: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !ready() {
+        assert!(std::time::Instant::now() < deadline, "waited for {what}");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+fn gone(pid: i32) -> bool {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while wfx::process::group_alive(pid) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    !wfx::process::group_alive(pid)
+}
+
+/// `kill -9` while the repository's `pre-commit` hook runs (it sleeps in a
+/// child process on its first run): the resume ends what the hook left,
+/// runs the hook again and makes each commit once; the fix is committed.
+#[test]
+fn kill_9_during_a_pre_commit_hook_then_resume_commits_once_and_leaves_no_process() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    py_calc(&env, "fix-all");
+    let marks = env.state_dir();
+    let hook = env.root.join(".git/hooks/pre-commit");
+    std::fs::write(
+        &hook,
+        format!(
+            "#!/bin/sh\necho run >> {m}/hook-runs\nif [ ! -e {m}/hook-slept ]; then\n  touch {m}/hook-slept\n  sleep 300 &\n  echo $! > {m}/sleep-pid\n  echo $$ > {m}/hook-pid\n  wait\nfi\nexit 0\n",
+            m = marks.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut wfx = spawn_cycle(&env, &[], &[]);
+    let hook_pid = marks.join("hook-pid");
+    wait_for("the hook to start", || hook_pid.exists());
+    unsafe { libc::kill(wfx.id() as i32, libc::SIGKILL) };
+    let _ = wfx.wait();
+    let read_pid = |name: &str| -> i32 {
+        std::fs::read_to_string(marks.join(name))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    let (hook_group, sleeper) = (read_pid("hook-pid"), read_pid("sleep-pid"));
+    // Nothing was committed while the hook ran.
+    assert_eq!(env.subjects(), ["initial"]);
+
+    resume_to_the_end(&env, &[]);
+    // The hook's group (and its sleeping child, which left no group) is gone.
+    assert!(
+        gone(hook_group),
+        "the hook's process group {hook_group} survived"
+    );
+    assert!(
+        !std::path::Path::new(&format!("/proc/{sleeper}")).exists()
+            || std::fs::read_to_string(format!("/proc/{sleeper}/stat"))
+                .is_ok_and(|s| s.contains(") Z ")),
+        "the hook's child {sleeper} survived"
+    );
+    // One commit per step, the fix among them, the tree clean.
+    let subjects = env.subjects();
+    let fixes = subjects
+        .iter()
+        .filter(|s| s.starts_with("test-cycle: iteration 1"))
+        .count();
+    assert_eq!(fixes, 1, "{subjects:?}");
+    assert!(subjects[0].contains("completed"), "{subjects:?}");
+    assert_eq!(subjects.len(), 3, "{subjects:?}");
+    assert!(env.read("calc/ops.py").contains("None if b == 0"));
+    assert_eq!(
+        env.git_bytes(&["show", "HEAD:calc/ops.py"]),
+        env.read_bytes("calc/ops.py")
+    );
+    assert_eq!(env.git(&["status", "--porcelain"]), "");
+    // The hook ran for the killed commit and again for each made one.
+    let runs = std::fs::read_to_string(marks.join("hook-runs")).unwrap();
+    assert_eq!(runs.lines().count(), 3, "{runs}");
+}
+
+/// One run of the committing agent, killed on its first call at `kill_at`
+/// (`None`: never), resumed to the end: what it left.
+struct AgentCrash {
+    subjects: Vec<String>,
+    agent_commits: usize,
+    pass_rates: Vec<f64>,
+    on_branch_from_agent: usize,
+}
+
+fn committing_agent_run(kill_at: Option<&str>) -> AgentCrash {
+    let env = Env::new();
+    py_calc(&env, "commit-then-die");
+    let vars: Vec<(&str, &str)> = kill_at.map(|w| ("KILL_AT", w)).into_iter().collect();
+    let out = spawn_cycle(&env, &[], &vars).wait_with_output().unwrap();
+    match kill_at {
+        None => assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        ),
+        Some(_) => {
+            assert_eq!(out.status.code(), None, "wfx was not killed");
+            resume_to_the_end(&env, &vars);
+        }
+    }
+    let h = history(&env, ARCHIVED);
+    assert_eq!(h["entries"].as_array().unwrap().len(), 1, "{h}");
+    let first = entry(&h, 1);
+    let fix = first["commit"].as_str().expect("a fix commit").to_string();
+    // The fix commit holds the fix; nothing is left in the tree.
+    assert!(
+        env.git(&["show", &format!("{fix}:calc/ops.py")])
+            .contains("None if b == 0")
+    );
+    assert_eq!(env.git(&["status", "--porcelain"]), "");
+    let state = env.json(&format!("{ARCHIVED}/.process/iteration-state.json"));
+    AgentCrash {
+        subjects: env.subjects(),
+        agent_commits: first["agent_commits"].as_array().map_or(0, Vec::len),
+        pass_rates: state["iterations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["pass_rate"].as_f64().unwrap())
+            .collect(),
+        on_branch_from_agent: env
+            .subjects()
+            .iter()
+            .filter(|s| s.as_str() == "agent: fix")
+            .count(),
+    }
+}
+
+/// `kill -9` while a fix agent that runs `git commit` itself is running,
+/// before and after its commit: the resume ends as the uninterrupted run
+/// does — the agent's commit folded into the attempt's checkpoint (none
+/// of the agent's commits on the branch), one fix attempt, the same
+/// commits and pass rates.
+#[test]
+fn kill_9_during_an_agent_that_commits_then_resume_ends_as_uninterrupted() {
+    let reference = committing_agent_run(None);
+    assert_eq!(reference.agent_commits, 1);
+    assert_eq!(
+        reference.on_branch_from_agent, 0,
+        "{:?}",
+        reference.subjects
+    );
+    for when in ["before", "after"] {
+        let run = committing_agent_run(Some(when));
+        assert_eq!(run.subjects, reference.subjects, "killed {when} the commit");
+        assert_eq!(
+            run.pass_rates, reference.pass_rates,
+            "killed {when} the commit"
+        );
+        assert_eq!(
+            run.on_branch_from_agent, 0,
+            "killed {when}: {:?}",
+            run.subjects
+        );
+        assert_eq!(run.agent_commits, 1, "killed {when} the commit");
+    }
+}
