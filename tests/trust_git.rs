@@ -631,3 +631,65 @@ fn kill_9_during_an_agent_that_commits_then_resume_ends_as_uninterrupted() {
         assert_eq!(run.agent_commits, 1, "killed {when} the commit");
     }
 }
+
+/// A snapshot wfx needs on resume is gone (its ref deleted by hand, the
+/// object pruned): exit 2 with a message naming the snapshot, its ref and
+/// what to do; the person's work in the tree is left exactly as it was.
+#[test]
+fn a_missing_snapshot_on_resume_is_exit_2_naming_it_and_loses_nothing() {
+    let env = Env::new();
+    env.cycle_project("py-calc", &serde_json::json!({"agents": {"fix": "manual"}}));
+    env.plan_calculator();
+    env.cycle(&[]).code(3);
+    let refs = env.git(&[
+        "for-each-ref",
+        "--format=%(refname) %(objectname)",
+        "refs/wfx/",
+    ]);
+    let snapshot = refs
+        .lines()
+        .find(|l| l.contains("/snapshots/"))
+        .and_then(|l| l.split(' ').nth(1))
+        .unwrap_or_else(|| panic!("no snapshot ref: {refs}"))
+        .to_string();
+    for line in refs.lines() {
+        env.git(&["update-ref", "-d", line.split(' ').next().unwrap()]);
+    }
+    env.git(&["reflog", "expire", "--expire=now", "--all"]);
+    env.git(&["gc", "-q", "--prune=now"]);
+    let (exists, _, _) = env.git_try(&["cat-file", "-e", &snapshot]);
+    assert!(!exists, "the snapshot {snapshot} is still there");
+    // The person's fix by hand, uncommitted.
+    let ops = env
+        .read("calc/ops.py")
+        .replace("    return a / b", "    return None if b == 0 else a / b");
+    env.write("calc/ops.py", &ops);
+    // The project's own files (git's and wfx's directories aside).
+    let project = |env: &Env| {
+        let mut files = common::digest_tree(&env.root);
+        files.retain(|p, _| !p.starts_with(".git/") && !p.starts_with(".workflow/"));
+        files
+    };
+    let before = project(&env);
+    let state = |env: &Env| {
+        let mut v = env.json(&format!("{ACTIVE}/.process/iteration-state.json"));
+        v.as_object_mut().unwrap().remove("updated_at");
+        v
+    };
+    let state_before = state(&env);
+    let out = env
+        .cycle(&["--resume-session", "WFS-test-the-calculator"])
+        .code(2);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    for what in [
+        format!("snapshot {snapshot}"),
+        format!("refs/wfx/WFS-test-the-calculator/snapshots/{snapshot}"),
+        "changed none of your files".to_string(),
+        "wfx session complete WFS-test-the-calculator".to_string(),
+    ] {
+        assert!(stderr.contains(&what), "no {what:?} in: {stderr}");
+    }
+    assert!(project(&env) == before, "the project's files changed");
+    // The state still waits for the same fix (only its clock moved).
+    assert_eq!(state(&env), state_before);
+}

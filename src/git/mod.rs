@@ -771,9 +771,22 @@ impl Repo {
         // A missing object is the repository's state, not a wfx bug: exit 2
         // with what to do (DESIGN.md §10.3).
         self.git.find_tree(id).map_err(|_| {
+            let kept = match &self.session {
+                Some(session) => format!("refs/wfx/{session}/snapshots/{snapshot}"),
+                None => format!("refs/wfx/<session>/snapshots/{snapshot}"),
+            };
+            let archive = self
+                .session
+                .as_deref()
+                .map_or("wfx session complete".to_string(), |s| {
+                    format!("wfx session complete {s}")
+                });
             Error::Usage(format!(
-                "snapshot {snapshot} is not in this repository (taken in another clone, or removed by git gc before wfx kept snapshots under refs/wfx/); \
-                 what the interrupted fix changed cannot be told: commit or discard its changes by hand, then resume"
+                "snapshot {snapshot} (the work tree before the fix, kept by {kept}) is missing from this repository: \
+                 its ref was deleted and git gc removed it, or it was taken in another clone. \
+                 wfx cannot tell what the interrupted fix changed, so it stopped and changed none of your files. \
+                 To go on, bring the object back (copy it from a clone that has it into .git/objects) and resume; \
+                 or give the session up with `{archive}`, commit or discard your changes yourself, and start a new one"
             ))
         })
     }
