@@ -575,6 +575,30 @@ impl CycleMachine {
         }
     }
 
+    /// What the final summary says about the session's commits: files a
+    /// fix wrote that no commit has, and git hooks skipped.
+    fn git_notes(&self, s: &CycleState) -> Vec<String> {
+        // The latest word on each file (a later fix may have rewritten it).
+        let files: std::collections::BTreeMap<&str, String> = s
+            .history
+            .entries
+            .iter()
+            .flat_map(|e| &e.not_committed)
+            .map(|f| (f.path.as_str(), f.to_string()))
+            .collect();
+        let mut lines: Vec<String> = files
+            .into_values()
+            .map(|f| format!("Not committed (left on disk): {f}"))
+            .collect();
+        if self.repo && s.session.git.hooks_skipped {
+            lines.push(
+                "Git hooks were skipped for wfx's commits (git.hooks: false in .workflow/wfx.json)"
+                    .to_string(),
+            );
+        }
+        lines
+    }
+
     /// The command to try a blocked session again, with room for two more
     /// attempts (the same wherever it is shown).
     pub fn retry_command(&self, s: &CycleState) -> String {
@@ -603,6 +627,7 @@ impl CycleMachine {
                 last.iteration, last.pass_rate, last.passed, last.total
             ));
         }
+        lines.extend(self.git_notes(s));
         lines.push(format!("Report: {report}"));
         lines.push(format!("To try again: {resume}"));
         Ending {
@@ -647,6 +672,7 @@ impl CycleMachine {
         if let Some(c) = &commit {
             lines.push(format!("Final commit: {}", &c[..c.len().min(10)]));
         }
+        lines.extend(self.git_notes(s));
         Ending {
             exit: Exit::Success,
             lines,
@@ -1375,6 +1401,8 @@ impl CycleMachine {
             || (s.now - fix.started_at).num_milliseconds().max(0) as u64,
             |c| c.duration_ms,
         );
+        let not_committed =
+            inspection.not_committed(fix.started_at, self.config.git.max_new_file_mib);
         let attempt = FixAttempt {
             iteration: k,
             fix_task: task_id.clone(),
@@ -1403,6 +1431,7 @@ impl CycleMachine {
                 .map(|c| c.agent_commits.clone())
                 .unwrap_or_default(),
             tamper: call.as_ref().and_then(|c| c.tamper),
+            not_committed: not_committed.clone(),
             extra: Extra::new(),
         };
         s.history.entries.retain(|e| e.iteration != k);
@@ -1458,6 +1487,11 @@ impl CycleMachine {
                 .map(|c| c.error_message.clone().unwrap_or_default()),
             by_hand: call.is_none(),
         }));
+        for file in &not_committed {
+            out.push(Event::warning(format!(
+                "Iteration {k} · not committed: {file}"
+            )));
+        }
         if files_changed.is_empty() {
             out.push(Event::warning(format!(
                 "Iteration {k}: the fix changed no file; rerunning only the failing tests"
