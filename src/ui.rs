@@ -166,6 +166,23 @@ impl Printer {
         bar.set_message(message.into());
         Spinner(Some(bar))
     }
+
+    /// A spinner for a test run and the hook that keeps its line current:
+    /// `{message} — 12 passed, 1 failed, 0 skipped · 4.2 s, eta ~19 s`
+    /// (DESIGN.md §10.7). No hook when no spinner is shown.
+    pub fn test_spinner(
+        &self,
+        message: impl Into<String>,
+    ) -> (Spinner, Option<crate::testing::ProgressHook>) {
+        let message = message.into();
+        let spinner = self.spinner(message.clone());
+        let hook = spinner.handle().map(|bar| {
+            Box::new(move |p: crate::testing::Progress| {
+                bar.set_message(format!("{message} — {}", p.summary()));
+            }) as crate::testing::ProgressHook
+        });
+        (spinner, hook)
+    }
 }
 
 /// A spinner that may not exist (not a terminal); cleared when dropped.
