@@ -319,12 +319,27 @@ fn classify(line: &[u8]) -> Option<Outcome> {
             ("○ ", Outcome::Skipped),
         ] {
             if t.starts_with(sign.as_bytes()) {
-                return Some(outcome);
+                return (!is_file_summary(t)).then_some(outcome);
             }
         }
         return None;
     }
     pytest_verbose(t)
+}
+
+/// vitest's line for a whole file, `✓ test/a.test.js (5 tests) 12ms` or
+/// `(5 tests | 1 skipped)`:
+/// the file's tests are not one test.
+fn is_file_summary(t: &[u8]) -> bool {
+    memmem::find_iter(t, b" (").any(|i| {
+        let rest = &t[i + 2..];
+        let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+        let rest = &rest[digits..];
+        let rest = rest
+            .strip_prefix(b" tests")
+            .or_else(|| rest.strip_prefix(b" test"));
+        digits > 0 && rest.is_some_and(|r| r.starts_with(b")") || r.starts_with(b" |"))
+    })
 }
 
 /// pytest `-v`: `tests/test_a.py::test_x PASSED [ 50%]`, and with xdist
@@ -505,6 +520,11 @@ mod tests {
                 (1, 0, 0),
             ),
             (None, "  ✔ adds (1ms)\n  ✖ fails\n  ﹣ skipped\n", (1, 1, 1)),
+            (
+                None,
+                " ✓ test/a.test.js (5 tests) 12ms\n ✓ adds (2 tests of it) 1ms\n",
+                (1, 0, 0),
+            ),
             (
                 None,
                 "tests/a.py::t PASSED [ 50%]\ntests/a.py::u XFAIL\n",
