@@ -8,15 +8,26 @@
 //!
 //! Each measured run is a fresh process (this binary with `--driver`) so
 //! its peak RSS (`VmHWM`) belongs to that run alone.
+//!
+//! "live counts" is what a terminal gets (DESIGN.md §10.7): the progress
+//! watcher follows the log; "counted at end" is the share of the stream's
+//! tests it had counted when the run ended (it never slows the stream, so
+//! at gigabytes a second it lags).
 
 use std::process::Command;
 use std::time::Instant;
 
+use std::sync::{Arc, Mutex};
 use wfx::process::{self, Spec};
-use wfx::testing::run::{Progress, counting_hook};
+
+use wfx::testing::live::{Progress, Watch};
+
+/// Every line of the stream is a passing test (the hardest case for the
+/// live counter: one result per 49 bytes).
+const LINE: &str = "test tests::module::a_case_that_passes ... ok\n";
 
 fn generator(bytes: u64) -> String {
-    format!("yes 'test tests::module::a_case_that_passes ... ok' | head -c {bytes}")
+    format!("yes '{}' | head -c {bytes}", LINE.trim_end())
 }
 
 fn peak_rss_kib() -> u64 {
@@ -31,19 +42,30 @@ fn peak_rss_kib() -> u64 {
         .unwrap_or(0)
 }
 
-/// One measured run inside its own process: prints `bytes seconds kib`.
+/// One measured run inside its own process: prints `bytes seconds kib
+/// counted` (tests the live counter had counted when the run ended).
 fn driver(bytes: u64, log: &str, with_counts: bool) {
-    let mut spec = Spec::shell(&generator(bytes), ".").log(log);
-    if with_counts {
-        spec = spec.on_output(counting_hook(Box::new(|_p: Progress| {})));
-    }
+    let spec = Spec::shell(&generator(bytes), ".").log(log);
+    let last = Arc::new(Mutex::new(Progress::default()));
+    let seen = last.clone();
+    // What `wfx test` does on a terminal: the watcher follows the log.
+    let watch = with_counts.then(|| {
+        Watch::start(
+            log.into(),
+            None,
+            None,
+            Box::new(move |p| *seen.lock().expect("no panic") = p),
+        )
+    });
     let start = Instant::now();
     let outcome = process::run(spec, &mut |_| {}).expect("child runs");
     let secs = start.elapsed().as_secs_f64();
+    drop(watch);
+    let counted = last.lock().expect("no panic").counts.passed;
     assert_eq!(outcome.total_bytes, bytes, "all output arrived");
     let logged = std::fs::metadata(log).map(|m| m.len()).unwrap_or(0);
     assert_eq!(logged, bytes, "all output reached the log");
-    println!("{bytes} {secs} {}", peak_rss_kib());
+    println!("{bytes} {secs} {} {counted}", peak_rss_kib());
 }
 
 fn median(v: &mut [f64]) -> f64 {
@@ -86,14 +108,19 @@ fn main() {
         cat_secs.push(start.elapsed().as_secs_f64());
     }
 
-    let mut rows = Vec::new();
-    for (name, mode) in [
+    // The modes take turns, in alternating order, so that a change of
+    // load on the machine weighs on both alike.
+    let modes = [
         ("process::run → log", "plain"),
         ("process::run → log + live counts", "counts"),
-    ] {
-        let mut secs = Vec::new();
-        let mut rss = Vec::new();
-        for _ in 0..runs {
+    ];
+    let mut samples = vec![(Vec::new(), Vec::new(), Vec::new()); modes.len()];
+    for round in 0..runs {
+        let mut order: Vec<_> = modes.iter().zip(samples.iter_mut()).collect();
+        if round % 2 == 1 {
+            order.reverse();
+        }
+        for ((_, mode), (secs, rss, counted)) in order {
             let _ = std::fs::remove_file(&log);
             let out = Command::new(&exe)
                 .args([
@@ -116,32 +143,52 @@ fn main() {
                 .collect();
             secs.push(fields[1]);
             rss.push(fields[2] / 1024.0);
+            counted.push(fields[3]);
         }
-        let _ = std::fs::remove_file(&log);
-        rows.push((name, median(&mut secs), median(&mut rss)));
     }
+    let _ = std::fs::remove_file(&log);
+    let rows: Vec<_> = modes
+        .iter()
+        .zip(samples.iter_mut())
+        .map(|((name, mode), (secs, rss, counted))| {
+            let counted = (*mode == "counts").then(|| median(counted));
+            (*name, median(secs), median(rss), counted)
+        })
+        .collect();
 
     let mb = bytes as f64 / 1e6;
     let cat = median(&mut cat_secs);
     println!("{bytes} bytes, {runs} runs, medians (MB = 10^6 bytes)");
+    let lines = bytes / LINE.len() as u64;
     println!(
-        "{:<34} {:>10} {:>14} {:>12}",
-        "", "MB/s", "peak RSS MiB", "vs cat"
+        "{:<34} {:>10} {:>14} {:>12} {:>16}",
+        "", "MB/s", "peak RSS MiB", "vs cat", "counted at end"
     );
     println!(
-        "{:<34} {:>10.0} {:>14} {:>12}",
+        "{:<34} {:>10.0} {:>14} {:>12} {:>16}",
         "sh: generator | cat > /dev/null",
         mb / cat,
         "-",
-        "1.00"
+        "1.00",
+        "-"
     );
-    for (name, secs, rss) in rows {
+    let cost = 1.0 - rows[0].1 / rows[1].1;
+    for (name, secs, rss, counted) in rows {
+        let counted = counted.map_or_else(
+            || "-".to_string(),
+            |c| format!("{:.0} %", 100.0 * c / lines as f64),
+        );
         println!(
-            "{:<34} {:>10.0} {:>14.1} {:>12.2}",
+            "{:<34} {:>10.0} {:>14.1} {:>12.2} {:>16}",
             name,
             mb / secs,
             rss,
-            cat / secs
+            cat / secs,
+            counted
         );
     }
+    println!(
+        "live counts cost {:.1} % of the plain throughput",
+        100.0 * cost
+    );
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Run wfx's whole test suite on a fresh machine: installs what the tests
-# need (pytest for the Python sample project, chromium for the report, the
-# five agent CLIs from npm for the contract suite), then runs every test.
+# need (pytest for the Python sample project, Go for `go test` under the
+# progress line, chromium for the report, the five agent CLIs from npm for
+# the contract suite), then runs every test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,6 +17,16 @@ if ! command -v chromium >/dev/null 2>&1; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
   else
     sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  fi
+fi
+
+# The live progress line is checked with `go test` too (tests/progress_pty.rs);
+# Debian's golang-go works offline.
+if ! command -v go >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq golang-go >/dev/null
+  else
+    sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq golang-go >/dev/null
   fi
 fi
 

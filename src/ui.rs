@@ -24,6 +24,8 @@ pub struct Printer {
     pub verbose: bool,
     pub color: bool,
     pub progress: bool,
+    /// Ring the terminal bell when wfx starts waiting for a person.
+    pub bell: bool,
 }
 
 /// ANSI styles used for emphasis in human output.
@@ -53,6 +55,22 @@ impl Printer {
                 && !args.json
                 && !args.quiet
                 && std::io::stderr().is_terminal(),
+            bell: !args.json
+                && !args.quiet
+                && std::io::stderr().is_terminal()
+                && bell_wanted(
+                    std::env::var("TERM").ok().as_deref(),
+                    std::env::var("WFX_BELL").ok().as_deref(),
+                ),
+        }
+    }
+
+    /// The terminal bell (BEL on stderr), when [`Printer::bell`] allows it.
+    pub fn bell(&self) {
+        if self.bell {
+            let mut err = std::io::stderr().lock();
+            let _ = err.write_all(b"\x07");
+            let _ = err.flush();
         }
     }
 
@@ -64,6 +82,7 @@ impl Printer {
             verbose: false,
             color: false,
             progress: false,
+            bell: false,
         }
     }
 
@@ -166,6 +185,32 @@ impl Printer {
         bar.set_message(message.into());
         Spinner(Some(bar))
     }
+
+    /// A spinner for a test run and the hook that keeps its line current:
+    /// `{message} — 12 passed, 1 failed, 0 skipped · 4.2 s, eta ~19 s`
+    /// (DESIGN.md §10.7). No hook when no spinner is shown.
+    pub fn test_spinner(
+        &self,
+        message: impl Into<String>,
+    ) -> (Spinner, Option<crate::testing::ProgressHook>) {
+        let message = message.into();
+        let spinner = self.spinner(message.clone());
+        let hook = spinner.handle().map(|bar| {
+            Box::new(move |p: crate::testing::Progress| {
+                bar.set_message(format!("{message} — {}", p.summary()));
+            }) as crate::testing::ProgressHook
+        });
+        (spinner, hook)
+    }
+}
+
+/// Whether a person's environment wants the bell: not on a dumb terminal
+/// (`TERM=dumb`: Emacs shells, CI logs), not with `WFX_BELL=0`. `NO_COLOR`
+/// is about colour and leaves the bell alone. A bell is a person's
+/// preference, not a project's: an environment variable, not a key in
+/// the committed `.workflow/wfx.json`.
+pub fn bell_wanted(term: Option<&str>, wfx_bell: Option<&str>) -> bool {
+    term != Some("dumb") && !matches!(wfx_bell, Some("0" | "false" | "no" | "off"))
 }
 
 /// A spinner that may not exist (not a terminal); cleared when dropped.
@@ -221,4 +266,23 @@ pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
             .map(|r| fmt_row(r.iter().map(String::as_str).collect())),
     );
     out.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bell_is_a_persons_choice() {
+        for (term, var, want) in [
+            (Some("xterm-256color"), None, true),
+            (None, None, true),
+            (Some("dumb"), None, false),
+            (Some("xterm"), Some("0"), false),
+            (Some("xterm"), Some("off"), false),
+            (Some("xterm"), Some("1"), true),
+        ] {
+            assert_eq!(bell_wanted(term, var), want, "{term:?} {var:?}");
+        }
+    }
 }

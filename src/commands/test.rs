@@ -12,7 +12,7 @@ use crate::error::{Error, Exit, Result};
 use crate::session::store;
 use crate::testing::detect::MARKERS;
 use crate::testing::results::failing_ids;
-use crate::testing::{self, Progress, RunRequest};
+use crate::testing::{self, RunRequest};
 use crate::ui::Style;
 
 pub fn run(ctx: &Ctx, args: TestArgs) -> Result<Exit> {
@@ -26,12 +26,7 @@ pub fn run(ctx: &Ctx, args: TestArgs) -> Result<Exit> {
         ))
     })?;
 
-    let cache = ctx.ws.cache_dir();
-    std::fs::create_dir_all(&cache).map_err(|e| Error::io(&cache, e))?;
-    let ignore = cache.join(".gitignore");
-    if !ignore.exists() {
-        store::write_atomic(&ignore, b"# wfx test scratch space; never committed\n*\n")?;
-    }
+    let cache = store::ensure_cache_dir(&ctx.ws)?;
     let results_path = cache.join("test-results.json");
     let shown_results = ctx.ws.rel(&results_path);
 
@@ -72,7 +67,7 @@ pub fn run(ctx: &Ctx, args: TestArgs) -> Result<Exit> {
         ctx.ui.paint(Style::Bold, "running"),
         detected.framework
     ));
-    let bar = spinner(ctx, &shown_command);
+    let (spinner, progress) = ctx.ui.test_spinner(&shown_command);
     let mut req = RunRequest::new(
         &ctx.ws.root,
         detected,
@@ -83,19 +78,9 @@ pub fn run(ctx: &Ctx, args: TestArgs) -> Result<Exit> {
     req.extra_args = args.extra;
     req.timeout = Some(Duration::from_secs(config.test.timeout_s));
     req.previous = previous.as_ref();
-    if let Some(bar) = bar.clone() {
-        let base = shown_command.clone();
-        req.progress = Some(Box::new(move |p: Progress| {
-            bar.set_message(format!(
-                "{base} — {} passed, {} failed, {} skipped",
-                p.passed, p.failed, p.skipped
-            ));
-        }));
-    }
+    req.progress = progress;
     let outcome = testing::run_tests(req);
-    if let Some(bar) = bar {
-        bar.finish_and_clear();
-    }
+    drop(spinner);
     let mut results = outcome?;
     if results.scope == Scope::Affected
         && let Some(prev) = &previous
@@ -114,17 +99,6 @@ fn exit_for(results: &TestResults) -> Exit {
     } else {
         Exit::Failed
     }
-}
-
-fn spinner(ctx: &Ctx, message: &str) -> Option<indicatif::ProgressBar> {
-    if !ctx.ui.progress {
-        return None;
-    }
-    let bar = indicatif::ProgressBar::new_spinner();
-    bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
-    bar.enable_steady_tick(Duration::from_millis(120));
-    bar.set_message(message.to_string());
-    Some(bar)
 }
 
 fn print(ctx: &Ctx, r: &TestResults) {

@@ -195,16 +195,7 @@ impl Driver<'_, '_, '_> {
     }
 
     fn run_tests(&mut self, req: TestRequest) -> Result<Observed> {
-        let spinner = self.sinks.printer().spinner(req.spinner.clone());
-        let progress = spinner.handle().map(|bar| {
-            let base = req.spinner.clone();
-            Box::new(move |p: crate::testing::Progress| {
-                bar.set_message(format!(
-                    "{base} — {} passed, {} failed, {} skipped",
-                    p.passed, p.failed, p.skipped
-                ));
-            }) as Box<dyn FnMut(crate::testing::Progress) + Send>
-        });
+        let (spinner, progress) = self.sinks.printer().test_spinner(req.spinner.clone());
         let run = TestRun {
             root: &req.root,
             detected: &req.detected,
@@ -234,10 +225,10 @@ impl Driver<'_, '_, '_> {
             if !ids.is_empty()
                 && crate::testing::select::filter_args(req.detected.framework, &ids).is_some()
             {
-                let spinner = self
+                let (spinner, progress) = self
                     .sinks
                     .printer()
-                    .spinner(format!("{} · re-running the new failures", req.spinner));
+                    .test_spinner(format!("{} · re-running the new failures", req.spinner));
                 let rerun = self.ports.run_tests(
                     &TestRun {
                         subset: Some(&ids),
@@ -245,7 +236,7 @@ impl Driver<'_, '_, '_> {
                         previous: None,
                         ..run
                     },
-                    None,
+                    progress,
                 )?;
                 drop(spinner);
                 flaky = crate::testing::mark_flaky(&mut results, &rerun);

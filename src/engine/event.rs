@@ -694,6 +694,11 @@ impl<'a> Sinks<'a> {
         } else if let Some(text) = event.human(&|s, t| self.ui.paint(s, t)) {
             self.ui.status(text);
         }
+        if let Event::Paused { reason, .. } = event
+            && reason.needs_person()
+        {
+            self.ui.bell();
+        }
         if self.run_log.is_some() {
             let text = match (&plain, event) {
                 (Some(t), Event::Warning { .. }) => format!("warning: {t}"),

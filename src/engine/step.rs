@@ -429,6 +429,13 @@ pub enum PauseReason {
 }
 
 impl PauseReason {
+    /// wfx now waits for a person to act (fix the code, the environment,
+    /// a hook, write tests, bring the agent back); not after Ctrl-C, which
+    /// the person just did. Rings the terminal bell (DESIGN.md §10.7).
+    pub fn needs_person(&self) -> bool {
+        !matches!(self, PauseReason::Interrupted { .. })
+    }
+
     /// The reason as people read it.
     pub fn text(&self) -> String {
         match self {

@@ -16,6 +16,18 @@ pub fn create_dirs(dir: &Path) -> Result<()> {
     fs_err::create_dir_all(dir).map_err(|e| Error::io(dir, e))
 }
 
+/// `.workflow/.cache/` (scratch space: `wfx test` results, run times),
+/// created with a `.gitignore` so nothing in it is ever committed.
+pub fn ensure_cache_dir(ws: &crate::session::layout::Workspace) -> Result<PathBuf> {
+    let cache = ws.cache_dir();
+    create_dirs(&cache)?;
+    let ignore = cache.join(".gitignore");
+    if !ignore.exists() {
+        write_atomic(&ignore, b"# wfx test scratch space; never committed\n*\n")?;
+    }
+    Ok(cache)
+}
+
 /// Make the entries of `dir` durable. Best effort, like every directory
 /// fsync here: some filesystems refuse fsync on a directory.
 pub fn sync_dir(dir: &Path) {

@@ -11,18 +11,23 @@
 //!   tier with escalation to the full suite, related-tests queries.
 //! - [`select`]: the runner's own subset filter, placed where the runner
 //!   reads it (package scripts included).
+//! - [`live`]: live counts and elapsed time for the progress line.
+//! - [`timings`]: the last run's time, for the progress line's estimate.
 //! - [`run`]: the effectful part: run, read the report, build the results.
 
 pub mod detect;
 pub mod id;
+pub mod live;
 pub mod parse;
 pub mod results;
 pub mod retest;
 pub mod run;
 pub mod select;
+pub mod timings;
 
 pub use detect::{Detected, Framework, detect};
+pub use live::{Progress, ProgressHook};
 pub use results::{mark_flaky, merge};
 pub use retest::{NextRun, Outcome, RetestInput, Tier, TierResult, merge_tier};
-pub use run::{Progress, RunRequest, run_tests};
+pub use run::{RunRequest, run_tests};
 pub use select::filter_command;

@@ -12,25 +12,16 @@ use std::time::{Duration, SystemTime};
 use regex::Regex;
 
 use super::detect::{Detected, Framework};
+use super::live::{ProgressHook, Watch};
 use super::parse::{self, ParsedRun, TextFormat};
 use super::results::{self, RunFacts};
 use super::retest::RelatedSetup;
 use super::select::{self, Args};
+use super::timings;
 use crate::artifacts::config::TestConfig;
 use crate::artifacts::test_results::{Scope, TestResults};
 use crate::error::{Error, Result};
 use crate::process::{self, Spec};
-
-/// Live counts for a spinner, from the lines the runner prints.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Progress {
-    pub passed: u32,
-    pub failed: u32,
-    pub skipped: u32,
-}
-
-/// Called on the output thread whenever the counts change.
-pub type ProgressHook = Box<dyn FnMut(Progress) + Send>;
 
 /// One test run.
 pub struct RunRequest<'a> {
@@ -349,9 +340,20 @@ pub fn run_tests(mut req: RunRequest<'_>) -> Result<TestResults> {
     for (k, v) in &plan.env {
         spec = spec.env(k.clone(), v.clone());
     }
-    if let Some(hook) = req.progress.take() {
-        spec = spec.on_output(counting_hook(hook));
-    }
+    let timing = timings::key(
+        &req.detected.command,
+        req.subset.as_deref(),
+        &req.extra_args,
+    );
+    // Counted off the streaming thread, from the log (see `live`).
+    let watch = req.progress.take().map(|hook| {
+        Watch::start(
+            req.log.clone(),
+            Some(req.detected.framework),
+            timings::last(&req.root, &timing),
+            hook,
+        )
+    });
     let started_wall = SystemTime::now();
     let started_at = chrono::Utc::now();
     let mut noop = |_: i32| {};
@@ -359,7 +361,12 @@ pub fn run_tests(mut req: RunRequest<'_>) -> Result<TestResults> {
         Some(f) => f,
         None => &mut noop,
     };
-    let outcome = process::run(spec, on_spawn)?;
+    let outcome = process::run(spec, on_spawn);
+    drop(watch);
+    let outcome = outcome?;
+    if outcome.exit_code.is_some() && !outcome.timed_out && !outcome.interrupted {
+        timings::record(&req.root, &timing, outcome.duration);
+    }
     if outcome.interrupted {
         return Err(Error::Interrupted(format!(
             "`{}` was stopped; its output is in {}",
@@ -792,163 +799,9 @@ pub fn glob_match(glob: &str, path: &str) -> bool {
     go(&segs(glob), &segs(path))
 }
 
-/// Wrap a progress hook into an output hook that counts result lines of
-/// every runner wfx knows (approximate, for a spinner). A single regex
-/// finds candidate lines in each chunk (fast even for gigabytes of
-/// output); `classify` sorts each match; a line split across two
-/// chunks is joined first.
-pub fn counting_hook(mut hook: ProgressHook) -> process::OutputHook {
-    let mut partial: Vec<u8> = Vec::new();
-    let mut progress = Progress::default();
-    Box::new(move |chunk: &[u8]| {
-        let before = progress;
-        let mut rest = chunk;
-        if !partial.is_empty() {
-            match rest.iter().position(|&b| b == b'\n') {
-                Some(i) => {
-                    partial.extend_from_slice(&rest[..i]);
-                    count_line(&partial, &mut progress);
-                    partial.clear();
-                    rest = &rest[i + 1..];
-                }
-                None => {
-                    if partial.len() + rest.len() <= 4096 {
-                        partial.extend_from_slice(rest);
-                    }
-                    return;
-                }
-            }
-        }
-        let (full, tail) = match rest.iter().rposition(|&b| b == b'\n') {
-            Some(j) => (&rest[..=j], &rest[j + 1..]),
-            None => (&rest[..0], rest),
-        };
-        for m in RESULT_LINE.find_iter(full) {
-            classify(m.as_bytes(), &mut progress);
-        }
-        if tail.len() <= 4096 {
-            partial.extend_from_slice(tail);
-        }
-        if progress != before {
-            hook(progress);
-        }
-    })
-}
-
-/// Count one output line (see [`counting_hook`]).
-pub fn count_line(line: &[u8], p: &mut Progress) {
-    if let Some(m) = RESULT_LINE.find(line) {
-        classify(m.as_bytes(), p);
-    }
-}
-
-/// Candidate result lines of every runner wfx knows: libtest `... ok`,
-/// nextest `PASS [`, TAP `ok N`, go `"Action":"pass"`, node spec `✔`,
-/// vitest/jest `✓`, pytest `PASSED` or progress dots.
-static RESULT_LINE: LazyLock<regex::bytes::Regex> = LazyLock::new(|| {
-    regex::bytes::Regex::new(concat!(
-        r"(?m)^(?:",
-        r"test [^\n]* \.\.\. (?:ok\r?$|FAILED\r?$|ignored)",
-        r"|[ \t]*(?:PASS|FAIL|SKIP|SIG[A-Z]+) +\[",
-        r"|[ \t]*(?:not )?ok \d+(?:[^\n#]*#[ \t]*SKIP)?",
-        r#"|\{[^\n]*"Action":"(?:pass|fail|skip)"[^\n]*"Test":"#,
-        r"|[ \t]*(?:✔|✓|✖|×|✕|﹣|↓|○) ",
-        r"|[^\n]*\.py::[^\n]* (?:PASSED|FAILED|ERROR|SKIPPED)",
-        r"|\S+\.py [.FEsxX]+[ \t]*(?:\[[ \d]+%\])?\r?$",
-        r")"
-    ))
-    .unwrap()
-});
-
-/// Classify one match of [`RESULT_LINE`] with prefix/suffix checks only:
-/// it runs for every result line, however much output there is.
-fn classify(m: &[u8], p: &mut Progress) {
-    let e = trim_end(m);
-    if m.starts_with(b"test ") {
-        if e.ends_with(b" ok") {
-            p.passed += 1;
-        } else if e.ends_with(b"FAILED") {
-            p.failed += 1;
-        } else {
-            p.skipped += 1;
-        }
-        return;
-    }
-    let t = trim_start(e);
-    if t.starts_with(b"PASS") {
-        p.passed += 1;
-    } else if t.starts_with(b"FAIL") || t.starts_with(b"SIG") {
-        p.failed += 1;
-    } else if t.starts_with(b"SKIP") {
-        p.skipped += 1;
-    } else if t.starts_with(b"not ok") {
-        p.failed += 1;
-    } else if t.starts_with(b"ok ") {
-        if t.ends_with(b"SKIP") {
-            p.skipped += 1;
-        } else {
-            p.passed += 1;
-        }
-    } else if t.starts_with(b"{") {
-        let action = t
-            .windows(10)
-            .position(|w| w == b"\"Action\":\"")
-            .and_then(|i| t.get(i + 10));
-        match action {
-            Some(b'p') => p.passed += 1,
-            Some(b'f') => p.failed += 1,
-            Some(b's') => p.skipped += 1,
-            _ => {}
-        }
-    } else if t.starts_with("✔".as_bytes()) || t.starts_with("✓".as_bytes()) {
-        p.passed += 1;
-    } else if ["✖", "×", "✕"].iter().any(|s| t.starts_with(s.as_bytes())) {
-        p.failed += 1;
-    } else if ["﹣", "↓", "○"].iter().any(|s| t.starts_with(s.as_bytes())) {
-        p.skipped += 1;
-    } else if t.ends_with(b"PASSED") {
-        p.passed += 1;
-    } else if t.ends_with(b"FAILED") || t.ends_with(b"ERROR") {
-        p.failed += 1;
-    } else if t.ends_with(b"SKIPPED") {
-        p.skipped += 1;
-    } else {
-        // pytest progress: `tests/test_x.py ..F.s   [ 41%]`
-        let body = match t.iter().position(|&b| b == b'[') {
-            Some(i) => trim_end(&t[..i]),
-            None => t,
-        };
-        let marks = body.rsplit(|&b| b == b' ').next().unwrap_or(&[]);
-        for &c in marks {
-            match c {
-                b'.' | b'X' => p.passed += 1,
-                b'F' | b'E' => p.failed += 1,
-                _ => p.skipped += 1,
-            }
-        }
-    }
-}
-
-fn trim_end(b: &[u8]) -> &[u8] {
-    let end = b
-        .iter()
-        .rposition(|c| !c.is_ascii_whitespace())
-        .map_or(0, |i| i + 1);
-    &b[..end]
-}
-
-fn trim_start(b: &[u8]) -> &[u8] {
-    let start = b
-        .iter()
-        .position(|c| !c.is_ascii_whitespace())
-        .unwrap_or(b.len());
-    &b[start..]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::parse::fixture;
 
     fn detected(framework: Framework, command: &str) -> Detected {
         Detected::new(framework, command)
@@ -1170,61 +1023,5 @@ mod tests {
         text.push_str("\ntest a ... ok\n");
         let run = parse_reader(text.as_bytes(), TextFormat::Libtest.parser(None)).unwrap();
         assert_eq!(run.cases.len(), 1);
-    }
-
-    #[test]
-    fn live_counts_from_real_outputs() {
-        let count = |file: &str| {
-            let mut p = Progress::default();
-            for line in fixture(file).lines() {
-                count_line(line.as_bytes(), &mut p);
-            }
-            let direct = (p.passed, p.failed, p.skipped);
-            // The chunked hook finds the same lines, however the output is cut.
-            for size in [7, 4096] {
-                let seen = std::sync::Arc::new(std::sync::Mutex::new(Progress::default()));
-                let s = seen.clone();
-                let mut hook = counting_hook(Box::new(move |p| *s.lock().unwrap() = p));
-                for chunk in fixture(file).as_bytes().chunks(size) {
-                    hook(chunk);
-                }
-                hook(b"\n");
-                let p = *seen.lock().unwrap();
-                assert_eq!(
-                    (p.passed, p.failed, p.skipped),
-                    direct,
-                    "{file} in chunks of {size}"
-                );
-            }
-            direct
-        };
-        assert_eq!(count("cargo-test.txt"), (10, 3, 1));
-        assert_eq!(
-            count("nextest.txt"),
-            (9, 4, 0),
-            "the summary repeats FAIL lines"
-        );
-        assert_eq!(count("pytest-console.txt"), (9, 2, 1));
-        assert_eq!(count("go-test.json"), (3, 2, 1));
-        assert_eq!(count("vitest-console.txt"), (4, 2, 1));
-        assert_eq!(count("node-tap.txt"), (8, 4, 1), "suites count too");
-    }
-
-    #[test]
-    fn counting_hook_joins_lines_split_across_chunks() {
-        let seen = std::sync::Arc::new(std::sync::Mutex::new(Progress::default()));
-        let s = seen.clone();
-        let mut hook = counting_hook(Box::new(move |p| *s.lock().unwrap() = p));
-        hook(b"test a ... o");
-        hook(b"k\ntest b ... FAI");
-        hook(b"LED\n");
-        assert_eq!(
-            *seen.lock().unwrap(),
-            Progress {
-                passed: 1,
-                failed: 1,
-                skipped: 0
-            }
-        );
     }
 }
