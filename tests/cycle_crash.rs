@@ -215,18 +215,7 @@ fn scenario(kill: Kill) -> Outcome {
     assert_eq!(state["status"], "completed", "{kill:?}");
     let manifest = env.json(".workflow/archives/manifest.json");
     assert_eq!(manifest.as_array().unwrap().len(), 1, "{kill:?}");
-    let pass_rates = state["iterations"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| {
-            (
-                i["iteration"].as_u64().unwrap(),
-                i["scope"].as_str().unwrap().to_string(),
-                i["pass_rate"].as_f64().unwrap(),
-            )
-        })
-        .collect();
+    let pass_rates = common::runs(&state);
     // No process of the killed run is left.
     let pgids = pgids.lock().unwrap().clone();
     let deadline = Instant::now() + Duration::from_secs(5);
@@ -352,4 +341,47 @@ fn kill_9_at_every_transition_then_resume_ends_as_an_uninterrupted_run() {
     );
     let with_children = results.iter().filter(|(_, o)| !o.pgids.is_empty()).count();
     assert!(with_children > 0);
+}
+
+/// A `kill -9` in the middle of a ref update leaves git's lock file beside
+/// wfx's ref (`refs/wfx/<session>/latest.lock`), and every later update of
+/// that ref fails on it: the resume of a run that died removes the locks
+/// of its session's refs (and only those).
+#[test]
+fn a_resume_after_a_kill_during_a_ref_update_sweeps_the_ref_locks() {
+    let env = project();
+    let status = wfx(&env, 2, &["test-cycle-execute"]).wait().unwrap();
+    assert_eq!(status.code(), None, "killed by the fixer on its 2nd call");
+    let refs = env.root.join(".git/refs/wfx").join(ID);
+    let mut planted = 0;
+    for entry in walkdir::WalkDir::new(&refs)
+        .into_iter()
+        .filter_map(|e| e.ok())
+    {
+        if entry.file_type().is_file() {
+            let lock = format!("{}.lock", entry.path().display());
+            std::fs::write(&lock, "").unwrap();
+            planted += 1;
+        }
+    }
+    assert!(
+        planted > 0,
+        "the killed run made refs under {}",
+        refs.display()
+    );
+    std::fs::write(env.root.join(".git/refs/heads/mine.lock"), "").unwrap();
+    let out = wfx(&env, 0, &["test-cycle-execute", "--resume-session", ID])
+        .wait_with_output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(env.subjects(), WANT_SUBJECTS);
+    assert!(
+        env.root.join(".git/refs/heads/mine.lock").exists(),
+        "a lock that is not wfx's stays"
+    );
 }

@@ -82,6 +82,7 @@ pub fn run(ws: &Workspace, req: &CycleRequest, ui: &Printer) -> Result<Ending> {
     if stale_since.is_some() {
         // A killed run may have been replacing a file: its temp is garbage.
         crate::engine::txn::sweep_temps(&sref.paths.dir);
+        crate::git::sweep_ref_locks(&ws.root, sref.id());
         let archives = ws.archives_dir();
         if let Ok(entries) = std::fs::read_dir(&archives) {
             for e in entries.flatten() {

@@ -195,6 +195,7 @@ pub fn resume(setup: &Setup, sref: SessionRef, state: Option<RunState>) -> Resul
         // A killed run may have been replacing a file: its temp is garbage
         // and must not be archived with the session (as in the cycle).
         crate::engine::txn::sweep_temps(&paths.session.dir);
+        crate::git::sweep_ref_locks(&ws.root, sref.id());
     }
     let git = Checkpoints::open(&ws.root)?;
     let now = Utc::now();
