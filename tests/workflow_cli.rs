@@ -738,3 +738,36 @@ fn a_resume_after_a_killed_run_sweeps_its_temp_files() {
     );
     assert!(!temp.exists(), "the temp file was not swept");
 }
+
+/// A test step whose command finds no tests (pytest exit 5) is nothing to
+/// debug: the run pauses with the cycle's "no tests found" message and
+/// hint, the debug command never runs, and the resume runs the tests again
+/// (DESIGN.md §10.7, issue #20 A).
+#[test]
+fn a_test_step_that_finds_no_tests_pauses_instead_of_debugging() {
+    let env = Env::new();
+    env.write(
+        "wf.yml",
+        "commands:\n  - test:\n      command: python3 -m pytest -q -p no:cacheprovider\n      on_failure:\n        shell: echo debugged >> calls.txt\n",
+    );
+    let out = wfx(&env, &["run", "wf.yml"]);
+    assert_eq!(out.code, 3, "{}{}", out.stdout, out.stderr);
+    assert!(!exists(&env, "calls.txt"), "the debug command ran");
+    assert!(
+        out.stdout.starts_with(&format!(
+            "no tests found. {}: the run stopped at step 1 (test)",
+            "Write tests first, or set `agents.test_gen` in .workflow/wfx.json so `wfx test-fix-gen` generates them (task IMPL-001)."
+        )),
+        "{}",
+        out.stdout
+    );
+    let state = run_state(&env, "WFS-run-wf");
+    assert_eq!(state["status"], "paused");
+    assert_eq!(state["steps"][0]["attempt"], 0);
+
+    // Once a test exists, the resume runs the tests again and goes on.
+    env.write("test_ok.py", "def test_ok():\n    assert True\n");
+    let out = wfx(&env, &["run", "wf.yml", "--resume"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(!exists(&env, "calls.txt"), "the debug command ran");
+}

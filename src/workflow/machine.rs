@@ -815,6 +815,26 @@ impl RunMachine {
         }
         let phase = self.phase(&s.state.steps[index - 1]);
         match (phase, what) {
+            (TestPhase::InitialTest | TestPhase::Retest, Observed::Tests(run))
+                if found_no_tests(&run) =>
+            {
+                // Zero tests is nothing to debug (DESIGN.md §10.7): no
+                // debug command runs; the resume runs this test run again.
+                let dir = match phase {
+                    TestPhase::Retest => self
+                        .paths
+                        .attempt_dir(index, s.state.steps[index - 1].attempt),
+                    _ => self.paths.initial_dir(index),
+                };
+                let run = self.run_record(s, *run, &dir);
+                out.push(test_run_event(
+                    index,
+                    s.state.steps[index - 1].attempt,
+                    max,
+                    &run,
+                ));
+                self.pause(s, PauseReason::NoTests, out);
+            }
             (TestPhase::InitialTest, Observed::Tests(run)) => {
                 let run = self.run_record(s, *run, &self.paths.initial_dir(index));
                 out.push(test_run_event(index, 0, max, &run));
@@ -1193,6 +1213,12 @@ fn test_run_event(step: usize, attempt: u32, max: u32, run: &TestRunRecord) -> E
         passed: run.passed,
         duration_ms: run.duration_ms,
     })
+}
+
+/// A test run that did not pass because its command found no test at all.
+/// A run that exits 0 passes whatever was parsed: the exit code decides.
+fn found_no_tests(run: &TestsRun) -> bool {
+    run.results.exit_code != Some(0) && crate::testing::results::found_no_tests(&run.results)
 }
 
 fn on_failure_of(step: &Step) -> Option<&OnFailure> {
