@@ -368,9 +368,9 @@ fn shell_fixed_run_report_and_text() {
         attempts
             .contains("<title id=\"chart-step-2\">Pass rate per test run of step 2 (test)</title>")
     );
-    assert!(attempts.contains("<title>run 0: 77.7% (7/10 passed), failed</title>"));
-    assert!(attempts.contains("<title>run 1: 88.8% (8/10 passed), failed</title>"));
-    assert!(attempts.contains("<title>run 2: 100.0% (9/10 passed), passed</title>"));
+    assert!(attempts.contains("<title>run 0: 77.7% (7/9 passed, 1 skipped), failed</title>"));
+    assert!(attempts.contains("<title>run 1: 88.8% (8/9 passed, 1 skipped), failed</title>"));
+    assert!(attempts.contains("<title>run 2: 100.0% (9/9 passed, 1 skipped), passed</title>"));
     assert!(attempts.contains("<title>pass threshold 100.0%</title>"));
     assert!(!attempts.contains("conservative"), "no strategy legend");
 
