@@ -599,8 +599,10 @@ impl CycleMachine {
         )];
         if let Some(last) = s.iter.iterations.last() {
             lines.push(format!(
-                "Last run: iteration {} · {:.1}% ({}/{} passed)",
-                last.iteration, last.pass_rate, last.passed, last.total
+                "Last run: iteration {} · {:.1}% ({})",
+                last.iteration,
+                last.pass_rate,
+                last.counts()
             ));
         }
         lines.push(format!("Report: {report}"));
@@ -687,11 +689,10 @@ impl CycleMachine {
             let mut body = vec![String::new()];
             for r in &s.iter.iterations {
                 body.push(format!(
-                    "- iteration {}: {:.1}% ({}/{} passed){}",
+                    "- iteration {}: {:.1}% ({}){}",
                     r.iteration,
                     r.pass_rate,
-                    r.passed,
-                    r.total,
+                    r.counts(),
                     r.strategy.map_or(String::new(), |s| format!(", {s}"))
                 ));
             }
@@ -1371,6 +1372,16 @@ impl CycleMachine {
                 .map(|r| r.pass_rate)
         });
         let agent = self.fix_agent_name();
+        // The fix task (and the loop task) name who actually fixed: a task
+        // written while paused for a person may be done by an agent given
+        // on the resume (`--fix-agent`), and the other way round.
+        for id in [task_id.as_str(), LOOP_TASK] {
+            if s.task(id)
+                .is_some_and(|t| t.meta.agent.as_deref() != Some(&agent))
+            {
+                s.update_task(id, |t| t.meta.agent = Some(agent.clone()));
+            }
+        }
         let duration_ms = call.as_ref().map_or_else(
             || (s.now - fix.started_at).num_milliseconds().max(0) as u64,
             |c| c.duration_ms,
@@ -1859,8 +1870,9 @@ impl CycleMachine {
         let attempts = s.attempts();
         let summary = if partial {
             format!(
-                "Partial success: {:.1}% ({}/{} passed) on the full suite after {attempts} fix attempt(s); every remaining failure is of low criticality",
-                last.pass_rate, last.passed, last.total
+                "Partial success: {:.1}% ({}) on the full suite after {attempts} fix attempt(s); every remaining failure is of low criticality",
+                last.pass_rate,
+                last.counts()
             )
         } else {
             format!(
