@@ -111,3 +111,51 @@ fn completing_an_unfinished_session_records_what_happened() {
     );
     assert!(!status.contains("Completed"), "{status}");
 }
+
+/// A person's fix commits what lies in the fix task's focus; an unrelated
+/// edit is named and left uncommitted, and the subject names no agent
+/// strategy (issue #20 item 9).
+#[test]
+fn a_manual_fix_commits_only_its_focus_and_says_manual_fix() {
+    let env = Env::new();
+    env.cycle_project("py-calc", &json!({}));
+    env.plan_calculator();
+    env.cycle(&[]).code(3);
+    let patch = common::fake_agent("py-calc-fix.patch");
+    env.git(&["apply", patch.to_str().unwrap()]);
+    let init = env.read("calc/__init__.py");
+    env.write("calc/__init__.py", &format!("{init}# a note of mine\n"));
+
+    let out = env.cycle(&[]).success();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        stderr.contains("warning: left uncommitted (outside IMPL-fix-1's focus: ")
+            && stderr
+                .contains("): calc/__init__.py; commit them yourself if they belong to the fix"),
+        "{stderr}"
+    );
+    let subjects = env.subjects();
+    let fix = subjects
+        .iter()
+        .position(|s| s.starts_with("test-cycle: iteration 1 - "))
+        .expect("a fix commit");
+    assert_eq!(
+        subjects[fix],
+        "test-cycle: iteration 1 - manual fix (pass: 81.8% → 100.0%)"
+    );
+    let files = env.git(&["show", "--name-only", "--format=", &format!("HEAD~{fix}")]);
+    let code: Vec<&str> = files
+        .lines()
+        .filter(|f| !f.starts_with(".workflow/"))
+        .collect();
+    assert_eq!(code, ["calc/auth.py", "calc/ops.py"], "{files}");
+    assert_eq!(
+        env.git(&["status", "--porcelain", "calc"]),
+        " M calc/__init__.py\n"
+    );
+    let history = env.json(&format!("{ARCHIVED}/.process/fix-history.json"));
+    assert_eq!(
+        history["entries"][0]["left_uncommitted"],
+        json!(["calc/__init__.py"])
+    );
+}

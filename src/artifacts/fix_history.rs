@@ -82,6 +82,10 @@ pub struct FixAttempt {
     /// What the agent did that wfx undid; the attempt counts as failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tamper: Option<Tamper>,
+    /// A person's fix: paths changed outside the fix task's focus, left
+    /// uncommitted and untouched by a rollback (docs/cycle.md).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_uncommitted: Vec<String>,
     #[serde(flatten)]
     pub extra: Extra,
 }

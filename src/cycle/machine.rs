@@ -1360,6 +1360,26 @@ impl CycleMachine {
             .any(|p| agents::builtin::is_test_path(p));
         fix.commit_paths = inspection.commit_paths.clone();
         fix.rejected = rejected.clone();
+        // A person's fix commits only what lies in the fix task's focus;
+        // other edits are theirs: named, left uncommitted.
+        let mut left_uncommitted = Vec::new();
+        if self.fix_agent.is_none()
+            && let Some(task) = s.task(&task_id)
+        {
+            let focus = super::manual::focus(task);
+            let (keep, outside) = super::manual::split(&fix.commit_paths, &focus);
+            if !outside.is_empty() {
+                out.push(Event::Warning {
+                    message: format!(
+                        "left uncommitted (outside {task_id}'s focus: {}): {}; commit them yourself if they belong to the fix",
+                        if focus.is_empty() { "none".to_string() } else { focus.join(", ") },
+                        outside.join(", ")
+                    ),
+                });
+                fix.commit_paths = keep;
+                left_uncommitted = outside;
+            }
+        }
 
         let before = s.baseline().map(|r| r.pass_rate);
         let failing = s.baseline().map_or(0, |r| r.failed);
@@ -1414,6 +1434,7 @@ impl CycleMachine {
                 .map(|c| c.agent_commits.clone())
                 .unwrap_or_default(),
             tamper: call.as_ref().and_then(|c| c.tamper),
+            left_uncommitted,
             extra: Extra::new(),
         };
         s.history.entries.retain(|e| e.iteration != k);
@@ -1706,11 +1727,19 @@ impl CycleMachine {
             attempts_done: s.attempts(),
             no_progress: decide::no_progress(&settled_runs(&runs), self.limits.no_progress_limit),
             cost_cap: policy::cost_cap(s.spent_usd(), self.config.agents.max_cost_usd),
-            strategy: s
-                .record_of_fix(k)
-                .and_then(|r| r.strategy)
-                .or(s.iter.selected_strategy)
-                .unwrap_or(Strategy::Conservative),
+            // The attempt as recorded says who fixed: a person's fix
+            // follows no agent strategy.
+            strategy: (!s
+                .history
+                .entries
+                .iter()
+                .any(|e| e.iteration == k && e.agent == agents::MANUAL))
+            .then(|| {
+                s.record_of_fix(k)
+                    .and_then(|r| r.strategy)
+                    .or(s.iter.selected_strategy)
+                    .unwrap_or(Strategy::Conservative)
+            }),
             limits: &self.limits,
         });
         rec.result = Some(settled.result);
