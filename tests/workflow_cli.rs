@@ -771,3 +771,32 @@ fn a_test_step_that_finds_no_tests_pauses_instead_of_debugging() {
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     assert!(!exists(&env, "calls.txt"), "the debug command ran");
 }
+
+/// Structure and variables are checked in one go: a file with an unknown
+/// key and an unknown variable reports both, in file order, so fixing the
+/// first does not reveal the second (issue #20 item 14).
+#[test]
+fn every_problem_of_a_workflow_file_is_reported_at_once() {
+    let env = project();
+    env.write(
+        "wf.yml",
+        "commands:\n  - shell: echo ${nope}\n  - test:\n      command: sh check.sh\n      on_falure:\n        shell: touch fixed\n",
+    );
+    let out = wfx(&env, &["run", "wf.yml"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    let lines: Vec<&str> = out.stderr.lines().collect();
+    assert_eq!(lines.len(), 2, "{}", out.stderr);
+    assert!(
+        lines[0].starts_with("error: wf.yml: /commands/0/shell: line 2, column 12: step 1 (shell): unknown variable ${nope}"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        lines[1].starts_with(
+            "wf.yml: /commands/1/test/on_falure: line 5, column 7: unknown key \"on_falure\""
+        ),
+        "{}",
+        out.stderr
+    );
+    assert!(!exists(&env, ".workflow/active"));
+}
