@@ -19,8 +19,14 @@ fn project() -> Env {
 }
 
 fn run_state(env: &Env, id: &str) -> Value {
-    serde_json::from_str(&env.read(&format!(".workflow/active/{id}/.process/run-state.json")))
-        .unwrap()
+    // A finished run is archived (DESIGN.md §10.7); a paused one is not.
+    let rel = |place: &str| format!(".workflow/{place}/{id}/.process/run-state.json");
+    let rel = if env.root.join(rel("archives")).is_file() {
+        rel("archives")
+    } else {
+        rel("active")
+    };
+    serde_json::from_str(&env.read(&rel)).unwrap()
 }
 
 fn exists(env: &Env, rel: &str) -> bool {
@@ -188,7 +194,7 @@ commands:
     assert_eq!(env.read("out-1.txt"), "FAIL: the bug is still there\n");
     assert_eq!(env.read("out-2.txt"), "FAIL: the bug is still there\n");
 
-    let dir = ".workflow/active/WFS-run-debug-me/.process/step-01";
+    let dir = ".workflow/archives/WFS-run-debug-me/.process/step-01";
     for f in [
         "initial/test-output.log",
         "initial/test-results.json",
@@ -242,12 +248,12 @@ commands:
         lines[5],
         "test step 1 · passed after 2 debug attempts (of at most 3)"
     );
-    let log = env.read(".workflow/active/WFS-run-debug-me/.process/run.log");
+    let log = env.read(".workflow/archives/WFS-run-debug-me/.process/run.log");
     assert!(log.contains(" test step 1 · attempt 2/3 · exit 3 · 1 failing · debug by shell "));
 
     assert_eq!(
         out.stdout,
-        "workflow debug me: completed\n  step 1 (test): passed after 2 debug attempts (of at most 3)\nsession: .workflow/active/WFS-run-debug-me\n"
+        "workflow debug me: completed\n  step 1 (test): passed after 2 debug attempts (of at most 3)\nsession: .workflow/archives/WFS-run-debug-me\n"
     );
     let state = run_state(&env, "WFS-run-debug-me");
     assert_eq!(state["status"], "completed");
@@ -258,9 +264,10 @@ commands:
     assert_eq!(step["attempts"][1]["outcome"], "passed");
     assert_eq!(step["attempts"][1]["test"]["exit_code"], 0);
     assert_eq!(step["initial"]["exit_code"], 3);
-    let session: Value =
-        serde_json::from_str(&env.read(".workflow/active/WFS-run-debug-me/workflow-session.json"))
-            .unwrap();
+    let session: Value = serde_json::from_str(
+        &env.read(".workflow/archives/WFS-run-debug-me/workflow-session.json"),
+    )
+    .unwrap();
     assert_eq!(session["type"], "run");
     assert_eq!(session["workflow_type"], "yaml_workflow");
     assert_eq!(session["status"], "completed");
@@ -332,7 +339,7 @@ fn fail_workflow_true_exits_1_and_skips_later_steps() {
     assert_eq!(out.code, 1);
     assert!(exists(
         &env,
-        ".workflow/active/WFS-run-wf-2/.process/run-state.json"
+        ".workflow/archives/WFS-run-wf-2/.process/run-state.json"
     ));
 }
 
@@ -369,7 +376,7 @@ fn shell_step_failure_exits_1() {
         out.stdout
     );
     assert_eq!(
-        env.read(".workflow/active/WFS-run-wf/.process/step-01/output.log"),
+        env.read(".workflow/archives/WFS-run-wf/.process/step-01/output.log"),
         "building\n"
     );
 }
@@ -799,4 +806,33 @@ fn every_problem_of_a_workflow_file_is_reported_at_once() {
         out.stderr
     );
     assert!(!exists(&env, ".workflow/active"));
+}
+
+/// Finished runs are archived like cycle sessions (DESIGN.md §10.7): they
+/// do not pile up in `.workflow/active/`; each gets a manifest entry.
+#[test]
+fn finished_runs_are_archived_and_do_not_pile_up() {
+    let env = project();
+    env.write("wf.yml", "commands:\n  - shell: echo hi\n");
+    for _ in 0..2 {
+        let out = wfx(&env, &["run", "wf.yml"]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+    }
+    let active: Vec<_> = std::fs::read_dir(env.root.join(".workflow/active"))
+        .unwrap()
+        .collect();
+    assert!(active.is_empty(), "{active:?}");
+    let manifest = env.json(".workflow/archives/manifest.json");
+    let ids: Vec<&str> = manifest
+        .as_array()
+        .expect("CCW's array shape")
+        .iter()
+        .map(|e| e["session_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["WFS-run-wf", "WFS-run-wf-2"]);
+    assert_eq!(manifest[0]["type"], "run");
+    assert_eq!(manifest[0]["status"], "completed");
+    // Paths inside the archived run point into archives/.
+    let state = env.read(".workflow/archives/WFS-run-wf-2/.process/run-state.json");
+    assert!(!state.contains(".workflow/active/"), "{state}");
 }
