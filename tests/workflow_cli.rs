@@ -19,14 +19,7 @@ fn project() -> Env {
 }
 
 fn run_state(env: &Env, id: &str) -> Value {
-    // A finished run is archived (DESIGN.md §10.7); a paused one is not.
-    let rel = |place: &str| format!(".workflow/{place}/{id}/.process/run-state.json");
-    let rel = if env.root.join(rel("archives")).is_file() {
-        rel("archives")
-    } else {
-        rel("active")
-    };
-    serde_json::from_str(&env.read(&rel)).unwrap()
+    env.run_state(id)
 }
 
 fn exists(env: &Env, rel: &str) -> bool {

@@ -65,14 +65,7 @@ fn calls(env: &Env) -> Vec<Value> {
 }
 
 fn state(env: &Env, id: &str) -> Value {
-    // A finished run is archived (DESIGN.md §10.7); a paused one is not.
-    let rel = |place: &str| format!(".workflow/{place}/{id}/.process/run-state.json");
-    let rel = if env.root.join(rel("archives")).is_file() {
-        rel("archives")
-    } else {
-        rel("active")
-    };
-    serde_json::from_str(&env.read(&rel)).unwrap()
+    env.run_state(id)
 }
 
 fn results(env: &Env, rel: &str) -> Value {
