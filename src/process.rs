@@ -325,12 +325,24 @@ static LEADERS: std::sync::Mutex<Vec<i32>> = std::sync::Mutex::new(Vec::new());
 /// re-parented to wfx that cleared their environment — then reap the
 /// orphans wfx adopted.
 fn end_step(pgid: i32, token: &str, step_start: Option<u64>, grace: Duration) {
-    let mut left = procs::marked(|t| t == token.as_bytes());
+    // One look at `/proc` serves the marker search, the orphans and the
+    // reaping: the sweep runs after every child, and each look reads the
+    // `stat` of every process on the machine.
+    let seen: Vec<procs::Proc> = procs::all().collect();
+    let me = std::process::id() as i32;
+    // A process that started before the step cannot carry its marker: only
+    // the newer ones' environments are read.
+    let mut left: Vec<i32> = seen
+        .iter()
+        .filter(|p| p.pid != me && p.stat.is_live())
+        .filter(|p| step_start.is_none_or(|s| p.stat.start >= s))
+        .filter(|p| procs::step_token(p.pid).is_some_and(|t| t == token.as_bytes()))
+        .map(|p| p.pid)
+        .collect();
     #[cfg(target_os = "linux")]
     {
-        let me = std::process::id() as i32;
         let leaders = LEADERS.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        for p in procs::all() {
+        for p in &seen {
             let adopted_unmarked = p.stat.ppid == me
                 && p.stat.is_live()
                 && !leaders.contains(&p.pid)
@@ -341,7 +353,9 @@ fn end_step(pgid: i32, token: &str, step_start: Option<u64>, grace: Duration) {
             }
         }
     }
-    if group_alive(pgid) || !left.is_empty() {
+    let group_left =
+        signal_group(pgid, 0) && seen.iter().any(|p| p.stat.pgrp == pgid && p.stat.is_live());
+    if group_left || !left.is_empty() {
         signal_group(pgid, libc::SIGTERM);
         procs::signal_all(&left, libc::SIGTERM);
         let deadline = Instant::now() + grace;
@@ -350,23 +364,29 @@ fn end_step(pgid: i32, token: &str, step_start: Option<u64>, grace: Duration) {
         }
         signal_group(pgid, libc::SIGKILL);
         procs::signal_all(&left, libc::SIGKILL);
+        // What was just ended is reaped from a fresh look.
+        reap_adopted(procs::all());
+    } else {
+        reap_adopted(seen.into_iter());
     }
-    reap_adopted();
 }
 
 /// Collect the exit status of orphans wfx adopted as subreaper (zombies
-/// whose parent is wfx), never that of a leader someone waits for.
-fn reap_adopted() {
+/// whose parent is wfx, among `seen`), never that of a leader someone
+/// waits for.
+fn reap_adopted(seen: impl Iterator<Item = procs::Proc>) {
     #[cfg(target_os = "linux")]
     {
         let me = std::process::id() as i32;
         let leaders = LEADERS.lock().unwrap_or_else(|e| e.into_inner());
-        for p in procs::all() {
+        for p in seen {
             if p.stat.ppid == me && !p.stat.is_live() && !leaders.contains(&p.pid) {
                 unsafe { libc::waitpid(p.pid, std::ptr::null_mut(), libc::WNOHANG) };
             }
         }
     }
+    #[cfg(not(target_os = "linux"))]
+    let _ = seen;
 }
 
 /// Bounded capture: the first `head_cap` bytes and the last `tail_cap`.

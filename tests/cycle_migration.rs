@@ -105,21 +105,6 @@ fn validate(env: &Env) {
     );
 }
 
-fn pass_rates(state: &Value) -> Vec<(u64, String, f64)> {
-    state["iterations"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| {
-            (
-                r["iteration"].as_u64().unwrap(),
-                r["scope"].as_str().unwrap().to_string(),
-                r["pass_rate"].as_f64().unwrap(),
-            )
-        })
-        .collect()
-}
-
 #[test]
 fn every_old_session_validates_and_has_a_status() {
     for (name, id, status, action) in [
@@ -153,7 +138,7 @@ fn a_manual_fix_awaited_by_0_1_is_taken_and_the_session_completes() {
     env.cycle(&[]).code(0);
     let state = env.json(&format!("{ARCHIVED}/.process/iteration-state.json"));
     assert_eq!(state["status"], "completed");
-    let rates = pass_rates(&state);
+    let rates = common::runs(&state);
     assert_eq!(rates.first().unwrap(), &(1, "full".to_string(), 77.8));
     assert_eq!(rates.last().unwrap().2, 100.0);
     assert_eq!(rates.last().unwrap().1, "full", "only a full run completes");
@@ -274,7 +259,8 @@ fn a_run_paused_under_0_1_resumes_at_its_attempt() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
-    let state = env.json(".workflow/active/WFS-run-debug-calc/.process/run-state.json");
+    // The finished run is archived (DESIGN.md §10.7).
+    let state = env.run_state("WFS-run-debug-calc");
     assert_eq!(state["status"], "completed");
     let step = &state["steps"][1];
     assert_eq!(step["status"], "passed");

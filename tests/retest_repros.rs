@@ -159,3 +159,61 @@ fn node_test_through_an_npm_script_completes_after_one_fix() {
         "{rerun}"
     );
 }
+
+/// DESIGN.md §10.4 on a suite where tier 2 is always the whole suite (one
+/// test file imports the whole package, as in more-itertools): a fix that
+/// makes a failing test pass but leaves another failing is settled on tier
+/// 1, without a full run; the damage it also did shows on the next full
+/// run, which does not roll back the correct fix after it — the damage is
+/// analysed and repaired next.
+#[test]
+fn a_partial_fix_costs_no_full_run_and_its_damage_is_not_blamed_on_the_next_fix() {
+    let env = Env::new();
+    env.cycle_project("py-pkg", &fixer_config("partial-then-damage"));
+    let out = env
+        .wfx_live()
+        .env("FIXER_STATE", env.state_dir())
+        .args(["test-fix-gen", "Fix the package", "-y"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "completed: 100.0% on the full suite after 3 fix attempt(s)",
+        ));
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        stderr.contains(
+            "Iteration 3: pass rate dropped from 90.0% to 60.0% (final validation, full suite), but the fixes of iteration(s) 1 were kept after a retest of only part of the suite: iteration 2's fix is not rolled back for it"
+        ),
+        "{stderr}"
+    );
+    let subjects = env.subjects();
+    assert!(
+        !subjects.iter().any(|s| s.contains("rollback")),
+        "{subjects:?}"
+    );
+    let archived = std::fs::read_dir(env.root.join(".workflow/archives"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().into_string().unwrap())
+        .find(|n| n.starts_with("WFS-"))
+        .expect("the completed session is archived");
+    let state = env.json(&format!(
+        ".workflow/archives/{archived}/.process/iteration-state.json"
+    ));
+    let want = [
+        (1, "full", 80.0),
+        // Fix 1 (partial): tier 1 alone; 90 % is what it shows merged.
+        (2, "affected", 90.0),
+        // Fix 2 (correct): tier 1 passes; tier 2 would be the whole suite,
+        // so the validation shows fix 1's damage.
+        (3, "affected", 100.0),
+        (3, "full", 60.0),
+        // Fix 3 repairs it: tier 1 (the 4 broken tests), tier 2 (the 6
+        // others: a subset now), the validation.
+        (4, "affected", 100.0),
+        (4, "affected", 100.0),
+        (4, "full", 100.0),
+    ]
+    .map(|(i, s, p)| (i, s.to_string(), p));
+    assert_eq!(common::runs(&state), want);
+}

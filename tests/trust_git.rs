@@ -218,12 +218,23 @@ fn snapshots_survive_gc_during_a_pause_and_refs_go_at_completion() {
 }
 
 /// Case 13: a new file above `git.max_new_file_mib` (default 10) is
-/// neither committed nor copied into `.git` by a snapshot.
+/// neither committed nor copied into `.git` by a snapshot; it stays on
+/// disk and is named in fix history, the iteration's line, the final
+/// summary, the iteration summary and the report. A big untracked file
+/// that was there before the fix is the person's: left alone, not named.
 #[test]
-fn a_huge_new_file_is_not_committed_nor_copied_into_git() {
+fn a_huge_new_file_is_not_committed_nor_copied_into_git_and_is_named() {
     let env = Env::new();
     py_calc(&env, "big-file");
-    env.cycle(&[]).success();
+    std::fs::create_dir_all(env.root.join("data")).unwrap();
+    std::fs::File::create(env.root.join("data/dataset.bin"))
+        .unwrap()
+        .set_len(11 << 20)
+        .unwrap();
+    let out = env.cycle(&[]).success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    let named = "data/huge.bin (12.0 MiB > git.max_new_file_mib 10)";
     assert_eq!(
         std::fs::metadata(env.root.join("data/huge.bin"))
             .unwrap()
@@ -231,7 +242,7 @@ fn a_huge_new_file_is_not_committed_nor_copied_into_git() {
         12 << 20
     );
     let committed = env.git(&["log", "--name-only", "--format="]);
-    assert!(!committed.contains("data/huge.bin"), "{committed}");
+    assert!(!committed.contains("data/"), "{committed}");
     assert!(committed.contains("calc/ops.py"), "{committed}");
     let objects = env.git(&[
         "cat-file",
@@ -241,6 +252,51 @@ fn a_huge_new_file_is_not_committed_nor_copied_into_git() {
     let biggest = objects.lines().filter_map(|l| l.parse::<u64>().ok()).max();
     assert!(biggest.unwrap() < 1 << 20, "an object of {biggest:?} bytes");
     assert_eq!(env.git(&["status", "--porcelain", "--", "calc"]), "");
+    // Fix history names it, with its size and the limit.
+    let h = history(&env, ARCHIVED);
+    let first = entry(&h, 1);
+    assert_eq!(
+        first["not_committed"],
+        serde_json::json!([{
+            "path": "data/huge.bin",
+            "reason": "too_big",
+            "bytes": 12 << 20,
+            "limit_mib": 10
+        }]),
+        "{first}"
+    );
+    assert!(!h.to_string().contains("dataset.bin"), "{h}");
+    // The iteration's line (stderr) and the final summary (stdout).
+    assert!(
+        stderr.contains(&format!("Iteration 1 · not committed: {named}")),
+        "{stderr}"
+    );
+    assert!(
+        stdout.contains(&format!("Not committed (left on disk): {named}")),
+        "{stdout}"
+    );
+    assert!(!format!("{stdout}{stderr}").contains("dataset.bin"));
+    // The iteration summary (Markdown) and the report (HTML).
+    let summary = env.read(&format!(
+        "{ARCHIVED}/.summaries/iteration-summaries/iteration-1.md"
+    ));
+    assert!(
+        summary.contains(&format!("- Not committed (left on disk): `{named}`")),
+        "{summary}"
+    );
+    env.wfx()
+        .args(["report", "--html", "report.html"])
+        .assert()
+        .success();
+    let html = env.read("report.html");
+    let fixes = common::html_section(&html, "fixes")
+        .replace("&#x2f;", "/")
+        .replace("&gt;", ">");
+    assert!(
+        fixes.contains(&format!("not committed: {named}")),
+        "{fixes}"
+    );
+    assert!(!html.contains("dataset.bin"));
 }
 
 /// Case 11: file names that are not UTF-8 are committed, and a deleted
@@ -308,8 +364,11 @@ fn git_hooks_run_and_a_failing_hook_pauses() {
     );
 }
 
+/// `git.hooks: false`: a `pre-commit` that would refuse every commit is
+/// not run, and the final summary, the iteration summary and the report
+/// say that hooks were skipped (and say nothing of it by default).
 #[test]
-fn git_hooks_false_skips_them() {
+fn git_hooks_false_skips_them_and_says_so() {
     use std::os::unix::fs::PermissionsExt;
     let env = Env::new();
     let mut config = fixer_config("fix-all");
@@ -319,6 +378,318 @@ fn git_hooks_false_skips_them() {
     let hook = env.root.join(".git/hooks/pre-commit");
     std::fs::write(&hook, "#!/bin/sh\nexit 1\n").unwrap();
     std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
-    env.cycle(&[]).success();
+    let out = env.cycle(&[]).success();
     assert!(env.subjects().len() >= 3, "{:?}", env.subjects());
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(
+        stdout.contains(
+            "Git hooks were skipped for wfx's commits (git.hooks: false in .workflow/wfx.json)"
+        ),
+        "{stdout}"
+    );
+    assert_eq!(
+        env.json(&format!("{ARCHIVED}/workflow-session.json"))["git"]["hooks_skipped"],
+        true
+    );
+    let summary = env.read(&format!(
+        "{ARCHIVED}/.summaries/iteration-summaries/iteration-1.md"
+    ));
+    assert!(
+        summary.contains("(git hooks skipped: `git.hooks: false`)"),
+        "{summary}"
+    );
+    env.wfx()
+        .args(["report", "--html", "report.html"])
+        .assert()
+        .success();
+    let html = env.read("report.html");
+    let outcome = common::html_section(&html, "outcome");
+    assert!(
+        outcome.contains("Git hooks were skipped for wfx's commits"),
+        "{outcome}"
+    );
+}
+
+/// By default (hooks run) nothing is said about hooks.
+#[test]
+fn hooks_that_run_are_not_reported_as_skipped() {
+    let env = Env::new();
+    py_calc(&env, "fix-all");
+    let out = env.cycle(&[]).success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(!stdout.contains("hooks"), "{stdout}");
+    let session = env.json(&format!("{ARCHIVED}/workflow-session.json"));
+    assert!(session["git"].get("hooks_skipped").is_none(), "{session}");
+    env.wfx()
+        .args(["report", "--html", "report.html"])
+        .assert()
+        .success();
+    assert!(!env.read("report.html").contains("hooks were skipped"));
+}
+
+// Crashes (`kill -9`) in the middle of git work of issue #15: a slow hook,
+// an agent that commits. The resume must end as an uninterrupted run.
+
+/// `wfx test-cycle-execute ARGS` as a child process, so a test can kill it.
+fn spawn_cycle(env: &Env, args: &[&str], vars: &[(&str, &str)]) -> std::process::Child {
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("wfx"));
+    env.apply(&mut cmd);
+    env.apply_toolchains(&mut cmd);
+    cmd.env("FIXER_STATE", env.state_dir())
+        .arg("test-cycle-execute")
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    for (k, v) in vars {
+        cmd.env(k, v);
+    }
+    cmd.spawn().expect("wfx starts")
+}
+
+/// Resume until the session completes (exit 0); at most twice.
+fn resume_to_the_end(env: &Env, vars: &[(&str, &str)]) {
+    for _ in 0..2 {
+        let out = spawn_cycle(env, &["--resume-session", "WFS-test-the-calculator"], vars)
+            .wait_with_output()
+            .unwrap();
+        match out.status.code() {
+            Some(0) => return,
+            Some(3) => continue,
+            code => panic!(
+                "resume exited {code:?}:\n{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ),
+        }
+    }
+    panic!("the session did not complete after two resumes");
+}
+
+fn wait_for(what: &str, mut ready: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !ready() {
+        assert!(std::time::Instant::now() < deadline, "waited for {what}");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+fn gone(pid: i32) -> bool {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while wfx::process::group_alive(pid) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    !wfx::process::group_alive(pid)
+}
+
+/// `kill -9` while the repository's `pre-commit` hook runs (it sleeps in a
+/// child process on its first run): the resume ends what the hook left,
+/// runs the hook again and makes each commit once; the fix is committed.
+#[test]
+fn kill_9_during_a_pre_commit_hook_then_resume_commits_once_and_leaves_no_process() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    py_calc(&env, "fix-all");
+    let marks = env.state_dir();
+    let hook = env.root.join(".git/hooks/pre-commit");
+    std::fs::write(
+        &hook,
+        format!(
+            "#!/bin/sh\necho run >> {m}/hook-runs\nif [ ! -e {m}/hook-slept ]; then\n  touch {m}/hook-slept\n  sleep 300 &\n  echo $! > {m}/sleep-pid\n  echo $$ > {m}/hook-pid\n  wait\nfi\nexit 0\n",
+            m = marks.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut wfx = spawn_cycle(&env, &[], &[]);
+    let hook_pid = marks.join("hook-pid");
+    wait_for("the hook to start", || hook_pid.exists());
+    unsafe { libc::kill(wfx.id() as i32, libc::SIGKILL) };
+    let _ = wfx.wait();
+    let read_pid = |name: &str| -> i32 {
+        std::fs::read_to_string(marks.join(name))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    let (hook_group, sleeper) = (read_pid("hook-pid"), read_pid("sleep-pid"));
+    // Nothing was committed while the hook ran.
+    assert_eq!(env.subjects(), ["initial"]);
+
+    resume_to_the_end(&env, &[]);
+    // The hook's group (and its sleeping child, which left no group) is gone.
+    assert!(
+        gone(hook_group),
+        "the hook's process group {hook_group} survived"
+    );
+    assert!(
+        !std::path::Path::new(&format!("/proc/{sleeper}")).exists()
+            || std::fs::read_to_string(format!("/proc/{sleeper}/stat"))
+                .is_ok_and(|s| s.contains(") Z ")),
+        "the hook's child {sleeper} survived"
+    );
+    // One commit per step, the fix among them, the tree clean.
+    let subjects = env.subjects();
+    let fixes = subjects
+        .iter()
+        .filter(|s| s.starts_with("test-cycle: iteration 1"))
+        .count();
+    assert_eq!(fixes, 1, "{subjects:?}");
+    assert!(subjects[0].contains("completed"), "{subjects:?}");
+    assert_eq!(subjects.len(), 3, "{subjects:?}");
+    assert!(env.read("calc/ops.py").contains("None if b == 0"));
+    assert_eq!(
+        env.git_bytes(&["show", "HEAD:calc/ops.py"]),
+        env.read_bytes("calc/ops.py")
+    );
+    assert_eq!(env.git(&["status", "--porcelain"]), "");
+    // The hook ran for the killed commit and again for each made one.
+    let runs = std::fs::read_to_string(marks.join("hook-runs")).unwrap();
+    assert_eq!(runs.lines().count(), 3, "{runs}");
+}
+
+/// One run of the committing agent, killed on its first call at `kill_at`
+/// (`None`: never), resumed to the end: what it left.
+struct AgentCrash {
+    subjects: Vec<String>,
+    agent_commits: usize,
+    pass_rates: Vec<f64>,
+    on_branch_from_agent: usize,
+}
+
+fn committing_agent_run(kill_at: Option<&str>) -> AgentCrash {
+    let env = Env::new();
+    py_calc(&env, "commit-then-die");
+    let vars: Vec<(&str, &str)> = kill_at.map(|w| ("KILL_AT", w)).into_iter().collect();
+    let out = spawn_cycle(&env, &[], &vars).wait_with_output().unwrap();
+    match kill_at {
+        None => assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        ),
+        Some(_) => {
+            assert_eq!(out.status.code(), None, "wfx was not killed");
+            resume_to_the_end(&env, &vars);
+        }
+    }
+    let h = history(&env, ARCHIVED);
+    assert_eq!(h["entries"].as_array().unwrap().len(), 1, "{h}");
+    let first = entry(&h, 1);
+    let fix = first["commit"].as_str().expect("a fix commit").to_string();
+    // The fix commit holds the fix; nothing is left in the tree.
+    assert!(
+        env.git(&["show", &format!("{fix}:calc/ops.py")])
+            .contains("None if b == 0")
+    );
+    assert_eq!(env.git(&["status", "--porcelain"]), "");
+    let state = env.json(&format!("{ARCHIVED}/.process/iteration-state.json"));
+    AgentCrash {
+        subjects: env.subjects(),
+        agent_commits: first["agent_commits"].as_array().map_or(0, Vec::len),
+        pass_rates: state["iterations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["pass_rate"].as_f64().unwrap())
+            .collect(),
+        on_branch_from_agent: env
+            .subjects()
+            .iter()
+            .filter(|s| s.as_str() == "agent: fix")
+            .count(),
+    }
+}
+
+/// `kill -9` while a fix agent that runs `git commit` itself is running,
+/// before and after its commit: the resume ends as the uninterrupted run
+/// does — the agent's commit folded into the attempt's checkpoint (none
+/// of the agent's commits on the branch), one fix attempt, the same
+/// commits and pass rates.
+#[test]
+fn kill_9_during_an_agent_that_commits_then_resume_ends_as_uninterrupted() {
+    let reference = committing_agent_run(None);
+    assert_eq!(reference.agent_commits, 1);
+    assert_eq!(
+        reference.on_branch_from_agent, 0,
+        "{:?}",
+        reference.subjects
+    );
+    for when in ["before", "after"] {
+        let run = committing_agent_run(Some(when));
+        assert_eq!(run.subjects, reference.subjects, "killed {when} the commit");
+        assert_eq!(
+            run.pass_rates, reference.pass_rates,
+            "killed {when} the commit"
+        );
+        assert_eq!(
+            run.on_branch_from_agent, 0,
+            "killed {when}: {:?}",
+            run.subjects
+        );
+        assert_eq!(run.agent_commits, 1, "killed {when} the commit");
+    }
+}
+
+/// A snapshot wfx needs on resume is gone (its ref deleted by hand, the
+/// object pruned): exit 2 with a message naming the snapshot, its ref and
+/// what to do; the person's work in the tree is left exactly as it was.
+#[test]
+fn a_missing_snapshot_on_resume_is_exit_2_naming_it_and_loses_nothing() {
+    let env = Env::new();
+    env.cycle_project("py-calc", &serde_json::json!({"agents": {"fix": "manual"}}));
+    env.plan_calculator();
+    env.cycle(&[]).code(3);
+    let refs = env.git(&[
+        "for-each-ref",
+        "--format=%(refname) %(objectname)",
+        "refs/wfx/",
+    ]);
+    let snapshot = refs
+        .lines()
+        .find(|l| l.contains("/snapshots/"))
+        .and_then(|l| l.split(' ').nth(1))
+        .unwrap_or_else(|| panic!("no snapshot ref: {refs}"))
+        .to_string();
+    for line in refs.lines() {
+        env.git(&["update-ref", "-d", line.split(' ').next().unwrap()]);
+    }
+    env.git(&["reflog", "expire", "--expire=now", "--all"]);
+    env.git(&["gc", "-q", "--prune=now"]);
+    let (exists, _, _) = env.git_try(&["cat-file", "-e", &snapshot]);
+    assert!(!exists, "the snapshot {snapshot} is still there");
+    // The person's fix by hand, uncommitted.
+    let ops = env
+        .read("calc/ops.py")
+        .replace("    return a / b", "    return None if b == 0 else a / b");
+    env.write("calc/ops.py", &ops);
+    // The project's own files (git's and wfx's directories aside).
+    let project = |env: &Env| {
+        let mut files = common::digest_tree(&env.root);
+        files.retain(|p, _| !p.starts_with(".git/") && !p.starts_with(".workflow/"));
+        files
+    };
+    let before = project(&env);
+    let state = |env: &Env| {
+        let mut v = env.json(&format!("{ACTIVE}/.process/iteration-state.json"));
+        v.as_object_mut().unwrap().remove("updated_at");
+        v
+    };
+    let state_before = state(&env);
+    let out = env
+        .cycle(&["--resume-session", "WFS-test-the-calculator"])
+        .code(2);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    for what in [
+        format!("snapshot {snapshot}"),
+        format!("refs/wfx/WFS-test-the-calculator/snapshots/{snapshot}"),
+        "changed none of your files".to_string(),
+        "wfx session complete WFS-test-the-calculator".to_string(),
+    ] {
+        assert!(stderr.contains(&what), "no {what:?} in: {stderr}");
+    }
+    assert!(project(&env) == before, "the project's files changed");
+    // The state still waits for the same fix (only its clock moved).
+    assert_eq!(state(&env), state_before);
 }

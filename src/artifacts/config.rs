@@ -32,11 +32,13 @@ pub struct Config {
 #[serde(default, deny_unknown_fields)]
 pub struct GitConfig {
     /// A new, untracked file larger than this (MiB) is never committed
-    /// nor copied into `.git` by a snapshot.
+    /// nor copied into `.git` by a snapshot; one a fix wrote is named in
+    /// fix history (`not_committed`), the summaries and the report.
     #[schemars(range(min = 1))]
     pub max_new_file_mib: u64,
     /// Run the repository's `pre-commit`, `commit-msg` and `post-commit`
-    /// hooks around wfx's commits, as `git commit` would.
+    /// hooks around wfx's commits, as `git commit` would. `false` skips
+    /// them, and the report and the final summary say so.
     pub hooks: bool,
 }
 

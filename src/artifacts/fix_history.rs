@@ -82,12 +82,52 @@ pub struct FixAttempt {
     /// What the agent did that wfx undid; the attempt counts as failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tamper: Option<Tamper>,
+    /// Files the fix wrote that wfx left out of every commit (they stay
+    /// on disk), and why (DESIGN.md §10.2).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_committed: Vec<NotCommitted>,
     /// A person's fix: paths changed outside the fix task's focus, left
     /// uncommitted and untouched by a rollback (docs/cycle.md).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub left_uncommitted: Vec<String>,
     #[serde(flatten)]
     pub extra: Extra,
+}
+
+/// A file a fix wrote that is in no commit and no snapshot; it stays on
+/// disk for the person to commit, ignore or remove.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct NotCommitted {
+    /// Project-relative.
+    pub path: String,
+    pub reason: NotCommittedReason,
+    /// Its size when the fix was inspected.
+    pub bytes: u64,
+    /// `git.max_new_file_mib` then.
+    pub limit_mib: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum NotCommittedReason {
+    /// A new file larger than `git.max_new_file_mib`.
+    TooBig,
+}
+
+impl std::fmt::Display for NotCommitted {
+    /// `data/big.bin (120.0 MiB > git.max_new_file_mib 50)`: the one
+    /// wording of the terminal, the summaries and the report.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.reason {
+            NotCommittedReason::TooBig => write!(
+                f,
+                "{} ({:.1} MiB > git.max_new_file_mib {})",
+                self.path,
+                self.bytes as f64 / (1u64 << 20) as f64,
+                self.limit_mib
+            ),
+        }
+    }
 }
 
 /// Something an agent did during its call that the loop does not accept

@@ -119,6 +119,10 @@ pub struct GitInfo {
     /// phase 5 first runs (DESIGN.md §10.2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_id: Option<String>,
+    /// wfx made (some of) this session's commits without the repository's
+    /// git hooks (`git.hooks: false`); the report and summaries say so.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub hooks_skipped: bool,
     #[serde(flatten)]
     pub extra: Extra,
 }

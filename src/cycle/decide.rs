@@ -364,16 +364,26 @@ pub enum AfterTier {
 /// test passes so far); else the fix is settled on this run.
 ///
 /// A tier 1 that still fails is followed by tier 2 before the fix is
-/// settled: a fix that leaves a test failing may have broken others, and
-/// kept unseen, that damage would be blamed on the next fix. A rollback
-/// already decided stands.
-pub fn after_tier(plan: &RetestPlan, done: &RetestProgress, decision: &AfterRun) -> AfterTier {
+/// settled: a fix that leaves a test failing may have broken others. When
+/// only the full suite can show that, a fix that `improved` the run (made
+/// a failing test pass) is settled on tier 1 ([`retest::settles_partial_fix`];
+/// the next full run sees any damage, and [`settle`] then blames no single
+/// fix for it); one that did not gets the full run. A rollback already
+/// decided stands.
+pub fn after_tier(
+    plan: &RetestPlan,
+    done: &RetestProgress,
+    decision: &AfterRun,
+    improved: bool,
+) -> AfterTier {
     if matches!(decision, AfterRun::Rollback { .. }) {
         return AfterTier::Settle;
     }
-    match (next_tier(plan, done), decision) {
+    let next = next_tier(plan, done);
+    match (&next, decision) {
         (NextRun::Tier { .. }, _) => AfterTier::NextTier,
         (_, AfterRun::FinalValidation) => AfterTier::Validate,
+        _ if retest::settles_partial_fix(&next, improved) => AfterTier::Settle,
         (NextRun::Full(retest::FullReason::Unverified), _) => AfterTier::Validate,
         _ => AfterTier::Settle,
     }
@@ -462,6 +472,9 @@ pub struct SettleInput<'a> {
     /// for a person's fix, which follows no agent strategy.
     pub strategy: Option<Strategy>,
     pub limits: &'a Limits,
+    /// Earlier fixes kept since the last full run whose retest ended on a
+    /// subset ([`unchecked_fixes`]): what a run finds broken may be theirs.
+    pub unchecked: &'a [u32],
 }
 
 /// What settling a fix attempt decides.
@@ -480,6 +493,11 @@ pub struct Settlement {
     pub rollback: Option<PendingCommit>,
     /// The tests the suite lost, recorded as a test edit of the fix.
     pub count_dropped: Option<TestEdit>,
+    /// A regression that is not this fix's alone: earlier fixes were kept
+    /// without a full run since ([`SettleInput::unchecked`]), and the tests
+    /// that now fail may not have run since either. The fix is not rolled
+    /// back for it; the failing tests are analysed next.
+    pub unattributed: Option<Regression>,
 }
 
 /// §5.2–§5.3 for one fix attempt: regression, rejected test edits,
@@ -487,7 +505,14 @@ pub struct Settlement {
 /// analyse again or block; the commit and rollback that follow.
 pub fn settle(i: &SettleInput) -> Settlement {
     let pass_without_flaky = crate::testing::results::pass_rate_without_flaky(i.merged);
-    let regression = regression(i.base, pass_without_flaky, i.merged.total, i.limits);
+    let found = regression(i.base, pass_without_flaky, i.merged.total, i.limits);
+    // A correct fix is never rolled back for damage an earlier, unchecked
+    // fix may have done (DESIGN.md §10.4): the drop is reported and the
+    // failing tests become the next target.
+    let (regression, unattributed) = match found {
+        Some(r) if !i.unchecked.is_empty() => (None, Some(r)),
+        found => (found, None),
+    };
     let verdict = verdict(i.merged, i.limits);
     let result = run_result(
         Some(i.base.pass_rate),
@@ -518,6 +543,7 @@ pub fn settle(i: &SettleInput) -> Settlement {
             commit: None,
             rollback: None,
             count_dropped: None,
+            unattributed,
         };
     }
     let k = i.fix_iteration;
@@ -562,7 +588,39 @@ pub fn settle(i: &SettleInput) -> Settlement {
         commit,
         rollback,
         count_dropped,
+        unattributed,
     }
+}
+
+/// The fixes (by iteration) kept since the last full-suite run whose
+/// retest ended on a subset: a tier 1 that still failed settled them, so
+/// the rest of the suite has not run since (DESIGN.md §10.4). `before` is
+/// the run being judged's iteration; its own runs do not count.
+pub fn unchecked_fixes(runs: &[IterationRecord], before: u32) -> Vec<u32> {
+    let since_full = runs
+        .iter()
+        .rposition(|r| r.scope == Scope::Full && r.escalated.is_none())
+        .map_or(0, |i| i + 1);
+    let mut fixes: Vec<u32> = Vec::new();
+    for (i, r) in runs.iter().enumerate().skip(since_full) {
+        let last_of_iteration = runs
+            .get(i + 1)
+            .is_none_or(|next| next.iteration != r.iteration);
+        if r.iteration < before
+            && r.iteration > 1
+            && last_of_iteration
+            && r.scope == Scope::Affected
+            && r.escalated.is_none()
+            && !matches!(
+                r.result,
+                Some(IterationResult::Regression | IterationResult::RolledBack)
+            )
+            && r.rollback_commit.is_none()
+        {
+            fixes.push(r.iteration - 1);
+        }
+    }
+    fixes
 }
 
 /// DESIGN.md §10.2: a test that failed before the fix and is skipped in
@@ -991,9 +1049,15 @@ mod tests {
             failed: Selection::Run(ids(&["a"])),
             affected: Selection::Run(ids(&["b", "c"])),
             suite: 10,
+            nothing_changed: false,
         };
         let only_failed = RetestPlan {
             affected: Selection::Empty,
+            ..plan.clone()
+        };
+        let no_op_fix = RetestPlan {
+            affected: Selection::Empty,
+            nothing_changed: true,
             ..plan.clone()
         };
         let at = |tier, outcome| RetestProgress {
@@ -1048,6 +1112,25 @@ mod tests {
             ),
             (
                 &only_failed,
+                at(Tier::Failed, TierOutcome::Passed),
+                NextRun::Full(FullReason::Validation),
+            ),
+            // A fix that changed no file: the failing tests again, no more.
+            (
+                &no_op_fix,
+                fresh.clone(),
+                NextRun::Tier {
+                    tier: Tier::Failed,
+                    ids: ids(&["a"]),
+                },
+            ),
+            (
+                &no_op_fix,
+                at(Tier::Failed, TierOutcome::Failing),
+                NextRun::Done,
+            ),
+            (
+                &no_op_fix,
                 at(Tier::Failed, TierOutcome::Passed),
                 NextRun::Full(FullReason::Validation),
             ),
@@ -1106,9 +1189,35 @@ mod tests {
                 &analyze,
                 AfterTier::Settle,
             ),
+            (
+                &no_op_fix,
+                at(Tier::Failed, TierOutcome::Failing),
+                &analyze,
+                AfterTier::Settle,
+            ),
         ] {
-            assert_eq!(after_tier(plan, &progress, decision), want, "{progress:?}");
+            assert_eq!(
+                after_tier(plan, &progress, decision, false),
+                want,
+                "{progress:?}"
+            );
         }
+        // A partial fix (it made a failing test pass) is settled on tier 1
+        // when only the full suite could look further; with a tier 2 to
+        // run, that runs first.
+        let failing = at(Tier::Failed, TierOutcome::Failing);
+        assert_eq!(
+            after_tier(&only_failed, &failing, &analyze, true),
+            AfterTier::Settle
+        );
+        assert_eq!(
+            after_tier(&plan, &failing, &analyze, true),
+            AfterTier::NextTier
+        );
+        assert_eq!(
+            after_tier(&only_failed, &failing, &rollback, true),
+            AfterTier::Settle
+        );
         let message = FullReason::Escalated(Escalation::Recorded("ran no test".into()));
         assert_eq!(message.to_string(), "the subset run ran no test");
     }
@@ -1346,6 +1455,7 @@ mod tests {
                 cost_cap: None,
                 strategy: Some(Strategy::Conservative),
                 limits: &l,
+                unchecked: &[],
             });
             assert_eq!(s.decision, c.want, "{}", c.name);
             assert_eq!(s.outcome, c.outcome, "{}", c.name);
@@ -1369,6 +1479,7 @@ mod tests {
             cost_cap: None,
             strategy: Some(Strategy::Conservative),
             limits: &l,
+            unchecked: &[],
         });
         assert_eq!(
             s.regression,
@@ -1378,6 +1489,95 @@ mod tests {
         assert_eq!(
             s.rollback.unwrap().message,
             "test-cycle: rollback iteration 1 - regression detected (tests: 9 < 10)"
+        );
+    }
+
+    /// A drop after earlier fixes were kept on a subset alone is not the
+    /// fix under test's to answer for; with every earlier fix checked by a
+    /// full run, it is.
+    #[test]
+    fn a_drop_after_unchecked_fixes_rolls_back_nothing() {
+        let l = Limits::default();
+        let base = rec(80.0, 10, &["a", "b"]);
+        let mut run = rec(30.0, 10, &[]);
+        run.run = 4;
+        let broken: Vec<_> = ["a", "c", "d", "e", "f", "g", "h"]
+            .iter()
+            .map(|t| failure(t, "boom", Criticality::Medium))
+            .collect();
+        let full = results(Scope::Full, 1, 3, broken.clone());
+        let subset = results(Scope::Affected, 1, 3, broken);
+        let the_fix = fix(None, &["src/a.py"]);
+        let judge = |merged: &TestResults, unchecked: &[u32]| {
+            settle(&SettleInput {
+                fix_iteration: 3,
+                run: &run,
+                base: &base,
+                merged,
+                fix: &the_fix,
+                repo: true,
+                attempts_done: 3,
+                no_progress: false,
+                cost_cap: None,
+                strategy: Some(Strategy::Conservative),
+                limits: &l,
+                unchecked,
+            })
+        };
+        let s = judge(&full, &[2]);
+        assert_eq!(s.decision, AfterRun::Analyze);
+        assert!(s.rollback.is_none());
+        assert_eq!(
+            s.unattributed,
+            Some(Regression::PassRateDrop {
+                from: 80.0,
+                to: 30.0
+            })
+        );
+        assert!(s.commit.is_some(), "the fix is kept and committed");
+        assert_eq!(judge(&subset, &[2]).decision, AfterRun::Analyze);
+        for merged in [&full, &subset] {
+            let s = judge(merged, &[]);
+            assert!(s.rollback.is_some(), "{:?}", merged.scope);
+            assert_eq!(s.unattributed, None);
+        }
+    }
+
+    #[test]
+    fn fixes_settled_on_a_subset_since_the_last_full_run_are_unchecked() {
+        let run = |iteration: u32, scope: Scope, result: Option<IterationResult>| IterationRecord {
+            iteration,
+            scope,
+            result,
+            ..rec(50.0, 10, &[])
+        };
+        use IterationResult::*;
+        let (full, sub) = (Scope::Full, Scope::Affected);
+        let runs = vec![
+            run(1, full, None),
+            // fix 1: tier 1 still fails, settled on it
+            run(2, sub, Some(Improved)),
+            // fix 2: tier 1 then tier 2 (both subsets), settled
+            run(3, sub, Some(Improved)),
+            run(3, sub, Some(NoChange)),
+            // fix 3: a subset regression, rolled back
+            run(4, sub, Some(Regression)),
+            // fix 4: tier 1 passes, then the validation (iteration 5 judged now)
+            run(5, sub, Some(Improved)),
+        ];
+        assert_eq!(unchecked_fixes(&runs, 5), vec![1, 2]);
+        assert_eq!(unchecked_fixes(&runs[..1], 2), Vec::<u32>::new());
+        // A full run settles everything before it.
+        let mut later = runs.clone();
+        later.push(run(5, full, Some(NoChange)));
+        later.push(run(6, sub, Some(NoChange)));
+        assert_eq!(unchecked_fixes(&later, 7), vec![5]);
+        // An escalated subset is no settlement, and no full run either.
+        let mut escalated = run(2, full, None);
+        escalated.escalated = Some("ran no test".into());
+        assert_eq!(
+            unchecked_fixes(&[run(1, full, None), escalated], 3),
+            Vec::<u32>::new()
         );
     }
 

@@ -123,7 +123,13 @@ pub fn documents(m: &CycleMachine, s: &mut CycleState) -> Result<Vec<Document>> 
                         .find(|r| r.iteration < n)
                         .map(|r| r.pass_rate);
                     let attempt = s.history.entries.iter().find(|e| e.iteration == n);
-                    let text = report::iteration_summary(&m.renderer, rec, prev, attempt)?;
+                    let text = report::iteration_summary(
+                        &m.renderer,
+                        rec,
+                        prev,
+                        attempt,
+                        s.session.git.hooks_skipped,
+                    )?;
                     docs.push(Document::new(
                         paths.iteration_summary(n),
                         text,

@@ -116,7 +116,7 @@ impl Machine for CycleMachine {
                     n,
                     None,
                     self.baseline_results(s),
-                    "final validation",
+                    validation_label(s),
                     Some(known),
                 )))
             }
@@ -575,6 +575,30 @@ impl CycleMachine {
         }
     }
 
+    /// What the final summary says about the session's commits: files a
+    /// fix wrote that no commit has, and git hooks skipped.
+    fn git_notes(&self, s: &CycleState) -> Vec<String> {
+        // The latest word on each file (a later fix may have rewritten it).
+        let files: std::collections::BTreeMap<&str, String> = s
+            .history
+            .entries
+            .iter()
+            .flat_map(|e| &e.not_committed)
+            .map(|f| (f.path.as_str(), f.to_string()))
+            .collect();
+        let mut lines: Vec<String> = files
+            .into_values()
+            .map(|f| format!("Not committed (left on disk): {f}"))
+            .collect();
+        if self.repo && s.session.git.hooks_skipped {
+            lines.push(
+                "Git hooks were skipped for wfx's commits (git.hooks: false in .workflow/wfx.json)"
+                    .to_string(),
+            );
+        }
+        lines
+    }
+
     /// The command to try a blocked session again, with room for two more
     /// attempts (the same wherever it is shown).
     pub fn retry_command(&self, s: &CycleState) -> String {
@@ -605,6 +629,7 @@ impl CycleMachine {
                 last.counts()
             ));
         }
+        lines.extend(self.git_notes(s));
         lines.push(format!("Report: {report}"));
         lines.push(format!("To try again: {resume}"));
         Ending {
@@ -649,6 +674,7 @@ impl CycleMachine {
         if let Some(c) = &commit {
             lines.push(format!("Final commit: {}", &c[..c.len().min(10)]));
         }
+        lines.extend(self.git_notes(s));
         Ending {
             exit: Exit::Success,
             lines,
@@ -1406,6 +1432,8 @@ impl CycleMachine {
             || (s.now - fix.started_at).num_milliseconds().max(0) as u64,
             |c| c.duration_ms,
         );
+        let not_committed =
+            inspection.not_committed(fix.started_at, self.config.git.max_new_file_mib);
         let attempt = FixAttempt {
             iteration: k,
             fix_task: task_id.clone(),
@@ -1434,6 +1462,7 @@ impl CycleMachine {
                 .map(|c| c.agent_commits.clone())
                 .unwrap_or_default(),
             tamper: call.as_ref().and_then(|c| c.tamper),
+            not_committed: not_committed.clone(),
             left_uncommitted,
             extra: Extra::new(),
         };
@@ -1490,9 +1519,14 @@ impl CycleMachine {
                 .map(|c| c.error_message.clone().unwrap_or_default()),
             by_hand: call.is_none(),
         }));
+        for file in &not_committed {
+            out.push(Event::warning(format!(
+                "Iteration {k} · not committed: {file}"
+            )));
+        }
         if files_changed.is_empty() {
             out.push(Event::warning(format!(
-                "Iteration {k}: the fix changed no file; retesting as is"
+                "Iteration {k}: the fix changed no file; rerunning only the failing tests"
             )));
         }
         if let Some(why) = &rejected {
@@ -1668,7 +1702,7 @@ impl CycleMachine {
         }
         let plan = self.retest_plan(s, &fix);
         let label = if validation {
-            "final validation, full suite".to_string()
+            validation_label(s).to_string()
         } else {
             self.tier_label(s, &fix)
         };
@@ -1741,12 +1775,28 @@ impl CycleMachine {
                     .unwrap_or(Strategy::Conservative)
             }),
             limits: &self.limits,
+            unchecked: &decide::unchecked_fixes(&s.iter.iterations, n),
         });
+        if let Some(drop) = &settled.unattributed {
+            let earlier = decide::unchecked_fixes(&s.iter.iterations, n)
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(", ");
+            out.push(Event::warning(format!(
+                "Iteration {n}: {drop} ({label}), but the fixes of iteration(s) {earlier} were kept after a retest of only part of the suite: iteration {k}'s fix is not rolled back for it; the failing tests are analysed next"
+            )));
+        }
         rec.result = Some(settled.result);
         let pass_rate = merged.pass_rate;
         let judged_run = self.record_run(s, rec, merged, Some(base_rec.pass_rate), &label, out);
         let after = match tier_run {
-            Some(_) => decide::after_tier(&plan, &progress, &settled.decision),
+            Some(_) => decide::after_tier(
+                &plan,
+                &progress,
+                &settled.decision,
+                settled.result == IterationResult::Improved,
+            ),
             None if settled.decision == AfterRun::FinalValidation => AfterTier::Validate,
             None => AfterTier::Settle,
         };
@@ -1990,4 +2040,13 @@ fn results_started(
     now: crate::artifacts::Timestamp,
 ) -> crate::artifacts::Timestamp {
     r.started_at.unwrap_or(now)
+}
+/// What the full run after a subset tier is for: the final validation when
+/// every test passed so far; else (a fix that made no failing test pass,
+/// DESIGN.md §10.4) a look at what else the fix changed.
+fn validation_label(s: &CycleState) -> &'static str {
+    match s.iter.iterations.last() {
+        Some(r) if r.failed > 0 => "full suite: the fix made no failing test pass",
+        _ => "final validation, full suite",
+    }
 }

@@ -195,6 +195,10 @@ pub fn run(ws: &Workspace, req: &CycleRequest, ui: &Printer) -> Result<Ending> {
     }
     let cp = if cp.is_repo() {
         let run = session_run_id(&mut session, &sref.paths.session_json())?;
+        if !config.git.hooks && !session.git.hooks_skipped {
+            session.git.hooks_skipped = true;
+            store::write_json(&sref.paths.session_json(), &session)?;
+        }
         cp.with_run(&run)
             .with_session(sref.id())
             .with_max_new_file_mib(config.git.max_new_file_mib)

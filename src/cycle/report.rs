@@ -161,6 +161,7 @@ pub(super) fn iteration_summary(
     rec: &IterationRecord,
     prev: Option<f64>,
     attempt: Option<&FixAttempt>,
+    hooks_skipped: bool,
 ) -> Result<String> {
     let ts = |t: Option<crate::artifacts::Timestamp>| {
         t.map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
@@ -186,9 +187,11 @@ pub(super) fn iteration_summary(
         "fix_agent": attempt.map(|a| a.agent.clone()),
         "fix_outcome": attempt.map(|a| a.outcome.as_str()),
         "files_changed": attempt.map(|a| a.files_changed.clone()).unwrap_or_default(),
+        "not_committed": attempt.map(|a| a.not_committed.iter().map(ToString::to_string).collect::<Vec<_>>()).unwrap_or_default(),
         "test_edits": attempt.map(|a| a.test_edits.iter().map(|t| format!("{} ({})", t.detail, json_str(&t.kind))).collect::<Vec<_>>()).unwrap_or_default(),
         "fix_commit": rec.fix_commit,
         "rollback_commit": rec.rollback_commit,
+        "hooks_skipped": hooks_skipped,
     });
     renderer.render("iteration-summary.md.j2", &ctx)
 }

@@ -497,7 +497,7 @@ pub fn call_agent(
     } else {
         None
     };
-    let guard = super::head::before_call(ports)?;
+    let guard = super::head::before_call(ports, before, fold)?;
     let mut call: CallRecord = ports.invoke_agent(inv)?;
     // HEAD first (a reset puts back branch, tree and session files), then
     // wfx's own files, then the tree of a read-only role.

@@ -428,6 +428,7 @@ impl Ports for FakePorts {
             changes,
             commit_paths,
             versions,
+            too_big: Vec::new(),
         })
     }
 

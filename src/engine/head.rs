@@ -39,9 +39,34 @@ pub fn verdict(pre: Option<&str>, post: Option<&str>, since: Option<&[String]>) 
 /// The message a call that moved `HEAD` fails with.
 pub const MOVED: &str = "the agent moved HEAD (reset, checkout or rebase): branch, work tree and session files were restored to before the call";
 
-/// Before a call: `HEAD`, its branch and the session's files.
-pub fn before_call(ports: &mut dyn Ports) -> Result<HeadGuard> {
-    ports.head_guard()
+/// Before a call: `HEAD`, its branch and the session's files. `recorded`:
+/// the snapshot the step took before an earlier try of this call.
+///
+/// When the run before died during that try (`kill -9` while the agent
+/// ran), the agent may have committed before it died: commits on top of
+/// the recorded `HEAD` are then this call's too, so `fold` folds them
+/// into the attempt as if the run had not been interrupted. After a
+/// clean stop (a pause) they are the person's and are left alone.
+pub fn before_call(
+    ports: &mut dyn Ports,
+    recorded: Option<&Snapshot>,
+    fold: bool,
+) -> Result<HeadGuard> {
+    let mut guard = ports.head_guard()?;
+    let Some(pre) = recorded.and_then(|s| s.head.as_deref()) else {
+        return Ok(guard);
+    };
+    if !fold || !ports.previous_run_died() || guard.head.as_deref() == Some(pre) {
+        return Ok(guard);
+    }
+    let since = match guard.head.as_deref() {
+        Some(now) => ports.commits_since(Some(pre), now)?,
+        None => None,
+    };
+    if since.is_some_and(|c| !c.is_empty()) {
+        guard.head = Some(pre.to_string());
+    }
+    Ok(guard)
 }
 
 /// After a call: record, fold or restore (see the module docs). `fold`:

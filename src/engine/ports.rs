@@ -124,6 +124,12 @@ pub trait Ports {
         Ok(HeadGuard::default())
     }
 
+    /// The run before this one died (`kill -9`, a crash) instead of
+    /// releasing the session: a step it was in may have half happened.
+    fn previous_run_died(&self) -> bool {
+        false
+    }
+
     /// `HEAD`'s commit now.
     fn head_now(&mut self) -> Result<Option<String>> {
         Ok(None)

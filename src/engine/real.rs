@@ -118,6 +118,10 @@ impl Ports for RealPorts<'_> {
         Ok(process_end(&outcome))
     }
 
+    fn previous_run_died(&self) -> bool {
+        self.lock.stale.is_some()
+    }
+
     fn snapshot(&mut self) -> Result<Snapshot> {
         Ok(Snapshot {
             tree: self.cp.snapshot()?,
@@ -157,6 +161,7 @@ impl Ports for RealPorts<'_> {
             commit_paths,
             diffstat,
             versions,
+            too_big: self.cp.oversized(),
         })
     }
 

@@ -11,13 +11,13 @@ use serde::Serialize;
 
 use crate::agents::{AnalysisOutcome, CallFiles, CallRecord, ResolvedAgent, Role, Vars};
 use crate::artifacts::Timestamp;
-use crate::artifacts::fix_history::FixHistory;
+use crate::artifacts::fix_history::{FixHistory, NotCommitted, NotCommittedReason};
 use crate::artifacts::iteration_state::Strategy;
 use crate::artifacts::task::FixStrategy;
 use crate::artifacts::task_record::{Coverage, Finding};
 use crate::artifacts::test_results::TestResults;
 use crate::error::Exit;
-use crate::git::{Change, DiffStat, FileVersions, Trailers};
+use crate::git::{Change, DiffStat, FileVersions, TooBig, Trailers};
 use crate::render::Renderer;
 use crate::session::SessionPaths;
 use crate::testing::Detected;
@@ -213,6 +213,8 @@ pub struct Inspection {
     pub diffstat: DiffStat,
     /// Before/after content of the changed paths the request asked for.
     pub versions: Vec<(String, FileVersions)>,
+    /// New files over `git.max_new_file_mib`, in no snapshot and no commit.
+    pub too_big: Vec<TooBig>,
 }
 
 impl Inspection {
@@ -224,6 +226,22 @@ impl Inspection {
     /// `HEAD` moved during the call (a commit, a reset).
     pub fn head_moved(&self) -> bool {
         self.before.head != self.head_after
+    }
+
+    /// The files over the size limit (`limit_mib`) that changed since
+    /// `since`, when the fix started: the fix wrote them, so fix history
+    /// names them; older ones are the person's and are left unnamed.
+    pub fn not_committed(&self, since: Timestamp, limit_mib: u64) -> Vec<NotCommitted> {
+        self.too_big
+            .iter()
+            .filter(|f| Timestamp::from(f.changed) >= since)
+            .map(|f| NotCommitted {
+                path: f.path.clone(),
+                reason: NotCommittedReason::TooBig,
+                bytes: f.bytes,
+                limit_mib,
+            })
+            .collect()
     }
 }
 
@@ -477,4 +495,44 @@ pub struct Ending {
     pub exit: Exit,
     pub lines: Vec<String>,
     pub done: super::event::Done,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, UNIX_EPOCH};
+
+    #[test]
+    fn only_files_written_since_the_fix_started_are_named() {
+        let at = |secs: u64| UNIX_EPOCH + Duration::from_secs(secs);
+        let file = |path: &str, changed| TooBig {
+            path: path.into(),
+            bytes: 12 << 20,
+            changed,
+        };
+        let inspection = Inspection {
+            too_big: vec![
+                // The person's dataset, there before the fix.
+                file("data/old.bin", at(1_000)),
+                // Written during the fix (and one in the very second).
+                file("data/new.bin", at(2_001)),
+                file("data/edge.bin", at(2_000)),
+            ],
+            ..Inspection::default()
+        };
+        let since = Timestamp::from(at(2_000));
+        let named: Vec<String> = inspection
+            .not_committed(since, 10)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            named,
+            [
+                "data/new.bin (12.0 MiB > git.max_new_file_mib 10)",
+                "data/edge.bin (12.0 MiB > git.max_new_file_mib 10)"
+            ]
+        );
+        assert!(Inspection::default().not_committed(since, 10).is_empty());
+    }
 }

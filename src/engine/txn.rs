@@ -183,9 +183,12 @@ impl SessionTxn {
             return Ok(());
         }
         let mut dirs: BTreeSet<PathBuf> = BTreeSet::new();
-        for (doc, tmp) in &durable {
-            self.sync(tmp.as_file(), &doc.path)?;
-        }
+        self.syncs += durable.len() as u64;
+        sync_together(
+            durable
+                .iter()
+                .map(|(doc, tmp)| (tmp.as_file(), doc.path.as_path())),
+        )?;
         for (doc, tmp) in durable {
             dirs.insert(parent(&doc.path).to_path_buf());
             self.persist(tmp, &doc)?;
@@ -193,9 +196,14 @@ impl SessionTxn {
         if let Some(owed) = self.owed_dir.take() {
             dirs.insert(owed);
         }
-        for dir in &dirs {
-            self.sync_dir(dir);
-        }
+        self.syncs += dirs.len() as u64;
+        let opened: Vec<(File, &Path)> = dirs
+            .iter()
+            .filter_map(|d| File::open(d).ok().map(|f| (f, d.as_path())))
+            .collect();
+        // A directory that cannot be synced is not an error (as in
+        // `store::sync_dir`): some filesystems refuse fsync on directories.
+        let _ = sync_together(opened.iter().map(|(f, d)| (f, *d)));
         if let Some((doc, tmp)) = state {
             self.sync(tmp.as_file(), &doc.path)?;
             let dir = parent(&doc.path).to_path_buf();
@@ -292,6 +300,34 @@ impl Drop for SessionTxn {
 
 fn parent(path: &Path) -> &Path {
     path.parent().unwrap_or(Path::new("."))
+}
+
+/// fsync `files` at once, one thread each beyond the first: a journaling
+/// filesystem folds concurrent fsyncs into one journal commit, so a step
+/// waits for about one flush instead of one per file. The first error wins.
+fn sync_together<'a>(files: impl Iterator<Item = (&'a File, &'a Path)>) -> Result<()> {
+    let files: Vec<(&File, &Path)> = files.collect();
+    let sync = |(f, p): (&File, &Path)| f.sync_all().map_err(|e| Error::io(p, e));
+    match files.split_first() {
+        None => Ok(()),
+        Some((first, [])) => sync(*first),
+        Some((first, rest)) => std::thread::scope(|scope| {
+            let others: Vec<_> = rest
+                .iter()
+                .map(|&file| scope.spawn(move || sync(file)))
+                .collect();
+            let mut result = sync(*first);
+            for handle in others {
+                let r = handle
+                    .join()
+                    .unwrap_or_else(|_| Err(Error::Internal("fsync thread panicked".into())));
+                if result.is_ok() {
+                    result = r;
+                }
+            }
+            result
+        }),
+    }
 }
 
 /// Ask the kernel to start writing `file` out now, without waiting, so the

@@ -5,18 +5,25 @@
 //! trailers are put back if it drops them). A failing `pre-commit` or
 //! `commit-msg` stops the commit with [`Error::Hook`], which pauses the
 //! session; `post-commit`'s exit status is ignored, as git does.
-//! `git.hooks: false` turns them off.
+//! `git.hooks: false` turns them off. A hook runs through
+//! [`crate::process::run`] like every child of a step: its own process
+//! group, a parent-death signal and the step marker, so nothing of a hook
+//! outlives wfx, even after `kill -9` (the resume ends what escaped).
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::time::Duration;
 
 use git2::{Index, Tree};
 
 use super::{Repo, ctx, parse_trailers};
 use crate::error::{Error, Result};
+use crate::process::{self, Spec};
 
 /// Hook output kept in the error (the tail).
 const OUTPUT_MAX: usize = 4000;
+
+/// Time a hook's leftover processes get between SIGTERM and SIGKILL.
+const HOOK_GRACE: Duration = Duration::from_secs(2);
 
 impl Repo {
     fn hook(&self, name: &str) -> Option<PathBuf> {
@@ -39,19 +46,22 @@ impl Repo {
         args: &[&Path],
         index: Option<&Path>,
     ) -> Result<()> {
-        let mut cmd = Command::new(path);
-        cmd.args(args)
-            .current_dir(&self.workdir)
-            .stdin(std::process::Stdio::null());
+        let mut argv: Vec<&std::ffi::OsStr> = vec![path.as_os_str()];
+        argv.extend(args.iter().map(|a| a.as_os_str()));
+        let mut spec = Spec::new(argv, &self.workdir).grace(HOOK_GRACE);
         if let Some(i) = index {
-            cmd.env("GIT_INDEX_FILE", i);
+            spec = spec.env("GIT_INDEX_FILE", i.to_string_lossy());
         }
-        let out = cmd.output().map_err(|e| Error::io(path, e))?;
-        if out.status.success() {
+        // A child of the step like any other: its own process group, ended
+        // with wfx (`kill -9` included) and after it exits.
+        let out = process::run(spec, &mut |_| {})?;
+        if out.interrupted {
+            return Err(Error::Interrupted(format!("running the {name} hook")));
+        }
+        if out.success() {
             return Ok(());
         }
-        let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
-        text.push_str(&String::from_utf8_lossy(&out.stderr));
+        let text = out.tail_text(OUTPUT_MAX * 4);
         let text = text.trim();
         let cut = text
             .char_indices()

@@ -141,6 +141,31 @@ pub struct FileVersions {
     pub after: Option<Vec<u8>>,
 }
 
+/// A new, untracked file that snapshots and commits leave out because it
+/// is larger than `git.max_new_file_mib` (DESIGN.md §10.2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TooBig {
+    /// Project-relative.
+    pub path: String,
+    pub bytes: u64,
+    /// When its inode last changed (ctime, which no tool sets back): a
+    /// file written during a fix changed after the fix started.
+    pub changed: std::time::SystemTime,
+}
+
+/// A file's ctime (its mtime off Unix).
+fn changed_at(meta: &std::fs::Metadata) -> std::time::SystemTime {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let secs = u64::try_from(meta.ctime()).unwrap_or(0);
+        let nanos = meta.ctime_nsec().clamp(0, 999_999_999) as u32;
+        std::time::UNIX_EPOCH + std::time::Duration::new(secs, nanos)
+    }
+    #[cfg(not(unix))]
+    meta.modified().unwrap_or(std::time::UNIX_EPOCH)
+}
+
 /// Author and committer to use instead of git's own rules. Normal runs do
 /// not set one: then `GIT_AUTHOR_*`/`GIT_COMMITTER_*` and `user.name` /
 /// `user.email` apply as for `git commit`, and `wfx <wfx@localhost>` when
@@ -188,8 +213,9 @@ struct Repo {
     /// Untracked files above this size (bytes) are neither snapshotted
     /// nor committed (`git.max_new_file_mib`).
     max_new_file: u64,
-    /// Such files seen, project-relative.
-    oversized: std::cell::RefCell<BTreeSet<String>>,
+    /// Such files seen (git paths); [`Checkpoints::oversized`] keeps
+    /// those still there and still too big.
+    oversized: std::cell::RefCell<BTreeSet<Vec<u8>>>,
     /// Run the repository's commit hooks (`git.hooks`).
     hooks: bool,
 }
@@ -320,12 +346,23 @@ impl Checkpoints {
         self
     }
 
-    /// Untracked files seen so far that were too big to snapshot or commit.
-    pub fn oversized(&self) -> Vec<String> {
-        self.repo
-            .as_ref()
-            .map(|r| r.oversized.borrow().iter().cloned().collect())
-            .unwrap_or_default()
+    /// Untracked files seen so far that were too big to snapshot or
+    /// commit, as they are now: those removed or shrunk since are left out.
+    pub fn oversized(&self) -> Vec<TooBig> {
+        let Some(r) = &self.repo else {
+            return Vec::new();
+        };
+        let seen = r.oversized.borrow();
+        seen.iter()
+            .filter_map(|path| {
+                let meta = std::fs::symlink_metadata(r.abs(path)).ok()?;
+                (meta.is_file() && meta.len() > r.max_new_file).then(|| TooBig {
+                    path: r.show(path),
+                    bytes: meta.len(),
+                    changed: changed_at(&meta),
+                })
+            })
+            .collect()
     }
 
     /// Keep this session's snapshots and recorded work in progress under
@@ -661,7 +698,7 @@ impl Repo {
             }
             if status.contains(Status::WT_NEW) && meta.len() > self.max_new_file {
                 // Too big to copy into .git or commit (git.max_new_file_mib).
-                self.oversized.borrow_mut().insert(self.show(path));
+                self.oversized.borrow_mut().insert(path.to_vec());
                 continue;
             }
             let id = self.hash_file(&abs, &meta, path)?;
@@ -734,9 +771,22 @@ impl Repo {
         // A missing object is the repository's state, not a wfx bug: exit 2
         // with what to do (DESIGN.md §10.3).
         self.git.find_tree(id).map_err(|_| {
+            let kept = match &self.session {
+                Some(session) => format!("refs/wfx/{session}/snapshots/{snapshot}"),
+                None => format!("refs/wfx/<session>/snapshots/{snapshot}"),
+            };
+            let archive = self
+                .session
+                .as_deref()
+                .map_or("wfx session complete".to_string(), |s| {
+                    format!("wfx session complete {s}")
+                });
             Error::Usage(format!(
-                "snapshot {snapshot} is not in this repository (taken in another clone, or removed by git gc before wfx kept snapshots under refs/wfx/); \
-                 what the interrupted fix changed cannot be told: commit or discard its changes by hand, then resume"
+                "snapshot {snapshot} (the work tree before the fix, kept by {kept}) is missing from this repository: \
+                 its ref was deleted and git gc removed it, or it was taken in another clone. \
+                 wfx cannot tell what the interrupted fix changed, so it stopped and changed none of your files. \
+                 To go on, bring the object back (copy it from a clone that has it into .git/objects) and resume; \
+                 or give the session up with `{archive}`, commit or discard your changes yourself, and start a new one"
             ))
         })
     }

@@ -38,6 +38,8 @@ pub struct SessionView {
     pub elapsed: String,
     pub git_base_commit: Option<String>,
     pub git_branch: Option<String>,
+    /// wfx's commits skipped the repository's git hooks (`git.hooks: false`).
+    pub git_hooks_skipped: bool,
     pub wfx_version: String,
     pub dir: String,
     pub outcome: Outcome,
@@ -171,6 +173,9 @@ pub struct FixView {
     pub commit: Option<String>,
     pub prompt: Option<Link>,
     pub output: Option<Link>,
+    /// Files the fix wrote that no commit has, with why
+    /// (`data/big.bin (120.0 MiB > git.max_new_file_mib 50)`).
+    pub not_committed: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -358,6 +363,7 @@ pub fn build(data: &SessionData, link: &dyn Fn(&str) -> Option<String>) -> Sessi
             commit: e.commit.as_deref().map(short_commit),
             prompt: existing(process(e.iteration, "fix-prompt.md")),
             output: existing(process(e.iteration, "fix-cli-output.txt")),
+            not_committed: e.not_committed.iter().map(ToString::to_string).collect(),
         })
         .collect();
 
@@ -528,6 +534,7 @@ pub fn build(data: &SessionData, link: &dyn Fn(&str) -> Option<String>) -> Sessi
         elapsed: span(Some(s.created_at), s.completed_at.or(Some(s.updated_at))),
         git_base_commit: s.git.base_commit.as_deref().map(short_commit),
         git_branch: s.git.branch.clone(),
+        git_hooks_skipped: s.git.hooks_skipped,
         wfx_version: s.wfx_version.clone(),
         dir: data.dir.clone(),
         outcome: match &run {

@@ -45,7 +45,8 @@
 //! | last tier | showed | next |
 //! | --- | --- | --- |
 //! | none | | tier 1, else tier 2 when no test failed before, else full |
-//! | 1 | a test still fails | tier 2 (the fix may have broken others too), else full |
+//! | 1 | a test still fails, the fix changed no file | done (nothing else can have changed) |
+//! | 1 | a test still fails | tier 2 (the fix may have broken others too); else, when it made a failing test pass, settled on tier 1 ([`settles_partial_fix`]); else full |
 //! | 1 | every test passes | tier 2 (tests not run yet), else full |
 //! | 2 | a test fails | done |
 //! | 2 | every test passes | full (final validation) |
@@ -178,6 +179,10 @@ pub struct RetestPlan {
     pub affected: Selection,
     /// Tests of the suite that run (non-skipped cases of the baseline).
     pub suite: usize,
+    /// The fix changed no file: no test other than the failing ones can
+    /// have changed its result, so a tier 1 that still fails ends the
+    /// retest (no full run for a fix that did nothing).
+    pub nothing_changed: bool,
 }
 
 /// What the last tier showed.
@@ -244,6 +249,7 @@ pub fn plan(input: &RetestInput<'_>) -> RetestPlan {
             failed: Selection::Empty,
             affected: Selection::Empty,
             suite,
+            nothing_changed: input.changed_files.is_empty(),
         };
     }
     let known: HashSet<&str> = b.cases.iter().map(|c| c.test.as_str()).collect();
@@ -267,6 +273,7 @@ pub fn plan(input: &RetestInput<'_>) -> RetestPlan {
         failed,
         affected,
         suite,
+        nothing_changed: input.changed_files.is_empty(),
     }
 }
 
@@ -315,6 +322,7 @@ pub fn next(plan: &RetestPlan, last: Option<(Tier, Outcome)>) -> NextRun {
         (Tier::Full, _) => NextRun::Done,
         (_, Outcome::Escalated(e)) => NextRun::Full(FullReason::Escalated(e)),
         (Tier::Affected, Outcome::Failing) => NextRun::Done,
+        (Tier::Failed, Outcome::Failing) if plan.nothing_changed => NextRun::Done,
         (Tier::Failed, Outcome::Failing) => match &plan.affected {
             Selection::Run(ids) => NextRun::Tier {
                 tier: Tier::Affected,
@@ -331,6 +339,17 @@ pub fn next(plan: &RetestPlan, last: Option<(Tier, Outcome)>) -> NextRun {
         },
         (Tier::Affected, Outcome::Passed) => NextRun::Full(FullReason::Validation),
     }
+}
+
+/// Whether a fix is settled on a tier 1 that still fails instead of
+/// running `next` (DESIGN.md §10.4): when the only way to look for damage
+/// is the full suite, a fix that made a failing test pass (`improved`) is
+/// a partial fix, kept on tier 1's word — the next full run sees whatever
+/// else it did, and does not blame the fix after it
+/// (`cycle::decide::settle`). A fix that made no failing test pass gets
+/// the full run: it is rolled back if it did damage.
+pub fn settles_partial_fix(next: &NextRun, improved: bool) -> bool {
+    improved && matches!(next, NextRun::Full(FullReason::Unverified))
 }
 
 /// Why a subset run could not judge anything.

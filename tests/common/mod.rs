@@ -422,6 +422,24 @@ pub fn results_with(
 }
 
 /// `fixtures/agents/<name>` as a custom fix agent definition in a config.
+/// `(iteration, scope, pass rate)` of every run in an `iteration-state.json`:
+/// an iteration's retest tiers and its full-suite validation are records
+/// of their own (DESIGN.md §10.4).
+pub fn runs(state: &serde_json::Value) -> Vec<(u64, String, f64)> {
+    state["iterations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["iteration"].as_u64().unwrap(),
+                r["scope"].as_str().unwrap().to_string(),
+                r["pass_rate"].as_f64().unwrap(),
+            )
+        })
+        .collect()
+}
+
 pub fn fixer_config(fixer: &str) -> serde_json::Value {
     serde_json::json!({
         "agents": {

@@ -68,7 +68,8 @@ fn input<'a>(baseline: &'a TestResults) -> RetestInput<'a> {
         progressive: true,
         can_filter: true,
         touched_tests: false,
-        changed_files: &[],
+        // The fix changed a source file no test is known to import.
+        changed_files: Box::leak(Box::new(ids(&["src/app.py"]))),
         import_map: &[],
         strategy: &[],
         related: &[],
@@ -200,6 +201,21 @@ fn a_tier_of_80_percent_or_more_runs_the_full_suite() {
             suite: 10
         })
     ));
+    assert_eq!(
+        next(&p, Some((Tier::Failed, Outcome::Passed))),
+        NextRun::Full(FullReason::Validation)
+    );
+    // A fix that changed no file: the failing tests again and no more,
+    // unless they now pass (then only a full run completes).
+    let p = plan(&RetestInput {
+        changed_files: &[],
+        ..input(&b)
+    });
+    assert!(p.nothing_changed);
+    assert_eq!(
+        next(&p, Some((Tier::Failed, Outcome::Failing))),
+        NextRun::Done
+    );
     assert_eq!(
         next(&p, Some((Tier::Failed, Outcome::Passed))),
         NextRun::Full(FullReason::Validation)
