@@ -55,6 +55,14 @@ impl Renderer {
                 .expect("default delimiters are valid"),
         );
         env.add_filter("pct", |v: f64| format!("{v:.1}%"));
+        // `counts(passed, failed, total)`: "9/11 passed, 1 skipped", the
+        // counts of the pass rate (one formula, see `Counts`).
+        env.add_function("counts", |p: u32, f: u32, t: u32| {
+            crate::artifacts::test_results::Counts::of(p, f, t).to_string()
+        });
+        env.add_function("counts_cell", |p: u32, f: u32, t: u32| {
+            crate::artifacts::test_results::Counts::of(p, f, t).cell()
+        });
         Renderer {
             env,
             overrides: overrides.map(Path::to_path_buf),

@@ -458,7 +458,7 @@ fn a_fixer_that_changes_nothing_gets_stuck_and_blocks_with_a_report() {
         "# Failure report: WFS-test-the-calculator",
         "- Reason: no progress: the same tests failed in 4 runs in a row",
         "- Fix attempts: 3 of at most 10",
-        "| 4 | affected | 77.7% | 7 / 10 | - | no_change |",
+        "| 4 | affected | 77.7% | 7/9 (1 skipped) | - | no_change |",
         "- Iteration 3 (aggressive, fix by fixer): **no_change**; pass 77.7% → 77.7%; changed nothing",
         "## Stuck tests\n\n- `test/math.test.js › math › finds the max`",
         "wfx session resume WFS-test-the-calculator",
@@ -571,7 +571,7 @@ fn manual_mode_pauses_for_a_person_and_the_edit_is_the_fix() {
     env.cycle(&["--resume-session", ID]).success();
     assert_eq!(
         env.subjects()[1],
-        "test-cycle: iteration 1 - conservative strategy (pass: 77.7% → 100.0%)"
+        "test-cycle: iteration 1 - manual fix (pass: 77.7% → 100.0%)"
     );
     let history = env.json(&format!("{ARCHIVED}/.process/fix-history.json"));
     assert_eq!(history["entries"][0]["agent"], "manual");

@@ -259,7 +259,8 @@ fn a_run_paused_under_0_1_resumes_at_its_attempt() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
-    let state = env.json(".workflow/active/WFS-run-debug-calc/.process/run-state.json");
+    // The finished run is archived (DESIGN.md §10.7).
+    let state = env.run_state("WFS-run-debug-calc");
     assert_eq!(state["status"], "completed");
     let step = &state["steps"][1];
     assert_eq!(step["status"], "passed");

@@ -144,7 +144,8 @@ fn shell_fixed_run_status_json_is_exact() {
     assert_eq!(v["session_id"], NODE_ID);
     assert_eq!(v["type"], "run");
     assert_eq!(v["status"], "completed");
-    assert_eq!(v["location"], "active");
+    // A finished run is archived (DESIGN.md §10.7).
+    assert_eq!(v["location"], "archived");
     assert_eq!(v["description"], "node shell fix");
     assert_eq!(
         v["outcome"],
@@ -154,10 +155,10 @@ fn shell_fixed_run_status_json_is_exact() {
             "reason": "all 2 steps finished and every test step passed; step 2 (test) passed after 2 debug attempts"
         })
     );
-    assert_eq!(v["next_command"], format!("wfx session complete {NODE_ID}"));
+    assert_eq!(v["next_command"], Value::Null);
     assert_eq!(
         v["next_step"],
-        "nothing left to run; archive the finished run"
+        "archived: the session is finished and kept read-only"
     );
     assert_eq!(v["next_action"], Value::Null);
     assert_eq!(v["run_state"]["status"], "completed");
@@ -167,7 +168,7 @@ fn shell_fixed_run_status_json_is_exact() {
     assert_eq!(v["tasks"], json!([]));
     assert_eq!(v["pass_rates"], json!([]));
 
-    let d = format!(".workflow/active/{NODE_ID}");
+    let d = format!(".workflow/archives/{NODE_ID}");
     let s2 = format!("{d}/.process/step-02");
     let mut run = v["run"].take();
     redact_times(&mut run);
@@ -368,14 +369,14 @@ fn shell_fixed_run_report_and_text() {
         attempts
             .contains("<title id=\"chart-step-2\">Pass rate per test run of step 2 (test)</title>")
     );
-    assert!(attempts.contains("<title>run 0: 77.7% (7/10 passed), failed</title>"));
-    assert!(attempts.contains("<title>run 1: 88.8% (8/10 passed), failed</title>"));
-    assert!(attempts.contains("<title>run 2: 100.0% (9/10 passed), passed</title>"));
+    assert!(attempts.contains("<title>run 0: 77.7% (7/9 passed, 1 skipped), failed</title>"));
+    assert!(attempts.contains("<title>run 1: 88.8% (8/9 passed, 1 skipped), failed</title>"));
+    assert!(attempts.contains("<title>run 2: 100.0% (9/9 passed, 1 skipped), passed</title>"));
     assert!(attempts.contains("<title>pass threshold 100.0%</title>"));
     assert!(!attempts.contains("conservative"), "no strategy legend");
 
     // Per-attempt logs are linked relative to the report, and exist.
-    let base = format!("../.workflow/active/{NODE_ID}/.process/step-02");
+    let base = format!("../.workflow/archives/{NODE_ID}/.process/step-02");
     for (href, text) in [
         (format!("{base}/attempt-1/debug-command.txt"), "action"),
         (
@@ -414,9 +415,10 @@ attempt 2    shell exit 0  exit 0 · 9 passed, 0 failed, 1 skipped of 10 (100.0%
         ),
         "{text}"
     );
-    assert!(text.ends_with(&format!(
-        "Next: nothing left to run; archive the finished run\n  wfx session complete {NODE_ID}\n"
-    )), "{text}");
+    assert!(
+        text.ends_with("Next: archived: the session is finished and kept read-only\n"),
+        "{text}"
+    );
 }
 
 /// The first debug command interrupts wfx (its parent): the run pauses in
@@ -580,7 +582,7 @@ fn failed_run_names_the_step_and_starts_afresh() {
     assert_eq!(v["next_command"], "wfx run wf.yml");
     assert_eq!(
         v["next_step"],
-        "fix what stopped the run, then run the workflow again (a new session; this one is kept)"
+        "fix what stopped the run, then run the workflow again (a new session; this one is archived)"
     );
     let run = &v["run"];
     assert_eq!(run["status"], "failed");

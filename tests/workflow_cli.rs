@@ -19,8 +19,7 @@ fn project() -> Env {
 }
 
 fn run_state(env: &Env, id: &str) -> Value {
-    serde_json::from_str(&env.read(&format!(".workflow/active/{id}/.process/run-state.json")))
-        .unwrap()
+    env.run_state(id)
 }
 
 fn exists(env: &Env, rel: &str) -> bool {
@@ -188,7 +187,7 @@ commands:
     assert_eq!(env.read("out-1.txt"), "FAIL: the bug is still there\n");
     assert_eq!(env.read("out-2.txt"), "FAIL: the bug is still there\n");
 
-    let dir = ".workflow/active/WFS-run-debug-me/.process/step-01";
+    let dir = ".workflow/archives/WFS-run-debug-me/.process/step-01";
     for f in [
         "initial/test-output.log",
         "initial/test-results.json",
@@ -242,12 +241,12 @@ commands:
         lines[5],
         "test step 1 · passed after 2 debug attempts (of at most 3)"
     );
-    let log = env.read(".workflow/active/WFS-run-debug-me/.process/run.log");
+    let log = env.read(".workflow/archives/WFS-run-debug-me/.process/run.log");
     assert!(log.contains(" test step 1 · attempt 2/3 · exit 3 · 1 failing · debug by shell "));
 
     assert_eq!(
         out.stdout,
-        "workflow debug me: completed\n  step 1 (test): passed after 2 debug attempts (of at most 3)\nsession: .workflow/active/WFS-run-debug-me\n"
+        "workflow debug me: completed\n  step 1 (test): passed after 2 debug attempts (of at most 3)\nsession: .workflow/archives/WFS-run-debug-me\n"
     );
     let state = run_state(&env, "WFS-run-debug-me");
     assert_eq!(state["status"], "completed");
@@ -258,9 +257,10 @@ commands:
     assert_eq!(step["attempts"][1]["outcome"], "passed");
     assert_eq!(step["attempts"][1]["test"]["exit_code"], 0);
     assert_eq!(step["initial"]["exit_code"], 3);
-    let session: Value =
-        serde_json::from_str(&env.read(".workflow/active/WFS-run-debug-me/workflow-session.json"))
-            .unwrap();
+    let session: Value = serde_json::from_str(
+        &env.read(".workflow/archives/WFS-run-debug-me/workflow-session.json"),
+    )
+    .unwrap();
     assert_eq!(session["type"], "run");
     assert_eq!(session["workflow_type"], "yaml_workflow");
     assert_eq!(session["status"], "completed");
@@ -332,7 +332,7 @@ fn fail_workflow_true_exits_1_and_skips_later_steps() {
     assert_eq!(out.code, 1);
     assert!(exists(
         &env,
-        ".workflow/active/WFS-run-wf-2/.process/run-state.json"
+        ".workflow/archives/WFS-run-wf-2/.process/run-state.json"
     ));
 }
 
@@ -369,7 +369,7 @@ fn shell_step_failure_exits_1() {
         out.stdout
     );
     assert_eq!(
-        env.read(".workflow/active/WFS-run-wf/.process/step-01/output.log"),
+        env.read(".workflow/archives/WFS-run-wf/.process/step-01/output.log"),
         "building\n"
     );
 }
@@ -737,4 +737,95 @@ fn a_resume_after_a_killed_run_sweeps_its_temp_files() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(!temp.exists(), "the temp file was not swept");
+}
+
+/// A test step whose command finds no tests (pytest exit 5) is nothing to
+/// debug: the run pauses with the cycle's "no tests found" message and
+/// hint, the debug command never runs, and the resume runs the tests again
+/// (DESIGN.md §10.7, issue #20 A).
+#[test]
+fn a_test_step_that_finds_no_tests_pauses_instead_of_debugging() {
+    let env = Env::new();
+    env.write(
+        "wf.yml",
+        "commands:\n  - test:\n      command: python3 -m pytest -q -p no:cacheprovider\n      on_failure:\n        shell: echo debugged >> calls.txt\n",
+    );
+    let out = wfx(&env, &["run", "wf.yml"]);
+    assert_eq!(out.code, 3, "{}{}", out.stdout, out.stderr);
+    assert!(!exists(&env, "calls.txt"), "the debug command ran");
+    assert!(
+        out.stdout.starts_with(&format!(
+            "no tests found. {}: the run stopped at step 1 (test)",
+            "Write tests first, or set `agents.test_gen` in .workflow/wfx.json so `wfx test-fix-gen` generates them (task IMPL-001)."
+        )),
+        "{}",
+        out.stdout
+    );
+    let state = run_state(&env, "WFS-run-wf");
+    assert_eq!(state["status"], "paused");
+    assert_eq!(state["steps"][0]["attempt"], 0);
+
+    // Once a test exists, the resume runs the tests again and goes on.
+    env.write("test_ok.py", "def test_ok():\n    assert True\n");
+    let out = wfx(&env, &["run", "wf.yml", "--resume"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(!exists(&env, "calls.txt"), "the debug command ran");
+}
+
+/// Structure and variables are checked in one go: a file with an unknown
+/// key and an unknown variable reports both, in file order, so fixing the
+/// first does not reveal the second (issue #20 item 14).
+#[test]
+fn every_problem_of_a_workflow_file_is_reported_at_once() {
+    let env = project();
+    env.write(
+        "wf.yml",
+        "commands:\n  - shell: echo ${nope}\n  - test:\n      command: sh check.sh\n      on_falure:\n        shell: touch fixed\n",
+    );
+    let out = wfx(&env, &["run", "wf.yml"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    let lines: Vec<&str> = out.stderr.lines().collect();
+    assert_eq!(lines.len(), 2, "{}", out.stderr);
+    assert!(
+        lines[0].starts_with("error: wf.yml: /commands/0/shell: line 2, column 12: step 1 (shell): unknown variable ${nope}"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        lines[1].starts_with(
+            "wf.yml: /commands/1/test/on_falure: line 5, column 7: unknown key \"on_falure\""
+        ),
+        "{}",
+        out.stderr
+    );
+    assert!(!exists(&env, ".workflow/active"));
+}
+
+/// Finished runs are archived like cycle sessions (DESIGN.md §10.7): they
+/// do not pile up in `.workflow/active/`; each gets a manifest entry.
+#[test]
+fn finished_runs_are_archived_and_do_not_pile_up() {
+    let env = project();
+    env.write("wf.yml", "commands:\n  - shell: echo hi\n");
+    for _ in 0..2 {
+        let out = wfx(&env, &["run", "wf.yml"]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+    }
+    let active: Vec<_> = std::fs::read_dir(env.root.join(".workflow/active"))
+        .unwrap()
+        .collect();
+    assert!(active.is_empty(), "{active:?}");
+    let manifest = env.json(".workflow/archives/manifest.json");
+    let ids: Vec<&str> = manifest
+        .as_array()
+        .expect("CCW's array shape")
+        .iter()
+        .map(|e| e["session_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["WFS-run-wf", "WFS-run-wf-2"]);
+    assert_eq!(manifest[0]["type"], "run");
+    assert_eq!(manifest[0]["status"], "completed");
+    // Paths inside the archived run point into archives/.
+    let state = env.read(".workflow/archives/WFS-run-wf-2/.process/run-state.json");
+    assert!(!state.contains(".workflow/active/"), "{state}");
 }

@@ -65,8 +65,7 @@ fn calls(env: &Env) -> Vec<Value> {
 }
 
 fn state(env: &Env, id: &str) -> Value {
-    serde_json::from_str(&env.read(&format!(".workflow/active/{id}/.process/run-state.json")))
-        .unwrap()
+    env.run_state(id)
 }
 
 fn results(env: &Env, rel: &str) -> Value {
@@ -127,7 +126,7 @@ fn debug_loop_on_node_calc_fixes_the_bugs_by_the_second_claude_call() {
     let out = run(&env, &["run", "wf.yml"]);
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
     let id = "WFS-run-node-debug-loop";
-    let dir = format!(".workflow/active/{id}/.process/step-02");
+    let dir = format!(".workflow/archives/{id}/.process/step-02");
 
     // The debug command received spec path, test output, attempt and exit code.
     let calls = calls(&env);
@@ -161,7 +160,11 @@ fn debug_loop_on_node_calc_fixes_the_bugs_by_the_second_claude_call() {
         assert_eq!(call["env"]["WFX_TEST_ATTEMPT"], attempt.to_string());
         assert_eq!(call["env"]["WFX_TEST_EXIT_CODE"], "1");
         assert_eq!(call["env"]["WFX_SPEC"], "specs/calc.md");
-        assert_eq!(call["env"]["WFX_TEST_OUTPUT_FILE"], before);
+        // While the run ran, its files were in active/.
+        assert_eq!(
+            call["env"]["WFX_TEST_OUTPUT_FILE"],
+            before.replacen(".workflow/archives/", ".workflow/active/", 1)
+        );
         assert_eq!(call["env"]["WFX_ROLE"], "fix");
         assert_eq!(
             env.read(&format!("{dir}/attempt-{attempt}/debug-prompt.md")),
@@ -338,7 +341,7 @@ fn seed_example_complex_runs() {
     );
     assert_eq!(
         out.stdout,
-        "workflow wf: completed\n  step 1 (test): passed after 3 debug attempts (of at most 5)\n  step 2 (test): passed on the first run\nsession: .workflow/active/WFS-run-wf\n"
+        "workflow wf: completed\n  step 1 (test): passed after 3 debug attempts (of at most 5)\n  step 2 (test): passed on the first run\nsession: .workflow/archives/WFS-run-wf\n"
     );
 }
 

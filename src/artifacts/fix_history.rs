@@ -86,6 +86,10 @@ pub struct FixAttempt {
     /// on disk), and why (DESIGN.md §10.2).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_committed: Vec<NotCommitted>,
+    /// A person's fix: paths changed outside the fix task's focus, left
+    /// uncommitted and untouched by a rollback (docs/cycle.md).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_uncommitted: Vec<String>,
     #[serde(flatten)]
     pub extra: Extra,
 }

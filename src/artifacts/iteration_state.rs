@@ -160,6 +160,13 @@ pub enum IterationResult {
     Error,
 }
 
+impl IterationRecord {
+    /// The counts behind `pass_rate` (skipped tests apart).
+    pub fn counts(&self) -> super::test_results::Counts {
+        super::test_results::Counts::of(self.passed, self.failed, self.total)
+    }
+}
+
 /// One test run of the loop. An iteration may hold several runs (the
 /// affected retest, then the full-suite validation): each is its own
 /// record with its own results file and log (DESIGN.md §10.4).

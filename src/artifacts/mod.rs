@@ -246,9 +246,32 @@ pub fn validate_value(schema: &str, file: &str, value: &Value) -> Vec<Problem> {
         .map(|e| Problem {
             file: file.to_string(),
             pointer: e.instance_path().to_string(),
-            message: short_message(e.to_string()),
+            message: short_message(problem_message(&e)),
         })
         .collect()
+}
+
+/// The validator's message, except that a value outside an enum lists
+/// every allowed value (the validator names two and "or N other
+/// candidates", which leaves the reader guessing).
+fn problem_message(e: &jsonschema::ValidationError<'_>) -> String {
+    match e.kind() {
+        jsonschema::error::ValidationErrorKind::Enum { options } => {
+            let options: Vec<String> = options
+                .as_array()
+                .map(|a| a.iter().map(Value::to_string).collect())
+                .unwrap_or_default();
+            match options.split_last() {
+                Some((last, rest)) if !rest.is_empty() => format!(
+                    "{} is not one of {} or {last}",
+                    e.instance(),
+                    rest.join(", ")
+                ),
+                _ => e.to_string(),
+            }
+        }
+        _ => e.to_string(),
+    }
 }
 
 /// Parse and validate an artifact from text: JSON syntax errors, schema

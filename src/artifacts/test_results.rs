@@ -173,9 +173,70 @@ pub fn pass_rate(passed: u32, failed: u32, errors: u32) -> f64 {
     (passed as u64 * 1000 / denom) as f64 / 10.0
 }
 
+/// The counts behind a pass rate, as people read them: passed of the tests
+/// that ran (the denominator of [`pass_rate`]: skipped tests excluded), and
+/// the skipped ones beside it, so "100.0%" never sits next to "11/12".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Counts {
+    pub passed: u32,
+    /// Passed + failed + errors.
+    pub ran: u32,
+    pub skipped: u32,
+}
+
+impl Counts {
+    /// From a record's `passed`, `failed` (errors included) and `total`.
+    pub fn of(passed: u32, failed: u32, total: u32) -> Counts {
+        let ran = passed.saturating_add(failed);
+        Counts {
+            passed,
+            ran,
+            skipped: total.saturating_sub(ran),
+        }
+    }
+
+    /// A table cell: `11/11`, or `11/11 (1 skipped)`.
+    pub fn cell(&self) -> String {
+        match self.skipped {
+            0 => format!("{}/{}", self.passed, self.ran),
+            n => format!("{}/{} ({n} skipped)", self.passed, self.ran),
+        }
+    }
+}
+
+/// In a sentence: `11/11 passed`, or `11/11 passed, 1 skipped`.
+impl std::fmt::Display for Counts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{} passed", self.passed, self.ran)?;
+        if self.skipped > 0 {
+            write!(f, ", {} skipped", self.skipped)?;
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::pass_rate;
+    use super::{Counts, pass_rate};
+
+    #[test]
+    fn counts_agree_with_the_pass_rate() {
+        for (passed, failed, total, cell, sentence) in [
+            (11, 0, 12, "11/11 (1 skipped)", "11/11 passed, 1 skipped"),
+            (9, 2, 12, "9/11 (1 skipped)", "9/11 passed, 1 skipped"),
+            (10, 0, 10, "10/10", "10/10 passed"),
+            (0, 0, 0, "0/0", "0/0 passed"),
+            // A hand-edited record with total below the counts: no skip.
+            (5, 5, 3, "5/10", "5/10 passed"),
+        ] {
+            let c = Counts::of(passed, failed, total);
+            assert_eq!(c.cell(), cell);
+            assert_eq!(c.to_string(), sentence);
+            // The rate is computed from the same two numbers.
+            let rate = pass_rate(c.passed, c.ran - c.passed, 0);
+            assert_eq!(rate, pass_rate(passed, failed, 0));
+        }
+    }
 
     #[test]
     fn pass_rate_table() {

@@ -355,8 +355,23 @@ fn complete(ctx: &Ctx, id: Option<&str>) -> Result<Exit> {
     if ctx.ui.is_json() {
         ctx.ui.json(&entry);
     } else {
+        let status = entry.status.as_deref().unwrap_or_default();
+        let unfinished = !matches!(
+            status,
+            "completed" | "partial_success" | "blocked" | "archived"
+        );
+        let how = if unfinished {
+            let count = |k: &str| entry.metrics.get(k).and_then(|v| v.as_u64()).unwrap_or(0);
+            format!(
+                " unfinished ({status}; {} of {} tasks finished)",
+                count("tasks_completed"),
+                count("tasks_total")
+            )
+        } else {
+            String::new()
+        };
         ctx.ui.out(format!(
-            "Archived {} → {}",
+            "Archived {}{how} → {}",
             entry.session_id,
             entry.archive_path.as_deref().unwrap_or_default()
         ));

@@ -293,7 +293,8 @@ fn print_human(ctx: &Ctx, v: &SessionView) {
                         r.iteration.to_string(),
                         r.scope.clone(),
                         r.pass_rate_text.clone(),
-                        format!("{}/{}", r.passed, r.total),
+                        crate::artifacts::test_results::Counts::of(r.passed, r.failed, r.total)
+                            .cell(),
                         r.strategy.clone().unwrap_or_else(|| "-".into()),
                         result,
                         r.fix_task.clone().unwrap_or_else(|| "-".into()),

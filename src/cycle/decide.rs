@@ -396,9 +396,19 @@ pub enum RollbackCause {
     TestEdits(String),
 }
 
-/// `test-cycle: iteration N - <strategy> strategy (pass: <old>% → <new>%)`.
-pub fn fix_commit_message(iteration: u32, strategy: Strategy, old: f64, new: f64) -> String {
-    format!("test-cycle: iteration {iteration} - {strategy} strategy (pass: {old:.1}% → {new:.1}%)")
+/// `test-cycle: iteration N - <strategy> strategy (pass: <old>% → <new>%)`;
+/// a person's fix (no strategy: manual mode) is `… - manual fix (…)`.
+pub fn fix_commit_message(
+    iteration: u32,
+    strategy: Option<Strategy>,
+    old: f64,
+    new: f64,
+) -> String {
+    let by = match strategy {
+        Some(s) => format!("{s} strategy"),
+        None => "manual fix".to_string(),
+    };
+    format!("test-cycle: iteration {iteration} - {by} (pass: {old:.1}% → {new:.1}%)")
 }
 
 /// `test-cycle: rollback iteration N - regression detected (pass: <new>% < <old>%)`;
@@ -458,8 +468,9 @@ pub struct SettleInput<'a> {
     pub attempts_done: u32,
     pub no_progress: bool,
     pub cost_cap: Option<String>,
-    /// The strategy of the fix (for its commit message).
-    pub strategy: Strategy,
+    /// The strategy of the agent's fix (for its commit message); `None`
+    /// for a person's fix, which follows no agent strategy.
+    pub strategy: Option<Strategy>,
     pub limits: &'a Limits,
     /// Earlier fixes kept since the last full run whose retest ended on a
     /// subset ([`unchecked_fixes`]): what a run finds broken may be theirs.
@@ -1214,7 +1225,7 @@ mod tests {
     #[test]
     fn commit_messages() {
         assert_eq!(
-            fix_commit_message(2, Strategy::Conservative, 60.0, 85.0),
+            fix_commit_message(2, Some(Strategy::Conservative), 60.0, 85.0),
             "test-cycle: iteration 2 - conservative strategy (pass: 60.0% → 85.0%)"
         );
         assert_eq!(
@@ -1442,7 +1453,7 @@ mod tests {
                 attempts_done: c.attempts,
                 no_progress: false,
                 cost_cap: None,
-                strategy: Strategy::Conservative,
+                strategy: Some(Strategy::Conservative),
                 limits: &l,
                 unchecked: &[],
             });
@@ -1466,7 +1477,7 @@ mod tests {
             attempts_done: 1,
             no_progress: false,
             cost_cap: None,
-            strategy: Strategy::Conservative,
+            strategy: Some(Strategy::Conservative),
             limits: &l,
             unchecked: &[],
         });
@@ -1508,7 +1519,7 @@ mod tests {
                 attempts_done: 3,
                 no_progress: false,
                 cost_cap: None,
-                strategy: Strategy::Conservative,
+                strategy: Some(Strategy::Conservative),
                 limits: &l,
                 unchecked,
             })

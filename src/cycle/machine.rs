@@ -623,8 +623,10 @@ impl CycleMachine {
         )];
         if let Some(last) = s.iter.iterations.last() {
             lines.push(format!(
-                "Last run: iteration {} · {:.1}% ({}/{} passed)",
-                last.iteration, last.pass_rate, last.passed, last.total
+                "Last run: iteration {} · {:.1}% ({})",
+                last.iteration,
+                last.pass_rate,
+                last.counts()
             ));
         }
         lines.extend(self.git_notes(s));
@@ -713,11 +715,10 @@ impl CycleMachine {
             let mut body = vec![String::new()];
             for r in &s.iter.iterations {
                 body.push(format!(
-                    "- iteration {}: {:.1}% ({}/{} passed){}",
+                    "- iteration {}: {:.1}% ({}){}",
                     r.iteration,
                     r.pass_rate,
-                    r.passed,
-                    r.total,
+                    r.counts(),
                     r.strategy.map_or(String::new(), |s| format!(", {s}"))
                 ));
             }
@@ -1385,6 +1386,26 @@ impl CycleMachine {
             .any(|p| agents::builtin::is_test_path(p));
         fix.commit_paths = inspection.commit_paths.clone();
         fix.rejected = rejected.clone();
+        // A person's fix commits only what lies in the fix task's focus;
+        // other edits are theirs: named, left uncommitted.
+        let mut left_uncommitted = Vec::new();
+        if self.fix_agent.is_none()
+            && let Some(task) = s.task(&task_id)
+        {
+            let focus = super::manual::focus(task);
+            let (keep, outside) = super::manual::split(&fix.commit_paths, &focus);
+            if !outside.is_empty() {
+                out.push(Event::Warning {
+                    message: format!(
+                        "left uncommitted (outside {task_id}'s focus: {}): {}; commit them yourself if they belong to the fix",
+                        if focus.is_empty() { "none".to_string() } else { focus.join(", ") },
+                        outside.join(", ")
+                    ),
+                });
+                fix.commit_paths = keep;
+                left_uncommitted = outside;
+            }
+        }
 
         let before = s.baseline().map(|r| r.pass_rate);
         let failing = s.baseline().map_or(0, |r| r.failed);
@@ -1397,6 +1418,16 @@ impl CycleMachine {
                 .map(|r| r.pass_rate)
         });
         let agent = self.fix_agent_name();
+        // The fix task (and the loop task) name who actually fixed: a task
+        // written while paused for a person may be done by an agent given
+        // on the resume (`--fix-agent`), and the other way round.
+        for id in [task_id.as_str(), LOOP_TASK] {
+            if s.task(id)
+                .is_some_and(|t| t.meta.agent.as_deref() != Some(&agent))
+            {
+                s.update_task(id, |t| t.meta.agent = Some(agent.clone()));
+            }
+        }
         let duration_ms = call.as_ref().map_or_else(
             || (s.now - fix.started_at).num_milliseconds().max(0) as u64,
             |c| c.duration_ms,
@@ -1432,6 +1463,7 @@ impl CycleMachine {
                 .unwrap_or_default(),
             tamper: call.as_ref().and_then(|c| c.tamper),
             not_committed: not_committed.clone(),
+            left_uncommitted,
             extra: Extra::new(),
         };
         s.history.entries.retain(|e| e.iteration != k);
@@ -1729,11 +1761,19 @@ impl CycleMachine {
             attempts_done: s.attempts(),
             no_progress: decide::no_progress(&settled_runs(&runs), self.limits.no_progress_limit),
             cost_cap: policy::cost_cap(s.spent_usd(), self.config.agents.max_cost_usd),
-            strategy: s
-                .record_of_fix(k)
-                .and_then(|r| r.strategy)
-                .or(s.iter.selected_strategy)
-                .unwrap_or(Strategy::Conservative),
+            // The attempt as recorded says who fixed: a person's fix
+            // follows no agent strategy.
+            strategy: (!s
+                .history
+                .entries
+                .iter()
+                .any(|e| e.iteration == k && e.agent == agents::MANUAL))
+            .then(|| {
+                s.record_of_fix(k)
+                    .and_then(|r| r.strategy)
+                    .or(s.iter.selected_strategy)
+                    .unwrap_or(Strategy::Conservative)
+            }),
             limits: &self.limits,
             unchecked: &decide::unchecked_fixes(&s.iter.iterations, n),
         });
@@ -1909,8 +1949,9 @@ impl CycleMachine {
         let attempts = s.attempts();
         let summary = if partial {
             format!(
-                "Partial success: {:.1}% ({}/{} passed) on the full suite after {attempts} fix attempt(s); every remaining failure is of low criticality",
-                last.pass_rate, last.passed, last.total
+                "Partial success: {:.1}% ({}) on the full suite after {attempts} fix attempt(s); every remaining failure is of low criticality",
+                last.pass_rate,
+                last.counts()
             )
         } else {
             format!(

@@ -19,6 +19,7 @@ pub mod gates;
 pub mod guard;
 mod initial;
 pub mod machine;
+pub mod manual;
 mod report;
 #[cfg(test)]
 pub(crate) mod scenarios;

@@ -77,6 +77,7 @@ pub(super) fn failure_report(m: &CycleMachine, s: &CycleState, reason: &str) -> 
                 "scope": json_str(&r.scope),
                 "pass_rate": r.pass_rate,
                 "passed": r.passed,
+                "failed": r.failed,
                 "total": r.total,
                 "strategy": r.strategy.map(|s| s.to_string()),
                 "result": r.result.map(|x| json_str(&x)),

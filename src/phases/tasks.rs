@@ -516,6 +516,9 @@ struct TodoTask {
     title: String,
     status: String,
     done: bool,
+    /// The box: `x` completed, `-` skipped (not run: never ticked as
+    /// if it were done), ` ` otherwise.
+    mark: &'static str,
     icon: &'static str,
     link: String,
 }
@@ -566,8 +569,12 @@ pub fn render_todo_list(
             .iter()
             .map(|(file, t)| {
                 let summary = paths.task_summary(&t.id);
+                let skipped = t.status.meaning() == TaskStatus::Skipped;
                 let (icon, link) = if t.status.is_done() && summary.is_file() {
-                    ("✅", format!("./.summaries/{}-summary.md", t.id))
+                    (
+                        if skipped { "⏭️" } else { "✅" },
+                        format!("./.summaries/{}-summary.md", t.id),
+                    )
                 } else {
                     let name = file.file_name().map_or_else(
                         || format!("{}.json", t.id),
@@ -580,6 +587,11 @@ pub fn render_todo_list(
                     title: t.title.clone(),
                     status: t.status.as_str().to_string(),
                     done: t.status.is_done(),
+                    mark: match (skipped, t.status.is_done()) {
+                        (true, _) => "-",
+                        (false, true) => "x",
+                        (false, false) => " ",
+                    },
                     icon,
                     link,
                 }
@@ -773,7 +785,7 @@ mod tests {
 - [ ] **IMPL-002**: Test Execution & Fix Cycle → [📋](./.task/IMPL-002.json) (in_progress)\n\
 \x20 - [x] Iteration 1: initial test (pass: 70.0%, conservative)\n\
 \x20 - [ ] Iteration 2: fix validation (pass: 90.0%)\n\n\
-## Status Legend\n- `- [ ]` pending · `- [x]` completed\n"
+## Status Legend\n- `- [ ]` pending · `- [x]` completed · `- [-]` skipped (not run)\n"
         );
     }
 }

@@ -8,6 +8,7 @@
 use std::fmt::Write;
 
 use super::view::{RunView, pct};
+use crate::artifacts::test_results::Counts;
 
 const WIDTH: f64 = 760.0;
 const HEIGHT: f64 = 300.0;
@@ -156,13 +157,20 @@ pub fn pass_rate_chart_with(runs: &[RunView], threshold: f64, o: &ChartOptions) 
             let colour = strategy_colour(r.strategy_before.as_deref());
             let mut tip = if o.cycle {
                 format!(
-                    "{} {}: {} ({}/{} passed, {} scope)",
-                    o.point, r.iteration, r.pass_rate_text, r.passed, r.total, r.scope
+                    "{} {}: {} ({}, {} scope)",
+                    o.point,
+                    r.iteration,
+                    r.pass_rate_text,
+                    Counts::of(r.passed, r.failed, r.total),
+                    r.scope
                 )
             } else if r.total > 0 {
                 format!(
-                    "{} {}: {} ({}/{} passed)",
-                    o.point, r.iteration, r.pass_rate_text, r.passed, r.total
+                    "{} {}: {} ({})",
+                    o.point,
+                    r.iteration,
+                    r.pass_rate_text,
+                    Counts::of(r.passed, r.failed, r.total)
                 )
             } else {
                 format!("{} {}: {}", o.point, r.iteration, r.pass_rate_text)

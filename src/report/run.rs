@@ -702,6 +702,14 @@ pub fn next_step(session_id: &str, location: Location, run: &RunSection) -> Next
         hint: Some(hint.to_string()),
     };
     if location == Location::Archived {
+        // A failed run is archived when it stops: running the workflow
+        // again is still what moves forward.
+        if run.status == "failed" {
+            return step(
+                Some(format!("wfx run {}", run.workflow_file)),
+                "fix what stopped the run, then run the workflow again (a new session; this one is archived)",
+            );
+        }
         return step(None, "archived: the session is finished and kept read-only");
     }
     if let Some(cmd) = &run.resume_command {

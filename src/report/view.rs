@@ -405,7 +405,7 @@ pub fn build(data: &SessionData, link: &dyn Fn(&str) -> Option<String>) -> Sessi
                 duration_ms: ms,
                 duration: match (ms, started, t.status) {
                     (Some(ms), _, _) => duration(ms),
-                    (None, Some(_), TaskStatus::InProgress) => "running".into(),
+                    (None, Some(_), TaskStatus::InProgress) => in_progress_label(s.status).into(),
                     _ => String::new(),
                 },
                 summary: t
@@ -724,6 +724,17 @@ pub fn task_times(t: &Task) -> (Option<Timestamp>, Option<Timestamp>) {
     (started, completed)
 }
 
+/// What an unfinished task is doing, by its session's status: nothing runs
+/// while the session waits for a person or is paused.
+fn in_progress_label(session: SessionStatus) -> &'static str {
+    match session {
+        SessionStatus::AwaitingFix => "awaiting fix",
+        SessionStatus::Paused => "paused",
+        SessionStatus::Blocked => "stopped",
+        _ => "running",
+    }
+}
+
 fn elapsed_ms(start: Option<Timestamp>, end: Option<Timestamp>) -> Option<u64> {
     let ms = (end? - start?).num_milliseconds();
     u64::try_from(ms).ok()
@@ -774,12 +785,7 @@ pub fn outcome(data: &SessionData) -> Outcome {
                         n => format!("; {n} skipped"),
                     }
                 ),
-                Some(r) => format!(
-                    "completed at {} ({}/{} tests pass)",
-                    pct(r.pass_rate),
-                    r.passed,
-                    r.total
-                ),
+                Some(r) => format!("completed at {} ({})", pct(r.pass_rate), r.counts()),
                 None => "completed without a recorded test run".into(),
             },
         ),
@@ -861,11 +867,32 @@ pub fn outcome(data: &SessionData) -> Outcome {
             },
         ),
     };
+    // Archived before it finished (`wfx session complete` on a paused
+    // session): what it was doing stays in the reason, never a call to act.
+    if data.sref.location == Location::Archived && !finished_status(data.session.status) {
+        return Outcome {
+            kind: "archived".into(),
+            title: "Archived unfinished".into(),
+            reason: format!(
+                "archived while {} ({})",
+                data.session.status,
+                reason.trim_end_matches('.')
+            ),
+        };
+    }
     Outcome {
         kind: kind.into(),
         title: title.into(),
         reason,
     }
+}
+
+/// Whether a session with this status has finished, one way or another.
+fn finished_status(status: SessionStatus) -> bool {
+    matches!(
+        status.meaning(),
+        SessionStatus::Completed | SessionStatus::PartialSuccess | SessionStatus::Blocked
+    )
 }
 
 /// The exact command that moves the session forward, and what to do
@@ -885,10 +912,15 @@ pub fn next_step(
         hint,
     };
     if location == Location::Archived {
+        let hint = if finished_status(status) {
+            "archived: the session is finished and kept read-only"
+        } else {
+            "archived before it finished: kept read-only; start a new session to go on"
+        };
         return NextStep {
             action,
             command: None,
-            hint: Some("archived: the session is finished and kept read-only".into()),
+            hint: Some(hint.into()),
         };
     }
     let next = state.map(|s| s.next_action());

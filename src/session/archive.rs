@@ -147,13 +147,27 @@ impl Workspace {
             self.read_manifest()?;
             let mut session = self.load_session(&sref)?;
             let now = chrono::Utc::now();
-            if !matches!(
-                session.status.meaning(),
-                SessionStatus::Completed | SessionStatus::PartialSuccess | SessionStatus::Blocked
-            ) {
+            // The archive records what happened: a session archived before
+            // it finished keeps its status (`paused`, `awaiting_fix`, …) and
+            // gets no completion time, unless every task is done.
+            let finished = |s: SessionStatus| {
+                matches!(
+                    s.meaning(),
+                    SessionStatus::Completed
+                        | SessionStatus::PartialSuccess
+                        | SessionStatus::Blocked
+                )
+            };
+            let tasks = self.load_tasks(&active).unwrap_or_default();
+            if !finished(session.status)
+                && !tasks.is_empty()
+                && tasks.iter().all(|(_, t)| t.status.is_done())
+            {
                 session.status = SessionStatus::Completed;
             }
-            session.completed_at.get_or_insert(now);
+            if finished(session.status) {
+                session.completed_at.get_or_insert(now);
+            }
             session.archived_at = Some(now);
             session.updated_at = now;
             self.save_session(&sref, &session)?;

@@ -24,8 +24,9 @@ use crate::artifacts::run_state::{
 use crate::artifacts::session::{SessionStatus, WorkflowSession};
 use crate::engine::event::{AttemptEvent, Done, Event, FrontEnd, Start, StepEvent, TestRunEvent};
 use crate::engine::step::{
-    AgentCallDone, AgentRequest, Before, Effect, Ending, Observation, Observed, PauseReason,
-    ShellDone, ShellRequest, Snapshot, Step as EngineStep, TestRequest, TestsRun, Text,
+    AgentCallDone, AgentRequest, ArchiveRequest, Before, Effect, Ending, Observation, Observed,
+    PauseReason, ShellDone, ShellRequest, Snapshot, Step as EngineStep, TestRequest, TestsRun,
+    Text,
 };
 use crate::engine::txn::{Document, Durability};
 use crate::engine::{Machine, real};
@@ -61,6 +62,8 @@ pub struct RunSession {
     /// The start of test logs seen in this run, by their relative path
     /// (for `${<id>.output}`).
     pub output_heads: BTreeMap<String, String>,
+    /// The finished run was moved to `archives/` (DESIGN.md §10.7).
+    pub archived: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -97,6 +100,14 @@ impl Machine for RunMachine {
 
     fn next(&self, s: &RunSession) -> EngineStep {
         if let Some(stop) = &s.stop {
+            // A finished run is archived like a cycle session; a paused one
+            // stays in active/ for `--resume`.
+            if *stop == RunStop::Finished && !s.archived {
+                return EngineStep::Do(Effect::Archive(ArchiveRequest {
+                    session_id: s.state.session_id.clone(),
+                    commit: None,
+                }));
+            }
             return EngineStep::End(self.ending(s, stop));
         }
         if s.state.current_step > self.wf.steps.len() || !s.state.status.is_unfinished() {
@@ -122,6 +133,7 @@ impl Machine for RunMachine {
             Observed::Updated if s.state.current_step > self.wf.steps.len() => {
                 self.finish(s, &mut out)
             }
+            Observed::Archived { .. } => s.archived = true,
             what => {
                 let index = s.state.current_step;
                 let Some(step) = self.wf.steps.get(index - 1) else {
@@ -185,8 +197,8 @@ impl Machine for RunMachine {
         s.state.cost_usd
     }
 
-    fn session_dir(&self, _s: &RunSession) -> PathBuf {
-        self.paths.session.dir.clone()
+    fn session_dir(&self, s: &RunSession) -> PathBuf {
+        self.dir_now(s)
     }
 }
 
@@ -324,8 +336,21 @@ impl RunMachine {
         s.stop = Some(RunStop::Finished);
     }
 
+    /// Where the session is now: in `archives/` once the run finished.
+    fn dir_now(&self, s: &RunSession) -> PathBuf {
+        if s.archived {
+            self.ws.archived(&s.state.session_id).dir
+        } else {
+            self.paths.session.dir.clone()
+        }
+    }
+
+    fn shown_dir(&self, s: &RunSession) -> String {
+        self.rel(&self.dir_now(s))
+    }
+
     fn ending(&self, s: &RunSession, stop: &RunStop) -> Ending {
-        let session_dir = self.rel(&self.paths.session.dir);
+        let session_dir = self.shown_dir(s);
         let never_passed = never_passed(&s.state);
         let (exit, status, lines, message, resume) = match stop {
             RunStop::Paused(reason) => {
@@ -394,7 +419,7 @@ impl RunMachine {
         if let Some(reason) = &s.state.stop_reason {
             lines.push(format!("stopped: {reason}"));
         }
-        lines.push(format!("session: {}", self.rel(&self.paths.session.dir)));
+        lines.push(format!("session: {}", self.shown_dir(s)));
         lines
     }
 
@@ -815,6 +840,26 @@ impl RunMachine {
         }
         let phase = self.phase(&s.state.steps[index - 1]);
         match (phase, what) {
+            (TestPhase::InitialTest | TestPhase::Retest, Observed::Tests(run))
+                if found_no_tests(&run) =>
+            {
+                // Zero tests is nothing to debug (DESIGN.md §10.7): no
+                // debug command runs; the resume runs this test run again.
+                let dir = match phase {
+                    TestPhase::Retest => self
+                        .paths
+                        .attempt_dir(index, s.state.steps[index - 1].attempt),
+                    _ => self.paths.initial_dir(index),
+                };
+                let run = self.run_record(s, *run, &dir);
+                out.push(test_run_event(
+                    index,
+                    s.state.steps[index - 1].attempt,
+                    max,
+                    &run,
+                ));
+                self.pause(s, PauseReason::NoTests, out);
+            }
             (TestPhase::InitialTest, Observed::Tests(run)) => {
                 let run = self.run_record(s, *run, &self.paths.initial_dir(index));
                 out.push(test_run_event(index, 0, max, &run));
@@ -1193,6 +1238,12 @@ fn test_run_event(step: usize, attempt: u32, max: u32, run: &TestRunRecord) -> E
         passed: run.passed,
         duration_ms: run.duration_ms,
     })
+}
+
+/// A test run that did not pass because its command found no test at all.
+/// A run that exits 0 passes whatever was parsed: the exit code decides.
+fn found_no_tests(run: &TestsRun) -> bool {
+    run.results.exit_code != Some(0) && crate::testing::results::found_no_tests(&run.results)
 }
 
 fn on_failure_of(step: &Step) -> Option<&OnFailure> {

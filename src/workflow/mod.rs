@@ -81,6 +81,8 @@ struct Loaded {
     file: String,
     /// As the user typed it (for messages).
     file_arg: String,
+    /// Problems of the file's structure, reported with the other checks'.
+    issues: Vec<model::Issue>,
 }
 
 fn load(ws: &Workspace, given: &Path) -> Result<Loaded> {
@@ -104,7 +106,7 @@ fn load(ws: &Workspace, given: &Path) -> Result<Loaded> {
             message: format!("not valid UTF-8 (byte {})", e.utf8_error().valid_up_to()),
         }])
     })?;
-    let wf = model::parse(&text).map_err(|issues| invalid(&file_arg, issues))?;
+    let (wf, issues) = model::parse_partial(&text).map_err(|issues| invalid(&file_arg, issues))?;
     let canonical = path.canonicalize().unwrap_or(path.clone());
     // Stored in artifacts: relative to the project root, never absolute
     // (a file outside the project is recorded by its name).
@@ -129,6 +131,7 @@ fn load(ws: &Workspace, given: &Path) -> Result<Loaded> {
         name,
         file,
         file_arg,
+        issues,
     })
 }
 
@@ -172,8 +175,11 @@ pub fn run(ws: &Workspace, ui: &Printer, opts: &RunOptions) -> Result<Outcome> {
     {
         known.extend(state.vars.keys().cloned());
     }
-    let issues = check::variables(wf, &known);
+    // Every problem of the file at once: its structure and its variables.
+    let mut issues = loaded.issues.clone();
+    issues.extend(check::variables(wf, &known));
     if !issues.is_empty() {
+        issues.sort_by_key(|i| i.pos.map(|p| (p.line, p.column)));
         return Err(invalid(&loaded.file_arg, issues));
     }
 

@@ -163,6 +163,16 @@ impl Issue {
 
 /// Parse a workflow. Every problem is reported, not just the first.
 pub fn parse(text: &str) -> Result<Workflow, Vec<Issue>> {
+    match parse_partial(text)? {
+        (wf, issues) if issues.is_empty() => Ok(wf),
+        (_, issues) => Err(issues),
+    }
+}
+
+/// The workflow as far as it could be read, and every problem found: the
+/// caller can check the rest (variables) and report everything at once.
+/// Only a YAML syntax error stops the reading.
+pub fn parse_partial(text: &str) -> Result<(Workflow, Vec<Issue>), Vec<Issue>> {
     let root = yaml::parse(text).map_err(|e| {
         vec![Issue {
             pos: e.pos,
@@ -172,11 +182,7 @@ pub fn parse(text: &str) -> Result<Workflow, Vec<Issue>> {
     })?;
     let mut p = Parser::default();
     let wf = p.workflow(&root);
-    if p.issues.is_empty() {
-        Ok(wf)
-    } else {
-        Err(p.issues)
-    }
+    Ok((wf, p.issues))
 }
 
 #[derive(Default)]

@@ -97,6 +97,7 @@ fn fresh(m: &RunMachine, now: crate::artifacts::Timestamp) -> RunSession {
         now,
         outbox: Vec::new(),
         output_heads: BTreeMap::new(),
+        archived: false,
     }
 }
 

@@ -270,6 +270,7 @@ fn drive(
         now: Utc::now(),
         outbox: Vec::new(),
         output_heads: BTreeMap::new(),
+        archived: false,
     };
     sinks.set_run_log(Some(paths.run_log()));
     let mut ports = RealPorts::new(ws, ws.root.clone(), lock, git, paths.session.dir.clone());

@@ -461,6 +461,18 @@ impl Env {
         self.git_init_commit();
     }
 
+    /// A run session's `run-state.json`: in `archives/` once the run
+    /// finished (DESIGN.md §10.7), else in `active/`.
+    pub fn run_state(&self, id: &str) -> serde_json::Value {
+        let rel = |place: &str| format!(".workflow/{place}/{id}/.process/run-state.json");
+        let rel = if self.root.join(rel("archives")).is_file() {
+            rel("archives")
+        } else {
+            rel("active")
+        };
+        self.json(&rel)
+    }
+
     /// A JSON file of the project, parsed.
     pub fn json(&self, rel: &str) -> serde_json::Value {
         serde_json::from_str(&self.read(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
