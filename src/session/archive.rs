@@ -122,6 +122,17 @@ impl Workspace {
     /// never adds a second manifest entry. A session archived by another
     /// tool (moved without a manifest entry) gets its entry.
     pub fn archive(&self, id: &str) -> Result<ArchiveEntry> {
+        self.archive_as(id, None)
+    }
+
+    /// [`archive`](Self::archive), the session marked `abandoned` first:
+    /// a person gave it up (`wfx session abandon`). Its commits, refs and
+    /// files are kept as they are.
+    pub fn abandon(&self, id: &str) -> Result<ArchiveEntry> {
+        self.archive_as(id, Some(SessionStatus::Abandoned))
+    }
+
+    fn archive_as(&self, id: &str, status: Option<SessionStatus>) -> Result<ArchiveEntry> {
         id::validate_existing_id(id)?;
         let active = self.active(id);
         let archived = self.archived(id);
@@ -147,9 +158,14 @@ impl Workspace {
             self.read_manifest()?;
             let mut session = self.load_session(&sref)?;
             let now = chrono::Utc::now();
-            if !matches!(
+            if let Some(status) = status {
+                session.status = status;
+            } else if !matches!(
                 session.status.meaning(),
-                SessionStatus::Completed | SessionStatus::PartialSuccess | SessionStatus::Blocked
+                SessionStatus::Completed
+                    | SessionStatus::PartialSuccess
+                    | SessionStatus::Blocked
+                    | SessionStatus::Abandoned
             ) {
                 session.status = SessionStatus::Completed;
             }
