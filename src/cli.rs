@@ -278,6 +278,19 @@ Examples:
         #[arg(value_name = "ID")]
         id: Option<String>,
     },
+    /// Give up a session: mark it abandoned and archive it (active/ → archives/)
+    #[command(after_help = "\
+Its commits, files and refs are kept; nothing of yours is stopped or undone.
+Refused while another wfx process runs the session.
+
+Examples:
+  wfx session abandon
+  wfx session abandon WFS-test-auth-api")]
+    Abandon {
+        /// Session to abandon (default: the single active session)
+        #[arg(value_name = "ID")]
+        id: Option<String>,
+    },
     /// Mark a paused, awaiting-fix or blocked session active again
     #[command(after_help = "\
 Examples:

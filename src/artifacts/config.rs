@@ -40,6 +40,29 @@ pub struct GitConfig {
     /// hooks around wfx's commits, as `git commit` would. `false` skips
     /// them, and the report and the final summary say so.
     pub hooks: bool,
+    /// Which of the session's own files wfx's commits hold (DESIGN.md
+    /// §10.7): `all` (the session directory, minus logs), `summary` (state,
+    /// plan, summaries, fix history, failure report) or `none`.
+    pub artifacts: ArtifactPolicy,
+    /// At completion, fold this session's own commits into one whose
+    /// message lists the iterations; refused (and said so) when commits of
+    /// anyone else lie between them.
+    pub squash: bool,
+}
+
+/// `git.artifacts`: which session files are committed (DESIGN.md §10.7).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ArtifactPolicy {
+    /// The session directory, minus logs and raw agent output.
+    #[default]
+    All,
+    /// `workflow-session.json`, `.process/iteration-state.json`,
+    /// `IMPL_PLAN.md`, `TODO_LIST.md`, `.summaries/`,
+    /// `.process/fix-history.json`, `.process/failure-report.md`.
+    Summary,
+    /// No session file (nor the archive manifest).
+    None,
 }
 
 impl Default for GitConfig {
@@ -47,6 +70,8 @@ impl Default for GitConfig {
         GitConfig {
             max_new_file_mib: crate::git::DEFAULT_MAX_NEW_FILE_MIB,
             hooks: true,
+            artifacts: ArtifactPolicy::All,
+            squash: false,
         }
     }
 }

@@ -23,6 +23,8 @@ pub enum SessionStatus {
     Completed,
     PartialSuccess,
     Blocked,
+    /// Given up by a person (`wfx session abandon`) and archived.
+    Abandoned,
     Initialized,
     InProgress,
     Implementing,
@@ -40,6 +42,7 @@ impl SessionStatus {
             Self::Completed => "completed",
             Self::PartialSuccess => "partial_success",
             Self::Blocked => "blocked",
+            Self::Abandoned => "abandoned",
             Self::Initialized => "initialized",
             Self::InProgress => "in_progress",
             Self::Implementing => "implementing",
@@ -62,7 +65,10 @@ impl SessionStatus {
 
     /// Finished sessions: nothing more will run without a person's say.
     pub fn is_terminal(self) -> bool {
-        matches!(self.meaning(), Self::Completed | Self::PartialSuccess)
+        matches!(
+            self.meaning(),
+            Self::Completed | Self::PartialSuccess | Self::Abandoned
+        )
     }
 }
 

@@ -160,7 +160,8 @@ pub fn run(ctx: &Ctx, cmd: SessionCommand) -> Result<Exit> {
     match cmd {
         SessionCommand::List { all } => list(ctx, all),
         SessionCommand::Show { id } => show(ctx, id.as_deref()),
-        SessionCommand::Complete { id } => complete(ctx, id.as_deref()),
+        SessionCommand::Complete { id } => complete(ctx, id.as_deref(), false),
+        SessionCommand::Abandon { id } => complete(ctx, id.as_deref(), true),
         SessionCommand::Resume { id } => resume(ctx, id.as_deref()),
     }
 }
@@ -327,7 +328,9 @@ fn show_foreign(ctx: &Ctx, sref: &SessionRef) -> Result<Exit> {
     Ok(Exit::Success)
 }
 
-fn complete(ctx: &Ctx, id: Option<&str>) -> Result<Exit> {
+/// Archive a session (`complete`), or give it up and archive it
+/// (`abandon`: status `abandoned`). Either way its commits and files stay.
+fn complete(ctx: &Ctx, id: Option<&str>, abandon: bool) -> Result<Exit> {
     let id = match id {
         Some(id) => id.to_string(),
         None => ctx
@@ -351,14 +354,23 @@ fn complete(ctx: &Ctx, id: Option<&str>) -> Result<Exit> {
     } else {
         None
     };
-    let entry = ctx.ws.archive(&id)?;
+    if abandon && !active.dir.is_dir() {
+        return Err(Error::usage(format!(
+            "session {id} is archived already; only an active session can be abandoned"
+        )));
+    }
+    let entry = if abandon {
+        ctx.ws.abandon(&id)?
+    } else {
+        ctx.ws.archive(&id)?
+    };
     if ctx.ui.is_json() {
         ctx.ui.json(&entry);
     } else {
         let status = entry.status.as_deref().unwrap_or_default();
         let unfinished = !matches!(
             status,
-            "completed" | "partial_success" | "blocked" | "archived"
+            "completed" | "partial_success" | "blocked" | "archived" | "abandoned"
         );
         let how = if unfinished {
             let count = |k: &str| entry.metrics.get(k).and_then(|v| v.as_u64()).unwrap_or(0);
@@ -371,10 +383,16 @@ fn complete(ctx: &Ctx, id: Option<&str>) -> Result<Exit> {
             String::new()
         };
         ctx.ui.out(format!(
-            "Archived {}{how} → {}",
+            "{} {}{how} → {}",
+            if abandon { "Abandoned" } else { "Archived" },
             entry.session_id,
             entry.archive_path.as_deref().unwrap_or_default()
         ));
+        if abandon {
+            ctx.ui.out(
+                "Its commits and files are kept; the code is as the session left it (see git log).",
+            );
+        }
     }
     Ok(Exit::Success)
 }

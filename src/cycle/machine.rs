@@ -14,7 +14,7 @@ use super::guard;
 use super::state::{CycleState, Doc, Stop};
 use super::{LOOP_TASK, fix_task_id};
 use crate::agents::{self, AnalysisOutcome, CallFiles, CallRecord, ResolvedAgent, Role, Vars};
-use crate::artifacts::config::Config;
+use crate::artifacts::config::{ArtifactPolicy, Config};
 use crate::artifacts::fix_history::{CallOutcome, Diffstat, FixAttempt, FixOutcome};
 use crate::artifacts::iteration_state::{
     Action, CommitPurpose, FixInFlight, IterationFailures, IterationRecord, IterationResult,
@@ -33,7 +33,7 @@ use crate::engine::event::{
 use crate::engine::step::{
     AgentCallDone, AgentRequest, AnalysisRequest, ArchiveRequest, Before, CommitRequest, Effect,
     Ending, FlakyCheck, Inspection, Observation, Observed, PauseReason, RevertRequest, ShellDone,
-    ShellRequest, Snapshot, Step, TestRequest, TestsRun, Text,
+    ShellRequest, Snapshot, SquashRequest, Step, TestRequest, TestsRun, Text,
 };
 use crate::engine::{Machine, duration, policy};
 use crate::error::{Exit, Result};
@@ -724,8 +724,12 @@ impl CycleMachine {
             }
             body.push(String::new());
             body.push(format!("Archived to {}", self.rel(&archived.dir)));
+            let mut paths = vec![self.rel(&active.dir)];
+            if self.config.git.artifacts != ArtifactPolicy::None {
+                paths.push(self.rel(&self.ws.manifest_path()));
+            }
             CommitRequest {
-                paths: vec![self.rel(&active.dir), self.rel(&self.ws.manifest_path())],
+                paths,
                 session_dir: Some(self.rel(&archived.dir)),
                 message: format!("{subject}\n{}", body.join("\n")),
                 trailers: Trailers::new(
@@ -735,9 +739,18 @@ impl CycleMachine {
                 ),
             }
         });
+        let squash = (self.repo && self.config.git.squash).then(|| SquashRequest {
+            message: squash_message(id, partial, pass, s),
+            trailers: Trailers::new(
+                id.clone(),
+                last.map_or(0, |r| r.iteration),
+                CommitKind::Final,
+            ),
+        });
         ArchiveRequest {
             session_id: id.clone(),
             commit,
+            squash,
         }
     }
 
@@ -2006,6 +2019,41 @@ impl CycleMachine {
             pass_rate: s.iter.iterations.last().map_or(0.0, |r| r.pass_rate),
         }
     }
+}
+
+/// The message of the one commit `git.squash` leaves: what the session
+/// did, iteration by iteration, fixes and rollbacks included.
+fn squash_message(id: &str, partial: bool, pass: f64, s: &CycleState) -> String {
+    let mut lines = vec![
+        format!(
+            "test-cycle: session {id} {} (pass: {pass:.1}%, {} fix attempt(s), squashed)",
+            if partial {
+                "partial success"
+            } else {
+                "completed"
+            },
+            s.attempts()
+        ),
+        String::new(),
+    ];
+    for e in &s.history.entries {
+        let rate = |r: Option<f64>| r.map_or("?".to_string(), |r| format!("{r:.1}%"));
+        lines.push(format!(
+            "- iteration {}: {}fix by {}, {} → {}: {}{}",
+            e.iteration,
+            e.strategy.map_or(String::new(), |s| format!("{s} ")),
+            e.agent,
+            rate(e.pass_rate_before),
+            rate(e.pass_rate_after),
+            e.outcome,
+            if e.files_changed.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", e.files_changed.join(", "))
+            }
+        ));
+    }
+    lines.join("\n")
 }
 
 /// Results of no run (a baseline that is missing).

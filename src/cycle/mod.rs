@@ -44,7 +44,7 @@ use crate::git::Checkpoints;
 use crate::phases::plan::CycleOptions;
 use crate::render::Renderer;
 use crate::session::store::{self, SessionLock};
-use crate::session::{Location, Workspace};
+use crate::session::{Location, SessionPaths, Workspace};
 use crate::ui::Printer;
 
 use decide::Limits;
@@ -63,6 +63,20 @@ pub struct CycleRequest {
     pub session: Option<String>,
     /// Flags given now; merged over the ones recorded in the session.
     pub options: CycleOptions,
+}
+
+/// Write the session's `.gitignore` for `git.artifacts` (DESIGN.md §10.7)
+/// when it says something else, so every commit of this run follows the
+/// policy in force now.
+fn apply_artifact_policy(
+    paths: &SessionPaths,
+    policy: crate::artifacts::config::ArtifactPolicy,
+) -> Result<()> {
+    let want = crate::session::layout::session_gitignore(policy);
+    if std::fs::read_to_string(paths.gitignore()).ok().as_deref() != Some(want.as_str()) {
+        store::write_atomic(&paths.gitignore(), want.as_bytes())?;
+    }
+    Ok(())
 }
 
 /// Run (or resume) phase 5 of a test session until it completes, blocks
@@ -123,6 +137,9 @@ pub fn run(ws: &Workspace, req: &CycleRequest, ui: &Printer) -> Result<Ending> {
     if sref.location == Location::Active && session.cycle_options.as_ref() != Some(&options) {
         session.cycle_options = Some(options.clone());
         store::write_json(&sref.paths.session_json(), &session)?;
+    }
+    if sref.location == Location::Active {
+        apply_artifact_policy(&sref.paths, config.git.artifacts)?;
     }
     let fix_agent =
         agents::config::role_agent(&config.agents, Role::Fix, options.fix_agent.as_deref())?;

@@ -464,6 +464,31 @@ impl Driver<'_, '_, '_> {
             }
             None => None,
         };
+        let commit = match &req.squash {
+            Some(sq) => match self.ports.squash(&sq.message, &sq.trailers)? {
+                crate::git::SquashOutcome::Squashed { commit, folded } => {
+                    self.sinks.emit(
+                        &Event::warning(format!(
+                            "git.squash: {folded} commits of this session folded into {}",
+                            &commit[..commit.len().min(12)]
+                        )),
+                        chrono::Utc::now(),
+                    );
+                    Some(commit)
+                }
+                crate::git::SquashOutcome::Refused(why) => {
+                    self.sinks.emit(
+                        &Event::warning(format!(
+                            "git.squash: the session's commits are left as they are: {why}"
+                        )),
+                        chrono::Utc::now(),
+                    );
+                    commit
+                }
+                crate::git::SquashOutcome::Nothing => commit,
+            },
+            None => commit,
+        };
         Ok(Observed::Archived { commit })
     }
 }

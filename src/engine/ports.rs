@@ -80,6 +80,16 @@ pub trait Ports {
         trailers: &Trailers,
     ) -> Result<Option<String>>;
 
+    /// Fold the session's commits into one (`git.squash`, DESIGN.md
+    /// §10.7); a double that makes no commits has nothing to fold.
+    fn squash(
+        &mut self,
+        _message: &str,
+        _trailers: &Trailers,
+    ) -> Result<crate::git::SquashOutcome> {
+        Ok(crate::git::SquashOutcome::Nothing)
+    }
+
     /// The AI-issue scan (`tests: false`) or the test anti-pattern scan.
     fn scan(&mut self, tests: bool, files: &[String]) -> Vec<Finding>;
 

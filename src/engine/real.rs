@@ -199,6 +199,10 @@ impl Ports for RealPorts<'_> {
         Ok(outcome.id().map(str::to_string))
     }
 
+    fn squash(&mut self, message: &str, trailers: &Trailers) -> Result<crate::git::SquashOutcome> {
+        self.cp.squash_session(message, trailers)
+    }
+
     fn scan(&mut self, tests: bool, files: &[String]) -> Vec<Finding> {
         if tests {
             crate::scan::antipatterns::scan_test_files(&self.root, files)

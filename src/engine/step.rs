@@ -393,6 +393,15 @@ pub struct ArchiveRequest {
     pub session_id: String,
     /// The final commit: the old directory, the manifest, the new one.
     pub commit: Option<CommitRequest>,
+    /// `git.squash`: after the final commit, fold the session's commits
+    /// into one with this message and these trailers.
+    pub squash: Option<SquashRequest>,
+}
+
+#[derive(Debug, Clone)]
+pub struct SquashRequest {
+    pub message: String,
+    pub trailers: Trailers,
 }
 
 /// Why a run stops for a person. One policy for both machines

@@ -28,11 +28,13 @@ mod head;
 mod hooks;
 mod message;
 mod paths;
+mod squash;
 mod wip;
 mod worktree;
 
 pub use head::HeadGuard;
 pub use message::{CommitKind, Trailers, build_message, new_run_id, parse_trailers};
+pub use squash::SquashOutcome;
 pub use worktree::branch_name;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -1131,6 +1133,11 @@ impl Repo {
             None => len == 0,
         };
         if unchanged {
+            if trailers.kind == CommitKind::Final {
+                // Nothing of the session to commit (`git.artifacts: none`):
+                // its refs go all the same.
+                self.after_checkpoint(trailers)?;
+            }
             return Ok(CommitOutcome::Unchanged);
         }
         let commit = self.make_commit(tree_id, head.as_ref(), &full_message)?;

@@ -804,6 +804,11 @@ pub fn outcome(data: &SessionData) -> Outcome {
                 None => format!("pass rate at or above the {} threshold", pct(threshold)),
             },
         ),
+        SessionStatus::Abandoned => (
+            "abandoned",
+            "Abandoned",
+            "given up with `wfx session abandon`; its commits and files are kept".into(),
+        ),
         SessionStatus::Blocked => (
             "blocked",
             "Blocked",

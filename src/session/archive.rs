@@ -122,6 +122,17 @@ impl Workspace {
     /// never adds a second manifest entry. A session archived by another
     /// tool (moved without a manifest entry) gets its entry.
     pub fn archive(&self, id: &str) -> Result<ArchiveEntry> {
+        self.archive_as(id, None)
+    }
+
+    /// [`archive`](Self::archive), the session marked `abandoned` first:
+    /// a person gave it up (`wfx session abandon`). Its commits, refs and
+    /// files are kept as they are.
+    pub fn abandon(&self, id: &str) -> Result<ArchiveEntry> {
+        self.archive_as(id, Some(SessionStatus::Abandoned))
+    }
+
+    fn archive_as(&self, id: &str, status: Option<SessionStatus>) -> Result<ArchiveEntry> {
         id::validate_existing_id(id)?;
         let active = self.active(id);
         let archived = self.archived(id);
@@ -149,17 +160,21 @@ impl Workspace {
             let now = chrono::Utc::now();
             // The archive records what happened: a session archived before
             // it finished keeps its status (`paused`, `awaiting_fix`, …) and
-            // gets no completion time, unless every task is done.
+            // gets no completion time, unless every task is done; `wfx
+            // session abandon` names its own status.
             let finished = |s: SessionStatus| {
                 matches!(
                     s.meaning(),
                     SessionStatus::Completed
                         | SessionStatus::PartialSuccess
                         | SessionStatus::Blocked
+                        | SessionStatus::Abandoned
                 )
             };
             let tasks = self.load_tasks(&active).unwrap_or_default();
-            if !finished(session.status)
+            if let Some(status) = status {
+                session.status = status;
+            } else if !finished(session.status)
                 && !tasks.is_empty()
                 && tasks.iter().all(|(_, t)| t.status.is_done())
             {

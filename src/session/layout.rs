@@ -163,3 +163,37 @@ analysis-agent-output.md
 junit/
 *.tmp
 ";
+
+/// The session's `.gitignore` under a `git.artifacts` policy (DESIGN.md
+/// §10.7): [`SESSION_GITIGNORE`], then what the policy keeps out. The
+/// policy works through git's own ignore rules, so every commit wfx makes
+/// (checkpoint, rollback, final) and a person's `git add -A` alike leave
+/// those files out. A file already tracked stays tracked.
+pub fn session_gitignore(policy: crate::artifacts::config::ArtifactPolicy) -> String {
+    use crate::artifacts::config::ArtifactPolicy;
+    let mut text = SESSION_GITIGNORE.to_string();
+    match policy {
+        ArtifactPolicy::All => {}
+        ArtifactPolicy::Summary => text.push_str(
+            "# git.artifacts = summary: only state, plan, summaries, fix history, report.
+/*
+!/.gitignore
+!/workflow-session.json
+!/IMPL_PLAN.md
+!/TODO_LIST.md
+!/.summaries/
+!/.summaries/**
+!/.process/
+/.process/*
+!/.process/iteration-state.json
+!/.process/fix-history.json
+!/.process/failure-report.md
+*.log
+",
+        ),
+        ArtifactPolicy::None => {
+            text.push_str("# git.artifacts = none: no session file is committed.\n*\n")
+        }
+    }
+    text
+}

@@ -106,6 +106,7 @@ impl Machine for RunMachine {
                 return EngineStep::Do(Effect::Archive(ArchiveRequest {
                     session_id: s.state.session_id.clone(),
                     commit: None,
+                    squash: None,
                 }));
             }
             return EngineStep::End(self.ending(s, stop));

@@ -1,0 +1,249 @@
+//! The commit policy (DESIGN.md §10.7): `git.artifacts` = `all` | `summary`
+//! | `none` decides which session files wfx's commits hold, `git.squash`
+//! folds the session's commits into one at completion. Rollbacks work under
+//! every policy, and a squash never rewrites a commit that is not wfx's.
+
+mod common;
+
+use common::{Env, fixer_config};
+use predicates::prelude::*;
+
+const ID: &str = "WFS-test-the-calculator";
+
+/// `fixer` as the fix agent, with `git` merged into the config.
+fn config(fixer: &str, git: serde_json::Value) -> serde_json::Value {
+    let mut c = fixer_config(fixer);
+    c["git"] = git;
+    c
+}
+
+/// Every path any commit of HEAD's history touched.
+fn committed_paths(env: &Env) -> Vec<String> {
+    let mut paths: Vec<String> = env
+        .git(&["log", "--name-only", "--format="])
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect();
+    paths.sort();
+    paths.dedup();
+    paths
+}
+
+fn workflow_paths(env: &Env) -> Vec<String> {
+    committed_paths(env)
+        .into_iter()
+        .filter(|p| p.starts_with(".workflow/"))
+        .collect()
+}
+
+#[test]
+fn artifacts_none_commits_no_session_file_and_rollback_still_works() {
+    let env = Env::new();
+    env.cycle_project(
+        "node-calc",
+        &config("break-more", serde_json::json!({"artifacts": "none"})),
+    );
+    env.plan_calculator();
+    env.cycle(&[])
+        .success()
+        .stderr(predicate::str::contains("Rolled back iteration 1"));
+    // The config file was committed by the test set-up; nothing else.
+    assert_eq!(workflow_paths(&env), [".workflow/wfx.json"]);
+    let subjects = env.subjects();
+    assert!(
+        subjects
+            .iter()
+            .any(|s| s.starts_with("test-cycle: rollback iteration 1")),
+        "{subjects:?}"
+    );
+    // The rollback restored the code, then iteration 2 fixed it.
+    assert!(env.read("src/math.js").contains("values[i] > best"));
+    // Nothing of the session shows up as untracked either; only the
+    // archive manifest (shared by every session) is left uncommitted.
+    assert_eq!(
+        env.git(&["status", "--porcelain", "-uall"]),
+        "?? .workflow/archives/manifest.json\n"
+    );
+    assert!(
+        env.root
+            .join(".workflow/archives")
+            .join(ID)
+            .join(".process/fix-history.json")
+            .is_file()
+    );
+}
+
+#[test]
+fn artifacts_summary_commits_only_state_plan_summaries_history() {
+    let env = Env::new();
+    env.cycle_project(
+        "node-calc",
+        &config("break-more", serde_json::json!({"artifacts": "summary"})),
+    );
+    env.plan_calculator();
+    env.cycle(&[]).success();
+    let archived = format!(".workflow/archives/{ID}/");
+    let paths = workflow_paths(&env);
+    let allowed = |p: &str| {
+        let Some(rest) = p
+            .strip_prefix(&archived)
+            .or_else(|| p.strip_prefix(&format!(".workflow/active/{ID}/")))
+        else {
+            return p == ".workflow/wfx.json" || p == ".workflow/archives/manifest.json";
+        };
+        [
+            ".gitignore",
+            "workflow-session.json",
+            "IMPL_PLAN.md",
+            "TODO_LIST.md",
+            ".process/iteration-state.json",
+            ".process/fix-history.json",
+            ".process/failure-report.md",
+        ]
+        .contains(&rest)
+            || rest.starts_with(".summaries/")
+    };
+    let extra: Vec<&String> = paths.iter().filter(|p| !allowed(p)).collect();
+    assert!(extra.is_empty(), "committed beyond the summary: {extra:?}");
+    for want in [
+        "workflow-session.json",
+        ".process/fix-history.json",
+        ".process/iteration-state.json",
+        "IMPL_PLAN.md",
+    ] {
+        assert!(
+            paths.contains(&format!("{archived}{want}")),
+            "{want} not committed: {paths:?}"
+        );
+    }
+    assert!(
+        paths
+            .iter()
+            .any(|p| p.starts_with(&format!("{archived}.summaries/"))),
+        "{paths:?}"
+    );
+    // The task files and prompts stay on disk, uncommitted and ignored.
+    assert!(
+        env.root
+            .join(&archived)
+            .join(".task/IMPL-002.json")
+            .is_file()
+    );
+    assert_eq!(env.git(&["status", "--porcelain"]), "");
+}
+
+#[test]
+fn artifacts_all_still_commits_the_session_directory() {
+    let env = Env::new();
+    env.cycle_project("node-calc", &fixer_config("fix-all"));
+    env.plan_calculator();
+    env.cycle(&[]).success();
+    let paths = workflow_paths(&env);
+    assert!(
+        paths.contains(&format!(".workflow/archives/{ID}/.task/IMPL-002.json")),
+        "{paths:?}"
+    );
+}
+
+#[test]
+fn squash_folds_the_sessions_commits_into_one_that_lists_the_iterations() {
+    let env = Env::new();
+    env.cycle_project(
+        "node-calc",
+        &config("break-more", serde_json::json!({"squash": true})),
+    );
+    env.plan_calculator();
+    env.cycle(&[])
+        .success()
+        .stderr(predicate::str::contains("git.squash: 4 commits"));
+    let subjects = env.subjects();
+    assert_eq!(subjects.len(), 2, "{subjects:?}");
+    assert_eq!(subjects[1], "initial");
+    assert!(subjects[0].contains("squashed"), "{subjects:?}");
+    let body = env.git(&["show", "-s", "--format=%B", "HEAD"]);
+    assert!(body.contains("- iteration 1: conservative fix"), "{body}");
+    assert!(body.contains("rolled_back"), "{body}");
+    assert!(body.contains("- iteration 2: surgical fix"), "{body}");
+    assert!(body.contains(&format!("Wfx-Session: {ID}")), "{body}");
+    assert!(body.contains("Wfx-Kind: final"), "{body}");
+    // The squashed commit holds the session's net change, the tree is clean.
+    assert!(env.read("src/math.js").contains("values[i] > best"));
+    let net = env.git(&["diff", "--stat", "HEAD~1", "HEAD", "--", "src"]);
+    assert!(net.contains("src/math.js"), "{net}");
+    assert_eq!(env.git(&["status", "--porcelain"]), "");
+    // No ref of the session is left.
+    assert_eq!(env.git(&["for-each-ref", "refs/wfx/"]), "");
+}
+
+#[test]
+fn squash_refuses_when_the_user_committed_during_the_session() {
+    let env = Env::new();
+    env.cycle_project("node-calc", &serde_json::json!({"git": {"squash": true}}));
+    env.plan_calculator();
+    let manual = ["--fix-agent", "manual"];
+    // Manual fixes: wfx waits for the person (exit 3) between iterations.
+    env.cycle(&manual).code(3);
+    let math = env
+        .read("src/math.js")
+        .replace("values[i] < best", "values[i] > best");
+    env.write("src/math.js", &math);
+    env.cycle(&manual).code(3);
+    // The user commits their own work while the session waits.
+    env.write("NOTES.md", "my own work\n");
+    env.git(&["add", "NOTES.md"]);
+    env.git(&["commit", "-q", "-m", "user: notes"]);
+    let strings = env
+        .read("src/strings.js")
+        .replace(".replace(' ', '-')", ".replace(/\\s+/g, '-')");
+    env.write("src/strings.js", &strings);
+    env.cycle(&manual)
+        .success()
+        .stderr(predicate::str::contains(
+            "git.squash: the session's commits are left as they are: commit",
+        ))
+        .stderr(predicate::str::contains("(user: notes) is not wfx's"));
+    let subjects = env.subjects();
+    assert!(
+        subjects.contains(&"user: notes".to_string()),
+        "{subjects:?}"
+    );
+    assert_eq!(
+        subjects
+            .iter()
+            .filter(|s| s.starts_with("test-cycle: iteration"))
+            .count(),
+        2,
+        "{subjects:?}"
+    );
+}
+
+#[test]
+fn a_bad_policy_value_names_the_file_and_field() {
+    let env = Env::new();
+    env.cycle_project(
+        "node-calc",
+        &config("fix-all", serde_json::json!({"artifacts": "some"})),
+    );
+    let out = env
+        .wfx_live()
+        .args(["test-fix-gen", "Test the calculator", "--plan-only"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains(".workflow/wfx.json"), "{stderr}");
+    assert!(stderr.contains("/git/artifacts"), "{stderr}");
+    env.write(
+        ".workflow/wfx.json",
+        &serde_json::to_string(&config("fix-all", serde_json::json!({"squash": "yes"}))).unwrap(),
+    );
+    let out = env
+        .wfx_live()
+        .args(["test-fix-gen", "Test the calculator", "--plan-only"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("/git/squash"), "{stderr}");
+}
