@@ -355,7 +355,7 @@ fn corrupted_json_is_exit_2_with_pointer_and_left_byte_identical() {
         .stdout(predicate::str::contains("workflow-session.json: /status:"))
         // Every allowed value, not "or 10 other candidates" (issue #20).
         .stdout(predicate::str::contains(
-            "/status: \"sleeping\" is not one of \"planning\", \"active\", \"paused\", \"awaiting_fix\", \"completed\", \"partial_success\", \"blocked\", \"initialized\", \"in_progress\", \"implementing\", \"reviewing\" or \"archived\"\n",
+            "/status: \"sleeping\" is not one of \"planning\", \"active\", \"paused\", \"awaiting_fix\", \"completed\", \"partial_success\", \"blocked\", \"abandoned\", \"initialized\", \"in_progress\", \"implementing\", \"reviewing\" or \"archived\"\n",
         ));
 
     // Truncated JSON in a task file.

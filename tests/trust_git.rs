@@ -502,7 +502,10 @@ fn kill_9_during_a_pre_commit_hook_then_resume_commits_once_and_leaves_no_proces
     std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
     let mut wfx = spawn_cycle(&env, &[], &[]);
     let hook_pid = marks.join("hook-pid");
-    wait_for("the hook to start", || hook_pid.exists());
+    // `echo $$ > file` creates the file before it writes the line.
+    wait_for("the hook to start", || {
+        std::fs::read_to_string(&hook_pid).is_ok_and(|s| s.ends_with('\n'))
+    });
     unsafe { libc::kill(wfx.id() as i32, libc::SIGKILL) };
     let _ = wfx.wait();
     let read_pid = |name: &str| -> i32 {

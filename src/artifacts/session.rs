@@ -23,7 +23,7 @@ pub enum SessionStatus {
     Completed,
     PartialSuccess,
     Blocked,
-    /// Given up by a person (`wfx session abandon`) and archived.
+    // Given up by a person (`wfx session abandon`) and archived.
     Abandoned,
     Initialized,
     InProgress,
