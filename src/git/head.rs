@@ -22,9 +22,20 @@ pub struct HeadGuard {
     pub head: Option<String>,
     /// The branch `HEAD` pointed at (`refs/heads/…`; `None`: detached).
     pub branch: Option<String>,
-    /// A tree of the session directory's non-ignored files, so a
-    /// `git reset --hard` that deletes them can be undone.
-    pub session_tree: Option<String>,
+    /// A copy of the session directory's files, so a `git reset --hard`
+    /// or `git clean` that changes or deletes them can be undone. Kept in
+    /// memory, not as git objects: writing them to `.git/objects` before
+    /// every agent call created about 20 files per call (issue #14).
+    pub session_files: Vec<SessionFile>,
+}
+
+/// One file of the session directory before an agent call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionFile {
+    /// Its path in the repository.
+    path: Vec<u8>,
+    bytes: Vec<u8>,
+    mode: u32,
 }
 
 impl Checkpoints {
@@ -36,17 +47,14 @@ impl Checkpoints {
         };
         let head = r.head_commit()?.map(|c| c.id().to_string());
         let branch = r.head_branch()?;
-        let session_tree = match session_dir.and_then(|d| r.scope_of_abs(d)) {
-            Some(scope) => {
-                let state = r.worktree_state(std::slice::from_ref(&scope), &[])?;
-                Some(r.build_tree(None, &[], &state)?.0.to_string())
-            }
-            None => None,
+        let session_files = match session_dir.and_then(|d| r.scope_of_abs(d).map(|s| (d, s))) {
+            Some((dir, scope)) => r.copy_files(dir, &scope)?,
+            None => Vec::new(),
         };
         Ok(HeadGuard {
             head,
             branch,
-            session_tree,
+            session_files,
         })
     }
 
@@ -135,17 +143,8 @@ impl Checkpoints {
             }
         }
         // The session's own files, as they were before the call.
-        if let Some(t) = &guard.session_tree {
-            let wanted = tree_state(&r.snapshot_tree(t)?)?;
-            let scopes: Vec<Vec<u8>> = wanted.keys().cloned().collect();
-            let current = if scopes.is_empty() {
-                State::new()
-            } else {
-                r.worktree_state(&scopes, &[])?
-            };
-            for (path, entry) in &wanted {
-                r.put(path, current.get(path), Some(entry), &mut done)?;
-            }
+        for file in &guard.session_files {
+            r.put_copy(file, &mut done)?;
         }
         r.sync_to(&moved, pre_tree.as_ref())?;
         Ok(done.iter().map(|p| r.show(p)).collect())
@@ -204,6 +203,65 @@ impl Repo {
             ))
         })?;
         Ok(Some(c.tree().map_err(ctx(format!("cannot read {id}")))?))
+    }
+
+    /// The regular files under `dir` (whose scope in the repository is
+    /// `scope`), with content and mode; wfx's temp files left out.
+    fn copy_files(&self, dir: &Path, scope: &[u8]) -> Result<Vec<SessionFile>> {
+        use std::os::unix::fs::PermissionsExt;
+        let mut out = Vec::new();
+        for entry in walkdir::WalkDir::new(dir).sort_by_file_name() {
+            let entry = entry.map_err(|e| {
+                let at = e.path().unwrap_or(dir).to_path_buf();
+                Error::io(at, std::io::Error::other(e))
+            })?;
+            let name = entry.file_name().to_string_lossy();
+            if !entry.file_type().is_file() || (name.starts_with('.') && name.ends_with(".tmp")) {
+                continue;
+            }
+            let Ok(rel) = entry.path().strip_prefix(dir) else {
+                continue;
+            };
+            let bytes = match std::fs::read(entry.path()) {
+                Ok(b) => b,
+                // Gone since the walk saw it: nothing to keep.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(Error::io(entry.path(), e)),
+            };
+            let exec = entry
+                .metadata()
+                .is_ok_and(|m| m.permissions().mode() & 0o111 != 0);
+            let mut path = scope.to_vec();
+            if !path.is_empty() {
+                path.push(b'/');
+            }
+            path.extend_from_slice(&paths::path_to_bytes(rel));
+            out.push(SessionFile {
+                path,
+                bytes,
+                mode: if exec { 0o100755 } else { 0o100644 },
+            });
+        }
+        Ok(out)
+    }
+
+    /// Write `file` back when the work tree's copy differs or is gone.
+    fn put_copy(&self, file: &SessionFile, done: &mut BTreeSet<Vec<u8>>) -> Result<()> {
+        use std::os::unix::fs::PermissionsExt;
+        let abs = self.abs(&file.path);
+        if std::fs::read(&abs).is_ok_and(|b| b == file.bytes) {
+            return Ok(());
+        }
+        if let Some(parent) = abs.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+        }
+        let _ = std::fs::remove_file(&abs);
+        std::fs::write(&abs, &file.bytes).map_err(|e| Error::io(&abs, e))?;
+        let perm =
+            std::fs::Permissions::from_mode(if file.mode == 0o100755 { 0o755 } else { 0o644 });
+        std::fs::set_permissions(&abs, perm).map_err(|e| Error::io(&abs, e))?;
+        done.insert(file.path.clone());
+        Ok(())
     }
 
     /// A path inside the work tree as a scope (`None` when outside).
