@@ -46,12 +46,22 @@ impl<'a> RealPorts<'a> {
         cp: Checkpoints,
         session_dir: PathBuf,
     ) -> Self {
+        // Spares of replaced documents (engine::txn): git-ignored scratch
+        // space of this session alone, which holds its lock.
+        let spares = crate::session::store::ensure_cache_dir(ws)
+            .ok()
+            .zip(session_dir.file_name())
+            .map(|(cache, id)| cache.join("spares").join(id));
+        let mut txn = SessionTxn::new(session_dir);
+        if let Some(dir) = spares {
+            txn = txn.with_spares(dir);
+        }
         RealPorts {
             ws,
             root,
             lock,
             cp,
-            txn: SessionTxn::new(session_dir),
+            txn,
         }
     }
 }
