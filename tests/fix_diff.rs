@@ -50,11 +50,16 @@ fn every_fix_shows_its_diff_in_status_after_the_session_is_archived() {
     let first = &fixes[0]["diff"];
     let text = first["text"].as_str().unwrap();
     assert!(
-        text.starts_with("diff --git a/src/math.js b/src/math.js\n--- a/src/math.js\n+++ b/src/math.js\n@@ "),
+        text.starts_with(
+            "diff --git a/src/math.js b/src/math.js\n--- a/src/math.js\n+++ b/src/math.js\n@@ "
+        ),
         "{text}"
     );
     assert!(text.contains(MATH_FIX), "{text}");
-    assert!(!text.contains("strings.js") && !text.contains(".workflow"), "{text}");
+    assert!(
+        !text.contains("strings.js") && !text.contains(".workflow"),
+        "{text}"
+    );
     assert_eq!(first["omitted_lines"], 0);
     assert_eq!(
         fixes[0]["diffstat"],
@@ -96,10 +101,8 @@ fn a_blocked_session_shows_the_diffs_in_its_failure_report_and_html_report() {
     env.cycle(&["--max-iterations", "1"]).code(1);
     let dir = format!(".workflow/active/{ID}");
 
-    let report = std::fs::read_to_string(
-        env.root.join(&dir).join(".process/failure-report.md"),
-    )
-    .unwrap();
+    let report =
+        std::fs::read_to_string(env.root.join(&dir).join(".process/failure-report.md")).unwrap();
     // Under its attempt's line, in a fenced block of its own.
     assert!(
         report.contains(
@@ -120,12 +123,11 @@ fn a_blocked_session_shows_the_diffs_in_its_failure_report_and_html_report() {
         .success();
     let html = std::fs::read_to_string(env.root.join("report.html")).unwrap();
     let fixes = html_section(&html, "fixes");
+    assert!(fixes.contains(r##"<a href="#diff-1">diff</a>"##), "{fixes}");
     assert!(
-        fixes.contains(r##"<a href="#diff-1">diff</a>"##),
-        "{fixes}"
-    );
-    assert!(
-        fixes.contains(r#"<details class="diff" id="diff-1"><summary>IMPL-fix-1 (iteration 1, conservative, "#),
+        fixes.contains(
+            r#"<details class="diff" id="diff-1"><summary>IMPL-fix-1 (iteration 1, conservative, "#
+        ),
         "{fixes}"
     );
     assert!(

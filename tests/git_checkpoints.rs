@@ -229,7 +229,11 @@ fn the_diff_excerpt_is_bounded_and_names_binary_files() {
     let cp = open(&env);
     let snap = cp.snapshot().unwrap().unwrap();
     std::fs::remove_file(env.root.join("notes.txt")).unwrap();
-    std::fs::write(env.root.join("logo.png"), b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\x01").unwrap();
+    std::fs::write(
+        env.root.join("logo.png"),
+        b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\x01",
+    )
+    .unwrap();
     let long: String = (0..400).map(|i| format!("line {i}\n")).collect();
     env.write("zz-long.txt", &long);
     let diff = cp.diff_since(&snap).unwrap();
@@ -327,7 +331,10 @@ fn changed_since_lists_every_kind_and_never_ignored_files() {
     let text = &diff.excerpt.text;
     assert!(text.contains("-    a - b\n+    a + b\n"), "{text}");
     assert!(!text.contains("\nindex "), "{text}");
-    assert!(!text.contains(".workflow") && !text.contains("scratch.tmp"), "{text}");
+    assert!(
+        !text.contains(".workflow") && !text.contains("scratch.tmp"),
+        "{text}"
+    );
     let lib = cp.file_versions(&snap, "src/lib.rs").unwrap();
     assert_eq!(lib.before.as_deref(), Some(LIB_V1.as_bytes()));
     assert_eq!(lib.after.as_deref(), Some(LIB_FIXED.as_bytes()));

@@ -123,7 +123,9 @@ mod tests {
     fn long_lines_are_cut_and_the_bytes_are_bounded() {
         // 100 lines of 1000 characters: each cut to MAX_LINE_CHARS, and the
         // byte bound stops the excerpt before the line bound does.
-        let diff: String = (0..100).map(|_| format!("+{}\n", "x".repeat(999))).collect();
+        let diff: String = (0..100)
+            .map(|_| format!("+{}\n", "x".repeat(999)))
+            .collect();
         let e = build(&none(), &diff);
         assert!(e.text.len() <= DiffExcerpt::MAX_BYTES);
         let first = e.text.lines().next().unwrap();
