@@ -6,24 +6,18 @@
 
 mod common;
 
-use common::{Env, fixer_config, html_section};
+use common::{Env, fixer_config, html_section, wfx_out};
 use serde_json::Value;
 
 const ID: &str = "WFS-test-the-calculator";
 const MATH_FIX: &str =
     "-    if (values[i] < best) best = values[i];\n+    if (values[i] > best) best = values[i];\n";
 
+/// `wfx status ARGS`, which succeeds; its stdout.
 fn status(env: &Env, args: &[&str]) -> String {
-    let out = env
-        .wfx()
-        .arg("status")
-        .args(args)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    String::from_utf8(out).unwrap()
+    let out = wfx_out(env, &[&["status"], args].concat());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    out.stdout
 }
 
 /// Commit ids (10 hex digits in the status view) vary with the session's
