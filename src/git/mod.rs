@@ -24,6 +24,7 @@
 //! root is a subdirectory of the work tree, only that subdirectory is looked
 //! at. `.workflow/` is never part of a snapshot or of the changed paths.
 
+mod excerpt;
 mod head;
 mod hooks;
 mod message;
@@ -32,6 +33,7 @@ mod squash;
 mod wip;
 mod worktree;
 
+pub use excerpt::ExcerptBuilder;
 pub use head::HeadGuard;
 pub use message::{CommitKind, Trailers, build_message, new_run_id, parse_trailers};
 pub use squash::SquashOutcome;
@@ -159,6 +161,17 @@ pub struct DiffStat {
     pub files: usize,
     pub insertions: usize,
     pub deletions: usize,
+}
+
+/// What changed since a snapshot, from one diff of the work tree: the
+/// paths, their size and the start of the patch.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SnapshotDiff {
+    /// Sorted by path, as [`Checkpoints::changed_since`] gives them.
+    pub changes: Vec<Change>,
+    pub stat: DiffStat,
+    /// Bounded and redacted with the process's secrets.
+    pub excerpt: crate::artifacts::fix_history::DiffExcerpt,
 }
 
 /// One file's content in a snapshot and in the work tree now; `None` where
@@ -469,21 +482,14 @@ impl Checkpoints {
         r.changed_since(snapshot)
     }
 
-    /// Files changed, lines added and removed between `snapshot` and now.
-    pub fn diffstat(&self, snapshot: &str) -> Result<DiffStat> {
+    /// The changed paths, the diffstat and a bounded, redacted excerpt of
+    /// the unified diff between `snapshot` and now, all from one diff (the
+    /// work tree is read once); empty outside a repository.
+    pub fn diff_since(&self, snapshot: &str) -> Result<SnapshotDiff> {
         let Some(r) = &self.repo else {
-            return Ok(DiffStat::default());
+            return Ok(SnapshotDiff::default());
         };
-        r.diffstat(snapshot)
-    }
-
-    /// The unified diff between `snapshot` and now (for reports and the
-    /// test-edit guard); empty outside a repository.
-    pub fn diff_text(&self, snapshot: &str) -> Result<String> {
-        let Some(r) = &self.repo else {
-            return Ok(String::new());
-        };
-        r.diff_text(snapshot)
+        r.diff_since(snapshot)
     }
 
     /// The content of `path` in `snapshot` and in the work tree now (`None`
@@ -841,7 +847,11 @@ impl Repo {
     }
 
     fn changed_since(&self, snapshot: &str) -> Result<Vec<Change>> {
-        let diff = self.snapshot_diff(snapshot)?;
+        Ok(self.changes_of(&self.snapshot_diff(snapshot)?))
+    }
+
+    /// The changes of a diff, sorted by path.
+    fn changes_of(&self, diff: &git2::Diff<'_>) -> Vec<Change> {
         let mut out = Vec::new();
         for delta in diff.deltas() {
             let new = delta.new_file().path_bytes().unwrap_or_default();
@@ -860,31 +870,49 @@ impl Repo {
             });
         }
         out.sort_by(|a, b| a.path.cmp(&b.path));
-        Ok(out)
+        out
     }
 
-    fn diffstat(&self, snapshot: &str) -> Result<DiffStat> {
+    /// One diff, printed once: its changes, its stat (counted from the
+    /// printed lines, as `git diff --stat` counts) and its excerpt.
+    fn diff_since(&self, snapshot: &str) -> Result<SnapshotDiff> {
         let diff = self.snapshot_diff(snapshot)?;
-        let stats = diff.stats().map_err(ctx("cannot count the diff"))?;
-        Ok(DiffStat {
-            files: stats.files_changed(),
-            insertions: stats.insertions(),
-            deletions: stats.deletions(),
-        })
-    }
-
-    fn diff_text(&self, snapshot: &str) -> Result<String> {
-        let diff = self.snapshot_diff(snapshot)?;
-        let mut out = Vec::new();
+        let secrets = crate::redact::process_secrets();
+        let mut excerpt = ExcerptBuilder::new(secrets);
+        let mut stat = DiffStat {
+            files: diff.deltas().len(),
+            ..DiffStat::default()
+        };
         diff.print(DiffFormat::Patch, |_, _, line| {
-            if matches!(line.origin(), '+' | '-' | ' ') {
-                out.push(line.origin() as u8);
+            let content = line.content();
+            match line.origin() {
+                c @ ('+' | '-' | ' ') => {
+                    match c {
+                        '+' => stat.insertions += 1,
+                        '-' => stat.deletions += 1,
+                        _ => {}
+                    }
+                    excerpt.push_with_origin(c as u8, content);
+                }
+                // The file header without its `index` line (blob ids tell
+                // a reader nothing).
+                'F' => {
+                    for l in content.split_inclusive(|&b| b == b'\n') {
+                        if !l.starts_with(b"index ") {
+                            excerpt.push(l);
+                        }
+                    }
+                }
+                _ => excerpt.push(content),
             }
-            out.extend_from_slice(line.content());
             true
         })
         .map_err(ctx("cannot format the diff"))?;
-        Ok(String::from_utf8_lossy(&out).into_owned())
+        Ok(SnapshotDiff {
+            changes: self.changes_of(&diff),
+            stat,
+            excerpt: excerpt.finish(),
+        })
     }
 
     fn file_versions(&self, snapshot: &str, path: &str) -> Result<FileVersions> {
