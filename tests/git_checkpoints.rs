@@ -989,6 +989,44 @@ fn symlinks_and_executable_bits_are_committed_and_restored() {
     assert_eq!(status(&env), Vec::<String>::new());
 }
 
+/// The walk leaves `.workflow/` out by naming the project's other entries:
+/// a tracked directory deleted whole, a new one, and a project holding
+/// nothing but `.workflow/` any more are still seen.
+#[test]
+fn snapshots_see_whole_directories_come_and_go_beside_the_session() {
+    let env = project();
+    write_session(&env, 1);
+    let cp = open(&env);
+    let snap = cp.snapshot().unwrap().unwrap();
+    std::fs::remove_dir_all(env.root.join("src")).unwrap();
+    env.write("lib/new.rs", "pub fn new() {}\n");
+    let changes = cp.changed_since(&snap).unwrap();
+    assert_eq!(
+        change_paths(&changes),
+        vec!["lib/new.rs", "src/lib.rs", "src/other.rs"]
+    );
+    for name in ["lib", "notes.txt", "staged.txt", ".gitignore"] {
+        let path = env.root.join(name);
+        if path.is_dir() {
+            std::fs::remove_dir_all(path).unwrap();
+        } else {
+            std::fs::remove_file(path).unwrap();
+        }
+    }
+    let empty = cp.snapshot().unwrap().unwrap();
+    assert_eq!(env.git(&["ls-tree", "-r", "--name-only", &empty]), "");
+    assert_eq!(
+        change_paths(&cp.changed_since(&snap).unwrap()),
+        vec![
+            ".gitignore",
+            "notes.txt",
+            "src/lib.rs",
+            "src/other.rs",
+            "staged.txt"
+        ]
+    );
+}
+
 #[test]
 fn project_root_in_a_subdirectory_sees_only_its_own_files() {
     let env = Env::new();

@@ -656,6 +656,77 @@ impl Repo {
     /// current content (after git's clean filters) and its mode. Files git
     /// knows to be unchanged keep their index id; only changed or new files
     /// are hashed, and their blobs are written to the object database.
+    /// The paths git's status should walk for `scopes` (`None`: the whole
+    /// work tree). A scope with an excluded directory right inside it
+    /// (`.workflow/` in the project) is replaced by its other entries, on
+    /// disk or tracked (`tracked`, the index entries in scope), so the
+    /// session's files are not walked and stat'ed on every snapshot.
+    fn walk_specs(
+        &self,
+        scopes: &[Vec<u8>],
+        exclude: &[Vec<u8>],
+        tracked: &State,
+    ) -> Option<Vec<Vec<u8>>> {
+        use std::os::unix::ffi::OsStrExt;
+        let join = |scope: &[u8], name: &[u8]| -> Vec<u8> {
+            if scope.is_empty() {
+                name.to_vec()
+            } else {
+                [scope, b"/", name].concat()
+            }
+        };
+        let mut specs = BTreeSet::new();
+        for scope in scopes {
+            let skipped: Vec<&[u8]> = exclude
+                .iter()
+                .filter_map(|e| {
+                    let rest = if scope.is_empty() {
+                        e.as_slice()
+                    } else {
+                        e.strip_prefix(scope.as_slice())?.strip_prefix(b"/")?
+                    };
+                    (!rest.is_empty() && !rest.contains(&b'/')).then_some(rest)
+                })
+                .collect();
+            if skipped.is_empty() {
+                if scope.is_empty() {
+                    return None;
+                }
+                specs.insert(scope.clone());
+                continue;
+            }
+            let Ok(entries) = std::fs::read_dir(self.abs(scope)) else {
+                return None;
+            };
+            for entry in entries {
+                let entry = entry.ok()?;
+                let name = entry.file_name();
+                let name = name.as_bytes();
+                if name != b".git" && !skipped.contains(&name) {
+                    specs.insert(join(scope, name));
+                }
+            }
+            for path in tracked.keys() {
+                let rest = if scope.is_empty() {
+                    path.as_slice()
+                } else {
+                    match path
+                        .strip_prefix(scope.as_slice())
+                        .and_then(|r| r.strip_prefix(b"/"))
+                    {
+                        Some(r) => r,
+                        None => continue,
+                    }
+                };
+                let first = rest.split(|b| *b == b'/').next().unwrap_or(rest);
+                if !skipped.contains(&first) {
+                    specs.insert(join(scope, first));
+                }
+            }
+        }
+        Some(specs.into_iter().collect())
+    }
+
     fn worktree_state(&self, scopes: &[Vec<u8>], exclude: &[Vec<u8>]) -> Result<State> {
         let in_scope =
             |p: &[u8]| scopes.iter().any(|s| under(p, s)) && !exclude.iter().any(|s| under(p, s));
@@ -681,9 +752,13 @@ impl Repo {
             .exclude_submodules(true)
             .renames_head_to_index(false)
             .renames_index_to_workdir(false);
-        if !scopes.iter().any(|s| s.is_empty()) {
-            for s in scopes {
-                opts.pathspec(s.clone());
+        let specs = self.walk_specs(scopes, exclude, &state);
+        if specs.as_ref().is_some_and(Vec::is_empty) {
+            return Ok(state); // nothing on disk or tracked in scope
+        }
+        if let Some(specs) = specs {
+            for s in specs {
+                opts.pathspec(s);
             }
             opts.disable_pathspec_match(true);
         }
