@@ -247,3 +247,71 @@ fn a_bad_policy_value_names_the_file_and_field() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("/git/squash"), "{stderr}");
 }
+
+/// A `wfx run` workflow whose debug command commits its work and needs two
+/// attempts; `squash` turns `git.squash` on or off.
+fn committing_debug_loop(squash: bool) -> Env {
+    let env = Env::new();
+    env.write(
+        "check.sh",
+        "#!/bin/sh\nif [ -f fixed ]; then echo ok; exit 0; fi\necho 'FAIL: still broken'\nexit 1\n",
+    );
+    env.write(
+        "wf.yml",
+        "commands:\n  - test:\n      command: sh check.sh\n      on_failure:\n        shell: echo ${test.attempt} >> notes.txt && if [ ${test.attempt} = 2 ]; then touch fixed; fi && git add -A && git commit -qm \"debug attempt ${test.attempt}\"\n        commit_required: true\n        max_attempts: 3\n",
+    );
+    env.write(".gitignore", ".workflow/\n");
+    env.write(
+        ".workflow/wfx.json",
+        &serde_json::json!({"git": {"squash": squash}}).to_string(),
+    );
+    env.git_init_commit();
+    env
+}
+
+#[test]
+fn wfx_run_squashes_the_commits_of_its_steps_into_one() {
+    let plain = committing_debug_loop(false);
+    let out = common::wfx_out(&plain, &["run", "wf.yml"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        plain.subjects(),
+        ["debug attempt 2", "debug attempt 1", "initial"]
+    );
+
+    let env = committing_debug_loop(true);
+    let base = env.git(&["rev-parse", "HEAD"]);
+    let out = common::wfx_out(&env, &["run", "wf.yml"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("git.squash: 2 commits of this session folded into "),
+        "{}",
+        out.stderr
+    );
+    // One commit for the session, right on top of where it started.
+    let subjects = env.subjects();
+    assert_eq!(subjects.len(), 2, "{subjects:?}");
+    assert_eq!(
+        subjects[0],
+        "workflow: wf completed (1 step(s), 2 debug attempt(s), squashed)"
+    );
+    assert_eq!(env.git(&["rev-parse", "HEAD~1"]), base);
+    let body = env.git(&["show", "-s", "--format=%B", "HEAD"]);
+    assert!(body.contains("- step 1 (test): "), "{body}");
+    assert!(body.contains("Wfx-Session: WFS-run-wf"), "{body}");
+    assert!(body.contains("Wfx-Kind: final"), "{body}");
+    // The squash changed no file: HEAD's tree and the work tree are those
+    // of the same run without it.
+    assert_eq!(
+        env.git(&["rev-parse", "HEAD^{tree}"]),
+        plain.git(&["rev-parse", "HEAD^{tree}"])
+    );
+    assert_eq!(env.git(&["status", "--porcelain"]), "");
+    assert_eq!(env.read("notes.txt"), "1\n2\n");
+    // The folded commits were exactly the steps' two.
+    assert_eq!(
+        env.git(&["log", "-1", "--format=%s", "main@{1}"]),
+        "debug attempt 2\n"
+    );
+}

@@ -19,7 +19,6 @@ use crate::engine::real::RealPorts;
 use crate::engine::{DriverConfig, Ending, Event, Sinks};
 use crate::error::{Error, Result};
 use crate::git::Checkpoints;
-use crate::session::layout::SESSION_GITIGNORE;
 use crate::session::store::{self, SessionLock};
 use crate::session::{SessionRef, Workspace, id};
 use crate::ui::Printer;
@@ -127,7 +126,7 @@ pub fn start(setup: &Setup, base_id: &str) -> Result<RunOutcome> {
         let _ = std::fs::remove_dir_all(&paths.session.dir);
         return Err(e);
     }
-    store::write_atomic(&paths.session.gitignore(), SESSION_GITIGNORE.as_bytes())?;
+    store::apply_artifact_policy(&paths.session, setup.config.git.artifacts)?;
     store::write_atomic(&paths.workflow_copy(), setup.text.as_bytes())?;
     let now = Utc::now();
     let session = WorkflowSession {
@@ -237,6 +236,7 @@ pub fn resume(setup: &Setup, sref: SessionRef, state: Option<RunState>) -> Resul
         store::write_atomic(&paths.workflow_copy(), setup.text.as_bytes())?;
     }
     reconcile_steps(&mut state, setup.wf, &paths, ws);
+    store::apply_artifact_policy(&paths.session, setup.config.git.artifacts)?;
     let session = ws.load_session(&sref)?;
     drive(setup, paths, state, session, lock, git, &mut sinks, true)
 }
@@ -278,6 +278,7 @@ fn drive(
         max_cost_usd: setup.config.agents.max_cost_usd,
         resumed,
         fold_agent_commits: false,
+        watch: false,
     };
     match crate::engine::run(&machine, &mut run, &mut ports, sinks, &config) {
         Ok(ending) => Ok(RunOutcome {

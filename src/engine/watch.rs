@@ -1,0 +1,201 @@
+//! `--watch` (DESIGN.md §10.7): waiting in-process for a person's fix.
+//!
+//! The project's files are polled (size and modification time), which
+//! needs no platform watcher and sees every editor's way of saving: a
+//! write in place, or a temp file renamed over the original. A change is
+//! acted on once the tree has been still for [`SETTLE`], so an editor's
+//! save sequence (backup, write, rename) is one retest. `.workflow/`,
+//! `.git/` and git-ignored files are not watched: wfx's own files, the
+//! test runners' caches and build output change without a person.
+//!
+//! Enter on a terminal retests at once: one thread reads stdin lines for
+//! the whole process (a second reader would swallow every other line).
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, IsTerminal};
+use std::path::Path;
+use std::sync::mpsc::{Receiver, channel};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant, SystemTime};
+
+use super::ports::Wake;
+use crate::error::Result;
+
+/// How long the tree must stay still after a change before it counts.
+pub const SETTLE: Duration = Duration::from_millis(500);
+/// How often the tree is looked at.
+const POLL: Duration = Duration::from_millis(150);
+/// Directories never watched, whatever `.gitignore` says.
+const NEVER: [&str; 2] = [".git", ".workflow"];
+
+/// Size and modification time of every watched file, by relative path.
+type Stamps = BTreeMap<String, (u64, Option<SystemTime>)>;
+
+/// Whether Enter can end a wait: stdin is a terminal.
+pub fn enter_available() -> bool {
+    std::io::stdin().is_terminal()
+}
+
+/// Wait under `root` until a file is saved, Enter is pressed (when
+/// `enter`) or `interrupted()` says Ctrl-C came.
+pub fn wait(root: &Path, enter: bool, interrupted: &dyn Fn() -> bool) -> Result<Wake> {
+    let repo = git2::Repository::open(root).ok();
+    let lines = enter.then(stdin_lines);
+    if let Some(rx) = lines {
+        // Keys pressed while the tests ran are not a request for this wait.
+        while rx.lock().is_ok_and(|rx| rx.try_recv().is_ok()) {}
+    }
+    let base = stamps(root, repo.as_ref());
+    let mut last = base.clone();
+    let mut moved_at: Option<Instant> = None;
+    loop {
+        if interrupted() {
+            return Ok(Wake::Interrupted);
+        }
+        if let Some(rx) = lines
+            && rx.lock().is_ok_and(|rx| rx.try_recv().is_ok())
+        {
+            return Ok(Wake::Enter);
+        }
+        std::thread::sleep(POLL);
+        let now = stamps(root, repo.as_ref());
+        if now != last {
+            last = now;
+            moved_at = Some(Instant::now());
+        } else if moved_at.is_some_and(|t| t.elapsed() >= SETTLE) {
+            moved_at = None;
+            let changed = changed(&base, &last);
+            if !changed.is_empty() {
+                return Ok(Wake::Files(changed));
+            }
+        }
+    }
+}
+
+/// The paths whose stamp differs (added, removed or changed), sorted.
+fn changed(before: &Stamps, after: &Stamps) -> Vec<String> {
+    let mut out: Vec<String> = after
+        .iter()
+        .filter(|(p, s)| before.get(*p) != Some(s))
+        .map(|(p, _)| p.clone())
+        .chain(before.keys().filter(|p| !after.contains_key(*p)).cloned())
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+fn stamps(root: &Path, repo: Option<&git2::Repository>) -> Stamps {
+    let ignored = |rel: &str, dir: bool| {
+        repo.is_some_and(|r| {
+            let rel = if dir {
+                format!("{rel}/")
+            } else {
+                rel.to_string()
+            };
+            r.is_path_ignored(rel).unwrap_or(false)
+        })
+    };
+    let mut out = Stamps::new();
+    let walker = walkdir::WalkDir::new(root)
+        .follow_links(false)
+        .into_iter()
+        .filter_entry(|e| {
+            if e.depth() == 0 {
+                return true;
+            }
+            let name = e.file_name().to_string_lossy();
+            if e.depth() == 1 && NEVER.contains(&name.as_ref()) {
+                return false;
+            }
+            !ignored(&rel_of(root, e.path()), e.file_type().is_dir())
+        });
+    for entry in walker.flatten() {
+        if entry.file_type().is_dir() {
+            continue;
+        }
+        let Ok(meta) = entry.metadata() else {
+            continue;
+        };
+        out.insert(
+            rel_of(root, entry.path()),
+            (meta.len(), meta.modified().ok()),
+        );
+    }
+    out
+}
+
+fn rel_of(root: &Path, path: &Path) -> String {
+    path.strip_prefix(root)
+        .unwrap_or(path)
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// The process's one stdin reader: a line per Enter.
+fn stdin_lines() -> &'static Mutex<Receiver<()>> {
+    static LINES: OnceLock<Mutex<Receiver<()>>> = OnceLock::new();
+    LINES.get_or_init(|| {
+        let (tx, rx) = channel();
+        std::thread::spawn(move || {
+            let stdin = std::io::stdin();
+            let mut line = String::new();
+            while stdin.lock().read_line(&mut line).is_ok_and(|n| n > 0) {
+                line.clear();
+                if tx.send(()).is_err() {
+                    break;
+                }
+            }
+        });
+        Mutex::new(rx)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_burst_of_saves_is_one_wake_naming_the_file_and_ignored_files_none() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        git2::Repository::init(root).unwrap();
+        std::fs::write(root.join(".gitignore"), "build/\n*.pyc\n").unwrap();
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::create_dir_all(root.join(".workflow/active")).unwrap();
+        std::fs::write(root.join("src/a.py"), "x = 1\n").unwrap();
+        let dir = root.to_path_buf();
+        let writer = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            // wfx's own files, ignored output: no wake.
+            std::fs::write(dir.join(".workflow/active/state.json"), "{}").unwrap();
+            std::fs::create_dir_all(dir.join("build")).unwrap();
+            std::fs::write(dir.join("build/out.o"), "o").unwrap();
+            std::fs::write(dir.join("src/a.pyc"), "c").unwrap();
+            std::thread::sleep(Duration::from_millis(900));
+            // An editor's save: a temp file, then renamed over the file.
+            std::fs::write(dir.join("src/.a.py.swp"), "x = 2\n").unwrap();
+            std::thread::sleep(Duration::from_millis(100));
+            std::fs::rename(dir.join("src/.a.py.swp"), dir.join("src/a.py")).unwrap();
+        });
+        let started = Instant::now();
+        let woke = wait(root, false, &|| false).unwrap();
+        writer.join().unwrap();
+        assert_eq!(woke, Wake::Files(vec!["src/a.py".into()]));
+        assert!(
+            started.elapsed() >= Duration::from_millis(1700),
+            "acted before the saves settled"
+        );
+    }
+
+    #[test]
+    fn ctrl_c_ends_the_wait() {
+        let tmp = tempfile::tempdir().unwrap();
+        assert_eq!(
+            wait(tmp.path(), false, &|| true).unwrap(),
+            Wake::Interrupted
+        );
+    }
+}
