@@ -117,13 +117,13 @@ fn a_save_retests_and_the_session_completes_and_enter_alone_keeps_waiting() {
     assert_eq!(history["entries"][0]["outcome"], "success");
 }
 
-/// JSON Lines the terminal showed.
+/// JSON Lines the terminal showed (after the `^C` it echoes, if any).
 fn json_lines(shown: &str) -> Vec<Value> {
     shown
         .lines()
-        .map(|l| l.trim_end_matches('\r'))
-        .filter(|l| l.starts_with('{'))
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .filter_map(|l| l.trim_end_matches('\r').split_once('{'))
+        .map(|(_, l)| format!("{{{l}"))
+        .map(|l| serde_json::from_str(&l).unwrap_or_else(|e| panic!("{e}: {l}")))
         .collect()
 }
 
