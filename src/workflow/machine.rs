@@ -431,17 +431,19 @@ impl RunMachine {
             ),
             String::new(),
         ];
-        for r in &s.state.steps {
+        lines.extend(self.step_lines(s).map(|l| format!("- {l}")));
+        lines.join("\n")
+    }
+
+    /// One line per step: what it did and how it ended.
+    fn step_lines<'a>(&'a self, s: &'a RunSession) -> impl Iterator<Item = String> + 'a {
+        s.state.steps.iter().map(|r| {
             let step = self.wf.steps.get(r.index.saturating_sub(1));
             let label = step
                 .map(|s| s.label())
                 .unwrap_or_else(|| format!("step {}", r.index));
-            lines.push(format!(
-                "- {}",
-                decide::summary_line(r, &label, step.and_then(on_failure_of))
-            ));
-        }
-        lines.join("\n")
+            decide::summary_line(r, &label, step.and_then(on_failure_of))
+        })
     }
 
     fn summary(&self, s: &RunSession) -> Vec<String> {
@@ -456,16 +458,7 @@ impl RunMachine {
             ));
         }
         let mut lines = vec![head];
-        for r in &s.state.steps {
-            let step = self.wf.steps.get(r.index.saturating_sub(1));
-            let label = step
-                .map(|s| s.label())
-                .unwrap_or_else(|| format!("step {}", r.index));
-            lines.push(format!(
-                "  {}",
-                decide::summary_line(r, &label, step.and_then(on_failure_of))
-            ));
-        }
+        lines.extend(self.step_lines(s).map(|l| format!("  {l}")));
         if let Some(reason) = &s.state.stop_reason {
             lines.push(format!("stopped: {reason}"));
         }
