@@ -315,3 +315,54 @@ fn wfx_run_squashes_the_commits_of_its_steps_into_one() {
         "debug attempt 2\n"
     );
 }
+
+/// A `wfx run` step that commits everything (`git add -A`) under
+/// `git.artifacts` = `artifacts`: the session files it committed.
+fn run_session_files_a_step_commits(artifacts: &str) -> Vec<String> {
+    let env = Env::new();
+    env.write(
+        "wf.yml",
+        "commands:\n  - shell: echo made > made.txt\n  - shell: git add -A && git commit -qm 'step commits all'\n",
+    );
+    env.write(
+        ".workflow/wfx.json",
+        &serde_json::json!({"git": {"artifacts": artifacts}}).to_string(),
+    );
+    env.git_init_commit();
+    let out = common::wfx_out(&env, &["run", "wf.yml"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let paths = env.git(&["show", "--name-only", "--format=", "HEAD"]);
+    assert!(paths.contains("made.txt"), "{paths}");
+    paths
+        .lines()
+        .filter(|p| p.starts_with(".workflow/"))
+        .map(|p| {
+            p.trim_start_matches(".workflow/active/WFS-run-wf/")
+                .to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn wfx_run_steps_commit_the_session_files_the_policy_allows() {
+    assert_eq!(
+        run_session_files_a_step_commits("none"),
+        Vec::<String>::new()
+    );
+    let summary = run_session_files_a_step_commits("summary");
+    assert_eq!(
+        summary,
+        [
+            ".gitignore",
+            ".process/run-state.json",
+            "workflow-session.json",
+            "workflow.yml"
+        ],
+        "{summary:?}"
+    );
+    let all = run_session_files_a_step_commits("all");
+    assert!(
+        all.iter().any(|p| p.starts_with(".process/step-01/")),
+        "{all:?}"
+    );
+}
