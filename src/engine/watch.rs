@@ -11,7 +11,7 @@
 //! Enter on a terminal retests at once: one thread reads stdin lines for
 //! the whole process (a second reader would swallow every other line).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::{BufRead, IsTerminal};
 use std::path::Path;
 use std::sync::mpsc::{Receiver, channel};
@@ -23,7 +23,7 @@ use crate::error::Result;
 
 /// How long the tree must stay still after a change before it counts.
 pub const SETTLE: Duration = Duration::from_millis(500);
-/// How often the tree is looked at.
+/// How often the tree is looked at (less often when looking takes long).
 const POLL: Duration = Duration::from_millis(150);
 /// Directories never watched, whatever `.gitignore` says.
 const NEVER: [&str; 2] = [".git", ".workflow"];
@@ -39,15 +39,16 @@ pub fn enter_available() -> bool {
 /// Wait under `root` until a file is saved, Enter is pressed (when
 /// `enter`) or `interrupted()` says Ctrl-C came.
 pub fn wait(root: &Path, enter: bool, interrupted: &dyn Fn() -> bool) -> Result<Wake> {
-    let repo = git2::Repository::open(root).ok();
+    let mut tree = Tree::new(root);
     let lines = enter.then(stdin_lines);
     if let Some(rx) = lines {
         // Keys pressed while the tests ran are not a request for this wait.
         while rx.lock().is_ok_and(|rx| rx.try_recv().is_ok()) {}
     }
-    let base = stamps(root, repo.as_ref());
+    let (base, _) = tree.stamps();
     let mut last = base.clone();
     let mut moved_at: Option<Instant> = None;
+    let mut pause = POLL;
     loop {
         if interrupted() {
             return Ok(Wake::Interrupted);
@@ -57,8 +58,10 @@ pub fn wait(root: &Path, enter: bool, interrupted: &dyn Fn() -> bool) -> Result<
         {
             return Ok(Wake::Enter);
         }
-        std::thread::sleep(POLL);
-        let now = stamps(root, repo.as_ref());
+        std::thread::sleep(pause);
+        let (now, took) = tree.stamps();
+        // A big tree is looked at less often: at most a third of the time.
+        pause = POLL.max(took * 2);
         if now != last {
             last = now;
             moved_at = Some(Instant::now());
@@ -85,44 +88,66 @@ fn changed(before: &Stamps, after: &Stamps) -> Vec<String> {
     out
 }
 
-fn stamps(root: &Path, repo: Option<&git2::Repository>) -> Stamps {
-    let ignored = |rel: &str, dir: bool| {
-        repo.is_some_and(|r| {
-            let rel = if dir {
-                format!("{rel}/")
-            } else {
-                rel.to_string()
-            };
-            r.is_path_ignored(rel).unwrap_or(false)
-        })
-    };
-    let mut out = Stamps::new();
-    let walker = walkdir::WalkDir::new(root)
-        .follow_links(false)
-        .into_iter()
-        .filter_entry(|e| {
-            if e.depth() == 0 {
-                return true;
-            }
-            let name = e.file_name().to_string_lossy();
-            if e.depth() == 1 && NEVER.contains(&name.as_ref()) {
-                return false;
-            }
-            !ignored(&rel_of(root, e.path()), e.file_type().is_dir())
-        });
-    for entry in walker.flatten() {
-        if entry.file_type().is_dir() {
-            continue;
+/// The watched tree: the project, its git ignore rules, and what they
+/// said about each path so far (asked once per path, not once per look).
+struct Tree<'a> {
+    root: &'a Path,
+    repo: Option<git2::Repository>,
+    ignored: HashMap<String, bool>,
+}
+
+impl<'a> Tree<'a> {
+    fn new(root: &'a Path) -> Tree<'a> {
+        Tree {
+            root,
+            repo: git2::Repository::open(root).ok(),
+            ignored: HashMap::new(),
         }
-        let Ok(meta) = entry.metadata() else {
-            continue;
-        };
-        out.insert(
-            rel_of(root, entry.path()),
-            (meta.len(), meta.modified().ok()),
-        );
     }
-    out
+
+    fn is_ignored(&mut self, rel: String, dir: bool) -> bool {
+        let Some(repo) = &self.repo else {
+            return false;
+        };
+        *self.ignored.entry(rel).or_insert_with_key(|rel| {
+            let asked = if dir { format!("{rel}/") } else { rel.clone() };
+            repo.is_path_ignored(asked).unwrap_or(false)
+        })
+    }
+
+    /// Every watched file's stamp, and how long looking took.
+    fn stamps(&mut self) -> (Stamps, Duration) {
+        let started = Instant::now();
+        let root = self.root;
+        let mut out = Stamps::new();
+        let mut walker = walkdir::WalkDir::new(root).follow_links(false).into_iter();
+        while let Some(entry) = walker.next() {
+            let Ok(entry) = entry else { continue };
+            if entry.depth() == 0 {
+                continue;
+            }
+            let dir = entry.file_type().is_dir();
+            let never =
+                entry.depth() == 1 && NEVER.contains(&entry.file_name().to_string_lossy().as_ref());
+            if never || self.is_ignored(rel_of(root, entry.path()), dir) {
+                if dir {
+                    walker.skip_current_dir();
+                }
+                continue;
+            }
+            if dir {
+                continue;
+            }
+            let Ok(meta) = entry.metadata() else {
+                continue;
+            };
+            out.insert(
+                rel_of(root, entry.path()),
+                (meta.len(), meta.modified().ok()),
+            );
+        }
+        (out, started.elapsed())
+    }
 }
 
 fn rel_of(root: &Path, path: &Path) -> String {
