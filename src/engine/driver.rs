@@ -141,10 +141,13 @@ impl Driver<'_, '_, '_> {
     /// committed), so a watcher killed while waiting loses nothing.
     fn watch<M: Machine>(&mut self, m: &M, state: &mut M::State, ending: &Ending) -> Result<()> {
         self.sinks.say(&ending.lines);
-        let enter = self.ports.enter_retests();
-        self.sinks
-            .emit(&Event::Watching { enter }, self.ports.now());
-        let (by, files) = match self.ports.wait_for_fix()? {
+        let at = self.ports.now();
+        let sinks = &mut *self.sinks;
+        // Told once a save counts: a person who saves on reading it is seen.
+        let woke = self
+            .ports
+            .wait_for_fix(&mut |enter| sinks.emit(&Event::Watching { enter }, at))?;
+        let (by, files) = match woke {
             Wake::Interrupted => {
                 let during = "waiting for your fix".to_string();
                 return self.apply(

@@ -200,11 +200,8 @@ impl Ports for FakePorts {
         self.clock
     }
 
-    fn enter_retests(&self) -> bool {
-        true
-    }
-
-    fn wait_for_fix(&mut self) -> Result<Wake> {
+    fn wait_for_fix(&mut self, watching: &mut dyn FnMut(bool)) -> Result<Wake> {
+        watching(true);
         let Some((wake, writes)) = self.wakes.pop_front() else {
             self.journal.push("wait · Ctrl-C".into());
             return Ok(Wake::Interrupted);

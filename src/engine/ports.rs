@@ -86,16 +86,14 @@ pub trait Ports {
         Ok(crate::git::SquashOutcome::Nothing)
     }
 
-    /// `--watch`: Enter can end a wait (stdin is a terminal).
-    fn enter_retests(&self) -> bool {
-        false
-    }
-
     /// `--watch`: wait until a project file is saved (`.workflow/`, `.git/`
     /// and git-ignored files aside; a burst of saves is one), Enter is
-    /// pressed (when [`Ports::enter_retests`]) or Ctrl-C. A world with
-    /// nothing to watch stops at once, as Ctrl-C would.
-    fn wait_for_fix(&mut self) -> Result<Wake> {
+    /// pressed (when stdin is a terminal) or Ctrl-C. `watching(enter)` is
+    /// called once the files are being watched (a save from then on
+    /// counts), saying whether Enter counts too. A world with nothing to
+    /// watch stops at once, as Ctrl-C would.
+    fn wait_for_fix(&mut self, watching: &mut dyn FnMut(bool)) -> Result<Wake> {
+        watching(false);
         Ok(Wake::Interrupted)
     }
 

@@ -216,12 +216,8 @@ impl Ports for RealPorts<'_> {
         }
     }
 
-    fn enter_retests(&self) -> bool {
-        super::watch::enter_available()
-    }
-
-    fn wait_for_fix(&mut self) -> Result<super::ports::Wake> {
-        super::watch::wait(&self.root, self.enter_retests(), &process::interrupted)
+    fn wait_for_fix(&mut self, watching: &mut dyn FnMut(bool)) -> Result<super::ports::Wake> {
+        super::watch::wait(&self.root, watching, &process::interrupted)
     }
 
     fn scan(&mut self, tests: bool, files: &[String]) -> Vec<Finding> {

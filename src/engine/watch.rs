@@ -31,21 +31,23 @@ const NEVER: [&str; 2] = [".git", ".workflow"];
 /// Size and modification time of every watched file, by relative path.
 type Stamps = BTreeMap<String, (u64, Option<SystemTime>)>;
 
-/// Whether Enter can end a wait: stdin is a terminal.
-pub fn enter_available() -> bool {
-    std::io::stdin().is_terminal()
-}
-
-/// Wait under `root` until a file is saved, Enter is pressed (when
-/// `enter`) or `interrupted()` says Ctrl-C came.
-pub fn wait(root: &Path, enter: bool, interrupted: &dyn Fn() -> bool) -> Result<Wake> {
+/// Wait under `root` until a file is saved, Enter is pressed (when stdin
+/// is a terminal) or `interrupted()` says Ctrl-C came; `watching(enter)`
+/// once the files are being watched.
+pub fn wait(
+    root: &Path,
+    watching: &mut dyn FnMut(bool),
+    interrupted: &dyn Fn() -> bool,
+) -> Result<Wake> {
     let mut tree = Tree::new(root);
+    let enter = std::io::stdin().is_terminal();
     let lines = enter.then(stdin_lines);
     if let Some(rx) = lines {
         // Keys pressed while the tests ran are not a request for this wait.
         while rx.lock().is_ok_and(|rx| rx.try_recv().is_ok()) {}
     }
     let (base, _) = tree.stamps();
+    watching(enter);
     let mut last = base.clone();
     let mut moved_at: Option<Instant> = None;
     let mut pause = POLL;
@@ -192,25 +194,32 @@ mod tests {
         std::fs::create_dir_all(root.join(".workflow/active")).unwrap();
         std::fs::write(root.join("src/a.py"), "x = 1\n").unwrap();
         let dir = root.to_path_buf();
-        let writer = std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_millis(300));
-            // wfx's own files, ignored output: no wake.
-            std::fs::write(dir.join(".workflow/active/state.json"), "{}").unwrap();
-            std::fs::create_dir_all(dir.join("build")).unwrap();
-            std::fs::write(dir.join("build/out.o"), "o").unwrap();
-            std::fs::write(dir.join("src/a.pyc"), "c").unwrap();
-            std::thread::sleep(Duration::from_millis(900));
-            // An editor's save: a temp file, then renamed over the file.
-            std::fs::write(dir.join("src/.a.py.swp"), "x = 2\n").unwrap();
-            std::thread::sleep(Duration::from_millis(100));
-            std::fs::rename(dir.join("src/.a.py.swp"), dir.join("src/a.py")).unwrap();
-        });
+        let mut writer = None;
         let started = Instant::now();
-        let woke = wait(root, false, &|| false).unwrap();
-        writer.join().unwrap();
+        let woke = wait(
+            root,
+            &mut |_| {
+                let dir = dir.clone();
+                writer = Some(std::thread::spawn(move || {
+                    // wfx's own files, ignored output: no wake.
+                    std::fs::write(dir.join(".workflow/active/state.json"), "{}").unwrap();
+                    std::fs::create_dir_all(dir.join("build")).unwrap();
+                    std::fs::write(dir.join("build/out.o"), "o").unwrap();
+                    std::fs::write(dir.join("src/a.pyc"), "c").unwrap();
+                    std::thread::sleep(Duration::from_millis(900));
+                    // An editor's save: a temp file, then renamed over the file.
+                    std::fs::write(dir.join("src/.a.py.swp"), "x = 2\n").unwrap();
+                    std::thread::sleep(Duration::from_millis(100));
+                    std::fs::rename(dir.join("src/.a.py.swp"), dir.join("src/a.py")).unwrap();
+                }));
+            },
+            &|| false,
+        )
+        .unwrap();
+        writer.unwrap().join().unwrap();
         assert_eq!(woke, Wake::Files(vec!["src/a.py".into()]));
         assert!(
-            started.elapsed() >= Duration::from_millis(1700),
+            started.elapsed() >= Duration::from_millis(1000) + SETTLE,
             "acted before the saves settled"
         );
     }
@@ -219,7 +228,7 @@ mod tests {
     fn ctrl_c_ends_the_wait() {
         let tmp = tempfile::tempdir().unwrap();
         assert_eq!(
-            wait(tmp.path(), false, &|| true).unwrap(),
+            wait(tmp.path(), &mut |_| {}, &|| true).unwrap(),
             Wake::Interrupted
         );
     }
