@@ -366,3 +366,49 @@ fn wfx_run_steps_commit_the_session_files_the_policy_allows() {
         "{all:?}"
     );
 }
+
+/// A commit of yours while a `wfx run` with `git.squash` is paused: the
+/// resume sees `HEAD` moved and the squash leaves every commit alone.
+#[test]
+fn wfx_run_does_not_squash_over_a_commit_made_while_it_was_paused() {
+    let env = Env::new();
+    env.write(
+        "check.sh",
+        "#!/bin/sh\nif [ -f fixed ]; then echo ok; exit 0; fi\necho 'FAIL: still broken'\nexit 1\n",
+    );
+    // Attempt 1 commits; attempt 2 interrupts wfx the first time, then fixes.
+    env.write(
+        "debug.sh",
+        "#!/bin/sh\necho \"$1\" >> notes.txt\ngit add notes.txt && git commit -qm \"debug attempt $1\"\nif [ \"$1\" = 2 ] && [ ! -f .interrupted ]; then touch .interrupted; kill -INT $PPID; sleep 30; fi\nif [ \"$1\" = 2 ]; then touch fixed; git add fixed && git commit -qm fixed; fi\n",
+    );
+    env.write(
+        "wf.yml",
+        "commands:\n  - test:\n      command: sh check.sh\n      on_failure:\n        shell: exec sh debug.sh ${test.attempt}\n        max_attempts: 3\n",
+    );
+    env.write(".gitignore", ".workflow/\n.interrupted\n");
+    env.write(
+        ".workflow/wfx.json",
+        &serde_json::json!({"git": {"squash": true}}).to_string(),
+    );
+    env.git_init_commit();
+    let out = common::wfx_out(&env, &["run", "wf.yml"]);
+    assert_eq!(out.code, 3, "{}{}", out.stdout, out.stderr);
+    env.write("NOTES.md", "my own work\n");
+    env.git(&["add", "NOTES.md"]);
+    env.git(&["commit", "-q", "-m", "user: notes"]);
+    let out = common::wfx_out(&env, &["run", "wf.yml", "--resume"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr.contains(
+            "git.squash: the session's commits are left as they are: HEAD moved from "
+        ),
+        "{}",
+        out.stderr
+    );
+    let subjects = env.subjects();
+    assert!(
+        subjects.contains(&"user: notes".to_string()),
+        "{subjects:?}"
+    );
+    assert!(!subjects.iter().any(|s| s.contains("squashed")), "{subjects:?}");
+}

@@ -135,7 +135,16 @@ impl Machine for RunMachine {
             Observed::Updated if s.state.current_step > self.wf.steps.len() => {
                 self.finish(s, &mut out)
             }
-            Observed::Archived { .. } => s.archived = true,
+            Observed::Archived { .. } => {
+                s.archived = true;
+                if let Some(why) = &s.session.git.foreign_commits
+                    && self.squash_due(s)
+                {
+                    out.push(Event::warning(format!(
+                        "git.squash: the session's commits are left as they are: {why}; squashing would rewrite commits that are not the run's"
+                    )));
+                }
+            }
             what => {
                 let index = s.state.current_step;
                 let Some(step) = self.wf.steps.get(index - 1) else {
@@ -402,12 +411,8 @@ impl RunMachine {
     /// itself here, so the session's commits are those on top of the
     /// commit `HEAD` was at when the run started.
     fn squash_request(&self, s: &RunSession) -> Option<SquashRequest> {
-        let succeeded = matches!(
-            s.state.status,
-            RunStatus::Completed | RunStatus::PartialSuccess
-        );
         let base = s.session.git.base_commit.clone()?;
-        (self.repo && self.config.git.squash && succeeded).then(|| SquashRequest {
+        (self.squash_due(s) && s.session.git.foreign_commits.is_none()).then(|| SquashRequest {
             message: self.squash_message(s),
             trailers: Trailers::new(
                 s.state.session_id.clone(),
@@ -416,6 +421,16 @@ impl RunMachine {
             ),
             since: Some(base),
         })
+    }
+
+    /// `git.squash` applies: a repository, the setting, a run that succeeded.
+    fn squash_due(&self, s: &RunSession) -> bool {
+        self.repo
+            && self.config.git.squash
+            && matches!(
+                s.state.status,
+                RunStatus::Completed | RunStatus::PartialSuccess
+            )
     }
 
     /// The one commit's message: what the run did, step by step (the
