@@ -248,24 +248,32 @@ fn a_bad_policy_value_names_the_file_and_field() {
     assert!(stderr.contains("/git/squash"), "{stderr}");
 }
 
-/// A `wfx run` workflow whose debug command commits its work and needs two
-/// attempts; `squash` turns `git.squash` on or off.
-fn committing_debug_loop(squash: bool) -> Env {
-    let env = Env::new();
+/// A project for `wfx run` with `git.squash` = `squash`: a test script
+/// that passes once `fixed` exists, the workflow `wf`, `.workflow/`
+/// ignored; committed.
+fn squash_run_project(env: &Env, wf: &str, squash: bool) {
     env.write(
         "check.sh",
         "#!/bin/sh\nif [ -f fixed ]; then echo ok; exit 0; fi\necho 'FAIL: still broken'\nexit 1\n",
     );
-    env.write(
-        "wf.yml",
-        "commands:\n  - test:\n      command: sh check.sh\n      on_failure:\n        shell: echo ${test.attempt} >> notes.txt && if [ ${test.attempt} = 2 ]; then touch fixed; fi && git add -A && git commit -qm \"debug attempt ${test.attempt}\"\n        commit_required: true\n        max_attempts: 3\n",
-    );
-    env.write(".gitignore", ".workflow/\n");
+    env.write("wf.yml", wf);
+    env.write(".gitignore", ".workflow/\n.interrupted\n");
     env.write(
         ".workflow/wfx.json",
         &serde_json::json!({"git": {"squash": squash}}).to_string(),
     );
     env.git_init_commit();
+}
+
+/// A `wfx run` workflow whose debug command commits its work and needs two
+/// attempts; `squash` turns `git.squash` on or off.
+fn committing_debug_loop(squash: bool) -> Env {
+    let env = Env::new();
+    squash_run_project(
+        &env,
+        "commands:\n  - test:\n      command: sh check.sh\n      on_failure:\n        shell: echo ${test.attempt} >> notes.txt && if [ ${test.attempt} = 2 ]; then touch fixed; fi && git add -A && git commit -qm \"debug attempt ${test.attempt}\"\n        commit_required: true\n        max_attempts: 3\n",
+        squash,
+    );
     env
 }
 
@@ -372,25 +380,16 @@ fn wfx_run_steps_commit_the_session_files_the_policy_allows() {
 #[test]
 fn wfx_run_does_not_squash_over_a_commit_made_while_it_was_paused() {
     let env = Env::new();
-    env.write(
-        "check.sh",
-        "#!/bin/sh\nif [ -f fixed ]; then echo ok; exit 0; fi\necho 'FAIL: still broken'\nexit 1\n",
-    );
     // Attempt 1 commits; attempt 2 interrupts wfx the first time, then fixes.
     env.write(
         "debug.sh",
         "#!/bin/sh\necho \"$1\" >> notes.txt\ngit add notes.txt && git commit -qm \"debug attempt $1\"\nif [ \"$1\" = 2 ] && [ ! -f .interrupted ]; then touch .interrupted; kill -INT $PPID; sleep 30; fi\nif [ \"$1\" = 2 ]; then touch fixed; git add fixed && git commit -qm fixed; fi\n",
     );
-    env.write(
-        "wf.yml",
+    squash_run_project(
+        &env,
         "commands:\n  - test:\n      command: sh check.sh\n      on_failure:\n        shell: exec sh debug.sh ${test.attempt}\n        max_attempts: 3\n",
+        true,
     );
-    env.write(".gitignore", ".workflow/\n.interrupted\n");
-    env.write(
-        ".workflow/wfx.json",
-        &serde_json::json!({"git": {"squash": true}}).to_string(),
-    );
-    env.git_init_commit();
     let out = common::wfx_out(&env, &["run", "wf.yml"]);
     assert_eq!(out.code, 3, "{}{}", out.stdout, out.stderr);
     env.write("NOTES.md", "my own work\n");
@@ -399,9 +398,8 @@ fn wfx_run_does_not_squash_over_a_commit_made_while_it_was_paused() {
     let out = common::wfx_out(&env, &["run", "wf.yml", "--resume"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(
-        out.stderr.contains(
-            "git.squash: the session's commits are left as they are: HEAD moved from "
-        ),
+        out.stderr
+            .contains("git.squash: the session's commits are left as they are: HEAD moved from "),
         "{}",
         out.stderr
     );
@@ -410,5 +408,8 @@ fn wfx_run_does_not_squash_over_a_commit_made_while_it_was_paused() {
         subjects.contains(&"user: notes".to_string()),
         "{subjects:?}"
     );
-    assert!(!subjects.iter().any(|s| s.contains("squashed")), "{subjects:?}");
+    assert!(
+        !subjects.iter().any(|s| s.contains("squashed")),
+        "{subjects:?}"
+    );
 }
