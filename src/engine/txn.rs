@@ -10,7 +10,10 @@
 //! a durable state never refers to a file that is not. The state's own directory entry is made
 //! durable with the next commit (or when the transaction ends): after a
 //! power loss the last step may be redone, as after a crash during it.
-//! Views (Markdown, copies) are replaced atomically without fsync.
+//! Views (Markdown, copies) are replaced atomically without fsync: after
+//! a power loss (not after a crash) a view may hold an older or a partly
+//! written version until it is written again; what it is derived from is
+//! durable.
 //!
 //! A document that already exists is not replaced by a new file but
 //! *exchanged* with its spare (`renameat2(RENAME_EXCHANGE)`): the new
