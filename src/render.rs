@@ -29,7 +29,12 @@ pub fn builtin(name: &str) -> Option<&'static str> {
 
 /// Renders templates with project overrides.
 pub struct Renderer {
-    env: Environment<'static>,
+    /// Templates are compiled once per text: a step renders several
+    /// documents, and parsing each template again was a good part of it.
+    env: std::sync::Mutex<Environment<'static>>,
+    /// The text each template in `env` was compiled from (an override may
+    /// change while wfx runs).
+    compiled: std::sync::Mutex<std::collections::HashMap<String, String>>,
     overrides: Option<PathBuf>,
 }
 
@@ -64,7 +69,8 @@ impl Renderer {
             crate::artifacts::test_results::Counts::of(p, f, t).cell()
         });
         Renderer {
-            env,
+            env: std::sync::Mutex::new(env),
+            compiled: Default::default(),
             overrides: overrides.map(Path::to_path_buf),
         }
     }
@@ -89,11 +95,17 @@ impl Renderer {
         let shown = path
             .as_ref()
             .map_or_else(|| format!("templates/{name}"), |p| p.display().to_string());
-        let tmpl = self
-            .env
-            .template_from_named_str(&shown, &text)
-            .map_err(|e| template_error(&shown, &e, path.is_some()))?;
-        tmpl.render(minijinja::value::Serde(ctx))
+        let mut env = self.env.lock().unwrap_or_else(|e| e.into_inner());
+        let mut compiled = self.compiled.lock().unwrap_or_else(|e| e.into_inner());
+        if compiled.get(&shown) != Some(&text) {
+            compiled.remove(&shown);
+            env.add_template_owned(shown.clone(), text.clone())
+                .map_err(|e| template_error(&shown, &e, path.is_some()))?;
+            compiled.insert(shown.clone(), text);
+        }
+        drop(compiled);
+        env.get_template(&shown)
+            .and_then(|t| t.render(minijinja::value::Serde(ctx)))
             .map_err(|e| template_error(&shown, &e, path.is_some()))
     }
 }
@@ -125,5 +137,27 @@ mod tests {
         let err = r.render("x.md.j2", &serde_json::json!({})).unwrap_err();
         assert!(matches!(err, Error::Usage(_)), "{err}");
         assert!(err.to_string().contains("x.md.j2"), "{err}");
+    }
+
+    /// A compiled template is reused only while its text is the same: an
+    /// override edited (or broken, or fixed) while wfx runs is read anew.
+    #[test]
+    fn an_override_changed_between_renders_is_compiled_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.md.j2");
+        let r = Renderer::new(Some(dir.path()));
+        let ctx = serde_json::json!({"name": "ana"});
+        std::fs::write(&path, "Hello {{ name }}!").unwrap();
+        assert_eq!(r.render("x.md.j2", &ctx).unwrap(), "Hello ana!");
+        assert_eq!(r.render("x.md.j2", &ctx).unwrap(), "Hello ana!");
+        std::fs::write(&path, "Bye {{ name }}.").unwrap();
+        assert_eq!(r.render("x.md.j2", &ctx).unwrap(), "Bye ana.");
+        std::fs::write(&path, "Broken {{ name ").unwrap();
+        assert!(matches!(r.render("x.md.j2", &ctx), Err(Error::Usage(_))));
+        std::fs::write(&path, "Back {{ name }}").unwrap();
+        assert_eq!(r.render("x.md.j2", &ctx).unwrap(), "Back ana");
+        std::fs::remove_file(&path).unwrap();
+        let builtin = r.render("x.md.j2", &ctx);
+        assert!(builtin.is_err(), "no built-in x.md.j2: {builtin:?}");
     }
 }

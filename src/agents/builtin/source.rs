@@ -109,6 +109,23 @@ fn untracked_files(root: &Path) -> Vec<String> {
         .recurse_untracked_dirs(true)
         .include_ignored(false)
         .exclude_submodules(true);
+    // The root's entries but `.workflow/`: the session's files are not the
+    // project's, and walking them on every analysis was most of its time.
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return Vec::new();
+    };
+    let mut walked = false;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        if name != ".workflow" && name != ".git" {
+            opts.pathspec(name);
+            walked = true;
+        }
+    }
+    if !walked {
+        return Vec::new();
+    }
+    opts.disable_pathspec_match(true);
     let Ok(statuses) = repo.statuses(Some(&mut opts)) else {
         return Vec::new();
     };
@@ -482,6 +499,30 @@ mod tests {
 
     fn lines(s: &str) -> Vec<String> {
         s.lines().map(str::to_string).collect()
+    }
+
+    #[test]
+    fn a_scan_lists_new_files_but_not_the_sessions() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        let write = |rel: &str| {
+            let path = root.join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, "x = 1\n").unwrap();
+        };
+        write("src/app.py");
+        let repo = git2::Repository::init(root).unwrap();
+        let mut index = repo.index().unwrap();
+        index.add_path(Path::new("src/app.py")).unwrap();
+        index.write().unwrap();
+        write("src/new.py");
+        write("lib/extra.py");
+        write(".workflow/active/WFS-x/notes.py");
+        let project = Project::scan(root);
+        assert_eq!(
+            project.files(),
+            ["lib/extra.py", "src/app.py", "src/new.py"]
+        );
     }
 
     #[test]
