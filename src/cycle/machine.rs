@@ -74,7 +74,13 @@ impl Machine for CycleMachine {
     type State = CycleState;
 
     fn next(&self, s: &CycleState) -> Step {
-        if let Some(stop) = &s.stop {
+        // A fix kept by the run that reached a limit is committed before
+        // the session stops blocked: its checkpoint is not left for a
+        // resume that may never come.
+        let blocked_now = matches!(s.stop, Some(Stop::Blocked { just_now: true }));
+        if let Some(stop) = &s.stop
+            && !(blocked_now && s.iter.pending_commit.is_some())
+        {
             return Step::End(self.ending(s, stop));
         }
         if let Some(pc) = &s.iter.pending_commit {
@@ -348,7 +354,6 @@ impl CycleMachine {
     // ----- start, stops, endings --------------------------------------------
 
     fn start(&self, s: &mut CycleState, resumed: bool, out: &mut Vec<Event>) {
-        s.iter.max_iterations = self.limits.max_iterations;
         if s.location == Location::Archived {
             return;
         }
@@ -364,6 +369,10 @@ impl CycleMachine {
             LoopStatus::Paused => s.iter.status = LoopStatus::Running,
             LoopStatus::Running | LoopStatus::AwaitingFix => {}
         }
+        // Only a session that runs takes this invocation's limit: a refused
+        // one keeps the limit it was blocked under, so its retry command
+        // names the same number as `wfx status` and the failure report.
+        s.iter.max_iterations = self.limits.max_iterations;
         if s.iter.status != LoopStatus::AwaitingFix {
             s.session.status = SessionStatus::Active;
         }
@@ -605,7 +614,7 @@ impl CycleMachine {
         format!(
             "wfx session resume {id} && wfx test-cycle-execute --resume-session={id} --max-iterations={}",
             crate::artifacts::iteration_state::retry_max_iterations(
-                self.limits.max_iterations,
+                s.iter.max_iterations,
                 s.attempts()
             ),
             id = self.id
@@ -783,6 +792,10 @@ impl CycleMachine {
             }
         }
         s.touch(Doc::State);
+        if let Some(reason) = s.iter.blocked_reason.clone() {
+            // The failure report was written before this commit: name it.
+            s.touch(Doc::FailureReport(reason));
+        }
         if let Some(c) = id {
             out.push(Event::Commit {
                 commit: c,

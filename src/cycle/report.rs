@@ -119,7 +119,7 @@ pub(super) fn failure_report(m: &CycleMachine, s: &CycleState, reason: &str) -> 
         format!(
             "Continue the loop, with more attempts if the limit was reached: `wfx test-cycle-execute --resume-session={id} --max-iterations={}`",
             crate::artifacts::iteration_state::retry_max_iterations(
-                m.limits.max_iterations,
+                s.iter.max_iterations,
                 history.entries.len() as u32
             )
         ),
