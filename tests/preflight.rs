@@ -72,7 +72,10 @@ fn no_test_command_or_a_missing_runner_is_refused_before_anything_is_planned() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
-            "no test command detected in .: set one in .workflow/wfx.json",
+            "no test command detected in .: looked for Cargo.toml, pyproject.toml",
+        ))
+        .stderr(predicate::str::contains(
+            "Set one in .workflow/wfx.json, e.g.",
         ));
     no_session_written(&env);
 
