@@ -109,7 +109,7 @@ Examples:
       run the single active test session
   wfx test-cycle-execute WFS-test-auth-api
       run or resume that session (same as --resume-session=WFS-test-auth-api)
-  wfx session resume WFS-test-auth-api && wfx test-cycle-execute WFS-test-auth-api --max-iterations 15
+  wfx session resume WFS-test-auth && wfx test-cycle-execute WFS-test-auth --max-iterations 15
       a blocked session: mark it active again, then go on with more fix attempts")]
     TestCycleExecute(TestCycleExecuteArgs),
     /// Detect and run the project's tests once and print the parsed result
