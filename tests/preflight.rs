@@ -132,6 +132,15 @@ fn a_project_without_tests_is_told_so_and_never_reaches_the_fix_agent() {
             .join(".workflow/active/WFS-test-the-lib/.task/IMPL-fix-1.json")
             .exists()
     );
+    // `wfx status` says why the session waits, not a guess.
+    env.wfx()
+        .arg("status")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "Paused: no tests found. Write tests first",
+        ))
+        .stdout(predicate::str::contains("interrupted, or an agent").not());
 
     // The person writes a test, commits it, and resumes.
     env.write(

@@ -369,6 +369,7 @@ impl CycleMachine {
             LoopStatus::Paused => s.iter.status = LoopStatus::Running,
             LoopStatus::Running | LoopStatus::AwaitingFix => {}
         }
+        s.iter.paused_reason = None;
         // Only a session that runs takes this invocation's limit: a refused
         // one keeps the limit it was blocked under, so its retry command
         // names the same number as `wfx status` and the failure report.
@@ -457,6 +458,9 @@ impl CycleMachine {
         s.touch(Doc::State);
         s.touch(Doc::Todo);
         let message = self.pause_message(s, &reason);
+        // `wfx status` names why the session waits; a manual fix has its
+        // own status and task file.
+        s.iter.paused_reason = (!manual && !completed).then(|| message.clone());
         out.push(Event::Paused {
             reason: reason.clone(),
             message,

@@ -595,6 +595,7 @@ pub(crate) fn initial_state(
         best_pass_rate: None,
         stuck_tests: Vec::new(),
         blocked_reason: None,
+        paused_reason: None,
         iterations: Vec::new(),
         baseline_run: None,
         pending_commit: None,
