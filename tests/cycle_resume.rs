@@ -138,7 +138,10 @@ fn a_blocked_session_resumed_by_a_person_gets_more_attempts() {
 /// The last command line of `text` that retries a blocked session.
 fn retry_line(text: &str) -> String {
     text.lines()
-        .filter_map(|l| l.find("wfx session resume").map(|i| l[i..].trim_end_matches('`').to_string()))
+        .filter_map(|l| {
+            l.find("wfx session resume")
+                .map(|i| l[i..].trim_end_matches('`').to_string())
+        })
         .last()
         .unwrap_or_else(|| panic!("no retry command in:\n{text}"))
 }
@@ -174,10 +177,17 @@ fn a_fix_kept_when_the_limit_is_reached_is_committed_and_every_retry_names_one_n
     let want = format!(
         "wfx session resume {ID} && wfx test-cycle-execute --resume-session={ID} --max-iterations=3"
     );
-    for (what, text) in [("first run", &first), ("refused resume", &refused), ("status", &status)] {
+    for (what, text) in [
+        ("first run", &first),
+        ("refused resume", &refused),
+        ("status", &status),
+    ] {
         assert_eq!(retry_line(text), want, "{what}:\n{text}");
     }
-    assert!(report.contains(&format!("--resume-session={ID} --max-iterations=3`")), "{report}");
+    assert!(
+        report.contains(&format!("--resume-session={ID} --max-iterations=3`")),
+        "{report}"
+    );
 }
 
 #[test]

@@ -120,7 +120,9 @@ fn a_project_without_tests_is_told_so_and_never_reaches_the_fix_agent() {
             "Continue with: wfx test-cycle-execute --resume-session=WFS-test-the-lib",
         ))
         // The run is not told as a failing test (the command line).
-        .stderr(predicate::str::contains("Iteration 1 · no test ran · full suite"))
+        .stderr(predicate::str::contains(
+            "Iteration 1 · no test ran · full suite",
+        ))
         .stderr(predicate::str::contains("1 failing").not());
     let active = ".workflow/active/WFS-test-the-lib/.process";
     let state = env.json(&format!("{active}/iteration-state.json"));
