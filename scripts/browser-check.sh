@@ -4,7 +4,7 @@
 #     (1280 px) window on a copy with a measuring script: the page never
 #     scrolls sideways, every table stays inside its own box (scrolling
 #     there on a narrow window), and at the wide window every table fits
-#     without scrolling;
+#     without scrolling; measured with every <details> block open;
 #  2. the DOM holds the pass-rate chart and the tables (phases for a
 #     test-fix session, steps for a `wfx run` session) and the report has
 #     no script of its own;
@@ -56,14 +56,20 @@ html = open(sys.argv[1], encoding="utf-8").read()
 probe = r"""<script>
 (function () {
   function box(e) { var r = e.getBoundingClientRect(); return [r.left + scrollX, r.top + scrollY, r.right + scrollX, r.bottom + scrollY]; }
-  var out = {viewport: document.documentElement.clientWidth, page: document.documentElement.scrollWidth,
-             main: box(document.querySelector('main')), tables: [], points: []};
-  document.querySelectorAll('table').forEach(function (t) {
-    out.tables.push({name: t.className, table: box(t), box: box(t.parentElement), fits: t.offsetWidth <= t.parentElement.clientWidth + 0.5});
-  });
+  // The chart points as the screenshot (the report as loaded) has them.
+  var points = [];
   document.querySelectorAll('svg.chart g.run circle').forEach(function (c) {
     var b = box(c);
-    out.points.push({iteration: c.parentNode.getAttribute('data-iteration'), x: (b[0] + b[2]) / 2, y: (b[1] + b[3]) / 2, r: (b[2] - b[0]) / 2});
+    points.push({iteration: c.parentNode.getAttribute('data-iteration'), x: (b[0] + b[2]) / 2, y: (b[1] + b[3]) / 2, r: (b[2] - b[0]) / 2});
+  });
+  // The layout with every collapsible block open (fix diffs, failing
+  // tests, outputs): what a reader opens must fit too.
+  document.querySelectorAll('details').forEach(function (d) { d.open = true; });
+  var out = {viewport: document.documentElement.clientWidth, page: document.documentElement.scrollWidth,
+             main: box(document.querySelector('main')), tables: [], points: points,
+             details: document.querySelectorAll('details').length};
+  document.querySelectorAll('table').forEach(function (t) {
+    out.tables.push({name: t.className, table: box(t), box: box(t.parentElement), fits: t.offsetWidth <= t.parentElement.clientWidth + 0.5});
   });
   var pre = document.createElement('pre'); pre.id = 'wfx-layout'; pre.textContent = JSON.stringify(out);
   document.body.appendChild(pre);
@@ -133,7 +139,7 @@ for width in (500, 1280):
             fail = True
     names = sorted({t["name"] for t in lay["tables"]})
     scrolling = sorted({t["name"] for t in lay["tables"] if not t["fits"]})
-    print(f"layout {width}: page {lay['page']}/{lay['viewport']} px; tables {' '.join(names)}; "
+    print(f"layout {width}: page {lay['page']}/{lay['viewport']} px with {lay['details']} blocks open; tables {' '.join(names)}; "
           f"scrolling inside their box: {' '.join(scrolling) or 'none'}")
 if fail:
     sys.exit(1)

@@ -324,11 +324,11 @@ static LEADERS: std::sync::Mutex<Vec<i32>> = std::sync::Mutex::new(Vec::new());
 /// (escaped with `setsid`, double fork, `start_new_session`), and orphans
 /// re-parented to wfx that cleared their environment — then reap the
 /// orphans wfx adopted.
-fn end_step(pgid: i32, token: &str, step_start: Option<u64>, grace: Duration) {
+fn end_step(pgid: i32, token: &str, step_start: Option<u64>, elapsed: Duration, grace: Duration) {
     // One look at `/proc` serves the marker search, the orphans and the
-    // reaping: the sweep runs after every child, and each look reads the
-    // `stat` of every process on the machine.
-    let seen: Vec<procs::Proc> = procs::all().collect();
+    // reaping: the sweep runs after every child. Everything it looks for
+    // started after the leader, so only processes newer than it are read.
+    let seen: Vec<procs::Proc> = procs::started_since(pgid, elapsed);
     let me = std::process::id() as i32;
     // A process that started before the step cannot carry its marker: only
     // the newer ones' environments are read.
@@ -636,7 +636,7 @@ pub fn run(mut spec: Spec, on_spawn: &mut dyn FnMut(i32)) -> Result<Outcome> {
     // an orphan: its group, and what escaped the group. The grace after
     // SIGTERM, then SIGKILL, so the pipe closes.
     let grace = spec.grace.min(Duration::from_secs(2));
-    end_step(pgid, &token, leader_start, grace);
+    end_step(pgid, &token, leader_start, started.elapsed(), grace);
     CURRENT_PGID.store(0, Ordering::SeqCst);
     // The output is read until its end of file, but never longer than the
     // grace: a process wfx could not end (another user's, one that cleared

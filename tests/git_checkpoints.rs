@@ -220,6 +220,43 @@ fn dirty_paths_name_tracked_changes_outside_workflow_only() {
     assert!(!cp.is_clean().unwrap());
 }
 
+/// The excerpt of a fix's diff: a deleted file shows its removed lines, a
+/// binary file is named and not shown, a long diff is cut with the rest
+/// counted, and the stat counts the whole diff.
+#[test]
+fn the_diff_excerpt_is_bounded_and_names_binary_files() {
+    let env = project();
+    let cp = open(&env);
+    let snap = cp.snapshot().unwrap().unwrap();
+    std::fs::remove_file(env.root.join("notes.txt")).unwrap();
+    std::fs::write(
+        env.root.join("logo.png"),
+        b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\x01",
+    )
+    .unwrap();
+    let long: String = (0..400).map(|i| format!("line {i}\n")).collect();
+    env.write("zz-long.txt", &long);
+    let diff = cp.diff_since(&snap).unwrap();
+    let text = &diff.excerpt.text;
+    assert!(
+        text.starts_with(
+            "diff --git a/logo.png b/logo.png\nnew file mode 100644\nBinary files /dev/null and b/logo.png differ\n\
+             diff --git a/notes.txt b/notes.txt\ndeleted file mode 100644\n--- a/notes.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-user notes\n\
+             diff --git a/zz-long.txt b/zz-long.txt\nnew file mode 100644\n--- /dev/null\n+++ b/zz-long.txt\n@@ -0,0 +1,400 @@\n+line 0\n"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("PNG"), "{text}");
+    let shown = text.lines().count();
+    assert_eq!(shown, wfx::artifacts::fix_history::DiffExcerpt::MAX_LINES);
+    // 3 + 6 + 5 lines of headers and notes.txt, 400 added lines.
+    assert_eq!(shown + diff.excerpt.omitted_lines as usize, 3 + 6 + 5 + 400);
+    assert_eq!(
+        (diff.stat.files, diff.stat.insertions, diff.stat.deletions),
+        (3, 400, 1)
+    );
+}
+
 #[test]
 fn changed_since_lists_every_kind_and_never_ignored_files() {
     let env = project();
@@ -286,10 +323,18 @@ fn changed_since_lists_every_kind_and_never_ignored_files() {
     assert_eq!(commit_count(&env), 1);
     assert_eq!(env.git(&["diff", "--cached", "--name-only"]), "");
 
-    let stat = cp.diffstat(&snap).unwrap();
+    // One diff gives the same paths, the stat and the excerpt.
+    let diff = cp.diff_since(&snap).unwrap();
+    assert_eq!(diff.changes, changes);
+    let stat = diff.stat;
     assert_eq!((stat.files, stat.insertions, stat.deletions), (5, 3, 3));
-    let text = cp.diff_text(&snap).unwrap();
+    let text = &diff.excerpt.text;
     assert!(text.contains("-    a - b\n+    a + b\n"), "{text}");
+    assert!(!text.contains("\nindex "), "{text}");
+    assert!(
+        !text.contains(".workflow") && !text.contains("scratch.tmp"),
+        "{text}"
+    );
     let lib = cp.file_versions(&snap, "src/lib.rs").unwrap();
     assert_eq!(lib.before.as_deref(), Some(LIB_V1.as_bytes()));
     assert_eq!(lib.after.as_deref(), Some(LIB_FIXED.as_bytes()));
@@ -944,6 +989,44 @@ fn symlinks_and_executable_bits_are_committed_and_restored() {
     assert_eq!(status(&env), Vec::<String>::new());
 }
 
+/// The walk leaves `.workflow/` out by naming the project's other entries:
+/// a tracked directory deleted whole, a new one, and a project holding
+/// nothing but `.workflow/` any more are still seen.
+#[test]
+fn snapshots_see_whole_directories_come_and_go_beside_the_session() {
+    let env = project();
+    write_session(&env, 1);
+    let cp = open(&env);
+    let snap = cp.snapshot().unwrap().unwrap();
+    std::fs::remove_dir_all(env.root.join("src")).unwrap();
+    env.write("lib/new.rs", "pub fn new() {}\n");
+    let changes = cp.changed_since(&snap).unwrap();
+    assert_eq!(
+        change_paths(&changes),
+        vec!["lib/new.rs", "src/lib.rs", "src/other.rs"]
+    );
+    for name in ["lib", "notes.txt", "staged.txt", ".gitignore"] {
+        let path = env.root.join(name);
+        if path.is_dir() {
+            std::fs::remove_dir_all(path).unwrap();
+        } else {
+            std::fs::remove_file(path).unwrap();
+        }
+    }
+    let empty = cp.snapshot().unwrap().unwrap();
+    assert_eq!(env.git(&["ls-tree", "-r", "--name-only", &empty]), "");
+    assert_eq!(
+        change_paths(&cp.changed_since(&snap).unwrap()),
+        vec![
+            ".gitignore",
+            "notes.txt",
+            "src/lib.rs",
+            "src/other.rs",
+            "staged.txt"
+        ]
+    );
+}
+
 #[test]
 fn project_root_in_a_subdirectory_sees_only_its_own_files() {
     let env = Env::new();
@@ -1094,8 +1177,7 @@ fn outside_a_repository_every_call_is_a_no_op() {
     assert!(cp.is_clean().unwrap());
     assert_eq!(cp.snapshot().unwrap(), None);
     assert_eq!(cp.changed_since("anything").unwrap(), Vec::<Change>::new());
-    assert_eq!(cp.diffstat("anything").unwrap(), Default::default());
-    assert_eq!(cp.diff_text("anything").unwrap(), "");
+    assert_eq!(cp.diff_since("anything").unwrap(), Default::default());
     assert_eq!(
         cp.file_versions("anything", "src/lib.rs").unwrap(),
         Default::default()

@@ -141,6 +141,15 @@ fn reports_render_in_chromium() {
             "tests/integration/test_authentication_and_authorization_end_to_end_with_many_cases.py",
         ]);
         story.fixes[0]["agent"] = serde_json::json!("a-custom-agent-with-a-rather-long-name");
+        // Its diff: markup in the code stays text (the check fails on any
+        // <script> element), a long line wraps inside the page.
+        story.fixes[0]["diff"] = serde_json::json!({
+            "text": format!(
+                "diff --git a/calc/ops.py b/calc/ops.py\n--- a/calc/ops.py\n+++ b/calc/ops.py\n@@ -1,2 +1,2 @@\n-    return '<script>alert(1)</script>'\n+    return {}\n",
+                "x".repeat(390)
+            ),
+            "omitted_lines": 3,
+        });
         story.write(env);
         "WFS-test-calc"
     });

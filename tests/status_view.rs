@@ -28,7 +28,14 @@ fn status_json(env: &Env, id: &str) -> serde_json::Value {
 fn blocked_session_full_view() {
     let env = Env::new();
     env.write(".workflow/wfx.json", r#"{"agents": {"max_cost_usd": 10}}"#);
-    stories::blocked("WFS-test-stuck").write(&env);
+    let mut story = stories::blocked("WFS-test-stuck");
+    // The second fix recorded its diff (cut: 40 more lines); the others
+    // come from before wfx recorded diffs.
+    story.fixes[1]["diff"] = serde_json::json!({
+        "text": "diff --git a/calc/ops.py b/calc/ops.py\n--- a/calc/ops.py\n+++ b/calc/ops.py\n@@ -18,3 +18,3 @@ def power(a, b):\n-    return a * b\n+    return a ** b\n",
+        "omitted_lines": 40,
+    });
+    story.write(&env);
     let out = status(&env, &["WFS-test-stuck"]);
     let want = "\
 WFS-test-stuck  [blocked]  Tests for the calculator's divide & power
@@ -59,6 +66,18 @@ RUN  SCOPE  PASS   PASSED  STRATEGY      RESULT     FIX         COMMIT
 3    full   60.0%  6/10    aggressive    no_change  IMPL-fix-3  5abcdef012
 Stuck tests: tests/test_ops.py::test_power
 Cost so far: $2.75 (3 agent calls) of a $10.00 cap
+
+Fix attempts:
+IMPL-fix-1  iteration 1 · conservative · fix by claude · no_change · +12 −3 in 1 file · 1abcdef012
+IMPL-fix-2  iteration 2 · conservative · fix by claude · improved · +12 −3 in 1 file · 2abcdef012
+    diff --git a/calc/ops.py b/calc/ops.py
+    --- a/calc/ops.py
+    +++ b/calc/ops.py
+    @@ -18,3 +18,3 @@ def power(a, b):
+    -    return a * b
+    +    return a ** b
+    … 40 more lines
+IMPL-fix-3  iteration 3 · aggressive · fix by claude · no_change · +12 −3 in 1 file · 3abcdef012
 
 Next action: none
 Next: read .process/failure-report.md; to allow more fix attempts run
@@ -158,6 +177,7 @@ fn json_document_is_stable() {
             "type",
             "run_state",
             "run",
+            "fixes",
         ]
     );
     assert_eq!(v["session_id"], "WFS-test-calc");
@@ -192,6 +212,9 @@ fn json_document_is_stable() {
     assert_eq!(v["type"], "test");
     assert_eq!(v["run_state"], serde_json::Value::Null);
     assert_eq!(v["run"], serde_json::Value::Null);
+    // fix-history.json's entries as stored.
+    assert_eq!(v["fixes"].as_array().unwrap().len(), 4);
+    assert_eq!(v["fixes"][1]["outcome"], "rolled_back");
 
     let task = &v["tasks"][4];
     let keys: Vec<&str> = task

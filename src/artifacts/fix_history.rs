@@ -38,6 +38,97 @@ pub struct Diffstat {
     pub deletions: u32,
 }
 
+/// The start of a fix's unified diff (`git diff` format without `index`
+/// lines): at most 150 lines and 12 KiB, each line at most 400 characters,
+/// secrets redacted, binary files named (`Binary files a/x and b/x
+/// differ`) and never shown.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct DiffExcerpt {
+    /// The diff's first lines, each ending in a newline.
+    #[serde(default)]
+    pub text: String,
+    /// Lines of the whole diff left out after `text`.
+    #[serde(default)]
+    pub omitted_lines: u32,
+}
+
+impl DiffExcerpt {
+    // The bounds the type's documentation (and the schema) states.
+    pub const MAX_LINES: usize = 150;
+    pub const MAX_BYTES: usize = 12 * 1024;
+    pub const MAX_LINE_CHARS: usize = 400;
+
+    /// Nothing was recorded (no change, or an attempt from before wfx
+    /// recorded diffs).
+    pub fn is_empty(&self) -> bool {
+        self.text.is_empty() && self.omitted_lines == 0
+    }
+
+    /// `… 12 more lines`: the one wording of every view for lines left out
+    /// (`shown` of the excerpt's lines shown).
+    pub fn more(&self, shown: usize) -> Option<String> {
+        more_lines(self.text.lines().count().saturating_sub(shown) + self.omitted_lines as usize)
+    }
+}
+
+/// `… 12 more lines` for `left` lines of a diff not shown; `None` for 0.
+pub fn more_lines(left: usize) -> Option<String> {
+    (left > 0).then(|| format!("… {left} more line{}", if left == 1 { "" } else { "s" }))
+}
+
+/// What a line of a [`DiffExcerpt`] is, for colouring it (the report's
+/// CSS classes are these names).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DiffLineKind {
+    /// `diff --git`, `new file mode`, `---`, `+++`, `Binary files …`.
+    File,
+    /// `@@ -1,3 +1,4 @@`.
+    Hunk,
+    Added,
+    Removed,
+    Context,
+}
+
+impl DiffExcerpt {
+    /// A fenced `diff` block for Markdown, its last line `… N more
+    /// lines` when cut; `None` when empty. The fence is longer than any
+    /// run of backticks in the diff, so the diff cannot close it.
+    pub fn fenced(&self) -> Option<String> {
+        if self.is_empty() {
+            return None;
+        }
+        let fence = crate::agents::prompts::fence_for([self.text.as_str()]);
+        let more = self.more(usize::MAX).map(|m| m + "\n").unwrap_or_default();
+        Some(format!("{fence}diff\n{}{more}{fence}", self.text))
+    }
+
+    /// The lines with what each is. A file's header runs from its `diff
+    /// --git` line to its first hunk, so a removed line reading `-- x`
+    /// (shown `--- x`) is still a removed line.
+    pub fn lines(&self) -> impl Iterator<Item = (DiffLineKind, &str)> {
+        let mut header = false;
+        self.text.lines().map(move |line| {
+            if line.starts_with("diff --git ") {
+                header = true;
+            } else if line.starts_with("@@") {
+                header = false;
+                return (DiffLineKind::Hunk, line);
+            }
+            let kind = if header {
+                DiffLineKind::File
+            } else if line.starts_with('+') {
+                DiffLineKind::Added
+            } else if line.starts_with('-') {
+                DiffLineKind::Removed
+            } else {
+                DiffLineKind::Context
+            };
+            (kind, line)
+        })
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct FixAttempt {
     pub iteration: u32,
@@ -61,6 +152,10 @@ pub struct FixAttempt {
     pub files_changed: Vec<String>,
     #[serde(default)]
     pub diffstat: Diffstat,
+    /// What the fix changed as a unified diff, bounded and redacted; taken
+    /// with `diffstat`, so a rolled-back fix keeps it too.
+    #[serde(default, skip_serializing_if = "DiffExcerpt::is_empty")]
+    pub diff: DiffExcerpt,
     #[serde(default)]
     pub test_edits: Vec<TestEdit>,
     #[serde(default)]
@@ -304,4 +399,52 @@ pub struct FixHistory {
     pub agent_calls: Vec<AgentCall>,
     #[serde(flatten)]
     pub extra: Extra,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn diff_lines_are_classified_by_where_they_are() {
+        let e = DiffExcerpt {
+            text: "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n keep\n--- a removed line\n+++ an added line\n\\ No newline at end of file\n"
+                .into(),
+            omitted_lines: 0,
+        };
+        use DiffLineKind::*;
+        let kinds: Vec<DiffLineKind> = e.lines().map(|(k, _)| k).collect();
+        assert_eq!(
+            kinds,
+            [File, File, File, Hunk, Context, Removed, Added, Context]
+        );
+    }
+
+    #[test]
+    fn the_markdown_fence_outlasts_the_backticks_in_the_diff() {
+        let e = DiffExcerpt {
+            text: "+```rust\n".into(),
+            omitted_lines: 2,
+        };
+        assert_eq!(
+            e.fenced().unwrap(),
+            "````diff\n+```rust\n… 2 more lines\n````"
+        );
+        assert_eq!(DiffExcerpt::default().fenced(), None);
+    }
+
+    #[test]
+    fn an_attempt_recorded_before_diffs_loads_with_an_empty_one() {
+        let old = serde_json::json!({
+            "iteration": 1,
+            "fix_task": "IMPL-fix-1",
+            "agent": "manual",
+            "started_at": "2026-01-01T00:00:00Z",
+            "diffstat": {"files": 1, "insertions": 2, "deletions": 0},
+        });
+        let a: FixAttempt = serde_json::from_value(old).unwrap();
+        assert!(a.diff.is_empty());
+        // And an empty one is not written.
+        assert!(serde_json::to_value(&a).unwrap().get("diff").is_none());
+    }
 }

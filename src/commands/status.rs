@@ -5,6 +5,7 @@
 //! cycle; both come from the same view ([`report::build`]).
 
 use super::Ctx;
+use crate::artifacts::fix_history::{DiffLineKind, more_lines};
 use crate::cli::StatusArgs;
 use crate::error::{Exit, Result};
 use crate::report::run::{AttemptView, RunSection, StepView, TestView};
@@ -95,6 +96,7 @@ fn json_document(data: &report::SessionData, v: &SessionView) -> serde_json::Val
         "type": data.session.kind,
         "run_state": data.run.as_ref().and_then(|r| r.state.as_ref()),
         "run": v.run.as_ref().map(run_json),
+        "fixes": data.history.as_ref().map_or(&[][..], |h| h.entries.as_slice()),
     })
 }
 
@@ -316,6 +318,7 @@ fn print_human(ctx: &Ctx, v: &SessionView) {
     if v.cost.calls > 0 || v.cost.cap_usd.is_some() {
         ui.out(format!("Cost so far: {}", v.cost.text));
     }
+    print_fixes(ctx, v);
 
     ui.out("");
     if let Some(action) = &v.next.action {
@@ -326,6 +329,53 @@ fn print_human(ctx: &Ctx, v: &SessionView) {
         (None, Some(cmd)) => ui.out(format!("Next: {cmd}")),
         (Some(hint), None) => ui.out(format!("Next: {hint}")),
         (None, None) => {}
+    }
+}
+
+/// Lines of each fix's diff `wfx status` shows; the report shows the
+/// whole recorded excerpt.
+const STATUS_DIFF_LINES: usize = 30;
+
+/// One line per fix attempt, its diff indented under it.
+fn print_fixes(ctx: &Ctx, v: &SessionView) {
+    let ui = ctx.ui;
+    if v.fixes.is_empty() {
+        return;
+    }
+    ui.out("");
+    ui.out("Fix attempts:");
+    for f in &v.fixes {
+        let mut line = format!("{}  iteration {}", f.fix_task, f.iteration);
+        if let Some(strategy) = &f.strategy {
+            line.push_str(&format!(" · {strategy}"));
+        }
+        line.push_str(&format!(
+            " · fix by {} · {} · +{} −{} in {} file{}",
+            f.agent,
+            f.outcome,
+            f.insertions,
+            f.deletions,
+            f.diff_files,
+            if f.diff_files == 1 { "" } else { "s" }
+        ));
+        if let Some(commit) = &f.commit {
+            line.push_str(&format!(" · {commit}"));
+        }
+        ui.out(line);
+        for l in f.diff.iter().take(STATUS_DIFF_LINES) {
+            let text = match l.kind {
+                DiffLineKind::File => ui.paint(Style::Bold, &l.text),
+                DiffLineKind::Hunk => ui.paint(Style::Yellow, &l.text),
+                DiffLineKind::Added => ui.paint(Style::Green, &l.text),
+                DiffLineKind::Removed => ui.paint(Style::Red, &l.text),
+                DiffLineKind::Context => l.text.clone(),
+            };
+            ui.out(format!("    {text}"));
+        }
+        let left = f.diff.len().saturating_sub(STATUS_DIFF_LINES) + f.diff_omitted;
+        if let Some(more) = more_lines(left) {
+            ui.out(format!("    {}", ui.paint(Style::Dim, &more)));
+        }
     }
 }
 

@@ -1481,6 +1481,7 @@ impl CycleMachine {
                 insertions: inspection.diffstat.insertions as u32,
                 deletions: inspection.diffstat.deletions as u32,
             },
+            diff: inspection.diff.clone(),
             test_edits: edits.clone(),
             pass_rate_before: before,
             pass_rate_after: None,

@@ -98,6 +98,7 @@ pub(super) fn failure_report(m: &CycleMachine, s: &CycleState, reason: &str) -> 
                 "after": pct(a.pass_rate_after),
                 "files": a.files_changed.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", "),
                 "edits": a.test_edits.iter().map(|t| t.detail.clone()).collect::<Vec<_>>().join("; "),
+                "diff": a.diff.fenced(),
             })
         })
         .collect();

@@ -427,6 +427,7 @@ impl Ports for FakePorts {
             },
             changes,
             commit_paths,
+            diff: Default::default(),
             versions,
             too_big: Vec::new(),
         })

@@ -152,9 +152,14 @@ impl Ports for RealPorts<'_> {
                 ..Inspection::default()
             });
         };
-        let changes = self.cp.changed_since(tree)?;
+        // One diff for the paths, the stat and the excerpt: the work tree
+        // is read once per inspection (#14).
+        let crate::git::SnapshotDiff {
+            changes,
+            stat: diffstat,
+            excerpt: diff,
+        } = self.cp.diff_since(tree)?;
         let commit_paths = self.cp.commit_paths(&changes)?;
-        let diffstat = self.cp.diffstat(tree)?;
         let mut versions = Vec::new();
         if let Some(select) = versions_of {
             for path in crate::git::change_paths(&changes) {
@@ -170,6 +175,7 @@ impl Ports for RealPorts<'_> {
             changes,
             commit_paths,
             diffstat,
+            diff,
             versions,
             too_big: self.cp.oversized(),
         })

@@ -211,6 +211,8 @@ pub struct Inspection {
     /// The changed paths a checkpoint commits (minus the user's untracked files).
     pub commit_paths: Vec<String>,
     pub diffstat: DiffStat,
+    /// The start of the diff, bounded and redacted (`fix-history.json`).
+    pub diff: crate::artifacts::fix_history::DiffExcerpt,
     /// Before/after content of the changed paths the request asked for.
     pub versions: Vec<(String, FileVersions)>,
     /// New files over `git.max_new_file_mib`, in no snapshot and no commit.

@@ -399,13 +399,16 @@ fn spare_path(spares: &Path, session: &Path, path: &Path) -> Option<PathBuf> {
 }
 
 /// Write `bytes` into the spare at `path` (reusing its inode when it
-/// exists) with `mode`; `None` when that fails.
+/// exists) with `mode`; `None` when that fails. The old content is
+/// overwritten and the rest cut off, not truncated first: truncating to
+/// zero frees the file's blocks only to allocate them again, and ext4
+/// flushes a file truncated to zero when it is closed.
 fn write_spare(path: &Path, bytes: &[u8], mode: std::fs::Permissions) -> Option<File> {
     let open = || {
         std::fs::OpenOptions::new()
             .write(true)
             .create(true)
-            .truncate(true)
+            .truncate(false)
             .open(path)
     };
     let mut file = match open() {
@@ -417,7 +420,10 @@ fn write_spare(path: &Path, bytes: &[u8], mode: std::fs::Permissions) -> Option<
         Err(_) => return None,
     };
     file.write_all(bytes).ok()?;
-    file.set_permissions(mode).ok()?;
+    file.set_len(bytes.len() as u64).ok()?;
+    if file.metadata().ok()?.permissions() != mode {
+        file.set_permissions(mode).ok()?;
+    }
     Some(file)
 }
 
@@ -606,6 +612,25 @@ mod tests {
 
     fn inode(path: &Path) -> u64 {
         std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(path).unwrap())
+    }
+
+    #[test]
+    fn a_spare_written_over_keeps_no_tail_of_its_longer_old_content() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("WFS-a");
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut txn = SessionTxn::new(&dir).with_spares(tmp.path().join("spares/WFS-a"));
+        let task = dir.join("task.json");
+        for text in [
+            "a long first version",
+            "a much longer second version",
+            "short",
+            "s",
+        ] {
+            txn.commit(vec![Document::new(&task, text, Durability::Durable)])
+                .unwrap();
+            assert_eq!(std::fs::read_to_string(&task).unwrap(), text);
+        }
     }
 
     #[test]

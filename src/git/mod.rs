@@ -24,6 +24,7 @@
 //! root is a subdirectory of the work tree, only that subdirectory is looked
 //! at. `.workflow/` is never part of a snapshot or of the changed paths.
 
+mod excerpt;
 mod head;
 mod hooks;
 mod message;
@@ -32,6 +33,7 @@ mod squash;
 mod wip;
 mod worktree;
 
+pub use excerpt::ExcerptBuilder;
 pub use head::HeadGuard;
 pub use message::{CommitKind, Trailers, build_message, new_run_id, parse_trailers};
 pub use squash::SquashOutcome;
@@ -159,6 +161,17 @@ pub struct DiffStat {
     pub files: usize,
     pub insertions: usize,
     pub deletions: usize,
+}
+
+/// What changed since a snapshot, from one diff of the work tree: the
+/// paths, their size and the start of the patch.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SnapshotDiff {
+    /// Sorted by path, as [`Checkpoints::changed_since`] gives them.
+    pub changes: Vec<Change>,
+    pub stat: DiffStat,
+    /// Bounded and redacted with the process's secrets.
+    pub excerpt: crate::artifacts::fix_history::DiffExcerpt,
 }
 
 /// One file's content in a snapshot and in the work tree now; `None` where
@@ -469,21 +482,14 @@ impl Checkpoints {
         r.changed_since(snapshot)
     }
 
-    /// Files changed, lines added and removed between `snapshot` and now.
-    pub fn diffstat(&self, snapshot: &str) -> Result<DiffStat> {
+    /// The changed paths, the diffstat and a bounded, redacted excerpt of
+    /// the unified diff between `snapshot` and now, all from one diff (the
+    /// work tree is read once); empty outside a repository.
+    pub fn diff_since(&self, snapshot: &str) -> Result<SnapshotDiff> {
         let Some(r) = &self.repo else {
-            return Ok(DiffStat::default());
+            return Ok(SnapshotDiff::default());
         };
-        r.diffstat(snapshot)
-    }
-
-    /// The unified diff between `snapshot` and now (for reports and the
-    /// test-edit guard); empty outside a repository.
-    pub fn diff_text(&self, snapshot: &str) -> Result<String> {
-        let Some(r) = &self.repo else {
-            return Ok(String::new());
-        };
-        r.diff_text(snapshot)
+        r.diff_since(snapshot)
     }
 
     /// The content of `path` in `snapshot` and in the work tree now (`None`
@@ -650,6 +656,77 @@ impl Repo {
     /// current content (after git's clean filters) and its mode. Files git
     /// knows to be unchanged keep their index id; only changed or new files
     /// are hashed, and their blobs are written to the object database.
+    /// The paths git's status should walk for `scopes` (`None`: the whole
+    /// work tree). A scope with an excluded directory right inside it
+    /// (`.workflow/` in the project) is replaced by its other entries, on
+    /// disk or tracked (`tracked`, the index entries in scope), so the
+    /// session's files are not walked and stat'ed on every snapshot.
+    fn walk_specs(
+        &self,
+        scopes: &[Vec<u8>],
+        exclude: &[Vec<u8>],
+        tracked: &State,
+    ) -> Option<Vec<Vec<u8>>> {
+        use std::os::unix::ffi::OsStrExt;
+        let join = |scope: &[u8], name: &[u8]| -> Vec<u8> {
+            if scope.is_empty() {
+                name.to_vec()
+            } else {
+                [scope, b"/", name].concat()
+            }
+        };
+        let mut specs = BTreeSet::new();
+        for scope in scopes {
+            let skipped: Vec<&[u8]> = exclude
+                .iter()
+                .filter_map(|e| {
+                    let rest = if scope.is_empty() {
+                        e.as_slice()
+                    } else {
+                        e.strip_prefix(scope.as_slice())?.strip_prefix(b"/")?
+                    };
+                    (!rest.is_empty() && !rest.contains(&b'/')).then_some(rest)
+                })
+                .collect();
+            if skipped.is_empty() {
+                if scope.is_empty() {
+                    return None;
+                }
+                specs.insert(scope.clone());
+                continue;
+            }
+            let Ok(entries) = std::fs::read_dir(self.abs(scope)) else {
+                return None;
+            };
+            for entry in entries {
+                let entry = entry.ok()?;
+                let name = entry.file_name();
+                let name = name.as_bytes();
+                if name != b".git" && !skipped.contains(&name) {
+                    specs.insert(join(scope, name));
+                }
+            }
+            for path in tracked.keys() {
+                let rest = if scope.is_empty() {
+                    path.as_slice()
+                } else {
+                    match path
+                        .strip_prefix(scope.as_slice())
+                        .and_then(|r| r.strip_prefix(b"/"))
+                    {
+                        Some(r) => r,
+                        None => continue,
+                    }
+                };
+                let first = rest.split(|b| *b == b'/').next().unwrap_or(rest);
+                if !skipped.contains(&first) {
+                    specs.insert(join(scope, first));
+                }
+            }
+        }
+        Some(specs.into_iter().collect())
+    }
+
     fn worktree_state(&self, scopes: &[Vec<u8>], exclude: &[Vec<u8>]) -> Result<State> {
         let in_scope =
             |p: &[u8]| scopes.iter().any(|s| under(p, s)) && !exclude.iter().any(|s| under(p, s));
@@ -675,9 +752,13 @@ impl Repo {
             .exclude_submodules(true)
             .renames_head_to_index(false)
             .renames_index_to_workdir(false);
-        if !scopes.iter().any(|s| s.is_empty()) {
-            for s in scopes {
-                opts.pathspec(s.clone());
+        let specs = self.walk_specs(scopes, exclude, &state);
+        if specs.as_ref().is_some_and(Vec::is_empty) {
+            return Ok(state); // nothing on disk or tracked in scope
+        }
+        if let Some(specs) = specs {
+            for s in specs {
+                opts.pathspec(s);
             }
             opts.disable_pathspec_match(true);
         }
@@ -841,7 +922,11 @@ impl Repo {
     }
 
     fn changed_since(&self, snapshot: &str) -> Result<Vec<Change>> {
-        let diff = self.snapshot_diff(snapshot)?;
+        Ok(self.changes_of(&self.snapshot_diff(snapshot)?))
+    }
+
+    /// The changes of a diff, sorted by path.
+    fn changes_of(&self, diff: &git2::Diff<'_>) -> Vec<Change> {
         let mut out = Vec::new();
         for delta in diff.deltas() {
             let new = delta.new_file().path_bytes().unwrap_or_default();
@@ -860,31 +945,49 @@ impl Repo {
             });
         }
         out.sort_by(|a, b| a.path.cmp(&b.path));
-        Ok(out)
+        out
     }
 
-    fn diffstat(&self, snapshot: &str) -> Result<DiffStat> {
+    /// One diff, printed once: its changes, its stat (counted from the
+    /// printed lines, as `git diff --stat` counts) and its excerpt.
+    fn diff_since(&self, snapshot: &str) -> Result<SnapshotDiff> {
         let diff = self.snapshot_diff(snapshot)?;
-        let stats = diff.stats().map_err(ctx("cannot count the diff"))?;
-        Ok(DiffStat {
-            files: stats.files_changed(),
-            insertions: stats.insertions(),
-            deletions: stats.deletions(),
-        })
-    }
-
-    fn diff_text(&self, snapshot: &str) -> Result<String> {
-        let diff = self.snapshot_diff(snapshot)?;
-        let mut out = Vec::new();
+        let secrets = crate::redact::process_secrets();
+        let mut excerpt = ExcerptBuilder::new(secrets);
+        let mut stat = DiffStat {
+            files: diff.deltas().len(),
+            ..DiffStat::default()
+        };
         diff.print(DiffFormat::Patch, |_, _, line| {
-            if matches!(line.origin(), '+' | '-' | ' ') {
-                out.push(line.origin() as u8);
+            let content = line.content();
+            match line.origin() {
+                c @ ('+' | '-' | ' ') => {
+                    match c {
+                        '+' => stat.insertions += 1,
+                        '-' => stat.deletions += 1,
+                        _ => {}
+                    }
+                    excerpt.push_with_origin(c as u8, content);
+                }
+                // The file header without its `index` line (blob ids tell
+                // a reader nothing).
+                'F' => {
+                    for l in content.split_inclusive(|&b| b == b'\n') {
+                        if !l.starts_with(b"index ") {
+                            excerpt.push(l);
+                        }
+                    }
+                }
+                _ => excerpt.push(content),
             }
-            out.extend_from_slice(line.content());
             true
         })
         .map_err(ctx("cannot format the diff"))?;
-        Ok(String::from_utf8_lossy(&out).into_owned())
+        Ok(SnapshotDiff {
+            changes: self.changes_of(&diff),
+            stat,
+            excerpt: excerpt.finish(),
+        })
     }
 
     fn file_versions(&self, snapshot: &str, path: &str) -> Result<FileVersions> {

@@ -71,6 +71,60 @@ pub fn all() -> impl Iterator<Item = Proc> {
     })
 }
 
+/// Processes that may have started since `first` was created, for the
+/// sweep after a step whose leader is `first`. Linux hands out pids in a
+/// cycle, so everything created after `first` has a pid in the cyclic range
+/// from `first` to the last pid handed out, and only those `stat`s are read:
+/// the sweep runs after every child, and reading every process's `stat`
+/// was most of its time. The range is trusted only for a step that lasted
+/// under 100 ms (pids cannot have gone round `pid_max`, at least 32,768
+/// for that, in that time); otherwise, or without `ns_last_pid`, every
+/// process.
+pub fn started_since(first: i32, elapsed: Duration) -> Vec<Proc> {
+    let entries: Vec<i32> = if cfg!(target_os = "linux") {
+        std::fs::read_dir("/proc")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse().ok())
+            .collect()
+    } else {
+        Vec::new()
+    };
+    // Read after the listing: a process in the listing got its pid before.
+    let last = read_number("/proc/sys/kernel/ns_last_pid");
+    let pid_max = read_number("/proc/sys/kernel/pid_max");
+    let range = match (last, pid_max) {
+        (Some(last), Some(max)) if elapsed < Duration::from_millis(100) && max >= 32_768 => {
+            Some(last)
+        }
+        _ => None,
+    };
+    entries
+        .into_iter()
+        .filter(|&pid| range.is_none_or(|last| in_cyclic_range(pid, first, last)))
+        .filter_map(|pid| {
+            Some(Proc {
+                pid,
+                stat: stat(pid)?,
+            })
+        })
+        .collect()
+}
+
+/// Whether `pid` lies in the cyclic range of pids from `first` to `last`.
+fn in_cyclic_range(pid: i32, first: i32, last: i32) -> bool {
+    if first <= last {
+        (first..=last).contains(&pid)
+    } else {
+        pid >= first || pid <= last
+    }
+}
+
+fn read_number(path: &str) -> Option<i32> {
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
 pub fn stat(pid: i32) -> Option<Stat> {
     if !cfg!(target_os = "linux") || pid <= 0 {
         return None;
@@ -159,6 +213,60 @@ mod tests {
         let a = start_time(me).expect("own start time");
         assert_eq!(start_time(me), Some(a));
         assert_eq!(stat(me).unwrap().pgrp, unsafe { libc::getpgrp() });
+    }
+
+    #[test]
+    fn the_cyclic_pid_range_wraps_at_pid_max() {
+        let table = [
+            // (pid, first, last, in range)
+            (100, 100, 200, true),
+            (150, 100, 200, true),
+            (200, 100, 200, true),
+            (99, 100, 200, false),
+            (201, 100, 200, false),
+            // pids went round pid_max after the leader (first > last)
+            (4_000_000, 3_999_990, 12, true),
+            (5, 3_999_990, 12, true),
+            (12, 3_999_990, 12, true),
+            (13, 3_999_990, 12, false),
+            (3_999_989, 3_999_990, 12, false),
+        ];
+        for (pid, first, last, want) in table {
+            assert_eq!(
+                in_cyclic_range(pid, first, last),
+                want,
+                "{pid} in {first}..={last}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_short_step_reads_only_processes_newer_than_its_leader() {
+        if !cfg!(target_os = "linux") {
+            return;
+        }
+        let mut leader = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .unwrap();
+        let pid = leader.id() as i32;
+        let short = started_since(pid, Duration::from_millis(1));
+        let long = started_since(pid, Duration::from_secs(1));
+        leader.kill().unwrap();
+        leader.wait().unwrap();
+        let me = std::process::id() as i32;
+        assert!(short.iter().any(|p| p.pid == pid), "the leader is seen");
+        assert!(long.iter().any(|p| p.pid == pid), "the leader is seen");
+        if std::fs::metadata("/proc/sys/kernel/ns_last_pid").is_ok() {
+            assert!(
+                !short.iter().any(|p| p.pid == me),
+                "older than the leader: not read"
+            );
+        }
+        assert!(
+            long.iter().any(|p| p.pid == me),
+            "a long step reads every process"
+        );
     }
 
     #[test]

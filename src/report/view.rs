@@ -176,6 +176,22 @@ pub struct FixView {
     /// Files the fix wrote that no commit has, with why
     /// (`data/big.bin (120.0 MiB > git.max_new_file_mib 50)`).
     pub not_committed: Vec<String>,
+    /// The start of what the fix changed (`diff` in fix-history.json);
+    /// empty when none was recorded.
+    pub diff: Vec<DiffLineView>,
+    /// Lines of the diff the excerpt left out.
+    pub diff_omitted: usize,
+    /// `… N more lines` when the excerpt was cut.
+    pub diff_more: Option<String>,
+}
+
+/// One line of a fix's diff and what it is (`file`, `hunk`, `added`,
+/// `removed`, `context`: its class in the report, its colour on a
+/// terminal).
+#[derive(Debug, Clone, Serialize)]
+pub struct DiffLineView {
+    pub kind: crate::artifacts::fix_history::DiffLineKind,
+    pub text: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -364,6 +380,16 @@ pub fn build(data: &SessionData, link: &dyn Fn(&str) -> Option<String>) -> Sessi
             prompt: existing(process(e.iteration, "fix-prompt.md")),
             output: existing(process(e.iteration, "fix-cli-output.txt")),
             not_committed: e.not_committed.iter().map(ToString::to_string).collect(),
+            diff: e
+                .diff
+                .lines()
+                .map(|(kind, text)| DiffLineView {
+                    kind,
+                    text: text.to_string(),
+                })
+                .collect(),
+            diff_omitted: e.diff.omitted_lines as usize,
+            diff_more: e.diff.more(usize::MAX),
         })
         .collect();
 

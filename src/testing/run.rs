@@ -108,6 +108,18 @@ pub struct Plan {
     pub doctests: bool,
 }
 
+impl Plan {
+    /// Whether the run writes into the report directory (a report wfx
+    /// asked for, or a file wfx puts there first).
+    pub fn uses_report_dir(&self) -> bool {
+        !self.files.is_empty()
+            || matches!(
+                self.report,
+                Report::Junit(_) | Report::JestJson(_) | Report::Tap(_)
+            )
+    }
+}
+
 /// wfx's reporter for `node --test`: node's TAP with every test's location
 /// (`src/testing/node-reporter.mjs`).
 pub const NODE_REPORTER: &str = include_str!("node-reporter.mjs");
@@ -315,7 +327,7 @@ pub fn run_tests(mut req: RunRequest<'_>) -> Result<TestResults> {
         &req.report_dir,
         node_options.as_deref(),
     );
-    prepare_dir(&req.report_dir)?;
+    prepare_dir(&req.report_dir, plan.uses_report_dir())?;
     for (path, text) in &plan.files {
         std::fs::write(path, text).map_err(|e| Error::io(path, e))?;
     }
@@ -490,13 +502,19 @@ fn rel(root: &Path, path: &Path) -> String {
 }
 
 /// Empty (or create) a directory wfx owns.
-fn prepare_dir(dir: &Path) -> Result<()> {
+/// Empty the report directory, so no report of an earlier run is read, and
+/// create it only when the run writes there: a run of a command whose
+/// output is the report (TAP, cargo, go) makes no directory each time.
+fn prepare_dir(dir: &Path, needed: bool) -> Result<()> {
     match std::fs::remove_dir_all(dir) {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => return Err(Error::io(dir, e)),
     }
-    crate::session::store::create_dirs(dir)
+    if needed {
+        crate::session::store::create_dirs(dir)?;
+    }
+    Ok(())
 }
 
 /// Read the structured report, if it exists and parses. Problems become
@@ -980,6 +998,24 @@ mod tests {
             None,
         );
         assert_eq!(p.notes.len(), 1, "{:?}", p.notes);
+    }
+
+    #[test]
+    fn only_runs_that_write_a_report_need_the_report_directory() {
+        let root = Path::new("/p/proj");
+        let dir = root.join(".workflow/.cache/junit");
+        for (framework, command, needed) in [
+            (Framework::Pytest, "python -m pytest", true),
+            (Framework::Jest, "npx jest", true),
+            (Framework::Vitest, "npx vitest run", true),
+            (Framework::NodeTest, "node --test", true),
+            (Framework::Go, "go test ./...", false),
+            (Framework::Cargo, "cargo test", false),
+            (Framework::Custom, "./run-tests.sh", false),
+        ] {
+            let p = plan(&detected(framework, command), root, None, &[], &dir, None);
+            assert_eq!(p.uses_report_dir(), needed, "{command}");
+        }
     }
 
     #[test]
