@@ -142,7 +142,7 @@ fn retry_line(text: &str) -> String {
             l.find("wfx session resume")
                 .map(|i| l[i..].trim_end_matches('`').to_string())
         })
-        .last()
+        .next_back()
         .unwrap_or_else(|| panic!("no retry command in:\n{text}"))
 }
 
