@@ -137,6 +137,14 @@ fn a_project_without_tests_is_told_so_and_never_reaches_the_fix_agent() {
             .join(".workflow/active/WFS-test-the-lib/.task/IMPL-fix-1.json")
             .exists()
     );
+    // The run's summary does not list the command as a failing test.
+    let summary =
+        env.read(".workflow/active/WFS-test-the-lib/.summaries/iteration-summaries/iteration-1.md");
+    assert!(
+        summary.contains("- Run: full · no test ran: `"),
+        "{summary}"
+    );
+    assert!(!summary.contains("Failing tests"), "{summary}");
     // `wfx status` says why the session waits, not a guess.
     env.wfx()
         .arg("status")

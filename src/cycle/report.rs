@@ -175,6 +175,8 @@ pub(super) fn iteration_summary(
         "passed": rec.passed,
         "total": rec.total,
         "failed": rec.failed,
+        // Nothing parsed: the one "failure" is the command itself.
+        "no_test_ran": rec.total == 0 && rec.passed == 0,
         "started_at": ts(Some(rec.started_at)),
         "completed_at": ts(rec.completed_at),
         "result": rec.result.map(|r| json_str(&r)),
