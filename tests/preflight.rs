@@ -145,11 +145,14 @@ fn a_project_without_tests_is_told_so_and_never_reaches_the_fix_agent() {
         "{summary}"
     );
     assert!(!summary.contains("Failing tests"), "{summary}");
-    // `wfx status` says why the session waits, not a guess.
+    // `wfx status` says why the session waits, not a guess, and the run's
+    // row counts no test, not the command as one failing test.
     env.wfx()
         .arg("status")
         .assert()
         .success()
+        .stdout(predicate::str::contains("0/1").not())
+        .stdout(predicate::str::contains("no test ran"))
         .stdout(predicate::str::contains(
             "Paused: no tests found. Write tests first",
         ))

@@ -435,7 +435,7 @@ impl Event {
                 // before its first test): a pass rate and "1 failing" would
                 // count the command itself as a failing test.
                 let counts = if r.total == 0 && r.passed == 0 {
-                    "no test ran".to_string()
+                    crate::artifacts::test_results::NO_TEST_RAN.to_string()
                 } else {
                     format!(
                         "{}{} · {} failing",
