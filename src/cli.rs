@@ -110,7 +110,10 @@ Examples:
   wfx test-cycle-execute WFS-test-auth-api
       run or resume that session (same as --resume-session=WFS-test-auth-api)
   wfx session resume WFS-test-auth && wfx test-cycle-execute WFS-test-auth --max-iterations 15
-      a blocked session: mark it active again, then go on with more fix attempts")]
+      a blocked session: mark it active again, then go on with more fix attempts
+  wfx test-cycle-execute --fix-agent manual --watch
+      you fix; wfx retests each time you save a file (or press Enter),
+      Ctrl-C pauses")]
     TestCycleExecute(TestCycleExecuteArgs),
     /// Detect and run the project's tests once and print the parsed result
     #[command(after_help = "\
@@ -218,6 +221,10 @@ pub struct TestCycleExecuteArgs {
     /// The same as ID, as a flag
     #[arg(long, value_name = "ID")]
     pub resume_session: Option<String>,
+    /// While waiting for your fix (manual mode), keep running: retest when
+    /// a project file is saved or Enter is pressed; Ctrl-C pauses
+    #[arg(long)]
+    pub watch: bool,
     #[command(flatten)]
     pub pipeline: PipelineArgs,
 }

@@ -247,3 +247,169 @@ fn a_bad_policy_value_names_the_file_and_field() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("/git/squash"), "{stderr}");
 }
+
+/// A project for `wfx run` with `git.squash` = `squash`: a test script
+/// that passes once `fixed` exists, the workflow `wf`, `.workflow/`
+/// ignored; committed.
+fn squash_run_project(env: &Env, wf: &str, squash: bool) {
+    env.write(
+        "check.sh",
+        "#!/bin/sh\nif [ -f fixed ]; then echo ok; exit 0; fi\necho 'FAIL: still broken'\nexit 1\n",
+    );
+    env.write("wf.yml", wf);
+    env.write(".gitignore", ".workflow/\n.interrupted\n");
+    env.write(
+        ".workflow/wfx.json",
+        &serde_json::json!({"git": {"squash": squash}}).to_string(),
+    );
+    env.git_init_commit();
+}
+
+/// A `wfx run` workflow whose debug command commits its work and needs two
+/// attempts; `squash` turns `git.squash` on or off.
+fn committing_debug_loop(squash: bool) -> Env {
+    let env = Env::new();
+    squash_run_project(
+        &env,
+        "commands:\n  - test:\n      command: sh check.sh\n      on_failure:\n        shell: echo ${test.attempt} >> notes.txt && if [ ${test.attempt} = 2 ]; then touch fixed; fi && git add -A && git commit -qm \"debug attempt ${test.attempt}\"\n        commit_required: true\n        max_attempts: 3\n",
+        squash,
+    );
+    env
+}
+
+#[test]
+fn wfx_run_squashes_the_commits_of_its_steps_into_one() {
+    let plain = committing_debug_loop(false);
+    let out = common::wfx_out(&plain, &["run", "wf.yml"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        plain.subjects(),
+        ["debug attempt 2", "debug attempt 1", "initial"]
+    );
+
+    let env = committing_debug_loop(true);
+    let base = env.git(&["rev-parse", "HEAD"]);
+    let out = common::wfx_out(&env, &["run", "wf.yml"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("git.squash: 2 commits of this session folded into "),
+        "{}",
+        out.stderr
+    );
+    // One commit for the session, right on top of where it started.
+    let subjects = env.subjects();
+    assert_eq!(subjects.len(), 2, "{subjects:?}");
+    assert_eq!(
+        subjects[0],
+        "workflow: wf completed (1 step(s), 2 debug attempt(s), squashed)"
+    );
+    assert_eq!(env.git(&["rev-parse", "HEAD~1"]), base);
+    let body = env.git(&["show", "-s", "--format=%B", "HEAD"]);
+    assert!(body.contains("- step 1 (test): "), "{body}");
+    assert!(body.contains("Wfx-Session: WFS-run-wf"), "{body}");
+    assert!(body.contains("Wfx-Kind: final"), "{body}");
+    // The squash changed no file: HEAD's tree and the work tree are those
+    // of the same run without it.
+    assert_eq!(
+        env.git(&["rev-parse", "HEAD^{tree}"]),
+        plain.git(&["rev-parse", "HEAD^{tree}"])
+    );
+    assert_eq!(env.git(&["status", "--porcelain"]), "");
+    assert_eq!(env.read("notes.txt"), "1\n2\n");
+    // The folded commits were exactly the steps' two.
+    assert_eq!(
+        env.git(&["log", "-1", "--format=%s", "main@{1}"]),
+        "debug attempt 2\n"
+    );
+}
+
+/// A `wfx run` step that commits everything (`git add -A`) under
+/// `git.artifacts` = `artifacts`: the session files it committed.
+fn run_session_files_a_step_commits(artifacts: &str) -> Vec<String> {
+    let env = Env::new();
+    env.write(
+        "wf.yml",
+        "commands:\n  - shell: echo made > made.txt\n  - shell: git add -A && git commit -qm 'step commits all'\n",
+    );
+    env.write(
+        ".workflow/wfx.json",
+        &serde_json::json!({"git": {"artifacts": artifacts}}).to_string(),
+    );
+    env.git_init_commit();
+    let out = common::wfx_out(&env, &["run", "wf.yml"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let paths = env.git(&["show", "--name-only", "--format=", "HEAD"]);
+    assert!(paths.contains("made.txt"), "{paths}");
+    paths
+        .lines()
+        .filter(|p| p.starts_with(".workflow/"))
+        .map(|p| {
+            p.trim_start_matches(".workflow/active/WFS-run-wf/")
+                .to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn wfx_run_steps_commit_the_session_files_the_policy_allows() {
+    assert_eq!(
+        run_session_files_a_step_commits("none"),
+        Vec::<String>::new()
+    );
+    let summary = run_session_files_a_step_commits("summary");
+    assert_eq!(
+        summary,
+        [
+            ".gitignore",
+            ".process/run-state.json",
+            "workflow-session.json",
+            "workflow.yml"
+        ],
+        "{summary:?}"
+    );
+    let all = run_session_files_a_step_commits("all");
+    assert!(
+        all.iter().any(|p| p.starts_with(".process/step-01/")),
+        "{all:?}"
+    );
+}
+
+/// A commit of yours while a `wfx run` with `git.squash` is paused: the
+/// resume sees `HEAD` moved and the squash leaves every commit alone.
+#[test]
+fn wfx_run_does_not_squash_over_a_commit_made_while_it_was_paused() {
+    let env = Env::new();
+    // Attempt 1 commits; attempt 2 interrupts wfx the first time, then fixes.
+    env.write(
+        "debug.sh",
+        "#!/bin/sh\necho \"$1\" >> notes.txt\ngit add notes.txt && git commit -qm \"debug attempt $1\"\nif [ \"$1\" = 2 ] && [ ! -f .interrupted ]; then touch .interrupted; kill -INT $PPID; sleep 30; fi\nif [ \"$1\" = 2 ]; then touch fixed; git add fixed && git commit -qm fixed; fi\n",
+    );
+    squash_run_project(
+        &env,
+        "commands:\n  - test:\n      command: sh check.sh\n      on_failure:\n        shell: exec sh debug.sh ${test.attempt}\n        max_attempts: 3\n",
+        true,
+    );
+    let out = common::wfx_out(&env, &["run", "wf.yml"]);
+    assert_eq!(out.code, 3, "{}{}", out.stdout, out.stderr);
+    env.write("NOTES.md", "my own work\n");
+    env.git(&["add", "NOTES.md"]);
+    env.git(&["commit", "-q", "-m", "user: notes"]);
+    let out = common::wfx_out(&env, &["run", "wf.yml", "--resume"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("git.squash: the session's commits are left as they are: HEAD moved from "),
+        "{}",
+        out.stderr
+    );
+    let subjects = env.subjects();
+    assert!(
+        subjects.contains(&"user: notes".to_string()),
+        "{subjects:?}"
+    );
+    assert!(
+        !subjects.iter().any(|s| s.contains("squashed")),
+        "{subjects:?}"
+    );
+}

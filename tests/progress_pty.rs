@@ -7,66 +7,12 @@
 
 mod common;
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::Env;
-use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+use common::pty::run as in_pty;
 use regex::Regex;
-
-/// Run `program args` in a new pseudo-terminal with `env`'s hermetic
-/// environment (and the real toolchains); returns the exit code and
-/// everything the terminal received.
-fn in_pty(env: &Env, program: &Path, args: &[&str], vars: &[(&str, &str)]) -> (u32, String) {
-    let mut std_cmd = Command::new(program);
-    env.apply(&mut std_cmd);
-    env.apply_toolchains(&mut std_cmd);
-    let mut cmd = CommandBuilder::new(program);
-    cmd.args(args);
-    cmd.env_clear();
-    for (k, v) in std_cmd.get_envs() {
-        if let Some(v) = v {
-            cmd.env(k, v);
-        }
-    }
-    // What a terminal emulator sets (without it the spinner stays hidden).
-    cmd.env("TERM", "xterm-256color");
-    for (k, v) in vars {
-        cmd.env(k, v);
-    }
-    cmd.cwd(&env.root);
-    let pair = native_pty_system()
-        .openpty(PtySize {
-            rows: 40,
-            cols: 200,
-            pixel_width: 0,
-            pixel_height: 0,
-        })
-        .expect("a pseudo-terminal");
-    let mut reader = pair.master.try_clone_reader().unwrap();
-    let mut child = pair.slave.spawn_command(cmd).expect("spawns");
-    drop(pair.slave);
-    let read = std::thread::spawn(move || {
-        let mut out = Vec::new();
-        let mut buf = [0u8; 4096];
-        // EIO once the last holder of the terminal is gone: the end.
-        while let Ok(n) = reader.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            out.extend_from_slice(&buf[..n]);
-        }
-        out
-    });
-    let status = child.wait().unwrap();
-    drop(pair.master);
-    let out = read.join().unwrap();
-    (
-        status.exit_code(),
-        String::from_utf8_lossy(&out).into_owned(),
-    )
-}
 
 fn wfx() -> PathBuf {
     assert_cmd::cargo::cargo_bin("wfx")

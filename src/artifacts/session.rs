@@ -129,6 +129,15 @@ pub struct GitInfo {
     /// git hooks (`git.hooks: false`); the report and summaries say so.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub hooks_skipped: bool,
+    /// `wfx run`: `HEAD` when the run paused, so that its resume can tell
+    /// whether someone committed in the meantime.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paused_head: Option<String>,
+    /// `wfx run`: why the commits since `base_commit` are not all the
+    /// run's (someone committed while it was paused); `git.squash` then
+    /// leaves them as they are.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub foreign_commits: Option<String>,
     #[serde(flatten)]
     pub extra: Extra,
 }

@@ -12,6 +12,7 @@ pub fn run(ctx: &Ctx, args: TestCycleExecuteArgs) -> Result<Exit> {
     let req = CycleRequest {
         session: args.session_id().map(str::to_string),
         options: options(&args.pipeline),
+        watch: args.watch,
     };
     let outcome = cycle::run(&ctx.ws, &req, ctx.ui)?;
     Ok(print(ctx, &outcome))

@@ -90,6 +90,7 @@ pub fn run(ctx: &Ctx, args: TestFixGenArgs) -> Result<Exit> {
         &CycleRequest {
             session: Some(out.session_id.clone()),
             options: test_cycle_execute::options(p),
+            watch: false,
         },
         ctx.ui,
     )?;

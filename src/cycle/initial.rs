@@ -564,14 +564,14 @@ pub fn soft_fail_message(m: &CycleMachine, s: &CycleState) -> String {
         .and_then(|t| t.meta.record.findings.clone())
         .unwrap_or_default();
     format!(
-        "{id} found problems in the generated tests (soft fail, attempt {attempts} of {}):\n{}\nFix them, then continue with:\n  {}",
+        "{id} found problems in the generated tests (soft fail, attempt {attempts} of {}):\n{}\n{}",
         m.config.gates.code_validation.max_retries,
         findings
             .iter()
             .map(|f| format!("  {f}"))
             .collect::<Vec<_>>()
             .join("\n"),
-        m.resume_command()
+        m.then_continue("Fix them")
     )
 }
 

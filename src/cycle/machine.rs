@@ -68,6 +68,9 @@ pub struct CycleMachine {
     pub import_map: Vec<(String, Vec<String>)>,
     /// What the runner's related-tests query needs (DESIGN.md §10.4).
     pub related: RelatedSetup,
+    /// `--watch`: a person's fix is awaited in-process (the driver watches
+    /// the files), so the message asks for a save, not a command.
+    pub watch: bool,
 }
 
 impl Machine for CycleMachine {
@@ -281,6 +284,16 @@ impl CycleMachine {
         format!("wfx test-cycle-execute --resume-session={}", self.id)
     }
 
+    /// The end of a message that asks a person to `act`: how the run goes
+    /// on afterwards (with `--watch`, a save; else the resume command).
+    pub fn then_continue(&self, act: &str) -> String {
+        if self.watch {
+            format!("{act} and save: wfx retests then.")
+        } else {
+            format!("{act}, then continue with:\n  {}", self.resume_command())
+        }
+    }
+
     fn baseline_results(&self, s: &CycleState) -> Option<Arc<TestResults>> {
         let run = s.baseline()?.run;
         s.results.get(&run).cloned()
@@ -354,6 +367,8 @@ impl CycleMachine {
     // ----- start, stops, endings --------------------------------------------
 
     fn start(&self, s: &mut CycleState, resumed: bool, out: &mut Vec<Event>) {
+        // A start after a pause in the same process (`--watch`) goes on.
+        s.stop = None;
         if s.location == Location::Archived {
             return;
         }
@@ -507,14 +522,14 @@ impl CycleMachine {
         } else {
             ""
         };
+        let then = self.then_continue("Change the code (not the tests)");
         format!(
-            "{nothing_yet}Iteration {k}: waiting for your fix (manual mode).\n  {failing} failing test(s): {failures}\n  Analysis: {analysis}\n  Fix task: {task_file}{}\nChange the code (not the tests), then continue with:\n  {}",
+            "{nothing_yet}Iteration {k}: waiting for your fix (manual mode).\n  {failing} failing test(s): {failures}\n  Analysis: {analysis}\n  Fix task: {task_file}{}\n{then}",
             if points.is_empty() {
                 String::new()
             } else {
                 format!("\n  Where to look: {}", points.join(", "))
             },
-            self.resume_command()
         )
     }
 
@@ -561,15 +576,19 @@ impl CycleMachine {
 
     fn paused_ending(&self, s: &CycleState, reason: &PauseReason) -> Ending {
         let awaiting = s.iter.status == LoopStatus::AwaitingFix;
+        let manual = matches!(reason, PauseReason::ManualFix { .. });
         let msg = self.pause_message(s, reason);
         let resume = self.resume_command();
         let mut lines: Vec<String> = msg.lines().map(str::to_string).collect();
-        if !awaiting {
+        // A manual fix's message ends with the command already; Ctrl-C
+        // while a fix is awaited (`--watch`) does not.
+        if !awaiting || !manual {
             lines.push(format!("Paused. Continue with: {resume}"));
         }
         Ending {
             exit: Exit::Paused,
             lines,
+            waits_for_fix: awaiting && manual,
             done: Done {
                 session_id: self.id.clone(),
                 front_end: Some(FrontEnd::Cycle),
@@ -648,6 +667,7 @@ impl CycleMachine {
         Ending {
             exit: Exit::Failed,
             lines,
+            waits_for_fix: false,
             done: Done {
                 session_id: id.clone(),
                 front_end: Some(FrontEnd::Cycle),
@@ -691,6 +711,7 @@ impl CycleMachine {
         Ending {
             exit: Exit::Success,
             lines,
+            waits_for_fix: false,
             done: Done {
                 session_id: id.clone(),
                 front_end: Some(FrontEnd::Cycle),
@@ -759,6 +780,7 @@ impl CycleMachine {
                 last.map_or(0, |r| r.iteration),
                 CommitKind::Final,
             ),
+            since: None,
         });
         ArchiveRequest {
             session_id: id.clone(),

@@ -44,7 +44,7 @@ use crate::git::Checkpoints;
 use crate::phases::plan::CycleOptions;
 use crate::render::Renderer;
 use crate::session::store::{self, SessionLock};
-use crate::session::{Location, SessionPaths, Workspace};
+use crate::session::{Location, Workspace};
 use crate::ui::Printer;
 
 use decide::Limits;
@@ -63,20 +63,9 @@ pub struct CycleRequest {
     pub session: Option<String>,
     /// Flags given now; merged over the ones recorded in the session.
     pub options: CycleOptions,
-}
-
-/// Write the session's `.gitignore` for `git.artifacts` (DESIGN.md §10.7)
-/// when it says something else, so every commit of this run follows the
-/// policy in force now.
-fn apply_artifact_policy(
-    paths: &SessionPaths,
-    policy: crate::artifacts::config::ArtifactPolicy,
-) -> Result<()> {
-    let want = crate::session::layout::session_gitignore(policy);
-    if std::fs::read_to_string(paths.gitignore()).ok().as_deref() != Some(want.as_str()) {
-        store::write_atomic(&paths.gitignore(), want.as_bytes())?;
-    }
-    Ok(())
+    /// `--watch`: wait in-process for a person's fix, retesting when files
+    /// are saved (or Enter is pressed). Not recorded in the session.
+    pub watch: bool,
 }
 
 /// Run (or resume) phase 5 of a test session until it completes, blocks
@@ -139,10 +128,23 @@ pub fn run(ws: &Workspace, req: &CycleRequest, ui: &Printer) -> Result<Ending> {
         store::write_json(&sref.paths.session_json(), &session)?;
     }
     if sref.location == Location::Active {
-        apply_artifact_policy(&sref.paths, config.git.artifacts)?;
+        store::apply_artifact_policy(&sref.paths, config.git.artifacts)?;
     }
     let fix_agent =
         agents::config::role_agent(&config.agents, Role::Fix, options.fix_agent.as_deref())?;
+    if req.watch
+        && let Some(agent) = &fix_agent
+    {
+        // Accepted, so a command line kept for manual sessions works for
+        // every session; said, so nobody waits for a watcher.
+        sinks.emit(
+            &Event::warning(format!(
+                "--watch is ignored: the fix agent {} makes the fixes; it applies when a person does (--fix-agent manual)",
+                agent.name
+            )),
+            Utc::now(),
+        );
+    }
     let chain = agents::config::analysis_chain(&config.agents)?;
 
     let tasks = ws.load_tasks(&sref.paths)?;
@@ -263,6 +265,7 @@ pub fn run(ws: &Workspace, req: &CycleRequest, ui: &Printer) -> Result<Ending> {
     let analysis_text = std::fs::read_to_string(sref.paths.analysis_results()).unwrap_or_default();
     let results = load_results(ws, &sref.paths, &iter)?;
 
+    let watch = req.watch && fix_agent.is_none();
     let machine = CycleMachine {
         ws: Workspace::new(ws.root.clone()),
         id: sref.id().to_string(),
@@ -278,6 +281,7 @@ pub fn run(ws: &Workspace, req: &CycleRequest, ui: &Printer) -> Result<Ending> {
         repo: cp.is_repo(),
         import_map: import_map(&sref.paths),
         related: crate::testing::run::related_setup(&root, &config.test),
+        watch,
         config,
     };
     let mut state = CycleState {
@@ -297,6 +301,7 @@ pub fn run(ws: &Workspace, req: &CycleRequest, ui: &Printer) -> Result<Ending> {
         max_cost_usd: machine.config.agents.max_cost_usd,
         resumed,
         fold_agent_commits: ports.cp.is_repo(),
+        watch: machine.watch,
     };
     crate::engine::run(&machine, &mut state, &mut ports, &mut sinks, &driver)
 }

@@ -17,6 +17,7 @@ use crate::artifacts::session::{InputMode, PhaseStatus, SessionStatus, WorkflowS
 use crate::artifacts::task::Task;
 use crate::engine::event::Captured;
 use crate::engine::fake::{AgentAct, FakePorts, FakeTest};
+use crate::engine::ports::Wake;
 use crate::engine::{
     DriverConfig, Ending, Event, Machine, Observation, Ports, Sinks, Step, driver::run,
 };
@@ -98,6 +99,7 @@ fn harness(fixer: bool, limits: Limits, cap: Option<f64>) -> Harness {
         renderer: Arc::new(Renderer::new(None)),
         analysis_text: String::new(),
         repo: true,
+        watch: false,
         import_map: Vec::new(),
         related: Default::default(),
     };
@@ -239,6 +241,17 @@ fn drive(
     p: &mut FakePorts,
     resumed: bool,
 ) -> (Ending, Captured) {
+    drive_watching(m, s, p, resumed, false)
+}
+
+/// [`drive`], with `--watch` as given.
+fn drive_watching(
+    m: &CycleMachine,
+    s: &mut CycleState,
+    p: &mut FakePorts,
+    resumed: bool,
+    watch: bool,
+) -> (Ending, Captured) {
     let ui = Printer::plain();
     let mut sinks = Sinks::capture(&ui);
     let rec = Recording {
@@ -254,6 +267,7 @@ fn drive(
             max_cost_usd: m.config.agents.max_cost_usd,
             resumed,
             fold_agent_commits: true,
+            watch,
         },
     )
     .unwrap();
@@ -866,6 +880,76 @@ fn manual_mode_waits_for_a_person_and_takes_their_edit_as_the_fix() {
     let (ending, _) = drive(&h.machine, &mut s, &mut p, true);
     assert_eq!(ending.exit, Exit::Success);
     assert_eq!(s.history.entries[0].agent, "manual");
+}
+
+/// `--watch`: one run waits for the person in-process: Enter with nothing
+/// changed spends no attempt and waits again, a save is the fix, and the
+/// loop goes on to completion with a single `done`.
+#[test]
+fn watching_takes_a_saved_fix_without_ending_the_run() {
+    let mut h = harness(false, Limits::default(), None);
+    h.machine.watch = true;
+    let mut p = ports();
+    p.wakes.push_back((Wake::Enter, Vec::new()));
+    p.wakes.push_back((
+        Wake::Files(vec!["calc/ops.py".into()]),
+        vec![("calc/ops.py".into(), FIXED.into())],
+    ));
+    let mut s = fresh(&h.machine, p.now());
+    let (ending, out) = drive_watching(&h.machine, &mut s, &mut p, false, true);
+    assert_eq!(ending.exit, Exit::Success, "{:#?}", out.human);
+    assert_eq!(s.history.entries.len(), 1);
+    assert_eq!(s.history.entries[0].agent, "manual");
+    let said = out.human.join("\n");
+    for line in [
+        "Change the code (not the tests) and save: wfx retests then.",
+        "Watching the project's files: saving one retests, so does Enter; Ctrl-C pauses",
+        "Enter pressed: retesting",
+        "No file has changed since the fix task was written; nothing was retested.",
+        "Saved calc/ops.py: retesting",
+    ] {
+        assert!(said.contains(line), "{line:?} not in:\n{said}");
+    }
+    assert!(!said.contains("continue with:"), "{said}");
+    let names: Vec<&str> = out
+        .json
+        .iter()
+        .filter_map(|e| e["event"].as_str())
+        .collect();
+    assert_eq!(names.iter().filter(|n| **n == "watching").count(), 2);
+    assert_eq!(names.iter().filter(|n| **n == "done").count(), 1);
+    assert_eq!(names.last(), Some(&"done"));
+}
+
+/// `--watch`, Ctrl-C while waiting: the pause of any Ctrl-C (exit 3,
+/// `interrupted`, the command to continue); the session still awaits the
+/// fix, and a resume after the edit takes it.
+#[test]
+fn ctrl_c_while_watching_is_a_ctrl_c_pause() {
+    let mut h = harness(false, Limits::default(), None);
+    h.machine.watch = true;
+    let mut p = ports();
+    let mut s = fresh(&h.machine, p.now());
+    let (ending, out) = drive_watching(&h.machine, &mut s, &mut p, false, true);
+    assert_eq!(ending.exit, Exit::Paused);
+    assert!(!ending.waits_for_fix);
+    assert_eq!(s.session.status, SessionStatus::AwaitingFix);
+    assert_eq!(
+        ending.lines,
+        [
+            "interrupted while waiting for your fix",
+            "Paused. Continue with: wfx test-cycle-execute --resume-session=WFS-test-the-fake"
+        ]
+    );
+    let paused: Vec<&serde_json::Value> =
+        out.json.iter().filter(|e| e["event"] == "paused").collect();
+    assert_eq!(paused.len(), 2);
+    assert_eq!(paused[1]["reason"]["kind"], "interrupted");
+    h.machine.watch = false;
+    p.work.insert("calc/ops.py".into(), FIXED.into());
+    let mut s = reload(&h.machine, &p, Location::Active);
+    let (ending, _) = drive(&h.machine, &mut s, &mut p, true);
+    assert_eq!(ending.exit, Exit::Success);
 }
 
 /// Ctrl-C before any effect of the run: whatever step it lands on, the

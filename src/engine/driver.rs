@@ -8,9 +8,9 @@
 use std::path::PathBuf;
 use std::time::SystemTime;
 
-use super::event::{Event, Sinks};
+use super::event::{Event, Sinks, WakeCause};
 use super::policy;
-use super::ports::{Ports, ShellRun, TestRun};
+use super::ports::{Ports, ShellRun, TestRun, Wake};
 use super::step::{
     AgentCallDone, AgentRequest, AnalysisRequest, ArchiveRequest, Before, Effect, Ending,
     Observation, Observed, PauseReason, ProcessEnd, ReviewRequest, Reviewed, ShellDone,
@@ -56,6 +56,10 @@ pub struct DriverConfig {
     /// machine's own checkpoint (the cycle commits each attempt itself);
     /// otherwise they stay and are recorded (DESIGN.md §10.2).
     pub fold_agent_commits: bool,
+    /// `--watch`: an ending that waits for a person's fix is not the end:
+    /// the driver waits through [`Ports::wait_for_fix`] and goes on as a
+    /// resume would (DESIGN.md §10.7).
+    pub watch: bool,
 }
 
 /// Run `machine` from `state` until it ends. The final `done` event is
@@ -84,6 +88,10 @@ pub fn run<M: Machine>(
     loop {
         let step = machine.next(state);
         let effect = match step {
+            Step::End(ending) if config.watch && ending.waits_for_fix => {
+                d.watch(machine, state, &ending)?;
+                continue;
+            }
             Step::End(ending) => {
                 let at = d.ports.now();
                 d.sinks.note(&format!("{} steps", d.steps), at);
@@ -127,6 +135,38 @@ struct Driver<'p, 's, 'u> {
 }
 
 impl Driver<'_, '_, '_> {
+    /// `--watch`: the person reads what to fix, wfx waits for a save (or
+    /// Enter), then goes on as a resume would; Ctrl-C pauses as it does
+    /// anywhere else. The waiting state is durable already (the pause was
+    /// committed), so a watcher killed while waiting loses nothing.
+    fn watch<M: Machine>(&mut self, m: &M, state: &mut M::State, ending: &Ending) -> Result<()> {
+        self.sinks.say(&ending.lines);
+        let at = self.ports.now();
+        let sinks = &mut *self.sinks;
+        // Told once a save counts: a person who saves on reading it is seen.
+        let woke = self
+            .ports
+            .wait_for_fix(&mut |enter| sinks.emit(&Event::Watching { enter }, at))?;
+        let (by, files) = match woke {
+            Wake::Interrupted => {
+                let during = "waiting for your fix".to_string();
+                return self.apply(
+                    m,
+                    state,
+                    Observed::Paused(PauseReason::Interrupted { during }),
+                );
+            }
+            Wake::Enter => (WakeCause::Enter, Vec::new()),
+            Wake::Files(mut files) => {
+                files.truncate(8);
+                (WakeCause::Files, files)
+            }
+        };
+        self.sinks
+            .emit(&Event::Woken { by, files }, self.ports.now());
+        self.apply(m, state, Observed::Start { resumed: true })
+    }
+
     /// Observe, commit the step, then tell the sinks.
     fn apply<M: Machine>(&mut self, m: &M, state: &mut M::State, what: Observed) -> Result<()> {
         let at = self.ports.now();
@@ -465,7 +505,7 @@ impl Driver<'_, '_, '_> {
             None => None,
         };
         let commit = match &req.squash {
-            Some(sq) => match self.ports.squash(&sq.message, &sq.trailers)? {
+            Some(sq) => match self.ports.squash(sq)? {
                 crate::git::SquashOutcome::Squashed { commit, folded } => {
                     self.sinks.emit(
                         &Event::warning(format!(

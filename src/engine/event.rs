@@ -32,6 +32,16 @@ pub enum FrontEnd {
     Run,
 }
 
+/// What ended a `--watch` wait.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum WakeCause {
+    /// A project file was saved.
+    Files,
+    /// Enter was pressed.
+    Enter,
+}
+
 /// One thing that happened, for people and machines.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(tag = "event", rename_all = "snake_case")]
@@ -112,6 +122,19 @@ pub enum Event {
         reason: PauseReason,
         message: String,
         resume_command: String,
+    },
+    /// `--watch`: the run waits in-process for a person's fix, after the
+    /// `paused` event that says what to fix.
+    Watching {
+        /// Enter retests too (stdin is a terminal).
+        enter: bool,
+    },
+    /// `--watch`: the wait ended; the run goes on as a resume would.
+    Woken {
+        /// `files` (a save) or `enter`.
+        by: WakeCause,
+        /// The files saved (at most 8, relative to the project root).
+        files: Vec<String>,
     },
     /// The run stopped for good: a limit, a gate, a failed step (exit 1).
     Blocked { reason: String },
@@ -366,6 +389,8 @@ impl Event {
             Event::Attempt(_) => "attempt",
             Event::TestStep { .. } => "test_step",
             Event::Paused { .. } => "paused",
+            Event::Watching { .. } => "watching",
+            Event::Woken { .. } => "woken",
             Event::Blocked { .. } => "blocked",
             Event::Done(_) => "done",
         }
@@ -586,6 +611,15 @@ impl Event {
                 line
             }
             Event::TestStep { step, outcome, .. } => format!("test step {step} · {outcome}"),
+            Event::Watching { enter } => format!(
+                "Watching the project's files: saving one retests{}; Ctrl-C pauses",
+                if *enter { ", so does Enter" } else { "" }
+            ),
+            Event::Woken {
+                by: WakeCause::Enter,
+                ..
+            } => "Enter pressed: retesting".to_string(),
+            Event::Woken { files, .. } => format!("Saved {}: retesting", files.join(", ")),
             Event::Blocked { reason } => format!("{} {reason}", paint(Style::Red, "Blocked:")),
             Event::Paused { .. } | Event::Done(_) => return None,
         })
@@ -641,6 +675,18 @@ impl<'a> Sinks<'a> {
     /// Append every event to this file too (`None`: no run log).
     pub fn set_run_log(&mut self, path: Option<PathBuf>) {
         self.run_log = path;
+    }
+
+    /// Lines of a command's result for people (stdout; nothing with
+    /// `--json`, whose events said it), told before the run ends.
+    pub fn say(&mut self, lines: &[String]) {
+        if let Some(memory) = &mut self.memory {
+            memory.human.extend(lines.iter().cloned());
+            return;
+        }
+        for line in lines {
+            self.ui.out(line);
+        }
     }
 
     /// A line for the run log only (bookkeeping people may look up).

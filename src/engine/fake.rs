@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use super::ports::{Ports, ShellRun, TestRun};
+use super::ports::{Ports, ShellRun, TestRun, Wake};
 use super::step::{Inspection, ProcessEnd, Snapshot};
 use super::txn::{Document, Durability};
 use crate::agents::{CallRecord, ErrorKind, Invocation, Role};
@@ -121,6 +121,9 @@ pub struct FakePorts {
     runs_of: BTreeMap<String, u32>,
     /// What wfx wrote, as the real transaction keeps it.
     kept: super::tamper::SessionCopies,
+    /// `--watch`: what each wait ends with, and the files the person saved
+    /// first; with none left, a wait ends with Ctrl-C.
+    pub wakes: std::collections::VecDeque<(Wake, Vec<(String, String)>)>,
 }
 
 impl FakePorts {
@@ -159,6 +162,7 @@ impl FakePorts {
             calls: BTreeMap::new(),
             runs_of: BTreeMap::new(),
             kept: Default::default(),
+            wakes: Default::default(),
         }
     }
 
@@ -194,6 +198,17 @@ impl FakePorts {
 impl Ports for FakePorts {
     fn now(&self) -> Timestamp {
         self.clock
+    }
+
+    fn wait_for_fix(&mut self, watching: &mut dyn FnMut(bool)) -> Result<Wake> {
+        watching(true);
+        let Some((wake, writes)) = self.wakes.pop_front() else {
+            self.journal.push("wait · Ctrl-C".into());
+            return Ok(Wake::Interrupted);
+        };
+        self.journal.push(format!("wait · {wake:?}"));
+        self.work.extend(writes);
+        Ok(wake)
     }
 
     fn interrupted(&self) -> bool {

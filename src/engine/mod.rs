@@ -13,6 +13,7 @@
 //! - [`step`]: `Step`, `Effect`, `Observation` and the requests.
 //! - [`ports`]: the `Ports` trait; [`real`]: the real one.
 //! - [`event`]: `Event` and the sinks; [`duration`]: the one formatter.
+//! - [`watch`]: `--watch`, waiting in-process for a person's fix.
 
 pub mod driver;
 pub mod duration;
@@ -24,6 +25,7 @@ pub mod real;
 pub mod step;
 pub mod tamper;
 pub mod txn;
+pub mod watch;
 
 #[cfg(test)]
 pub mod fake;

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::SystemTime;
 
-use super::step::{Inspection, ProcessEnd, Snapshot};
+use super::step::{Inspection, ProcessEnd, Snapshot, SquashRequest};
 use super::txn::Document;
 use crate::agents::{CallRecord, Invocation};
 use crate::artifacts::Timestamp;
@@ -82,12 +82,19 @@ pub trait Ports {
 
     /// Fold the session's commits into one (`git.squash`, DESIGN.md
     /// §10.7); a double that makes no commits has nothing to fold.
-    fn squash(
-        &mut self,
-        _message: &str,
-        _trailers: &Trailers,
-    ) -> Result<crate::git::SquashOutcome> {
+    fn squash(&mut self, _req: &SquashRequest) -> Result<crate::git::SquashOutcome> {
         Ok(crate::git::SquashOutcome::Nothing)
+    }
+
+    /// `--watch`: wait until a project file is saved (`.workflow/`, `.git/`
+    /// and git-ignored files aside; a burst of saves is one), Enter is
+    /// pressed (when stdin is a terminal) or Ctrl-C. `watching(enter)` is
+    /// called once the files are being watched (a save from then on
+    /// counts), saying whether Enter counts too. A world with nothing to
+    /// watch stops at once, as Ctrl-C would.
+    fn wait_for_fix(&mut self, watching: &mut dyn FnMut(bool)) -> Result<Wake> {
+        watching(false);
+        Ok(Wake::Interrupted)
     }
 
     /// The AI-issue scan (`tests: false`) or the test anti-pattern scan.
@@ -161,6 +168,16 @@ pub trait Ports {
     fn restore_head(&mut self, _guard: &HeadGuard, _snapshot: Option<&str>) -> Result<Vec<String>> {
         Ok(Vec::new())
     }
+}
+
+/// What ended a `--watch` wait.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Wake {
+    /// These files (relative paths, sorted) were saved.
+    Files(Vec<String>),
+    Enter,
+    /// Ctrl-C or SIGTERM.
+    Interrupted,
 }
 
 /// A test run as a port performs it.

@@ -11,7 +11,7 @@ use std::time::{Duration, SystemTime};
 
 use super::driver::process_end;
 use super::ports::{Ports, ShellRun, TestRun};
-use super::step::{Inspection, ProcessEnd, Snapshot};
+use super::step::{Inspection, ProcessEnd, Snapshot, SquashRequest};
 use super::txn::{Document, SessionTxn};
 use crate::agents::{CallRecord, Invocation};
 use crate::artifacts::Timestamp;
@@ -215,8 +215,15 @@ impl Ports for RealPorts<'_> {
         Ok(outcome.id().map(str::to_string))
     }
 
-    fn squash(&mut self, message: &str, trailers: &Trailers) -> Result<crate::git::SquashOutcome> {
-        self.cp.squash_session(message, trailers)
+    fn squash(&mut self, req: &SquashRequest) -> Result<crate::git::SquashOutcome> {
+        match &req.since {
+            Some(base) => self.cp.squash_since(base, &req.message, &req.trailers),
+            None => self.cp.squash_session(&req.message, &req.trailers),
+        }
+    }
+
+    fn wait_for_fix(&mut self, watching: &mut dyn FnMut(bool)) -> Result<super::ports::Wake> {
+        super::watch::wait(&self.root, watching, &process::interrupted)
     }
 
     fn scan(&mut self, tests: bool, files: &[String]) -> Vec<Finding> {

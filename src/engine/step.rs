@@ -404,6 +404,11 @@ pub struct ArchiveRequest {
 pub struct SquashRequest {
     pub message: String,
     pub trailers: Trailers,
+    /// Which commits are the session's: `None`, those whose trailers name
+    /// this session and run (the cycle commits itself); `Some(base)`, every
+    /// commit on top of `base` (`wfx run`: its steps commit, with no
+    /// trailers).
+    pub since: Option<String>,
 }
 
 /// Why a run stops for a person. One policy for both machines
@@ -513,6 +518,9 @@ pub struct Ending {
     pub exit: Exit,
     pub lines: Vec<String>,
     pub done: super::event::Done,
+    /// The run stopped to wait for a person's fix (manual mode): with
+    /// `--watch` the driver waits for it in-process instead of ending.
+    pub waits_for_fix: bool,
 }
 
 #[cfg(test)]

@@ -44,6 +44,22 @@ impl Checkpoints {
         };
         r.squash_session(message, trailers)
     }
+
+    /// Fold every commit on top of `base` (the commit `HEAD` was at when
+    /// the session started) into one: `wfx run`, whose steps make the
+    /// commits, with no trailers to tell them by. Refused when `HEAD` does
+    /// not descend from `base` along first parents or a merge is on the way.
+    pub fn squash_since(
+        &self,
+        base: &str,
+        message: &str,
+        trailers: &Trailers,
+    ) -> Result<SquashOutcome> {
+        let Some(r) = &self.repo else {
+            return Ok(SquashOutcome::Nothing);
+        };
+        r.squash_since(base, message, trailers)
+    }
 }
 
 impl Repo {
@@ -102,7 +118,54 @@ impl Repo {
                 }
             }
         }
-        if folded.len() < 2 {
+        self.fold(head, base, folded.len(), message, trailers)
+    }
+
+    fn squash_since(
+        &self,
+        base: &str,
+        message: &str,
+        trailers: &Trailers,
+    ) -> Result<SquashOutcome> {
+        let Some(head) = self.head_commit()? else {
+            return Ok(SquashOutcome::Nothing);
+        };
+        let base = Oid::from_str(base).map_err(ctx(format!("{base} is not a commit id")))?;
+        let mut folded = 0;
+        let mut cursor = Some(head.clone());
+        while let Some(c) = cursor.take() {
+            if c.id() == base {
+                return self.fold(head, Some(c), folded, message, trailers);
+            }
+            if c.parent_count() > 1 {
+                return Ok(SquashOutcome::Refused(format!(
+                    "{} is a merge commit",
+                    super::short_id(c.id())
+                )));
+            }
+            folded += 1;
+            if folded > TRAILER_SEARCH_DEPTH {
+                break;
+            }
+            cursor = c.parent(0).ok();
+        }
+        Ok(SquashOutcome::Refused(format!(
+            "HEAD does not descend from {}, where the session started",
+            super::short_id(base)
+        )))
+    }
+
+    /// One commit with `head`'s tree on top of `base` in place of the
+    /// `folded` commits between them (nothing when fewer than two).
+    fn fold(
+        &self,
+        head: Commit<'_>,
+        base: Option<Commit<'_>>,
+        folded: usize,
+        message: &str,
+        trailers: &Trailers,
+    ) -> Result<SquashOutcome> {
+        if folded < 2 {
             return Ok(SquashOutcome::Nothing);
         }
         let full = build_message(message, &self.stamp(trailers))?;
@@ -132,7 +195,7 @@ impl Repo {
         }
         Ok(SquashOutcome::Squashed {
             commit: id.to_string(),
-            folded: folded.len(),
+            folded,
         })
     }
 }

@@ -175,7 +175,8 @@ pub fn session_gitignore(policy: crate::artifacts::config::ArtifactPolicy) -> St
     match policy {
         ArtifactPolicy::All => {}
         ArtifactPolicy::Summary => text.push_str(
-            "# git.artifacts = summary: only state, plan, summaries, fix history, report.
+            "# git.artifacts = summary: only state, plan, summaries, fix history, report
+# (a `wfx run` session: its state and workflow).
 /*
 !/.gitignore
 !/workflow-session.json
@@ -188,6 +189,8 @@ pub fn session_gitignore(policy: crate::artifacts::config::ArtifactPolicy) -> St
 !/.process/iteration-state.json
 !/.process/fix-history.json
 !/.process/failure-report.md
+!/.process/run-state.json
+!/workflow.yml
 *.log
 ",
         ),

@@ -480,6 +480,20 @@ fn read_record<T: serde::de::DeserializeOwned>(mut file: &File) -> Option<T> {
     serde_json::from_str(text.trim()).ok()
 }
 
+/// Write the session's `.gitignore` for `git.artifacts` (DESIGN.md §10.7)
+/// when it says something else, so every commit of this run (wfx's, or a
+/// `wfx run` step's `git add -A`) follows the policy in force now.
+pub fn apply_artifact_policy(
+    paths: &crate::session::SessionPaths,
+    policy: crate::artifacts::config::ArtifactPolicy,
+) -> Result<()> {
+    let want = crate::session::layout::session_gitignore(policy);
+    if std::fs::read_to_string(paths.gitignore()).ok().as_deref() != Some(want.as_str()) {
+        write_atomic(&paths.gitignore(), want.as_bytes())?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

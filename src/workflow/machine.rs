@@ -25,12 +25,13 @@ use crate::artifacts::session::{SessionStatus, WorkflowSession};
 use crate::engine::event::{AttemptEvent, Done, Event, FrontEnd, Start, StepEvent, TestRunEvent};
 use crate::engine::step::{
     AgentCallDone, AgentRequest, ArchiveRequest, Before, Effect, Ending, Observation, Observed,
-    PauseReason, ShellDone, ShellRequest, Snapshot, Step as EngineStep, TestRequest, TestsRun,
-    Text,
+    PauseReason, ShellDone, ShellRequest, Snapshot, SquashRequest, Step as EngineStep, TestRequest,
+    TestsRun, Text,
 };
 use crate::engine::txn::{Document, Durability};
 use crate::engine::{Machine, real};
 use crate::error::{Exit, Result};
+use crate::git::{CommitKind, Trailers};
 use crate::session::Workspace;
 
 /// What a run works with that does not change while it runs.
@@ -106,7 +107,7 @@ impl Machine for RunMachine {
                 return EngineStep::Do(Effect::Archive(ArchiveRequest {
                     session_id: s.state.session_id.clone(),
                     commit: None,
-                    squash: None,
+                    squash: self.squash_request(s),
                 }));
             }
             return EngineStep::End(self.ending(s, stop));
@@ -134,7 +135,16 @@ impl Machine for RunMachine {
             Observed::Updated if s.state.current_step > self.wf.steps.len() => {
                 self.finish(s, &mut out)
             }
-            Observed::Archived { .. } => s.archived = true,
+            Observed::Archived { .. } => {
+                s.archived = true;
+                if let Some(why) = &s.session.git.foreign_commits
+                    && self.squash_due(s)
+                {
+                    out.push(Event::warning(format!(
+                        "git.squash: the session's commits are left as they are: {why}; squashing would rewrite commits that are not the run's"
+                    )));
+                }
+            }
             what => {
                 let index = s.state.current_step;
                 let Some(step) = self.wf.steps.get(index - 1) else {
@@ -376,6 +386,7 @@ impl RunMachine {
         Ending {
             exit,
             lines,
+            waits_for_fix: false,
             done: Done {
                 session_id: s.state.session_id.clone(),
                 front_end: Some(FrontEnd::Run),
@@ -395,6 +406,61 @@ impl RunMachine {
 
     /// The summary people read on stdout: the outcome, one line per step,
     /// why it stopped, where the session is.
+    /// `git.squash` (DESIGN.md §10.7): a run that succeeded folds the
+    /// commits its steps made since it started into one. wfx makes none
+    /// itself here, so the session's commits are those on top of the
+    /// commit `HEAD` was at when the run started.
+    fn squash_request(&self, s: &RunSession) -> Option<SquashRequest> {
+        let base = s.session.git.base_commit.clone()?;
+        (self.squash_due(s) && s.session.git.foreign_commits.is_none()).then(|| SquashRequest {
+            message: self.squash_message(s),
+            trailers: Trailers::new(
+                s.state.session_id.clone(),
+                attempts_of(&s.state),
+                CommitKind::Final,
+            ),
+            since: Some(base),
+        })
+    }
+
+    /// `git.squash` applies: a repository, the setting, a run that succeeded.
+    fn squash_due(&self, s: &RunSession) -> bool {
+        self.repo
+            && self.config.git.squash
+            && matches!(
+                s.state.status,
+                RunStatus::Completed | RunStatus::PartialSuccess
+            )
+    }
+
+    /// The one commit's message: what the run did, step by step (the
+    /// shape of the cycle's squashed commit).
+    fn squash_message(&self, s: &RunSession) -> String {
+        let mut lines = vec![
+            format!(
+                "workflow: {} {} ({} step(s), {} debug attempt(s), squashed)",
+                s.state.workflow_name,
+                s.state.status,
+                s.state.steps.len(),
+                attempts_of(&s.state)
+            ),
+            String::new(),
+        ];
+        lines.extend(self.step_lines(s).map(|l| format!("- {l}")));
+        lines.join("\n")
+    }
+
+    /// One line per step: what it did and how it ended.
+    fn step_lines<'a>(&'a self, s: &'a RunSession) -> impl Iterator<Item = String> + 'a {
+        s.state.steps.iter().map(|r| {
+            let step = self.wf.steps.get(r.index.saturating_sub(1));
+            let label = step
+                .map(|s| s.label())
+                .unwrap_or_else(|| format!("step {}", r.index));
+            decide::summary_line(r, &label, step.and_then(on_failure_of))
+        })
+    }
+
     fn summary(&self, s: &RunSession) -> Vec<String> {
         let never = never_passed(&s.state);
         let mut head = format!("workflow {}: {}", s.state.workflow_name, s.state.status);
@@ -407,16 +473,7 @@ impl RunMachine {
             ));
         }
         let mut lines = vec![head];
-        for r in &s.state.steps {
-            let step = self.wf.steps.get(r.index.saturating_sub(1));
-            let label = step
-                .map(|s| s.label())
-                .unwrap_or_else(|| format!("step {}", r.index));
-            lines.push(format!(
-                "  {}",
-                decide::summary_line(r, &label, step.and_then(on_failure_of))
-            ));
-        }
+        lines.extend(self.step_lines(s).map(|l| format!("  {l}")));
         if let Some(reason) = &s.state.stop_reason {
             lines.push(format!("stopped: {reason}"));
         }
@@ -1272,6 +1329,11 @@ pub fn inline_or_path(text: &str, rel: &str) -> String {
     } else {
         text.trim_end_matches(['\n', '\r']).to_string()
     }
+}
+
+/// Debug attempts made over the whole run.
+fn attempts_of(state: &RunState) -> u32 {
+    state.steps.iter().map(|r| r.attempts.len() as u32).sum()
 }
 
 #[cfg(test)]

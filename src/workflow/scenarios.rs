@@ -126,6 +126,7 @@ fn drive(
             max_cost_usd: m.config.agents.max_cost_usd,
             resumed,
             fold_agent_commits: false,
+            watch: false,
         },
     )
     .unwrap();

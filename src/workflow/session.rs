@@ -19,7 +19,7 @@ use crate::engine::real::RealPorts;
 use crate::engine::{DriverConfig, Ending, Event, Sinks};
 use crate::error::{Error, Result};
 use crate::git::Checkpoints;
-use crate::session::layout::SESSION_GITIGNORE;
+use crate::report::view::short_commit;
 use crate::session::store::{self, SessionLock};
 use crate::session::{SessionRef, Workspace, id};
 use crate::ui::Printer;
@@ -127,7 +127,7 @@ pub fn start(setup: &Setup, base_id: &str) -> Result<RunOutcome> {
         let _ = std::fs::remove_dir_all(&paths.session.dir);
         return Err(e);
     }
-    store::write_atomic(&paths.session.gitignore(), SESSION_GITIGNORE.as_bytes())?;
+    store::apply_artifact_policy(&paths.session, setup.config.git.artifacts)?;
     store::write_atomic(&paths.workflow_copy(), setup.text.as_bytes())?;
     let now = Utc::now();
     let session = WorkflowSession {
@@ -237,7 +237,19 @@ pub fn resume(setup: &Setup, sref: SessionRef, state: Option<RunState>) -> Resul
         store::write_atomic(&paths.workflow_copy(), setup.text.as_bytes())?;
     }
     reconcile_steps(&mut state, setup.wf, &paths, ws);
-    let session = ws.load_session(&sref)?;
+    store::apply_artifact_policy(&paths.session, setup.config.git.artifacts)?;
+    let mut session = ws.load_session(&sref)?;
+    if let Some(then) = session.git.paused_head.take() {
+        let now = git.head()?;
+        if session.git.foreign_commits.is_none() && now.as_deref() != Some(then.as_str()) {
+            session.git.foreign_commits = Some(format!(
+                "HEAD moved from {} to {} while the run was paused",
+                short_commit(&then),
+                now.as_deref()
+                    .map_or_else(|| "nothing".into(), short_commit)
+            ));
+        }
+    }
     drive(setup, paths, state, session, lock, git, &mut sinks, true)
 }
 
@@ -278,12 +290,21 @@ fn drive(
         max_cost_usd: setup.config.agents.max_cost_usd,
         resumed,
         fold_agent_commits: false,
+        watch: false,
     };
     match crate::engine::run(&machine, &mut run, &mut ports, sinks, &config) {
-        Ok(ending) => Ok(RunOutcome {
-            ending,
-            state: run.state,
-        }),
+        Ok(ending) => {
+            if run.state.status == RunStatus::Paused && ports.cp.is_repo() {
+                // Its resume compares (`git.squash` must not fold a commit
+                // made meanwhile).
+                run.session.git.paused_head = ports.cp.head()?;
+                store::write_json(&paths.session.session_json(), &run.session)?;
+            }
+            Ok(RunOutcome {
+                ending,
+                state: run.state,
+            })
+        }
         Err(e) => {
             // Whatever stopped the run, it stays resumable (when its
             // directory is still there to say so).

@@ -3,6 +3,7 @@
 //! builders for hand-made sessions.
 #![allow(dead_code)]
 
+pub mod pty;
 pub mod stories;
 
 use std::path::{Path, PathBuf};
