@@ -109,8 +109,8 @@ Examples:
       run the single active test session
   wfx test-cycle-execute WFS-test-auth-api
       run or resume that session (same as --resume-session=WFS-test-auth-api)
-  wfx test-cycle-execute WFS-test-auth-api --max-iterations 15
-      resume a blocked session with more fix attempts
+  wfx session resume WFS-test-auth && wfx test-cycle-execute WFS-test-auth --max-iterations 15
+      a blocked session: mark it active again, then go on with more fix attempts
   wfx test-cycle-execute --fix-agent manual --watch
       you fix; wfx retests each time you save a file (or press Enter),
       Ctrl-C pauses")]

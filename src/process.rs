@@ -68,7 +68,7 @@ impl Spec {
 
     /// `sh -c <script>`: only for commands a user wrote as one string.
     pub fn shell(script: &str, cwd: impl Into<PathBuf>) -> Spec {
-        Spec::new(["sh", "-c", script], cwd)
+        Spec::new([shell_program(), "-c", script], cwd)
     }
 
     pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Spec {
@@ -661,6 +661,20 @@ pub fn run(mut spec: Spec, on_spawn: &mut dyn FnMut(i32)) -> Result<Outcome> {
         tail,
         total_bytes,
         pgid,
+    })
+}
+
+/// The shell that runs a command written as one string: `/bin/sh`, which
+/// POSIX systems have whatever PATH says (a PATH holding only a project's
+/// toolchain still runs its tests), else `sh` from PATH.
+pub fn shell_program() -> &'static str {
+    static SH: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
+    SH.get_or_init(|| {
+        if Path::new("/bin/sh").is_file() {
+            "/bin/sh"
+        } else {
+            "sh"
+        }
     })
 }
 

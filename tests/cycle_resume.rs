@@ -135,6 +135,61 @@ fn a_blocked_session_resumed_by_a_person_gets_more_attempts() {
     );
 }
 
+/// The last command line of `text` that retries a blocked session.
+fn retry_line(text: &str) -> String {
+    text.lines()
+        .filter_map(|l| {
+            l.find("wfx session resume")
+                .map(|i| l[i..].trim_end_matches('`').to_string())
+        })
+        .next_back()
+        .unwrap_or_else(|| panic!("no retry command in:\n{text}"))
+}
+
+#[test]
+fn a_fix_kept_when_the_limit_is_reached_is_committed_and_every_retry_names_one_number() {
+    let env = Env::new();
+    env.cycle_project("node-calc", &fixer_config("fix-one"));
+    env.plan_calculator();
+    // One attempt: the fixer fixes one of the two failures, the limit is
+    // reached. The kept fix is committed before the session stops blocked
+    // (issue #20 walk-through: it was left uncommitted in the tree).
+    let first = env.cycle(&["--max-iterations", "1"]).code(1);
+    let first = String::from_utf8_lossy(&first.get_output().stdout).to_string();
+    assert_eq!(
+        env.subjects()[0],
+        "test-cycle: iteration 1 - conservative strategy (pass: 77.7% → 88.8%)"
+    );
+    assert_eq!(env.git(&["status", "--porcelain", "--", "src"]), "");
+    let report = env.read(&format!("{ACTIVE}/.process/failure-report.md"));
+    let commit = env.git(&["rev-parse", "--short=10", "HEAD"]);
+    assert!(
+        report.contains(&format!("| {} |", commit.trim())),
+        "the failure report names the fix's commit {commit}:\n{report}"
+    );
+    // A resume refused because the session is still blocked names the
+    // same retry command as the run that blocked it, the failure report
+    // and `wfx status`, whatever --max-iterations it was given.
+    let refused = env.cycle(&[ID, "--max-iterations", "2"]).code(1);
+    let refused = String::from_utf8_lossy(&refused.get_output().stdout).to_string();
+    let status = env.wfx().arg("status").assert().success();
+    let status = String::from_utf8_lossy(&status.get_output().stdout).to_string();
+    let want = format!(
+        "wfx session resume {ID} && wfx test-cycle-execute --resume-session={ID} --max-iterations=3"
+    );
+    for (what, text) in [
+        ("first run", &first),
+        ("refused resume", &refused),
+        ("status", &status),
+    ] {
+        assert_eq!(retry_line(text), want, "{what}:\n{text}");
+    }
+    assert!(
+        report.contains(&format!("--resume-session={ID} --max-iterations=3`")),
+        "{report}"
+    );
+}
+
 #[test]
 fn a_second_run_on_the_same_session_is_refused() {
     let (env, mut first) = start_cycle_with_sleeper(Stdio::null);

@@ -72,7 +72,10 @@ fn no_test_command_or_a_missing_runner_is_refused_before_anything_is_planned() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
-            "no test command detected in .: set one in .workflow/wfx.json",
+            "no test command detected in .: looked for Cargo.toml, pyproject.toml",
+        ))
+        .stderr(predicate::str::contains(
+            "Set one in .workflow/wfx.json, e.g.",
         ));
     no_session_written(&env);
 
@@ -115,7 +118,12 @@ fn a_project_without_tests_is_told_so_and_never_reaches_the_fix_agent() {
         ))
         .stdout(predicate::str::contains(
             "Continue with: wfx test-cycle-execute --resume-session=WFS-test-the-lib",
-        ));
+        ))
+        // The run is not told as a failing test (the command line).
+        .stderr(predicate::str::contains(
+            "Iteration 1 · no test ran · full suite",
+        ))
+        .stderr(predicate::str::contains("1 failing").not());
     let active = ".workflow/active/WFS-test-the-lib/.process";
     let state = env.json(&format!("{active}/iteration-state.json"));
     assert_eq!(state["next_action"], "run_tests");
@@ -129,6 +137,26 @@ fn a_project_without_tests_is_told_so_and_never_reaches_the_fix_agent() {
             .join(".workflow/active/WFS-test-the-lib/.task/IMPL-fix-1.json")
             .exists()
     );
+    // The run's summary does not list the command as a failing test.
+    let summary =
+        env.read(".workflow/active/WFS-test-the-lib/.summaries/iteration-summaries/iteration-1.md");
+    assert!(
+        summary.contains("- Run: full · no test ran: `"),
+        "{summary}"
+    );
+    assert!(!summary.contains("Failing tests"), "{summary}");
+    // `wfx status` says why the session waits, not a guess, and the run's
+    // row counts no test, not the command as one failing test.
+    env.wfx()
+        .arg("status")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("0/1").not())
+        .stdout(predicate::str::contains("no test ran"))
+        .stdout(predicate::str::contains(
+            "Paused: no tests found. Write tests first",
+        ))
+        .stdout(predicate::str::contains("interrupted, or an agent").not());
 
     // The person writes a test, commits it, and resumes.
     env.write(

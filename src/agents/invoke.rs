@@ -275,7 +275,11 @@ fn command_line(inv: &Invocation, vars: &Vars) -> Result<Vec<String>> {
             .collect(),
         AgentKind::Command(CommandSpec::Shell(s)) => {
             let script = vars::interpolate(s, vars, Mode::Shell).map_err(bad_var)?;
-            Ok(vec!["sh".into(), "-c".into(), script])
+            Ok(vec![
+                crate::process::shell_program().into(),
+                "-c".into(),
+                script,
+            ])
         }
     }
 }

@@ -302,6 +302,9 @@ pub struct IterationState {
     pub best_pass_rate: Option<f64>,
     pub stuck_tests: Vec<String>,
     pub blocked_reason: Option<String>,
+    /// Why a paused session waits, as people read it (no tests found, the
+    /// environment, an agent unavailable, interrupted); `None` once it runs.
+    pub paused_reason: Option<String>,
     pub iterations: Vec<IterationRecord>,
     /// The run (by `run` number) whose results describe the code as it is
     /// now: the last run, or after a rollback the run before the undone
@@ -447,6 +450,10 @@ pub struct IterationStateFile {
     pub stuck_tests: Vec<String>,
     #[serde(default)]
     pub blocked_reason: Option<String>,
+    /// Why a paused session waits, as people read it (no tests found, the
+    /// environment, an agent unavailable, interrupted); absent once it runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paused_reason: Option<String>,
     /// Every test run, in order (an iteration may have several).
     #[serde(default)]
     pub iterations: Vec<IterationRecord>,
@@ -567,6 +574,7 @@ impl TryFrom<IterationStateFile> for IterationState {
             best_pass_rate: f.best_pass_rate,
             stuck_tests: f.stuck_tests,
             blocked_reason: f.blocked_reason,
+            paused_reason: f.paused_reason,
             iterations,
             baseline_run: f.baseline_run,
             pending_commit: f.pending_commit,
@@ -669,6 +677,7 @@ impl From<IterationState> for IterationStateFile {
             best_pass_rate: s.best_pass_rate,
             stuck_tests: s.stuck_tests,
             blocked_reason: s.blocked_reason,
+            paused_reason: s.paused_reason,
             iterations: s.iterations,
             baseline_run: s.baseline_run,
             fix,

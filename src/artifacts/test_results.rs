@@ -173,6 +173,9 @@ pub fn pass_rate(passed: u32, failed: u32, errors: u32) -> f64 {
     (passed as u64 * 1000 / denom) as f64 / 10.0
 }
 
+/// What a run in which no test was parsed shows in place of its counts.
+pub const NO_TEST_RAN: &str = "no test ran";
+
 /// The counts behind a pass rate, as people read them: passed of the tests
 /// that ran (the denominator of [`pass_rate`]: skipped tests excluded), and
 /// the skipped ones beside it, so "100.0%" never sits next to "11/12".
@@ -186,7 +189,16 @@ pub struct Counts {
 
 impl Counts {
     /// From a record's `passed`, `failed` (errors included) and `total`.
+    /// No test parsed (`total` and `passed` 0) is no test ran, whatever
+    /// `failed` says: the one "failure" of such a run is the command.
     pub fn of(passed: u32, failed: u32, total: u32) -> Counts {
+        if total == 0 && passed == 0 {
+            return Counts {
+                passed: 0,
+                ran: 0,
+                skipped: 0,
+            };
+        }
         let ran = passed.saturating_add(failed);
         Counts {
             passed,
@@ -195,8 +207,11 @@ impl Counts {
         }
     }
 
-    /// A table cell: `11/11`, or `11/11 (1 skipped)`.
+    /// A table cell: `11/11`, or `11/11 (1 skipped)`; `no test ran`.
     pub fn cell(&self) -> String {
+        if self.ran == 0 && self.skipped == 0 {
+            return NO_TEST_RAN.to_string();
+        }
         match self.skipped {
             0 => format!("{}/{}", self.passed, self.ran),
             n => format!("{}/{} ({n} skipped)", self.passed, self.ran),
@@ -207,6 +222,9 @@ impl Counts {
 /// In a sentence: `11/11 passed`, or `11/11 passed, 1 skipped`.
 impl std::fmt::Display for Counts {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.ran == 0 && self.skipped == 0 {
+            return f.write_str(NO_TEST_RAN);
+        }
         write!(f, "{}/{} passed", self.passed, self.ran)?;
         if self.skipped > 0 {
             write!(f, ", {} skipped", self.skipped)?;
@@ -225,7 +243,9 @@ mod tests {
             (11, 0, 12, "11/11 (1 skipped)", "11/11 passed, 1 skipped"),
             (9, 2, 12, "9/11 (1 skipped)", "9/11 passed, 1 skipped"),
             (10, 0, 10, "10/10", "10/10 passed"),
-            (0, 0, 0, "0/0", "0/0 passed"),
+            (0, 0, 0, "no test ran", "no test ran"),
+            // Nothing parsed, the command counted as one error.
+            (0, 1, 0, "no test ran", "no test ran"),
             // A hand-edited record with total below the counts: no skip.
             (5, 5, 3, "5/10", "5/10 passed"),
         ] {

@@ -310,7 +310,7 @@ fn check(
         AgentKind::Command(spec) => {
             let program = match spec {
                 CommandSpec::Argv(argv) => argv.first().cloned().unwrap_or_default(),
-                CommandSpec::Shell(_) => "sh".to_string(),
+                CommandSpec::Shell(_) => crate::process::shell_program().to_string(),
             };
             // A program given as a variable is only known at call time.
             let path = if program.contains("${") {

@@ -10,7 +10,6 @@ use crate::artifacts::test_results::{Scope, TestResults};
 use crate::cli::TestArgs;
 use crate::error::{Error, Exit, Result};
 use crate::session::store;
-use crate::testing::detect::MARKERS;
 use crate::testing::results::failing_ids;
 use crate::testing::{self, RunRequest};
 use crate::ui::Style;
@@ -18,11 +17,9 @@ use crate::ui::Style;
 pub fn run(ctx: &Ctx, args: TestArgs) -> Result<Exit> {
     let config = ctx.ws.load_config()?;
     let detected = testing::detect(&ctx.ws.root, &config.test).ok_or_else(|| {
-        Error::usage(format!(
-            "no test command detected in {}: looked for {}. Set one in {}, e.g. {{\"test\": {{\"command\": \"make check\"}}}}",
-            ctx.ws.root.display(),
-            MARKERS.join(", "),
-            ctx.ws.rel(&ctx.ws.config_path()),
+        Error::usage(testing::detect::not_detected(
+            &ctx.ws.rel(&ctx.ws.root),
+            &ctx.ws.rel(&ctx.ws.config_path()),
         ))
     })?;
 

@@ -77,7 +77,13 @@ impl Machine for CycleMachine {
     type State = CycleState;
 
     fn next(&self, s: &CycleState) -> Step {
-        if let Some(stop) = &s.stop {
+        // A fix kept by the run that reached a limit is committed before
+        // the session stops blocked: its checkpoint is not left for a
+        // resume that may never come.
+        let blocked_now = matches!(s.stop, Some(Stop::Blocked { just_now: true }));
+        if let Some(stop) = &s.stop
+            && !(blocked_now && s.iter.pending_commit.is_some())
+        {
             return Step::End(self.ending(s, stop));
         }
         if let Some(pc) = &s.iter.pending_commit {
@@ -363,7 +369,6 @@ impl CycleMachine {
     fn start(&self, s: &mut CycleState, resumed: bool, out: &mut Vec<Event>) {
         // A start after a pause in the same process (`--watch`) goes on.
         s.stop = None;
-        s.iter.max_iterations = self.limits.max_iterations;
         if s.location == Location::Archived {
             return;
         }
@@ -379,6 +384,11 @@ impl CycleMachine {
             LoopStatus::Paused => s.iter.status = LoopStatus::Running,
             LoopStatus::Running | LoopStatus::AwaitingFix => {}
         }
+        s.iter.paused_reason = None;
+        // Only a session that runs takes this invocation's limit: a refused
+        // one keeps the limit it was blocked under, so its retry command
+        // names the same number as `wfx status` and the failure report.
+        s.iter.max_iterations = self.limits.max_iterations;
         if s.iter.status != LoopStatus::AwaitingFix {
             s.session.status = SessionStatus::Active;
         }
@@ -463,6 +473,9 @@ impl CycleMachine {
         s.touch(Doc::State);
         s.touch(Doc::Todo);
         let message = self.pause_message(s, &reason);
+        // `wfx status` names why the session waits; a manual fix has its
+        // own status and task file.
+        s.iter.paused_reason = (!manual && !completed).then(|| message.clone());
         out.push(Event::Paused {
             reason: reason.clone(),
             message,
@@ -624,7 +637,7 @@ impl CycleMachine {
         format!(
             "wfx session resume {id} && wfx test-cycle-execute --resume-session={id} --max-iterations={}",
             crate::artifacts::iteration_state::retry_max_iterations(
-                self.limits.max_iterations,
+                s.iter.max_iterations,
                 s.attempts()
             ),
             id = self.id
@@ -805,6 +818,10 @@ impl CycleMachine {
             }
         }
         s.touch(Doc::State);
+        if let Some(reason) = s.iter.blocked_reason.clone() {
+            // The failure report was written before this commit: name it.
+            s.touch(Doc::FailureReport(reason));
+        }
         if let Some(c) = id {
             out.push(Event::Commit {
                 commit: c,

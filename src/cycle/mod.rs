@@ -470,14 +470,10 @@ fn detect_or_refuse(
     config: &crate::artifacts::config::Config,
     root: &Path,
 ) -> Result<crate::testing::detect::Detected> {
-    let shown = match ws.rel(root) {
-        r if r.is_empty() => ".".to_string(),
-        r => r,
-    };
     let Some(detected) = crate::testing::detect(root, &config.test) else {
-        return Err(Error::usage(format!(
-            "no test command detected in {shown}: set one in {}, e.g. {{\"test\": {{\"command\": \"make check\"}}}}",
-            ws.rel(&ws.config_path())
+        return Err(Error::usage(crate::testing::detect::not_detected(
+            &ws.rel(root),
+            &ws.rel(&ws.config_path()),
         )));
     };
     if let Some(program) = crate::testing::detect::program_of(&detected.command)
@@ -604,6 +600,7 @@ pub(crate) fn initial_state(
         best_pass_rate: None,
         stuck_tests: Vec::new(),
         blocked_reason: None,
+        paused_reason: None,
         iterations: Vec::new(),
         baseline_run: None,
         pending_commit: None,

@@ -120,7 +120,7 @@ pub(super) fn failure_report(m: &CycleMachine, s: &CycleState, reason: &str) -> 
         format!(
             "Continue the loop, with more attempts if the limit was reached: `wfx test-cycle-execute --resume-session={id} --max-iterations={}`",
             crate::artifacts::iteration_state::retry_max_iterations(
-                m.limits.max_iterations,
+                s.iter.max_iterations,
                 history.entries.len() as u32
             )
         ),
@@ -175,6 +175,8 @@ pub(super) fn iteration_summary(
         "passed": rec.passed,
         "total": rec.total,
         "failed": rec.failed,
+        // Nothing parsed: the one "failure" is the command itself.
+        "no_test_ran": rec.total == 0 && rec.passed == 0,
         "started_at": ts(Some(rec.started_at)),
         "completed_at": ts(rec.completed_at),
         "result": rec.result.map(|r| json_str(&r)),

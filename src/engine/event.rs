@@ -456,12 +456,22 @@ impl Event {
                 } else {
                     format!(" · note: {}", r.notes.join("; "))
                 };
+                // No test was parsed (none found, or the runner failed
+                // before its first test): a pass rate and "1 failing" would
+                // count the command itself as a failing test.
+                let counts = if r.total == 0 && r.passed == 0 {
+                    crate::artifacts::test_results::NO_TEST_RAN.to_string()
+                } else {
+                    format!(
+                        "{}{} · {} failing",
+                        paint(Style::Bold, &format!("{:.1}%", r.pass_rate)),
+                        delta_text(r.previous_pass_rate, r.pass_rate),
+                        r.failed,
+                    )
+                };
                 format!(
-                    "Iteration {} · {}{} · {} failing · {} {}{mark}{notes}",
+                    "Iteration {} · {counts} · {} {}{mark}{notes}",
                     r.iteration,
-                    paint(Style::Bold, &format!("{:.1}%", r.pass_rate)),
-                    delta_text(r.previous_pass_rate, r.pass_rate),
-                    r.failed,
                     r.label,
                     duration::millis(r.duration_ms),
                 )

@@ -176,7 +176,12 @@ pub fn pass_rate_chart_with(runs: &[RunView], threshold: f64, o: &ChartOptions) 
                 format!("{} {}: {}", o.point, r.iteration, r.pass_rate_text)
             };
             if let Some(st) = &r.strategy_before {
-                let _ = write!(tip, ", after a {st} fix");
+                let article = if st.starts_with(['a', 'e', 'i', 'o', 'u']) {
+                    "an"
+                } else {
+                    "a"
+                };
+                let _ = write!(tip, ", after {article} {st} fix");
             } else if o.cycle && i == 0 {
                 tip.push_str(", first run");
             }
@@ -400,6 +405,7 @@ mod tests {
         assert!(points[1].contains(r##"fill="#2563eb" stroke="#2563eb""##));
         assert!(points[1].contains("after a conservative fix</title>"));
         assert!(points[2].contains(r##"fill="#ea580c" stroke="#ea580c""##));
+        assert!(points[2].contains("after an aggressive fix</title>"));
         // The legend names that colour "first run".
         assert!(svg.contains(&format!(
             r##"r="5" fill="{first_run}"/><text x="64.0" y="286.0" font-size="11" fill="#374151">first run</text>"##

@@ -857,10 +857,13 @@ pub fn outcome(data: &SessionData) -> Outcome {
             "paused",
             "Paused",
             match state {
-                Some(s) => format!(
-                    "stopped before `{}` (interrupted, or an agent was unavailable); resumable",
-                    s.next_action().as_str()
-                ),
+                Some(s) => match &s.paused_reason {
+                    Some(why) => format!("{}; resumable", why.trim_end_matches('.')),
+                    None => format!(
+                        "stopped before `{}` (interrupted, or an agent was unavailable); resumable",
+                        s.next_action().as_str()
+                    ),
+                },
                 None => "stopped (interrupted); resumable".into(),
             },
         ),
@@ -1308,6 +1311,7 @@ mod tests {
             best_pass_rate: None,
             stuck_tests: vec![],
             blocked_reason: reason.map(str::to_string),
+            paused_reason: None,
             iterations: vec![],
             baseline_run: None,
             pending_commit: None,

@@ -129,6 +129,18 @@ pub const NEXTEST_DOCTESTS: &str = "cargo test --doc --no-fail-fast";
 /// library (and so may have doctests).
 pub const NEXTEST_NO_DOCTESTS: &str = "nextest does not run doctests; they are not part of these results (leave test.command unset to have wfx run `cargo test --doc` after nextest, or add it to the command)";
 
+/// Why there is no test command, and what to do: the one message of
+/// `wfx test` and of `test-fix-gen`'s check before planning. `dir` is the
+/// project root relative to the workspace (empty: `.`), `config` the
+/// config file's path.
+pub fn not_detected(dir: &str, config: &str) -> String {
+    let dir = if dir.is_empty() { "." } else { dir };
+    format!(
+        "no test command detected in {dir}: looked for {}. Set one in {config}, e.g. {{\"test\": {{\"command\": \"make check\"}}}}",
+        MARKERS.join(", ")
+    )
+}
+
 /// Marker files detection looks at, in order; named in the "no test command"
 /// message so the user knows what was looked for.
 pub const MARKERS: &[&str] = &[
