@@ -1027,6 +1027,26 @@ fn snapshots_see_whole_directories_come_and_go_beside_the_session() {
     );
 }
 
+/// The guard taken before each agent call reuses its copy of a session
+/// file only while the file is unchanged: a rewrite of the same size in
+/// the same second is copied anew, and a restore writes that version.
+#[test]
+fn the_head_guard_restores_each_session_files_latest_version() {
+    let env = project();
+    write_session(&env, 1);
+    let cp = open(&env);
+    let dir = env.root.join(SESSION);
+    let rel = format!("{SESSION}/notes.md");
+    env.write(&rel, "version 1\n");
+    let first = cp.head_guard(Some(&dir)).unwrap();
+    env.write(&rel, "version 2\n");
+    let second = cp.head_guard(Some(&dir)).unwrap();
+    assert_ne!(first.session_files, second.session_files);
+    std::fs::remove_file(dir.join("notes.md")).unwrap();
+    cp.restore_to(&second, None).unwrap();
+    assert_eq!(env.read(&rel), "version 2\n");
+}
+
 #[test]
 fn project_root_in_a_subdirectory_sees_only_its_own_files() {
     let env = Env::new();

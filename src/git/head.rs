@@ -207,6 +207,10 @@ impl Repo {
 
     /// The regular files under `dir` (whose scope in the repository is
     /// `scope`), with content and mode; wfx's temp files left out.
+    /// Every file of the session directory `dir`, with its bytes. A file
+    /// whose size, times and inode are what they were at the last copy is
+    /// taken from that copy: the guard runs before every agent call, and
+    /// reading every session file each time grew with the session.
     fn copy_files(&self, dir: &Path, scope: &[u8]) -> Result<Vec<SessionFile>> {
         use std::os::unix::fs::PermissionsExt;
         let mut out = Vec::new();
@@ -222,15 +226,35 @@ impl Repo {
             let Ok(rel) = entry.path().strip_prefix(dir) else {
                 continue;
             };
-            let bytes = match std::fs::read(entry.path()) {
-                Ok(b) => b,
+            let meta = match entry.metadata() {
+                Ok(m) => m,
                 // Gone since the walk saw it: nothing to keep.
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                Err(e) => return Err(Error::io(entry.path(), e)),
+                Err(_) => continue,
             };
-            let exec = entry
-                .metadata()
-                .is_ok_and(|m| m.permissions().mode() & 0o111 != 0);
+            let key = CopyKey::of(&meta);
+            let cached = self
+                .session_copies
+                .borrow()
+                .get(entry.path())
+                .filter(|(k, _)| *k == key)
+                .map(|(_, b)| b.clone());
+            let bytes = match cached {
+                Some(b) => b,
+                None => match std::fs::read(entry.path()) {
+                    Ok(b) => {
+                        // Big logs are read each time rather than kept twice.
+                        if b.len() <= CACHED_COPY_MAX {
+                            self.session_copies
+                                .borrow_mut()
+                                .insert(entry.path().to_path_buf(), (key, b.clone()));
+                        }
+                        b
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                    Err(e) => return Err(Error::io(entry.path(), e)),
+                },
+            };
+            let exec = meta.permissions().mode() & 0o111 != 0;
             let mut path = scope.to_vec();
             if !path.is_empty() {
                 path.push(b'/');
@@ -350,3 +374,31 @@ impl Repo {
         Ok(())
     }
 }
+
+/// Session files up to this size are kept between guards.
+const CACHED_COPY_MAX: usize = 256 * 1024;
+
+/// What identifies a file's content without reading it: size, modification
+/// and change times (nanoseconds) and inode. Any write changes the times.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct CopyKey {
+    len: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+    ino: u64,
+}
+
+impl CopyKey {
+    fn of(meta: &std::fs::Metadata) -> CopyKey {
+        use std::os::unix::fs::MetadataExt;
+        CopyKey {
+            len: meta.len(),
+            mtime: (meta.mtime(), meta.mtime_nsec()),
+            ctime: (meta.ctime(), meta.ctime_nsec()),
+            ino: meta.ino(),
+        }
+    }
+}
+
+/// The head guard's copies of session files (absolute path → key, bytes).
+pub(super) type CopyCache = std::collections::HashMap<std::path::PathBuf, (CopyKey, Vec<u8>)>;

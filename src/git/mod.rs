@@ -257,6 +257,9 @@ struct Repo {
     /// Such files seen (git paths); [`Checkpoints::oversized`] keeps
     /// those still there and still too big.
     oversized: std::cell::RefCell<BTreeSet<Vec<u8>>>,
+    /// The head guard's last copy of each session file, with what its
+    /// metadata was: a file unchanged since is not read again.
+    session_copies: std::cell::RefCell<head::CopyCache>,
     /// Run the repository's commit hooks (`git.hooks`).
     hooks: bool,
 }
@@ -343,6 +346,7 @@ impl Checkpoints {
                 left_out: Default::default(),
                 max_new_file: DEFAULT_MAX_NEW_FILE_MIB << 20,
                 oversized: Default::default(),
+                session_copies: Default::default(),
                 hooks: true,
             }),
         })
