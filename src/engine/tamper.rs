@@ -24,6 +24,7 @@ use super::step::Snapshot;
 use crate::agents::{CallRecord, Role};
 use crate::artifacts::fix_history::Tamper;
 use crate::error::{Error, Result};
+use crate::session::store::FileKey;
 
 /// A digest of bytes, to know whether a file still holds what was written.
 pub fn digest(bytes: &[u8]) -> u64 {
@@ -44,17 +45,22 @@ pub struct SessionCopies {
 struct Kept {
     digest: u64,
     bytes: Vec<u8>,
+    /// The file's key right after wfx wrote it: while it is the same, the
+    /// file holds what wfx wrote and need not be read to know.
+    key: Option<FileKey>,
 }
 
 impl SessionCopies {
     /// `path` now holds `bytes`, written (or found equal) by wfx.
     pub fn record(&mut self, path: &Path, bytes: &[u8]) {
         let d = digest(bytes);
+        let key = FileKey::at(path);
         match self.kept.get_mut(path) {
-            Some(k) if k.digest == d => {}
+            Some(k) if k.digest == d => k.key = key,
             Some(k) => {
                 k.digest = d;
                 k.bytes = bytes.to_vec();
+                k.key = key;
             }
             None => {
                 self.kept.insert(
@@ -62,10 +68,18 @@ impl SessionCopies {
                     Kept {
                         digest: d,
                         bytes: bytes.to_vec(),
+                        key,
                     },
                 );
             }
         }
+    }
+
+    /// Whether `path` is untouched since wfx wrote it (same key): `None`
+    /// when that cannot be told without reading it.
+    pub fn untouched(&self, path: &Path) -> Option<bool> {
+        let kept = self.kept.get(path)?.key?;
+        (FileKey::at(path) == Some(kept)).then_some(true)
     }
 
     /// The digest of what wfx last wrote to `path`.
@@ -90,7 +104,10 @@ impl SessionCopies {
         let mut out: Vec<PathBuf> = self
             .kept
             .iter()
-            .filter(|(p, k)| read(p).is_none_or(|b| digest(&b) != k.digest))
+            .filter(|(p, k)| {
+                let untouched = k.key.is_some() && FileKey::at(p) == k.key;
+                !untouched && read(p).is_none_or(|b| digest(&b) != k.digest)
+            })
             .map(|(p, _)| p.clone())
             .collect();
         out.sort();
@@ -203,6 +220,30 @@ pub fn restore_tree(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A file is taken as untouched only while its key is the one wfx
+    /// saw after writing it: a same-size rewrite in the same second, or a
+    /// file put back whole, is read and compared.
+    #[test]
+    fn a_same_size_rewrite_is_found_although_nothing_is_read_while_untouched() {
+        let tmp = tempfile::tempdir().unwrap();
+        let a = tmp.path().join("a.json");
+        std::fs::write(&a, "status: active").unwrap();
+        let mut copies = SessionCopies::default();
+        copies.record(&a, b"status: active");
+        assert_eq!(copies.untouched(&a), Some(true));
+        assert!(
+            copies
+                .edited(|_| panic!("an untouched file is not read"))
+                .is_empty()
+        );
+        std::fs::write(&a, "status: forged").unwrap();
+        assert_eq!(copies.untouched(&a), None);
+        assert_eq!(copies.edited(|p| std::fs::read(p).ok()), vec![a.clone()]);
+        // The same bytes written again: touched, but not edited.
+        std::fs::write(&a, "status: active").unwrap();
+        assert!(copies.edited(|p| std::fs::read(p).ok()).is_empty());
+    }
 
     #[test]
     fn copies_find_and_restore_what_an_agent_changed_or_removed() {

@@ -192,7 +192,10 @@ impl SessionTxn {
     fn unchanged(&self, doc: &Document) -> bool {
         let d = digest(&doc.bytes);
         match self.written.digest(&doc.path) {
-            Some(w) if w == d => std::fs::read(&doc.path).is_ok_and(|b| digest(&b) == d),
+            Some(w) if w == d => {
+                self.written.untouched(&doc.path) == Some(true)
+                    || std::fs::read(&doc.path).is_ok_and(|b| digest(&b) == d)
+            }
             Some(_) => false,
             None => std::fs::read(&doc.path).is_ok_and(|b| b == doc.bytes),
         }

@@ -231,7 +231,7 @@ impl Repo {
                 // Gone since the walk saw it: nothing to keep.
                 Err(_) => continue,
             };
-            let key = CopyKey::of(&meta);
+            let key = crate::session::store::FileKey::of(&meta);
             let cached = self
                 .session_copies
                 .borrow()
@@ -378,27 +378,6 @@ impl Repo {
 /// Session files up to this size are kept between guards.
 const CACHED_COPY_MAX: usize = 256 * 1024;
 
-/// What identifies a file's content without reading it: size, modification
-/// and change times (nanoseconds) and inode. Any write changes the times.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct CopyKey {
-    len: u64,
-    mtime: (i64, i64),
-    ctime: (i64, i64),
-    ino: u64,
-}
-
-impl CopyKey {
-    fn of(meta: &std::fs::Metadata) -> CopyKey {
-        use std::os::unix::fs::MetadataExt;
-        CopyKey {
-            len: meta.len(),
-            mtime: (meta.mtime(), meta.mtime_nsec()),
-            ctime: (meta.ctime(), meta.ctime_nsec()),
-            ino: meta.ino(),
-        }
-    }
-}
-
 /// The head guard's copies of session files (absolute path → key, bytes).
-pub(super) type CopyCache = std::collections::HashMap<std::path::PathBuf, (CopyKey, Vec<u8>)>;
+pub(super) type CopyCache =
+    std::collections::HashMap<std::path::PathBuf, (crate::session::store::FileKey, Vec<u8>)>;

@@ -41,6 +41,36 @@ pub fn sync_dir(dir: &Path) {
 /// crash leaves either the old file or the new one, never a mix. (The
 /// steps of a session write through the engine's session transaction,
 /// which makes a whole step durable at once.)
+/// What identifies a file's content without reading it: size,
+/// modification and change times (nanoseconds) and inode. Every write,
+/// rename or chmod changes the change time, which no process can set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileKey {
+    len: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+    ino: u64,
+}
+
+impl FileKey {
+    pub fn of(meta: &std::fs::Metadata) -> FileKey {
+        use std::os::unix::fs::MetadataExt;
+        FileKey {
+            len: meta.len(),
+            mtime: (meta.mtime(), meta.mtime_nsec()),
+            ctime: (meta.ctime(), meta.ctime_nsec()),
+            ino: meta.ino(),
+        }
+    }
+
+    /// The key of the file at `path` (not following a last symlink).
+    pub fn at(path: &Path) -> Option<FileKey> {
+        std::fs::symlink_metadata(path)
+            .ok()
+            .map(|m| FileKey::of(&m))
+    }
+}
+
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let tmp = temp_with(path, bytes)?;
     tmp.as_file().sync_all().map_err(|e| Error::io(path, e))?;
