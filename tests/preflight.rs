@@ -156,7 +156,13 @@ fn a_project_without_tests_is_told_so_and_never_reaches_the_fix_agent() {
         .stdout(predicate::str::contains(
             "Paused: no tests found. Write tests first",
         ))
-        .stdout(predicate::str::contains("interrupted, or an agent").not());
+        .stdout(predicate::str::contains("interrupted, or an agent").not())
+        // No fix attempt was made: the iteration line says so, and why.
+        .stdout(predicate::str::contains(
+            "Iterations: no fix attempt made (no tests found) · at most 10 fix attempts",
+        ))
+        .stdout(predicate::str::contains("1 of at most").not())
+        .stdout(predicate::str::contains("latest 0.0%").not());
 
     // The person writes a test, commits it, and resumes.
     env.write(
@@ -172,5 +178,12 @@ fn a_project_without_tests_is_told_so_and_never_reaches_the_fix_agent() {
         .success()
         .stdout(predicate::str::contains(
             "Session WFS-test-the-lib completed: 100.0% on the full suite after 0 fix attempt(s)",
+        ));
+    env.wfx()
+        .arg("status")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "Iterations: no fix attempt made · at most 10 fix attempts",
         ));
 }

@@ -264,12 +264,28 @@ fn print_human(ctx: &Ctx, v: &SessionView) {
 
     if let (Some(current), Some(max)) = (v.current_iteration, v.max_iterations) {
         ui.out("");
-        let mut line = format!("Iterations: {current} of at most {max} fix attempts");
-        if let Some(latest) = v.latest_pass_rate {
-            line.push_str(&format!(" · latest {latest:.1}%"));
-        }
-        if let Some(best) = v.best_pass_rate {
-            line.push_str(&format!(" · best {best:.1}%"));
+        // The iteration number counts attempts only once one was made: a
+        // session whose run found no tests (or passed) made none.
+        let no_test_ran = v.runs.last().is_some_and(|r| {
+            crate::artifacts::test_results::Counts::of(r.passed, r.failed, r.total).ran == 0
+        });
+        let mut line = match (v.fixes.is_empty(), v.outcome.kind.as_str()) {
+            (true, _) if no_test_ran => format!(
+                "Iterations: no fix attempt made ({}) · at most {max} fix attempts",
+                crate::testing::results::NO_TESTS_FOUND
+            ),
+            (true, "completed" | "partial_success") => {
+                format!("Iterations: no fix attempt made · at most {max} fix attempts")
+            }
+            _ => format!("Iterations: {current} of at most {max} fix attempts"),
+        };
+        if !no_test_ran {
+            if let Some(latest) = v.latest_pass_rate {
+                line.push_str(&format!(" · latest {latest:.1}%"));
+            }
+            if let Some(best) = v.best_pass_rate {
+                line.push_str(&format!(" · best {best:.1}%"));
+            }
         }
         line.push_str(&format!(" · threshold {:.1}%", v.pass_threshold));
         if !v.sparkline.is_empty() {
