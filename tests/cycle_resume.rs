@@ -155,6 +155,11 @@ fn a_fix_kept_when_the_limit_is_reached_is_committed_and_every_retry_names_one_n
     // reached. The kept fix is committed before the session stops blocked
     // (issue #20 walk-through: it was left uncommitted in the tree).
     let first = env.cycle(&["--max-iterations", "1"]).code(1);
+    // The lines follow what happened: the commit, then the block.
+    let progress = String::from_utf8_lossy(&first.get_output().stderr).to_string();
+    let committed = progress.find("Committed ").expect("a Committed line");
+    let blocked = progress.find("Blocked: ").expect("a Blocked line");
+    assert!(committed < blocked, "{progress}");
     let first = String::from_utf8_lossy(&first.get_output().stdout).to_string();
     assert_eq!(
         env.subjects()[0],

@@ -560,10 +560,14 @@ impl CycleMachine {
         s.touch(Doc::Session);
         s.touch(Doc::Todo);
         s.touch(Doc::State);
-        out.push(Event::Blocked {
-            reason: reason.to_string(),
-        });
         s.stop = Some(Stop::Blocked { just_now: true });
+        // A kept fix is committed before the stop (see `next`): the block
+        // is told after its commit line, in the order things happen.
+        if s.iter.pending_commit.is_none() {
+            out.push(Event::Blocked {
+                reason: reason.to_string(),
+            });
+        }
     }
 
     fn ending(&self, s: &CycleState, stop: &Stop) -> Ending {
@@ -829,6 +833,12 @@ impl CycleMachine {
                 iteration: pc.iteration,
                 kind: pc.kind,
             });
+        }
+        // The block this commit came before (`block` held its event back).
+        if s.iter.status == LoopStatus::Blocked
+            && let Some(reason) = s.iter.blocked_reason.clone()
+        {
+            out.push(Event::Blocked { reason });
         }
     }
 
