@@ -133,6 +133,24 @@ fn a_blocked_session_resumed_by_a_person_gets_more_attempts() {
         history,
         ["in_progress", "blocked", "in_progress", "completed"]
     );
+    // Completed: the failure report of the earlier block is history (the
+    // artifact list keeps it), not the outcome.
+    let status = env.wfx().args(["status", ID]).assert().success();
+    let status = String::from_utf8_lossy(&status.get_output().stdout).to_string();
+    assert!(status.contains("Completed: "), "{status}");
+    assert!(!status.contains("Failure report:"), "{status}");
+    env.wfx()
+        .args(["report", ID, "--html", "r.html"])
+        .assert()
+        .success();
+    let html = env.read("r.html");
+    let outcome = common::html_section(&html, "outcome");
+    assert!(outcome.contains("Completed"), "{outcome}");
+    assert!(!outcome.contains("Failure report"), "{outcome}");
+    assert!(
+        html.contains("failure-report.md"),
+        "listed among the artifacts"
+    );
 }
 
 /// The last command line of `text` that retries a blocked session.

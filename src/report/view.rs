@@ -546,6 +546,16 @@ pub fn build(data: &SessionData, link: &dyn Fn(&str) -> Option<String>) -> Sessi
         }
     };
 
+    let outcome = match &run {
+        Some(r) => super::run::outcome(r),
+        None => outcome(data),
+    };
+    // The report of a block the session has since got past (resumed,
+    // completed) is history: among the artifacts, not beside the outcome.
+    let failure_report = (outcome.kind == "blocked")
+        .then(|| existing(format!("{}/.process/failure-report.md", data.dir)))
+        .flatten();
+
     SessionView {
         session_id: s.session_id.clone(),
         description: s.description.clone(),
@@ -563,10 +573,7 @@ pub fn build(data: &SessionData, link: &dyn Fn(&str) -> Option<String>) -> Sessi
         git_hooks_skipped: s.git.hooks_skipped,
         wfx_version: s.wfx_version.clone(),
         dir: data.dir.clone(),
-        outcome: match &run {
-            Some(r) => super::run::outcome(r),
-            None => outcome(data),
-        },
+        outcome,
         phases,
         tasks,
         sparkline: sparkline(&pass_rates),
@@ -585,7 +592,7 @@ pub fn build(data: &SessionData, link: &dyn Fn(&str) -> Option<String>) -> Sessi
         cost,
         failure_groups,
         artifacts,
-        failure_report: existing(format!("{}/.process/failure-report.md", data.dir)),
+        failure_report,
         next,
         run,
         problems: data.problems.iter().map(ToString::to_string).collect(),
@@ -1117,7 +1124,7 @@ pub fn describe_artifact(name: &str) -> &'static str {
         ("test-results.json", _) => "Latest parsed test run",
         ("test-output.log", _) => "Full output of the latest test run",
         ("fix-history.json", _) => "Every fix attempt and agent call, with cost",
-        ("failure-report.md", _) => "Why the session is blocked and how to resume",
+        ("failure-report.md", _) => "Written when the session was blocked: why, and how to resume",
         ("workflow.yml", _) => "The workflow as it was run (wfx run)",
         ("run-state.json", _) => "The run's state: current step, attempt and phase, every record",
         ("run.log", _) => "Progress lines of the run, timestamped",
