@@ -20,11 +20,13 @@ Examples:
   wfx test                              run your tests once and see what wfx parses
   wfx test-fix-gen \"Test the auth API\"  plan a test session, then run the fix loop
   wfx status                            where the session is and the command to go on
-  wfx test-cycle-execute WFS-test-auth  resume a session where it stopped
+  wfx test-cycle-execute --resume-session=WFS-test-auth
+                                        resume a session where it stopped
   wfx report --html report.html         one HTML page: chart, runs, fixes, failures
 
-A session is named by its id (WFS-…), given as the positional ID of every
-command that takes one (`--resume-session=ID` is kept for test-cycle-execute).
+A session is named by its id (WFS-…): the positional ID of `status`,
+`report`, `session …`; `--resume-session=ID` for test-cycle-execute (its
+positional ID works too).
 
 Exit codes: 0 completed, 1 blocked/failed, 2 usage or invalid input,
 3 paused (resumable), 4 internal error."
@@ -107,9 +109,10 @@ Examples:
 Examples:
   wfx test-cycle-execute
       run the single active test session
-  wfx test-cycle-execute WFS-test-auth-api
-      run or resume that session (same as --resume-session=WFS-test-auth-api)
-  wfx session resume WFS-test-auth && wfx test-cycle-execute WFS-test-auth --max-iterations 15
+  wfx test-cycle-execute --resume-session=WFS-test-auth-api
+      run or resume that session (a positional WFS-test-auth-api works too)
+  wfx session resume WFS-test-auth &&
+    wfx test-cycle-execute --resume-session=WFS-test-auth --max-iterations=15
       a blocked session: mark it active again, then go on with more fix attempts
   wfx test-cycle-execute --fix-agent manual --watch
       you fix; wfx retests each time you save a file (or press Enter),
@@ -215,10 +218,10 @@ pub struct TestFixGenArgs {
 
 #[derive(Debug, Args)]
 pub struct TestCycleExecuteArgs {
-    /// Session to run or resume (default: the single active test session)
+    /// The same as --resume-session=ID
     #[arg(value_name = "ID", conflicts_with = "resume_session")]
     pub session: Option<String>,
-    /// The same as ID, as a flag
+    /// Session to run or resume (default: the single active test session)
     #[arg(long, value_name = "ID")]
     pub resume_session: Option<String>,
     /// While waiting for your fix (manual mode), keep running: retest when
@@ -301,7 +304,7 @@ Examples:
     /// Mark a paused, awaiting-fix or blocked session active again
     #[command(after_help = "\
 Examples:
-  wfx session resume WFS-test-auth-api && wfx test-cycle-execute WFS-test-auth-api")]
+  wfx session resume WFS-test-auth-api && wfx test-cycle-execute --resume-session=WFS-test-auth-api")]
     Resume {
         /// Session to mark active (default: the single active session)
         #[arg(value_name = "ID")]

@@ -130,8 +130,10 @@ fn global_flags_have_their_own_heading() {
     }
 }
 
-/// A session is named by a positional ID in every command that takes one;
-/// `--resume-session` keeps working, and both at once is a usage error.
+/// A session is named by a positional ID in every command that takes one,
+/// except `test-cycle-execute`, whose examples (like every command wfx
+/// suggests, and DESIGN's interface) use `--resume-session=ID`; its
+/// positional ID keeps working, and both at once is a usage error.
 #[test]
 fn a_session_is_named_the_same_way_everywhere() {
     let env = Env::new();
@@ -142,6 +144,13 @@ fn a_session_is_named_the_same_way_everywhere() {
             !usage.contains("[SESSION]") && !usage.contains("<SESSION>"),
             "{usage}"
         );
+        for example in text.split("test-cycle-execute ").skip(1) {
+            assert!(
+                !example.starts_with("WFS-"),
+                "wfx {path:?} --help names a session positionally: test-cycle-execute {}",
+                example.lines().next().unwrap_or_default()
+            );
+        }
     }
     for cmd in [
         &["test-cycle-execute", "WFS-nope"][..],
