@@ -342,9 +342,6 @@ impl IterationState {
     }
 }
 
-/// The last run of each iteration, in order: the run that settled it.
-/// Windows over "runs in a row" (stuck tests, no progress) count these,
-/// so an affected retest and its full validation count once.
 /// `--max-iterations` for trying a blocked session again: room for two
 /// more fix attempts than were allowed or made. The same number wherever
 /// the retry command is shown (end of the run, failure report, `wfx
@@ -353,6 +350,9 @@ pub fn retry_max_iterations(max_iterations: u32, attempts: u32) -> u32 {
     max_iterations.max(attempts) + 2
 }
 
+/// The last run of each iteration, in order: the run that settled it.
+/// Windows over "runs in a row" (stuck tests, no progress) count these,
+/// so an affected retest and its full validation count once.
 pub fn settled_runs(records: &[IterationRecord]) -> Vec<IterationRecord> {
     let mut out: Vec<IterationRecord> = Vec::new();
     for r in records {
