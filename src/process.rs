@@ -690,9 +690,47 @@ pub fn shell_escape(value: &str) -> String {
     format!("'{}'", value.replace('\'', r"'\''"))
 }
 
+/// Find `program` the way a shell would: as a path when it holds a `/`
+/// (relative to `cwd`), else in each directory of `path_var`.
+pub fn which(program: &str, path_var: Option<&std::ffi::OsStr>, cwd: &Path) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let executable = |p: &Path| {
+        p.metadata()
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if program.contains('/') {
+        let p = cwd.join(program);
+        return executable(&p).then_some(p);
+    }
+    std::env::split_paths(path_var?)
+        .map(|dir| dir.join(program))
+        .find(|p| executable(p))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn which_finds_executables_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let exe = dir.path().join("tool");
+        std::fs::write(&exe, "#!/bin/sh\n").unwrap();
+        let plain = dir.path().join("plain");
+        std::fs::write(&plain, "").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let path = dir.path().as_os_str();
+        assert_eq!(
+            which("tool", Some(path), std::path::Path::new("/")),
+            Some(exe.clone())
+        );
+        assert_eq!(which("plain", Some(path), std::path::Path::new("/")), None);
+        assert_eq!(
+            which("./tool", None, dir.path()),
+            Some(dir.path().join("./tool"))
+        );
+    }
 
     fn run_sh(script: &str) -> Outcome {
         run(Spec::shell(script, "."), &mut |_| {}).unwrap()

@@ -238,23 +238,6 @@ fn rel(root: &Path, path: &Path) -> String {
         .join("/")
 }
 
-/// Find `program` the way a shell would: as a path when it holds a `/`
-/// (relative to `cwd`), else in each directory of `path_var`.
-pub fn which(program: &str, path_var: Option<&std::ffi::OsStr>, cwd: &Path) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    let executable = |p: &Path| {
-        p.metadata()
-            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    };
-    if program.contains('/') {
-        let p = cwd.join(program);
-        return executable(&p).then_some(p);
-    }
-    std::env::split_paths(path_var?)
-        .map(|dir| dir.join(program))
-        .find(|p| executable(p))
-}
-
 /// Build the argv and whether the command is a shell string.
 fn command_line(inv: &Invocation, vars: &Vars) -> Result<Vec<String>> {
     let agent = inv.agent;
@@ -334,7 +317,7 @@ pub fn invoke(inv: &Invocation, on_spawn: &mut dyn FnMut(i32)) -> Result<CallRec
         .find(|(k, _)| k == "PATH")
         .map(|(_, v)| OsString::from(v))
         .or_else(|| std::env::var_os("PATH"));
-    if which(&argv[0], path_var.as_deref(), inv.cwd).is_none() {
+    if crate::process::which(&argv[0], path_var.as_deref(), inv.cwd).is_none() {
         let msg = format!("`{}` was not found on PATH", argv[0]);
         store::write_atomic(&inv.files.output, format!("wfx: {msg}\n").as_bytes())?;
         record.error_kind = Some(ErrorKind::Unavailable);
@@ -661,24 +644,6 @@ mod tests {
             CallFiles::task(&p, "IMPL-001")
                 .prompt
                 .ends_with(".process/IMPL-001-prompt.md")
-        );
-    }
-
-    #[test]
-    fn which_finds_executables_only() {
-        let dir = tempfile::tempdir().unwrap();
-        let exe = dir.path().join("tool");
-        std::fs::write(&exe, "#!/bin/sh\n").unwrap();
-        let plain = dir.path().join("plain");
-        std::fs::write(&plain, "").unwrap();
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
-        let path = dir.path().as_os_str();
-        assert_eq!(which("tool", Some(path), Path::new("/")), Some(exe.clone()));
-        assert_eq!(which("plain", Some(path), Path::new("/")), None);
-        assert_eq!(
-            which("./tool", None, dir.path()),
-            Some(dir.path().join("./tool"))
         );
     }
 

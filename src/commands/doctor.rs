@@ -15,10 +15,10 @@ use serde::Serialize;
 
 use super::Ctx;
 use crate::agents::config::{self, AgentKind, MANUAL, ResolvedAgent, Role};
-use crate::agents::invoke::which;
 use crate::agents::presets::{self, Arg};
 use crate::artifacts::config::{AgentsConfig, CommandSpec, Preset};
 use crate::error::{Exit, Result};
+use crate::process::which;
 use crate::process::{self, Spec};
 
 /// How long `--version` or `--help` may take.

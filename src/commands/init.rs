@@ -5,11 +5,11 @@
 use std::path::{Path, PathBuf};
 
 use super::Ctx;
-use crate::agents::invoke::which;
 use crate::artifacts::Config;
 use crate::artifacts::config::{Preset, TestConfig};
 use crate::cli::InitArgs;
 use crate::error::{Error, Exit, Result};
+use crate::process::which;
 use crate::session::store;
 use crate::testing;
 

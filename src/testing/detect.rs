@@ -555,14 +555,9 @@ pub fn program_of(command: &str) -> Option<String> {
 
 /// Whether an executable of that name is on `PATH`.
 pub fn on_path(program: &str) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    let Some(path) = std::env::var_os("PATH") else {
-        return false;
-    };
-    std::env::split_paths(&path).any(|dir| {
-        std::fs::metadata(dir.join(program))
-            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    })
+    !program.contains('/')
+        && crate::process::which(program, std::env::var_os("PATH").as_deref(), Path::new("/"))
+            .is_some()
 }
 
 #[cfg(test)]

@@ -180,7 +180,7 @@ pub fn claude_setup(
     let program = agent_program(&agent);
     let found = program
         .as_deref()
-        .and_then(|p| crate::agents::invoke::which(p, path_var, cwd));
+        .and_then(|p| crate::process::which(p, path_var, cwd));
     Ok(Some(ClaudeSetup {
         agent,
         source,
