@@ -525,13 +525,18 @@ impl Event {
                     )
                 };
                 format!(
-                    "Iteration {} · {}{} · {} · {} failing · {how} · {} file(s) changed",
+                    "Iteration {} · {}{}{} · {} failing · {how} · {} file(s) changed",
                     f.iteration,
                     f.pass_rate_before
                         .map_or("-".to_string(), |p| format!("{p:.1}%")),
                     f.pass_rate_before
                         .map_or(String::new(), |p| delta_text(f.earlier_pass_rate, p)),
-                    f.strategy.map_or("-".to_string(), |s| s.to_string()),
+                    // A person's fix follows no strategy of wfx's.
+                    match (f.by_hand, f.strategy) {
+                        (true, _) => String::new(),
+                        (false, s) =>
+                            format!(" · {}", s.map_or("-".to_string(), |s| s.to_string())),
+                    },
                     f.failing,
                     f.files_changed.len(),
                 )
@@ -786,6 +791,41 @@ mod tests {
         assert_eq!(delta_text(Some(80.0), 80.0), " (±0.0)");
         assert_eq!(cost_text(Some(0.123)), " $0.12");
         assert_eq!(cost_text(None), "");
+    }
+
+    /// The fix line names the strategy of an agent's fix, never of a
+    /// person's (#20 item 9).
+    #[test]
+    fn a_fix_by_hand_names_no_strategy() {
+        let plain = |_: Style, text: &str| text.to_string();
+        let fix = |by_hand: bool| {
+            Event::Fix(FixEvent {
+                iteration: 2,
+                agent: if by_hand { "manual" } else { "claude" }.into(),
+                strategy: Some(Strategy::Conservative),
+                duration_ms: 1500,
+                exit_code: Some(0),
+                timed_out: false,
+                cost_usd: None,
+                files_changed: vec!["src/a.py".into()],
+                test_edits: Vec::new(),
+                pass_rate_before: Some(50.0),
+                earlier_pass_rate: Some(40.0),
+                failing: 3,
+                error: None,
+                by_hand,
+            })
+            .human(&plain)
+            .unwrap()
+        };
+        assert_eq!(
+            fix(true),
+            "Iteration 2 · 50.0% (+10.0) · 3 failing · fix by hand · 1 file(s) changed"
+        );
+        assert_eq!(
+            fix(false),
+            "Iteration 2 · 50.0% (+10.0) · conservative · 3 failing · fix by claude 1.5 s · 1 file(s) changed"
+        );
     }
 
     /// docs/events.md has a section for every event of the schema.
