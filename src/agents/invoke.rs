@@ -231,11 +231,7 @@ impl CallRecord {
 
 /// `path` relative to `root` with `/` separators (as given when outside).
 fn rel(root: &Path, path: &Path) -> String {
-    let r = path.strip_prefix(root).unwrap_or(path);
-    r.components()
-        .map(|c| c.as_os_str().to_string_lossy())
-        .collect::<Vec<_>>()
-        .join("/")
+    crate::session::Workspace::new(root).rel(path)
 }
 
 /// Build the argv and whether the command is a shell string.

@@ -20,6 +20,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use super::ports::Wake;
 use crate::error::Result;
+use crate::session::Workspace;
 
 /// How long the tree must stay still after a change before it counts.
 pub const SETTLE: Duration = Duration::from_millis(500);
@@ -94,25 +95,38 @@ fn changed(before: &Stamps, after: &Stamps) -> Vec<String> {
 /// said about each path so far (asked once per path, not once per look).
 struct Tree<'a> {
     root: &'a Path,
-    repo: Option<git2::Repository>,
+    /// The repository the project is in (the project may be a directory
+    /// of it), and the project's place in its work tree (`""` or `dir/`).
+    repo: Option<(git2::Repository, String)>,
     ignored: HashMap<String, bool>,
 }
 
 impl<'a> Tree<'a> {
     fn new(root: &'a Path) -> Tree<'a> {
+        let repo = git2::Repository::discover(root).ok().and_then(|repo| {
+            let workdir = repo.workdir()?.canonicalize().ok()?;
+            let inside = root.canonicalize().ok()?;
+            let prefix = Workspace::new(&workdir).rel(&inside);
+            let prefix = if prefix.is_empty() {
+                prefix
+            } else {
+                format!("{prefix}/")
+            };
+            Some((repo, prefix))
+        });
         Tree {
             root,
-            repo: git2::Repository::open(root).ok(),
+            repo,
             ignored: HashMap::new(),
         }
     }
 
     fn is_ignored(&mut self, rel: String, dir: bool) -> bool {
-        let Some(repo) = &self.repo else {
+        let Some((repo, prefix)) = &self.repo else {
             return false;
         };
         *self.ignored.entry(rel).or_insert_with_key(|rel| {
-            let asked = if dir { format!("{rel}/") } else { rel.clone() };
+            let asked = format!("{prefix}{rel}{}", if dir { "/" } else { "" });
             repo.is_path_ignored(asked).unwrap_or(false)
         })
     }
@@ -121,6 +135,7 @@ impl<'a> Tree<'a> {
     fn stamps(&mut self) -> (Stamps, Duration) {
         let started = Instant::now();
         let root = self.root;
+        let ws = Workspace::new(root);
         let mut out = Stamps::new();
         let mut walker = walkdir::WalkDir::new(root).follow_links(false).into_iter();
         while let Some(entry) = walker.next() {
@@ -131,7 +146,7 @@ impl<'a> Tree<'a> {
             let dir = entry.file_type().is_dir();
             let never =
                 entry.depth() == 1 && NEVER.contains(&entry.file_name().to_string_lossy().as_ref());
-            if never || self.is_ignored(rel_of(root, entry.path()), dir) {
+            if never || self.is_ignored(ws.rel(entry.path()), dir) {
                 if dir {
                     walker.skip_current_dir();
                 }
@@ -143,22 +158,10 @@ impl<'a> Tree<'a> {
             let Ok(meta) = entry.metadata() else {
                 continue;
             };
-            out.insert(
-                rel_of(root, entry.path()),
-                (meta.len(), meta.modified().ok()),
-            );
+            out.insert(ws.rel(entry.path()), (meta.len(), meta.modified().ok()));
         }
         (out, started.elapsed())
     }
-}
-
-fn rel_of(root: &Path, path: &Path) -> String {
-    path.strip_prefix(root)
-        .unwrap_or(path)
-        .components()
-        .map(|c| c.as_os_str().to_string_lossy())
-        .collect::<Vec<_>>()
-        .join("/")
 }
 
 /// The process's one stdin reader: a line per Enter.
@@ -222,6 +225,23 @@ mod tests {
             started.elapsed() >= Duration::from_millis(1000) + SETTLE,
             "acted before the saves settled"
         );
+    }
+
+    /// A project that is a directory of its repository: the repository's
+    /// ignore rules still apply to it.
+    #[test]
+    fn a_project_inside_a_repository_follows_the_repositorys_ignore_rules() {
+        let tmp = tempfile::tempdir().unwrap();
+        git2::Repository::init(tmp.path()).unwrap();
+        std::fs::write(tmp.path().join(".gitignore"), "node_modules/\n*.log\n").unwrap();
+        let root = tmp.path().join("web");
+        std::fs::create_dir_all(root.join("node_modules/pkg")).unwrap();
+        std::fs::write(root.join("node_modules/pkg/index.js"), "1").unwrap();
+        std::fs::write(root.join("server.log"), "a").unwrap();
+        std::fs::write(root.join("app.js"), "1").unwrap();
+        let mut tree = Tree::new(&root);
+        let (stamps, _) = tree.stamps();
+        assert_eq!(stamps.keys().collect::<Vec<_>>(), ["app.js"]);
     }
 
     #[test]
