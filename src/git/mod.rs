@@ -710,6 +710,8 @@ impl Repo {
                     specs.insert(join(scope, name));
                 }
             }
+            // Sorted: one look per top-level name, not per tracked file.
+            let mut previous: &[u8] = b"";
             for path in tracked.keys() {
                 let rest = if scope.is_empty() {
                     path.as_slice()
@@ -723,9 +725,10 @@ impl Repo {
                     }
                 };
                 let first = rest.split(|b| *b == b'/').next().unwrap_or(rest);
-                if !skipped.contains(&first) {
+                if first != previous && !skipped.contains(&first) {
                     specs.insert(join(scope, first));
                 }
+                previous = first;
             }
         }
         Some(specs.into_iter().collect())
