@@ -8,6 +8,7 @@ pub mod commands;
 pub mod cycle;
 pub mod engine;
 pub mod error;
+pub mod fsx;
 pub mod git;
 pub mod mcp;
 pub mod phases;

@@ -533,18 +533,9 @@ pub fn run(mut spec: Spec, on_spawn: &mut dyn FnMut(i32)) -> Result<Outcome> {
     });
 
     let log = match &spec.log {
-        Some(path) => {
-            if let Some(dir) = path.parent() {
-                crate::session::store::create_dirs(dir)?;
-            }
-            Some(
-                std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(path)
-                    .map_err(|e| Error::io(path, e))?,
-            )
-        }
+        // Appended to only when it is a file of its own: a link an agent
+        // left in its place is replaced, never written through.
+        Some(path) => Some(crate::fsx::append(path).map_err(|e| Error::io(path, e))?),
         None => None,
     };
 

@@ -240,6 +240,17 @@ pub enum Tamper {
     /// A read-only role (analysis) changed the work tree: undone from the
     /// pre-call snapshot.
     TreeEdited,
+    /// `.workflow/wfx.json` was changed, removed or created: put back as
+    /// the run loaded it.
+    ConfigEdited,
+    /// The repository's settings (`.git/config`: hooks path, worktree,
+    /// filters, aliases; `info/exclude`) or a hook were changed: put back.
+    RepoConfigEdited,
+    /// The index was changed (`git rm --cached`, `update-index
+    /// --skip-worktree`, staging): put back.
+    IndexEdited,
+    /// A file was replaced by a symbolic link: put back as the file it was.
+    LinkPlanted,
 }
 
 /// What became of a fix attempt (`outcome` in fix-history.json).

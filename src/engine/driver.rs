@@ -554,11 +554,13 @@ pub fn call_agent(
         None
     };
     let guard = super::head::before_call(ports, before, fold)?;
+    let repo = ports.repo_guard()?;
     let mut call: CallRecord = ports.invoke_agent(inv)?;
     // HEAD first (a reset puts back branch, tree and session files), then
-    // wfx's own files, then the tree of a read-only role.
+    // the repository's settings and index, wfx's own files and config,
+    // then the tree of a read-only role.
     super::head::after_call(ports, &guard, before, fold, &mut call)?;
-    super::tamper::after_call(ports, &mut call, read_only_before.as_ref())?;
+    super::tamper::after_call(ports, &mut call, &repo, read_only_before.as_ref())?;
     Ok(Invoked::Ran(Box::new(call)))
 }
 

@@ -706,11 +706,7 @@ impl<'a> Sinks<'a> {
         if self.memory.is_some() {
             return;
         }
-        if let Ok(mut f) = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-        {
+        if let Ok(mut f) = crate::fsx::append(path) {
             let _ = writeln!(
                 f,
                 "{} {text}",

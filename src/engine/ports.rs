@@ -133,8 +133,30 @@ pub trait Ports {
     /// atomic, not synced.
     fn write_view(&mut self, path: &Path, bytes: &[u8]) -> Result<()>;
 
-    // The HEAD check after every agent call (DESIGN.md §10.2; see
-    // `super::head`). The defaults are a world without git.
+    // The checks after every agent call (DESIGN.md §10.2, §11.3; see
+    // `super::head`, `super::tamper`). The defaults are a world without
+    // git and without a config file.
+
+    /// The repository's settings, hooks and index, before an agent call.
+    fn repo_guard(&mut self) -> Result<crate::git::RepoGuard> {
+        Ok(crate::git::RepoGuard::default())
+    }
+
+    /// Put back what an agent changed of the repository's settings, hooks
+    /// and (`index`) its index since `guard`.
+    fn restore_repo(
+        &mut self,
+        _guard: &crate::git::RepoGuard,
+        _index: bool,
+    ) -> Result<crate::git::RepoRestored> {
+        Ok(crate::git::RepoRestored::default())
+    }
+
+    /// Put `.workflow/wfx.json` back as it was when this run loaded it,
+    /// when an agent changed, removed or created it; whether it did.
+    fn undo_config_edits(&mut self) -> Result<bool> {
+        Ok(false)
+    }
 
     /// `HEAD`, its branch and the session's files, before an agent call.
     fn head_guard(&mut self) -> Result<HeadGuard> {

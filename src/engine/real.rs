@@ -36,6 +36,8 @@ pub struct RealPorts<'a> {
     pub lock: SessionLock,
     pub cp: Checkpoints,
     pub txn: SessionTxn,
+    /// `.workflow/wfx.json` as this run loaded it (DESIGN.md §11.2).
+    pub config: super::tamper::ConfigCopy,
 }
 
 impl<'a> RealPorts<'a> {
@@ -57,6 +59,7 @@ impl<'a> RealPorts<'a> {
             txn = txn.with_spares(dir);
         }
         RealPorts {
+            config: super::tamper::ConfigCopy::take(&ws.config_path()),
             ws,
             root,
             lock,
@@ -305,6 +308,22 @@ impl Ports for RealPorts<'_> {
         self.cp.restore_to(guard, snapshot)
     }
 
+    fn repo_guard(&mut self) -> Result<crate::git::RepoGuard> {
+        self.cp.repo_guard()
+    }
+
+    fn restore_repo(
+        &mut self,
+        guard: &crate::git::RepoGuard,
+        index: bool,
+    ) -> Result<crate::git::RepoRestored> {
+        self.cp.restore_repo(guard, index)
+    }
+
+    fn undo_config_edits(&mut self) -> Result<bool> {
+        self.config.restore()
+    }
+
     fn undo_session_edits(&mut self) -> Result<Vec<PathBuf>> {
         self.txn.restore_edits()
     }
@@ -313,7 +332,7 @@ impl Ports for RealPorts<'_> {
         let Some(tree) = &before.tree else {
             return Ok(Vec::new());
         };
-        super::tamper::undo_tree(&self.cp, &self.root, tree)
+        super::tamper::undo_tree(&self.cp, tree)
     }
 }
 

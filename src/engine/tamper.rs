@@ -106,7 +106,10 @@ impl SessionCopies {
             .iter()
             .filter(|(p, k)| {
                 let untouched = k.key.is_some() && FileKey::at(p) == k.key;
-                !untouched && read(p).is_none_or(|b| digest(&b) != k.digest)
+                // A link in the file's place is an edit, whatever it
+                // points to (DESIGN.md §11.3).
+                !untouched
+                    && (crate::fsx::is_link(p) || read(p).is_none_or(|b| digest(&b) != k.digest))
             })
             .map(|(p, _)| p.clone())
             .collect();
@@ -126,7 +129,7 @@ impl SessionCopies {
         for path in &edited {
             let bytes = self.copy(path).unwrap_or_default();
             if let Some(dir) = path.parent() {
-                fs_err::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+                crate::fsx::real_dir(dir).map_err(|e| Error::io(dir, e))?;
             }
             // The agent may have left a directory or a link in its place.
             if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
@@ -135,6 +138,54 @@ impl SessionCopies {
             crate::session::store::write_replace(path, bytes)?;
         }
         Ok(edited)
+    }
+}
+
+/// `.workflow/wfx.json` as this run loaded it (DESIGN.md §11.2): wfx's
+/// own file while a session runs. An agent that edits, removes or creates
+/// it (to allow skipped tests, or add `--deselect` to the test command)
+/// has its edit undone; a person's edits between runs are what the next
+/// run loads.
+#[derive(Debug, Clone, Default)]
+pub struct ConfigCopy {
+    path: PathBuf,
+    /// `None`: there was no config file.
+    bytes: Option<Vec<u8>>,
+}
+
+impl ConfigCopy {
+    /// The config file at `path` now.
+    pub fn take(path: &Path) -> ConfigCopy {
+        let bytes = std::fs::symlink_metadata(path)
+            .ok()
+            .filter(|m| m.is_file())
+            .and_then(|_| std::fs::read(path).ok());
+        ConfigCopy {
+            path: path.to_path_buf(),
+            bytes,
+        }
+    }
+
+    /// Put the file back when it changed; whether it had.
+    pub fn restore(&self) -> Result<bool> {
+        if self.path.as_os_str().is_empty() {
+            return Ok(false);
+        }
+        let now = ConfigCopy::take(&self.path);
+        if now.bytes == self.bytes && !crate::fsx::is_link(&self.path) {
+            return Ok(false);
+        }
+        match &self.bytes {
+            Some(bytes) => crate::session::store::write_atomic(&self.path, bytes)?,
+            None => {
+                if std::fs::symlink_metadata(&self.path).is_ok_and(|m| m.is_dir()) {
+                    fs_err::remove_dir_all(&self.path).map_err(|e| Error::io(&self.path, e))?;
+                } else {
+                    fs_err::remove_file(&self.path).map_err(|e| Error::io(&self.path, e))?;
+                }
+            }
+        }
+        Ok(true)
     }
 }
 
@@ -149,10 +200,22 @@ pub fn is_read_only(role: Role) -> bool {
 pub fn after_call(
     ports: &mut dyn Ports,
     call: &mut CallRecord,
+    repo: &crate::git::RepoGuard,
     read_only_before: Option<&Snapshot>,
 ) -> Result<()> {
+    // The index is the agent's to leave as folding its commits set it.
+    let restored = ports.restore_repo(repo, call.agent_commits.is_empty())?;
     if !ports.undo_session_edits()?.is_empty() {
         call.tamper.get_or_insert(Tamper::SessionEdited);
+    }
+    if ports.undo_config_edits()? {
+        call.tamper.get_or_insert(Tamper::ConfigEdited);
+    }
+    if restored.config {
+        call.tamper.get_or_insert(Tamper::RepoConfigEdited);
+    }
+    if restored.index {
+        call.tamper.get_or_insert(Tamper::IndexEdited);
     }
     if let Some(before) = read_only_before {
         let undone = ports.undo_tree_edits(before)?;
@@ -179,41 +242,13 @@ fn shown(paths: &[String]) -> String {
 }
 
 /// Put the work tree under `root` back as it was in the snapshot tree
-/// `tree` of `cp` (see [`restore_tree`]); the paths undone.
-pub fn undo_tree(cp: &crate::git::Checkpoints, root: &Path, tree: &str) -> Result<Vec<String>> {
+/// `tree` of `cp`: every path changed since gets the snapshot's content
+/// and mode, or is removed when it did not exist then; a link put in a
+/// file's place is replaced, never written through (DESIGN.md §11.3).
+/// The paths undone, sorted.
+pub fn undo_tree(cp: &crate::git::Checkpoints, tree: &str) -> Result<Vec<String>> {
     let changed = crate::git::change_paths(&cp.changed_since(tree)?);
-    restore_tree(root, changed, |p| Ok(cp.file_versions(tree, p)?.before))
-}
-
-/// Put the work tree back to the snapshot tree `tree`: every path changed
-/// since gets its content from the snapshot, or is removed when it did not
-/// exist then. `versions(path)` gives the content then (`None`: absent);
-/// the paths undone, sorted.
-pub fn restore_tree(
-    root: &Path,
-    changed: Vec<String>,
-    mut version_then: impl FnMut(&str) -> Result<Option<Vec<u8>>>,
-) -> Result<Vec<String>> {
-    for rel in &changed {
-        let path = root.join(rel);
-        match version_then(rel)? {
-            Some(bytes) => {
-                if let Some(dir) = path.parent() {
-                    fs_err::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-                }
-                if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir()) {
-                    fs_err::remove_dir_all(&path).map_err(|e| Error::io(&path, e))?;
-                }
-                // In place, so the file keeps its mode.
-                fs_err::write(&path, bytes).map_err(|e| Error::io(&path, e))?;
-            }
-            None => match std::fs::remove_file(&path) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(Error::io(&path, e)),
-            },
-        }
-    }
+    cp.restore_paths(tree, &changed)?;
     Ok(changed)
 }
 
@@ -279,37 +314,5 @@ mod tests {
         std::fs::create_dir(&c).unwrap();
         assert_eq!(copies.restore_on_disk().unwrap(), vec![c.clone()]);
         assert_eq!(std::fs::read_to_string(&c).unwrap(), "c1");
-    }
-
-    #[test]
-    fn restoring_the_tree_writes_back_and_removes() {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path();
-        std::fs::create_dir_all(root.join("src")).unwrap();
-        std::fs::write(root.join("src/a.py"), "edited").unwrap();
-        std::fs::write(root.join("new.txt"), "created").unwrap();
-        let then = |p: &str| {
-            Ok(match p {
-                "src/a.py" => Some(b"original".to_vec()),
-                "gone.py" => Some(b"deleted by the agent".to_vec()),
-                _ => None,
-            })
-        };
-        let undone = restore_tree(
-            root,
-            vec!["gone.py".into(), "new.txt".into(), "src/a.py".into()],
-            then,
-        )
-        .unwrap();
-        assert_eq!(undone.len(), 3);
-        assert_eq!(
-            std::fs::read_to_string(root.join("src/a.py")).unwrap(),
-            "original"
-        );
-        assert_eq!(
-            std::fs::read_to_string(root.join("gone.py")).unwrap(),
-            "deleted by the agent"
-        );
-        assert!(!root.join("new.txt").exists());
     }
 }

@@ -145,11 +145,27 @@ impl SessionTxn {
     /// Keep the spares of replaced documents in `dir` (created on first
     /// use, removed when the transaction ends). `dir` must be on the
     /// session's filesystem and belong to this session alone.
+    ///
+    /// Spares on another filesystem than the session (a session directory
+    /// kept on another disk) could not be exchanged with the documents:
+    /// then there are none, and every write is a temp file beside its
+    /// document (DESIGN.md §11.3).
     pub fn with_spares(mut self, dir: impl Into<PathBuf>) -> SessionTxn {
+        use std::os::unix::fs::MetadataExt;
         let dir = dir.into();
         // A killed run's spares: stale, and reused only for this session.
         let _ = std::fs::remove_dir_all(&dir);
-        self.spares = Some(dir);
+        let same_fs = crate::fsx::real_dir(parent(&dir)).is_ok()
+            && match (
+                std::fs::metadata(parent(&dir)),
+                std::fs::metadata(&self.dir),
+            ) {
+                (Ok(a), Ok(b)) => a.dev() == b.dev(),
+                _ => false,
+            };
+        if same_fs {
+            self.spares = Some(dir);
+        }
         self
     }
 
@@ -173,9 +189,16 @@ impl SessionTxn {
     /// Write back the files of this transaction that were changed or
     /// removed behind its back (by an agent during its call); the files
     /// restored. Exit 2 when the whole session directory is gone.
+    ///
+    /// A spare that an agent replaced with a link (or a hard link) is
+    /// removed too, and counts as edited: the spares are the session's.
     pub fn restore_edits(&mut self) -> Result<Vec<PathBuf>> {
         self.check_present()?;
-        self.written.restore_on_disk()
+        let mut edited = self.written.restore_on_disk()?;
+        if let Some(spares) = &self.spares {
+            edited.extend(remove_foreign_spares(spares));
+        }
+        Ok(edited)
     }
 
     /// Err when the session directory is gone (removed while wfx ran).
@@ -310,12 +333,12 @@ impl SessionTxn {
 
     fn temp_with(&self, path: &Path, bytes: &[u8]) -> Result<tempfile::NamedTempFile> {
         let dir = parent(path);
-        if !dir.is_dir() {
-            if !self.dir.is_dir() {
-                self.check_present()?;
-            }
-            fs_err::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        if !self.dir.is_dir() {
+            self.check_present()?;
         }
+        // Real directories on the way: a link an agent put in the place of
+        // one is replaced, never written through (DESIGN.md §11.3).
+        crate::fsx::real_dir(dir).map_err(|e| Error::io(dir, e))?;
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
         let mut tmp = tempfile::Builder::new()
             .prefix(&format!(".{name}."))
@@ -323,10 +346,15 @@ impl SessionTxn {
             .tempfile_in(dir)
             .map_err(|e| Error::io(dir, e))?;
         tmp.write_all(bytes).map_err(|e| Error::io(path, e))?;
-        // Temp files are created 0600; artifacts are for people and git.
-        let mode = std::fs::metadata(path)
-            .map(|m| m.permissions())
-            .unwrap_or_else(|_| std::os::unix::fs::PermissionsExt::from_mode(0o644));
+        // Temp files are created 0600; artifacts are for people and git
+        // (the mode of a link's target is not the file's).
+        let mode = std::fs::symlink_metadata(path)
+            .ok()
+            .filter(|m| m.is_file())
+            .map_or_else(
+                || std::os::unix::fs::PermissionsExt::from_mode(0o644),
+                |m| m.permissions(),
+            );
         tmp.as_file()
             .set_permissions(mode)
             .map_err(|e| Error::io(path, e))?;
@@ -384,8 +412,13 @@ impl SessionTxn {
                 match exchange(&path, &doc.path) {
                     Ok(()) => spares = Some(parent(&path).to_path_buf()),
                     Err(e) if exchange_unsupported(&e) => {
+                        // Not on this filesystem, or not across two: a
+                        // temp file beside the document, renamed over it.
                         self.spares = None;
-                        std::fs::rename(&path, &doc.path).map_err(|e| Error::io(&doc.path, e))?;
+                        let _ = std::fs::remove_file(&path);
+                        self.temp_with(&doc.path, &doc.bytes)?
+                            .persist(&doc.path)
+                            .map_err(|e| Error::io(&doc.path, e.error))?;
                     }
                     Err(e) => return Err(Error::io(&doc.path, e)),
                 }
@@ -409,18 +442,27 @@ fn spare_path(spares: &Path, session: &Path, path: &Path) -> Option<PathBuf> {
 /// overwritten and the rest cut off, not truncated first: truncating to
 /// zero frees the file's blocks only to allocate them again, and ext4
 /// flushes a file truncated to zero when it is closed.
+///
+/// A spare that is not a regular file of its own (a symlink or a hard link
+/// an agent put there) is removed first and made anew: it is never
+/// written through (DESIGN.md §11.3).
 fn write_spare(path: &Path, bytes: &[u8], mode: std::fs::Permissions) -> Option<File> {
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    if std::fs::symlink_metadata(path).is_ok_and(|m| !m.is_file() || m.nlink() != 1) {
+        std::fs::remove_file(path).ok()?;
+    }
     let open = || {
         std::fs::OpenOptions::new()
             .write(true)
             .create(true)
             .truncate(false)
+            .custom_flags(libc::O_NOFOLLOW)
             .open(path)
     };
     let mut file = match open() {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            std::fs::create_dir_all(parent(path)).ok()?;
+            crate::fsx::real_dir(parent(path)).ok()?;
             open().ok()?
         }
         Err(_) => return None,
@@ -431,6 +473,35 @@ fn write_spare(path: &Path, bytes: &[u8], mode: std::fs::Permissions) -> Option<
         file.set_permissions(mode).ok()?;
     }
     Some(file)
+}
+
+/// Remove what is not a spare of wfx's own from the spares directory:
+/// links, hard links, directories (DESIGN.md §11.3). The paths removed.
+fn remove_foreign_spares(dir: &Path) -> Vec<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let mut removed = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return removed;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if meta.is_file() && meta.nlink() == 1 {
+            continue;
+        }
+        let gone = if meta.is_dir() {
+            std::fs::remove_dir_all(&path)
+        } else {
+            std::fs::remove_file(&path)
+        };
+        if gone.is_ok() {
+            removed.push(path);
+        }
+    }
+    removed.sort();
+    removed
 }
 
 /// Swap the names `a` and `b` atomically.

@@ -276,11 +276,7 @@ impl Repo {
         if std::fs::read(&abs).is_ok_and(|b| b == file.bytes) {
             return Ok(());
         }
-        if let Some(parent) = abs.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
-        }
-        let _ = std::fs::remove_file(&abs);
-        std::fs::write(&abs, &file.bytes).map_err(|e| Error::io(&abs, e))?;
+        crate::fsx::write(&abs, &file.bytes).map_err(|e| Error::io(&abs, e))?;
         let perm =
             std::fs::Permissions::from_mode(if file.mode == 0o100755 { 0o755 } else { 0o644 });
         std::fs::set_permissions(&abs, perm).map_err(|e| Error::io(&abs, e))?;

@@ -30,12 +30,7 @@ impl Repo {
         if !self.hooks {
             return None;
         }
-        let dir = match self.git.config().and_then(|c| c.get_path("core.hooksPath")) {
-            Ok(p) if p.is_absolute() => p,
-            Ok(p) => self.workdir.join(p),
-            Err(_) => self.git.path().join("hooks"),
-        };
-        let path = dir.join(name);
+        let path = self.hooks_dir().join(name);
         is_executable(&path).then_some(path)
     }
 
@@ -95,7 +90,7 @@ impl Repo {
             return Ok(message.to_string());
         };
         let file = self.git.path().join("COMMIT_EDITMSG");
-        std::fs::write(&file, message).map_err(|e| Error::io(&file, e))?;
+        crate::fsx::write(&file, message.as_bytes()).map_err(|e| Error::io(&file, e))?;
         self.run_hook("commit-msg", &hook, &[&file], None)?;
         let edited = std::fs::read_to_string(&file).map_err(|e| Error::io(&file, e))?;
         let trailers = parse_trailers(message);

@@ -25,6 +25,7 @@
 //! at. `.workflow/` is never part of a snapshot or of the changed paths.
 
 mod excerpt;
+mod guard;
 mod head;
 mod hooks;
 mod message;
@@ -34,6 +35,7 @@ mod wip;
 mod worktree;
 
 pub use excerpt::ExcerptBuilder;
+pub use guard::{RepoGuard, RepoRestored};
 pub use head::HeadGuard;
 pub use message::{CommitKind, Trailers, build_message, new_run_id, parse_trailers};
 pub use squash::SquashOutcome;
@@ -238,7 +240,7 @@ impl fmt::Debug for Checkpoints {
     }
 }
 
-struct Repo {
+pub(crate) struct Repo {
     git: Repository,
     /// Canonical work tree directory.
     workdir: PathBuf,
@@ -504,6 +506,31 @@ impl Checkpoints {
             return Ok(FileVersions::default());
         };
         r.file_versions(snapshot, path)
+    }
+
+    /// Put `paths` (project-relative) back as they are in `snapshot`: each
+    /// gets the snapshot's content and mode (a file, an executable, a
+    /// symlink the snapshot had), or is removed when the snapshot has no
+    /// such path. Whatever is on disk in its place — a symlink an agent
+    /// made, a directory on the way that is now a link — is replaced,
+    /// never written through (DESIGN.md §11.3). The index is untouched.
+    pub fn restore_paths(&self, snapshot: &str, paths: &[String]) -> Result<()> {
+        let Some(r) = &self.repo else { return Ok(()) };
+        let tree = r.snapshot_tree(snapshot)?;
+        for path in paths {
+            let path = r.scope_of(path)?;
+            match tree_entry(Some(&tree), &path)? {
+                Some(entry) => {
+                    if std::fs::symlink_metadata(r.abs(&path)).is_ok_and(|m| m.is_dir()) {
+                        let abs = r.abs(&path);
+                        std::fs::remove_dir_all(&abs).map_err(|e| Error::io(&abs, e))?;
+                    }
+                    r.write_file(&path, entry)?
+                }
+                None => r.remove_file(&path)?,
+            }
+        }
+        Ok(())
     }
 
     /// The paths of `changes` a checkpoint commits: all of them (both sides
@@ -1475,6 +1502,10 @@ impl Repo {
     /// leaves empty.
     fn remove_file(&self, path: &[u8]) -> Result<()> {
         let abs = self.abs(path);
+        // A link on the way is not followed to remove something beyond it.
+        if let Some(parent) = abs.parent() {
+            crate::fsx::real_dir(parent).map_err(|e| Error::io(parent, e))?;
+        }
         match std::fs::remove_file(&abs) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -1504,7 +1535,8 @@ impl Repo {
             self.show(path)
         )))?;
         if let Some(parent) = abs.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+            // Real directories on the way, never a link (DESIGN.md §11.3).
+            crate::fsx::real_dir(parent).map_err(|e| Error::io(parent, e))?;
         }
         match std::fs::symlink_metadata(&abs) {
             Ok(meta) if meta.is_dir() => {
@@ -1527,6 +1559,8 @@ impl Repo {
         }
         let mut options = std::fs::OpenOptions::new();
         options.write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NOFOLLOW);
         #[cfg(unix)]
         {
             use std::os::unix::fs::OpenOptionsExt;

@@ -13,6 +13,7 @@
 use super::plan::Plan;
 use crate::agents::{self, CallFiles, Invocation, Role, Vars};
 use crate::artifacts::config::Config;
+use crate::artifacts::fix_history::Tamper;
 use crate::artifacts::fix_history::{AgentCall, CallOutcome, FixHistory};
 use crate::engine::policy;
 use crate::error::Result;
@@ -98,6 +99,9 @@ pub fn write(
             // and the call counts as failed (DESIGN.md §10.2).
             let cp = crate::git::Checkpoints::open(&ws.root)
                 .unwrap_or_else(|_| crate::git::Checkpoints::disabled());
+            // wfx's config and the repository's settings are checked as
+            // after every agent call of phase 5 (DESIGN.md §11.2, §11.3).
+            let config_copy = crate::engine::tamper::ConfigCopy::take(&ws.config_path());
             for agent in &chain {
                 // The engine's one cost cap, on the same records phase 5
                 // reads.
@@ -110,7 +114,8 @@ pub fn write(
                     break;
                 }
                 let before = cp.snapshot()?;
-                let record = lock.with_child(|on_spawn| {
+                let repo = cp.repo_guard()?;
+                let mut record = lock.with_child(|on_spawn| {
                     agents::invoke(
                         &Invocation {
                             agent,
@@ -124,11 +129,20 @@ pub fn write(
                         on_spawn,
                     )
                 })??;
+                let restored = cp.restore_repo(&repo, true)?;
+                if config_copy.restore()? {
+                    record.tamper.get_or_insert(Tamper::ConfigEdited);
+                }
+                if restored.config {
+                    record.tamper.get_or_insert(Tamper::RepoConfigEdited);
+                }
+                if restored.index {
+                    record.tamper.get_or_insert(Tamper::IndexEdited);
+                }
                 if let Some(tree) = &before {
-                    let undone = crate::engine::tamper::undo_tree(&cp, &ws.root, tree)?;
+                    let undone = crate::engine::tamper::undo_tree(&cp, tree)?;
                     if !undone.is_empty() {
-                        let mut record = record;
-                        record.tamper = Some(crate::artifacts::fix_history::Tamper::TreeEdited);
+                        record.tamper.get_or_insert(Tamper::TreeEdited);
                         history.agent_calls.push(record.to_artifact(
                             None,
                             None,

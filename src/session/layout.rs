@@ -3,6 +3,15 @@
 
 use std::path::{Path, PathBuf};
 
+/// The directories of `.workflow/` that hold sessions: a person may keep
+/// them elsewhere through a symlink.
+const LAYOUT_DIRS: [&str; 4] = [
+    ".workflow",
+    ".workflow/active",
+    ".workflow/archives",
+    ".workflow/.cache",
+];
+
 /// The project and its `.workflow/` directory.
 #[derive(Debug, Clone)]
 pub struct Workspace {
@@ -10,8 +19,13 @@ pub struct Workspace {
 }
 
 impl Workspace {
+    /// Every write wfx makes below `root` from now on goes through real
+    /// directories only (see [`crate::fsx`]); links among `.workflow`'s
+    /// own directories that are there now are the person's setup.
     pub fn new(root: impl Into<PathBuf>) -> Self {
-        Workspace { root: root.into() }
+        let root = root.into();
+        crate::fsx::trust_links_under(&root, &LAYOUT_DIRS);
+        Workspace { root }
     }
 
     pub fn workflow_dir(&self) -> PathBuf {

@@ -12,8 +12,12 @@ use crate::error::{Error, Problem, Result};
 /// Create `dir` and its parents. A session's own files go through the
 /// engine's session transaction, which refuses to recreate a session
 /// directory that was removed while wfx ran.
+/// Below the project, every directory on the way is a real one (a link
+/// an agent put there is replaced, never followed: DESIGN.md §11.3).
 pub fn create_dirs(dir: &Path) -> Result<()> {
-    fs_err::create_dir_all(dir).map_err(|e| Error::io(dir, e))
+    crate::fsx::real_dir(dir)
+        .map(drop)
+        .map_err(|e| Error::io(dir, e))
 }
 
 /// `.workflow/.cache/` (scratch space: `wfx test` results, run times),
@@ -103,10 +107,15 @@ fn temp_with(path: &Path, bytes: &[u8]) -> Result<tempfile::NamedTempFile> {
     tmp.write_all(&crate::redact::redact(bytes))
         .map_err(|e| Error::io(path, e))?;
     // Temp files are created 0600; artifacts are for people and git, so
-    // keep the mode of the file being replaced, else the usual 0644.
-    let mode = std::fs::metadata(path)
-        .map(|m| m.permissions())
-        .unwrap_or_else(|_| std::os::unix::fs::PermissionsExt::from_mode(0o644));
+    // keep the mode of the file being replaced, else the usual 0644 (the
+    // mode of a link's target is not the file's).
+    let mode = std::fs::symlink_metadata(path)
+        .ok()
+        .filter(|m| m.is_file())
+        .map_or_else(
+            || std::os::unix::fs::PermissionsExt::from_mode(0o644),
+            |m| m.permissions(),
+        );
     tmp.as_file()
         .set_permissions(mode)
         .map_err(|e| Error::io(path, e))?;

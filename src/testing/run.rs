@@ -329,7 +329,7 @@ pub fn run_tests(mut req: RunRequest<'_>) -> Result<TestResults> {
     );
     prepare_dir(&req.report_dir, plan.uses_report_dir())?;
     for (path, text) in &plan.files {
-        std::fs::write(path, text).map_err(|e| Error::io(path, e))?;
+        crate::fsx::write(path, text.as_bytes()).map_err(|e| Error::io(path, e))?;
     }
     if let Some(dir) = req.log.parent() {
         crate::session::store::create_dirs(dir)?;

@@ -1,0 +1,262 @@
+//! Writes that never go through a link (DESIGN.md §11.3).
+//!
+//! An agent runs with the user's rights in the project: it can replace a
+//! file wfx will write next, or a directory on the way to it, with a
+//! symlink (or a hard link) to something outside the project. Every write,
+//! restore and rename wfx makes inside the project, the session and its
+//! cache goes through here, so it lands on a regular file or directory of
+//! its own:
+//!
+//! - every directory on the way below the project root must be a real
+//!   directory: a symlink there is removed and a directory made in its
+//!   place ([`real_dir`]), except the links that were already there when
+//!   wfx started (a person's own setup, e.g. `.workflow` kept on another
+//!   disk: [`trust_links_under`]);
+//! - the file itself is never opened to be overwritten: a new inode is
+//!   made (unlink, then `O_CREAT | O_EXCL | O_NOFOLLOW`) or a temp file is
+//!   renamed over it, which replaces a link instead of following it.
+//!
+//! Agents' processes have all ended when wfx writes (their process group
+//! and every escaped descendant are ended with the step), so checking and
+//! then writing cannot race with them.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Component, Path, PathBuf};
+use std::sync::Mutex;
+
+/// Links that were there when wfx started, as `(link, target)`: a
+/// person's setup, which wfx goes through instead of replacing.
+static TRUSTED_LINKS: Mutex<Vec<(PathBuf, PathBuf)>> = Mutex::new(Vec::new());
+
+/// Roots below which every directory on the way is checked.
+static ROOTS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Check every write below `root` (the project) and trust the links that
+/// are there now among `names` (relative paths, e.g. `.workflow`,
+/// `.workflow/active`): they are the person's. Called when wfx starts
+/// with a project.
+pub fn trust_links_under(root: &Path, names: &[&str]) {
+    let mut roots = ROOTS.lock().unwrap_or_else(|e| e.into_inner());
+    if roots.iter().any(|r| r == root) {
+        // Only what was there the first time: a link an agent makes
+        // later in the run is not a person's setup.
+        return;
+    }
+    roots.push(root.to_path_buf());
+    drop(roots);
+    let mut trusted = TRUSTED_LINKS.lock().unwrap_or_else(|e| e.into_inner());
+    for name in names {
+        let link = root.join(name);
+        if let Ok(target) = std::fs::read_link(&link)
+            && !trusted.iter().any(|(l, _)| *l == link)
+        {
+            trusted.push((link, target));
+        }
+    }
+}
+
+fn is_trusted_link(path: &Path) -> bool {
+    let trusted = TRUSTED_LINKS.lock().unwrap_or_else(|e| e.into_inner());
+    trusted
+        .iter()
+        .any(|(link, target)| link == path && std::fs::read_link(path).is_ok_and(|t| t == *target))
+}
+
+/// The checked root `path` lies under (the longest), if any.
+fn root_of(path: &Path) -> Option<PathBuf> {
+    let roots = ROOTS.lock().unwrap_or_else(|e| e.into_inner());
+    roots
+        .iter()
+        .filter(|r| path.starts_with(r))
+        .max_by_key(|r| r.as_os_str().len())
+        .cloned()
+}
+
+/// Make `dir` and its parents exist as real directories: below a checked
+/// root, a symlink (or a file) on the way is removed and a directory made
+/// in its place. Returns the links that were replaced (an agent's edit,
+/// for the caller to record).
+pub fn real_dir(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut replaced = Vec::new();
+    let Some(root) = root_of(dir) else {
+        std::fs::create_dir_all(dir)?;
+        return Ok(replaced);
+    };
+    let rel = dir.strip_prefix(&root).unwrap_or(Path::new(""));
+    let mut at = root.clone();
+    for part in rel.components() {
+        match part {
+            Component::Normal(name) => at.push(name),
+            // Paths are built by wfx; `..` would leave the root.
+            _ => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    format!("{}: not a plain path below the project", dir.display()),
+                ));
+            }
+        }
+        match std::fs::symlink_metadata(&at) {
+            Ok(meta) if meta.is_dir() => {}
+            Ok(meta) if meta.file_type().is_symlink() && is_trusted_link(&at) => {
+                if !at.is_dir() {
+                    std::fs::create_dir_all(&at)?;
+                }
+            }
+            Ok(meta) => {
+                if meta.file_type().is_symlink() {
+                    replaced.push(at.clone());
+                }
+                std::fs::remove_file(&at)?;
+                std::fs::create_dir(&at)?;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => std::fs::create_dir(&at)?,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(replaced)
+}
+
+/// The parent of `path` as a real directory (see [`real_dir`]).
+pub fn real_parent(path: &Path) -> std::io::Result<Vec<PathBuf>> {
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => real_dir(dir),
+        _ => Ok(Vec::new()),
+    }
+}
+
+/// A new, empty regular file at `path` with `mode`, whatever was there
+/// before (a file, a symlink, a hard link to something else) unlinked
+/// first: what was there is never written through.
+pub fn create(path: &Path, mode: u32) -> std::io::Result<File> {
+    real_parent(path)?;
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.is_dir() => {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::IsADirectory,
+                format!("{} is a directory", path.display()),
+            ));
+        }
+        Ok(_) => std::fs::remove_file(path)?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(mode)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+}
+
+/// `path` opened to append: only when it is a regular file of its own
+/// (one link, not a symlink); otherwise a new file replaces it.
+pub fn append(path: &Path) -> std::io::Result<File> {
+    use std::os::unix::fs::MetadataExt;
+    real_parent(path)?;
+    if let Ok(meta) = std::fs::symlink_metadata(path)
+        && meta.is_file()
+        && meta.nlink() == 1
+    {
+        let file = OpenOptions::new()
+            .append(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(path)?;
+        // Still the file that was checked.
+        if file.metadata()?.ino() == meta.ino() {
+            return Ok(file);
+        }
+    }
+    create(path, 0o644)
+}
+
+/// Write `bytes` as a new file at `path` (see [`create`]).
+pub fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut file = create(path, 0o644)?;
+    file.write_all(bytes)
+}
+
+/// Whether `path` itself is a symlink.
+pub fn is_link(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn project() -> (tempfile::TempDir, PathBuf) {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap().join("proj");
+        std::fs::create_dir(&root).unwrap();
+        trust_links_under(&root, &[]);
+        (tmp, root)
+    }
+
+    #[test]
+    fn a_link_on_the_way_is_replaced_and_the_outside_untouched() {
+        let (tmp, root) = project();
+        let outside = tmp.path().join("outside");
+        std::fs::create_dir(&outside).unwrap();
+        std::fs::write(outside.join("state.json"), "the user's").unwrap();
+        std::fs::create_dir_all(root.join(".workflow/active")).unwrap();
+        std::os::unix::fs::symlink(&outside, root.join(".workflow/active/WFS-a")).unwrap();
+        let file = root.join(".workflow/active/WFS-a/state.json");
+        let replaced = real_parent(&file).unwrap();
+        assert_eq!(replaced, vec![root.join(".workflow/active/WFS-a")]);
+        write(&file, b"wfx's").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(outside.join("state.json")).unwrap(),
+            "the user's"
+        );
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "wfx's");
+    }
+
+    #[test]
+    fn a_file_that_is_a_link_or_a_hard_link_is_replaced_not_written_through() {
+        let (tmp, root) = project();
+        let victim = tmp.path().join("victim.txt");
+        std::fs::write(&victim, "keep me").unwrap();
+        let log = root.join("run.log");
+        std::os::unix::fs::symlink(&victim, &log).unwrap();
+        write(&log, b"log").unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me");
+        assert!(!is_link(&log));
+        // A hard link (same filesystem).
+        std::fs::remove_file(&log).unwrap();
+        std::fs::hard_link(&victim, &log).unwrap();
+        let mut f = append(&log).unwrap();
+        f.write_all(b"more").unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me");
+        assert_eq!(std::fs::read_to_string(&log).unwrap(), "more");
+        // A file of its own is appended to.
+        let mut f = append(&log).unwrap();
+        f.write_all(b"+").unwrap();
+        assert_eq!(std::fs::read_to_string(&log).unwrap(), "more+");
+    }
+
+    #[test]
+    fn links_there_at_start_are_the_persons_and_are_gone_through() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap().join("proj2");
+        let elsewhere = tmp.path().join("disk/workflow");
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, root.join(".workflow")).unwrap();
+        trust_links_under(&root, &[".workflow"]);
+        let file = root.join(".workflow/active/WFS-a/x.json");
+        assert!(real_parent(&file).unwrap().is_empty());
+        write(&file, b"{}").unwrap();
+        assert!(elsewhere.join("active/WFS-a/x.json").is_file());
+        assert!(is_link(&root.join(".workflow")));
+        // Pointed elsewhere later (by an agent): no longer trusted.
+        let other = tmp.path().join("other");
+        std::fs::create_dir(&other).unwrap();
+        std::fs::remove_file(root.join(".workflow")).unwrap();
+        std::os::unix::fs::symlink(&other, root.join(".workflow")).unwrap();
+        assert_eq!(real_parent(&file).unwrap(), vec![root.join(".workflow")]);
+        assert!(!is_link(&root.join(".workflow")));
+        assert_eq!(std::fs::read_dir(&other).unwrap().count(), 0);
+    }
+}

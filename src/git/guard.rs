@@ -1,0 +1,235 @@
+//! The repository's own settings and index, checked after every agent call
+//! (DESIGN.md §11.3): an agent that sets `core.hooksPath` (its hook would
+//! then run on every wfx commit), `core.worktree`, a filter or an alias,
+//! drops a hook into the hooks directory, adds ignore rules to
+//! `info/exclude`, or runs `git rm --cached` / `git update-index
+//! --skip-worktree` has changed the repository, not the code. What it
+//! changed is put back byte for byte; the caller records it
+//! (`tamper: repo_config_edited`, `index_edited`).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::{Checkpoints, ctx};
+use crate::error::{Error, Result};
+
+/// The repository's settings and index before an agent call.
+#[derive(Debug, Clone, Default)]
+pub struct RepoGuard {
+    /// Settings files (`config`, `config.worktree`, `info/exclude`,
+    /// `info/attributes`) and their bytes (`None`: absent).
+    files: Vec<(PathBuf, Option<Vec<u8>>)>,
+    /// The hooks directory (as configured then) and its files' bytes and
+    /// modes.
+    hooks: Option<(PathBuf, BTreeMap<PathBuf, (Vec<u8>, u32)>)>,
+    /// The index file's bytes and what its entries say.
+    index: Option<(PathBuf, Vec<u8>, Vec<IndexKey>)>,
+}
+
+/// What an index entry says, without its stat data (which `git status`
+/// refreshes without changing anything).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct IndexKey {
+    path: Vec<u8>,
+    id: git2::Oid,
+    mode: u32,
+    /// Stage and the assume-valid bit.
+    flags: u16,
+    /// Skip-worktree and intent-to-add.
+    flags_extended: u16,
+}
+
+/// What [`Checkpoints::restore_repo`] put back.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RepoRestored {
+    /// A settings file or a hook.
+    pub config: bool,
+    /// The index's entries.
+    pub index: bool,
+}
+
+/// Stage bits and assume-valid of `git_index_entry.flags`.
+const FLAGS_KEPT: u16 = 0x3000 | 0x8000;
+/// Skip-worktree and intent-to-add of `flags_extended`.
+const FLAGS_EXTENDED_KEPT: u16 = 0x4000 | 0x2000;
+
+impl Checkpoints {
+    /// The repository's settings, hooks and index now (nothing outside a
+    /// repository).
+    pub fn repo_guard(&self) -> Result<RepoGuard> {
+        let Some(r) = &self.repo else {
+            return Ok(RepoGuard::default());
+        };
+        let common = r.git.commondir().to_path_buf();
+        let gitdir = r.git.path().to_path_buf();
+        let mut files = Vec::new();
+        for path in [
+            common.join("config"),
+            gitdir.join("config.worktree"),
+            common.join("info/exclude"),
+            common.join("info/attributes"),
+        ] {
+            let bytes = read_regular(&path)?;
+            files.push((path, bytes));
+        }
+        let hooks_dir = r.hooks_dir();
+        let hooks = Some((hooks_dir.clone(), read_hooks(&hooks_dir)?));
+        let index_path = gitdir.join("index");
+        let index = match read_regular(&index_path)? {
+            Some(bytes) => Some((index_path, bytes, r.index_keys()?)),
+            None => None,
+        };
+        Ok(RepoGuard {
+            files,
+            hooks,
+            index,
+        })
+    }
+
+    /// Put back what changed since `guard` (see the module docs).
+    /// `index`: check the index too (not when the agent's own commits were
+    /// folded into the attempt: folding set the index to match).
+    pub fn restore_repo(&self, guard: &RepoGuard, index: bool) -> Result<RepoRestored> {
+        let Some(r) = &self.repo else {
+            return Ok(RepoRestored::default());
+        };
+        let mut done = RepoRestored::default();
+        for (path, before) in &guard.files {
+            if read_regular(path)? != *before || crate::fsx::is_link(path) {
+                put_back(path, before.as_deref())?;
+                done.config = true;
+            }
+        }
+        // A hooks path set during the call is undone with `config` above;
+        // the directory it named before is checked here.
+        if let Some((dir, before)) = &guard.hooks {
+            let now = read_hooks(dir)?;
+            if now != *before || crate::fsx::is_link(dir) {
+                if crate::fsx::is_link(dir) {
+                    std::fs::remove_file(dir).map_err(|e| Error::io(dir, e))?;
+                }
+                for path in now.keys().filter(|p| !before.contains_key(*p)) {
+                    std::fs::remove_file(path).map_err(|e| Error::io(path, e))?;
+                }
+                for (path, (bytes, mode)) in before {
+                    // A person's hook that is a link stays as it is.
+                    if *mode != u32::MAX && now.get(path) != Some(&(bytes.clone(), *mode)) {
+                        put_back(path, Some(bytes))?;
+                        set_mode(path, *mode)?;
+                    }
+                }
+                done.config = true;
+            }
+        }
+        if let Some((path, bytes, keys)) = &guard.index
+            && (read_regular(path)?.as_deref() != Some(bytes.as_slice()))
+        {
+            let now = r.index_keys()?;
+            let changed = now != *keys;
+            if changed || crate::fsx::is_link(path) {
+                put_back(path, Some(bytes))?;
+                done.index = index && changed;
+            }
+        }
+        Ok(done)
+    }
+}
+
+impl super::Repo {
+    /// The hooks directory `git commit` would use now.
+    pub(super) fn hooks_dir(&self) -> PathBuf {
+        match self.git.config().and_then(|c| c.get_path("core.hooksPath")) {
+            Ok(p) if p.is_absolute() => p,
+            Ok(p) => self.workdir.join(p),
+            Err(_) => self.git.commondir().join("hooks"),
+        }
+    }
+
+    fn index_keys(&self) -> Result<Vec<IndexKey>> {
+        let mut index = self.git.index().map_err(ctx("cannot open the index"))?;
+        index.read(true).map_err(ctx("cannot read the index"))?;
+        let mut keys: Vec<IndexKey> = index
+            .iter()
+            .map(|e| IndexKey {
+                path: e.path,
+                id: e.id,
+                mode: e.mode,
+                flags: e.flags & FLAGS_KEPT,
+                flags_extended: e.flags_extended & FLAGS_EXTENDED_KEPT,
+            })
+            .collect();
+        keys.sort();
+        Ok(keys)
+    }
+}
+
+/// The bytes of a regular file (`None`: absent, or not a regular file).
+fn read_regular(path: &Path) -> Result<Option<Vec<u8>>> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.is_file() => std::fs::read(path)
+            .map(Some)
+            .map_err(|e| Error::io(path, e)),
+        Ok(_) => Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io(path, e)),
+    }
+}
+
+/// The files of a hooks directory (sample hooks included): bytes and mode.
+fn read_hooks(dir: &Path) -> Result<BTreeMap<PathBuf, (Vec<u8>, u32)>> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut out = BTreeMap::new();
+    if crate::fsx::is_link(dir) {
+        return Ok(out);
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(out);
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if let Some(bytes) = read_regular(&path)? {
+            out.insert(path, (bytes, meta.permissions().mode() & 0o7777));
+        } else if meta.file_type().is_symlink() {
+            // A link is a hook too (to something else): it differs from
+            // any file, so it is removed or replaced.
+            out.insert(path, (Vec::new(), u32::MAX));
+        }
+    }
+    Ok(out)
+}
+
+/// `path` holds `bytes` again (or is removed), through a temp file renamed
+/// over it: a link in its place is replaced, never followed.
+fn put_back(path: &Path, bytes: Option<&[u8]>) -> Result<()> {
+    match bytes {
+        Some(bytes) => {
+            let dir = path.parent().unwrap_or(Path::new("."));
+            crate::fsx::real_dir(dir).map_err(|e| Error::io(dir, e))?;
+            let mut tmp = tempfile::Builder::new()
+                .prefix(".wfx-restore.")
+                .tempfile_in(dir)
+                .map_err(|e| Error::io(dir, e))?;
+            std::io::Write::write_all(&mut tmp, bytes).map_err(|e| Error::io(path, e))?;
+            use std::os::unix::fs::PermissionsExt;
+            tmp.as_file()
+                .set_permissions(std::fs::Permissions::from_mode(0o644))
+                .map_err(|e| Error::io(path, e))?;
+            tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
+        }
+        None => match std::fs::remove_file(path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::io(path, e)),
+        },
+    }
+    Ok(())
+}
+
+fn set_mode(path: &Path, mode: u32) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+        .map_err(|e| Error::io(path, e))
+}
