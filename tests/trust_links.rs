@@ -198,3 +198,38 @@ fn an_agent_editing_wfx_config_is_undone_and_judged_by_the_loaded_rules() {
             .contains("def test_divide_by_zero_returns_none")
     );
 }
+
+/// A fix agent replaces a test file with a symlink to a copy outside the
+/// project that lacks the failing test: the file is put back as the
+/// regular file it was before the tests run, the outside copy is left
+/// alone, and the call is recorded (`link_planted`).
+#[test]
+fn a_test_file_replaced_by_a_link_outside_is_put_back_before_the_tests_run() {
+    let env = Env::new();
+    let mut config = fixer_config("link-tests");
+    config["cycle"] = json!({"max_iterations": 1});
+    env.cycle_project("py-calc", &config);
+    env.plan_calculator();
+    let run = env.cycle(&[]).code(1);
+    let text = out_text(&run);
+    assert!(!text.contains("Completed"), "{text}");
+    let test_file = env.root.join("tests/test_auth.py");
+    assert!(
+        !std::fs::symlink_metadata(&test_file)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(
+        env.read("tests/test_auth.py"),
+        fixture_text("tests/test_auth.py")
+    );
+    let outside = std::fs::read_to_string(env.state_dir().join("test_auth.py")).unwrap();
+    assert!(!outside.contains("tok_deadbeef\") is True"), "{outside}");
+    assert_eq!(committed_links(&env), Vec::<String>::new());
+    let history = env.json(&format!("{ACTIVE}/.process/fix-history.json"));
+    assert_eq!(
+        history["entries"][0]["tamper"], "link_planted",
+        "{history:#}"
+    );
+}

@@ -560,7 +560,14 @@ pub fn call_agent(
     // the repository's settings and index, wfx's own files and config,
     // then the tree of a read-only role.
     super::head::after_call(ports, &guard, before, fold, &mut call)?;
-    super::tamper::after_call(ports, &mut call, &repo, read_only_before.as_ref())?;
+    let write_before = before.filter(|_| read_only_before.is_none());
+    super::tamper::after_call(
+        ports,
+        &mut call,
+        &repo,
+        read_only_before.as_ref(),
+        write_before,
+    )?;
     Ok(Invoked::Ran(Box::new(call)))
 }
 

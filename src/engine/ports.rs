@@ -152,6 +152,13 @@ pub trait Ports {
         Ok(crate::git::RepoRestored::default())
     }
 
+    /// Put back, as they were at `before`, the files an agent replaced by
+    /// a symlink and remove the new links that point outside the project
+    /// (DESIGN.md §11.3); the paths put back.
+    fn undo_planted_links(&mut self, _before: &super::step::Snapshot) -> Result<Vec<String>> {
+        Ok(Vec::new())
+    }
+
     /// Put `.workflow/wfx.json` back as it was when this run loaded it,
     /// when an agent changed, removed or created it; whether it did.
     fn undo_config_edits(&mut self) -> Result<bool> {

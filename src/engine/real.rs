@@ -320,6 +320,15 @@ impl Ports for RealPorts<'_> {
         self.cp.restore_repo(guard, index)
     }
 
+    fn undo_planted_links(&mut self, before: &Snapshot) -> Result<Vec<String>> {
+        let Some(tree) = &before.tree else {
+            return Ok(Vec::new());
+        };
+        let links = self.cp.planted_links(tree)?;
+        self.cp.restore_paths(tree, &links)?;
+        Ok(links)
+    }
+
     fn undo_config_edits(&mut self) -> Result<bool> {
         self.config.restore()
     }

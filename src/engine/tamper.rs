@@ -202,6 +202,7 @@ pub fn after_call(
     call: &mut CallRecord,
     repo: &crate::git::RepoGuard,
     read_only_before: Option<&Snapshot>,
+    write_before: Option<&Snapshot>,
 ) -> Result<()> {
     // The index is the agent's to leave as folding its commits set it.
     let restored = ports.restore_repo(repo, call.agent_commits.is_empty())?;
@@ -216,6 +217,11 @@ pub fn after_call(
     }
     if restored.index {
         call.tamper.get_or_insert(Tamper::IndexEdited);
+    }
+    if let Some(before) = write_before
+        && !ports.undo_planted_links(before)?.is_empty()
+    {
+        call.tamper.get_or_insert(Tamper::LinkPlanted);
     }
     if let Some(before) = read_only_before {
         let undone = ports.undo_tree_edits(before)?;

@@ -533,6 +533,31 @@ impl Checkpoints {
         Ok(())
     }
 
+    /// Links an agent planted since `snapshot` (DESIGN.md §11.3): a file
+    /// of the snapshot that is now a symlink, or a new symlink that points
+    /// outside the project (absolute, or up past the project root). Such a
+    /// link would make the tests read what is not in the commit, and a
+    /// commit of it points at the user's machine. Project-relative, sorted.
+    pub fn planted_links(&self, snapshot: &str) -> Result<Vec<String>> {
+        let Some(r) = &self.repo else {
+            return Ok(Vec::new());
+        };
+        let tree = r.snapshot_tree(snapshot)?;
+        let mut out = Vec::new();
+        for change in r.changed_since(snapshot)? {
+            let abs = r.abs(&r.scope_of(&change.path)?);
+            let Ok(target) = std::fs::read_link(&abs) else {
+                continue;
+            };
+            let was = tree_entry(Some(&tree), &r.scope_of(&change.path)?)?;
+            let replaced_a_file = was.is_some_and(|e| e.mode != MODE_LINK);
+            if replaced_a_file || !paths::stays_inside(&change.path, &target) {
+                out.push(change.path);
+            }
+        }
+        Ok(out)
+    }
+
     /// The paths of `changes` a checkpoint commits: all of them (both sides
     /// of renames) except edits to files that git did not track before the
     /// fix. Those are the user's own untracked work, which is never swept

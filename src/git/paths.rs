@@ -133,6 +133,28 @@ pub fn prefix_of(workdir: &Path, root: &Path) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// Whether a symlink at `link` (project-relative) pointing at `target`
+/// stays inside the project: a relative target that does not climb above
+/// the project root.
+pub fn stays_inside(link: &str, target: &Path) -> bool {
+    if target.is_absolute() {
+        return false;
+    }
+    let mut depth: i64 = link.split('/').count() as i64 - 1;
+    for part in target.components() {
+        match part {
+            std::path::Component::ParentDir => depth -= 1,
+            std::path::Component::Normal(_) => depth += 1,
+            std::path::Component::CurDir => {}
+            _ => return false,
+        }
+        if depth < 0 {
+            return false;
+        }
+    }
+    true
+}
+
 /// Joins display paths for error messages: `a.txt, "b c.txt"` (quoted only
 /// when a name has spaces, so lists stay readable).
 pub fn show_list(paths: &[String]) -> String {
@@ -151,6 +173,26 @@ pub fn show_list(paths: &[String]) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn links_that_stay_inside_the_project() {
+        use std::path::Path;
+        for (link, target, inside) in [
+            ("docs/README.md", "../README.md", true),
+            ("a", "b/c", true),
+            ("docs/x", "../../etc/passwd", false),
+            ("x", "../outside", false),
+            ("x", "/etc/passwd", false),
+            ("d/e/f", "../../g", true),
+            ("d/e/f", "../../../g", false),
+        ] {
+            assert_eq!(
+                super::stays_inside(link, Path::new(target)),
+                inside,
+                "{link} -> {target}"
+            );
+        }
+    }
+
     use super::*;
 
     #[test]
