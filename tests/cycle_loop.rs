@@ -330,8 +330,11 @@ fn a_fixer_that_breaks_more_tests_is_reverted_and_the_next_strategy_is_surgical(
     validate(&env);
 }
 
+/// Deleting the failing tests is rejected from the fix's diff, before any
+/// retest and any commit (DESIGN.md §11.2): the tests are put back and
+/// nothing of the attempt enters history.
 #[test]
-fn a_fixer_that_deletes_the_failing_tests_is_rejected_and_rolled_back() {
+fn a_fixer_that_deletes_the_failing_tests_is_rejected_and_undone() {
     let env = Env::new();
     env.cycle_project("node-calc", &fixer_config("delete-test"));
     env.plan_calculator();
@@ -341,15 +344,7 @@ fn a_fixer_that_deletes_the_failing_tests_is_rejected_and_rolled_back() {
             "Session WFS-test-the-calculator is blocked",
         ))
         .stderr(predicate::str::contains("the fix edited the tests"));
-    let subjects = env.subjects();
-    assert_eq!(
-        subjects,
-        [
-            "test-cycle: rollback iteration 1 - test edits rejected (test/math.test.js: removed test finds the max; test/strings.test.js: removed test slugifies a title)",
-            "test-cycle: iteration 1 - conservative strategy (pass: 77.7% → 100.0%)",
-            "initial",
-        ]
-    );
+    assert_eq!(env.subjects(), ["initial"]);
     // The tests are back, byte for byte.
     for f in ["test/math.test.js", "test/strings.test.js"] {
         assert_eq!(env.read(f), fixture_text("node-calc", f), "{f}");
@@ -363,46 +358,39 @@ fn a_fixer_that_deletes_the_failing_tests_is_rejected_and_rolled_back() {
         .iter()
         .map(|e| e["kind"].as_str().unwrap())
         .collect();
-    // The guard's two removals, the suite's drop, and (DESIGN.md §10.2) the
-    // two failing tests missing from the full retest that selected them.
-    assert_eq!(
-        kinds,
-        [
-            "removed_test",
-            "removed_test",
-            "count_dropped",
-            "removed_test",
-            "removed_test"
-        ]
-    );
+    // The guard's two removals, seen in the diff: no run judged the fix.
+    assert_eq!(kinds, ["removed_test", "removed_test"]);
     let state = env.json(&format!("{ACTIVE}/.process/iteration-state.json"));
     assert_eq!(state["status"], "blocked");
     assert_eq!(
         state["blocked_reason"],
         "reached the limit of 1 fix attempts"
     );
-    assert_eq!(field(&state, "result")[1], json!("rolled_back"));
+    assert_eq!(state["iterations"].as_array().unwrap().len(), 1, "retested");
     let fix_task = env.json(&format!("{ACTIVE}/.task/IMPL-fix-1.json"));
     assert_eq!(fix_task["status"], "failed");
     validate(&env);
 }
 
+/// Skip markers on the failing tests: rejected from the diff, put back,
+/// never committed.
 #[test]
-fn a_fixer_that_skips_the_failing_tests_is_rejected_and_rolled_back() {
+fn a_fixer_that_skips_the_failing_tests_is_rejected_and_undone() {
     let env = Env::new();
     env.cycle_project("py-calc", &fixer_config("skip-test"));
     env.plan_calculator();
-    env.cycle(&["--max-iterations", "1"]).code(1);
-    assert_eq!(
-        env.subjects()[0],
-        "test-cycle: rollback iteration 1 - test edits rejected (tests/test_auth.py: @pytest.mark.skip added (0 → 1); tests/test_ops.py: @pytest.mark.skip added (1 → 2))"
-    );
+    env.cycle(&["--max-iterations", "1"])
+        .code(1)
+        .stderr(predicate::str::contains(
+            "tests/test_auth.py: @pytest.mark.skip added (0 → 1); tests/test_ops.py: @pytest.mark.skip added (1 → 2)",
+        ));
+    assert_eq!(env.subjects(), ["initial"]);
     for f in ["tests/test_ops.py", "tests/test_auth.py"] {
         assert_eq!(env.read(f), fixture_text("py-calc", f), "{f}");
     }
     let history = env.json(&format!("{ACTIVE}/.process/fix-history.json"));
     assert_eq!(history["entries"][0]["outcome"], "rejected");
-    assert_eq!(history["entries"][0]["pass_rate_after"], 100.0);
+    assert_eq!(history["entries"][0]["pass_rate_after"], Value::Null);
     assert_eq!(history["entries"][0]["test_edits"][0]["kind"], "skip_added");
     validate(&env);
 }

@@ -136,8 +136,9 @@ fn an_analysis_that_edits_the_tree_is_undone_and_counts_as_failed() {
 
 /// Case 5: the fix agent skips the failing tests through a new
 /// `tests/conftest.py` collection hook, without touching a test file. The
-/// run is not a success: the hook is a test edit (`skip_added`), the fix
-/// is rolled back, and the hook is gone from the tree.
+/// hook is a test edit (`skip_added`, `infrastructure`): the fix is
+/// rejected from its diff and undone before any retest, and the hook is
+/// gone from the tree.
 #[test]
 fn a_conftest_hook_that_skips_the_failing_tests_is_rejected() {
     let env = Env::new();
@@ -165,17 +166,25 @@ fn a_conftest_hook_that_skips_the_failing_tests_is_rejected() {
                 .contains("skip mark in a collection hook")),
         "{entry:#}"
     );
-    // The skipped tests are also seen in the results: failed → skipped.
+    // A conftest.py is test infrastructure (DESIGN.md §11.2).
     assert!(
-        edits.iter().any(|e| e["kind"] == "removed_test"
-            && e["detail"]
-                .as_str()
-                .unwrap()
-                .ends_with("went from failed to skipped")),
+        edits
+            .iter()
+            .any(|e| e["kind"] == "infrastructure" && e["file"] == "tests/conftest.py"),
         "{entry:#}"
     );
+    // Rejected from the diff: no retest, and neither the fix nor a revert
+    // of it is in history (issue #27 case 7).
+    let state = env.json(&format!("{ACTIVE}/.process/iteration-state.json"));
+    assert_eq!(
+        state["iterations"].as_array().unwrap().len(),
+        1,
+        "{state:#}"
+    );
     assert!(
-        env.subjects()[0].starts_with("test-cycle: rollback iteration 1 - test edits rejected"),
+        env.subjects()
+            .iter()
+            .all(|s| !s.contains("rollback") && !s.contains("iteration 1")),
         "{:?}",
         env.subjects()
     );

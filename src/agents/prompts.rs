@@ -263,6 +263,38 @@ pub struct FixPrompt<'a> {
     pub strategy: Strategy,
     pub test_command: Option<&'a str>,
     pub failures: &'a [Failure],
+    /// The test-edit rules the session enforces.
+    pub test_edits: &'a crate::artifacts::config::TestEditsPolicy,
+}
+
+/// The test-edit rules as the fix prompt states them: only those the
+/// configuration enforces (DESIGN.md §11.2), each saying what wfx does.
+pub fn test_edit_rules(policy: &crate::artifacts::config::TestEditsPolicy) -> Vec<String> {
+    use crate::artifacts::config::EditPolicy;
+    let mut rules = Vec::new();
+    let mut rule = |p: EditPolicy, what: &str| match p {
+        EditPolicy::Reject => rules.push(format!(
+            "{what}: wfx rejects the fix and puts the files back before any test runs."
+        )),
+        EditPolicy::Flag => rules.push(format!(
+            "{what}: wfx records it and shows it to the people who review the fix."
+        )),
+        EditPolicy::Allow => {}
+    };
+    rule(
+        policy.remove_or_skip,
+        "Deleting, skipping or disabling a test (a skip/ignore/only marker, a test no longer run, fewer tests)",
+    );
+    rule(
+        policy.weaken,
+        "Changing or removing an assertion, an expected value or an expected exception of a failing test",
+    );
+    rule(
+        policy.infrastructure,
+        "Changing the test set-up (conftest.py, pytest, jest, vitest or mocha configuration and the plugins or setup files it loads, the test scripts of package.json, Cargo's test settings)",
+    );
+    rule(policy.modify, "Any other change to a test file");
+    rules
 }
 
 pub fn fix(renderer: &Renderer, p: &FixPrompt) -> Result<String> {
@@ -288,6 +320,7 @@ pub fn fix(renderer: &Renderer, p: &FixPrompt) -> Result<String> {
         "test_command": p.test_command,
         "failures": failures,
         "omitted_failures": p.failures.len().saturating_sub(MAX_FAILURES),
+        "test_rules": test_edit_rules(p.test_edits),
     });
     renderer.render(FIX, &ctx)
 }
@@ -363,6 +396,7 @@ mod tests {
                 strategy: Strategy::Surgical,
                 test_command: Some("python -m pytest"),
                 failures: &failures,
+                test_edits: &Default::default(),
             },
         )
         .unwrap();

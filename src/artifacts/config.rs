@@ -227,6 +227,14 @@ pub struct TestEditsPolicy {
     pub remove_or_skip: EditPolicy,
     /// Any other change to a test file.
     pub modify: EditPolicy,
+    /// An assertion, expected value or expected exception of a failing
+    /// test changed or removed.
+    pub weaken: EditPolicy,
+    /// A change to the test infrastructure other than test bodies: pytest
+    /// configuration and plugins, `conftest.py`, jest/vitest/mocha
+    /// configuration and the files it loads, the test scripts of
+    /// `package.json`, Cargo's test keys.
+    pub infrastructure: EditPolicy,
 }
 
 impl Default for TestEditsPolicy {
@@ -234,6 +242,8 @@ impl Default for TestEditsPolicy {
         TestEditsPolicy {
             remove_or_skip: EditPolicy::Reject,
             modify: EditPolicy::Flag,
+            weaken: EditPolicy::Reject,
+            infrastructure: EditPolicy::Reject,
         }
     }
 }
@@ -265,6 +275,12 @@ pub struct CycleConfig {
     pub progressive: bool,
     /// Commit each fix attempt (`--no-commit` turns it off).
     pub commit: bool,
+    /// Run the full suite that accepts a fix, or completes the session, on
+    /// the committed tree in a clean checkout outside the project (git
+    /// repositories only): files outside the commit take no part, but for
+    /// the dependency directories and small ignored files that were there
+    /// when the session started.
+    pub sealed: bool,
     /// What happens when a fix edits the tests.
     pub test_edits: TestEditsPolicy,
 }
@@ -279,6 +295,7 @@ impl Default for CycleConfig {
             no_progress_limit: 4,
             progressive: true,
             commit: true,
+            sealed: true,
             test_edits: TestEditsPolicy::default(),
         }
     }

@@ -20,6 +20,13 @@ pub enum TestEditKind {
     CountDropped,
     /// A test file was changed in another way.
     Modified,
+    /// An assertion, expected value or expected exception of a test that
+    /// was failing was changed or removed (DESIGN.md §11.2).
+    Weakened,
+    /// The test infrastructure (pytest configuration and plugins,
+    /// `conftest.py`, jest/vitest/mocha configuration and the files it
+    /// loads, test scripts, Cargo's test keys) was changed.
+    Infrastructure,
 }
 
 /// A change to the tests that a fix made (DESIGN.md §5.6).
@@ -185,6 +192,11 @@ pub struct FixAttempt {
     /// uncommitted and untouched by a rollback (docs/cycle.md).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub left_uncommitted: Vec<String>,
+    /// Files outside the commit (git-ignored, or left uncommitted) that
+    /// changed during the fix, when the sealed run failed tests: the fix
+    /// passed only in the work tree, thanks to them (DESIGN.md §11.1).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outside_commit: Vec<String>,
     #[serde(flatten)]
     pub extra: Extra,
 }

@@ -221,6 +221,17 @@ pub struct IterationRecord {
     /// regression, and the full suite runs next.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub escalated: Option<String>,
+    /// The run executed on the committed tree in a clean checkout of wfx's
+    /// own, not in the work tree (DESIGN.md §11.1); `commit` names it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sealed: bool,
+    /// The commit a sealed run tested (the tree the fix's checkpoint holds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    /// Files outside that commit that changed during the fix (git-ignored
+    /// or left uncommitted): the work tree had them, the sealed run did not.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outside_commit: Vec<String>,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -318,8 +329,39 @@ pub struct IterationState {
     pub tasks_snapshot: Option<String>,
     /// The commit of IMPL-001's generated tests (iteration 0).
     pub tests_commit: Option<String>,
+    /// The test infrastructure as the session found it after IMPL-001
+    /// (DESIGN.md §11.2): configuration files and the plugin modules and
+    /// setup files they load. `None` until recorded.
+    pub test_infrastructure: Option<Vec<String>>,
+    /// What of the files outside the commit the sealed runs may use, as it
+    /// was when the session started (DESIGN.md §11.1).
+    pub sealed_environment: Option<SealedEnvironment>,
     /// Fields other tools or people added.
     pub extra: Extra,
+}
+
+/// The files outside the commit that a sealed run may use: what was there,
+/// git-ignored, when the session started (DESIGN.md §11.1). A file created
+/// later, or changed since, takes no part.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct SealedEnvironment {
+    /// Dependency directories (`node_modules`, `.venv`, …) the sealed
+    /// checkout reaches through links, project-relative.
+    #[serde(default)]
+    pub dependency_dirs: Vec<String>,
+    /// Small git-ignored files (a generated `_version.py`, a local
+    /// settings file) with the git blob id of their content then: copied
+    /// into the sealed checkout only while they still hold it.
+    #[serde(default)]
+    pub ignored_files: Vec<IgnoredFile>,
+}
+
+/// A git-ignored file as it was when the session started.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct IgnoredFile {
+    pub path: String,
+    /// The git blob id of its content.
+    pub blob: String,
 }
 
 impl IterationState {
@@ -388,6 +430,10 @@ pub struct FixInFlight {
     /// Why the test-edit policy rejects this fix (DESIGN.md §5.6).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rejected: Option<String>,
+    /// The fix call failed or timed out: unless the retest shows it
+    /// helped, its changes are undone, not committed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub call_failed: bool,
     /// The retest tiers run so far (DESIGN.md §10.4).
     #[serde(default, skip_serializing_if = "is_default")]
     pub retest: RetestProgress,
@@ -423,6 +469,11 @@ pub struct PendingCommit {
     /// `rolled_back`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run: Option<u32>,
+    /// For a fix that is undone without ever being committed (rejected
+    /// from its diff, or a call that failed and helped nothing): the
+    /// snapshot the work tree is put back to, instead of a revert commit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restore: Option<String>,
 }
 
 /// `iteration-state.json` as stored: the flat shape of DESIGN.md §3, and
@@ -482,6 +533,17 @@ pub struct IterationStateFile {
     /// The commit of IMPL-001's generated tests.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tests_commit: Option<String>,
+    /// The test infrastructure as the session found it after IMPL-001:
+    /// configuration files, and the plugin modules and setup files they
+    /// load (project-relative). A fix's change to any of it is judged by
+    /// `test_edits.infrastructure`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test_infrastructure: Option<Vec<String>>,
+    /// What of the files outside the commit the sealed runs may use: the
+    /// dependency directories and small git-ignored files there when the
+    /// session started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sealed_environment: Option<SealedEnvironment>,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -527,6 +589,7 @@ impl TryFrom<IterationStateFile> for IterationState {
             commit_paths: Vec::new(),
             touched_tests: false,
             rejected: None,
+            call_failed: false,
             retest: RetestProgress::default(),
         };
         let action = match f.next_action {
@@ -580,6 +643,8 @@ impl TryFrom<IterationStateFile> for IterationState {
             pending_commit: f.pending_commit,
             tasks_snapshot: f.tasks_snapshot,
             tests_commit,
+            test_infrastructure: f.test_infrastructure,
+            sealed_environment: f.sealed_environment,
             extra,
         };
         match inconsistency(&state) {
@@ -599,7 +664,9 @@ pub const MAX_ITERATIONS_ON_FILE: u32 = 100_000;
 /// outside the project. Refused (exit 2) before anything is written.
 pub fn inconsistency(s: &IterationState) -> Option<String> {
     let last = s.iterations.iter().map(|r| r.iteration).max().unwrap_or(0);
-    if s.current_iteration > MAX_ITERATIONS_ON_FILE || s.current_iteration > last + 2 {
+    // Each attempt rejected before its retest moves on without a run.
+    let reachable = last.saturating_add(s.max_iterations).saturating_add(2);
+    if s.current_iteration > MAX_ITERATIONS_ON_FILE || s.current_iteration > reachable {
         return Some(format!(
             "`current_iteration` is {} but the last recorded run is of iteration {last}",
             s.current_iteration
@@ -685,6 +752,8 @@ impl From<IterationState> for IterationStateFile {
             pending_rollback,
             tasks_snapshot: s.tasks_snapshot,
             tests_commit: s.tests_commit,
+            test_infrastructure: s.test_infrastructure,
+            sealed_environment: s.sealed_environment,
             extra: s.extra,
         }
     }

@@ -378,6 +378,16 @@ fn print_fixes(ctx: &Ctx, v: &SessionView) {
             line.push_str(&format!(" · {commit}"));
         }
         ui.out(line);
+        // Test edits, rejected or flagged: what a reviewer must look at.
+        for e in &f.test_edits {
+            let style = if e.serious { Style::Red } else { Style::Yellow };
+            ui.out(format!(
+                "    {} {}: {}",
+                ui.paint(style, &format!("test edit ({})", e.kind)),
+                e.file,
+                e.detail
+            ));
+        }
         for l in f.diff.iter().take(STATUS_DIFF_LINES) {
             let text = match l.kind {
                 DiffLineKind::File => ui.paint(Style::Bold, &l.text),

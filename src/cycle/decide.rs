@@ -394,6 +394,8 @@ pub fn after_tier(
 pub enum RollbackCause {
     Regression(Regression),
     TestEdits(String),
+    /// The fix call failed or timed out and its changes helped nothing.
+    CallFailed,
 }
 
 /// `test-cycle: iteration N - <strategy> strategy (pass: <old>% → <new>%)`;
@@ -429,6 +431,9 @@ pub fn rollback_commit_message(
         RollbackCause::TestEdits(why) => {
             format!("test-cycle: rollback iteration {iteration} - test edits rejected ({why})")
         }
+        RollbackCause::CallFailed => format!(
+            "test-cycle: undo iteration {iteration} - the fix call failed and changed no result (pass: {new:.1}%)"
+        ),
     }
 }
 
@@ -547,9 +552,29 @@ pub fn settle(i: &SettleInput) -> Settlement {
         };
     }
     let k = i.fix_iteration;
+    // A fix whose call failed or timed out is kept only when it helped: a
+    // half edit that changed nothing (or did damage) is put back, never
+    // committed (DESIGN.md §11.2: a rejected attempt never enters history).
+    let undo_uncommitted = i.fix.call_failed
+        && has_fix_to_undo
+        && i.fix.snapshot.is_some()
+        && !matches!(
+            result,
+            IterationResult::Improved | IterationResult::Success | IterationResult::PartialSuccess
+        );
+    let decision = match decision {
+        AfterRun::Analyze if undo_uncommitted => AfterRun::Rollback {
+            reason: "the fix call failed and its changes helped nothing".into(),
+        },
+        d => d,
+    };
     let rolling_back = matches!(decision, AfterRun::Rollback { .. });
     let rejected = i.fix.rejected.clone();
-    let outcome = fix_outcome(result, rejected.is_some() && rolling_back, rolling_back);
+    let outcome = if undo_uncommitted {
+        fix_outcome(result, false, false)
+    } else {
+        fix_outcome(result, rejected.is_some() && rolling_back, rolling_back)
+    };
     let count_dropped = match &regression {
         Some(Regression::TestsRemoved { from, to }) => Some(TestEdit {
             kind: TestEditKind::CountDropped,
@@ -558,17 +583,19 @@ pub fn settle(i: &SettleInput) -> Settlement {
         }),
         _ => None,
     };
-    let commit = has_fix_to_undo.then(|| PendingCommit {
+    let commit = (has_fix_to_undo && !undo_uncommitted).then(|| PendingCommit {
         kind: CommitPurpose::Fix,
         iteration: k,
         message: fix_commit_message(k, i.strategy, i.base.pass_rate, i.merged.pass_rate),
         paths: i.fix.commit_paths.clone(),
         run: None,
+        restore: None,
     });
     let rollback = rolling_back.then(|| {
         let cause = match (&rejected, &regression) {
             (Some(why), _) => RollbackCause::TestEdits(short(why, 120)),
             (None, Some(r)) => RollbackCause::Regression(r.clone()),
+            (None, None) if undo_uncommitted => RollbackCause::CallFailed,
             (None, None) => RollbackCause::TestEdits("rejected".into()),
         };
         PendingCommit {
@@ -577,6 +604,11 @@ pub fn settle(i: &SettleInput) -> Settlement {
             message: rollback_commit_message(k, &cause, i.base.pass_rate, i.merged.pass_rate),
             paths: Vec::new(),
             run: Some(i.run.run),
+            restore: if undo_uncommitted {
+                i.fix.snapshot.clone()
+            } else {
+                None
+            },
         }
     });
     Settlement {
@@ -738,6 +770,9 @@ mod tests {
             result: None,
             tier: None,
             escalated: None,
+            sealed: false,
+            commit: None,
+            outside_commit: Vec::new(),
             extra: Default::default(),
         }
     }
@@ -1304,6 +1339,7 @@ mod tests {
             commit_paths: paths.iter().map(|p| p.to_string()).collect(),
             touched_tests: false,
             rejected: rejected.map(str::to_string),
+            call_failed: false,
             retest: Default::default(),
         }
     }

@@ -17,7 +17,7 @@
 //! their config files or `package.json`), and `#[cfg(…)]` put on Rust
 //! tests. More exclusions than before is `skip_added`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::LazyLock;
 
 use regex::Regex;
@@ -166,10 +166,15 @@ fn counts(names: &[String]) -> BTreeMap<&str, usize> {
 }
 
 /// Whether a changed file is inspected at all: test files by path, Rust
-/// sources (their `#[cfg(test)]` modules hold tests) and the files that
-/// configure which tests run.
+/// sources (their `#[cfg(test)]` modules hold tests), the files that
+/// configure which tests run, and Python and JavaScript sources (one may be
+/// a plugin or setup file the test configuration loads: the session's
+/// record of its infrastructure says which).
 pub fn is_inspected(path: &str) -> bool {
-    is_test_path(path) || Lang::of(path) == Lang::Rust || TestConfig::of(path).is_some()
+    is_test_path(path)
+        || matches!(Lang::of(path), Lang::Rust | Lang::Python | Lang::Js)
+        || TestConfig::of(path).is_some()
+        || crate::testing::infra::kind_of(path).is_some()
 }
 
 /// Files that decide which tests are collected.
@@ -488,23 +493,145 @@ fn diff_lines(a: &str, b: &str) -> usize {
     left.values().map(|v| v.unsigned_abs() as usize).sum()
 }
 
+/// What the guard knows besides the two versions of a file.
+#[derive(Debug, Clone, Copy)]
+pub struct Context<'a> {
+    /// The tests that failed before the fix: the file they are in (when
+    /// the runner said) and their name in the source.
+    pub failing: &'a [(Option<String>, String)],
+    /// The test infrastructure recorded when the session started (plugin
+    /// modules and the files the test configuration loads, which their
+    /// names alone do not tell).
+    pub infrastructure: &'a BTreeSet<String>,
+}
+
+static NO_INFRASTRUCTURE: BTreeSet<String> = BTreeSet::new();
+
+impl Context<'_> {
+    /// Nothing known: no failing test, nothing recorded.
+    pub fn none() -> Context<'static> {
+        Context {
+            failing: &[],
+            infrastructure: &NO_INFRASTRUCTURE,
+        }
+    }
+}
+
+/// What a fix did to one file, judged with what the session knows
+/// (DESIGN.md §5.6, §11.2): [`inspect`], plus a change to the test
+/// infrastructure other than test bodies (`infrastructure`) and an
+/// assertion, expected value or expected exception of a failing test
+/// altered or removed (`weakened`).
+pub fn inspect_fix(
+    path: &str,
+    before: Option<&str>,
+    after: Option<&str>,
+    ctx: &Context,
+) -> Vec<TestEdit> {
+    let mut out = inspect(path, before, after);
+    if let Some(detail) = infrastructure_change(path, before, after, ctx) {
+        out.push(TestEdit {
+            kind: TestEditKind::Infrastructure,
+            file: path.to_string(),
+            detail,
+        });
+    }
+    if let (Some(b), Some(a)) = (before, after) {
+        let mut weakened = false;
+        for (file, name) in ctx.failing {
+            if file.as_deref().is_some_and(|f| f != path) {
+                continue;
+            }
+            if let Some(detail) = super::weaken::weakened(path, b, a, name) {
+                weakened = true;
+                out.push(TestEdit {
+                    kind: TestEditKind::Weakened,
+                    file: path.to_string(),
+                    detail,
+                });
+            }
+        }
+        if weakened {
+            out.retain(|e| e.kind != TestEditKind::Modified);
+        }
+    }
+    out
+}
+
+/// How `path` changed as test infrastructure, if it did.
+fn infrastructure_change(
+    path: &str,
+    before: Option<&str>,
+    after: Option<&str>,
+    ctx: &Context,
+) -> Option<String> {
+    use crate::testing::infra;
+    let (b, a) = (before.unwrap_or(""), after.unwrap_or(""));
+    let what = if ctx.infrastructure.contains(path) && infra::kind_of(path).is_none() {
+        // A module the test configuration loads (a pytest plugin, a jest
+        // setup file): all of it counts.
+        (b != a).then(|| "a file the test configuration loads".to_string())
+    } else if let Some(kind) = infra::kind_of(path) {
+        (infra::relevant(path, b) != infra::relevant(path, a)).then(|| kind.label().to_string())
+    } else if path.ends_with(".py")
+        && (b.contains("pytest_plugins") || a.contains("pytest_plugins"))
+    {
+        (infra::pytest_plugin_modules(b) != infra::pytest_plugin_modules(a))
+            .then(|| "pytest_plugins".to_string())
+    } else if path.ends_with("_test.go") {
+        let main = |t: &str| {
+            let start = t.find("func TestMain(")?;
+            Some(t[start..].split("\n}").next().unwrap_or("").to_string())
+        };
+        (main(b) != main(a)).then(|| "TestMain".to_string())
+    } else {
+        None
+    }?;
+    let created = before.is_none();
+    let first_new = a
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !b.lines().any(|old| old.trim() == *l));
+    Some(match (created, first_new) {
+        (true, _) => format!("{what} added"),
+        (false, Some(line)) => format!("{what} changed: `{}`", short_line(line)),
+        (false, None) => format!("{what} changed"),
+    })
+}
+
+fn short_line(line: &str) -> String {
+    if line.chars().count() <= 80 {
+        line.to_string()
+    } else {
+        format!("{}…", line.chars().take(79).collect::<String>())
+    }
+}
+
 /// Whether an edit falls under `remove_or_skip` (else `modify`).
 pub fn is_remove_or_skip(kind: TestEditKind) -> bool {
-    !matches!(kind, TestEditKind::Modified)
+    matches!(
+        kind,
+        TestEditKind::RemovedTest | TestEditKind::SkipAdded | TestEditKind::CountDropped
+    )
+}
+
+/// The policy that decides an edit of `kind`.
+pub fn policy_of(kind: TestEditKind, policy: &TestEditsPolicy) -> EditPolicy {
+    match kind {
+        TestEditKind::RemovedTest | TestEditKind::SkipAdded | TestEditKind::CountDropped => {
+            policy.remove_or_skip
+        }
+        TestEditKind::Modified => policy.modify,
+        TestEditKind::Weakened => policy.weaken,
+        TestEditKind::Infrastructure => policy.infrastructure,
+    }
 }
 
 /// Edits the policy wants recorded (`allow` ones are dropped).
 pub fn recorded(edits: Vec<TestEdit>, policy: &TestEditsPolicy) -> Vec<TestEdit> {
     edits
         .into_iter()
-        .filter(|e| {
-            let p = if is_remove_or_skip(e.kind) {
-                policy.remove_or_skip
-            } else {
-                policy.modify
-            };
-            p != EditPolicy::Allow
-        })
+        .filter(|e| policy_of(e.kind, policy) != EditPolicy::Allow)
         .collect()
 }
 
@@ -513,14 +640,7 @@ pub fn recorded(edits: Vec<TestEdit>, policy: &TestEditsPolicy) -> Vec<TestEdit>
 pub fn rejection(edits: &[TestEdit], policy: &TestEditsPolicy) -> Option<String> {
     let rejected: Vec<String> = edits
         .iter()
-        .filter(|e| {
-            let p = if is_remove_or_skip(e.kind) {
-                policy.remove_or_skip
-            } else {
-                policy.modify
-            };
-            p == EditPolicy::Reject
-        })
+        .filter(|e| policy_of(e.kind, policy) == EditPolicy::Reject)
         .map(|e| format!("{}: {}", e.file, e.detail))
         .collect();
     if rejected.is_empty() {
@@ -807,8 +927,12 @@ mod tests {
             }
             assert!(is_inspected(path), "{path}");
         }
-        assert!(!is_inspected("calc/ops.py"));
-        assert!(!is_inspected("src/vite.ts"));
+        // Sources are read too: one may be a plugin or setup file the
+        // test configuration loads (the session's record says which).
+        assert!(is_inspected("calc/ops.py"));
+        assert!(is_inspected("src/vite.ts"));
+        assert!(!is_inspected("docs/guide.md"));
+        assert!(!is_inspected("assets/logo.png"));
     }
 
     #[test]
@@ -831,12 +955,14 @@ mod tests {
         let lax = TestEditsPolicy {
             remove_or_skip: EditPolicy::Flag,
             modify: EditPolicy::Allow,
+            ..TestEditsPolicy::default()
         };
         assert_eq!(rejection(&edits, &lax), None);
         assert_eq!(recorded(edits.clone(), &lax).len(), 1);
         let strict = TestEditsPolicy {
             remove_or_skip: EditPolicy::Reject,
             modify: EditPolicy::Reject,
+            ..TestEditsPolicy::default()
         };
         assert_eq!(
             rejection(&edits, &strict),

@@ -188,6 +188,7 @@ fn next_validation_fix(m: &CycleMachine, s: &CycleState, id: &str) -> Step {
             strategy: Strategy::Conservative,
             test_command: command.as_deref(),
             failures: &[],
+            test_edits: &m.config.cycle.test_edits,
         },
     ) {
         Ok(p) => p,
@@ -233,6 +234,7 @@ pub fn observe(m: &CycleMachine, s: &mut CycleState, what: Observed, out: &mut V
                 ),
                 paths: insp.commit_paths,
                 run: None,
+                restore: None,
             });
         }
         if inspected {

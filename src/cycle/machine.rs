@@ -103,6 +103,9 @@ impl Machine for CycleMachine {
             }
             _ => {}
         }
+        if s.iter.test_infrastructure.is_none() && self.tests_generated(s) {
+            return Step::Do(Effect::Survey);
+        }
         match &s.iter.action {
             Action::ExecuteTask => super::initial::next(self, s),
             Action::RunTests => Step::Do(Effect::RunTests(self.test_request(
@@ -113,21 +116,29 @@ impl Machine for CycleMachine {
                 "the full suite",
                 Some(Default::default()),
             ))),
-            Action::AnalyzeFailures => Step::Do(Effect::Analyze(self.analysis_request(s))),
-            Action::ExecuteFixTask { fix: None } => Step::Do(Effect::Snapshot),
-            Action::ExecuteFixTask { fix: Some(fix) } => self.next_fix(s, fix),
-            Action::Retest { fix } => self.next_retest(s, fix),
-            Action::FinalValidation { .. } => {
+            Action::FinalValidation { fix } => {
                 let n = s.iter.iterations.last().map_or(1, |r| r.iteration);
                 let known = self.baseline_failing(s);
-                Step::Do(Effect::RunTests(self.test_request(
+                let mut req = self.test_request(
                     s,
                     n,
                     None,
                     self.baseline_results(s),
                     validation_label(s),
                     Some(known),
-                )))
+                );
+                req.seal = self.seal_for(s, fix);
+                Step::Do(Effect::RunTests(req))
+            }
+            Action::AnalyzeFailures => Step::Do(Effect::Analyze(self.analysis_request(s))),
+            Action::ExecuteFixTask { fix: None } => Step::Do(Effect::Snapshot),
+            Action::ExecuteFixTask { fix: Some(fix) } => self.next_fix(s, fix),
+            Action::Retest { fix } => self.next_retest(s, fix),
+            Action::Rollback { rollback } if rollback.restore.is_some() => {
+                Step::Do(Effect::Restore(Snapshot {
+                    tree: rollback.restore.clone(),
+                    head: None,
+                }))
             }
             Action::Rollback { rollback } => {
                 let commit = s
@@ -161,6 +172,11 @@ impl Machine for CycleMachine {
             Observed::Blocked(reason) => self.block(s, &reason, &mut out),
             Observed::Committed(id) if s.iter.pending_commit.is_some() => {
                 self.committed(s, id, &mut out)
+            }
+            Observed::Surveyed(found) => {
+                s.iter.test_infrastructure = Some(found.infrastructure);
+                s.iter.sealed_environment = Some(found.environment);
+                s.touch(Doc::State);
             }
             Observed::Archived { commit } => {
                 s.stop = Some(Stop::Finished { commit });
@@ -203,6 +219,7 @@ impl Machine for CycleMachine {
                     _ => {}
                 },
                 NextAction::Rollback => match what {
+                    Observed::Restored(files) => self.undone(s, files, &mut out),
                     Observed::Reverted(Ok(id)) => self.rolled_back(s, id, &mut out),
                     Observed::Reverted(Err(msg)) => {
                         let k = match &s.iter.action {
@@ -294,6 +311,34 @@ impl CycleMachine {
         }
     }
 
+    /// IMPL-001 (test generation) is behind: what the test infrastructure
+    /// is now is the user's (and the session's own tests'), recorded once
+    /// before any fix (DESIGN.md §11.2).
+    fn tests_generated(&self, s: &CycleState) -> bool {
+        !matches!(s.iter.action, Action::None | Action::Complete)
+            && s.task(super::INITIAL_TASKS[0])
+                .is_none_or(|t| !matches!(t.status, TaskStatus::Pending | TaskStatus::InProgress))
+    }
+
+    /// What the test guard knows of the session: the tests failing before
+    /// the fix (by file and name) and the recorded infrastructure.
+    fn failing_by_name(&self, s: &CycleState) -> Vec<(Option<String>, String)> {
+        self.baseline_results(s)
+            .map(|b| {
+                b.failures
+                    .iter()
+                    .filter(|f| f.test_type != crate::artifacts::test_results::Layer::Static)
+                    .map(|f| {
+                        (
+                            f.file.clone(),
+                            crate::testing::id::source_name(&f.test).to_string(),
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     fn baseline_results(&self, s: &CycleState) -> Option<Arc<TestResults>> {
         let run = s.baseline()?.run;
         s.results.get(&run).cloned()
@@ -361,6 +406,7 @@ impl CycleMachine {
             env: Vec::new(),
             previous,
             spinner: format!("Iteration {n} · running {label}"),
+            seal: None,
         }
     }
 
@@ -896,6 +942,9 @@ impl CycleMachine {
             result: None,
             tier: None,
             escalated: None,
+            sealed: false,
+            commit: None,
+            outside_commit: Vec::new(),
             extra: Extra::new(),
         }
     }
@@ -928,6 +977,7 @@ impl CycleMachine {
             command: results.command.clone(),
             label: label.to_string(),
             notes: results.notes.clone(),
+            sealed_commit: rec.commit.clone(),
         }));
         let n = rec.iteration;
         s.iter.iterations.push(rec);
@@ -1000,6 +1050,15 @@ impl CycleMachine {
             },
             &self.limits,
         );
+        // Only a sealed run completes a session: a suite that passes in
+        // the work tree is confirmed on the commit (DESIGN.md §11.1).
+        if matches!(decision, AfterRun::Complete { .. }) && self.repo && self.config.cycle.sealed {
+            s.iter.action = Action::FinalValidation {
+                fix: self.no_fix(s),
+            };
+            s.touch(Doc::State);
+            return;
+        }
         self.apply(s, decision, n, out);
     }
 
@@ -1036,6 +1095,7 @@ impl CycleMachine {
             commit_paths: Vec::new(),
             touched_tests: false,
             rejected: None,
+            call_failed: false,
             retest: RetestProgress::default(),
         }
     }
@@ -1341,6 +1401,7 @@ impl CycleMachine {
                 commit_paths: Vec::new(),
                 touched_tests: false,
                 rejected: None,
+                call_failed: false,
                 retest: RetestProgress::default(),
             }),
         };
@@ -1383,6 +1444,7 @@ impl CycleMachine {
                     strategy,
                     test_command: command.as_deref(),
                     failures: &baseline.failures,
+                    test_edits: &self.config.cycle.test_edits,
                 },
             ),
             None => Err(crate::error::Error::Internal(format!(
@@ -1433,16 +1495,34 @@ impl CycleMachine {
             .unwrap_or_else(|| self.no_fix(s));
         let inspection = inspection.unwrap_or_default();
         let files_changed = inspection.files_changed();
+        let failing = self.failing_by_name(s);
+        let infrastructure: std::collections::BTreeSet<String> = s
+            .iter
+            .test_infrastructure
+            .iter()
+            .flatten()
+            .cloned()
+            .collect();
+        let ctx = guard::Context {
+            failing: &failing,
+            infrastructure: &infrastructure,
+        };
         let mut edits = Vec::new();
         for (path, v) in &inspection.versions {
             let before = v.before.as_deref().map(String::from_utf8_lossy);
             let after = v.after.as_deref().map(String::from_utf8_lossy);
-            edits.extend(guard::inspect(path, before.as_deref(), after.as_deref()));
+            edits.extend(guard::inspect_fix(
+                path,
+                before.as_deref(),
+                after.as_deref(),
+                &ctx,
+            ));
         }
         let policy = &self.config.cycle.test_edits;
         let edits = guard::recorded(edits, policy);
         let rejected = guard::rejection(&edits, policy);
         fix.observed = true;
+        fix.call_failed = call.as_ref().is_some_and(|c| c.failed() || c.timed_out);
         fix.touched_tests = files_changed
             .iter()
             .any(|p| agents::builtin::is_test_path(p));
@@ -1527,6 +1607,7 @@ impl CycleMachine {
             tamper: call.as_ref().and_then(|c| c.tamper),
             not_committed: not_committed.clone(),
             left_uncommitted,
+            outside_commit: Vec::new(),
             extra: Extra::new(),
         };
         s.history.entries.retain(|e| e.iteration != k);
@@ -1592,17 +1673,69 @@ impl CycleMachine {
                 "Iteration {k}: the fix changed no file; rerunning only the failing tests"
             )));
         }
-        if let Some(why) = &rejected {
-            out.push(Event::TestEdits {
+        let flagged: Vec<_> = edits
+            .iter()
+            .filter(|e| {
+                guard::policy_of(e.kind, policy) == crate::artifacts::config::EditPolicy::Flag
+            })
+            .cloned()
+            .collect();
+        match &rejected {
+            Some(why) => out.push(Event::TestEdits {
                 iteration: k,
-                rejected: why.clone(),
+                rejected: Some(why.clone()),
                 test_edits: edits,
-            });
+            }),
+            None if !flagged.is_empty() => out.push(Event::TestEdits {
+                iteration: k,
+                rejected: None,
+                test_edits: flagged,
+            }),
+            None => {}
         }
         s.iter.status = LoopStatus::Running;
         if s.session.status != SessionStatus::Active {
             s.session.status = SessionStatus::Active;
             s.touch(Doc::Session);
+        }
+        // Rejected from its diff (DESIGN.md §11.2): put back before any
+        // commit and any test run; the attempt never enters history. A
+        // timed-out call's half edit likewise. A person's fix is retested,
+        // committed and reverted instead, so their work stays in history.
+        let undo_now = match (&rejected, call.as_ref()) {
+            (Some(_), Some(_)) => Some("its test edits are rejected".to_string()),
+            (None, Some(c)) if c.timed_out && !files_changed.is_empty() => {
+                Some("the fix call timed out: its half-made changes are not tested".to_string())
+            }
+            _ => None,
+        };
+        if let (Some(reason), Some(snapshot)) = (undo_now, fix.snapshot.clone())
+            && self.repo
+        {
+            if let Some(e) = s.history.entries.iter_mut().find(|e| e.iteration == k) {
+                e.outcome = if rejected.is_some() {
+                    FixOutcome::Rejected
+                } else {
+                    FixOutcome::NoChange
+                };
+            }
+            let fix_task = fix_task_id(k);
+            if s.task(&fix_task).is_some() {
+                s.set_task_status(&fix_task, TaskStatus::Failed, &reason);
+                s.touch(Doc::TaskSummary(fix_task));
+            }
+            s.iter.action = Action::Rollback {
+                rollback: crate::artifacts::iteration_state::PendingCommit {
+                    kind: CommitPurpose::Rollback,
+                    iteration: k,
+                    message: reason,
+                    paths: Vec::new(),
+                    run: None,
+                    restore: Some(snapshot),
+                },
+            };
+            s.touch(Doc::State);
+            return;
         }
         s.iter.action = Action::Retest { fix };
         s.touch(Doc::State);
@@ -1633,14 +1766,39 @@ impl CycleMachine {
             NextRun::Full(_) | NextRun::Done => (None, self.baseline_results(s)),
         };
         let label = self.tier_label(s, fix);
-        Step::Do(Effect::RunTests(self.test_request(
-            s,
-            n,
-            subset,
-            previous,
-            &label,
-            Some(known),
-        )))
+        let full = subset.is_none();
+        let mut req = self.test_request(s, n, subset, previous, &label, Some(known));
+        if full {
+            req.seal = self.seal_for(s, fix);
+        }
+        Step::Do(Effect::RunTests(req))
+    }
+
+    /// The sealed run of a fix's full suite (DESIGN.md §11.1): its paths
+    /// on top of `HEAD`, in a clean checkout. None without commits or with
+    /// `cycle.sealed: false`.
+    fn seal_for(
+        &self,
+        s: &CycleState,
+        fix: &FixInFlight,
+    ) -> Option<crate::engine::step::SealRequest> {
+        // The fix's end: its start and its call's duration (a person's fix
+        // ends when wfx saw it), with a second's slack for coarse clocks.
+        let until = s
+            .history
+            .entries
+            .iter()
+            .find(|e| e.iteration == fix.iteration)
+            .map_or(s.now, |e| {
+                e.started_at + chrono::Duration::milliseconds(e.duration_ms as i64 + 1000)
+            });
+        (self.repo && self.config.cycle.sealed).then(|| crate::engine::step::SealRequest {
+            paths: fix.commit_paths.clone(),
+            since: fix.started_at,
+            until,
+            message: format!("wfx: sealed run of {} iteration {}", self.id, fix.iteration),
+            environment: s.iter.sealed_environment.clone().unwrap_or_default(),
+        })
     }
 
     /// The runner's related-tests query for fix k, while it is still to be
@@ -1746,7 +1904,12 @@ impl CycleMachine {
             self.block(s, "the run before the fix is not recorded", out);
             return;
         };
-        let TestsRun { results, flaky, .. } = run;
+        let TestsRun {
+            results,
+            flaky,
+            sealed,
+            ..
+        } = run;
         let mut results = results;
         self.sanitize(&mut results);
         self.flaky_event(n, &flaky, out);
@@ -1812,6 +1975,22 @@ impl CycleMachine {
         let new = decide::new_failures(&base_failing, &cur_failing);
         let mut rec = self.new_record(s, n, results_started(&merged, s.now), &merged, new);
         rec.tier = Some(tier_run.as_ref().map_or(Tier::Full, |(tier, _)| *tier));
+        if let Some(sr) = &sealed {
+            rec.sealed = true;
+            rec.commit = Some(sr.commit.clone());
+            rec.outside_commit = sr.outside_commit.clone();
+            // The work tree passed what the commit fails: name the files
+            // outside it that the fix changed.
+            if merged.failed + merged.errors > 0 && !sr.outside_commit.is_empty() {
+                out.push(Event::warning(format!(
+                    "Iteration {n}: the sealed run of the commit fails tests; the fix changed files outside the commit, which the work tree had and a clone will not: {}",
+                    sr.outside_commit.join(", ")
+                )));
+                if let Some(e) = s.history.entries.iter_mut().find(|e| e.iteration == k) {
+                    e.outside_commit = sr.outside_commit.clone();
+                }
+            }
+        }
         let mut runs = settled_runs(&s.iter.iterations);
         runs.push(rec.clone());
         let settled = decide::settle(&SettleInput {
@@ -1960,6 +2139,42 @@ impl CycleMachine {
             decide::vanished_tests(&failed, results),
             &self.config.cycle.test_edits,
         )
+    }
+
+    /// Fix k undone without a commit (its snapshot put back): another
+    /// attempt or a block.
+    fn undone(&self, s: &mut CycleState, files: Vec<String>, out: &mut Vec<Event>) {
+        let Action::Rollback { rollback } = s.iter.action.clone() else {
+            return;
+        };
+        let k = rollback.iteration;
+        if let Some(run) = rollback.run
+            && let Some(rec) = s.iter.run_mut(run)
+        {
+            rec.result = Some(IterationResult::RolledBack);
+        }
+        out.push(Event::Undone {
+            iteration: k,
+            files,
+            reason: rollback.message.clone(),
+        });
+        s.touch(Doc::History);
+        s.touch(Doc::IterationSummary(k));
+        s.iter.action = Action::AnalyzeFailures;
+        let decision = decide::after_rollback(
+            s.attempts(),
+            decide::no_progress(
+                &settled_runs(&s.iter.iterations),
+                self.limits.no_progress_limit,
+            ),
+            policy::cost_cap(s.spent_usd(), self.config.agents.max_cost_usd),
+            &self.limits,
+        );
+        let n = rollback
+            .run
+            .and_then(|r| s.record(r).map(|r| r.iteration))
+            .unwrap_or(k + 1);
+        self.apply(s, decision, n, out);
     }
 
     /// Fix k's commit reverted (or nothing to revert): another attempt or

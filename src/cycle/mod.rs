@@ -25,6 +25,7 @@ mod report;
 pub(crate) mod scenarios;
 pub mod state;
 pub mod transitions;
+pub mod weaken;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -98,6 +99,8 @@ pub fn run(ws: &Workspace, req: &CycleRequest, ui: &Printer) -> Result<Ending> {
         }
     }
     lock.set_child(None)?;
+    // A sealed checkout a killed (or interrupted) run left (DESIGN.md §11.1).
+    crate::git::sweep_checkout(&ws.root, sref.id());
     // Nothing is written to a session with a damaged artifact (DESIGN.md §3).
     ws.ensure_session_valid(&sref.paths)?;
     let mut session = ws.load_session(&sref)?;
@@ -606,6 +609,8 @@ pub(crate) fn initial_state(
         pending_commit: None,
         tasks_snapshot: None,
         tests_commit: None,
+        test_infrastructure: None,
+        sealed_environment: None,
         extra: Default::default(),
     }
 }

@@ -36,18 +36,27 @@ pub const TRANSITIONS: &[(NextAction, NextAction, &str)] = &[
     (AnalyzeFailures, None, "blocked: the cost cap"),
     (ExecuteFixTask, ExecuteFixTask, "snapshot taken"),
     (ExecuteFixTask, Retest, "fix made and inspected"),
+    (
+        ExecuteFixTask,
+        Rollback,
+        "rejected from its diff, or a timed-out call: undone, never committed",
+    ),
     (ExecuteFixTask, None, "blocked: the cost cap"),
     (Retest, FinalValidation, "every re-run test passes"),
     (Retest, Complete, "success on the full suite"),
     (Retest, AnalyzeFailures, "tests still fail"),
-    (Retest, Rollback, "regression or rejected test edits"),
+    (
+        Retest,
+        Rollback,
+        "regression, tests gone, or a failed call that helped nothing",
+    ),
     (Retest, None, "blocked: a limit, no progress, the cost cap"),
     (FinalValidation, Complete, "success on the full suite"),
     (FinalValidation, AnalyzeFailures, "tests still fail"),
     (
         FinalValidation,
         Rollback,
-        "regression or rejected test edits",
+        "regression, tests gone, or a failed call that helped nothing",
     ),
     (
         FinalValidation,
@@ -57,7 +66,7 @@ pub const TRANSITIONS: &[(NextAction, NextAction, &str)] = &[
     (
         Rollback,
         AnalyzeFailures,
-        "reverted; next strategy surgical",
+        "reverted (next strategy surgical) or undone",
     ),
     (
         Rollback,

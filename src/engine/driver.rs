@@ -208,6 +208,8 @@ impl Driver<'_, '_, '_> {
                     Err(e) => return Err(e),
                 }
             }
+            Effect::Restore(before) => Observed::Restored(self.ports.undo_tree_edits(&before)?),
+            Effect::Survey => Observed::Surveyed(self.ports.survey()?),
             Effect::Shell(req) => self.shell(req)?,
             Effect::Validate(req) => self.validate(req)?,
             Effect::Review(req) => self.review(req)?,
@@ -234,16 +236,48 @@ impl Driver<'_, '_, '_> {
         Ok((text, vars))
     }
 
+    /// A test run; a sealed one (DESIGN.md §11.1) in a clean checkout of
+    /// the commit, which is removed afterwards whatever happened.
     fn run_tests(&mut self, req: TestRequest) -> Result<Observed> {
+        let sealed = match &req.seal {
+            Some(seal) => self.ports.seal(seal)?,
+            None => None,
+        };
+        let observed = self.run_tests_in(&req, sealed.as_ref());
+        let (Some(sealed), Some(seal)) = (sealed, &req.seal) else {
+            return observed;
+        };
+        let outside = self.ports.unseal(&sealed, seal);
+        let mut observed = observed?;
+        if let Observed::Tests(run) = &mut observed {
+            run.sealed = Some(super::step::SealedRun {
+                commit: sealed.commit,
+                outside_commit: outside?,
+            });
+        }
+        Ok(observed)
+    }
+
+    fn run_tests_in(
+        &mut self,
+        req: &TestRequest,
+        sealed: Option<&super::step::Sealed>,
+    ) -> Result<Observed> {
         let (spinner, progress) = self.sinks.printer().test_spinner(req.spinner.clone());
+        let env: Vec<(String, String)> = req
+            .env
+            .iter()
+            .chain(sealed.iter().flat_map(|s| s.env.iter()))
+            .cloned()
+            .collect();
         let run = TestRun {
-            root: &req.root,
+            root: sealed.map_or(&req.root, |s| &s.root),
             detected: &req.detected,
             subset: req.subset.as_deref(),
             log: &req.log,
             report_dir: &req.report_dir,
             timeout: req.timeout,
-            env: &req.env,
+            env: &env,
             previous: req.previous.as_deref(),
         };
         let mut results = self.ports.run_tests(&run, progress)?;
@@ -287,6 +321,7 @@ impl Driver<'_, '_, '_> {
             results,
             flaky,
             output_head,
+            sealed: None,
         })))
     }
 

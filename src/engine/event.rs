@@ -7,7 +7,7 @@
 //! from [`EventLine`].
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -80,10 +80,11 @@ pub enum Event {
     Analysis(AnalysisEvent),
     /// A fix attempt (agent or person) as inspected.
     Fix(FixEvent),
-    /// The fix edited tests in a way the policy rejects.
+    /// The fix edited the tests: in a way the policy rejects (`rejected`
+    /// says why), or flags (`rejected` is null).
     TestEdits {
         iteration: u32,
-        rejected: String,
+        rejected: Option<String>,
         test_edits: Vec<TestEdit>,
     },
     /// A checkpoint commit was made (or found, after a crash).
@@ -92,6 +93,15 @@ pub enum Event {
         message: String,
         iteration: u32,
         kind: CommitPurpose,
+    },
+    /// A fix was undone without ever being committed (rejected from its
+    /// diff, or a failed call that helped nothing): the work tree is as it
+    /// was before it, and nothing of it entered history.
+    Undone {
+        iteration: u32,
+        /// The paths put back.
+        files: Vec<String>,
+        reason: String,
     },
     /// A fix was reverted.
     Rollback {
@@ -184,6 +194,10 @@ pub struct RunEvent {
     /// What ran: `the full suite`, `3 affected test(s)`, `final validation`.
     pub label: String,
     pub notes: Vec<String>,
+    /// The commit a sealed run tested (DESIGN.md §11.1); absent for a run
+    /// in the work tree.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sealed_commit: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
@@ -382,6 +396,7 @@ impl Event {
             Event::Fix(_) => "fix",
             Event::TestEdits { .. } => "test_edits",
             Event::Commit { .. } => "commit",
+            Event::Undone { .. } => "undone",
             Event::Rollback { .. } => "rollback",
             Event::Complete { .. } => "complete",
             Event::Step(_) => "step",
@@ -469,8 +484,11 @@ impl Event {
                         r.failed,
                     )
                 };
+                let sealed = r.sealed_commit.as_deref().map_or(String::new(), |c| {
+                    format!(", sealed on {}", short_commit(c))
+                });
                 format!(
-                    "Iteration {} · {counts} · {} {}{mark}{notes}",
+                    "Iteration {} · {counts} · {}{sealed} {}{mark}{notes}",
                     r.iteration,
                     r.label,
                     duration::millis(r.duration_ms),
@@ -543,9 +561,30 @@ impl Event {
             }
             Event::TestEdits {
                 iteration,
-                rejected,
+                rejected: Some(why),
                 ..
-            } => format!("Iteration {iteration} · the fix edited the tests: {rejected}"),
+            } => format!("Iteration {iteration} · the fix edited the tests: {why}; rejected"),
+            Event::TestEdits {
+                iteration,
+                rejected: None,
+                test_edits,
+            } => format!(
+                "Iteration {iteration} · the fix changed tests (flagged, kept): {}",
+                test_edits
+                    .iter()
+                    .take(3)
+                    .map(|e| format!("{}: {}", e.file, e.detail))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ),
+            Event::Undone {
+                iteration,
+                files,
+                reason,
+            } => format!(
+                "Undone iteration {iteration} ({reason}): {} file(s) put back, nothing committed",
+                files.len()
+            ),
             Event::Commit {
                 commit, message, ..
             } => format!("Committed {} {message}", short_commit(commit)),
@@ -704,6 +743,11 @@ impl<'a> Sinks<'a> {
         // step for (a full disk shows up at the next state commit).
         let Some(path) = &self.run_log else { return };
         if self.memory.is_some() {
+            return;
+        }
+        // Not once the session moved away (archived): its directory is not
+        // made again for a log line.
+        if !path.parent().is_some_and(Path::is_dir) {
             return;
         }
         if let Ok(mut f) = crate::fsx::append(path) {

@@ -97,6 +97,30 @@ pub trait Ports {
         Ok(Wake::Interrupted)
     }
 
+    /// A clean checkout of the commit `req` describes, outside the project
+    /// (DESIGN.md §11.1); `None` where there is nothing to seal (no
+    /// repository, no commit yet): the run goes on in place.
+    fn seal(&mut self, _req: &super::step::SealRequest) -> Result<Option<super::step::Sealed>> {
+        Ok(None)
+    }
+
+    /// After a sealed run: the files outside its commit that changed since
+    /// `req.since`, and the checkout removed (also when the run failed).
+    fn unseal(
+        &mut self,
+        _sealed: &super::step::Sealed,
+        _req: &super::step::SealRequest,
+    ) -> Result<Vec<String>> {
+        Ok(Vec::new())
+    }
+
+    /// The project's test infrastructure (see [`crate::testing::infra`])
+    /// and what of the files outside the commit sealed runs may use, as
+    /// they are now (DESIGN.md §11.1, §11.2).
+    fn survey(&mut self) -> Result<super::step::Survey> {
+        Ok(super::step::Survey::default())
+    }
+
     /// The AI-issue scan (`tests: false`) or the test anti-pattern scan.
     fn scan(&mut self, tests: bool, files: &[String]) -> Vec<Finding>;
 

@@ -229,6 +229,88 @@ impl Ports for RealPorts<'_> {
         super::watch::wait(&self.root, watching, &process::interrupted)
     }
 
+    fn survey(&mut self) -> Result<super::step::Survey> {
+        let (files, _) = crate::phases::context::files::list_files(&self.root)?;
+        let files: std::collections::BTreeSet<String> = files.into_iter().collect();
+        let root = self.root.clone();
+        let found = crate::testing::infra::survey(&files, |rel| {
+            let path = root.join(rel);
+            // Configuration files are small; a huge one is not read.
+            let meta = std::fs::symlink_metadata(&path).ok()?;
+            (meta.is_file() && meta.len() <= 4 << 20)
+                .then(|| std::fs::read_to_string(&path).ok())
+                .flatten()
+        });
+        Ok(super::step::Survey {
+            infrastructure: found.into_iter().collect(),
+            environment: self.cp.sealed_environment()?,
+        })
+    }
+
+    fn seal(&mut self, req: &super::step::SealRequest) -> Result<Option<super::step::Sealed>> {
+        let Some(commit) = self.cp.seal(&req.paths, &req.message)? else {
+            return Ok(None);
+        };
+        let session = self
+            .txn
+            .dir()
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let dir = crate::git::checkout_dir(&self.ws.root, &session);
+        let co = self
+            .cp
+            .checkout_sealed(&commit, &dir, &req.environment.dependency_dirs)?;
+        // Small ignored files there at the start take part while they
+        // still hold what they held then (a generated `_version.py`).
+        for f in &req.environment.ignored_files {
+            let from = self.root.join(&f.path);
+            if !std::fs::symlink_metadata(&from).is_ok_and(|m| m.is_file()) {
+                continue;
+            }
+            let same = git2::Oid::hash_file(git2::ObjectType::Blob, &from)
+                .is_ok_and(|id| id.to_string() == f.blob);
+            let to = co.root.join(&f.path);
+            if same && std::fs::symlink_metadata(&to).is_err() {
+                if let Some(parent) = to.parent() {
+                    std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+                }
+                std::fs::copy(&from, &to).map_err(|e| Error::io(&to, e))?;
+            }
+        }
+        let env = sealed_env(&SealedEnvInput {
+            project: &self.root,
+            checkout: &co.root,
+            cargo: self.root.join("Cargo.toml").is_file(),
+            src_dir: co.root.join("src").is_dir(),
+            cargo_target_dir: std::env::var_os("CARGO_TARGET_DIR").is_some(),
+            python_path: std::env::var("PYTHONPATH").ok(),
+        });
+        Ok(Some(super::step::Sealed {
+            commit: co.commit,
+            dir: co.dir,
+            root: co.root,
+            env,
+        }))
+    }
+
+    fn unseal(
+        &mut self,
+        sealed: &super::step::Sealed,
+        req: &super::step::SealRequest,
+    ) -> Result<Vec<String>> {
+        let outside = self.cp.outside_commit(
+            &sealed.commit,
+            req.since.into()..req.until.into(),
+            &req.environment.dependency_dirs,
+        );
+        crate::git::remove_checkout(&sealed.dir).map_err(|e| Error::io(&sealed.dir, e))?;
+        Ok(outside?
+            .into_iter()
+            .map(|(path, why)| format!("{path} ({why})"))
+            .collect())
+    }
+
     fn scan(&mut self, tests: bool, files: &[String]) -> Vec<Finding> {
         if tests {
             crate::scan::antipatterns::scan_test_files(&self.root, files)
@@ -345,6 +427,41 @@ impl Ports for RealPorts<'_> {
     }
 }
 
+/// What a sealed run's environment needs to know.
+pub struct SealedEnvInput<'a> {
+    pub project: &'a Path,
+    pub checkout: &'a Path,
+    /// The project is a cargo package (`Cargo.toml` at its root).
+    pub cargo: bool,
+    /// The checkout has a `src/` directory.
+    pub src_dir: bool,
+    /// `CARGO_TARGET_DIR` is set already (the user's choice stands).
+    pub cargo_target_dir: bool,
+    pub python_path: Option<String>,
+}
+
+/// The variables a sealed run gets (DESIGN.md §11.1): cargo builds into
+/// the project's `target/`, so dependencies are not built again (only the
+/// crate's own code: its path differs); Python imports the checkout's code
+/// first, also where the project is installed in editable mode (which
+/// points at the work tree).
+pub fn sealed_env(i: &SealedEnvInput) -> Vec<(String, String)> {
+    let mut env = Vec::new();
+    if i.cargo && !i.cargo_target_dir {
+        env.push((
+            "CARGO_TARGET_DIR".to_string(),
+            i.project.join("target").display().to_string(),
+        ));
+    }
+    let mut python_path = vec![i.checkout.display().to_string()];
+    if i.src_dir {
+        python_path.push(i.checkout.join("src").display().to_string());
+    }
+    python_path.extend(i.python_path.clone().filter(|p| !p.is_empty()));
+    env.push(("PYTHONPATH".to_string(), python_path.join(":")));
+    env
+}
+
 /// The first line of a command, cut to 80 characters, for messages.
 pub fn short(command: &str) -> String {
     let first = command.lines().next().unwrap_or("");
@@ -444,6 +561,38 @@ mod tests {
             None
         );
         assert_eq!(find_output_file(root, "*.txt", old), None);
+    }
+
+    #[test]
+    fn a_sealed_run_builds_into_the_projects_target_and_imports_the_checkout() {
+        let (project, checkout) = (Path::new("/p"), Path::new("/tmp/wfx-sealed-x"));
+        let env = |cargo, src_dir, cargo_target_dir, python_path: Option<&str>| {
+            sealed_env(&SealedEnvInput {
+                project,
+                checkout,
+                cargo,
+                src_dir,
+                cargo_target_dir,
+                python_path: python_path.map(String::from),
+            })
+        };
+        let pair = |k: &str, v: &str| (k.to_string(), v.to_string());
+        assert_eq!(
+            env(true, true, false, None),
+            [
+                pair("CARGO_TARGET_DIR", "/p/target"),
+                pair("PYTHONPATH", "/tmp/wfx-sealed-x:/tmp/wfx-sealed-x/src"),
+            ]
+        );
+        // The user's CARGO_TARGET_DIR stands; their PYTHONPATH comes after.
+        assert_eq!(
+            env(true, false, true, Some("/opt/lib")),
+            [pair("PYTHONPATH", "/tmp/wfx-sealed-x:/opt/lib")]
+        );
+        assert_eq!(
+            env(false, false, false, Some("")),
+            [pair("PYTHONPATH", "/tmp/wfx-sealed-x")]
+        );
     }
 
     #[test]

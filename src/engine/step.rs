@@ -47,6 +47,11 @@ pub enum Effect {
     Inspect(Snapshot, Option<fn(&str) -> bool>),
     /// A checkpoint commit (idempotent by its trailers).
     Commit(CommitRequest),
+    /// Put the work tree back to a snapshot (a fix undone without ever
+    /// being committed); idempotent.
+    Restore(Snapshot),
+    /// Record the project's test infrastructure (DESIGN.md §11.2).
+    Survey,
     /// Revert a commit (idempotent by its trailers).
     Revert(RevertRequest),
     /// A shell command (a `shell:` step, a debug command).
@@ -76,6 +81,8 @@ impl Effect {
             Effect::Snapshot => "snapshot",
             Effect::Inspect(..) => "inspect",
             Effect::Commit(_) => "commit",
+            Effect::Restore(_) => "restore",
+            Effect::Survey => "survey",
             Effect::Revert(_) => "revert",
             Effect::Shell(_) => "shell",
             Effect::Validate(_) => "validate",
@@ -111,6 +118,54 @@ pub struct TestRequest {
     /// Re-run the failures that are new against these once; those that
     /// pass are flaky (DESIGN.md §5.3).
     pub flaky: Option<FlakyCheck>,
+    /// Run on the committed tree in a clean checkout (DESIGN.md §11.1).
+    pub seal: Option<SealRequest>,
+}
+
+/// A sealed run: the fix's paths on top of `HEAD` become a commit, which a
+/// clean checkout outside the project runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SealRequest {
+    /// The paths the fix's checkpoint commits (none: `HEAD` as it is).
+    pub paths: Vec<String>,
+    /// When the fix began and ended: files outside the commit changed
+    /// between the two are named when the sealed run fails (what the test
+    /// runs after the fix wrote is not the fix's).
+    pub since: Timestamp,
+    pub until: Timestamp,
+    /// The sealed commit's message.
+    pub message: String,
+    pub environment: crate::artifacts::iteration_state::SealedEnvironment,
+}
+
+/// What a session records before its first fix (DESIGN.md §11.1, §11.2).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Survey {
+    /// The test infrastructure: project-relative paths, sorted.
+    pub infrastructure: Vec<String>,
+    pub environment: crate::artifacts::iteration_state::SealedEnvironment,
+}
+
+/// A sealed checkout as the ports made it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sealed {
+    /// The commit it holds.
+    pub commit: String,
+    /// Its top directory (removed after the run).
+    pub dir: PathBuf,
+    /// The project root in it, where the tests run.
+    pub root: PathBuf,
+    /// What the run's environment gets besides the request's (the
+    /// project's `target/` for cargo, the checkout first on PYTHONPATH).
+    pub env: Vec<(String, String)>,
+}
+
+/// A sealed run as observed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SealedRun {
+    pub commit: String,
+    /// Files outside the commit that changed during the fix.
+    pub outside_commit: Vec<String>,
 }
 
 /// The flaky re-run of a test run: the one policy for both machines.
@@ -131,6 +186,8 @@ pub struct TestsRun {
     /// The first [`crate::agents::vars::INLINE_OUTPUT_MAX`] + 1 bytes of the log
     /// (for `${test.output}` and `${<id>.output}`).
     pub output_head: String,
+    /// The run was sealed (DESIGN.md §11.1).
+    pub sealed: Option<SealedRun>,
 }
 
 /// Text for an agent or a shell, with `${…}` variables resolved by the
@@ -499,6 +556,10 @@ pub enum Observed {
     Committed(Option<String>),
     /// The revert made or found, or why git refused it.
     Reverted(Result<Option<String>, String>),
+    /// The paths put back to the snapshot.
+    Restored(Vec<String>),
+    /// The test infrastructure and the sealed runs' environment.
+    Surveyed(Survey),
     Shell(Box<ShellDone>),
     Validated(Box<Validated>),
     Reviewed(Box<Reviewed>),

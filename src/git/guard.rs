@@ -21,10 +21,13 @@ pub struct RepoGuard {
     files: Vec<(PathBuf, Option<Vec<u8>>)>,
     /// The hooks directory (as configured then) and its files' bytes and
     /// modes.
-    hooks: Option<(PathBuf, BTreeMap<PathBuf, (Vec<u8>, u32)>)>,
+    hooks: Option<(PathBuf, Hooks)>,
     /// The index file's bytes and what its entries say.
     index: Option<(PathBuf, Vec<u8>, Vec<IndexKey>)>,
 }
+
+/// A hooks directory's files: bytes and mode (`u32::MAX`: a symlink).
+type Hooks = BTreeMap<PathBuf, (Vec<u8>, u32)>;
 
 /// What an index entry says, without its stat data (which `git status`
 /// refreshes without changing anything).
@@ -176,7 +179,7 @@ fn read_regular(path: &Path) -> Result<Option<Vec<u8>>> {
 }
 
 /// The files of a hooks directory (sample hooks included): bytes and mode.
-fn read_hooks(dir: &Path) -> Result<BTreeMap<PathBuf, (Vec<u8>, u32)>> {
+fn read_hooks(dir: &Path) -> Result<Hooks> {
     use std::os::unix::fs::PermissionsExt;
     let mut out = BTreeMap::new();
     if crate::fsx::is_link(dir) {

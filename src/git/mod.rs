@@ -30,6 +30,7 @@ mod head;
 mod hooks;
 mod message;
 mod paths;
+mod sealed;
 mod squash;
 mod wip;
 mod worktree;
@@ -38,6 +39,7 @@ pub use excerpt::ExcerptBuilder;
 pub use guard::{RepoGuard, RepoRestored};
 pub use head::HeadGuard;
 pub use message::{CommitKind, Trailers, build_message, new_run_id, parse_trailers};
+pub use sealed::{SealedCheckout, checkout_dir, remove_checkout, sweep_checkout};
 pub use squash::SquashOutcome;
 pub use worktree::branch_name;
 

@@ -240,6 +240,8 @@ pub struct Plan {
     pub commit: bool,
     pub test_edits_remove_or_skip: String,
     pub test_edits_modify: String,
+    pub test_edits_weaken: String,
+    pub test_edits_infrastructure: String,
     pub agents: AgentsView,
     /// `@name` of the fix agent, or `manual fixes`.
     pub fix_agent_label: String,
@@ -929,6 +931,9 @@ pub fn build(
         test_edits_remove_or_skip: format!("{:?}", config.cycle.test_edits.remove_or_skip)
             .to_lowercase(),
         test_edits_modify: format!("{:?}", config.cycle.test_edits.modify).to_lowercase(),
+        test_edits_weaken: format!("{:?}", config.cycle.test_edits.weaken).to_lowercase(),
+        test_edits_infrastructure: format!("{:?}", config.cycle.test_edits.infrastructure)
+            .to_lowercase(),
         fix_agent_label: if agents.fix == "manual" {
             "manual fixes".to_string()
         } else {

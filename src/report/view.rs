@@ -176,6 +176,9 @@ pub struct FixView {
     /// Files the fix wrote that no commit has, with why
     /// (`data/big.bin (120.0 MiB > git.max_new_file_mib 50)`).
     pub not_committed: Vec<String>,
+    /// Files outside the commit the fix depended on: its sealed run failed
+    /// (`calc/_fix.py (git-ignored)`).
+    pub outside_commit: Vec<String>,
     /// The start of what the fix changed (`diff` in fix-history.json);
     /// empty when none was recorded.
     pub diff: Vec<DiffLineView>,
@@ -199,7 +202,7 @@ pub struct TestEditView {
     pub kind: String,
     pub file: String,
     pub detail: String,
-    /// Removed tests and added skips are what the default policy rejects.
+    /// The session's policy rejects edits of this kind.
     pub serious: bool,
 }
 
@@ -367,10 +370,8 @@ pub fn build(data: &SessionData, link: &dyn Fn(&str) -> Option<String>) -> Sessi
                     kind: name_of(&t.kind),
                     file: t.file.clone(),
                     detail: t.detail.clone(),
-                    serious: !matches!(
-                        t.kind,
-                        crate::artifacts::fix_history::TestEditKind::Modified
-                    ),
+                    serious: crate::cycle::guard::policy_of(t.kind, &data.config.cycle.test_edits)
+                        == crate::artifacts::config::EditPolicy::Reject,
                 })
                 .collect(),
             pass_before: e.pass_rate_before.map(pct).unwrap_or_else(|| "–".into()),
@@ -380,6 +381,7 @@ pub fn build(data: &SessionData, link: &dyn Fn(&str) -> Option<String>) -> Sessi
             prompt: existing(process(e.iteration, "fix-prompt.md")),
             output: existing(process(e.iteration, "fix-cli-output.txt")),
             not_committed: e.not_committed.iter().map(ToString::to_string).collect(),
+            outside_commit: e.outside_commit.clone(),
             diff: e
                 .diff
                 .lines()
@@ -1324,6 +1326,8 @@ mod tests {
             pending_commit: None,
             tasks_snapshot: None,
             tests_commit: None,
+            test_infrastructure: None,
+            sealed_environment: None,
             extra: Default::default(),
         }
     }

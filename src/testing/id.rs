@@ -46,6 +46,33 @@ pub fn split_libtest(id: &str) -> (Option<&str>, &str) {
     }
 }
 
+/// The name a test has in its source file, from its id in any runner's
+/// form: `test_b` of `tests/t.py::TestA::test_b[1-2]`, `adds two` of
+/// `test/m.test.js › math › adds two`, `name` of `a::tests::name`,
+/// `TestX` of `pkg/TestX/sub`, `m` of `Class#m`; a duplicate's `#2` and
+/// libtest's ` - should panic` are not part of it.
+pub fn source_name(id: &str) -> &str {
+    let id = id.split(" - ").next().unwrap_or(id);
+    let id = match id.rsplit_once(DUPLICATE) {
+        Some((base, n)) if n.chars().all(|c| c.is_ascii_digit()) && !n.is_empty() => base,
+        _ => id,
+    };
+    if let Some((_, last)) = id.rsplit_once(" › ") {
+        return last;
+    }
+    if let Some((_, method)) = id.rsplit_once('#') {
+        return method;
+    }
+    if id.contains("::") {
+        let last = id.rsplit("::").next().unwrap_or(id);
+        return last.split('[').next().unwrap_or(last);
+    }
+    // go: `package/TestName/subtest`.
+    id.split('/')
+        .find(|p| p.starts_with("Test") || p.starts_with("Example") || p.starts_with("Fuzz"))
+        .unwrap_or(id)
+}
+
 /// Rename repeated ids in place, in order: the first keeps its id, the
 /// second `id` becomes `id#2`, the third `id#3`. A generated name that is
 /// itself taken gets the next free number. Returns how many were renamed.
@@ -89,6 +116,22 @@ pub fn is_duplicated(id: &str, known: &HashSet<&str>) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn names_as_in_the_source() {
+        for (id, name) in [
+            ("tests/t.py::TestA::test_b[1-2]", "test_b"),
+            ("tests/t.py::test_c", "test_c"),
+            ("test/m.test.js › math › adds two", "adds two"),
+            ("calc::tests::divides", "divides"),
+            ("calc::tests::panics - should panic", "panics"),
+            ("github.com/x/y/TestParse/empty", "TestParse"),
+            ("com.x.CalcTest#adds", "adds"),
+            ("tests/t.py::test_c#2", "test_c"),
+        ] {
+            assert_eq!(super::source_name(id), name, "{id}");
+        }
+    }
+
     use super::*;
 
     #[test]

@@ -17,6 +17,7 @@
 
 pub mod detect;
 pub mod id;
+pub mod infra;
 pub mod live;
 pub mod parse;
 pub mod results;

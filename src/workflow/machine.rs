@@ -783,6 +783,7 @@ impl RunMachine {
             previous: None,
             spinner: format!("test step {} · `{command}`", step.index),
             flaky: None,
+            seal: None,
         }))
     }
 
