@@ -3,6 +3,7 @@
 
 pub mod agents;
 pub mod artifacts;
+pub mod ci;
 pub mod cli;
 pub mod commands;
 pub mod cycle;
