@@ -6,7 +6,7 @@
 //! preceded by `at FILE:LINE` when the line is known.
 //!
 //! The document validates against the JUnit schema of Jenkins' xunit
-//! plugin (`tests/fixtures/junit/junit-10.xsd`), and wfx's own JUnit
+//! plugin (`fixtures/junit/junit-10.xsd`), and wfx's own JUnit
 //! parser reads it back to the same ids, statuses, files, lines and
 //! errors (`<testsuites name="wfx">` names the dialect).
 
