@@ -11,6 +11,7 @@ pub mod engine;
 pub mod error;
 pub mod git;
 pub mod mcp;
+pub mod money;
 pub mod phases;
 pub mod process;
 pub mod redact;

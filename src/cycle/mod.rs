@@ -289,6 +289,7 @@ pub fn run(ws: &Workspace, req: &CycleRequest, ui: &Printer) -> Result<Ending> {
         renderer: Arc::new(Renderer::new(Some(&ws.templates_dir()))),
         analysis_text,
         repo: cp.is_repo(),
+        messages: crate::git::convention::style(&root, &config.git.message),
         import_map: import_map(&sref.paths),
         related: crate::testing::run::related_setup(&root, &config.test),
         watch,
