@@ -133,11 +133,12 @@ fn validate_junit(xml: &Path) {
     );
 }
 
+/// `(id, status, file, line, error)` of one test case.
+type CaseRow = (String, String, Option<String>, Option<u64>, String);
+
 /// `(id, status, file, line, error)` of every case and failure of a
 /// results document (`wfx test --json`, `test-results.json`).
-fn cases_of_results(
-    r: &serde_json::Value,
-) -> Vec<(String, String, Option<String>, Option<u64>, String)> {
+fn cases_of_results(r: &serde_json::Value) -> Vec<CaseRow> {
     let failures: BTreeMap<&str, &serde_json::Value> = r["failures"]
         .as_array()
         .unwrap()
@@ -169,7 +170,7 @@ fn cases_of_results(
 }
 
 /// The same, from JUnit XML read by wfx's own parser.
-fn cases_of_junit(xml: &str) -> Vec<(String, String, Option<String>, Option<u64>, String)> {
+fn cases_of_junit(xml: &str) -> Vec<CaseRow> {
     let run = wfx::testing::parse::junit::parse(xml).expect("wfx parses its own JUnit");
     let mut out: Vec<_> = run
         .cases
