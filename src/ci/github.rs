@@ -351,22 +351,29 @@ pub fn summary(data: &SessionData, view: &SessionView, final_commit: Option<&str
             "### Failing in the last run ({})\n\n",
             r.failures.len()
         ));
-        md.push_str("| Test | Where | Error |\n|---|---|---|\n");
-        for f in r.failures.iter().take(MAX_ANNOTATIONS) {
-            md.push_str(&format!(
-                "| `{}` | {} | {} |\n",
-                cell(&f.test),
-                cell(&f.location()),
-                cell(&f.error)
-            ));
-        }
-        if r.failures.len() > MAX_ANNOTATIONS {
-            md.push_str(&format!(
-                "\n… and {} more\n",
-                r.failures.len() - MAX_ANNOTATIONS
-            ));
-        }
+        md.push_str(&failure_table(r));
         md.push('\n');
+    }
+    md
+}
+
+/// The failing tests as a Markdown table (at most [`MAX_ANNOTATIONS`]
+/// rows, then how many more).
+fn failure_table(r: &TestResults) -> String {
+    let mut md = String::from("| Test | Where | Error |\n|---|---|---|\n");
+    for f in r.failures.iter().take(MAX_ANNOTATIONS) {
+        md.push_str(&format!(
+            "| `{}` | {} | {} |\n",
+            cell(&f.test),
+            cell(&f.location()),
+            cell(&f.error)
+        ));
+    }
+    if r.failures.len() > MAX_ANNOTATIONS {
+        md.push_str(&format!(
+            "\n… and {} more\n",
+            r.failures.len() - MAX_ANNOTATIONS
+        ));
     }
     md
 }
@@ -387,15 +394,7 @@ pub fn test_summary(results: &TestResults) -> String {
         results.pass_rate
     );
     if !results.failures.is_empty() {
-        md.push_str("| Test | Where | Error |\n|---|---|---|\n");
-        for f in results.failures.iter().take(MAX_ANNOTATIONS) {
-            md.push_str(&format!(
-                "| `{}` | {} | {} |\n",
-                cell(&f.test),
-                cell(&f.location()),
-                cell(&f.error)
-            ));
-        }
+        md.push_str(&failure_table(results));
         md.push('\n');
     }
     md

@@ -219,47 +219,16 @@ impl Subject<'_> {
 }
 
 /// The variables of each template of `git.message` (docs/git.md).
-pub fn template_variables(key: &str) -> &'static [&'static str] {
-    match key {
-        "tests" => &[
-            "type",
-            "scope",
-            "summary",
-            "session.id",
-            "iteration",
-            "files",
-        ],
-        "fix" => &[
-            "type",
-            "scope",
-            "summary",
-            "session.id",
-            "iteration",
-            "files",
-            "strategy",
-            "pass.before",
-            "pass.after",
-        ],
-        "rollback" => &[
-            "type",
-            "scope",
-            "summary",
-            "session.id",
-            "iteration",
-            "reason",
-        ],
-        "final" => &[
-            "type",
-            "scope",
-            "summary",
-            "session.id",
-            "iteration",
-            "outcome",
-            "pass",
-            "attempts",
-        ],
-        _ => &[],
-    }
+pub fn template_variables(key: &str) -> Vec<&'static str> {
+    let mut v = vec!["type", "scope", "summary", "session.id", "iteration"];
+    v.extend_from_slice(match key {
+        "tests" => &["files"][..],
+        "fix" => &["files", "strategy", "pass.before", "pass.after"],
+        "rollback" => &["reason"],
+        "final" => &["outcome", "pass", "attempts"],
+        _ => return Vec::new(),
+    });
+    v
 }
 
 /// Longest header and body line commitlint's conventional config accepts.
