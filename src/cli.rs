@@ -88,6 +88,9 @@ pub struct PipelineArgs {
     /// Answer yes to questions; with several active sessions pick the latest
     #[arg(short = 'y', long)]
     pub yes: bool,
+    /// Write the last test run as JUnit XML to FILE (for GitLab, Jenkins, Buildkite, …)
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -244,6 +247,9 @@ pub struct TestArgs {
     /// Re-run only the failures of the previous `wfx test`
     #[arg(long)]
     pub only_failed: bool,
+    /// Also write the results as JUnit XML to FILE (for GitLab, Jenkins, Buildkite, …)
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
     /// Extra arguments passed to the test command
     #[arg(last = true, value_name = "ARGS")]
     pub extra: Vec<String>,

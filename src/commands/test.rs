@@ -40,7 +40,7 @@ pub fn run(ctx: &Ctx, args: TestArgs) -> Result<Exit> {
             ctx.ui
                 .status("the previous run had no failures; nothing to re-run");
             print(ctx, &prev);
-            return Ok(exit_for(&prev));
+            return Ok(finish(ctx, &prev, args.junit.as_deref()));
         }
         if ids.is_empty() {
             ctx.ui
@@ -72,7 +72,7 @@ pub fn run(ctx: &Ctx, args: TestArgs) -> Result<Exit> {
         cache.join("test-output.log"),
     );
     req.subset = subset;
-    req.extra_args = args.extra;
+    req.extra_args = args.extra.clone();
     req.timeout = Some(Duration::from_secs(config.test.timeout_s));
     req.previous = previous.as_ref();
     req.progress = progress;
@@ -86,7 +86,14 @@ pub fn run(ctx: &Ctx, args: TestArgs) -> Result<Exit> {
     }
     store::write_json(&results_path, &results)?;
     print(ctx, &results);
-    Ok(exit_for(&results))
+    Ok(finish(ctx, &results, args.junit.as_deref()))
+}
+
+/// `--junit`, and on CI what GitHub reads (docs/ci.md); the exit code.
+fn finish(ctx: &Ctx, results: &TestResults, junit: Option<&std::path::Path>) -> Exit {
+    let exit = exit_for(results);
+    crate::ci::publish::after_test(&ctx.ws, results, exit.code(), junit, ctx.ui);
+    exit
 }
 
 /// 0 when everything passed and the command exited 0, else 1.
