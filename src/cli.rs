@@ -244,6 +244,11 @@ pub struct TestArgs {
     /// Re-run only the failures of the previous `wfx test`
     #[arg(long)]
     pub only_failed: bool,
+    /// Run on HEAD in a clean checkout outside the project, as a session's
+    /// accepting run does: uncommitted and git-ignored files take no part
+    /// (but installed dependencies and small untracked or ignored files)
+    #[arg(long)]
+    pub sealed: bool,
     /// Extra arguments passed to the test command
     #[arg(last = true, value_name = "ARGS")]
     pub extra: Vec<String>,
