@@ -250,6 +250,11 @@ pub struct TestArgs {
     /// Also write the results as JUnit XML to FILE (for GitLab, Jenkins, Buildkite, …)
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// Run on HEAD in a clean checkout outside the project, as a session's
+    /// accepting run does: uncommitted and git-ignored files take no part
+    /// (but installed dependencies and small untracked or ignored files)
+    #[arg(long)]
+    pub sealed: bool,
     /// Extra arguments passed to the test command
     #[arg(last = true, value_name = "ARGS")]
     pub extra: Vec<String>,
