@@ -20,7 +20,7 @@ if ! command -v chromium >/dev/null 2>&1; then
   fi
 fi
 
-# The live progress line is checked with `go test` too (tests/progress_pty.rs);
+# The live progress line is checked with `go test` too (tests/cli/progress_pty.rs);
 # Debian's golang-go works offline.
 if ! command -v go >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ]; then
