@@ -31,7 +31,10 @@ fuzz_target!(|data: &[u8]| {
     // component.
     let new = id::validate_user_id(&text).is_ok();
     let existing = id::is_session_id(&text);
-    assert!(!new || existing, "{text:?} is a valid new id but not a session id");
+    assert!(
+        !new || existing,
+        "{text:?} is a valid new id but not a session id"
+    );
     if existing {
         assert!(text.starts_with("WFS-") && text.len() <= 200);
         assert!(!text.contains("..") && !text.contains(['/', '\\']));
