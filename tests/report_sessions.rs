@@ -354,16 +354,38 @@ fn default_session_json_output_and_usage_errors() {
         .args(["report", "../etc", "--html", "x.html"])
         .assert()
         .code(2);
-    env.wfx()
-        .args(["report", "WFS-test-stuck"])
-        .assert()
-        .code(2);
     std::fs::create_dir_all(env.root.join("adir")).unwrap();
     env.wfx()
         .args(["report", "WFS-test-stuck", "--html", "adir"])
         .assert()
         .code(2)
         .stderr(predicate::str::contains("is a directory"));
+}
+
+#[test]
+fn without_html_the_report_goes_to_the_workflow_dir_and_says_where() {
+    let env = Env::new();
+    stories::blocked("WFS-test-stuck").write(&env);
+    env.wfx()
+        .args(["report"])
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with(
+            "Wrote .workflow/report.html (WFS-test-stuck: Blocked; ",
+        ));
+    let html = env.read(".workflow/report.html");
+    // Inside the project: the artifact paths are links.
+    assert!(hrefs(&html).contains(&"active/WFS-test-stuck/workflow-session.json".to_string()));
+    // From a directory above the project, the path shown is usable there.
+    let above = env.root.parent().unwrap();
+    let mut cmd = env.wfx();
+    cmd.current_dir(above)
+        .args(["-C", "project", "report"])
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with(
+            "Wrote project/.workflow/report.html ",
+        ));
 }
 
 #[test]

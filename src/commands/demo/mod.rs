@@ -149,12 +149,11 @@ pub fn run(ui: &Printer, args: DemoArgs) -> Result<Exit> {
         .map_err(|e| Error::Internal(e.to_string()))?;
     let exit = super::dispatch(cli, ui)?;
 
-    // Inside the project, so the report links to the session artifacts.
+    // `wfx report`'s own default, inside the project.
     let report = project.join(".workflow/report.html");
     let session = last_archived_or_active(&project);
     if let Some(id) = &session {
-        let report_arg = report.display().to_string();
-        if let Ok(cli) = Cli::try_parse_from(wfx_args(&["report", id, "--html", &report_arg]))
+        if let Ok(cli) = Cli::try_parse_from(wfx_args(&["report", id]))
             && let Err(e) = super::dispatch(cli, ui)
         {
             ui.warn(format!("report: {e}"));
