@@ -571,7 +571,7 @@ fn manual_mode_pauses_for_a_person_and_the_edit_is_the_fix() {
     env.cycle(&["--resume-session", ID]).success();
     assert_eq!(
         env.subjects()[1],
-        "test-cycle: iteration 1 - manual fix (pass: 77.7% → 100.0%)"
+        "test-cycle: iteration 1 - fix by hand (pass: 77.7% → 100.0%)"
     );
     let history = env.json(&format!("{ARCHIVED}/.process/fix-history.json"));
     assert_eq!(history["entries"][0]["agent"], "manual");

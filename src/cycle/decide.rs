@@ -397,7 +397,7 @@ pub enum RollbackCause {
 }
 
 /// `test-cycle: iteration N - <strategy> strategy (pass: <old>% → <new>%)`;
-/// a person's fix (no strategy: manual mode) is `… - manual fix (…)`.
+/// a person's fix (no strategy: manual mode) is `… - fix by hand (…)`.
 pub fn fix_commit_message(
     iteration: u32,
     strategy: Option<Strategy>,
@@ -406,7 +406,7 @@ pub fn fix_commit_message(
 ) -> String {
     let by = match strategy {
         Some(s) => format!("{s} strategy"),
-        None => "manual fix".to_string(),
+        None => crate::agents::config::fix_by(crate::agents::config::MANUAL),
     };
     format!("test-cycle: iteration {iteration} - {by} (pass: {old:.1}% → {new:.1}%)")
 }
@@ -687,24 +687,41 @@ pub fn apply_overrides(
 /// the first run (iteration 1, before any fix) is an environment failure.
 /// Later, the failures come after a fix; they go to the fix agent with the
 /// environment named in the analysis, and a regression is rolled back.
-pub fn pause_for_environment(iteration: u32, environment: &[String]) -> bool {
-    iteration == 1 && !environment.is_empty()
+pub fn pause_for_environment(environment: &[String]) -> bool {
+    !environment.is_empty()
+}
+
+/// How the loop goes on after a person fixed the environment: the first
+/// run is simply run again; a later one is followed by the whole suite,
+/// which judges the code as it is now (the fixes so far stay committed).
+pub fn after_environment_pause(iteration: u32) -> AfterEnvironment {
+    if iteration <= 1 {
+        AfterEnvironment::FirstRun
+    } else {
+        AfterEnvironment::FullSuite
+    }
+}
+
+/// See [`after_environment_pause`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AfterEnvironment {
+    FirstRun,
+    FullSuite,
 }
 
 #[cfg(test)]
 mod tests {
     #[test]
-    fn only_a_first_run_of_environment_failures_pauses() {
+    fn environment_failures_of_any_run_pause() {
         let env = vec!["install the module `yaml`".to_string()];
-        for (iteration, environment, want) in [
-            (1, env.clone(), true),
-            (1, vec![], false),
-            (2, env.clone(), false),
-        ] {
+        assert!(super::pause_for_environment(&env));
+        assert!(!super::pause_for_environment(&[]));
+        use super::AfterEnvironment::*;
+        for (iteration, want) in [(1, FirstRun), (2, FullSuite), (7, FullSuite)] {
             assert_eq!(
-                super::pause_for_environment(iteration, &environment),
+                super::after_environment_pause(iteration),
                 want,
-                "{iteration} {environment:?}"
+                "{iteration}"
             );
         }
     }

@@ -1175,11 +1175,16 @@ impl CycleMachine {
             self.block(s, &reason, out);
             return;
         }
-        if decide::pause_for_environment(k, &outcome.environment) {
+        if decide::pause_for_environment(&outcome.environment) {
             // No fix agent can mend a missing module or a port in use: a
             // person fixes the environment and the resume runs the suite
-            // again, as a new first run.
-            s.iter.action = Action::RunTests;
+            // again (a first run again, or the whole suite after fixes).
+            s.iter.action = match decide::after_environment_pause(k) {
+                decide::AfterEnvironment::FirstRun => Action::RunTests,
+                decide::AfterEnvironment::FullSuite => Action::FinalValidation {
+                    fix: self.no_fix(s),
+                },
+            };
             let fixes = outcome.environment.clone();
             self.pause(s, PauseReason::Environment { fixes }, out);
             return;
