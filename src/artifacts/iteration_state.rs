@@ -165,6 +165,35 @@ impl IterationRecord {
     pub fn counts(&self) -> super::test_results::Counts {
         super::test_results::Counts::of(self.passed, self.failed, self.total)
     }
+
+    /// The tests this run itself ran: a retest tier's own few (`ran`),
+    /// not the suite its results were merged into; a full run's (and a
+    /// record written before `ran` existed) are its counts.
+    pub fn ran_counts(&self) -> super::test_results::Counts {
+        match &self.ran {
+            Some(r) => super::test_results::Counts::of(r.passed, r.failed, r.total),
+            None => self.counts(),
+        }
+    }
+}
+
+/// The counts of the tests a subset run ran, before merging.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct RanCounts {
+    pub total: u32,
+    pub passed: u32,
+    /// Failed and errors.
+    pub failed: u32,
+}
+
+impl RanCounts {
+    pub fn of(r: &super::test_results::TestResults) -> RanCounts {
+        RanCounts {
+            total: r.total,
+            passed: r.passed,
+            failed: r.failed + r.errors,
+        }
+    }
 }
 
 /// One test run of the loop. An iteration may hold several runs (the
@@ -221,6 +250,11 @@ pub struct IterationRecord {
     /// regression, and the full suite runs next.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub escalated: Option<String>,
+    /// What a retest tier itself ran, before its results were merged over
+    /// the last full run (whose totals `total`, `passed`, `failed` and
+    /// `pass_rate` then are); none for a full run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ran: Option<RanCounts>,
     #[serde(flatten)]
     pub extra: Extra,
 }

@@ -272,11 +272,13 @@ fn print_human(ctx: &Ctx, v: &SessionView) {
         let mut line = match (v.fixes.is_empty(), v.outcome.kind.as_str()) {
             (true, _) if no_test_ran => format!(
                 "Iterations: no fix attempt made ({}) · at most {max} fix attempts",
-                crate::testing::results::NO_TESTS_FOUND
+                crate::artifacts::test_results::NO_TEST_RAN
             ),
             (true, "completed" | "partial_success") => {
                 format!("Iterations: no fix attempt made · at most {max} fix attempts")
             }
+            // Waiting for the first fix: no attempt to count yet.
+            (true, _) => format!("Iterations: no fix attempt yet · at most {max} fix attempts"),
             _ => format!("Iterations: {current} of at most {max} fix attempts"),
         };
         if !no_test_ran {
@@ -308,11 +310,20 @@ fn print_human(ctx: &Ctx, v: &SessionView) {
                         (None, None) => "-".into(),
                     };
                     vec![
+                        r.run.to_string(),
                         r.iteration.to_string(),
-                        r.scope.clone(),
-                        r.pass_rate_text.clone(),
-                        crate::artifacts::test_results::Counts::of(r.passed, r.failed, r.total)
-                            .cell(),
+                        r.scope_shown.clone(),
+                        crate::artifacts::test_results::Counts::of(
+                            r.ran_passed,
+                            r.ran_failed,
+                            r.ran_total,
+                        )
+                        .cell(),
+                        if r.merged {
+                            format!("{} merged", r.pass_rate_text)
+                        } else {
+                            r.pass_rate_text.clone()
+                        },
                         r.strategy.clone().unwrap_or_else(|| "-".into()),
                         result,
                         r.fix_task.clone().unwrap_or_else(|| "-".into()),
@@ -322,10 +333,23 @@ fn print_human(ctx: &Ctx, v: &SessionView) {
                 .collect();
             ui.out(table(
                 &[
-                    "RUN", "SCOPE", "PASS", "PASSED", "STRATEGY", "RESULT", "FIX", "COMMIT",
+                    "RUN",
+                    "ITERATION",
+                    "SCOPE",
+                    "PASSED",
+                    "PASS",
+                    "STRATEGY",
+                    "RESULT",
+                    "FIX",
+                    "COMMIT",
                 ],
                 &rows,
             ));
+            if v.runs.iter().any(|r| r.merged) {
+                ui.out(
+                    "PASSED counts the tests each run ran; a retest's PASS is the suite's, its results merged over the last full run.",
+                );
+            }
         }
         if !v.stuck_tests.is_empty() {
             ui.out(format!("Stuck tests: {}", v.stuck_tests.join(", ")));
@@ -366,8 +390,8 @@ fn print_fixes(ctx: &Ctx, v: &SessionView) {
             line.push_str(&format!(" · {strategy}"));
         }
         line.push_str(&format!(
-            " · fix by {} · {} · +{} −{} in {} file{}",
-            f.agent,
+            " · {} · {} · +{} −{} in {} file{}",
+            crate::agents::config::fix_by(&f.agent),
             f.outcome,
             f.insertions,
             f.deletions,

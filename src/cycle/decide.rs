@@ -755,6 +755,7 @@ mod tests {
             result: None,
             tier: None,
             escalated: None,
+            ran: None,
             extra: Default::default(),
         }
     }

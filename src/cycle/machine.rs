@@ -18,7 +18,7 @@ use crate::artifacts::config::{ArtifactPolicy, Config};
 use crate::artifacts::fix_history::{CallOutcome, Diffstat, FixAttempt, FixOutcome};
 use crate::artifacts::iteration_state::{
     Action, CommitPurpose, FixInFlight, IterationFailures, IterationRecord, IterationResult,
-    LoopStatus, NextAction, RetestProgress, Strategy, Tier, TierOutcome, settled_runs,
+    LoopStatus, NextAction, RanCounts, RetestProgress, Strategy, Tier, TierOutcome, settled_runs,
 };
 use crate::artifacts::session::{PhaseStatus, SessionStatus};
 use crate::artifacts::task::{
@@ -896,6 +896,7 @@ impl CycleMachine {
             result: None,
             tier: None,
             escalated: None,
+            ran: None,
             extra: Extra::new(),
         }
     }
@@ -1784,6 +1785,7 @@ impl CycleMachine {
             _ => None,
         };
         let mut progress = fix.retest.clone();
+        let ran = tier_run.as_ref().map(|_| RanCounts::of(&results));
         let mut merged = match &tier_run {
             Some((tier, ids)) => {
                 let base = self.merge_base(s, &fix).unwrap_or_else(no_results);
@@ -1817,6 +1819,7 @@ impl CycleMachine {
         let new = decide::new_failures(&base_failing, &cur_failing);
         let mut rec = self.new_record(s, n, results_started(&merged, s.now), &merged, new);
         rec.tier = Some(tier_run.as_ref().map_or(Tier::Full, |(tier, _)| *tier));
+        rec.ran = ran;
         let mut runs = settled_runs(&s.iter.iterations);
         runs.push(rec.clone());
         let settled = decide::settle(&SettleInput {
@@ -2094,10 +2097,10 @@ fn squash_message(id: &str, partial: bool, pass: f64, s: &CycleState) -> String 
     for e in &s.history.entries {
         let rate = |r: Option<f64>| r.map_or("?".to_string(), |r| format!("{r:.1}%"));
         lines.push(format!(
-            "- iteration {}: {}fix by {}, {} → {}: {}{}",
+            "- iteration {}: {}{}, {} → {}: {}{}",
             e.iteration,
             e.strategy.map_or(String::new(), |s| format!("{s} ")),
-            e.agent,
+            crate::agents::config::fix_by(&e.agent),
             rate(e.pass_rate_before),
             rate(e.pass_rate_after),
             e.outcome,

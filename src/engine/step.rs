@@ -472,7 +472,7 @@ impl PauseReason {
             PauseReason::HookFailed { hook, output } => format!(
                 "the git {hook} hook refused wfx's commit:\n{output}\nFix what it reports (or set \"git\": {{\"hooks\": false}} in .workflow/wfx.json) and resume"
             ),
-            PauseReason::ManualFix { .. } => "waiting for a manual fix".into(),
+            PauseReason::ManualFix { .. } => "waiting for a fix by hand".into(),
         }
     }
 }
