@@ -40,6 +40,7 @@ fn blocked_session_full_view() {
     let want = "\
 WFS-test-stuck  [blocked]  Tests for the calculator's divide & power
 Blocked: reached the limit of 3 fix attempts
+Not done: 60.0% is under the 95.0% threshold; 2 failing: tests/test_ops.py::test_power, tests/test_ops.py::test_divide
 Failure report: .workflow/active/WFS-test-stuck/.process/failure-report.md
 
 PHASE  NAME             STATUS     DURATION
@@ -122,6 +123,15 @@ fn awaiting_fix_says_what_to_edit_and_how_to_go_on() {
     assert!(out.contains(
         "Awaiting a fix by hand: no fix agent is configured: apply the fix described in .workflow/active/WFS-test-manual/.task/IMPL-fix-1.json (IMPL-fix-1) by hand"
     ), "{out}");
+    // Why it is not done, in one line: the rule and the tests.
+    assert!(
+        out.contains("\nNot done: 70.0% is under the 95.0% threshold; 1 failing: tests/test_ops.py::test_divide\n"),
+        "{out}"
+    );
+    assert_eq!(
+        status_json(&env, "WFS-test-manual")["not_done"],
+        "70.0% is under the 95.0% threshold; 1 failing: tests/test_ops.py::test_divide"
+    );
     // Waiting for the first fix: no attempt is counted yet.
     assert!(
         out.contains("Iterations: no fix attempt yet · at most "),
@@ -168,6 +178,7 @@ fn json_document_is_stable() {
             "next_action",
             "next_step",
             "outcome",
+            "not_done",
             "pass_rates",
             "sparkline",
             "latest_pass_rate",

@@ -77,6 +77,7 @@ fn json_document(data: &report::SessionData, v: &SessionView) -> serde_json::Val
         "next_action": v.next.action,
         "next_step": v.next.hint,
         "outcome": v.outcome,
+        "not_done": v.not_done,
         "pass_rates": v.pass_rates,
         "sparkline": v.sparkline,
         "latest_pass_rate": v.latest_pass_rate,
@@ -221,6 +222,9 @@ fn print_human(ctx: &Ctx, v: &SessionView) {
         ui.paint(style, &v.outcome.title),
         v.outcome.reason
     ));
+    if let Some(why) = &v.not_done {
+        ui.out(format!("Not done: {why}"));
+    }
     if let Some(report) = &v.failure_report {
         ui.out(format!("Failure report: {}", report.path));
     }

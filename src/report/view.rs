@@ -44,6 +44,10 @@ pub struct SessionView {
     pub wfx_version: String,
     pub dir: String,
     pub outcome: Outcome,
+    /// Why a session that has runs is not done yet, in one line: the rule
+    /// its last results miss and the tests that block it; `None` once it
+    /// completed (or before any run).
+    pub not_done: Option<String>,
     pub phases: Vec<PhaseView>,
     pub tasks: Vec<TaskView>,
     pub runs: Vec<RunView>,
@@ -581,6 +585,14 @@ pub fn build(data: &SessionData, link: &dyn Fn(&str) -> Option<String>) -> Sessi
     };
     // The report of a block the session has since got past (resumed,
     // completed) is history: among the artifacts, not beside the outcome.
+    let not_done = match outcome.kind.as_str() {
+        "completed" | "partial_success" | "planning" => None,
+        _ if run.is_some() => None,
+        _ => data
+            .results
+            .as_ref()
+            .and_then(|r| crate::cycle::decide::unmet(r, pass_threshold)),
+    };
     let failure_report = (outcome.kind == "blocked")
         .then(|| existing(format!("{}/.process/failure-report.md", data.dir)))
         .flatten();
@@ -603,6 +615,7 @@ pub fn build(data: &SessionData, link: &dyn Fn(&str) -> Option<String>) -> Sessi
         wfx_version: s.wfx_version.clone(),
         dir: data.dir.clone(),
         outcome,
+        not_done,
         phases,
         tasks,
         sparkline: sparkline(&pass_rates),
