@@ -166,6 +166,13 @@ impl IterationRecord {
         super::test_results::Counts::of(self.passed, self.failed, self.total)
     }
 
+    /// The change of the pass rate from `earlier` to this run, computed
+    /// from the counts (not from the rounded-down rates); `None` when
+    /// either ran no test.
+    pub fn change_since(&self, earlier: &IterationRecord) -> Option<f64> {
+        Some(self.counts().exact_rate()? - earlier.counts().exact_rate()?)
+    }
+
     /// The tests this run itself ran: a retest tier's own few (`ran`),
     /// not the suite its results were merged into; a full run's (and a
     /// record written before `ran` existed) are its counts.

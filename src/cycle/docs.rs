@@ -117,13 +117,7 @@ pub fn documents(m: &CycleMachine, s: &mut CycleState) -> Result<Vec<Document>> 
             }
             Doc::IterationSummary(n) => {
                 if let Some(rec) = s.last_of_iteration(n) {
-                    let prev = s
-                        .iter
-                        .iterations
-                        .iter()
-                        .rev()
-                        .find(|r| r.iteration < n)
-                        .map(|r| r.pass_rate);
+                    let prev = s.iter.iterations.iter().rev().find(|r| r.iteration < n);
                     let attempt = s.history.entries.iter().find(|e| e.iteration == n);
                     let text = report::iteration_summary(
                         &m.renderer,

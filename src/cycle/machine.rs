@@ -907,7 +907,7 @@ impl CycleMachine {
         s: &mut CycleState,
         mut rec: IterationRecord,
         results: TestResults,
-        prev: Option<f64>,
+        prev: Option<&IterationRecord>,
         label: &str,
         out: &mut Vec<Event>,
     ) -> u32 {
@@ -918,7 +918,8 @@ impl CycleMachine {
             run,
             scope: rec.scope,
             pass_rate: rec.pass_rate,
-            previous_pass_rate: prev,
+            previous_pass_rate: prev.map(|p| p.pass_rate),
+            change: prev.and_then(|p| rec.change_since(p)),
             total: rec.total,
             passed: rec.passed,
             failed: rec.failed,
@@ -1477,14 +1478,18 @@ impl CycleMachine {
 
         let before = s.baseline().map(|r| r.pass_rate);
         let failing = s.baseline().map_or(0, |r| r.failed);
-        let earlier = s.baseline().and_then(|b| {
+        let earlier_rec = s.baseline().and_then(|b| {
             s.iter
                 .iterations
                 .iter()
                 .rev()
                 .find(|r| r.iteration < b.iteration)
-                .map(|r| r.pass_rate)
         });
+        let earlier = earlier_rec.map(|r| r.pass_rate);
+        let change = s
+            .baseline()
+            .zip(earlier_rec)
+            .and_then(|(b, e)| b.change_since(e));
         let agent = self.fix_agent_name();
         // The fix task (and the loop task) name who actually fixed: a task
         // written while paused for a person may be done by an agent given
@@ -1581,6 +1586,7 @@ impl CycleMachine {
             test_edits: edits.clone(),
             pass_rate_before: before,
             earlier_pass_rate: earlier,
+            change,
             failing,
             error: call
                 .as_ref()
@@ -1860,7 +1866,7 @@ impl CycleMachine {
         }
         rec.result = Some(settled.result);
         let pass_rate = merged.pass_rate;
-        let judged_run = self.record_run(s, rec, merged, Some(base_rec.pass_rate), &label, out);
+        let judged_run = self.record_run(s, rec, merged, Some(&base_rec), &label, out);
         let after = match tier_run {
             Some(_) => decide::after_tier(
                 &plan,

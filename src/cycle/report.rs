@@ -161,7 +161,7 @@ pub(super) fn failure_report(m: &CycleMachine, s: &CycleState, reason: &str) -> 
 pub(super) fn iteration_summary(
     renderer: &Renderer,
     rec: &IterationRecord,
-    prev: Option<f64>,
+    prev: Option<&IterationRecord>,
     attempt: Option<&FixAttempt>,
     hooks_skipped: bool,
 ) -> Result<String> {
@@ -172,7 +172,11 @@ pub(super) fn iteration_summary(
         "n": rec.iteration,
         "scope": json_str(&rec.scope),
         "pass_rate": rec.pass_rate,
-        "delta": crate::engine::event::delta_text(prev, rec.pass_rate),
+        "delta": crate::engine::event::delta_text(
+            prev.map(|p| p.pass_rate),
+            rec.pass_rate,
+            prev.and_then(|p| rec.change_since(p)),
+        ),
         "passed": rec.passed,
         "total": rec.total,
         "failed": rec.failed,

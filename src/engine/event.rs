@@ -173,6 +173,10 @@ pub struct RunEvent {
     pub scope: Scope,
     pub pass_rate: f64,
     pub previous_pass_rate: Option<f64>,
+    /// The change since the previous run from the counts of both (the
+    /// rates are rounded down, so their difference can be off by 0.1).
+    #[serde(skip)]
+    pub change: Option<f64>,
     pub total: u32,
     pub passed: u32,
     pub failed: u32,
@@ -219,6 +223,10 @@ pub struct FixEvent {
     /// The pass rate the fix started from, and its change before that.
     pub pass_rate_before: Option<f64>,
     pub earlier_pass_rate: Option<f64>,
+    /// The change from the earlier run to the one the fix started from,
+    /// from their counts.
+    #[serde(skip)]
+    pub change: Option<f64>,
     pub failing: u32,
     /// Why the agent call failed, if it did.
     pub error: Option<String>,
@@ -323,12 +331,14 @@ pub struct EventLine {
 /// How a human line is coloured (identity without colour).
 pub type Paint<'a> = &'a dyn Fn(Style, &str) -> String;
 
-/// `(+12.0)`, `(-3.5)`, `(±0.0)`: the change against the previous run.
-pub fn delta_text(prev: Option<f64>, cur: f64) -> String {
+/// `(+12.0)`, `(-3.5)`, `(±0.0)`: the change against the previous run:
+/// `change` (computed from the counts) when known, else the difference of
+/// the two rates.
+pub fn delta_text(prev: Option<f64>, cur: f64, change: Option<f64>) -> String {
     match prev {
         None => String::new(),
         Some(p) => {
-            let d = ((cur - p) * 10.0).round() / 10.0;
+            let d = (change.unwrap_or(cur - p) * 10.0).round() / 10.0;
             if d > 0.0 {
                 format!(" (+{d:.1})")
             } else if d < 0.0 {
@@ -463,10 +473,16 @@ impl Event {
                     crate::artifacts::test_results::NO_TEST_RAN.to_string()
                 } else {
                     format!(
-                        "{}{} · {} failing",
+                        "{}{} · {} failing{}",
                         paint(Style::Bold, &format!("{:.1}%", r.pass_rate)),
-                        delta_text(r.previous_pass_rate, r.pass_rate),
+                        delta_text(r.previous_pass_rate, r.pass_rate, r.change),
                         r.failed,
+                        // Skipped tests are not in the rate: say so, so
+                        // "77.7%" of a suite of 10 reads as 7 of 9.
+                        match r.skipped {
+                            0 => String::new(),
+                            n => format!(" · {n} skipped (left out of the rate)"),
+                        }
                     )
                 };
                 format!(
@@ -529,8 +545,11 @@ impl Event {
                     f.iteration,
                     f.pass_rate_before
                         .map_or("-".to_string(), |p| format!("{p:.1}%")),
-                    f.pass_rate_before
-                        .map_or(String::new(), |p| delta_text(f.earlier_pass_rate, p)),
+                    f.pass_rate_before.map_or(String::new(), |p| delta_text(
+                        f.earlier_pass_rate,
+                        p,
+                        f.change
+                    )),
                     // A person's fix follows no strategy of wfx's.
                     match (f.by_hand, f.strategy) {
                         (true, _) => String::new(),
@@ -785,12 +804,52 @@ mod tests {
 
     #[test]
     fn deltas_and_costs() {
-        assert_eq!(delta_text(None, 50.0), "");
-        assert_eq!(delta_text(Some(70.0), 82.0), " (+12.0)");
-        assert_eq!(delta_text(Some(82.0), 78.5), " (-3.5)");
-        assert_eq!(delta_text(Some(80.0), 80.0), " (±0.0)");
+        assert_eq!(delta_text(None, 50.0, None), "");
+        assert_eq!(delta_text(Some(70.0), 82.0, None), " (+12.0)");
+        assert_eq!(delta_text(Some(82.0), 78.5, None), " (-3.5)");
+        assert_eq!(delta_text(Some(80.0), 80.0, None), " (±0.0)");
+        // 7/9 (77.7%, rounded down) → 9/9: the counts say +22.2.
+        let change = 100.0 - 7.0 * 100.0 / 9.0;
+        assert_eq!(delta_text(Some(77.7), 100.0, Some(change)), " (+22.2)");
         assert_eq!(cost_text(Some(0.123)), " $0.12");
         assert_eq!(cost_text(None), "");
+    }
+
+    /// A run's line: the change from the counts, and the skipped tests
+    /// named, since the rate leaves them out (7 of 9 of a suite of 10).
+    #[test]
+    fn a_run_line_names_what_the_rate_leaves_out() {
+        let plain = |_: Style, text: &str| text.to_string();
+        let line = |skipped: u32| {
+            Event::Run(RunEvent {
+                iteration: 3,
+                run: 4,
+                scope: Scope::Full,
+                pass_rate: 100.0,
+                previous_pass_rate: Some(77.7),
+                change: Some(100.0 - 700.0 / 9.0),
+                total: 9 + skipped,
+                passed: 9,
+                failed: 0,
+                skipped,
+                new_failures: Vec::new(),
+                result: None,
+                duration_ms: 1200,
+                command: "npm test".into(),
+                label: "full suite".into(),
+                notes: Vec::new(),
+            })
+            .human(&plain)
+            .unwrap()
+        };
+        assert_eq!(
+            line(0),
+            "Iteration 3 · 100.0% (+22.2) · 0 failing · full suite 1.2 s"
+        );
+        assert_eq!(
+            line(1),
+            "Iteration 3 · 100.0% (+22.2) · 0 failing · 1 skipped (left out of the rate) · full suite 1.2 s"
+        );
     }
 
     /// The fix line names the strategy of an agent's fix, never of a
@@ -811,6 +870,7 @@ mod tests {
                 test_edits: Vec::new(),
                 pass_rate_before: Some(50.0),
                 earlier_pass_rate: Some(40.0),
+                change: None,
                 failing: 3,
                 error: None,
                 by_hand,

@@ -47,7 +47,7 @@ fn sample(lang: DemoLang) -> Sample {
             files: embedded::DEMO_NODE,
             dir: "calc",
             description: "Test the calculator",
-            what: "a Node package with 2 bugs that fail 2 of its 10 tests",
+            what: "a Node package with 2 bugs that fail 2 of its 10 tests (1 is skipped: rates count the other 9)",
             helpers: &["demo/node/fixer.js"],
         },
         DemoLang::Rust => Sample {
