@@ -96,7 +96,11 @@ fn a_fixer_that_fixes_everything_completes_after_one_iteration() {
         .stderr(predicate::str::contains(
             "Iteration 1 · 77.7% · 2 failing · 1 skipped (left out of the rate) · full suite",
         ))
-        .stderr(predicate::str::contains("Iteration 2 · 100.0% (+22.2) · 0 failing"));
+        .stderr(predicate::str::contains("Iteration 2 · 100.0% (+22.2) · 0 failing"))
+        // One count of phases, 1 to 5.
+        .stderr(predicate::str::contains("Phase 1/5 session start"))
+        .stderr(predicate::str::contains("\nPhase 4/5 task generation\n"))
+        .stderr(predicate::str::contains("\nPhase 5/5 WFS-test-the-calculator · "));
     assert_eq!(
         env.subjects(),
         [

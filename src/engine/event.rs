@@ -419,7 +419,7 @@ impl Event {
             Event::Start(s) => match s.front_end {
                 FrontEnd::Cycle => format!(
                     "{} {} · {} · fix: {} · analysis: {} · at most {} fix attempts{}",
-                    if s.resumed { "Resuming" } else { "Phase 5" },
+                    if s.resumed { "Resuming" } else { "Phase 5/5" },
                     s.session_id,
                     s.test_command
                         .clone()
@@ -663,6 +663,9 @@ pub struct Sinks<'a> {
     /// Tests: the lines people would read and the JSON Lines, kept here
     /// instead of printed (and no run log).
     pub memory: Option<Captured>,
+    /// Notes of runs already shown to people: a note that holds for every
+    /// subset run (doctests cannot be filtered exactly) is said once.
+    notes_shown: std::collections::HashSet<String>,
 }
 
 /// What a test's sinks captured.
@@ -680,6 +683,7 @@ impl<'a> Sinks<'a> {
             ui,
             run_log: None,
             memory: None,
+            notes_shown: Default::default(),
         }
     }
 
@@ -689,6 +693,7 @@ impl<'a> Sinks<'a> {
             ui,
             run_log: None,
             memory: Some(Captured::default()),
+            notes_shown: Default::default(),
         }
     }
 
@@ -740,7 +745,18 @@ impl<'a> Sinks<'a> {
 
     /// Send one event to every sink.
     pub fn emit(&mut self, event: &Event, at: Timestamp) {
-        let plain = event.human(&|_, t| t.to_string());
+        // People read a run's note once; the JSON event keeps all of them.
+        let once;
+        let shown = match event {
+            Event::Run(r) if !r.notes.is_empty() => {
+                let mut r = r.clone();
+                r.notes.retain(|n| self.notes_shown.insert(n.clone()));
+                once = Event::Run(r);
+                &once
+            }
+            _ => event,
+        };
+        let plain = shown.human(&|_, t| t.to_string());
         if let Some(memory) = &mut self.memory {
             if let Some(text) = &plain {
                 memory.human.push(if event.is_warning() {
@@ -771,7 +787,7 @@ impl<'a> Sinks<'a> {
             if let Some(text) = &plain {
                 self.ui.warn(text);
             }
-        } else if let Some(text) = event.human(&|s, t| self.ui.paint(s, t)) {
+        } else if let Some(text) = shown.human(&|s, t| self.ui.paint(s, t)) {
             self.ui.status(text);
         }
         if let Event::Paused { reason, .. } = event
@@ -850,6 +866,58 @@ mod tests {
             line(1),
             "Iteration 3 · 100.0% (+22.2) · 0 failing · 1 skipped (left out of the rate) · full suite 1.2 s"
         );
+    }
+
+    /// A note that holds for every subset run is said to people once; the
+    /// JSON events keep it on every run.
+    #[test]
+    fn a_run_note_is_said_once() {
+        let ui = crate::ui::Printer::plain();
+        let mut sinks = Sinks::capture(&ui);
+        let note = "doctest names cannot be filtered exactly through cargo".to_string();
+        for run in [2, 3, 4] {
+            let event = Event::Run(RunEvent {
+                iteration: 2,
+                run,
+                scope: Scope::Affected,
+                pass_rate: 84.6,
+                previous_pass_rate: None,
+                change: None,
+                total: 13,
+                passed: 11,
+                failed: 2,
+                skipped: 0,
+                new_failures: Vec::new(),
+                result: None,
+                duration_ms: 500,
+                command: "cargo test".into(),
+                label: "tier 1".into(),
+                notes: if run == 4 {
+                    vec!["another note".into(), note.clone()]
+                } else {
+                    vec![note.clone()]
+                },
+            });
+            sinks.emit(&event, chrono::Utc::now());
+        }
+        let said = sinks.memory.unwrap();
+        assert_eq!(
+            said.human,
+            [
+                format!("Iteration 2 · 84.6% · 2 failing · tier 1 500 ms · note: {note}"),
+                "Iteration 2 · 84.6% · 2 failing · tier 1 500 ms".to_string(),
+                "Iteration 2 · 84.6% · 2 failing · tier 1 500 ms · note: another note".to_string(),
+            ]
+        );
+        for json in &said.json {
+            assert!(
+                json["notes"]
+                    .as_array()
+                    .unwrap()
+                    .contains(&note.clone().into()),
+                "{json}"
+            );
+        }
     }
 
     /// The fix line names the strategy of an agent's fix, never of a
