@@ -27,7 +27,7 @@ pub struct Config {
     pub git: GitConfig,
 }
 
-/// What wfx's commits may hold (DESIGN.md §10.2).
+/// What wfx's commits may hold, and how they are made.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct GitConfig {
@@ -86,7 +86,8 @@ impl Default for GitConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct TestConfig {
-    /// Test command; detected when absent (DESIGN.md §6.1).
+    /// Test command; detected when absent (`Cargo.toml`, `pyproject.toml`,
+    /// `package.json`, `go.mod`, `pom.xml`, a `Makefile` `test` target…).
     pub command: Option<String>,
     /// Timeout of one test run, in seconds.
     #[schemars(range(min = 1))]
@@ -225,7 +226,9 @@ pub enum EditPolicy {
     Allow,
 }
 
-/// What happens when a fix edits the tests (DESIGN.md §5.6).
+/// What happens when a fix edits the tests: `reject` rolls the attempt
+/// back and counts it as failed, `flag` records it in fix history, the
+/// summaries and the report.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct TestEditsPolicy {
@@ -244,7 +247,7 @@ impl Default for TestEditsPolicy {
     }
 }
 
-/// Limits and policies of the test → fix → retest loop (DESIGN.md §5).
+/// Limits and policies of the test → fix → retest loop.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct CycleConfig {
