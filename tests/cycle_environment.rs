@@ -157,6 +157,22 @@ fn a_missing_generated_module_pauses_with_the_import_error() {
     let analysis = env.read(&format!("{active}/.process/iteration-1-analysis.md"));
     assert!(!analysis.contains("Kind: code"), "{analysis}");
     assert!(analysis.contains("Kind: environment"), "{analysis}");
+    // No fix task for a failure no fix can mend; the run's row says no
+    // test ran, with no rate beside it.
+    assert!(
+        !env.root
+            .join(format!("{active}/.task/IMPL-fix-1.json"))
+            .exists()
+    );
+    let status = String::from_utf8(env.wfx().arg("status").output().unwrap().stdout).unwrap();
+    assert!(
+        status.contains("\n1    1          full   no test ran  -     -         error   -    -\n"),
+        "{status}"
+    );
+    assert!(
+        status.contains("\nNot done: the last run ran no test: ModuleNotFoundError: No module named 'humanize._version'\n"),
+        "{status}"
+    );
     // Once built, the resume runs the suite again and completes.
     env.write("src/humanize/_version.py", "__version__ = \"4.17.0\"\n");
     env.wfx_live()

@@ -313,17 +313,20 @@ fn print_human(ctx: &Ctx, v: &SessionView) {
                         (None, Some(rb)) => format!("reverted by {rb}"),
                         (None, None) => "-".into(),
                     };
+                    let ran = crate::artifacts::test_results::Counts::of(
+                        r.ran_passed,
+                        r.ran_failed,
+                        r.ran_total,
+                    );
                     vec![
                         r.run.to_string(),
                         r.iteration.to_string(),
                         r.scope_shown.clone(),
-                        crate::artifacts::test_results::Counts::of(
-                            r.ran_passed,
-                            r.ran_failed,
-                            r.ran_total,
-                        )
-                        .cell(),
-                        if r.merged {
+                        ran.cell(),
+                        // No test ran: no rate to show beside it.
+                        if ran.ran == 0 && ran.skipped == 0 {
+                            "-".into()
+                        } else if r.merged {
                             format!("{} merged", r.pass_rate_text)
                         } else {
                             r.pass_rate_text.clone()

@@ -1141,10 +1141,30 @@ impl CycleMachine {
                 crate::engine::Durability::Durable,
             ));
         }
+        let analysis_rel = self.rel(&analysis_file);
+        if decide::pause_for_environment(&outcome.environment) {
+            // No fix agent can mend a missing module or a port in use: no
+            // fix task is written; a person fixes the environment and the
+            // resume runs the suite again (a first run again, or the whole
+            // suite after fixes).
+            if let Some(rec) = s.last_of_iteration_mut(k) {
+                rec.analysis_file = Some(analysis_rel);
+                rec.analysis_tool = Some(outcome.tool.clone());
+            }
+            s.touch(Doc::IterationSummary(k));
+            s.iter.action = match decide::after_environment_pause(k) {
+                decide::AfterEnvironment::FirstRun => Action::RunTests,
+                decide::AfterEnvironment::FullSuite => Action::FinalValidation {
+                    fix: self.no_fix(s),
+                },
+            };
+            let fixes = outcome.environment.clone();
+            self.pause(s, PauseReason::Environment { fixes }, out);
+            return;
+        }
         let task = self.fix_task(s, k, strategy, &outcome, &baseline);
         let new_file = self.new_task_file(s);
         s.put_task(task, new_file);
-        let analysis_rel = self.rel(&analysis_file);
         if let Some(rec) = s.last_of_iteration_mut(k) {
             rec.strategy = Some(strategy);
             rec.analysis_file = Some(analysis_rel.clone());
@@ -1175,20 +1195,6 @@ impl CycleMachine {
         if let Some(reason) = outcome.cost_capped {
             s.iter.action = Action::ExecuteFixTask { fix: None };
             self.block(s, &reason, out);
-            return;
-        }
-        if decide::pause_for_environment(&outcome.environment) {
-            // No fix agent can mend a missing module or a port in use: a
-            // person fixes the environment and the resume runs the suite
-            // again (a first run again, or the whole suite after fixes).
-            s.iter.action = match decide::after_environment_pause(k) {
-                decide::AfterEnvironment::FirstRun => Action::RunTests,
-                decide::AfterEnvironment::FullSuite => Action::FinalValidation {
-                    fix: self.no_fix(s),
-                },
-            };
-            let fixes = outcome.environment.clone();
-            self.pause(s, PauseReason::Environment { fixes }, out);
             return;
         }
         s.iter.action = Action::ExecuteFixTask { fix: None };
