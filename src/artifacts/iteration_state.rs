@@ -194,11 +194,15 @@ pub struct RanCounts {
 }
 
 impl RanCounts {
+    /// The tests a subset run ran: passed and failed. Its skipped count is
+    /// left out: runners count the tests the filter left out as skipped
+    /// (nextest's "7 skipped" for a retest of 3).
     pub fn of(r: &super::test_results::TestResults) -> RanCounts {
+        let failed = r.failed + r.errors;
         RanCounts {
-            total: r.total,
+            total: r.passed + failed,
             passed: r.passed,
-            failed: r.failed + r.errors,
+            failed,
         }
     }
 }
@@ -744,6 +748,25 @@ pub struct IterationFailures {
 
 #[cfg(test)]
 mod tests {
+
+    /// A retest's own counts: what it ran, without the tests its filter
+    /// left out (which nextest reports as skipped).
+    #[test]
+    fn a_retest_counts_what_it_ran() {
+        let r: crate::artifacts::test_results::TestResults = serde_json::from_value(serde_json::json!({
+            "command": "cargo nextest run", "exit_code": 100, "duration_ms": 1, "scope": "affected",
+            "framework": "nextest", "parser": "libtest", "total": 10, "passed": 1, "failed": 2,
+            "skipped": 7, "errors": 0, "pass_rate": 33.3, "layer_distribution": {}, "failures": []
+        }))
+        .unwrap();
+        let ran = RanCounts::of(&r);
+        assert_eq!((ran.total, ran.passed, ran.failed), (3, 1, 2));
+        assert_eq!(
+            super::super::test_results::Counts::of(ran.passed, ran.failed, ran.total).cell(),
+            "1/3"
+        );
+    }
+
     use super::*;
 
     fn v01(extra: serde_json::Value) -> serde_json::Value {
