@@ -217,7 +217,7 @@ fn init_repo(project: &Path, sample: &Sample) -> Result<()> {
     // The demo's own files stay out of the user's view of changes.
     store::write_atomic(
         &project.join(".git/info/exclude"),
-        b".workflow/demo/\n.workflow/wfx.json\n",
+        b".workflow/demo/\n.workflow/wfx.json\n.workflow/report.html\n",
     )?;
     Ok(())
 }
