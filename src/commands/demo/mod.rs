@@ -47,14 +47,14 @@ fn sample(lang: DemoLang) -> Sample {
             files: embedded::DEMO_NODE,
             dir: "calc",
             description: "Test the calculator",
-            what: "a Node package with 2 bugs that fail 2 of its 10 tests (1 is skipped: rates count the other 9)",
+            what: "a Node package with 2 bugs: 2 of its 10 tests fail, 1 is skipped and rates count the other 9",
             helpers: &["demo/node/fixer.js"],
         },
         DemoLang::Rust => Sample {
             files: embedded::DEMO_RUST,
             dir: "calc",
             description: "Test the calculator",
-            what: "a Rust crate with 2 bugs that fail 3 of its 14 tests",
+            what: "a Rust crate with 2 bugs: 3 of its 14 tests fail, 1 is ignored and rates count the other 13",
             helpers: &["demo/rust/fixer.sh"],
         },
     }
