@@ -565,14 +565,7 @@ fn manual_mode_pauses_for_a_person_and_the_edit_is_the_fix() {
     assert_eq!(state["iterations"].as_array().unwrap().len(), 1);
     assert_eq!(state["current_iteration"], 1);
     // The person fixes the code by hand, as README's fixes say.
-    let math = env
-        .read("src/math.js")
-        .replace("if (values[i] < best)", "if (values[i] > best)");
-    env.write("src/math.js", &math);
-    let strings = env
-        .read("src/strings.js")
-        .replace(".replace(' ', '-')", ".replace(/\\s+/g, '-')");
-    env.write("src/strings.js", &strings);
+    env.fix_node_calc();
     env.wfx().args(["session", "resume", ID]).assert().success();
     env.cycle(&["--resume-session", ID]).success();
     assert_eq!(

@@ -162,14 +162,7 @@ fn a_session_that_fixed_nothing_commits_only_its_manifest_entry() {
     let env = Env::new();
     env.cycle_project("node-calc", &fixer_config("fix-all"));
     // Fix the calculator's bugs before the session starts.
-    let math = env
-        .read("src/math.js")
-        .replace("values[i] < best", "values[i] > best");
-    env.write("src/math.js", &math);
-    let strings = env
-        .read("src/strings.js")
-        .replace(".replace(' ', '-')", ".replace(/\\s+/g, '-')");
-    env.write("src/strings.js", &strings);
+    env.fix_node_calc();
     env.git(&["commit", "-qam", "fixed"]);
     env.plan_calculator();
     env.cycle(&[]).success();

@@ -38,7 +38,10 @@ pub struct ProjectFacts {
 /// The project's git ignore rules, asked only for the few paths a failure
 /// names.
 #[derive(Clone, Default)]
-pub struct Ignored(Option<Arc<dyn Fn(&str) -> bool + Send + Sync>>);
+pub struct Ignored(Option<Arc<IsIgnored>>);
+
+/// Whether git ignores a path (relative to the project root).
+type IsIgnored = dyn Fn(&str) -> bool + Send + Sync;
 
 impl std::fmt::Debug for Ignored {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -152,12 +152,11 @@ pub fn run(ui: &Printer, args: DemoArgs) -> Result<Exit> {
     // `wfx report`'s own default, inside the project.
     let report = project.join(".workflow/report.html");
     let session = last_archived_or_active(&project);
-    if let Some(id) = &session {
-        if let Ok(cli) = Cli::try_parse_from(wfx_args(&["report", id]))
-            && let Err(e) = super::dispatch(cli, ui)
-        {
-            ui.warn(format!("report: {e}"));
-        }
+    if let Some(id) = &session
+        && let Ok(cli) = Cli::try_parse_from(wfx_args(&["report", id]))
+        && let Err(e) = super::dispatch(cli, ui)
+    {
+        ui.warn(format!("report: {e}"));
     }
     ui.status("");
     ui.status(format!("Demo project: {}", project.display()));
