@@ -155,6 +155,30 @@ fn artifacts_all_still_commits_the_session_directory() {
     }
 }
 
+/// A fix agent that empties the session's `.gitignore` (so the raw logs,
+/// which keep unredacted output, would be committed) has edited a wfx
+/// file: it is put back before any commit and the attempt says so.
+#[test]
+fn an_agent_cannot_unignore_the_session_logs() {
+    let env = Env::new();
+    env.cycle_project("node-calc", &fixer_config("unignore-logs"));
+    env.plan_calculator();
+    env.cycle(&[]).success();
+    let committed = committed_paths(&env);
+    assert!(
+        !committed.iter().any(|p| p.ends_with(".log")),
+        "{committed:?}"
+    );
+    let history = env.json(&format!(
+        ".workflow/archives/{ID}/.process/fix-history.json"
+    ));
+    assert_eq!(
+        history["entries"][0]["tamper"], "session_edited",
+        "{history}"
+    );
+    assert_eq!(env.git(&["status", "--porcelain"]), "");
+}
+
 /// A suite that already passes: nothing to fix, so the session's history
 /// is one small record (its manifest entry), and `git status` stays clean.
 #[test]

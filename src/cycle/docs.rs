@@ -157,9 +157,13 @@ pub fn documents(m: &CycleMachine, s: &mut CycleState) -> Result<Vec<Document>> 
         }
     }
     if state {
-        if let Some(text) = finished_gitignore(m.config.git.artifacts, &s.iter, &s.history) {
-            docs.push(Document::new(paths.gitignore(), text, Durability::View));
-        }
+        // The session's `.gitignore` is wfx's file like the others: kept
+        // with every state (and so guarded like them), an agent that
+        // empties it cannot get the raw logs, with their unredacted
+        // output, into a commit.
+        let ignore = finished_gitignore(m.config.git.artifacts, &s.iter, &s.history)
+            .unwrap_or_else(|| crate::session::layout::session_gitignore(m.config.git.artifacts));
+        docs.push(Document::new(paths.gitignore(), ignore, Durability::View));
         s.iter.updated_at = s.now;
         docs.push(Document::json(
             paths.iteration_state(),
