@@ -165,6 +165,46 @@ impl IterationRecord {
     pub fn counts(&self) -> super::test_results::Counts {
         super::test_results::Counts::of(self.passed, self.failed, self.total)
     }
+
+    /// The change of the pass rate from `earlier` to this run, computed
+    /// from the counts (not from the rounded-down rates); `None` when
+    /// either ran no test.
+    pub fn change_since(&self, earlier: &IterationRecord) -> Option<f64> {
+        Some(self.counts().exact_rate()? - earlier.counts().exact_rate()?)
+    }
+
+    /// The tests this run itself ran: a retest tier's own few (`ran`),
+    /// not the suite its results were merged into; a full run's (and a
+    /// record written before `ran` existed) are its counts.
+    pub fn ran_counts(&self) -> super::test_results::Counts {
+        match &self.ran {
+            Some(r) => super::test_results::Counts::of(r.passed, r.failed, r.total),
+            None => self.counts(),
+        }
+    }
+}
+
+/// The counts of the tests a subset run ran, before merging.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct RanCounts {
+    pub total: u32,
+    pub passed: u32,
+    /// Failed and errors.
+    pub failed: u32,
+}
+
+impl RanCounts {
+    /// The tests a subset run ran: passed and failed. Its skipped count is
+    /// left out: runners count the tests the filter left out as skipped
+    /// (nextest's "7 skipped" for a retest of 3).
+    pub fn of(r: &super::test_results::TestResults) -> RanCounts {
+        let failed = r.failed + r.errors;
+        RanCounts {
+            total: r.passed + failed,
+            passed: r.passed,
+            failed,
+        }
+    }
 }
 
 /// One test run of the loop. An iteration may hold several runs (the
@@ -232,6 +272,11 @@ pub struct IterationRecord {
     /// or left uncommitted): the work tree had them, the sealed run did not.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub outside_commit: Vec<String>,
+    /// What a retest tier itself ran, before its results were merged over
+    /// the last full run (whose totals `total`, `passed`, `failed` and
+    /// `pass_rate` then are); none for a full run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ran: Option<RanCounts>,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -774,6 +819,25 @@ pub struct IterationFailures {
 
 #[cfg(test)]
 mod tests {
+
+    /// A retest's own counts: what it ran, without the tests its filter
+    /// left out (which nextest reports as skipped).
+    #[test]
+    fn a_retest_counts_what_it_ran() {
+        let r: crate::artifacts::test_results::TestResults = serde_json::from_value(serde_json::json!({
+            "command": "cargo nextest run", "exit_code": 100, "duration_ms": 1, "scope": "affected",
+            "framework": "nextest", "parser": "libtest", "total": 10, "passed": 1, "failed": 2,
+            "skipped": 7, "errors": 0, "pass_rate": 33.3, "layer_distribution": {}, "failures": []
+        }))
+        .unwrap();
+        let ran = RanCounts::of(&r);
+        assert_eq!((ran.total, ran.passed, ran.failed), (3, 1, 2));
+        assert_eq!(
+            super::super::test_results::Counts::of(ran.passed, ran.failed, ran.total).cell(),
+            "1/3"
+        );
+    }
+
     use super::*;
 
     fn v01(extra: serde_json::Value) -> serde_json::Value {

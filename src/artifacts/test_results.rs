@@ -207,6 +207,13 @@ impl Counts {
         }
     }
 
+    /// The pass rate unrounded (`pass_rate` rounds down to one decimal),
+    /// so a change between two runs is computed from the counts: 7/9 →
+    /// 9/9 is +22.2, not 100.0 − 77.7; `None` when no test ran.
+    pub fn exact_rate(&self) -> Option<f64> {
+        (self.ran > 0).then(|| f64::from(self.passed) * 100.0 / f64::from(self.ran))
+    }
+
     /// A table cell: `11/11`, or `11/11 (1 skipped)`; `no test ran`.
     pub fn cell(&self) -> String {
         if self.ran == 0 && self.skipped == 0 {

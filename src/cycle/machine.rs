@@ -18,7 +18,7 @@ use crate::artifacts::config::{ArtifactPolicy, Config};
 use crate::artifacts::fix_history::{CallOutcome, Diffstat, FixAttempt, FixOutcome};
 use crate::artifacts::iteration_state::{
     Action, CommitPurpose, FixInFlight, IterationFailures, IterationRecord, IterationResult,
-    LoopStatus, NextAction, RetestProgress, Strategy, Tier, TierOutcome, settled_runs,
+    LoopStatus, NextAction, RanCounts, RetestProgress, Strategy, Tier, TierOutcome, settled_runs,
 };
 use crate::artifacts::session::{PhaseStatus, SessionStatus};
 use crate::artifacts::task::{
@@ -949,6 +949,7 @@ impl CycleMachine {
             sealed: false,
             commit: None,
             outside_commit: Vec::new(),
+            ran: None,
             extra: Extra::new(),
         }
     }
@@ -959,7 +960,7 @@ impl CycleMachine {
         s: &mut CycleState,
         mut rec: IterationRecord,
         results: TestResults,
-        prev: Option<f64>,
+        prev: Option<&IterationRecord>,
         label: &str,
         out: &mut Vec<Event>,
     ) -> u32 {
@@ -970,7 +971,8 @@ impl CycleMachine {
             run,
             scope: rec.scope,
             pass_rate: rec.pass_rate,
-            previous_pass_rate: prev,
+            previous_pass_rate: prev.map(|p| p.pass_rate),
+            change: prev.and_then(|p| rec.change_since(p)),
             total: rec.total,
             passed: rec.passed,
             failed: rec.failed,
@@ -1203,10 +1205,30 @@ impl CycleMachine {
                 crate::engine::Durability::Durable,
             ));
         }
+        let analysis_rel = self.rel(&analysis_file);
+        if decide::pause_for_environment(&outcome.environment) {
+            // No fix agent can mend a missing module or a port in use: no
+            // fix task is written; a person fixes the environment and the
+            // resume runs the suite again (a first run again, or the whole
+            // suite after fixes).
+            if let Some(rec) = s.last_of_iteration_mut(k) {
+                rec.analysis_file = Some(analysis_rel);
+                rec.analysis_tool = Some(outcome.tool.clone());
+            }
+            s.touch(Doc::IterationSummary(k));
+            s.iter.action = match decide::after_environment_pause(k) {
+                decide::AfterEnvironment::FirstRun => Action::RunTests,
+                decide::AfterEnvironment::FullSuite => Action::FinalValidation {
+                    fix: self.no_fix(s),
+                },
+            };
+            let fixes = outcome.environment.clone();
+            self.pause(s, PauseReason::Environment { fixes }, out);
+            return;
+        }
         let task = self.fix_task(s, k, strategy, &outcome, &baseline);
         let new_file = self.new_task_file(s);
         s.put_task(task, new_file);
-        let analysis_rel = self.rel(&analysis_file);
         if let Some(rec) = s.last_of_iteration_mut(k) {
             rec.strategy = Some(strategy);
             rec.analysis_file = Some(analysis_rel.clone());
@@ -1237,15 +1259,6 @@ impl CycleMachine {
         if let Some(reason) = outcome.cost_capped {
             s.iter.action = Action::ExecuteFixTask { fix: None };
             self.block(s, &reason, out);
-            return;
-        }
-        if decide::pause_for_environment(k, &outcome.environment) {
-            // No fix agent can mend a missing module or a port in use: a
-            // person fixes the environment and the resume runs the suite
-            // again, as a new first run.
-            s.iter.action = Action::RunTests;
-            let fixes = outcome.environment.clone();
-            self.pause(s, PauseReason::Environment { fixes }, out);
             return;
         }
         s.iter.action = Action::ExecuteFixTask { fix: None };
@@ -1555,14 +1568,18 @@ impl CycleMachine {
 
         let before = s.baseline().map(|r| r.pass_rate);
         let failing = s.baseline().map_or(0, |r| r.failed);
-        let earlier = s.baseline().and_then(|b| {
+        let earlier_rec = s.baseline().and_then(|b| {
             s.iter
                 .iterations
                 .iter()
                 .rev()
                 .find(|r| r.iteration < b.iteration)
-                .map(|r| r.pass_rate)
         });
+        let earlier = earlier_rec.map(|r| r.pass_rate);
+        let change = s
+            .baseline()
+            .zip(earlier_rec)
+            .and_then(|(b, e)| b.change_since(e));
         let agent = self.fix_agent_name();
         // The fix task (and the loop task) name who actually fixed: a task
         // written while paused for a person may be done by an agent given
@@ -1660,6 +1677,7 @@ impl CycleMachine {
             test_edits: edits.clone(),
             pass_rate_before: before,
             earlier_pass_rate: earlier,
+            change,
             failing,
             error: call
                 .as_ref()
@@ -1946,6 +1964,7 @@ impl CycleMachine {
             _ => None,
         };
         let mut progress = fix.retest.clone();
+        let ran = tier_run.as_ref().map(|_| RanCounts::of(&results));
         let mut merged = match &tier_run {
             Some((tier, ids)) => {
                 let base = self.merge_base(s, &fix).unwrap_or_else(no_results);
@@ -1995,6 +2014,7 @@ impl CycleMachine {
                 }
             }
         }
+        rec.ran = ran;
         let mut runs = settled_runs(&s.iter.iterations);
         runs.push(rec.clone());
         let settled = decide::settle(&SettleInput {
@@ -2037,7 +2057,7 @@ impl CycleMachine {
         }
         rec.result = Some(settled.result);
         let pass_rate = merged.pass_rate;
-        let judged_run = self.record_run(s, rec, merged, Some(base_rec.pass_rate), &label, out);
+        let judged_run = self.record_run(s, rec, merged, Some(&base_rec), &label, out);
         let after = match tier_run {
             Some(_) => decide::after_tier(
                 &plan,
@@ -2305,10 +2325,10 @@ fn squash_message(
     for e in &s.history.entries {
         let rate = |r: Option<f64>| r.map_or("?".to_string(), |r| format!("{r:.1}%"));
         lines.push(format!(
-            "- iteration {}: {}fix by {}, {} → {}: {}{}",
+            "- iteration {}: {}{}, {} → {}: {}{}",
             e.iteration,
             e.strategy.map_or(String::new(), |s| format!("{s} ")),
-            e.agent,
+            crate::agents::config::fix_by(&e.agent),
             rate(e.pass_rate_before),
             rate(e.pass_rate_after),
             e.outcome,

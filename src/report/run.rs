@@ -582,8 +582,14 @@ pub fn chart_runs(step: &StepView) -> Vec<RunView> {
                 skipped: 0,
             });
             RunView {
+                run: a.attempt,
                 iteration: a.attempt,
                 scope: "full".into(),
+                scope_shown: "full".into(),
+                ran_passed: c.passed,
+                ran_failed: c.failed,
+                ran_total: c.total,
+                merged: false,
                 pass_rate: rate,
                 pass_rate_text: match t.pass_rate {
                     Some(p) => pct(p),

@@ -93,6 +93,37 @@ fn init_without_markers_or_agents() {
     assert_eq!(read_config(&env), Config::default());
 }
 
+/// The config is the person's own file: wfx says it never commits it and
+/// how to share it, as long as it is not committed yet.
+#[test]
+fn init_says_the_config_is_yours_to_commit() {
+    let env = Env::new();
+    env.copy_fixture_project("py-calc");
+    env.git_init_commit();
+    let hint = "It is your file: wfx never commits it. To share it with your team: git add .workflow/wfx.json";
+    env.wfx()
+        .arg("init")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(hint));
+    env.git(&["add", ".workflow/wfx.json"]);
+    env.git(&["commit", "-qm", "config"]);
+    env.wfx()
+        .args(["init", "--force"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(hint).not());
+    // Outside a repository there is nothing to commit to.
+    let plain = Env::new();
+    plain.copy_fixture_project("py-calc");
+    plain
+        .wfx()
+        .arg("init")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("git add").not());
+}
+
 #[test]
 fn init_never_overwrites_without_force_and_keeps_backups() {
     let env = Env::new();

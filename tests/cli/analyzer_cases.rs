@@ -297,6 +297,25 @@ fn missing_dependency_is_the_environment() {
     );
 }
 
+/// humanize 4.17.0 freshly cloned: `src/humanize/_version.py` is
+/// git-ignored (hatch-vcs writes it when the package is built), so every
+/// module fails to import. Not a bug to send to a fix agent.
+#[test]
+fn a_missing_generated_module_is_the_environment() {
+    let case = Case::pytest("py-humanize");
+    environment(
+        &case,
+        "`src/humanize/_version.py` is missing and git-ignored, so a build or install step generates it (`ModuleNotFoundError: No module named 'humanize._version'`)",
+        "pip install -e .",
+    );
+    // Generated once (the build step ran), the same module is no longer
+    // missing; deleted without being ignored, it is lost code.
+    case.env.write(".gitignore", "__pycache__/\n");
+    let results = results_with(case.failures.clone(), "recorded");
+    let c = builtin::classify_project(&results, &case.env.root);
+    assert_ne!(c.kind, Some(FailureKind::Environment), "{c:?}");
+}
+
 #[test]
 fn missing_time_zone_data_is_the_environment() {
     environment(

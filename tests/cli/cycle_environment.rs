@@ -125,3 +125,61 @@ fn environment_failures_next_to_code_failures_are_not_given_to_the_fix_agent() {
         "{all}"
     );
 }
+
+/// A fresh clone whose generated module (`_version.py`, git-ignored) was
+/// never built: every test module fails to import. The session pauses with
+/// the line that says so, no fix agent is called, and no fix task labels
+/// it a code bug.
+#[test]
+fn a_missing_generated_module_pauses_with_the_import_error() {
+    let env = Env::new();
+    common::copy_dir(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/outputs/sources/py-humanize"),
+        &env.root,
+    );
+    env.write(
+        ".workflow/wfx.json",
+        &serde_json::to_string_pretty(&fixer_config("fix-all")).unwrap(),
+    );
+    env.git_init_commit();
+    let id = "WFS-test-ordinal";
+    env.wfx_live()
+        .env("PYTHONPATH", "src")
+        .env("FIXER_STATE", env.state_dir())
+        .args(["test-fix-gen", "Test ordinal", "-y"])
+        .assert()
+        .code(3)
+        .stdout(predicate::str::contains(
+            "the tests fail because of the environment, not the code: `src/humanize/_version.py` is missing and git-ignored, so a build or install step generates it (`ModuleNotFoundError: No module named 'humanize._version'`)",
+        ));
+    let active = format!(".workflow/active/{id}");
+    let history = env.json(&format!("{active}/.process/fix-history.json"));
+    assert_eq!(history["entries"], serde_json::json!([]), "{history}");
+    let analysis = env.read(&format!("{active}/.process/iteration-1-analysis.md"));
+    assert!(!analysis.contains("Kind: code"), "{analysis}");
+    assert!(analysis.contains("Kind: environment"), "{analysis}");
+    // No fix task for a failure no fix can mend; the run's row says no
+    // test ran, with no rate beside it.
+    assert!(
+        !env.root
+            .join(format!("{active}/.task/IMPL-fix-1.json"))
+            .exists()
+    );
+    let status = String::from_utf8(env.wfx().arg("status").output().unwrap().stdout).unwrap();
+    assert!(
+        status.contains("\n1    1          full   no test ran  -     -         error   -    -\n"),
+        "{status}"
+    );
+    assert!(
+        status.contains("\nNot done: the last run ran no test: ModuleNotFoundError: No module named 'humanize._version'\n"),
+        "{status}"
+    );
+    // Once built, the resume runs the suite again and completes.
+    env.write("src/humanize/_version.py", "__version__ = \"4.17.0\"\n");
+    env.wfx_live()
+        .env("PYTHONPATH", "src")
+        .args(["test-cycle-execute", "--resume-session", id])
+        .assert()
+        .success();
+}

@@ -91,10 +91,16 @@ fn a_fixer_that_fixes_everything_completes_after_one_iteration() {
             "Session WFS-test-the-calculator completed: 100.0% on the full suite after 1 fix attempt(s)",
         ))
         .stdout(predicate::str::contains(format!("Archived: {ARCHIVED}")))
+        // 7 of the 9 tests that ran; the skipped one is named, and the
+        // change comes from the counts (7/9 → 9/9 is +22.2, not 100 − 77.7).
         .stderr(predicate::str::contains(
-            "Iteration 1 · 77.7% · 2 failing · full suite",
+            "Iteration 1 · 77.7% · 2 failing · 1 skipped (left out of the rate) · full suite",
         ))
-        .stderr(predicate::str::contains("Iteration 2 · 100.0% (+22.3) · 0 failing"));
+        .stderr(predicate::str::contains("Iteration 2 · 100.0% (+22.2) · 0 failing"))
+        // One count of phases, 1 to 5.
+        .stderr(predicate::str::contains("Phase 1/5 session start"))
+        .stderr(predicate::str::contains("\nPhase 4/5 task generation\n"))
+        .stderr(predicate::str::contains("\nPhase 5/5 WFS-test-the-calculator · "));
     assert_eq!(
         env.subjects(),
         [
@@ -554,19 +560,12 @@ fn manual_mode_pauses_for_a_person_and_the_edit_is_the_fix() {
     assert_eq!(state["iterations"].as_array().unwrap().len(), 1);
     assert_eq!(state["current_iteration"], 1);
     // The person fixes the code by hand, as README's fixes say.
-    let math = env
-        .read("src/math.js")
-        .replace("if (values[i] < best)", "if (values[i] > best)");
-    env.write("src/math.js", &math);
-    let strings = env
-        .read("src/strings.js")
-        .replace(".replace(' ', '-')", ".replace(/\\s+/g, '-')");
-    env.write("src/strings.js", &strings);
+    env.fix_node_calc();
     env.wfx().args(["session", "resume", ID]).assert().success();
     env.cycle(&["--resume-session", ID]).success();
     assert_eq!(
         env.subjects()[1],
-        "test-cycle: iteration 1 - manual fix (pass: 77.7% → 100.0%)"
+        "test-cycle: iteration 1 - fix by hand (pass: 77.7% → 100.0%)"
     );
     let history = env.json(&format!("{ARCHIVED}/.process/fix-history.json"));
     assert_eq!(history["entries"][0]["agent"], "manual");

@@ -108,7 +108,7 @@ fn a_save_retests_and_the_session_completes_and_enter_alone_keeps_waiting() {
     );
     assert_eq!(
         env.subjects()[1],
-        "test-cycle: iteration 1 - manual fix (pass: 77.7% → 100.0%)"
+        "test-cycle: iteration 1 - fix by hand (pass: 77.7% → 100.0%)"
     );
     let history = env.json(&format!(
         ".workflow/archives/{ID}/.process/fix-history.json"
@@ -167,7 +167,7 @@ fn ctrl_c_while_watching_pauses_as_ctrl_c_does_and_a_resume_completes() {
     env.cycle(&["--resume-session", ID]).success();
     assert_eq!(
         env.subjects()[1],
-        "test-cycle: iteration 1 - manual fix (pass: 77.7% → 100.0%)"
+        "test-cycle: iteration 1 - fix by hand (pass: 77.7% → 100.0%)"
     );
 }
 

@@ -82,6 +82,12 @@ fn assert_demo_completed(env: &Env, dir: &Path, (sample, id): (&str, &str), stde
         .collect();
     iterations.dedup();
     assert_eq!(fixes, iterations.len() - 1, "{subjects:?}");
+    // Everything the demo left is committed or its own (report, config,
+    // fixer): a clean `git status`, and no run's raw results in history.
+    assert_eq!(git_in(env, project, &["status", "--porcelain"]), "");
+    let committed = git_in(env, project, &["log", "--name-only", "--format="]);
+    assert!(!committed.contains("-results.json"), "{committed}");
+    assert!(committed.contains(".task/IMPL-fix-1.json"), "{committed}");
 
     // The report: the first run has no fix before it, so it has the
     // first-run colour; the next run comes after the first (conservative) fix.

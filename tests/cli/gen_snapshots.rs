@@ -82,3 +82,35 @@ fn py_calc_artifacts() {
 fn node_calc_artifacts() {
     snapshot_all("node-calc");
 }
+
+/// The summary `test-fix-gen` prints, with and without what makes the
+/// code-validation gate run (a `test_gen` agent) and coverage gate
+/// (`test.coverage_command`): a gate or target that will not apply is not
+/// listed as if it did.
+#[test]
+fn the_summary_lists_only_the_gates_that_apply() {
+    let summary = |config: Option<serde_json::Value>| {
+        let env = Env::new();
+        env.copy_fixture_project("py-calc");
+        if let Some(c) = config {
+            env.write(".workflow/wfx.json", &c.to_string());
+        }
+        env.git_init_commit();
+        let out = env
+            .wfx()
+            .env("PATH", empty_path(&env))
+            .args(["test-fix-gen", "Test the calculator", "--plan-only"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    insta::assert_snapshot!("summary_without_test_gen_or_coverage", summary(None));
+    insta::assert_snapshot!(
+        "summary_with_test_gen_and_coverage",
+        summary(Some(serde_json::json!({
+            "test": {"coverage_command": "python -m pytest --cov"},
+            "agents": {"test_gen": "writer", "definitions": {"writer": {"command": ["true"]}}}
+        })))
+    );
+}

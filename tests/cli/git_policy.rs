@@ -1,5 +1,5 @@
-//! The commit policy (DESIGN.md §10.7): `git.artifacts` = `all` | `summary`
-//! | `none` decides which session files wfx's commits hold, `git.squash`
+//! The commit policy: `git.artifacts` = `summary` (the default) | `all` |
+//! `none` decides which session files wfx's commits hold, `git.squash`
 //! folds the session's commits into one at completion. Rollbacks work under
 //! every policy, and a squash never rewrites a commit that is not wfx's.
 
@@ -74,13 +74,12 @@ fn artifacts_none_commits_no_session_file_and_rollback_still_works() {
     );
 }
 
+/// The default footprint: state, plan, task files, summaries and fix
+/// history; every run's results, prompts and analyses stay on disk.
 #[test]
-fn artifacts_summary_commits_only_state_plan_summaries_history() {
+fn by_default_only_state_plan_tasks_summaries_history_are_committed() {
     let env = Env::new();
-    env.cycle_project(
-        "node-calc",
-        &config("break-more", serde_json::json!({"artifacts": "summary"})),
-    );
+    env.cycle_project("node-calc", &fixer_config("break-more"));
     env.plan_calculator();
     env.cycle(&[]).success();
     let archived = format!(".workflow/archives/{ID}/");
@@ -103,6 +102,7 @@ fn artifacts_summary_commits_only_state_plan_summaries_history() {
         ]
         .contains(&rest)
             || rest.starts_with(".summaries/")
+            || rest.starts_with(".task/")
     };
     let extra: Vec<&String> = paths.iter().filter(|p| !allowed(p)).collect();
     assert!(extra.is_empty(), "committed beyond the summary: {extra:?}");
@@ -111,6 +111,8 @@ fn artifacts_summary_commits_only_state_plan_summaries_history() {
         ".process/fix-history.json",
         ".process/iteration-state.json",
         "IMPL_PLAN.md",
+        ".task/IMPL-002.json",
+        ".task/IMPL-fix-1.json",
     ] {
         assert!(
             paths.contains(&format!("{archived}{want}")),
@@ -123,26 +125,83 @@ fn artifacts_summary_commits_only_state_plan_summaries_history() {
             .any(|p| p.starts_with(&format!("{archived}.summaries/"))),
         "{paths:?}"
     );
-    // The task files and prompts stay on disk, uncommitted and ignored.
-    assert!(
-        env.root
-            .join(&archived)
-            .join(".task/IMPL-002.json")
-            .is_file()
-    );
+    // Every run's results, the prompts and the analyses stay on disk,
+    // uncommitted and ignored.
+    for kept in [
+        ".process/iteration-1-results.json",
+        ".process/iteration-1-analysis.md",
+        ".process/test-results.json",
+    ] {
+        assert!(env.root.join(&archived).join(kept).is_file(), "{kept}");
+    }
     assert_eq!(env.git(&["status", "--porcelain"]), "");
 }
 
 #[test]
 fn artifacts_all_still_commits_the_session_directory() {
     let env = Env::new();
-    env.cycle_project("node-calc", &fixer_config("fix-all"));
+    env.cycle_project(
+        "node-calc",
+        &config("fix-all", serde_json::json!({"artifacts": "all"})),
+    );
     env.plan_calculator();
     env.cycle(&[]).success();
     let paths = workflow_paths(&env);
+    for want in [".task/IMPL-002.json", ".process/iteration-1-results.json"] {
+        assert!(
+            paths.contains(&format!(".workflow/archives/{ID}/{want}")),
+            "{want}: {paths:?}"
+        );
+    }
+}
+
+/// A fix agent that empties the session's `.gitignore` (so the raw logs,
+/// which keep unredacted output, would be committed) has edited a wfx
+/// file: it is put back before any commit and the attempt says so.
+#[test]
+fn an_agent_cannot_unignore_the_session_logs() {
+    let env = Env::new();
+    env.cycle_project("node-calc", &fixer_config("unignore-logs"));
+    env.plan_calculator();
+    env.cycle(&[]).success();
+    let committed = committed_paths(&env);
     assert!(
-        paths.contains(&format!(".workflow/archives/{ID}/.task/IMPL-002.json")),
-        "{paths:?}"
+        !committed.iter().any(|p| p.ends_with(".log")),
+        "{committed:?}"
+    );
+    let history = env.json(&format!(
+        ".workflow/archives/{ID}/.process/fix-history.json"
+    ));
+    assert_eq!(
+        history["entries"][0]["tamper"], "session_edited",
+        "{history}"
+    );
+    assert_eq!(env.git(&["status", "--porcelain"]), "");
+}
+
+/// A suite that already passes: nothing to fix, so the session's history
+/// is one small record (its manifest entry), and `git status` stays clean.
+#[test]
+fn a_session_that_fixed_nothing_commits_only_its_manifest_entry() {
+    let env = Env::new();
+    env.cycle_project("node-calc", &fixer_config("fix-all"));
+    // Fix the calculator's bugs before the session starts.
+    env.fix_node_calc();
+    env.git(&["commit", "-qam", "fixed"]);
+    env.plan_calculator();
+    env.cycle(&[]).success();
+    let subjects = env.subjects();
+    assert!(subjects[0].contains("0 fix attempt(s)"), "{subjects:?}");
+    assert_eq!(
+        env.git(&["show", "--name-only", "--format=", "HEAD"]),
+        ".workflow/archives/manifest.json\n"
+    );
+    assert_eq!(env.git(&["status", "--porcelain"]), "");
+    // Everything stays on disk.
+    assert!(
+        env.root
+            .join(format!(".workflow/archives/{ID}/.task/IMPL-002.json"))
+            .is_file()
     );
 }
 

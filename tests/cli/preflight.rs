@@ -159,7 +159,7 @@ fn a_project_without_tests_is_told_so_and_never_reaches_the_fix_agent() {
         .stdout(predicate::str::contains("interrupted, or an agent").not())
         // No fix attempt was made: the iteration line says so, and why.
         .stdout(predicate::str::contains(
-            "Iterations: no fix attempt made (no tests found) · at most 10 fix attempts",
+            "Iterations: no fix attempt made (no test ran) · at most 10 fix attempts",
         ))
         .stdout(predicate::str::contains("1 of at most").not())
         .stdout(predicate::str::contains("latest 0.0%").not());

@@ -85,3 +85,36 @@ fn reference_covers_the_design_example() {
     assert!(md.contains("| `cycle.pass_threshold` | number | `95` | 0–100 |"));
     assert!(md.contains("| `cycle.test_edits.remove_or_skip` | `\"reject\"` \\| `\"flag\"` \\| `\"allow\"` | `\"reject\"` |"));
 }
+
+/// User docs stand alone: the README and `docs/` never send a reader to a
+/// file outside the repository (the design contract, its reference notes
+/// or seeds, numbered sections of them); what a user needs from those is
+/// written in the docs themselves.
+#[test]
+fn user_docs_cite_no_file_outside_the_repository() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut pages = vec![root.join("README.md")];
+    for entry in std::fs::read_dir(root.join("docs")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "md") {
+            pages.push(path);
+        }
+    }
+    let outside = regex::Regex::new(r"DESIGN|REFERENCE\.md|\.\./shared|\bseeds?\b \d|§").unwrap();
+    let mut found = Vec::new();
+    for page in &pages {
+        let text = std::fs::read_to_string(page).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            if let Some(m) = outside.find(line) {
+                found.push(format!(
+                    "{}:{}: `{}` in {line}",
+                    page.strip_prefix(root).unwrap().display(),
+                    n + 1,
+                    m.as_str()
+                ));
+            }
+        }
+    }
+    assert!(pages.len() > 15, "{pages:?}");
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}

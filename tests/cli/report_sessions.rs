@@ -46,7 +46,7 @@ fn self_contained(html: &str) {
 /// (fill, stroke) of each run's point in the chart, in order.
 fn point_colours(chart: &str) -> Vec<(&str, &str)> {
     let re = regex::Regex::new(
-        r#"<g class="run" data-iteration="\d+"><title>[^<]*</title><circle [^>]*fill="([^"]+)" stroke="([^"]+)""#,
+        r#"<g class="run" data-iteration="\d+" data-run="\d+"><title>[^<]*</title><circle [^>]*fill="([^"]+)" stroke="([^"]+)""#,
     )
     .unwrap();
     re.captures_iter(chart)
@@ -89,18 +89,30 @@ fn completed_session_tells_its_whole_story() {
         ],
         "subset run 3 drawn hollow"
     );
-    assert!(chart.contains("run 0: 60.0% (6/10 passed, full scope), first run</title>"));
+    // Points are numbered by run (unique), as the runs table is.
     assert!(
-        chart.contains(
-            "run 2: 50.0% (5/10 passed, full scope), after a conservative fix, rolled back"
-        )
+        chart.contains("run 1 (iteration 0): 60.0% (6/10 passed, full suite), first run</title>")
     );
+    assert!(chart.contains(
+        "run 3 (iteration 2): 50.0% (5/10 passed, full suite), after a conservative fix, rolled back"
+    ));
+    assert!(chart.contains(
+        "run 4 (iteration 3): affected 9/10 passed; the suite 90.0% (merged over the last full run)"
+    ));
+    let labels: Vec<&str> =
+        regex::Regex::new(r##"text-anchor="middle" fill="#4b5563">(\d+)</text>"##)
+            .unwrap()
+            .captures_iter(chart)
+            .map(|c| c.get(1).unwrap().as_str())
+            .collect();
+    assert_eq!(labels, ["1", "2", "3", "4", "5"]);
 
     // Runs table.
     let runs = section(&html, "iterations");
     assert_eq!(runs.matches("<tr").count(), 6, "header + 5 runs");
     assert_eq!(runs.matches(r#"<tr class="rolled_back">"#).count(), 1);
     assert!(runs.contains("reverted by 9876543210"));
+    assert!(runs.contains(r#"<td class="num">90.0%<div class="muted" title="this run's results merged over the last full run">merged</div></td>"#), "{runs}");
     assert!(runs.contains(
         r#"<span class="badge flaky" title="tests&#x2f;test_ops.py::test_power">flaky 1</span>"#
     ));
@@ -275,7 +287,7 @@ fn in_progress_session_waiting_for_a_manual_fix() {
     stories::awaiting_fix("WFS-test-manual").write(&env);
     let html = report(&env, "WFS-test-manual", "r.html");
     let outcome = unescape(section(&html, "outcome"));
-    assert!(outcome.contains("<h2>Awaiting a manual fix</h2>"));
+    assert!(outcome.contains("<h2>Awaiting a fix by hand</h2>"));
     assert!(outcome.contains(
         "apply the fix described in .workflow/active/WFS-test-manual/.task/IMPL-fix-1.json (IMPL-fix-1) by hand"
     ));
@@ -354,16 +366,38 @@ fn default_session_json_output_and_usage_errors() {
         .args(["report", "../etc", "--html", "x.html"])
         .assert()
         .code(2);
-    env.wfx()
-        .args(["report", "WFS-test-stuck"])
-        .assert()
-        .code(2);
     std::fs::create_dir_all(env.root.join("adir")).unwrap();
     env.wfx()
         .args(["report", "WFS-test-stuck", "--html", "adir"])
         .assert()
         .code(2)
         .stderr(predicate::str::contains("is a directory"));
+}
+
+#[test]
+fn without_html_the_report_goes_to_the_workflow_dir_and_says_where() {
+    let env = Env::new();
+    stories::blocked("WFS-test-stuck").write(&env);
+    env.wfx()
+        .args(["report"])
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with(
+            "Wrote .workflow/report.html (WFS-test-stuck: Blocked; ",
+        ));
+    let html = env.read(".workflow/report.html");
+    // Inside the project: the artifact paths are links.
+    assert!(hrefs(&html).contains(&"active/WFS-test-stuck/workflow-session.json".to_string()));
+    // From a directory above the project, the path shown is usable there.
+    let above = env.root.parent().unwrap();
+    let mut cmd = env.wfx();
+    cmd.current_dir(above)
+        .args(["-C", "project", "report"])
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with(
+            "Wrote project/.workflow/report.html ",
+        ));
 }
 
 #[test]

@@ -347,3 +347,25 @@ fn cargo_test_subset_runs_only_the_failures() {
         assert!(!log.contains(not_ran), "{not_ran} ran:\n{log}");
     }
 }
+
+/// A fresh clone of a project whose generated module (`_version.py`,
+/// git-ignored) does not exist yet: every test module fails to import.
+/// `wfx test` names the exception, not pytest's "ImportError while
+/// importing test module", and says it is the environment, not the code.
+#[test]
+fn an_import_error_names_the_module_and_the_environment() {
+    let env = Env::new();
+    common::copy_dir(
+        &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/outputs/sources/py-humanize"),
+        &env.root,
+    );
+    env.git_init_commit();
+    let out = env
+        .wfx_live()
+        .env("PYTHONPATH", "src")
+        .arg("test")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    insta::assert_snapshot!(String::from_utf8_lossy(&out.stdout));
+}

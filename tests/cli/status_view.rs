@@ -40,6 +40,7 @@ fn blocked_session_full_view() {
     let want = "\
 WFS-test-stuck  [blocked]  Tests for the calculator's divide & power
 Blocked: reached the limit of 3 fix attempts
+Not done: 60.0% is under the 95.0% threshold; 2 failing: tests/test_ops.py::test_power, tests/test_ops.py::test_divide
 Failure report: .workflow/active/WFS-test-stuck/.process/failure-report.md
 
 PHASE  NAME             STATUS     DURATION
@@ -59,11 +60,11 @@ IMPL-fix-2  completed  test-fix-iteration   claude  2 min     Task IMPL-fix-2
 IMPL-fix-3  completed  test-fix-iteration   claude  2 min     Task IMPL-fix-3
 
 Iterations: 3 of at most 3 fix attempts · latest 60.0% · best 60.0% · threshold 95.0%  ▂▂▃▃
-RUN  SCOPE  PASS   PASSED  STRATEGY      RESULT     FIX         COMMIT
-0    full   50.0%  5/10    -             -          -           -
-1    full   50.0%  5/10    conservative  no_change  IMPL-fix-1  5abcdef012
-2    full   60.0%  6/10    conservative  improved   IMPL-fix-2  5abcdef012
-3    full   60.0%  6/10    aggressive    no_change  IMPL-fix-3  5abcdef012
+RUN  ITERATION  SCOPE  PASSED  PASS   STRATEGY      RESULT     FIX         COMMIT
+1    0          full   5/10    50.0%  -             -          -           -
+2    1          full   5/10    50.0%  conservative  no_change  IMPL-fix-1  5abcdef012
+3    2          full   6/10    60.0%  conservative  improved   IMPL-fix-2  5abcdef012
+4    3          full   6/10    60.0%  aggressive    no_change  IMPL-fix-3  5abcdef012
 Stuck tests: tests/test_ops.py::test_power
 Cost so far: $2.75 (3 agent calls) of a $10.00 cap
 
@@ -98,12 +99,13 @@ fn completed_run_marks_rollbacks_and_flaky_runs() {
     assert!(out.contains("▃▆▂▇█"), "{out}");
     assert!(out.contains(
         "\
-RUN  SCOPE     PASS    PASSED  STRATEGY      RESULT              FIX         COMMIT
-0    full      60.0%   6/10    -             -                   -           -
-1    full      80.0%   8/10    conservative  improved            IMPL-fix-1  1abcdef012
-2    full      50.0%   5/10    conservative  rolled_back         IMPL-fix-2  2abcdef012 (reverted by 9876543210)
-3    affected  90.0%   9/10    surgical      improved (1 flaky)  IMPL-fix-3  3abcdef012
-4    full      100.0%  10/10   aggressive    success             IMPL-fix-4  4abcdef012
+RUN  ITERATION  SCOPE     PASSED  PASS          STRATEGY      RESULT              FIX         COMMIT
+1    0          full      6/10    60.0%         -             -                   -           -
+2    1          full      8/10    80.0%         conservative  improved            IMPL-fix-1  1abcdef012
+3    2          full      5/10    50.0%         conservative  rolled_back         IMPL-fix-2  2abcdef012 (reverted by 9876543210)
+4    3          affected  9/10    90.0% merged  surgical      improved (1 flaky)  IMPL-fix-3  3abcdef012
+5    4          full      10/10   100.0%        aggressive    success             IMPL-fix-4  4abcdef012
+PASSED counts the tests each run ran; a retest's PASS is the suite's, its results merged over the last full run.
 "
     ), "{out}");
     assert!(out.contains("Cost so far: $1.68 (5 agent calls)"), "{out}");
@@ -119,8 +121,22 @@ fn awaiting_fix_says_what_to_edit_and_how_to_go_on() {
     stories::awaiting_fix("WFS-test-manual").write(&env);
     let out = status(&env, &[]);
     assert!(out.contains(
-        "Awaiting a manual fix: no fix agent is configured: apply the fix described in .workflow/active/WFS-test-manual/.task/IMPL-fix-1.json (IMPL-fix-1) by hand"
+        "Awaiting a fix by hand: no fix agent is configured: apply the fix described in .workflow/active/WFS-test-manual/.task/IMPL-fix-1.json (IMPL-fix-1) by hand"
     ), "{out}");
+    // Why it is not done, in one line: the rule and the tests.
+    assert!(
+        out.contains("\nNot done: 70.0% is under the 95.0% threshold; 1 failing: tests/test_ops.py::test_divide\n"),
+        "{out}"
+    );
+    assert_eq!(
+        status_json(&env, "WFS-test-manual")["not_done"],
+        "70.0% is under the 95.0% threshold; 1 failing: tests/test_ops.py::test_divide"
+    );
+    // Waiting for the first fix: no attempt is counted yet.
+    assert!(
+        out.contains("Iterations: no fix attempt yet · at most "),
+        "{out}"
+    );
     assert!(out.ends_with(
         "Next action: execute_fix_task\nNext: edit the files as .workflow/active/WFS-test-manual/.task/IMPL-fix-1.json describes, then\n  wfx test-cycle-execute --resume-session=WFS-test-manual\n"
     ), "{out}");
@@ -162,6 +178,7 @@ fn json_document_is_stable() {
             "next_action",
             "next_step",
             "outcome",
+            "not_done",
             "pass_rates",
             "sparkline",
             "latest_pass_rate",

@@ -558,6 +558,7 @@ pub fn analyze(
     let facts = ProjectFacts {
         files: project.files().to_vec(),
         manifest: crate::scan::ai_issues::load_manifest(root),
+        ignored: classify::Ignored::git(root),
     };
     let failures: Vec<&Failure> = results.failures.iter().filter(|f| !f.flaky).collect();
     let mut notes = Vec::new();

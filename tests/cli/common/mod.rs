@@ -575,6 +575,19 @@ pub fn html_section<'a>(html: &'a str, id: &str) -> &'a str {
 }
 
 impl Env {
+    /// Fix both bugs of the `node-calc` sample (`max`, `slugify`) in the
+    /// work tree, as a person would by hand.
+    pub fn fix_node_calc(&self) {
+        let math = self
+            .read("src/math.js")
+            .replace("if (values[i] < best)", "if (values[i] > best)");
+        self.write("src/math.js", &math);
+        let strings = self
+            .read("src/strings.js")
+            .replace(".replace(' ', '-')", ".replace(/\\s+/g, '-')");
+        self.write("src/strings.js", &strings);
+    }
+
     /// Phases 1–4 of the cycle tests' session, "Test the calculator".
     pub fn plan_calculator(&self) {
         self.wfx_live()
