@@ -12,6 +12,7 @@ pub mod git;
 pub mod mcp;
 pub mod phases;
 pub mod process;
+pub mod project;
 pub mod redact;
 pub mod render;
 pub mod report;

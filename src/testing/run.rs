@@ -484,7 +484,7 @@ pub fn related_setup(root: &Path, config: &TestConfig) -> RelatedSetup {
         let Ok(text) = std::fs::read_to_string(m.path()) else {
             continue;
         };
-        if let Some(name) = crate::phases::context::mapping::rust_crate_name(&text) {
+        if let Some(name) = crate::project::rust_crate_name(&text) {
             let dir = m.path().parent().map(|d| rel(root, d)).unwrap_or_default();
             let dir = if dir == "." { String::new() } else { dir };
             packages.push((dir, name));

@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use super::source::Lang;
+use crate::project::Lang;
 
 /// What a definition is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -594,7 +594,7 @@ fn is_test_fn(lines: &[String], start: usize, name: &str, lang: Lang) -> bool {
                 || a.starts_with("@ParameterizedTest")
                 || a.starts_with("@RepeatedTest")
         }),
-        Lang::Js | Lang::Other => false,
+        _ => false,
     }
 }
 
@@ -687,7 +687,7 @@ pub fn definitions(lines: &[String], lang: Lang) -> Vec<Def> {
             Lang::Go => go_head(line),
             Lang::Rust => rust_head(line),
             Lang::Java => java_head(line),
-            Lang::Other => None,
+            _ => None,
         };
         let decos = std::mem::take(&mut decorators);
         let Some(head) = head else {

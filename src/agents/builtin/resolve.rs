@@ -25,7 +25,8 @@ use regex::Regex;
 
 use super::defs::{Def, DefKind, code_only};
 use super::expr::{self, Call, Expr};
-use super::source::{Lang, Project, is_test_path, normalize};
+use super::source::{Project, normalize};
+use crate::project::{Lang, is_test_path};
 
 /// How a target was found: the evidence behind it, strongest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
@@ -237,11 +238,12 @@ impl<'a> Resolver<'a> {
     }
 
     fn scope(&self, file: &str, line: u32) -> Option<Scope> {
+        let lang = Lang::family_of(file)?;
         let lines = self.project.lines(file)?;
         let defs = self.project.defs(file);
         Some(Scope {
             file: file.to_string(),
-            lang: Lang::of(file),
+            lang,
             func: super::defs::enclosing(&defs, line).cloned(),
             lines,
             line,
@@ -548,7 +550,7 @@ impl<'a> Resolver<'a> {
         let base = file.rsplit('/').next().unwrap_or(&file).to_string();
         let mut hits: Vec<(String, Def)> = self
             .project
-            .named(&def.name, Lang::of(&file))
+            .named(&def.name, Lang::family_of(&file)?)
             .into_iter()
             .filter(|(_, d)| d.owner == def.owner && d.kind == def.kind)
             .collect();
@@ -569,7 +571,7 @@ impl<'a> Resolver<'a> {
         self.project
             .files()
             .iter()
-            .filter(|f| parent(f) == dir && Lang::of(f) == Lang::Go)
+            .filter(|f| parent(f) == dir && Lang::family_of(f) == Some(Lang::Go))
             .cloned()
             .collect()
     }
@@ -955,8 +957,7 @@ impl<'a> Resolver<'a> {
 
     fn read_binding(&self, file: &str, name: &str) -> Option<Binding> {
         let lines = self.project.lines(file)?;
-        let lang = Lang::of(file);
-        match lang {
+        match Lang::family_of(file)? {
             Lang::Python => self.python_binding(file, &lines, name),
             Lang::Js => self.js_binding(file, &lines, name),
             Lang::Go => self.go_binding(&lines, name),
@@ -1166,7 +1167,7 @@ impl<'a> Resolver<'a> {
                 .files()
                 .iter()
                 .filter(|f| {
-                    Lang::of(f) == Lang::Go && !is_test_path(f) && {
+                    Lang::family_of(f) == Some(Lang::Go) && !is_test_path(f) && {
                         let dir = parent(f);
                         !dir.is_empty() && path.ends_with(&format!("/{dir}"))
                     }
@@ -1243,15 +1244,10 @@ impl<'a> Resolver<'a> {
         } else {
             format!("{dir}/src")
         };
-        let crate_name = self.project.lines(&manifest).and_then(|l| {
-            l.iter().find_map(|line| {
-                line.trim()
-                    .strip_prefix("name")
-                    .map(str::trim_start)
-                    .and_then(|r| r.strip_prefix('='))
-                    .map(|r| r.trim().trim_matches('"').replace('-', "_"))
-            })
-        });
+        let crate_name = self
+            .project
+            .lines(&manifest)
+            .and_then(|l| crate::project::rust_crate_name(&l.join("\n")));
         let root_file = [format!("{src}/lib.rs"), format!("{src}/main.rs")]
             .into_iter()
             .find(|f| self.project.contains(f))?;
@@ -1296,7 +1292,7 @@ impl<'a> Resolver<'a> {
         let defs = self.project.defs(file);
         let lines = self.project.lines(file)?;
         let text = lines.join("\n");
-        let lang = Lang::of(file);
+        let lang = Lang::family_of(file);
         let mut symbol = symbol.to_string();
         if symbol == "default" {
             // `export default class X`, `export default X;`, `module.exports = X`.
@@ -1325,7 +1321,7 @@ impl<'a> Resolver<'a> {
         if let Some(d) = defs.iter().find(|d| d.name == symbol && d.owner.is_none()) {
             return Some((file.to_string(), d.clone()));
         }
-        if lang == Lang::Js {
+        if lang == Some(Lang::Js) {
             for c in re(
                 &REEXPORT,
                 r#"export\s*\{([^}]*)\}\s*from\s*['"]([^'"]+)['"]"#,
@@ -1463,7 +1459,7 @@ pub fn words(name: &str) -> Vec<String> {
         "test", "tests", "it", "should", "when", "with", "and", "the", "a", "an", "of", "to", "in",
         "is", "for", "on", "returns", "return", "works", "case", "get", "set", "does", "not",
     ];
-    let mut out = crate::phases::context::files::words(name);
+    let mut out = crate::project::words(name);
     out.retain(|w| {
         w.len() >= 3 && !COMMON.contains(&w.as_str()) && !w.chars().all(|c| c.is_ascii_digit())
     });
