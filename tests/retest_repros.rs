@@ -18,6 +18,9 @@ fn fix_with_one_attempt(project: &str, test: Value) -> (Env, String) {
     let env = Env::new();
     let mut config = fixer_config("restore");
     config["test"] = test;
+    // These suites are all runner startup, so by their timings no tier
+    // could save time; the tiers are what is tested here.
+    config["cycle"] = json!({"skip_slow_tiers": false});
     env.cycle_project(project, &config);
     let calls = env.state_dir();
     let out = env
@@ -169,7 +172,10 @@ fn node_test_through_an_npm_script_completes_after_one_fix() {
 #[test]
 fn a_partial_fix_costs_no_full_run_and_its_damage_is_not_blamed_on_the_next_fix() {
     let env = Env::new();
-    env.cycle_project("py-pkg", &fixer_config("partial-then-damage"));
+    let mut config = fixer_config("partial-then-damage");
+    // All startup: the tiers are what is tested, not their cost.
+    config["cycle"] = json!({"skip_slow_tiers": false});
+    env.cycle_project("py-pkg", &config);
     let out = env
         .wfx_live()
         .env("FIXER_STATE", env.state_dir())

@@ -221,6 +221,14 @@ pub struct IterationRecord {
     /// regression, and the full suite runs next.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub escalated: Option<String>,
+    /// How long the run took, and how long before its first test result
+    /// appeared (a build, a `pretest` script, the runner's start), in
+    /// milliseconds: the session's own timings, from which the retest
+    /// judges whether a subset can be quicker than the whole suite.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setup_ms: Option<u64>,
     #[serde(flatten)]
     pub extra: Extra,
 }

@@ -738,6 +738,8 @@ mod tests {
             result: None,
             tier: None,
             escalated: None,
+            duration_ms: None,
+            setup_ms: None,
             extra: Default::default(),
         }
     }
@@ -762,6 +764,7 @@ mod tests {
             command: "t".into(),
             exit_code: Some(exit),
             duration_ms: 0,
+            setup_ms: None,
             scope,
             framework: "pytest".into(),
             parser: "junit".into(),

@@ -896,6 +896,8 @@ impl CycleMachine {
             result: None,
             tier: None,
             escalated: None,
+            duration_ms: Some(r.duration_ms),
+            setup_ms: r.setup_ms,
             extra: Extra::new(),
         }
     }
@@ -1705,6 +1707,10 @@ impl CycleMachine {
             import_map: &self.import_map,
             strategy: &strategy,
             related: &related,
+            costs: retest::SessionCosts::of(
+                &s.iter.iterations,
+                self.config.cycle.skip_slow_tiers,
+            ),
         })
     }
 
@@ -2112,6 +2118,7 @@ fn no_results() -> Arc<TestResults> {
         command: String::new(),
         exit_code: None,
         duration_ms: 0,
+        setup_ms: None,
         scope: Scope::Full,
         framework: String::new(),
         parser: String::new(),

@@ -398,22 +398,28 @@ fn trim_start(b: &[u8]) -> &[u8] {
 pub const TICK: Duration = Duration::from_millis(100);
 
 /// A thread that follows a run's log and reports [`Progress`] until it is
-/// dropped.
+/// dropped, and notes when the first test result appeared.
 pub struct Watch {
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
+    first_result: Arc<std::sync::Mutex<Option<Duration>>>,
 }
 
 impl Watch {
-    /// Follow `log` (it may not exist yet) from its start.
+    /// Follow `log` (it may not exist yet) from its start. Without a
+    /// `hook` it only waits for the first test result, then stops reading.
     pub fn start(
         log: PathBuf,
         framework: Option<Framework>,
         estimate: Option<Duration>,
-        mut hook: ProgressHook,
+        hook: Option<ProgressHook>,
     ) -> Watch {
         let stop = Arc::new(AtomicBool::new(false));
         let stopped = stop.clone();
+        let first_result = Arc::new(std::sync::Mutex::new(None));
+        let first = first_result.clone();
+        let until_first = hook.is_none();
+        let mut hook = hook.unwrap_or_else(|| Box::new(|_| {}));
         let thread = std::thread::Builder::new()
             .name("wfx-progress".into())
             .spawn(move || {
@@ -453,11 +459,30 @@ impl Watch {
                         }
                     }
                     report(&counter, &mut shown);
+                    if !counter.counts().is_empty() {
+                        if let Ok(mut f) = first.lock() {
+                            f.get_or_insert(started.elapsed());
+                        }
+                        if until_first {
+                            return;
+                        }
+                    }
                     std::thread::park_timeout(TICK.saturating_sub(tick.elapsed()));
                 }
             })
             .ok();
-        Watch { stop, thread }
+        Watch {
+            stop,
+            thread,
+            first_result,
+        }
+    }
+
+    /// How long after the start the first test result was seen (the
+    /// run's fixed cost: a build, a `pretest` script, the runner's start),
+    /// to within the watch's tick; `None` when none was seen.
+    pub fn first_result(&self) -> Option<Duration> {
+        self.first_result.lock().ok().and_then(|f| *f)
     }
 }
 
@@ -666,7 +691,7 @@ mod tests {
             log.clone(),
             Some(Framework::Pytest),
             None,
-            Box::new(move |p| s.lock().unwrap().push(p)),
+            Some(Box::new(move |p| s.lock().unwrap().push(p))),
         );
         std::fs::write(&log, "tests/test_a.py ..F").unwrap();
         let deadline = Instant::now() + Duration::from_secs(10);
@@ -677,8 +702,25 @@ mod tests {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
+        assert!(watch.first_result().is_some());
         drop(watch);
         let last = seen.lock().unwrap().last().copied().unwrap();
         assert_eq!((last.counts.passed, last.counts.failed), (2, 1));
+    }
+
+    #[test]
+    fn without_a_hook_the_watch_notes_the_first_result_and_stops() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("out.log");
+        let watch = Watch::start(log.clone(), Some(Framework::Cargo), None, None);
+        std::thread::sleep(TICK * 3);
+        assert_eq!(watch.first_result(), None, "no output, no result");
+        std::fs::write(&log, "   Compiling x\ntest a ... ok\n").unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while watch.first_result().is_none() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let first = watch.first_result().expect("the first result is seen");
+        assert!(first >= TICK * 3, "{first:?}");
     }
 }

@@ -250,6 +250,46 @@ fn starting_at(toks: &[Tok], i: usize) -> Expr {
     }
 }
 
+/// The plain names a line reads (not called, not after `.` or `::`), in
+/// order, each once: the locals an assertion checks.
+pub fn names(line: &str) -> Vec<String> {
+    let toks = tokens(line);
+    let mut out: Vec<String> = Vec::new();
+    for (i, t) in toks.iter().enumerate() {
+        let Tok::Ident(name) = t else { continue };
+        let after_sep = i > 0 && is_member_sep(toks.get(i - 1)).is_some();
+        let called = toks.get(i + 1) == Some(&Tok::Punct("("))
+            || toks.get(i + 1) == Some(&Tok::Punct("!"));
+        if after_sep || called || KEYWORDS.contains(&name.as_str()) || out.contains(name) {
+            continue;
+        }
+        out.push(name.clone());
+    }
+    out
+}
+
+/// Member reads on a line that are not calls (`d.isInLeapYear`,
+/// `f(x).prop`), with what each is read from; the last in a chain first.
+pub fn members(line: &str) -> Vec<(Expr, String)> {
+    let toks = tokens(line);
+    let mut out: Vec<(usize, Expr, String)> = Vec::new();
+    for (i, t) in toks.iter().enumerate() {
+        let Tok::Ident(name) = t else { continue };
+        if i < 2
+            || !matches!(toks.get(i - 1), Some(Tok::Punct(".") | Tok::Punct("?.")))
+            || matches!(toks.get(i + 1), Some(Tok::Punct("(") | Tok::Punct("=")))
+        {
+            continue;
+        }
+        let (base, _) = ending_at(&toks, i - 2);
+        if base != Expr::Unknown {
+            out.push((i, base, name.clone()));
+        }
+    }
+    out.sort_by_key(|(i, _, _)| std::cmp::Reverse(*i));
+    out.into_iter().map(|(_, b, n)| (b, n)).collect()
+}
+
 /// Every call on a line, outermost-last-in-chain first: in `a.b().c()`
 /// the value a line checks is `c`'s, so `c` comes before `b`.
 pub fn calls(line: &str) -> Vec<Call> {

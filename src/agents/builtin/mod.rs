@@ -409,6 +409,15 @@ fn find(
             if let Some((file, line)) = in_test {
                 let first_message = format!("{}\n{}", f.error, f.message);
                 targets = resolver.at_test_line(&file, line, &test_words, &first_message);
+                // Output that differs from the expected text (help, usage,
+                // a report): the function that writes the differing line,
+                // found from the text, beats an unsure guess at the call.
+                if targets.first().is_none_or(|t| t.how == How::Ambiguous) {
+                    let written = resolver.text_producer(&file, &first_message);
+                    if !written.is_empty() {
+                        targets = written;
+                    }
+                }
                 location = Some(locate(project, &file, line));
             } else if let Some((file, line)) = candidates.first() {
                 location = Some(locate(project, file, *line));

@@ -12,6 +12,7 @@ fn facts(scope: Scope, exit: Option<i32>) -> RunFacts<'static> {
         timed_out_after: None,
         signal: None,
         duration_ms: 1,
+        setup_ms: None,
         output_tail: "error: could not compile `x`\n",
         output_log: None,
         truncated: false,
@@ -73,6 +74,7 @@ fn input<'a>(baseline: &'a TestResults) -> RetestInput<'a> {
         import_map: &[],
         strategy: &[],
         related: &[],
+        costs: SessionCosts::default(),
     }
 }
 
