@@ -1707,10 +1707,7 @@ impl CycleMachine {
             import_map: &self.import_map,
             strategy: &strategy,
             related: &related,
-            costs: retest::SessionCosts::of(
-                &s.iter.iterations,
-                self.config.cycle.skip_slow_tiers,
-            ),
+            costs: retest::SessionCosts::of(&s.iter.iterations, self.config.cycle.skip_slow_tiers),
         })
     }
 

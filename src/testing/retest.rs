@@ -79,8 +79,8 @@ use crate::process::shell_escape;
 /// the full suite instead.
 pub const TOO_LARGE_PERCENT: usize = 80;
 
-pub use crate::artifacts::iteration_state::Tier;
 use crate::artifacts::iteration_state::IterationRecord;
+pub use crate::artifacts::iteration_state::Tier;
 use crate::artifacts::test_results::Scope;
 use crate::engine::duration;
 

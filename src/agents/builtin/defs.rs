@@ -818,7 +818,11 @@ pub fn definitions(lines: &[String], lang: Lang) -> Vec<Def> {
             _ => r,
         });
         let returns = returns
-            .or_else(|| (head.kind == DefKind::Function).then(|| doc_return(lines, i)).flatten())
+            .or_else(|| {
+                (head.kind == DefKind::Function)
+                    .then(|| doc_return(lines, i))
+                    .flatten()
+            })
             .or_else(|| {
                 (head.kind == DefKind::Function)
                     .then(|| returned_type(&lines[i + 1..=end.max(i)], owner.as_deref()))

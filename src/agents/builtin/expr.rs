@@ -258,8 +258,8 @@ pub fn names(line: &str) -> Vec<String> {
     for (i, t) in toks.iter().enumerate() {
         let Tok::Ident(name) = t else { continue };
         let after_sep = i > 0 && is_member_sep(toks.get(i - 1)).is_some();
-        let called = toks.get(i + 1) == Some(&Tok::Punct("("))
-            || toks.get(i + 1) == Some(&Tok::Punct("!"));
+        let called =
+            toks.get(i + 1) == Some(&Tok::Punct("(")) || toks.get(i + 1) == Some(&Tok::Punct("!"));
         if after_sep || called || KEYWORDS.contains(&name.as_str()) || out.contains(name) {
             continue;
         }

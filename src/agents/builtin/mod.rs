@@ -411,12 +411,11 @@ fn find(
                 targets = resolver.at_test_line(&file, line, &test_words, &first_message);
                 // Output that differs from the expected text (help, usage,
                 // a report): the function that writes the differing line,
-                // found from the text, beats an unsure guess at the call.
-                if targets.first().is_none_or(|t| t.how == How::Ambiguous) {
-                    let written = resolver.text_producer(&file, &first_message);
-                    if !written.is_empty() {
-                        targets = written;
-                    }
+                // traced from the literal that line is made of, is a
+                // stronger lead than the call that produced the output.
+                let written = resolver.text_producer(&file, &first_message);
+                if !written.is_empty() {
+                    targets = written;
                 }
                 location = Some(locate(project, &file, line));
             } else if let Some((file, line)) = candidates.first() {

@@ -356,6 +356,10 @@ impl<'a> Resolver<'a> {
             Some(f) if line == f.start && f.end > f.start => f.end,
             _ => line,
         };
+        // An accessor that only hands back stored state (`as_slice()`,
+        // `len()`) reads what an earlier line made: it is kept only when
+        // nothing above it in the test names a place.
+        let mut accessors: Vec<Target> = Vec::new();
         while n >= lowest && n as usize <= scope.lines.len() {
             let at = Scope {
                 line: n,
@@ -363,11 +367,39 @@ impl<'a> Resolver<'a> {
             };
             let found = self.on_line(&at, test_words, message, depth);
             if !found.is_empty() {
-                return found;
+                if found.iter().all(|t| self.is_accessor(t)) {
+                    if accessors.is_empty() {
+                        accessors = found;
+                    }
+                } else {
+                    return found;
+                }
             }
             n -= 1;
         }
-        Vec::new()
+        accessors
+    }
+
+    /// A method whose body is one line that calls no project function
+    /// and does no arithmetic: it returns what the object holds.
+    fn is_accessor(&self, t: &Target) -> bool {
+        if matches!(t.how, How::Crash | How::Ambiguous)
+            || t.def.owner.is_none()
+            || t.def.kind != DefKind::Function
+        {
+            return false;
+        }
+        let Some(lines) = self.project.lines(&t.file) else {
+            return false;
+        };
+        let body = body_lines(&lines, &t.def);
+        let Some(&only) = body.first().filter(|_| body.len() == 1) else {
+            return false;
+        };
+        let code = code_only(&lines[only as usize - 1]);
+        (code.contains("self.") || code.contains("this."))
+            && !self.computes(t)
+            && expr::binary_ops(&code).is_empty()
     }
 
     /// Targets for what one line calls.
@@ -499,7 +531,7 @@ impl<'a> Resolver<'a> {
         let code = code_only(scope.lines.get(line as usize - 1)?);
         let mut current: Option<Target> = None;
         for call in expr::calls(&code) {
-            if let Some(t) = self.call_shallow(&scope, &call).into_iter().next() {
+            if let Some(t) = self.callee(&scope, &call, None) {
                 current = Some(t);
                 break;
             }
@@ -528,11 +560,7 @@ impl<'a> Resolver<'a> {
                     continue;
                 }
                 for call in expr::calls(&code) {
-                    if let Some(c) = self
-                        .call_shallow(&inner, &call)
-                        .into_iter()
-                        .find(|c| c.key() != t.key())
-                    {
+                    if let Some(c) = self.callee(&inner, &call, Some(&t)) {
                         next = Some(c);
                         break 'body;
                     }
@@ -541,13 +569,35 @@ impl<'a> Resolver<'a> {
             match next {
                 Some(mut c) => {
                     c.via = t.via.clone();
-                    c.via.push(format!("passed on by {} ({}:{})", t.label(), t.file, t.def.lines()));
+                    c.via.push(format!(
+                        "passed on by {} ({}:{})",
+                        t.label(),
+                        t.file,
+                        t.def.lines()
+                    ));
                     t = c;
                 }
                 None => break,
             }
         }
         Some(t)
+    }
+
+    /// What a call reaches without following it: as the text shows it,
+    /// else the one project function with that name; never `not`.
+    fn callee(&self, scope: &Scope, call: &Call, not: Option<&Target>) -> Option<Target> {
+        let other = |c: &Target| not.is_none_or(|n| c.key() != n.key());
+        self.call_shallow(scope, call)
+            .into_iter()
+            .find(other)
+            .or_else(|| {
+                let found =
+                    self.by_name(&call.name, scope.lang, call.receiver.is_some(), &scope.file);
+                (found.len() == 1 && found[0].how == How::UniqueName)
+                    .then(|| found.into_iter().next())
+                    .flatten()
+                    .filter(other)
+            })
     }
 
     /// Whether a definition's body calls project code (a getter that
@@ -558,9 +608,11 @@ impl<'a> Resolver<'a> {
         };
         body_lines(&lines, &t.def).into_iter().any(|n| {
             self.scope(&t.file, n).is_some_and(|scope| {
-                expr::calls(&lines[n as usize - 1])
-                    .iter()
-                    .any(|c| self.call_shallow(&scope, c).iter().any(|c| c.key() != t.key()))
+                expr::calls(&lines[n as usize - 1]).iter().any(|c| {
+                    self.call_shallow(&scope, c)
+                        .iter()
+                        .any(|c| c.key() != t.key())
+                })
             })
         })
     }
@@ -950,11 +1002,12 @@ impl<'a> Resolver<'a> {
             // Words of the function and of its class say what it is, not
             // which of its callees the test is about (`test_range_fail`
             // on `FloatRange.convert` is not about `_describe_range`).
-            let own: BTreeSet<String> = [Some(&t.def.name), t.def.owner.as_ref(), t.receiver.as_ref()]
-                .into_iter()
-                .flatten()
-                .flat_map(|n| words(n))
-                .collect();
+            let own: BTreeSet<String> =
+                [Some(&t.def.name), t.def.owner.as_ref(), t.receiver.as_ref()]
+                    .into_iter()
+                    .flatten()
+                    .flat_map(|n| words(n))
+                    .collect();
             let mut all: Vec<Target> = Vec::new();
             for n in &body {
                 for c in callees(*n) {
@@ -1240,7 +1293,10 @@ impl<'a> Resolver<'a> {
             ..scope.clone()
         };
         rows.iter().take(20).find_map(|row| {
-            let row = row.trim().strip_prefix("pytest.param").unwrap_or(row.trim());
+            let row = row
+                .trim()
+                .strip_prefix("pytest.param")
+                .unwrap_or(row.trim());
             let value = if names.len() > 1 {
                 super::defs::split_top(strip_wrapping(row.trim(), '(', ')'))
                     .into_iter()
@@ -1661,7 +1717,11 @@ impl<'a> Resolver<'a> {
 
 /// Lines joined as one line of code (strings blanked, comments cut).
 fn code_lines_joined(lines: &[String]) -> String {
-    lines.iter().map(|l| code_only(l)).collect::<Vec<_>>().join(" ")
+    lines
+        .iter()
+        .map(|l| code_only(l))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// `text` without one pair of `open`…`close` around it (or without the
@@ -1717,10 +1777,7 @@ fn differing_text(message: &str) -> Vec<String> {
             continue;
         };
         // The line of the output most like the expected fragment.
-        if let Some(line) = whole
-            .split("\\n")
-            .max_by_key(|l| common_prefix(l, &want))
-        {
+        if let Some(line) = whole.split("\\n").max_by_key(|l| common_prefix(l, &want)) {
             pairs.push((line.to_string(), want));
         }
     }
@@ -1879,6 +1936,8 @@ pub fn words(name: &str) -> Vec<String> {
     const COMMON: &[&str] = &[
         "test", "tests", "it", "should", "when", "with", "and", "the", "a", "an", "of", "to", "in",
         "is", "for", "on", "returns", "return", "works", "case", "get", "set", "does", "not",
+        // What a test expects to happen, not what the code is called.
+        "fail", "fails", "failure", "error", "errors", "raise", "raises", "invalid", "valid",
     ];
     let mut out = crate::project::words(name);
     out.retain(|w| {
