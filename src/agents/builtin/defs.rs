@@ -965,6 +965,60 @@ mod tests {
     }
 
     #[test]
+    fn braces_in_comments_and_template_literals_do_not_hide_methods() {
+        // luxon's shapes: `{@link Duration#toISOTime}` (a `#` that is no
+        // comment in JS) and a `${` in a template literal over lines.
+        let src = lines(
+            "/**\n * See {@link Duration#toISOTime}.\n */\nexport default class Duration {\n  static invalid(reason) {\n    throw new Error(\n      `Invalid: ${\n        reason\n      }`,\n    );\n  }\n\n  /**\n   * @return {Duration}\n   */\n  static fromObject(obj) {\n    return make(obj);\n  }\n\n  toISOTime(opts = {}) {\n    return '';\n  }\n}\n",
+        );
+        let got: Vec<_> = definitions(&src, Lang::Js).iter().map(brief).collect();
+        assert_eq!(
+            got,
+            vec![
+                ("Duration".into(), None, "4-23".into(), None),
+                (
+                    "invalid".into(),
+                    Some("Duration".into()),
+                    "5-11".into(),
+                    None
+                ),
+                (
+                    "fromObject".into(),
+                    Some("Duration".into()),
+                    "16-18".into(),
+                    Some("Duration".into())
+                ),
+                (
+                    "toISOTime".into(),
+                    Some("Duration".into()),
+                    "20-22".into(),
+                    None
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn python_headers_over_several_lines() {
+        let src = lines(
+            "class _NumberRangeBase(\n    _NumberParamTypeBase\n):\n    def convert(\n        self, value: str, param: Param | None\n    ) -> float:\n        return 1.0\n",
+        );
+        let defs = definitions(&src, Lang::Python);
+        assert_eq!(defs[0].bases, ["_NumberParamTypeBase"]);
+        assert_eq!(defs[1].owner.as_deref(), Some("_NumberRangeBase"));
+        assert_eq!(defs[1].lines(), "4-7");
+        assert_eq!(defs[1].returns.as_deref(), Some("float"));
+        assert_eq!(
+            defs[1].params,
+            vec![
+                ("self".to_string(), None),
+                ("value".to_string(), Some("str".to_string())),
+                ("param".to_string(), Some("Param".to_string()))
+            ]
+        );
+    }
+
+    #[test]
     fn go_receivers_and_results() {
         let src = lines(
             "package guid\n\ntype UUID [16]byte\n\nfunc Parse(s string) (UUID, error) {\n\treturn UUID{}, nil\n}\n\nfunc (uuid *UUID) Scan(src interface{}) error {\n\treturn nil\n}\n\nfunc (nu *NullUUID) Scan(value interface{}) error {\n\treturn nil\n}\n",

@@ -494,6 +494,21 @@ mod tests {
     }
 
     #[test]
+    fn member_reads_and_plain_names() {
+        let m = members("expect(DateTime.local(2020, 5, 25).isInLeapYear).toBe(true);");
+        assert_eq!(m.len(), 1, "{m:?}");
+        assert_eq!(m[0].1, "isInLeapYear");
+        assert!(matches!(&m[0].0, Expr::Call(c) if c.name == "local"));
+        // Calls and assignments are not reads.
+        assert!(members("a.b(); x.y = 2;").is_empty());
+        assert_eq!(names("debug_assert!(_result.is_ok());"), ["_result"]);
+        assert_eq!(names("assert x.y == f(z)"), ["x", "z"]);
+        // The placeholders of a template literal are code.
+        let c = calls("return `${this.name} of area ${this.area().toFixed(2)}`;");
+        assert!(c.iter().any(|c| c.name == "area"), "{c:?}");
+    }
+
+    #[test]
     fn operators_with_operands() {
         let ops =
             binary_ops("    assert relativedelta(days=2) + td == relativedelta(days=3, hours=3)");
