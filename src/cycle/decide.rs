@@ -627,8 +627,14 @@ pub fn unchecked_fixes(runs: &[IterationRecord], before: u32) -> Vec<u32> {
 /// `run`, or missing from a full run (which selected every test), counts
 /// as removed, however it was done (a hook, an option, an environment
 /// variable the guard cannot see). Runs without per-case results are not
-/// judged for missing tests.
-pub fn vanished_tests(failed_before: &[String], run: &TestResults) -> Vec<TestEdit> {
+/// judged for missing tests. A subset run (`selected`: the ids its tier
+/// asked for) judges only those: jest and vitest list the other tests of
+/// a file they ran as skipped.
+pub fn vanished_tests(
+    failed_before: &[String],
+    run: &TestResults,
+    selected: Option<&[String]>,
+) -> Vec<TestEdit> {
     use crate::artifacts::test_results::CaseStatus;
     if run.cases.is_empty() {
         return Vec::new();
@@ -645,6 +651,7 @@ pub fn vanished_tests(failed_before: &[String], run: &TestResults) -> Vec<TestEd
     };
     failed_before
         .iter()
+        .filter(|t| selected.is_none_or(|ids| ids.contains(t)))
         .filter_map(|t| match status.get(t.as_str()) {
             Some(CaseStatus::Skipped) => {
                 Some(removed(t, format!("{t} went from failed to skipped")))
@@ -1608,7 +1615,7 @@ mod tests {
         .map(String::from)
         .to_vec();
         let details = |r: &TestResults| -> Vec<String> {
-            vanished_tests(&failed, r)
+            vanished_tests(&failed, r, None)
                 .into_iter()
                 .map(|e| {
                     assert_eq!(e.kind, TestEditKind::RemovedTest);
@@ -1626,6 +1633,12 @@ mod tests {
         // A subset run did not select the missing test; a skip still counts.
         run.scope = Scope::Affected;
         assert_eq!(details(&run).len(), 1);
+        // …when the subset selected it: vitest and jest list the other
+        // tests of a file they ran as skipped (tier 2 after tier 1).
+        let tier2 = ["tests/test_ops.py::test_add".to_string()];
+        assert!(vanished_tests(&failed, &run, Some(&tier2)).is_empty());
+        let tier1 = ["tests/test_ops.py::test_div".to_string()];
+        assert_eq!(vanished_tests(&failed, &run, Some(&tier1)).len(), 1);
         // No per-case results: nothing can be said.
         run.cases.clear();
         assert!(details(&run).is_empty());

@@ -1759,14 +1759,21 @@ impl CycleMachine {
             .fix()
             .cloned()
             .unwrap_or_else(|| self.no_fix(s));
+        let plan = self.retest_plan(s, &fix);
         // Failing tests the fix made vanish (skipped, or missing from a
         // full run) count as removed; the guard's own reason stands when it
-        // already rejected the fix.
-        let vanished = self.vanished(&baseline, &results);
+        // already rejected the fix. A subset judges only what it selected:
+        // jest and vitest report the other tests of a file as skipped.
+        let selected = match decide::next_tier(&plan, &fix.retest) {
+            NextRun::Tier { ids, .. } if !validation && results.scope == Scope::Affected => {
+                Some(ids)
+            }
+            _ => None,
+        };
+        let vanished = self.vanished(&baseline, &results, selected.as_deref());
         if fix.rejected.is_none() {
             fix.rejected = guard::rejection(&vanished, &self.config.cycle.test_edits);
         }
-        let plan = self.retest_plan(s, &fix);
         let label = if validation {
             validation_label(s).to_string()
         } else {
@@ -1957,10 +1964,11 @@ impl CycleMachine {
         &self,
         baseline: &TestResults,
         results: &TestResults,
+        selected: Option<&[String]>,
     ) -> Vec<crate::artifacts::fix_history::TestEdit> {
         let failed: Vec<String> = baseline.failures.iter().map(|f| f.test.clone()).collect();
         guard::recorded(
-            decide::vanished_tests(&failed, results),
+            decide::vanished_tests(&failed, results, selected),
             &self.config.cycle.test_edits,
         )
     }
