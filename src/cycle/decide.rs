@@ -649,9 +649,23 @@ pub fn vanished_tests(
         file: test.split("::").next().unwrap_or_default().to_string(),
         detail,
     };
+    // A test file that failed as a whole (node names it `file › file` when
+    // it throws before its tests run) gives way to its tests once it loads.
+    let file_level = |t: &str| -> bool {
+        let mut parts = t.split(" › ");
+        let (Some(file), Some(again), None) = (parts.next(), parts.next(), parts.next()) else {
+            return false;
+        };
+        file == again
+            && run
+                .cases
+                .iter()
+                .any(|c| c.test.len() > file.len() && c.test.starts_with(&format!("{file} › ")))
+    };
     failed_before
         .iter()
         .filter(|t| selected.is_none_or(|ids| ids.contains(t)))
+        .filter(|t| !file_level(t))
         .filter_map(|t| match status.get(t.as_str()) {
             Some(CaseStatus::Skipped) => {
                 Some(removed(t, format!("{t} went from failed to skipped")))
@@ -1633,6 +1647,14 @@ mod tests {
         // A subset run did not select the missing test; a skip still counts.
         run.scope = Scope::Affected;
         assert_eq!(details(&run).len(), 1);
+        // A file that failed as a whole, whose tests now run, was not
+        // removed (node --test: `file › file` when the file threw).
+        let whole = "dist/test/v1.test.js › dist/test/v1.test.js".to_string();
+        let mut loaded = results(Scope::Full, 1, 1, Vec::new());
+        loaded.cases = vec![case("dist/test/v1.test.js › v1 › sorts", CaseStatus::Passed)];
+        assert!(vanished_tests(std::slice::from_ref(&whole), &loaded, None).is_empty());
+        loaded.cases = vec![case("dist/test/v4.test.js › v4", CaseStatus::Passed)];
+        assert_eq!(vanished_tests(std::slice::from_ref(&whole), &loaded, None).len(), 1);
         // …when the subset selected it: vitest and jest list the other
         // tests of a file they ran as skipped (tier 2 after tier 1).
         let tier2 = ["tests/test_ops.py::test_add".to_string()];
