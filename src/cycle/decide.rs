@@ -1651,10 +1651,16 @@ mod tests {
         // removed (node --test: `file › file` when the file threw).
         let whole = "dist/test/v1.test.js › dist/test/v1.test.js".to_string();
         let mut loaded = results(Scope::Full, 1, 1, Vec::new());
-        loaded.cases = vec![case("dist/test/v1.test.js › v1 › sorts", CaseStatus::Passed)];
+        loaded.cases = vec![case(
+            "dist/test/v1.test.js › v1 › sorts",
+            CaseStatus::Passed,
+        )];
         assert!(vanished_tests(std::slice::from_ref(&whole), &loaded, None).is_empty());
         loaded.cases = vec![case("dist/test/v4.test.js › v4", CaseStatus::Passed)];
-        assert_eq!(vanished_tests(std::slice::from_ref(&whole), &loaded, None).len(), 1);
+        assert_eq!(
+            vanished_tests(std::slice::from_ref(&whole), &loaded, None).len(),
+            1
+        );
         // …when the subset selected it: vitest and jest list the other
         // tests of a file they ran as skipped (tier 2 after tier 1).
         let tier2 = ["tests/test_ops.py::test_add".to_string()];

@@ -109,6 +109,10 @@ pub struct Counter {
     /// pytest printed its result sections (`=== FAILURES ===`): bare mark
     /// lines no longer are progress.
     pytest_summary: bool,
+    /// A result of a whole file was printed (vitest's `✓ a.test.ts (5
+    /// tests)`, jest's `PASS a.test.js`): tests have run, though none was
+    /// counted one by one.
+    file_done: bool,
 }
 
 impl Counter {
@@ -122,11 +126,17 @@ impl Counter {
             overlong: false,
             marks_counted: 0,
             pytest_summary: false,
+            file_done: false,
         }
     }
 
     pub fn counts(&self) -> Counts {
         self.counts
+    }
+
+    /// Whether any test result was seen, counted or for a whole file.
+    pub fn ran_tests(&self) -> bool {
+        self.file_done || !self.counts.is_empty()
     }
 
     /// Feed the next piece of output.
@@ -175,8 +185,9 @@ impl Counter {
         if self.pytest && line.starts_with(b"==") {
             self.pytest_summary = memmem::find(line, b"test session starts").is_none();
         }
-        if let Some(outcome) = classify(line) {
-            self.counts.add(outcome);
+        match classify(line) {
+            Some(outcome) => self.counts.add(outcome),
+            None => self.file_done |= is_file_result(line),
         }
     }
 
@@ -327,6 +338,15 @@ fn classify(line: &[u8]) -> Option<Outcome> {
     pytest_verbose(t)
 }
 
+/// A whole file's result: vitest's `✓ a.test.ts (5 tests) 12ms` /
+/// `❯ a.test.ts (4 tests | 2 failed)`, jest's `PASS a.test.js`.
+fn is_file_result(line: &[u8]) -> bool {
+    let t = trim_start(line);
+    ((t.starts_with("✓ ".as_bytes()) || t.starts_with("❯ ".as_bytes())) && is_file_summary(t))
+        || ((t.starts_with(b"PASS ") || t.starts_with(b"FAIL "))
+            && !trim_start(&t[5..]).starts_with(b"["))
+}
+
 /// vitest's line for a whole file, `✓ test/a.test.js (5 tests) 12ms` or
 /// `(5 tests | 1 skipped)`:
 /// the file's tests are not one test.
@@ -459,7 +479,7 @@ impl Watch {
                         }
                     }
                     report(&counter, &mut shown);
-                    if !counter.counts().is_empty() {
+                    if counter.ran_tests() {
                         if let Ok(mut f) = first.lock() {
                             f.get_or_insert(started.elapsed());
                         }
@@ -516,6 +536,22 @@ mod tests {
         c.feed(text.as_bytes());
         let k = c.counts();
         (k.passed, k.failed, k.skipped)
+    }
+
+    #[test]
+    fn a_whole_files_result_shows_that_tests_ran() {
+        for (text, ran) in [
+            (" ✓ test/shapes.test.ts (4 tests) 3ms\n", true),
+            (" ❯ test/shapes.test.ts (4 tests | 2 failed) 13ms\n", true),
+            ("PASS src/math.test.js\n", true),
+            ("> pkg@1.0.0 pretest\n> tsc -p .\n", false),
+            ("        PASS [   0.004s] k tests::a\n", true),
+            ("   Compiling vecs v0.1.0\n", false),
+        ] {
+            let mut c = Counter::new(None);
+            c.feed(text.as_bytes());
+            assert_eq!(c.ran_tests(), ran, "{text}");
+        }
     }
 
     #[test]
