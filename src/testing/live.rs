@@ -179,6 +179,14 @@ impl Counter {
     /// One finished line.
     fn line(&mut self, line: &[u8]) {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
+        // vitest colours its lines even into a file.
+        let plain;
+        let line = if memchr::memchr(0x1b, line).is_some() {
+            plain = super::parse::strip_ansi(&String::from_utf8_lossy(line)).into_owned();
+            plain.as_bytes()
+        } else {
+            line
+        };
         if self.count_marks(line, true) {
             return;
         }
@@ -542,6 +550,10 @@ mod tests {
     fn a_whole_files_result_shows_that_tests_ran() {
         for (text, ran) in [
             (" ✓ test/shapes.test.ts (4 tests) 3ms\n", true),
+            (
+                " \x1b[32m✓\x1b[39m test/shapes.test.ts \x1b[2m(\x1b[22m\x1b[2m4 tests\x1b[22m\x1b[2m)\x1b[22m\x1b[32m 4\x1b[2mms\x1b[22m\x1b[39m\n",
+                true,
+            ),
             (" ❯ test/shapes.test.ts (4 tests | 2 failed) 13ms\n", true),
             ("PASS src/math.test.js\n", true),
             ("> pkg@1.0.0 pretest\n> tsc -p .\n", false),
