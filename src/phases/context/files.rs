@@ -42,8 +42,8 @@ impl FileClass {
     }
 }
 
-/// Classify one path.
-pub fn classify(path: &str) -> FileClass {
+/// One path as the context package groups it ([`project::classify`] decides).
+pub fn file_class(path: &str) -> FileClass {
     let role = project::classify(path);
     let lang = Lang::of(path);
     let kind = match role {
@@ -196,7 +196,7 @@ mod tests {
             ),
             ("assets/logo.png", None, Kind::Other),
         ] {
-            let c = classify(path);
+            let c = file_class(path);
             assert_eq!((c.language(), c.kind), (lang, kind), "{path}");
         }
     }

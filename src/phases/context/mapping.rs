@@ -958,7 +958,7 @@ fn plural(n: u32) -> &'static str {
 
 #[cfg(test)]
 mod tests {
-    use super::super::files::classify;
+    use super::super::files::file_class;
     use super::*;
 
     fn project_links(
@@ -967,7 +967,7 @@ mod tests {
         crates: &[(&str, &str)],
     ) -> Vec<TestLink> {
         let files: Vec<String> = files.iter().map(|s| s.to_string()).collect();
-        let classes: Vec<FileClass> = files.iter().map(|f| classify(f)).collect();
+        let classes: Vec<FileClass> = files.iter().map(|f| file_class(f)).collect();
         let crates: BTreeMap<String, String> = crates
             .iter()
             .map(|(d, c)| (d.to_string(), c.to_string()))

@@ -143,7 +143,7 @@ pub fn gather(input: &GatherInput) -> Result<Gathered> {
     let root = input.root;
     let mut warnings = Vec::new();
     let (files, listing) = files::list_files(root)?;
-    let classes: Vec<FileClass> = files.iter().map(|f| files::classify(f)).collect();
+    let classes: Vec<FileClass> = files.iter().map(|f| files::file_class(f)).collect();
     let file_set: BTreeSet<&str> = files.iter().map(String::as_str).collect();
 
     // Manifests: every Cargo.toml and go.mod (crate names and module
@@ -356,7 +356,7 @@ pub fn gather(input: &GatherInput) -> Result<Gathered> {
     let source_context = input.source.map(|src| source_context(src, &file_set));
     if let Some(sc) = &source_context {
         for f in &sc.changed_files {
-            let c = files::classify(f);
+            let c = files::file_class(f);
             if matches!(c.kind, Kind::Source | Kind::Test) {
                 focus_hits.insert(f.clone(), SOURCE_CHANGED.into());
             }
@@ -611,7 +611,7 @@ pub fn gather(input: &GatherInput) -> Result<Gathered> {
         .zip(&classes)
         .filter(|(_, c)| c.kind == Kind::Config)
         .map(|(f, _)| {
-            let (r, p) = if files::classify(f).role == PathRole::TestConfig {
+            let (r, p) = if files::file_class(f).role == PathRole::TestConfig {
                 (0.8, "high")
             } else if project::is_manifest(f) {
                 (0.7, "medium")
@@ -926,7 +926,7 @@ pub fn select_targets(pkg: &ContextPackage) -> Vec<Target> {
     }
     let focus: BTreeSet<&str> = pkg.focus_paths.iter().map(String::as_str).collect();
     let is_source = |f: &str| {
-        let c = files::classify(f);
+        let c = files::file_class(f);
         c.kind == Kind::Source && c.family.is_some()
     };
     // Package entry files that re-export (`__init__.py`, `index.js`) run
