@@ -189,6 +189,9 @@ pub struct Resolver<'a> {
     /// Answers of [`Resolver::at_test_line`]: parametrised tests fail on
     /// the same line many times.
     answers: RefCell<HashMap<AnswerKey, Vec<Target>>>,
+    /// (text, language) → the lines holding it as a literal (a search of
+    /// every source file, done once per text).
+    literals: RefCell<HashMap<(String, Lang), Vec<(String, u32)>>>,
 }
 
 /// Where a line is read: its file, the function around it, and the lines
@@ -211,6 +214,7 @@ impl<'a> Resolver<'a> {
             project,
             bindings: Default::default(),
             answers: Default::default(),
+            literals: Default::default(),
         }
     }
 
@@ -503,6 +507,16 @@ impl<'a> Resolver<'a> {
     /// Project source lines (`lang`) holding `text` as a whole string
     /// literal.
     fn literal_sites(&self, text: &str, lang: Lang) -> Vec<(String, u32)> {
+        let key = (text.to_string(), lang);
+        if let Some(hit) = self.literals.borrow().get(&key) {
+            return hit.clone();
+        }
+        let found = self.search_literal(text, lang);
+        self.literals.borrow_mut().insert(key, found.clone());
+        found
+    }
+
+    fn search_literal(&self, text: &str, lang: Lang) -> Vec<(String, u32)> {
         let quoted = [format!("\"{text}\""), format!("'{text}'")];
         let mut out = Vec::new();
         for file in self.project.files() {
