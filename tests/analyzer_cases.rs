@@ -452,7 +452,11 @@ fn rust_use_paths_pick_the_module() {
 fn places(a: &BuiltinAnalysis) -> Vec<String> {
     a.points_text()
         .iter()
-        .map(|p| p.rsplitn(2, ':').nth(1).unwrap_or(p).to_string())
+        .map(|p| {
+            p.rsplit_once(':')
+                .map_or(p.as_str(), |(place, _)| place)
+                .to_string()
+        })
         .collect()
 }
 

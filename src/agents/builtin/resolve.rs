@@ -178,6 +178,9 @@ fn rust_op_method(op: &str) -> Option<&'static str> {
     })
 }
 
+/// A line of a file: (file, 1-based line).
+type Site = (String, u32);
+
 /// (file, line, test name words, normalised first message line).
 type AnswerKey = (String, u32, Vec<String>, String);
 
@@ -191,7 +194,7 @@ pub struct Resolver<'a> {
     answers: RefCell<HashMap<AnswerKey, Vec<Target>>>,
     /// (text, language) → the lines holding it as a literal (a search of
     /// every source file, done once per text).
-    literals: RefCell<HashMap<(String, Lang), Vec<(String, u32)>>>,
+    literals: RefCell<HashMap<(String, Lang), Vec<Site>>>,
 }
 
 /// Where a line is read: its file, the function around it, and the lines
