@@ -339,6 +339,10 @@ pub struct CycleConfig {
     pub no_progress_limit: u32,
     /// Retest only the failing and affected tests between full runs.
     pub progressive: bool,
+    /// Run the full suite instead of a retest tier that, by this
+    /// session's own timings, would take 80 % of a full run or more
+    /// (a build or a `pretest` script every run pays dominates it).
+    pub skip_slow_tiers: bool,
     /// Commit each fix attempt (`--no-commit` turns it off).
     pub commit: bool,
     /// Run the full suite that accepts a fix, or completes the session, on
@@ -360,6 +364,7 @@ impl Default for CycleConfig {
             stuck_after: 3,
             no_progress_limit: 4,
             progressive: true,
+            skip_slow_tiers: true,
             commit: true,
             sealed: true,
             test_edits: TestEditsPolicy::default(),

@@ -277,6 +277,14 @@ pub struct IterationRecord {
     /// `pass_rate` then are); none for a full run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ran: Option<RanCounts>,
+    /// How long the run took, and how long before its first test result
+    /// appeared (a build, a `pretest` script, the runner's start), in
+    /// milliseconds: the session's own timings, from which the retest
+    /// judges whether a subset can be quicker than the whole suite.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setup_ms: Option<u64>,
     #[serde(flatten)]
     pub extra: Extra,
 }

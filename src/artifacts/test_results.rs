@@ -128,6 +128,11 @@ pub struct TestResults {
     pub exit_code: Option<i32>,
     #[serde(default)]
     pub duration_ms: u64,
+    /// Milliseconds until the first test result appeared: the run's fixed
+    /// cost (a build, a `pretest` script, the runner's start), which every
+    /// subset run pays too. Absent when no result was seen as it ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setup_ms: Option<u64>,
     pub scope: Scope,
     #[serde(default)]
     pub framework: String,

@@ -766,8 +766,14 @@ pub fn unchecked_fixes(runs: &[IterationRecord], before: u32) -> Vec<u32> {
 /// `run`, or missing from a full run (which selected every test), counts
 /// as removed, however it was done (a hook, an option, an environment
 /// variable the guard cannot see). Runs without per-case results are not
-/// judged for missing tests.
-pub fn vanished_tests(failed_before: &[String], run: &TestResults) -> Vec<TestEdit> {
+/// judged for missing tests. A subset run (`selected`: the ids its tier
+/// asked for) judges only those: jest and vitest list the other tests of
+/// a file they ran as skipped.
+pub fn vanished_tests(
+    failed_before: &[String],
+    run: &TestResults,
+    selected: Option<&[String]>,
+) -> Vec<TestEdit> {
     use crate::artifacts::test_results::CaseStatus;
     if run.cases.is_empty() {
         return Vec::new();
@@ -782,8 +788,23 @@ pub fn vanished_tests(failed_before: &[String], run: &TestResults) -> Vec<TestEd
         file: test.split("::").next().unwrap_or_default().to_string(),
         detail,
     };
+    // A test file that failed as a whole (node names it `file › file` when
+    // it throws before its tests run) gives way to its tests once it loads.
+    let file_level = |t: &str| -> bool {
+        let mut parts = t.split(" › ");
+        let (Some(file), Some(again), None) = (parts.next(), parts.next(), parts.next()) else {
+            return false;
+        };
+        file == again
+            && run
+                .cases
+                .iter()
+                .any(|c| c.test.len() > file.len() && c.test.starts_with(&format!("{file} › ")))
+    };
     failed_before
         .iter()
+        .filter(|t| selected.is_none_or(|ids| ids.contains(t)))
+        .filter(|t| !file_level(t))
         .filter_map(|t| match status.get(t.as_str()) {
             Some(CaseStatus::Skipped) => {
                 Some(removed(t, format!("{t} went from failed to skipped")))
@@ -898,6 +919,8 @@ mod tests {
             commit: None,
             outside_commit: Vec::new(),
             ran: None,
+            duration_ms: None,
+            setup_ms: None,
             extra: Default::default(),
         }
     }
@@ -922,6 +945,7 @@ mod tests {
             command: "t".into(),
             exit_code: Some(exit),
             duration_ms: 0,
+            setup_ms: None,
             scope,
             framework: "pytest".into(),
             parser: "junit".into(),
@@ -1859,7 +1883,7 @@ mod tests {
         .map(String::from)
         .to_vec();
         let details = |r: &TestResults| -> Vec<String> {
-            vanished_tests(&failed, r)
+            vanished_tests(&failed, r, None)
                 .into_iter()
                 .map(|e| {
                     assert_eq!(e.kind, TestEditKind::RemovedTest);
@@ -1877,6 +1901,26 @@ mod tests {
         // A subset run did not select the missing test; a skip still counts.
         run.scope = Scope::Affected;
         assert_eq!(details(&run).len(), 1);
+        // A file that failed as a whole, whose tests now run, was not
+        // removed (node --test: `file › file` when the file threw).
+        let whole = "dist/test/v1.test.js › dist/test/v1.test.js".to_string();
+        let mut loaded = results(Scope::Full, 1, 1, Vec::new());
+        loaded.cases = vec![case(
+            "dist/test/v1.test.js › v1 › sorts",
+            CaseStatus::Passed,
+        )];
+        assert!(vanished_tests(std::slice::from_ref(&whole), &loaded, None).is_empty());
+        loaded.cases = vec![case("dist/test/v4.test.js › v4", CaseStatus::Passed)];
+        assert_eq!(
+            vanished_tests(std::slice::from_ref(&whole), &loaded, None).len(),
+            1
+        );
+        // …when the subset selected it: vitest and jest list the other
+        // tests of a file they ran as skipped (tier 2 after tier 1).
+        let tier2 = ["tests/test_ops.py::test_add".to_string()];
+        assert!(vanished_tests(&failed, &run, Some(&tier2)).is_empty());
+        let tier1 = ["tests/test_ops.py::test_div".to_string()];
+        assert_eq!(vanished_tests(&failed, &run, Some(&tier1)).len(), 1);
         // No per-case results: nothing can be said.
         run.cases.clear();
         assert!(details(&run).is_empty());

@@ -950,6 +950,8 @@ impl CycleMachine {
             commit: None,
             outside_commit: Vec::new(),
             ran: None,
+            duration_ms: Some(r.duration_ms),
+            setup_ms: r.setup_ms,
             extra: Extra::new(),
         }
     }
@@ -1542,7 +1544,7 @@ impl CycleMachine {
         fix.call_failed = call.as_ref().is_some_and(|c| c.failed() || c.timed_out);
         fix.touched_tests = files_changed
             .iter()
-            .any(|p| agents::builtin::is_test_path(p));
+            .any(|p| crate::project::is_test_path(p));
         fix.commit_paths = inspection.commit_paths.clone();
         fix.rejected = rejected.clone();
         // A person's fix commits only what lies in the fix task's focus;
@@ -1885,6 +1887,7 @@ impl CycleMachine {
             import_map: &self.import_map,
             strategy: &strategy,
             related: &related,
+            costs: retest::SessionCosts::of(&s.iter.iterations, self.config.cycle.skip_slow_tiers),
         })
     }
 
@@ -1941,14 +1944,21 @@ impl CycleMachine {
             .fix()
             .cloned()
             .unwrap_or_else(|| self.no_fix(s));
+        let plan = self.retest_plan(s, &fix);
         // Failing tests the fix made vanish (skipped, or missing from a
         // full run) count as removed; the guard's own reason stands when it
-        // already rejected the fix.
-        let vanished = self.vanished(&baseline, &results);
+        // already rejected the fix. A subset judges only what it selected:
+        // jest and vitest report the other tests of a file as skipped.
+        let selected = match decide::next_tier(&plan, &fix.retest) {
+            NextRun::Tier { ids, .. } if !validation && results.scope == Scope::Affected => {
+                Some(ids)
+            }
+            _ => None,
+        };
+        let vanished = self.vanished(&baseline, &results, selected.as_deref());
         if fix.rejected.is_none() {
             fix.rejected = guard::rejection(&vanished, &self.config.cycle.test_edits);
         }
-        let plan = self.retest_plan(s, &fix);
         let label = if validation {
             validation_label(s).to_string()
         } else {
@@ -2159,10 +2169,11 @@ impl CycleMachine {
         &self,
         baseline: &TestResults,
         results: &TestResults,
+        selected: Option<&[String]>,
     ) -> Vec<crate::artifacts::fix_history::TestEdit> {
         let failed: Vec<String> = baseline.failures.iter().map(|f| f.test.clone()).collect();
         guard::recorded(
-            decide::vanished_tests(&failed, results),
+            decide::vanished_tests(&failed, results, selected),
             &self.config.cycle.test_edits,
         )
     }
@@ -2358,6 +2369,7 @@ fn no_results() -> Arc<TestResults> {
         command: String::new(),
         exit_code: None,
         duration_ms: 0,
+        setup_ms: None,
         scope: Scope::Full,
         framework: String::new(),
         parser: String::new(),

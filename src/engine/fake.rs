@@ -300,6 +300,7 @@ impl Ports for FakePorts {
                 timed_out_after: None,
                 signal: None,
                 duration_ms: 1_000,
+                setup_ms: None,
                 output_tail: "",
                 output_log: None,
                 truncated: false,

@@ -569,7 +569,7 @@ fn target_plan(
             // Extend the unit-level test file first.
             t.tests
                 .iter()
-                .find(|f| files::layer_of_test(f, files::classify(f).family) == "unit")
+                .find(|f| files::layer_of_test(f, files::file_class(f).family) == "unit")
                 .unwrap_or(first)
                 .clone()
         }

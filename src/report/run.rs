@@ -800,6 +800,7 @@ mod tests {
             command: "npm test".into(),
             exit_code: Some(if failed == 0 { 0 } else { 1 }),
             duration_ms: 1500,
+            setup_ms: None,
             scope: crate::artifacts::test_results::Scope::Full,
             framework: "node-test".into(),
             parser: parser.into(),

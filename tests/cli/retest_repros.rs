@@ -217,3 +217,48 @@ fn a_partial_fix_costs_no_full_run_and_its_damage_is_not_blamed_on_the_next_fix(
     .map(|(i, s, p)| (i, s.to_string(), p));
     assert_eq!(common::runs(&state), want);
 }
+
+/// By default (`cycle.skip_slow_tiers`) a retest tier that the session's
+/// own timings show would cost about a full run is skipped: here a
+/// `pretest` script (standing in for a build, 2 s) runs before every
+/// `npm test`, subset or not, in front of tests that take milliseconds. The
+/// first run notes when its first test result came (`setup_ms`), and the
+/// retest goes straight to the full suite.
+#[test]
+fn a_tier_whose_fixed_cost_is_most_of_a_run_is_skipped_for_the_full_suite() {
+    let env = Env::new();
+    let mut config = fixer_config("restore");
+    config["cycle"] = json!({"skip_slow_tiers": true});
+    env.cycle_project("node-script", &config);
+    env.write(
+        "package.json",
+        r#"{"name": "node-script", "version": "0.1.0", "private": true, "type": "commonjs",
+  "scripts": {"pretest": "node -e \"setTimeout(() => {}, 2000)\"", "test": "node --test test/*.test.js"}}
+"#,
+    );
+    env.git(&["commit", "-qam", "a pretest that takes 2 s"]);
+    let calls = env.state_dir();
+    let out = env
+        .wfx_live()
+        .env("RESTORE_CALLS", &calls)
+        .args(["test-fix-gen", "Fix the bug", "-y"])
+        .assert()
+        .success();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        stderr.contains("the full suite (the failed tier would take about"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("tier 1:"), "{stderr}");
+    let state = env.json(&format!("{ARCHIVED}/.process/iteration-state.json"));
+    let runs = state["iterations"].as_array().unwrap();
+    assert_eq!(runs.len(), 2, "the first run and the full retest: {runs:?}");
+    for r in runs {
+        assert_eq!(r["scope"], "full");
+        let (ms, setup) = (
+            r["duration_ms"].as_u64().unwrap(),
+            r["setup_ms"].as_u64().unwrap(),
+        );
+        assert!(setup >= 2000 && setup <= ms, "{r}");
+    }
+}

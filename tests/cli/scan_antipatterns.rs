@@ -8,8 +8,9 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use wfx::project::is_test_path;
 use wfx::scan::antipatterns::{scan_test_file, scan_test_files};
-use wfx::scan::findings::{Finding, Severity, counts, is_test_path};
+use wfx::scan::findings::{Finding, Severity, counts};
 
 use Severity::{Critical, Error, Warning};
 

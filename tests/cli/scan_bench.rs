@@ -8,9 +8,9 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use wfx::project::is_test_path;
 use wfx::scan::ai_issues::scan_files;
 use wfx::scan::antipatterns::scan_test_files;
-use wfx::scan::findings::is_test_path;
 
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();

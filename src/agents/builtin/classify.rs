@@ -21,7 +21,7 @@ use crate::scan::ai_issues::{
 };
 
 use super::group::signature;
-use super::source::is_test_path;
+use crate::project::is_test_path;
 
 /// What classification needs to know about the project.
 #[derive(Debug, Clone, Default)]
@@ -91,7 +91,7 @@ impl ProjectFacts {
     /// Read the facts of the project at `root` (its file list and root
     /// manifests).
     pub fn read(root: &Path) -> ProjectFacts {
-        let files = crate::phases::context::files::list_files(root)
+        let files = crate::project::list_files(root)
             .map(|(f, _)| f)
             .unwrap_or_default();
         ProjectFacts {

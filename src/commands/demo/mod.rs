@@ -79,7 +79,11 @@ fn config(t: &Toolchain, fixer: &str) -> serde_json::Value {
             "definitions": {
                 "demo-fixer": { "command": fixer_command(t, fixer), "timeout_s": 60 }
             }
-        }
+        },
+        // The sample's suite takes well under a second, nearly all of it
+        // the runner's start, so by its timings no retest tier could save
+        // time; the demo is there to show the tiers.
+        "cycle": { "skip_slow_tiers": false }
     });
     if let Some(command) = &t.test_command {
         config["test"] = serde_json::json!({ "command": command });

@@ -445,7 +445,9 @@ fn convert(
 
 /// The first line of the error as the report presents it.
 fn error_line(dialect: Dialect, message: &str, body: &str) -> String {
-    if let Some((_, msg)) = rust_panic(body).or_else(|| rust_panic(message))
+    if let Some((_, msg)) = rust_panic(body)
+        .or_else(|| rust_panic(message))
+        .or_else(|| super::did_not_panic(body))
         && !msg.is_empty()
     {
         return msg;

@@ -379,6 +379,7 @@ pub fn failures_of(
             timed_out_after: None,
             signal: None,
             duration_ms: 10,
+            setup_ms: None,
             output_tail: "",
             output_log: None,
             truncated: false,
@@ -401,6 +402,7 @@ pub fn results_with(
         command: "make test".into(),
         exit_code: Some(1),
         duration_ms: 10,
+        setup_ms: None,
         scope: Scope::Full,
         framework: String::new(),
         parser: parser.into(),
@@ -452,11 +454,22 @@ pub fn fixer_config(fixer: &str) -> serde_json::Value {
 impl Env {
     /// A sample project for phase-5 tests: copied, `.workflow/wfx.json`
     /// written from `config`, committed in a fresh repository.
+    /// The fixture projects' suites are all runner start-up, so by their
+    /// timings no retest tier could save time: the retest tiers are what
+    /// these tests exercise, so `cycle.skip_slow_tiers` is off unless the
+    /// config sets it.
     pub fn cycle_project(&self, name: &str, config: &serde_json::Value) {
         self.copy_fixture_project(name);
+        let mut config = config.clone();
+        if config.get("cycle").is_none() {
+            config["cycle"] = serde_json::json!({});
+        }
+        if config["cycle"].get("skip_slow_tiers").is_none() {
+            config["cycle"]["skip_slow_tiers"] = serde_json::json!(false);
+        }
         self.write(
             ".workflow/wfx.json",
-            &serde_json::to_string_pretty(config).unwrap(),
+            &serde_json::to_string_pretty(&config).unwrap(),
         );
         self.git_init_commit();
     }
