@@ -417,6 +417,38 @@ pub struct StartFile {
     pub path: String,
     /// The git blob id of its content.
     pub blob: String,
+    /// When its content last changed (ctime, which no process sets back):
+    /// a file that changed while an agent ran is not the person's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changed_at: Option<Timestamp>,
+}
+
+impl SealedEnvironment {
+    /// Fold in what a survey at a resume found (`now`): the person's
+    /// changes between runs — files written after the last agent call
+    /// ended (`agents_done`) — join or replace what the session recorded;
+    /// anything else stays as recorded (a file an agent changed then takes
+    /// no part, its content no longer matching).
+    pub fn merge_resumed(&mut self, now: SealedEnvironment, agents_done: Option<Timestamp>) {
+        for dir in now.dependency_dirs {
+            if !self.dependency_dirs.contains(&dir) {
+                self.dependency_dirs.push(dir);
+            }
+        }
+        self.dependency_dirs.sort();
+        let persons = |f: &StartFile| match (agents_done, f.changed_at) {
+            (None, _) => true,
+            (Some(done), Some(at)) => at > done,
+            (Some(_), None) => false,
+        };
+        for f in now.start_files.into_iter().filter(persons) {
+            match self.start_files.iter_mut().find(|o| o.path == f.path) {
+                Some(old) => *old = f,
+                None => self.start_files.push(f),
+            }
+        }
+        self.start_files.sort_by(|a, b| a.path.cmp(&b.path));
+    }
 }
 
 impl IterationState {

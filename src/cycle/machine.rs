@@ -106,7 +106,7 @@ impl Machine for CycleMachine {
             }
             _ => {}
         }
-        if s.iter.test_infrastructure.is_none() && self.tests_generated(s) {
+        if (s.iter.test_infrastructure.is_none() || s.survey_due) && self.tests_generated(s) {
             return Step::Do(Effect::Survey);
         }
         match &s.iter.action {
@@ -177,8 +177,26 @@ impl Machine for CycleMachine {
                 self.committed(s, id, &mut out)
             }
             Observed::Surveyed(found) => {
-                s.iter.test_infrastructure = Some(found.infrastructure);
-                s.iter.sealed_environment = Some(found.environment);
+                s.survey_due = false;
+                match (&s.iter.test_infrastructure, &mut s.iter.sealed_environment) {
+                    // A resume: only the person's changes since the last
+                    // agent call join the recorded environment.
+                    (Some(_), Some(env)) => {
+                        let done = s
+                            .history
+                            .agent_calls
+                            .iter()
+                            .map(|c| {
+                                c.started_at + chrono::Duration::milliseconds(c.duration_ms as i64)
+                            })
+                            .max();
+                        env.merge_resumed(found.environment, done);
+                    }
+                    _ => {
+                        s.iter.test_infrastructure = Some(found.infrastructure);
+                        s.iter.sealed_environment = Some(found.environment);
+                    }
+                }
                 s.touch(Doc::State);
             }
             Observed::Archived { commit } => {
@@ -451,6 +469,7 @@ impl CycleMachine {
         }
         if resumed {
             s.session.resumed_at = Some(now);
+            s.survey_due = true;
         }
         s.touch(Doc::Session);
         s.touch(Doc::State);

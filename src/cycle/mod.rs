@@ -312,6 +312,7 @@ pub fn run(ws: &Workspace, req: &CycleRequest, ui: &Printer) -> Result<Ending> {
         results,
         stop: None,
         validation_fix_due: false,
+        survey_due: false,
         now: Utc::now(),
         outbox: Vec::new(),
     };

@@ -147,6 +147,7 @@ fn fresh(m: &CycleMachine, now: crate::artifacts::Timestamp) -> CycleState {
         results: Default::default(),
         stop: None,
         validation_fix_due: false,
+        survey_due: false,
         now,
         outbox: Vec::new(),
     }

@@ -284,7 +284,7 @@ fn manual_mode_on_ci_pauses_with_the_reason_and_annotates_the_failures() {
     assert_eq!(outcome.level, "warning");
     assert_eq!(
         outcome.props["title"],
-        "wfx: Awaiting a manual fix (WFS-test-fix-the-calculator)"
+        "wfx: Awaiting a fix by hand (WFS-test-fix-the-calculator)"
     );
     assert!(
         outcome
@@ -310,7 +310,7 @@ fn manual_mode_on_ci_pauses_with_the_reason_and_annotates_the_failures() {
     assert_eq!(outputs["exit_code"], "3");
     assert_eq!(outputs["final_commit"], "");
     let summary = gh.summary();
-    assert!(summary.contains("Awaiting a manual fix"), "{summary}");
+    assert!(summary.contains("Awaiting a fix by hand"), "{summary}");
     assert!(
         summary.contains("### Failing in the last run (2)"),
         "{summary}"
