@@ -619,3 +619,24 @@ impl Env {
             .assert()
     }
 }
+
+/// A file of a sample project under `fixtures/projects/`, as committed.
+pub fn fixture_text(project: &str, rel: &str) -> String {
+    std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/projects")
+            .join(project)
+            .join(rel),
+    )
+    .unwrap()
+}
+
+/// Everything a finished command printed, stdout then stderr.
+pub fn out_text(a: &assert_cmd::assert::Assert) -> String {
+    let o = a.get_output();
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
