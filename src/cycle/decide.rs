@@ -659,12 +659,16 @@ pub fn unchecked_fixes(runs: &[IterationRecord], before: u32) -> Vec<u32> {
 /// `run`, or missing from a full run (which selected every test), counts
 /// as removed, however it was done (a hook, an option, an environment
 /// variable the guard cannot see). Runs without per-case results are not
-/// judged for missing tests.
-pub fn vanished_tests(failed_before: &[String], run: &TestResults) -> Vec<TestEdit> {
+/// judged for missing tests. Only the tests of `before` count: a static
+/// failure (the placeholder of a run that crashed or could not start,
+/// named after the command; a collection error) is no test, and a fix that
+/// makes it go away removed nothing.
+pub fn vanished_tests(before: &TestResults, run: &TestResults) -> Vec<TestEdit> {
     use crate::artifacts::test_results::CaseStatus;
     if run.cases.is_empty() {
         return Vec::new();
     }
+    let failed_before = crate::testing::results::failing_ids(before);
     let status: std::collections::HashMap<&str, CaseStatus> = run
         .cases
         .iter()
@@ -1632,16 +1636,25 @@ mod tests {
             case("tests/test_ops.py::test_add", CaseStatus::Passed),
             case("tests/test_ops.py::test_sub", CaseStatus::Failed),
         ];
-        let failed: Vec<String> = [
+        let mut failures: Vec<Failure> = [
             "tests/test_ops.py::test_div",
             "tests/test_ops.py::test_add",
             "tests/test_ops.py::test_sub",
             "tests/test_auth.py::test_token",
         ]
-        .map(String::from)
+        .map(|t| failure(t, "assert", Criticality::Medium))
         .to_vec();
+        // Static failures are no tests: the placeholder of a run that
+        // crashed (named after the command) and a collection error never
+        // vanish, though a full run lists neither.
+        for id in ["python -m pytest --junitxml=r.xml", "tests/test_cli.py"] {
+            let mut f = failure(id, "killed by signal 11", Criticality::High);
+            f.test_type = Layer::Static;
+            failures.push(f);
+        }
+        let before = results(Scope::Full, 1, 0, failures);
         let details = |r: &TestResults| -> Vec<String> {
-            vanished_tests(&failed, r)
+            vanished_tests(&before, r)
                 .into_iter()
                 .map(|e| {
                     assert_eq!(e.kind, TestEditKind::RemovedTest);

@@ -2134,9 +2134,8 @@ impl CycleMachine {
         baseline: &TestResults,
         results: &TestResults,
     ) -> Vec<crate::artifacts::fix_history::TestEdit> {
-        let failed: Vec<String> = baseline.failures.iter().map(|f| f.test.clone()).collect();
         guard::recorded(
-            decide::vanished_tests(&failed, results),
+            decide::vanished_tests(baseline, results),
             &self.config.cycle.test_edits,
         )
     }
