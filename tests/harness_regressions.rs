@@ -36,10 +36,7 @@ fn config_with_test(command: &str, fixer: &str) -> serde_json::Value {
 #[test]
 fn a_crashed_first_run_is_no_test_that_a_fix_can_remove() {
     let env = Env::new();
-    let command = format!(
-        "{} python3 -m pytest",
-        fake_agent("crash-once").display()
-    );
+    let command = format!("{} python3 -m pytest", fake_agent("crash-once").display());
     env.cycle_project("py-calc", &config_with_test(&command, "fix-all"));
     env.plan_calculator();
     let run = env.cycle(&[]).success();
@@ -61,4 +58,81 @@ fn a_crashed_first_run_is_no_test_that_a_fix_can_remove() {
     assert_eq!(first["pass_rate"], 0.0, "{state:#}");
     let committed = env.git(&["show", "HEAD:calc/ops.py"]);
     assert!(committed.contains("None if b == 0"), "{committed}");
+}
+
+/// Test commands that start with shell builtins or assignments, each
+/// with the program it needs at the end.
+const BUILTIN_COMMANDS: &[&str] = &[
+    "trap '' TERM; python3 -m pytest",
+    "ulimit -n 1024; python3 -m pytest",
+    "umask 022; python3 -m pytest",
+    "FOO=1 python3 -m pytest",
+    "cd tests && cd .. && python3 -m pytest",
+];
+
+/// A test step of a `wfx run` workflow.
+fn workflow_with_test(env: &Env, command: &str) {
+    env.write(
+        "wf.yml",
+        &format!(
+            "commands:\n  - test:\n      command: {}\n",
+            serde_json::to_string(command).unwrap()
+        ),
+    );
+}
+
+/// A test command that uses a shell builtin before its program is run by
+/// the cycle, `wfx test` and `wfx run` alike (the builtin is not looked
+/// for on PATH); one whose program is missing is refused by all of them
+/// with the same words, before anything runs.
+#[test]
+fn a_test_command_with_shell_builtins_runs_everywhere_or_is_refused_everywhere() {
+    for command in BUILTIN_COMMANDS {
+        let env = Env::new();
+        env.cycle_project("py-calc", &config_with_test(command, "fix-all"));
+        let out = env.wfx_live().arg("test").output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(1), "{command}: {text}");
+        assert!(text.contains("2 failed"), "{command}: {text}");
+        workflow_with_test(&env, command);
+        let out = env.wfx_live().args(["run", "wf.yml"]).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{command}: {text}");
+        assert!(
+            text.contains("step 1 (test): FAILED: tests never passed"),
+            "{command}: {text}"
+        );
+    }
+    // The whole loop with all of them in one command line.
+    let env = Env::new();
+    let command =
+        "trap '' TERM; ulimit -n 1024; umask 022; cd tests && cd .. && FOO=1 python3 -m pytest";
+    env.cycle_project("py-calc", &config_with_test(command, "fix-all"));
+    env.plan_calculator();
+    let run = env.cycle(&[]).success();
+    let text = out_text(&run);
+    assert!(text.contains("Completed"), "{text}");
+
+    let missing = "trap '' TERM; umask 022; wfx-no-such-runner -q";
+    let words =
+        format!("the test command `{missing}` needs `wfx-no-such-runner`, which is not on PATH");
+    let env = Env::new();
+    env.cycle_project("py-calc", &config_with_test(missing, "fix-all"));
+    let planned = env
+        .wfx_live()
+        .args(["test-fix-gen", "Test the calculator"])
+        .assert()
+        .code(2);
+    assert!(
+        out_text(&planned).contains(&words),
+        "{}",
+        out_text(&planned)
+    );
+    assert!(!env.root.join(".workflow/active").exists());
+    let test = env.wfx_live().arg("test").assert().code(2);
+    assert!(out_text(&test).contains(&words), "{}", out_text(&test));
+    workflow_with_test(&env, missing);
+    let run = env.wfx_live().args(["run", "wf.yml"]).assert().code(2);
+    assert!(out_text(&run).contains(&words), "{}", out_text(&run));
+    assert!(!env.root.join(".workflow/active").exists());
 }

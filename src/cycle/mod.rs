@@ -479,16 +479,17 @@ fn detect_or_refuse(
             &ws.rel(&ws.config_path()),
         )));
     };
-    if let Some(program) = crate::testing::detect::program_of(&detected.command)
-        && !crate::testing::detect::on_path(&program)
-    {
-        return Err(Error::usage(format!(
-            "the test command `{}` needs `{program}`, which is not on PATH: install it, or set another command in {}",
-            detected.command,
-            ws.rel(&ws.config_path())
-        )));
-    }
+    crate::testing::program::check_on_path(&detected.command).map_err(|e| not_on_path(ws, &e))?;
     Ok(detected)
+}
+
+/// Exit 2 for a test command whose program is not on PATH, with what to
+/// do about it: the same words from the cycle, planning and `wfx test`.
+pub fn not_on_path(ws: &Workspace, e: &crate::testing::program::NotOnPath) -> Error {
+    Error::usage(format!(
+        "{e}: install it, or set another command in {}",
+        ws.rel(&ws.config_path())
+    ))
 }
 
 fn show_list(items: &[String]) -> String {
