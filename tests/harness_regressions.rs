@@ -136,3 +136,96 @@ fn a_test_command_with_shell_builtins_runs_everywhere_or_is_refused_everywhere()
     assert!(out_text(&run).contains(&words), "{}", out_text(&run));
     assert!(!env.root.join(".workflow/active").exists());
 }
+
+/// Run `wfx test-cycle-execute` in `env` and return its exit code and
+/// peak resident set size in KiB, as the kernel reports it to the parent
+/// (`wait4`'s `ru_maxrss`: the largest of wfx and the children it waited
+/// for), with its output.
+fn cycle_with_peak_rss(env: &Env, vars: &[(&str, &str)]) -> (i32, u64, String) {
+    use std::process::{Command, Stdio};
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("wfx"));
+    env.apply(&mut cmd);
+    env.apply_toolchains(&mut cmd);
+    cmd.env("FIXER_STATE", env.state_dir())
+        .envs(vars.iter().copied())
+        .arg("test-cycle-execute");
+    let out_path = env.tmp.path().join("wfx-output.txt");
+    let out = std::fs::File::create(&out_path).unwrap();
+    cmd.stdin(Stdio::null())
+        .stdout(out.try_clone().unwrap())
+        .stderr(out);
+    // Reaped by `wait4` below, which also reports the usage.
+    #[allow(clippy::zombie_processes)]
+    let child = cmd.spawn().unwrap();
+    let mut status = 0;
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as i32, "wait4");
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        -1
+    };
+    let text = std::fs::read_to_string(&out_path).unwrap();
+    (code, usage.ru_maxrss as u64, text)
+}
+
+/// What memory wfx may use, whatever a child prints.
+const PEAK_RSS_LIMIT_KIB: u64 = 200 * 1024;
+
+/// An agent that prints 1 GiB (twice: one fix per call): wfx streams it to
+/// a capped log and reads back only its tail; its peak memory stays under
+/// 200 MB and the log keeps its head and tail around an omission marker.
+#[test]
+fn an_agent_printing_a_gibibyte_neither_fills_memory_nor_the_disk() {
+    let env = Env::new();
+    env.cycle_project("py-calc", &fixer_config("flood"));
+    env.plan_calculator();
+    let (code, peak, text) = cycle_with_peak_rss(&env, &[("FLOOD_MIB", "1024")]);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("completed"), "{text}");
+    assert!(
+        peak < PEAK_RSS_LIMIT_KIB,
+        "wfx peaked at {} MiB",
+        peak / 1024
+    );
+    let log = env
+        .root
+        .join(ARCHIVED)
+        .join(".process/iteration-1-fix-cli-output.txt");
+    let len = std::fs::metadata(&log).unwrap().len();
+    assert!(len <= 65 << 20, "the log holds {len} bytes");
+    let mut tail = Vec::new();
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = std::fs::File::open(&log).unwrap();
+    f.seek(SeekFrom::Start(16 << 20)).unwrap();
+    f.take(200).read_to_end(&mut tail).unwrap();
+    let marker = String::from_utf8_lossy(&tail);
+    assert!(
+        marker.starts_with("\n[… wfx omitted "),
+        "no omission marker after the head: {marker:?}"
+    );
+    // What the agent said last is kept.
+    let end = std::fs::read(&log).unwrap();
+    let end = String::from_utf8_lossy(&end[end.len() - 200..]).into_owned();
+    assert!(end.contains("fixed calc/"), "{end}");
+}
+
+/// A test run whose output is one line of 100 MB: read bounded per line
+/// everywhere (the parsers, the live progress, the guard of the session's
+/// files before each agent call); wfx's peak memory stays under 200 MB.
+#[test]
+fn a_test_output_of_one_hundred_megabyte_line_is_read_bounded() {
+    let env = Env::new();
+    let command = format!("{} python3 -m pytest", fake_agent("big-line").display());
+    env.cycle_project("py-calc", &config_with_test(&command, "fix-all"));
+    env.plan_calculator();
+    let (code, peak, text) = cycle_with_peak_rss(&env, &[("BIG_LINE_MIB", "100")]);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("completed"), "{text}");
+    assert!(
+        peak < PEAK_RSS_LIMIT_KIB,
+        "wfx peaked at {} MiB",
+        peak / 1024
+    );
+}
