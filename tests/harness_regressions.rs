@@ -229,3 +229,71 @@ fn a_test_output_of_one_hundred_megabyte_line_is_read_bounded() {
         peak / 1024
     );
 }
+
+/// A directory on another filesystem than the temp dir the projects are
+/// made in: `/dev/shm` (tmpfs). Fails loudly where there is none.
+fn dir_on_another_filesystem(env: &Env) -> tempfile::TempDir {
+    use std::os::unix::fs::MetadataExt;
+    let other = tempfile::tempdir_in("/dev/shm")
+        .expect("this test needs /dev/shm (a second filesystem) to put a session directory on");
+    let dev = |p: &std::path::Path| std::fs::metadata(p).unwrap().dev();
+    assert_ne!(
+        dev(other.path()),
+        dev(&env.root),
+        "/dev/shm is on the same filesystem as the temp dir: this test needs a second filesystem"
+    );
+    other
+}
+
+/// The names directly under `dir`.
+fn names(dir: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// `.workflow/active` is a link to a directory on another filesystem (a
+/// person keeps sessions on another disk): no spare is exchanged across
+/// the filesystems and the session is archived by a copy, so the whole
+/// loop completes (it stopped with "Invalid cross-device link", exit 4),
+/// writing nothing outside the project and that directory.
+#[test]
+fn a_session_directory_on_another_filesystem_completes() {
+    let env = Env::new();
+    let other = dir_on_another_filesystem(&env);
+    env.cycle_project("py-calc", &fixer_config("fix-all"));
+    let active = other.path().join("active");
+    std::fs::create_dir(&active).unwrap();
+    std::os::unix::fs::symlink(&active, env.root.join(".workflow/active")).unwrap();
+    let state = env.state_dir();
+    let home_before = common::tree(&env.home);
+    let tmp_before = names(env.tmp.path());
+    env.plan_calculator();
+    let run = env.cycle(&[]).code(0);
+    let text = out_text(&run);
+    assert!(text.contains("completed"), "{text}");
+    let archived = env.root.join(ARCHIVED);
+    assert!(archived.join("workflow-session.json").is_file(), "{text}");
+    assert!(
+        !archived.join(".wfx-copied").exists(),
+        "the copy's mark was left"
+    );
+    // The link is the person's and stays; the session left it.
+    assert!(
+        std::fs::symlink_metadata(env.root.join(".workflow/active"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(names(&active), Vec::<String>::new());
+    assert_eq!(names(other.path()), vec!["active"]);
+    // Nothing beside the project, its home or the fixer's state changed.
+    assert_eq!(names(env.tmp.path()), tmp_before);
+    assert_eq!(common::tree(&env.home), home_before);
+    assert!(state.is_dir());
+    let committed = env.git(&["show", "HEAD:calc/ops.py"]);
+    assert!(committed.contains("None if b == 0"), "{committed}");
+}
