@@ -297,3 +297,49 @@ fn a_session_directory_on_another_filesystem_completes() {
     let committed = env.git(&["show", "HEAD:calc/ops.py"]);
     assert!(committed.contains("None if b == 0"), "{committed}");
 }
+
+/// A `kill -9` of wfx in the middle of a commit can leave libgit2's temp
+/// object file (`.git/objects/tmp_object_git2_*`). The resume of that run
+/// (its session lock tells it died, and when it started) removes the temp
+/// objects written since then, and nothing else: an older one, and git's
+/// own temp files, stay.
+#[test]
+fn a_resume_after_a_kill_removes_the_dead_runs_temp_objects_only() {
+    let env = Env::new();
+    env.cycle_project("py-calc", &fixer_config("kill-parent-on-call-N"));
+    env.plan_calculator();
+    let killed = env
+        .wfx_live()
+        .env("FIXER_STATE", env.state_dir())
+        .env("KILL_ON_CALL", "1")
+        .arg("test-cycle-execute")
+        .output()
+        .unwrap();
+    assert_eq!(killed.status.code(), None, "wfx was not killed");
+    let objects = env.root.join(".git/objects");
+    let plant = |name: &str, age: std::time::Duration| {
+        let path = objects.join(name);
+        std::fs::write(&path, "partial object").unwrap();
+        let f = std::fs::File::options().write(true).open(&path).unwrap();
+        f.set_modified(std::time::SystemTime::now() - age).unwrap();
+        path
+    };
+    let dead_runs = plant("tmp_object_git2_k1LLed", std::time::Duration::ZERO);
+    let older = plant(
+        "tmp_object_git2_0ld3rx",
+        std::time::Duration::from_secs(24 * 3600),
+    );
+    let gits = plant("tmp_obj_pers0n", std::time::Duration::ZERO);
+    let resumed = env
+        .cycle(&["--resume-session", "WFS-test-the-calculator"])
+        .success();
+    let text = out_text(&resumed);
+    assert!(text.contains("completed"), "{text}");
+    assert!(!dead_runs.exists(), "the dead run's temp object stayed");
+    assert!(
+        text.contains("Removed .git/objects/tmp_object_git2_k1LLed, left by the interrupted run"),
+        "{text}"
+    );
+    assert!(older.exists(), "a temp object older than the dead run");
+    assert!(gits.exists(), "git's own temp file");
+}

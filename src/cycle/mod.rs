@@ -30,7 +30,6 @@ pub mod weaken;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
 use chrono::Utc;
 
@@ -203,7 +202,7 @@ pub fn run(ws: &Workspace, req: &CycleRequest, ui: &Printer) -> Result<Ending> {
         lock.claim_work_tree(&ws.work_tree_lock(), &ws.root)?;
     }
     if let Some(since) = &stale_since {
-        for file in clear_stale_git_locks(&root, since) {
+        for file in crate::git::sweep_dead_run(&root, since) {
             sinks.emit(&Event::StaleGitLock { file }, Utc::now());
         }
     }
@@ -500,45 +499,6 @@ fn show_list(items: &[String]) -> String {
     } else {
         shown.join(", ")
     }
-}
-
-/// Git lock files (`index.lock`, `HEAD.lock`, the branch's ref lock) that
-/// a wfx run killed in the middle of a commit left behind: removed when the
-/// session lock says its previous holder died and the file was created
-/// after that holder started (so it is that run's, not another git
-/// process's). Returns the removed files, relative to the work tree.
-fn clear_stale_git_locks(root: &Path, since: &str) -> Vec<String> {
-    let Ok(started) = chrono::DateTime::parse_from_rfc3339(since) else {
-        return Vec::new();
-    };
-    let started: std::time::SystemTime = started.to_utc().into();
-    let Ok(repo) = git2::Repository::discover(root) else {
-        return Vec::new();
-    };
-    let gitdir = repo.path().to_path_buf();
-    let mut candidates = vec![gitdir.join("index.lock"), gitdir.join("HEAD.lock")];
-    if let Ok(head) = repo.find_reference("HEAD")
-        && let Ok(Some(target)) = head.symbolic_target()
-    {
-        candidates.push(repo.commondir().join(format!("{target}.lock")));
-    }
-    let mut removed = Vec::new();
-    for path in candidates {
-        let Ok(meta) = std::fs::metadata(&path) else {
-            continue;
-        };
-        let created = meta.modified().unwrap_or(std::time::UNIX_EPOCH);
-        // `since` has whole seconds: allow the second it was written in.
-        if created + Duration::from_secs(1) >= started && std::fs::remove_file(&path).is_ok() {
-            removed.push(
-                path.strip_prefix(repo.workdir().unwrap_or(&gitdir))
-                    .unwrap_or(&path)
-                    .display()
-                    .to_string(),
-            );
-        }
-    }
-    removed
 }
 
 /// `--worktree`: a worktree on branch `wfx/<id>` under
