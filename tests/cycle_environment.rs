@@ -79,7 +79,9 @@ fn an_environment_failure_pauses_without_a_fix_and_the_resume_completes() {
         .iter()
         .map(|r| r["pass_rate"].as_f64().unwrap())
         .collect();
-    assert_eq!(rates, [50.0, 100.0]);
+    // The run after the resume, then its sealed confirmation on the commit.
+    assert_eq!(rates, [50.0, 100.0, 100.0]);
+    assert_eq!(runs[2]["sealed"], true);
     // Each run keeps its own results file.
     assert_ne!(runs[0]["results_file"], runs[1]["results_file"]);
     let history = env.json(&format!("{ARCHIVED}/.process/fix-history.json"));

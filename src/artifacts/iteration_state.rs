@@ -341,24 +341,26 @@ pub struct IterationState {
 }
 
 /// The files outside the commit that a sealed run may use: what was there,
-/// git-ignored, when the session started (DESIGN.md §11.1). A file created
-/// later, or changed since, takes no part.
+/// outside the commit, when the session started (DESIGN.md §11.1) — the
+/// person's, since no agent had run. A file created later, or changed
+/// since, takes no part.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct SealedEnvironment {
     /// Dependency directories (`node_modules`, `.venv`, …) the sealed
     /// checkout reaches through links, project-relative.
     #[serde(default)]
     pub dependency_dirs: Vec<String>,
-    /// Small git-ignored files (a generated `_version.py`, a local
-    /// settings file) with the git blob id of their content then: copied
-    /// into the sealed checkout only while they still hold it.
+    /// Small files outside the commit — git-ignored (a generated
+    /// `_version.py`, a local settings file) or untracked (a helper the
+    /// test command runs) — with the git blob id of their content then:
+    /// copied into the sealed checkout only while they still hold it.
     #[serde(default)]
-    pub ignored_files: Vec<IgnoredFile>,
+    pub start_files: Vec<StartFile>,
 }
 
-/// A git-ignored file as it was when the session started.
+/// A file outside the commit as it was when the session started.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct IgnoredFile {
+pub struct StartFile {
     pub path: String,
     /// The git blob id of its content.
     pub blob: String,

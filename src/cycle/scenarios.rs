@@ -642,6 +642,121 @@ fn a_fix_that_works_is_committed_validated_on_the_full_suite_and_archived() {
     insta::assert_snapshot!("cycle_fix_all", transcript(&out, &ending));
 }
 
+use crate::artifacts::test_results::Scope;
+
+/// DESIGN.md §11.1: the full run that accepts the fix runs sealed, on the
+/// commit of the fix's paths; the tiers before it run in place.
+#[test]
+fn the_validation_that_accepts_a_fix_is_sealed_and_the_tiers_are_not() {
+    let h = harness(true, Limits::default(), None);
+    let mut p = ports();
+    fixer(&mut p, |_, _, _| {
+        AgentAct::writes(&[("calc/ops.py", FIXED)])
+    });
+    let mut s = fresh(&h.machine, p.now());
+    let (ending, _) = drive(&h.machine, &mut s, &mut p, false);
+    assert_eq!(ending.exit, Exit::Success);
+    let sealed: Vec<(Scope, bool)> = s
+        .iter
+        .iterations
+        .iter()
+        .map(|r| (r.scope, r.sealed))
+        .collect();
+    assert_eq!(
+        sealed,
+        [
+            (Scope::Full, false),
+            (Scope::Affected, false),
+            (Scope::Full, true)
+        ]
+    );
+    let seal = p
+        .journal
+        .iter()
+        .position(|l| l.starts_with("seal "))
+        .unwrap();
+    assert_eq!(p.journal[seal], r#"seal ["calc/ops.py"]"#);
+    assert!(
+        p.journal[seal + 1].starts_with("tests all"),
+        "{:?}",
+        p.journal
+    );
+    assert!(
+        p.journal[seal + 2].starts_with("unseal "),
+        "{:?}",
+        p.journal
+    );
+    assert!(s.iter.iterations[2].commit.is_some());
+}
+
+/// DESIGN.md §11.2: a fix rejected from its diff (a new conftest.py, test
+/// infrastructure) is put back right after the call: no test run, no
+/// commit and no revert of it; the next attempt starts from the tree as it
+/// was.
+#[test]
+fn a_fix_rejected_from_its_diff_is_undone_before_any_retest_or_commit() {
+    let h = harness(true, Limits::default(), None);
+    let mut p = ports();
+    fixer(&mut p, |_, n, _| {
+        if n == 1 {
+            AgentAct::writes(&[
+                ("calc/ops.py", FIXED),
+                (
+                    "conftest.py",
+                    "def pytest_collection_modifyitems(items):\n    items.clear()\n",
+                ),
+            ])
+        } else {
+            AgentAct::writes(&[("calc/ops.py", FIXED)])
+        }
+    });
+    let mut s = fresh(&h.machine, p.now());
+    let (ending, out) = drive(&h.machine, &mut s, &mut p, false);
+    assert_eq!(ending.exit, Exit::Success, "{:?}", p.journal);
+    // Agent call 1, then the undo, then the next analysis's agent call: no
+    // test run in between.
+    let undone = p
+        .journal
+        .iter()
+        .position(|l| l.starts_with("undone "))
+        .expect("undone");
+    assert_eq!(p.journal[undone], "undone calc/ops.py, conftest.py");
+    assert!(
+        !p.journal[..undone]
+            .iter()
+            .rev()
+            .take_while(|l| !l.starts_with("agent"))
+            .any(|l| l.starts_with("tests")),
+        "{:?}",
+        p.journal
+    );
+    assert_eq!(
+        p.subjects(),
+        [
+            "test-cycle: session WFS-test-the-fake completed (pass: 100.0%, 2 fix attempt(s))",
+            "test-cycle: iteration 2 - conservative strategy (pass: 80.0% → 100.0%)",
+        ]
+    );
+    assert_eq!(s.history.entries[0].outcome.as_str(), "rejected");
+    assert_eq!(s.history.entries[0].commit, None);
+    let kinds: Vec<String> = s.history.entries[0]
+        .test_edits
+        .iter()
+        .map(|e| format!("{:?} {}", e.kind, e.file))
+        .collect();
+    assert_eq!(
+        kinds,
+        ["SkipAdded conftest.py", "Infrastructure conftest.py"]
+    );
+    assert!(
+        out.human
+            .iter()
+            .any(|l| l.starts_with("Undone iteration 1")),
+        "{:?}",
+        out.human
+    );
+}
+
 #[test]
 fn a_regression_is_rolled_back_and_the_next_attempt_is_surgical() {
     let h = harness(true, Limits::default(), None);

@@ -597,6 +597,28 @@ impl Ports for FakePorts {
         Ok(edited)
     }
 
+    fn seal(
+        &mut self,
+        req: &crate::engine::step::SealRequest,
+    ) -> Result<Option<crate::engine::step::Sealed>> {
+        self.journal.push(format!("seal {:?}", req.paths));
+        Ok(Some(crate::engine::step::Sealed {
+            commit: format!("s{:013}", self.journal.len()),
+            dir: PathBuf::from("/sealed"),
+            root: PathBuf::from("/sealed"),
+            env: Vec::new(),
+        }))
+    }
+
+    fn unseal(
+        &mut self,
+        sealed: &crate::engine::step::Sealed,
+        _req: &crate::engine::step::SealRequest,
+    ) -> Result<Vec<String>> {
+        self.journal.push(format!("unseal {}", sealed.commit));
+        Ok(Vec::new())
+    }
+
     fn undo_tree_edits(&mut self, before: &Snapshot) -> Result<Vec<String>> {
         let Some(old) = before
             .tree

@@ -263,9 +263,10 @@ impl Ports for RealPorts<'_> {
         let co = self
             .cp
             .checkout_sealed(&commit, &dir, &req.environment.dependency_dirs)?;
-        // Small ignored files there at the start take part while they
-        // still hold what they held then (a generated `_version.py`).
-        for f in &req.environment.ignored_files {
+        // Small files outside the commit there at the start take part
+        // while they still hold what they held then (a generated
+        // `_version.py`, an untracked helper the test command runs).
+        for f in &req.environment.start_files {
             let from = self.root.join(&f.path);
             if !std::fs::symlink_metadata(&from).is_ok_and(|m| m.is_file()) {
                 continue;

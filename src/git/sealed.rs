@@ -51,11 +51,13 @@ pub const DEPENDENCY_NAMES: &[&str] = &[
 /// resolution of dependencies, which a runner may rewrite.
 pub const DEPENDENCY_COPIES: &[&str] = &["Cargo.lock"];
 
-/// Ignored files of the sealed environment: at most this many, of at most
+/// Files of the sealed environment: at most this many, of at most
 /// this size; scratch files (bytecode, logs, coverage data) are not part
 /// of it.
-const MAX_IGNORED_FILES: usize = 200;
-const MAX_IGNORED_FILE_BYTES: u64 = 1 << 20;
+const MAX_START_FILES: usize = 500;
+/// An ignored directory with more files than this is not copied from.
+const MAX_DIR_FILES: usize = 100;
+const MAX_START_FILE_BYTES: u64 = 1 << 20;
 const NOT_ENVIRONMENT: &[&str] = &[".pyc", ".pyo", ".log", ".DS_Store", ".swp", ".tmp"];
 
 /// Directories tools write on their own (test caches, bytecode, build
@@ -73,6 +75,19 @@ const TOOL_CACHES: &[&str] = &[
     ".gradle",
     ".eslintcache",
 ];
+
+/// Whether `path` (project-relative) is wfx's own: its sessions, cache and
+/// locks under `.workflow/`.
+fn is_wfx_own(path: &str) -> bool {
+    [
+        ".workflow/active",
+        ".workflow/archives",
+        ".workflow/.cache",
+        ".workflow/.locks",
+    ]
+    .iter()
+    .any(|d| path == *d || path.strip_prefix(d).is_some_and(|r| r.starts_with('/')))
+}
 
 /// Where the sealed checkout of `session` of the project at `root` lives:
 /// in the system's temp directory, named so that the next run finds and
@@ -249,22 +264,59 @@ impl Checkpoints {
 
     /// What of the files outside the commit sealed runs may use, as it is
     /// now (taken when the session starts): the dependency directories,
-    /// and small git-ignored files with their blob ids.
+    /// and small git-ignored or untracked files with their blob ids (not
+    /// the sessions of `.workflow/`, nor tools' caches).
     pub fn sealed_environment(
         &self,
     ) -> Result<crate::artifacts::iteration_state::SealedEnvironment> {
-        use crate::artifacts::iteration_state::{IgnoredFile, SealedEnvironment};
+        use crate::artifacts::iteration_state::{SealedEnvironment, StartFile};
         let Some(r) = &self.repo else {
             return Ok(SealedEnvironment::default());
         };
-        let mut ignored_files = Vec::new();
-        for (path, _) in r.ignored_entries()? {
-            if path.ends_with('/') || ignored_files.len() >= MAX_IGNORED_FILES {
+        let mut candidates: Vec<String> = Vec::new();
+        for (entry, _) in r.ignored_entries()? {
+            let Some(dir) = entry.strip_suffix('/') else {
+                candidates.push(entry);
+                continue;
+            };
+            // A small ignored directory's files (a helper the test command
+            // runs); a big one is build output or data, and dependency
+            // directories are linked, not copied.
+            let name = dir.rsplit('/').next().unwrap_or(dir);
+            if DEPENDENCY_NAMES.contains(&name) || TOOL_CACHES.contains(&name) {
                 continue;
             }
+            let base = r.abs_project("");
+            let files: Vec<String> = walkdir::WalkDir::new(r.abs_project(dir))
+                .max_depth(6)
+                .into_iter()
+                .filter_map(|e| e.ok())
+                .filter(|e| e.file_type().is_file())
+                .take(MAX_DIR_FILES + 1)
+                .filter_map(|e| {
+                    e.path()
+                        .strip_prefix(&base)
+                        .ok()
+                        .map(|p| p.to_string_lossy().replace('\\', "/"))
+                })
+                .collect();
+            if files.len() <= MAX_DIR_FILES {
+                candidates.extend(files);
+            }
+        }
+        candidates.extend(r.status_entries(Status::WT_NEW, false, true)?);
+        candidates.sort();
+        candidates.dedup();
+        let mut start_files = Vec::new();
+        for path in candidates {
+            if start_files.len() >= MAX_START_FILES {
+                break;
+            }
             let name = path.rsplit('/').next().unwrap_or(&path);
-            if NOT_ENVIRONMENT.iter().any(|suffix| name.ends_with(suffix))
+            if is_wfx_own(&path)
+                || NOT_ENVIRONMENT.iter().any(|suffix| name.ends_with(suffix))
                 || DEPENDENCY_COPIES.contains(&name)
+                || path.split('/').any(|part| TOOL_CACHES.contains(&part))
             {
                 continue;
             }
@@ -272,11 +324,11 @@ impl Checkpoints {
             let Ok(meta) = std::fs::symlink_metadata(&abs) else {
                 continue;
             };
-            if !meta.is_file() || meta.len() > MAX_IGNORED_FILE_BYTES {
+            if !meta.is_file() || meta.len() > MAX_START_FILE_BYTES {
                 continue;
             }
             if let Ok(id) = Oid::hash_file(git2::ObjectType::Blob, &abs) {
-                ignored_files.push(IgnoredFile {
+                start_files.push(StartFile {
                     path,
                     blob: id.to_string(),
                 });
@@ -284,7 +336,7 @@ impl Checkpoints {
         }
         Ok(SealedEnvironment {
             dependency_dirs: self.dependency_dirs()?,
-            ignored_files,
+            start_files,
         })
     }
 
@@ -337,7 +389,7 @@ impl Checkpoints {
                     continue;
                 };
                 let shown = sub.to_string_lossy().replace('\\', "/");
-                if shown.starts_with(".workflow/") || shown.contains("__pycache__/") {
+                if is_wfx_own(&shown) {
                     continue;
                 }
                 let in_tree = super::tree_entry(Some(&tree), &r.scope_of(&shown)?)?.is_some();
@@ -367,20 +419,25 @@ impl Repo {
     /// The git-ignored entries of the project (an ignored directory as
     /// one entry, not walked), project-relative, with why they count.
     fn ignored_entries(&self) -> Result<Vec<(String, &'static str)>> {
-        self.status_entries(Status::IGNORED, true)
+        self.status_entries(Status::IGNORED, true, false)
             .map(|v| v.into_iter().map(|p| (p, "git-ignored")).collect())
     }
 
     /// Untracked, not ignored, entries of the project.
     fn untracked_entries(&self) -> Result<Vec<String>> {
-        self.status_entries(Status::WT_NEW, false)
+        self.status_entries(Status::WT_NEW, false, false)
     }
 
-    fn status_entries(&self, want: Status, ignored: bool) -> Result<Vec<String>> {
+    /// Entries of the project's status with `want` (ignored ones, or
+    /// untracked ones), `.workflow/`'s sessions aside; `recurse`: list the
+    /// files of an untracked directory instead of the directory.
+    fn status_entries(&self, want: Status, ignored: bool, recurse: bool) -> Result<Vec<String>> {
         let mut opts = StatusOptions::new();
-        opts.include_untracked(!ignored)
+        // Ignored entries inside an untracked directory (`.workflow/` before
+        // wfx's first commit) are found only by looking into it.
+        opts.include_untracked(true)
             .include_ignored(ignored)
-            .recurse_untracked_dirs(false)
+            .recurse_untracked_dirs(recurse || ignored)
             .recurse_ignored_dirs(false)
             .exclude_submodules(true);
         let scope = self.prefix.clone();
@@ -391,12 +448,11 @@ impl Repo {
             .git
             .statuses(Some(&mut opts))
             .map_err(ctx("cannot read the status of the work tree"))?;
-        let workflow = self.workflow_scope();
         Ok(statuses
             .iter()
             .filter(|e| e.status().intersects(want))
-            .filter(|e| !paths::under(e.path_bytes(), &workflow))
             .map(|e| self.show(e.path_bytes()))
+            .filter(|p| !is_wfx_own(p.trim_end_matches('/')))
             .collect())
     }
 }
