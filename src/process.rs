@@ -32,7 +32,8 @@ pub const DEFAULT_HEAD: usize = 16 * 1024;
 /// Bytes of output kept from the end of a run.
 pub const DEFAULT_TAIL: usize = 64 * 1024;
 
-/// Called with each chunk of output as it arrives (on a reader thread).
+/// Called with each chunk of output as it arrives (on the thread that
+/// called [`run`]; keep it short: the output waits meanwhile).
 pub type OutputHook = Box<dyn FnMut(&[u8]) + Send>;
 
 /// What to run and how.

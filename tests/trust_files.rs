@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{Env, fake_agent, fixer_config};
+use common::{Env, fake_agent, fixer_config, out_text};
 use serde_json::{Value, json};
 
 const ID: &str = "WFS-test-the-calculator";
@@ -33,15 +33,6 @@ fn with(mut config: Value, extra: Value) -> Value {
         }
     }
     config
-}
-
-fn out_text(a: &assert_cmd::assert::Assert) -> String {
-    let o = a.get_output();
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 /// Case 3: a fix agent forges 20 successful fix-history entries and writes

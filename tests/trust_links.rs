@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{Env, fake_agent, fixer_config};
+use common::{Env, fake_agent, fixer_config, out_text};
 use serde_json::{Value, json};
 
 const ACTIVE: &str = ".workflow/active/WFS-test-the-calculator";
@@ -18,15 +18,6 @@ fn fixture_text(rel: &str) -> String {
             .join(rel),
     )
     .unwrap()
-}
-
-fn out_text(a: &assert_cmd::assert::Assert) -> String {
-    let o = a.get_output();
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 /// Every path of HEAD's tree that git records as a symlink.

@@ -136,17 +136,16 @@ mod tests {
         }
     }
 
+    /// A writer to a new file `log` in `dir`.
+    fn writer(dir: &tempfile::TempDir, limit: Option<LogLimit>) -> LogWriter {
+        let file = crate::fsx::read_write(&dir.path().join("log")).unwrap();
+        LogWriter::new(file, limit).unwrap()
+    }
+
     fn written(chunks: &[&[u8]], limit: Option<LogLimit>) -> Vec<u8> {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("log");
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&path)
-            .unwrap();
-        let mut w = LogWriter::new(file, limit).unwrap();
+        let mut w = writer(&dir, limit);
         for c in chunks {
             w.write(c).unwrap();
         }
@@ -183,14 +182,7 @@ mod tests {
     fn the_file_never_grows_past_the_cap_by_more_than_the_tail() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("log");
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&path)
-            .unwrap();
-        let mut w = LogWriter::new(file, Some(limit())).unwrap();
+        let mut w = writer(&dir, Some(limit()));
         for _ in 0..1000 {
             w.write(b"0123456789").unwrap();
             let len = std::fs::metadata(&path).unwrap().len();
