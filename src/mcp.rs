@@ -120,8 +120,18 @@ impl WfxServer {
 
     /// Run one tool; blocking (file reads, a child process).
     pub fn call(&self, name: &str, args: &serde_json::Map<String, Value>) -> CallToolResult {
+        self.call_with(name, args, &Cancel::default())
+    }
+
+    /// [`WfxServer::call`], ended early when `cancel` is cancelled.
+    pub fn call_with(
+        &self,
+        name: &str,
+        args: &serde_json::Map<String, Value>,
+        cancel: &Cancel,
+    ) -> CallToolResult {
         let result = match name {
-            "run_tests" => self.run_tests(args),
+            "run_tests" => self.run_tests(args, cancel),
             "session_status" => arg_str(args, "session").and_then(|s| {
                 crate::commands::status_document(&self.ws(), s).map_err(|e| e.to_string())
             }),
@@ -138,12 +148,18 @@ impl WfxServer {
         }
     }
 
-    fn run_tests(&self, args: &serde_json::Map<String, Value>) -> Result<Value, String> {
+    fn run_tests(
+        &self,
+        args: &serde_json::Map<String, Value>,
+        cancel: &Cancel,
+    ) -> Result<Value, String> {
         let mut cmd = std::process::Command::new(&self.exe);
         cmd.arg("-C")
             .arg(&self.root)
             .args(["--json", "--no-progress", "test"])
             .stdin(std::process::Stdio::null());
+        // Its own process group, so a cancellation ends the test run with it.
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         if args.get("only_failed").and_then(Value::as_bool) == Some(true) {
             cmd.arg("--only-failed");
         }
@@ -154,15 +170,27 @@ impl WfxServer {
                     .iter()
                     .map(|v| v.as_str().ok_or("`args` must be an array of strings"))
                     .collect::<Result<_, _>>()?;
+                for a in &extra {
+                    confined(&self.root, a)?;
+                }
                 if !extra.is_empty() {
                     cmd.arg("--").args(extra);
                 }
             }
             Some(_) => return Err("`args` must be an array of strings".into()),
         }
-        let out = cmd
-            .output()
+        cmd.stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let child = cmd
+            .spawn()
             .map_err(|e| format!("could not run {}: {e}", self.exe.display()))?;
+        cancel.set_pgid(child.id() as i32);
+        let out = child
+            .wait_with_output()
+            .map_err(|e| format!("could not run {}: {e}", self.exe.display()))?;
+        if cancel.is_cancelled() {
+            return Err("cancelled: the test run was ended".into());
+        }
         let doc: Value = serde_json::from_slice(&out.stdout).map_err(|_| {
             format!(
                 "`wfx test` printed no JSON (exit {}): {}",
@@ -231,6 +259,71 @@ impl WfxServer {
     }
 }
 
+/// A cancellation of one tool call: ends the process group of the test run
+/// it started (SIGTERM: `wfx test` ends its runner's group and exits).
+#[derive(Clone, Default)]
+pub struct Cancel(Arc<std::sync::Mutex<(bool, Option<i32>)>>);
+
+impl Cancel {
+    fn set_pgid(&self, pgid: i32) {
+        let mut g = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        g.1 = Some(pgid);
+        if g.0 {
+            crate::process::signal_group(pgid, libc::SIGTERM);
+        }
+    }
+
+    pub fn cancel(&self) {
+        let mut g = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        g.0 = true;
+        if let Some(pgid) = g.1 {
+            crate::process::signal_group(pgid, libc::SIGTERM);
+        }
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).0
+    }
+}
+
+/// `run_tests` arguments stay inside the project: an argument naming a
+/// path (absolute, or climbing out with `..`, also after `--opt=`) outside
+/// the project root is refused, so an agent cannot point the test runner at
+/// files elsewhere on the machine.
+pub fn confined(root: &Path, arg: &str) -> Result<(), String> {
+    let value = match arg.split_once('=') {
+        Some((flag, v)) if flag.starts_with('-') => v,
+        _ => arg,
+    };
+    let path = Path::new(value);
+    let outside = if path.is_absolute() {
+        let resolved = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+        !resolved.starts_with(root)
+    } else {
+        let mut depth: i64 = 0;
+        let mut out = false;
+        for c in path.components() {
+            match c {
+                std::path::Component::ParentDir => depth -= 1,
+                std::path::Component::Normal(_) => depth += 1,
+                _ => {}
+            }
+            out |= depth < 0;
+        }
+        out || root
+            .join(path)
+            .canonicalize()
+            .is_ok_and(|p| !p.starts_with(root))
+    };
+    if outside {
+        return Err(format!(
+            "`args`: {arg:?} points outside the project ({}); run_tests only runs the project's own tests",
+            root.display()
+        ));
+    }
+    Ok(())
+}
+
 /// The analysis of the highest iteration that has one, bounded.
 fn latest_analysis(process_dir: &Path) -> Option<(u32, PathBuf, String)> {
     let latest = std::fs::read_dir(process_dir)
@@ -276,14 +369,33 @@ impl ServerHandler for WfxServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let server = self.clone();
         let name = request.name.to_string();
+        // An unknown tool is invalid params (JSON-RPC -32602), as the MCP
+        // specification says, not a tool's failure.
+        if !TOOLS.contains(&name.as_str()) {
+            return Err(ErrorData::invalid_params(
+                format!("no tool named `{name}` (tools: {})", TOOLS.join(", ")),
+                None,
+            ));
+        }
+        let server = self.clone();
         let args = request.arguments.unwrap_or_default();
-        let result = tokio::task::spawn_blocking(move || server.call(&name, &args))
+        // `notifications/cancelled` cancels the request's token: the test
+        // run (its whole process group) is ended, not left running.
+        let cancel = Cancel::default();
+        let flag = cancel.clone();
+        let ct = context.ct.clone();
+        let watcher = tokio::spawn(async move {
+            ct.cancelled().await;
+            flag.cancel();
+        });
+        let running = cancel.clone();
+        let result = tokio::task::spawn_blocking(move || server.call_with(&name, &args, &running))
             .await
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        watcher.abort();
         Ok(result.into())
     }
 }
@@ -298,10 +410,12 @@ pub fn serve_stdio(root: PathBuf) -> crate::Result<()> {
         .map_err(|e| crate::Error::Internal(format!("tokio runtime: {e}")))?;
     rt.block_on(async move {
         use rmcp::ServiceExt;
-        let running = server
-            .serve(rmcp::transport::stdio())
-            .await
-            .map_err(|e| crate::Error::Internal(format!("MCP initialize: {e}")))?;
+        let running = match server.serve(rmcp::transport::stdio()).await {
+            Ok(r) => r,
+            // The client left before (or while) initializing: a clean end.
+            Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+            Err(e) => return Err(crate::Error::Internal(format!("MCP initialize: {e}"))),
+        };
         running
             .waiting()
             .await

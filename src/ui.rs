@@ -55,8 +55,10 @@ impl Printer {
                 && !args.json
                 && !args.quiet
                 && std::io::stderr().is_terminal(),
+            // On CI nobody is there to hear it (docs/ci.md).
             bell: !args.json
                 && !args.quiet
+                && !crate::ci::on_ci()
                 && std::io::stderr().is_terminal()
                 && bell_wanted(
                     std::env::var("TERM").ok().as_deref(),

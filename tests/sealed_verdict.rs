@@ -213,3 +213,37 @@ fn a_checkout_left_by_a_killed_run_is_swept_on_resume() {
     assert!(!dir.exists(), "the stale checkout was not removed");
     assert_completed_sealed(&env);
 }
+
+/// `wfx test --sealed` runs HEAD in a clean checkout: an uncommitted fix
+/// passes `wfx test` and takes no part in the sealed run; outside git it
+/// is a usage error naming why.
+#[test]
+fn wfx_test_sealed_runs_head_and_not_the_work_tree() {
+    let env = Env::new();
+    env.cycle_project("py-calc", &json!({}));
+    let fixed = std::fs::read_to_string(env.root.join("calc/ops.py"))
+        .unwrap()
+        .replace("    return a / b", "    return None if b == 0 else a / b");
+    env.write("calc/ops.py", &fixed);
+    let in_place = common::wfx_out(&env, &["test", "--json"]);
+    let sealed = common::wfx_out(&env, &["test", "--sealed", "--json"]);
+    let failed = |out: &common::Out| -> u64 {
+        serde_json::from_str::<Value>(&out.stdout).unwrap()["failed"]
+            .as_u64()
+            .unwrap()
+    };
+    assert_eq!(failed(&in_place), 1, "{}", in_place.stderr);
+    assert_eq!(failed(&sealed), 2, "{}", sealed.stderr);
+    assert!(!wfx::git::checkout_dir(&env.root, "wfx-test").exists());
+
+    let bare = Env::new();
+    bare.copy_fixture_project("py-calc");
+    let out = common::wfx_out(&bare, &["test", "--sealed"]);
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr
+            .contains("--sealed: the project is not in a git repository"),
+        "{}",
+        out.stderr
+    );
+}

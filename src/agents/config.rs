@@ -217,14 +217,38 @@ pub fn check(cfg: &Config, file: &str) -> Vec<Problem> {
     for (name, def) in &agents.definitions {
         check_definition(name, def, file, &mut out);
     }
+    // 0 is allowed: no agent call is made at all (docs/configuration.md).
     if let Some(cap) = agents.max_cost_usd
-        && !(cap > 0.0 && cap.is_finite())
+        && !(cap >= 0.0 && cap.is_finite())
     {
         out.push(problem(
             file,
             "/agents/max_cost_usd".into(),
-            format!("must be a positive amount in US dollars, got {cap}"),
+            format!("must be an amount in US dollars (0 or more), got {cap}"),
         ));
+    }
+    for (key, template) in cfg.git.message.templates() {
+        let known = crate::git::template_variables(&key);
+        let pointer = format!("/git/message/{key}");
+        if template.trim().is_empty() {
+            out.push(problem(file, pointer.clone(), "the template is empty"));
+        }
+        for name in crate::agents::vars::referenced(&template) {
+            if !known.contains(&name.as_str()) {
+                out.push(problem(
+                    file,
+                    pointer.clone(),
+                    format!(
+                        "unknown variable ${{{name}}}; known: {}",
+                        known
+                            .iter()
+                            .map(|k| format!("${{{k}}}"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                ));
+            }
+        }
     }
     out
 }
@@ -370,7 +394,7 @@ mod tests {
                     "a/b": { "command": ["run", "${test.ouput}"], "args": ["-v"], "model": "m", "program": "p" },
                     "empty": { "command": "  " }
                 },
-                "max_cost_usd": 0
+                "max_cost_usd": -1
             }
         }));
         let got: Vec<String> = check(&c, "wfx.json")
@@ -392,7 +416,7 @@ mod tests {
                 "/agents/definitions/both give either `preset` or `command`, not both",
                 "/agents/definitions/empty/command the command is empty",
                 "/agents/definitions/neither needs `preset` (claude, gemini, qwen, codex, opencode) or `command`",
-                "/agents/max_cost_usd must be a positive amount in US dollars, got 0",
+                "/agents/max_cost_usd must be an amount in US dollars (0 or more), got -1",
             ]
         );
     }

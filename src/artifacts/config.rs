@@ -48,6 +48,62 @@ pub struct GitConfig {
     /// message lists the iterations; refused (and said so) when commits of
     /// anyone else lie between them.
     pub squash: bool,
+    /// How wfx writes its commit messages (docs/git.md): the convention,
+    /// and templates that override the subject of each kind of commit.
+    pub message: MessageConfig,
+}
+
+/// `git.message`: the convention of wfx's commit subjects and templates
+/// that override them. The `Wfx-*` trailers are always added.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct MessageConfig {
+    /// `auto`: Conventional Commits when the repository uses commitlint,
+    /// commitizen or a Conventional Commits history, else wfx's plain
+    /// `test-cycle: …` subjects; `conventional` or `plain` to choose.
+    pub convention: ConventionChoice,
+    /// Subject of the commit of generated tests. Variables: `${type}`,
+    /// `${scope}`, `${summary}`, `${session.id}`, `${iteration}`, `${files}`.
+    pub tests: Option<String>,
+    /// Subject of a fix attempt's commit. Variables: those of `tests` and
+    /// `${strategy}`, `${pass.before}`, `${pass.after}`.
+    pub fix: Option<String>,
+    /// Subject of a rollback (a revert). Variables: `${type}`, `${scope}`,
+    /// `${summary}`, `${session.id}`, `${iteration}`, `${reason}`.
+    pub rollback: Option<String>,
+    /// Subject of the final commit (and of the squashed one). Variables:
+    /// `${type}`, `${scope}`, `${summary}`, `${session.id}`,
+    /// `${iteration}`, `${outcome}`, `${pass}`, `${attempts}`.
+    #[serde(rename = "final")]
+    pub final_: Option<String>,
+}
+
+impl MessageConfig {
+    /// `(key, template)` of every template given.
+    pub fn templates(&self) -> Vec<(String, String)> {
+        [
+            ("tests", &self.tests),
+            ("fix", &self.fix),
+            ("rollback", &self.rollback),
+            ("final", &self.final_),
+        ]
+        .into_iter()
+        .filter_map(|(k, t)| t.clone().map(|t| (k.to_string(), t)))
+        .collect()
+    }
+}
+
+/// `git.message.convention`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ConventionChoice {
+    /// Detected from the repository.
+    #[default]
+    Auto,
+    /// Conventional Commits.
+    Conventional,
+    /// wfx's own `test-cycle: …` subjects.
+    Plain,
 }
 
 /// `git.artifacts`: which session files are committed (DESIGN.md §10.7).
@@ -72,6 +128,7 @@ impl Default for GitConfig {
             hooks: true,
             artifacts: ArtifactPolicy::All,
             squash: false,
+            message: MessageConfig::default(),
         }
     }
 }

@@ -64,6 +64,13 @@ pub struct AgentReport {
     pub verified_version: Option<&'static str>,
     pub flags: Vec<FlagCheck>,
     pub problems: Vec<Problem>,
+    /// The Node.js version the CLI declares (`engines.node` of its
+    /// `package.json`), when it declares one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node_required: Option<String>,
+    /// What may go wrong although nothing stops the agent from starting
+    /// (a Node.js older than the CLI declares).
+    pub warnings: Vec<String>,
 }
 
 impl AgentReport {
@@ -186,6 +193,99 @@ pub fn preset_problems(
         .collect()
 }
 
+/// Flags the user's `args` pass that the preset passes already
+/// (`--sandbox` next to codex's own `--sandbox workspace-write`): the CLI
+/// refuses the second one or takes one of them silently.
+pub fn clashing_flags(name: &str, args: &[Arg]) -> Vec<Problem> {
+    let preset_flag = |f: &str| {
+        args.iter().find_map(|a| match a {
+            Arg::Flag(p) if *p == f => Some(p.to_string()),
+            Arg::Value { flag, value, .. } if *flag == f => Some(format!("{flag} {value}")),
+            _ => None,
+        })
+    };
+    let mut out: Vec<Problem> = Vec::new();
+    for a in args {
+        let Arg::Extra(e) = a else { continue };
+        let flag = e.split('=').next().unwrap_or(e);
+        if !flag.starts_with('-') || flag.len() < 2 {
+            continue;
+        }
+        if let Some(given) = preset_flag(flag) {
+            let p = Problem {
+                message: format!(
+                    "agents.definitions.{name}.args passes `{flag}`, which the preset already passes (`{given}`)"
+                ),
+                fix: format!(
+                    "remove {flag} from agents.definitions.{name}.args (the preset sets it for each role)"
+                ),
+            };
+            if !out.contains(&p) {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+/// Whether Node.js `version` (`v20.20.2`) satisfies `range` as npm
+/// writes `engines.node` (`>=22`, `>=20.0.0 <23`, `^20.19 || >=22.12`);
+/// `None` when the range has a form this does not read.
+pub fn node_satisfies(version: &str, range: &str) -> Option<bool> {
+    let parse = |v: &str| -> Option<(u64, u64, u64)> {
+        let v = v.trim().trim_start_matches('v');
+        let mut it = v.split('.').map(|p| p.trim().parse::<u64>());
+        let major = it.next()?.ok()?;
+        let minor = it.next().unwrap_or(Ok(0)).ok()?;
+        let patch = it.next().unwrap_or(Ok(0)).ok()?;
+        Some((major, minor, patch))
+    };
+    let have = parse(version)?;
+    let mut any = false;
+    for alt in range.split("||") {
+        let mut all = true;
+        let words: Vec<&str> = alt.split_whitespace().collect();
+        if words.is_empty() {
+            return None;
+        }
+        for w in words {
+            let (op, v) = [">=", "<=", ">", "<", "^", "~", "="]
+                .iter()
+                .find_map(|op| w.strip_prefix(op).map(|v| (*op, v)))
+                .unwrap_or(("=", w));
+            let want = parse(v)?;
+            let ok = match op {
+                ">=" => have >= want,
+                ">" => have > want,
+                "<=" => have <= want,
+                "<" => have < want,
+                "^" => have.0 == want.0 && have >= want,
+                "~" => have.0 == want.0 && have.1 == want.1 && have >= want,
+                _ => have.0 == want.0 && (v.matches('.').count() < 1 || have.1 == want.1),
+            };
+            all &= ok;
+        }
+        any |= all;
+    }
+    Some(any)
+}
+
+/// `engines.node` of the npm package that holds `exe` (found by walking
+/// up from the program's real path to the `package.json` named `package`).
+fn declared_node(exe: &Path, package: &str) -> Option<String> {
+    let real = exe.canonicalize().ok()?;
+    for dir in real.ancestors().skip(1) {
+        let file = dir.join("package.json");
+        if let Ok(text) = std::fs::read_to_string(&file)
+            && let Ok(v) = serde_json::from_str::<serde_json::Value>(&text)
+            && v["name"] == package
+        {
+            return v["engines"]["node"].as_str().map(str::to_string);
+        }
+    }
+    None
+}
+
 /// Run `program args…` briefly; its output (stdout and stderr) when it
 /// could be started.
 fn probe(program: &Path, args: &[&str], cwd: &Path) -> Option<String> {
@@ -286,7 +386,29 @@ fn check(
                     .collect();
                 flags = check_flags(&help, &args);
             }
-            let problems = preset_problems(
+            let args: Vec<Arg> = checked_roles
+                .iter()
+                .flat_map(|r| presets::args(*p, *r, agent.model.as_deref(), &agent.args))
+                .collect();
+            let node_required = path.as_deref().and_then(|e| declared_node(e, info.package));
+            let mut warnings = Vec::new();
+            if let Some(range) = &node_required {
+                let node = which("node", path_var, cwd)
+                    .and_then(|n| probe(&n, &["--version"], cwd))
+                    .map(|v| v.trim().to_string());
+                match node.as_deref().map(|v| (v, node_satisfies(v, range))) {
+                    Some((v, Some(false))) => warnings.push(format!(
+                        "{} declares Node.js {range} (engines.node of its package.json); node on PATH is {v}: it may fail at start or in the middle of a call. Fix: install Node.js {range}",
+                        info.package
+                    )),
+                    None => warnings.push(format!(
+                        "{} declares Node.js {range} (engines.node of its package.json) and no node is on PATH",
+                        info.package
+                    )),
+                    _ => {}
+                }
+            }
+            let mut problems = preset_problems(
                 &agent.name,
                 *p,
                 path.is_some(),
@@ -294,6 +416,7 @@ fn check(
                 version.as_deref(),
                 &flags,
             );
+            problems.extend(clashing_flags(&agent.name, &args));
             AgentReport {
                 name: agent.name.clone(),
                 kind: p.as_str().to_string(),
@@ -305,6 +428,8 @@ fn check(
                 verified_version: Some(info.verified),
                 flags,
                 problems,
+                node_required,
+                warnings,
             }
         }
         AgentKind::Command(spec) => {
@@ -340,6 +465,8 @@ fn check(
                 verified_version: None,
                 flags: Vec::new(),
                 problems,
+                node_required: None,
+                warnings: Vec::new(),
             }
         }
     }
@@ -433,6 +560,9 @@ pub fn render(reports: &[AgentReport], config_shown: &str) -> String {
         }
         for p in &r.problems {
             out.push_str(&format!("  problem: {}\n    fix: {}\n", p.message, p.fix));
+        }
+        for w in &r.warnings {
+            out.push_str(&format!("  warning: {w}\n"));
         }
     }
     let broken: Vec<&str> = reports
@@ -530,6 +660,49 @@ mod tests {
                 ("-p".into(), None, true, false),
             ]
         );
+    }
+
+    #[test]
+    fn a_flag_the_preset_passes_already_is_a_problem() {
+        let args = presets::args(
+            Preset::Codex,
+            Role::Fix,
+            None,
+            &[
+                "--sandbox".into(),
+                "nonsense".into(),
+                "--color=never".into(),
+            ],
+        );
+        let p = clashing_flags("cx", &args);
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert!(
+            p[0].message.starts_with("agents.definitions.cx.args passes `--sandbox`, which the preset already passes (`--sandbox workspace-write`)"),
+            "{}",
+            p[0].message
+        );
+        assert_eq!(
+            clashing_flags(
+                "g",
+                &presets::args(Preset::Gemini, Role::Fix, None, &["--debug".into()])
+            ),
+            []
+        );
+    }
+
+    #[test]
+    fn node_ranges_as_npm_writes_them() {
+        for (v, range, want) in [
+            ("v20.20.2", ">=22", Some(false)),
+            ("v22.12.0", ">=22", Some(true)),
+            ("v20.20.2", ">=18.0.0", Some(true)),
+            ("v20.20.2", ">=20.0.0 <21", Some(true)),
+            ("v21.1.0", "^20.19 || >=22.12", Some(false)),
+            ("v20.19.1", "^20.19 || >=22.12", Some(true)),
+            ("v20.20.2", "lts/*", None),
+        ] {
+            assert_eq!(node_satisfies(v, range), want, "{v} {range}");
+        }
     }
 
     #[test]

@@ -14,6 +14,33 @@ use crate::testing::results::failing_ids;
 use crate::testing::{self, RunRequest};
 use crate::ui::Style;
 
+/// `--sealed`: `HEAD` in a clean checkout outside the project, with the
+/// dependency directories and the small untracked or ignored files there
+/// now (as a session's start would record them).
+fn open_sealed(ctx: &Ctx) -> Result<crate::engine::step::Sealed> {
+    let cp = crate::git::Checkpoints::open(&ctx.ws.root)?;
+    let refuse = || {
+        Error::usage(
+            "--sealed: the project is not in a git repository with a commit; there is nothing to check out",
+        )
+    };
+    if !cp.is_repo() {
+        return Err(refuse());
+    }
+    // A checkout an interrupted `wfx test --sealed` left.
+    crate::git::sweep_checkout(&ctx.ws.root, "wfx-test");
+    let now = chrono::Utc::now();
+    let req = crate::engine::step::SealRequest {
+        paths: Vec::new(),
+        since: now,
+        until: now,
+        message: "wfx test --sealed".into(),
+        environment: cp.sealed_environment()?,
+    };
+    crate::engine::real::open_sealed(&cp, &ctx.ws.root, &ctx.ws.root, "wfx-test", &req)?
+        .ok_or_else(refuse)
+}
+
 pub fn run(ctx: &Ctx, args: TestArgs) -> Result<Exit> {
     let config = ctx.ws.load_config()?;
     let detected = testing::detect(&ctx.ws.root, &config.test).ok_or_else(|| {
@@ -42,7 +69,7 @@ pub fn run(ctx: &Ctx, args: TestArgs) -> Result<Exit> {
             ctx.ui
                 .status("the previous run had no failures; nothing to re-run");
             print(ctx, &prev);
-            return Ok(exit_for(&prev));
+            return Ok(finish(ctx, &prev, args.junit.as_deref()));
         }
         if ids.is_empty() {
             ctx.ui
@@ -57,6 +84,11 @@ pub fn run(ctx: &Ctx, args: TestArgs) -> Result<Exit> {
     }
 
     crate::process::install_interrupt_handler();
+    let sealed = if args.sealed {
+        Some(open_sealed(ctx)?)
+    } else {
+        None
+    };
     let shown_command = match &subset {
         Some(ids) => format!("{} ({} failing tests)", detected.command, ids.len()),
         None => detected.command.clone(),
@@ -66,20 +98,37 @@ pub fn run(ctx: &Ctx, args: TestArgs) -> Result<Exit> {
         ctx.ui.paint(Style::Bold, "running"),
         detected.framework
     ));
+    if let Some(s) = &sealed {
+        ctx.ui.status(format!(
+            "sealed: on {} in a clean checkout (uncommitted changes take no part)",
+            &s.commit[..s.commit.len().min(10)]
+        ));
+    }
     let (spinner, progress) = ctx.ui.test_spinner(&shown_command);
     let mut req = RunRequest::new(
-        &ctx.ws.root,
+        sealed.as_ref().map_or(&ctx.ws.root, |s| &s.root),
         detected,
         cache.join("junit"),
         cache.join("test-output.log"),
     );
     req.subset = subset;
-    req.extra_args = args.extra;
+    req.extra_args = args.extra.clone();
     req.timeout = Some(Duration::from_secs(config.test.timeout_s));
     req.previous = previous.as_ref();
     req.progress = progress;
+    if let Some(s) = &sealed {
+        req.env = s.env.clone();
+    }
     let outcome = testing::run_tests(req);
     drop(spinner);
+    if let Some(s) = &sealed {
+        crate::git::remove_checkout(&s.dir).map_err(|e| Error::io(&s.dir, e))?;
+    }
+    // The log is the project's, whatever directory the tests ran in.
+    let outcome = outcome.map(|mut r| {
+        r.output_log = Some(ctx.ws.rel(&cache.join("test-output.log")));
+        r
+    });
     let mut results = outcome?;
     if results.scope == Scope::Affected
         && let Some(prev) = &previous
@@ -88,7 +137,14 @@ pub fn run(ctx: &Ctx, args: TestArgs) -> Result<Exit> {
     }
     store::write_json(&results_path, &results)?;
     print(ctx, &results);
-    Ok(exit_for(&results))
+    Ok(finish(ctx, &results, args.junit.as_deref()))
+}
+
+/// `--junit`, and on CI what GitHub reads (docs/ci.md); the exit code.
+fn finish(ctx: &Ctx, results: &TestResults, junit: Option<&std::path::Path>) -> Exit {
+    let exit = exit_for(results);
+    crate::ci::publish::after_test(&ctx.ws, results, exit.code(), junit, ctx.ui);
+    exit
 }
 
 /// 0 when everything passed and the command exited 0, else 1.

@@ -15,7 +15,7 @@ pub fn run(ctx: &Ctx, args: TestCycleExecuteArgs) -> Result<Exit> {
         watch: args.watch,
     };
     let outcome = cycle::run(&ctx.ws, &req, ctx.ui)?;
-    Ok(print(ctx, &outcome))
+    Ok(finish(ctx, &outcome, args.pipeline.junit.as_deref()))
 }
 
 /// The phase-5 flags as recorded in a session.
@@ -31,10 +31,12 @@ pub fn options(p: &PipelineArgs) -> CycleOptions {
 }
 
 /// The result for people on stdout (with `--json` the engine's final
-/// `done` event said it). Returns the exit code.
-pub fn print(ctx: &Ctx, ending: &Ending) -> Exit {
+/// `done` event said it), then `--junit` and, on CI, what GitHub reads
+/// (docs/ci.md). Returns the exit code.
+pub fn finish(ctx: &Ctx, ending: &Ending, junit: Option<&std::path::Path>) -> Exit {
     for line in &ending.lines {
         ctx.ui.out(line);
     }
+    crate::ci::publish::after_session(&ctx.ws, &ending.done, junit, ctx.ui);
     ending.exit
 }

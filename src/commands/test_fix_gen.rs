@@ -80,6 +80,12 @@ pub fn run(ctx: &Ctx, args: TestFixGenArgs) -> Result<Exit> {
             .out(phases::render_summary(&ctx.ws, &shown)?.trim_end());
     }
     if !continue_cycle {
+        if let Some(path) = &p.junit {
+            ctx.ui.warn(format!(
+                "--junit: planning runs no test, so {} was not written",
+                path.display()
+            ));
+        }
         return Ok(Exit::Success);
     }
     if !ctx.ui.is_json() {
@@ -94,5 +100,9 @@ pub fn run(ctx: &Ctx, args: TestFixGenArgs) -> Result<Exit> {
         },
         ctx.ui,
     )?;
-    Ok(test_cycle_execute::print(ctx, &outcome))
+    Ok(test_cycle_execute::finish(
+        ctx,
+        &outcome,
+        p.junit.as_deref(),
+    ))
 }

@@ -398,43 +398,55 @@ pub enum RollbackCause {
     CallFailed,
 }
 
+/// The message of fix attempt N's commit (plain:
 /// `test-cycle: iteration N - <strategy> strategy (pass: <old>% → <new>%)`;
-/// a person's fix (no strategy: manual mode) is `… - manual fix (…)`.
+/// a person's fix, with no strategy, is `… - manual fix (…)`).
 pub fn fix_commit_message(
+    style: &crate::git::MessageStyle,
+    session: &str,
     iteration: u32,
     strategy: Option<Strategy>,
-    old: f64,
-    new: f64,
+    (old, new): (f64, f64),
+    paths: &[String],
 ) -> String {
-    let by = match strategy {
-        Some(s) => format!("{s} strategy"),
-        None => "manual fix".to_string(),
+    let subject = crate::git::Subject::Fix {
+        iteration,
+        strategy: strategy.map(|s| s.to_string()),
+        before: old,
+        after: new,
+        paths,
     };
-    format!("test-cycle: iteration {iteration} - {by} (pass: {old:.1}% → {new:.1}%)")
+    style.message(&subject, session, "")
 }
 
-/// `test-cycle: rollback iteration N - regression detected (pass: <new>% < <old>%)`;
-/// a drop in the number of tests and rejected test edits say so instead.
+/// The message of fix attempt N's rollback (plain: `test-cycle: rollback
+/// iteration N - regression detected (pass: <new>% < <old>%)`); a drop in
+/// the number of tests and rejected test edits say so instead.
 pub fn rollback_commit_message(
+    style: &crate::git::MessageStyle,
+    session: &str,
     iteration: u32,
     cause: &RollbackCause,
     old: f64,
     new: f64,
 ) -> String {
-    match cause {
-        RollbackCause::Regression(Regression::TestsRemoved { from, to }) => format!(
-            "test-cycle: rollback iteration {iteration} - regression detected (tests: {to} < {from})"
-        ),
-        RollbackCause::Regression(Regression::PassRateDrop { .. }) => format!(
-            "test-cycle: rollback iteration {iteration} - regression detected (pass: {new:.1}% < {old:.1}%)"
-        ),
-        RollbackCause::TestEdits(why) => {
-            format!("test-cycle: rollback iteration {iteration} - test edits rejected ({why})")
+    let reason = match cause {
+        RollbackCause::Regression(Regression::TestsRemoved { from, to }) => {
+            format!("regression detected (tests: {to} < {from})")
         }
-        RollbackCause::CallFailed => format!(
-            "test-cycle: undo iteration {iteration} - the fix call failed and changed no result (pass: {new:.1}%)"
-        ),
-    }
+        RollbackCause::Regression(Regression::PassRateDrop { .. }) => {
+            format!("regression detected (pass: {new:.1}% < {old:.1}%)")
+        }
+        RollbackCause::TestEdits(why) => format!("test edits rejected ({why})"),
+        RollbackCause::CallFailed => {
+            format!("the fix call failed and changed no result (pass: {new:.1}%)")
+        }
+    };
+    style.message(
+        &crate::git::Subject::Rollback { iteration, reason },
+        session,
+        "",
+    )
 }
 
 /// The `outcome` of a fix attempt in fix-history.json, from the run that
@@ -477,6 +489,10 @@ pub struct SettleInput<'a> {
     /// for a person's fix, which follows no agent strategy.
     pub strategy: Option<Strategy>,
     pub limits: &'a Limits,
+    /// How the commit and rollback messages are written, and the session
+    /// they name.
+    pub messages: &'a crate::git::MessageStyle,
+    pub session: &'a str,
     /// Earlier fixes kept since the last full run whose retest ended on a
     /// subset ([`unchecked_fixes`]): what a run finds broken may be theirs.
     pub unchecked: &'a [u32],
@@ -586,7 +602,14 @@ pub fn settle(i: &SettleInput) -> Settlement {
     let commit = (has_fix_to_undo && !undo_uncommitted).then(|| PendingCommit {
         kind: CommitPurpose::Fix,
         iteration: k,
-        message: fix_commit_message(k, i.strategy, i.base.pass_rate, i.merged.pass_rate),
+        message: fix_commit_message(
+            i.messages,
+            i.session,
+            k,
+            i.strategy,
+            (i.base.pass_rate, i.merged.pass_rate),
+            &i.fix.commit_paths,
+        ),
         paths: i.fix.commit_paths.clone(),
         run: None,
         restore: None,
@@ -601,7 +624,14 @@ pub fn settle(i: &SettleInput) -> Settlement {
         PendingCommit {
             kind: CommitPurpose::Rollback,
             iteration: k,
-            message: rollback_commit_message(k, &cause, i.base.pass_rate, i.merged.pass_rate),
+            message: rollback_commit_message(
+                i.messages,
+                i.session,
+                k,
+                &cause,
+                i.base.pass_rate,
+                i.merged.pass_rate,
+            ),
             paths: Vec::new(),
             run: Some(i.run.run),
             restore: if undo_uncommitted {
@@ -1263,12 +1293,22 @@ mod tests {
 
     #[test]
     fn commit_messages() {
+        let plain = crate::git::MessageStyle::default();
         assert_eq!(
-            fix_commit_message(2, Some(Strategy::Conservative), 60.0, 85.0),
+            fix_commit_message(
+                &plain,
+                "WFS-x",
+                2,
+                Some(Strategy::Conservative),
+                (60.0, 85.0),
+                &[]
+            ),
             "test-cycle: iteration 2 - conservative strategy (pass: 60.0% → 85.0%)"
         );
         assert_eq!(
             rollback_commit_message(
+                &plain,
+                "WFS-x",
                 3,
                 &RollbackCause::Regression(Regression::PassRateDrop {
                     from: 85.0,
@@ -1281,6 +1321,8 @@ mod tests {
         );
         assert_eq!(
             rollback_commit_message(
+                &plain,
+                "WFS-x",
                 1,
                 &RollbackCause::Regression(Regression::TestsRemoved { from: 12, to: 11 }),
                 80.0,
@@ -1290,6 +1332,8 @@ mod tests {
         );
         assert_eq!(
             rollback_commit_message(
+                &plain,
+                "WFS-x",
                 1,
                 &RollbackCause::TestEdits("skip added".into()),
                 80.0,
@@ -1484,6 +1528,8 @@ mod tests {
         ];
         for c in cases {
             let s = settle(&SettleInput {
+                messages: &crate::git::MessageStyle::default(),
+                session: "WFS-test",
                 fix_iteration: 1,
                 run: &run,
                 base: &base,
@@ -1508,6 +1554,8 @@ mod tests {
         }
         // Tests removed: a regression that records a count_dropped edit.
         let s = settle(&SettleInput {
+            messages: &crate::git::MessageStyle::default(),
+            session: "WFS-test",
             fix_iteration: 1,
             run: &run,
             base: &base,
@@ -1550,6 +1598,8 @@ mod tests {
         let the_fix = fix(None, &["src/a.py"]);
         let judge = |merged: &TestResults, unchecked: &[u32]| {
             settle(&SettleInput {
+                messages: &crate::git::MessageStyle::default(),
+                session: "WFS-test",
                 fix_iteration: 3,
                 run: &run,
                 base: &base,

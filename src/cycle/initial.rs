@@ -228,9 +228,12 @@ pub fn observe(m: &CycleMachine, s: &mut CycleState, what: Observed, out: &mut V
             s.iter.pending_commit = Some(PendingCommit {
                 kind: CommitPurpose::Tests,
                 iteration: 0,
-                message: format!(
-                    "test-cycle: generated tests (IMPL-001, {} file(s))",
-                    insp.commit_paths.len()
+                message: m.messages.message(
+                    &crate::git::Subject::Tests {
+                        files: insp.commit_paths.len(),
+                    },
+                    &m.id,
+                    "",
                 ),
                 paths: insp.commit_paths,
                 run: None,

@@ -37,7 +37,7 @@ use crate::engine::step::{
 };
 use crate::engine::{Machine, duration, policy};
 use crate::error::{Exit, Result};
-use crate::git::{CommitKind, Trailers};
+use crate::git::{CommitKind, Subject, Trailers};
 use crate::render::Renderer;
 use crate::session::{Location, SessionPaths, Workspace};
 use crate::testing::Detected;
@@ -63,6 +63,9 @@ pub struct CycleMachine {
     pub analysis_text: String,
     /// Commits are made (a git repository, commits not turned off).
     pub repo: bool,
+    /// How the commit messages are written (`git.message`, the
+    /// repository's convention).
+    pub messages: crate::git::MessageStyle,
     /// Test file → the source files it exercises (the context package's
     /// `test_coverage.existing_tests[]`), for the affected-tests tier.
     pub import_map: Vec<(String, Vec<String>)>,
@@ -787,16 +790,7 @@ impl CycleMachine {
         let last = s.iter.iterations.last();
         let pass = last.map_or(0.0, |r| r.pass_rate);
         let commit = (self.repo && !self.worktree).then(|| {
-            let subject = format!(
-                "test-cycle: session {id} {} (pass: {pass:.1}%, {} fix attempt(s))",
-                if partial {
-                    "partial success"
-                } else {
-                    "completed"
-                },
-                s.attempts()
-            );
-            let mut body = vec![String::new()];
+            let mut body = Vec::new();
             for r in &s.iter.iterations {
                 body.push(format!(
                     "- iteration {}: {:.1}% ({}){}",
@@ -815,7 +809,17 @@ impl CycleMachine {
             CommitRequest {
                 paths,
                 session_dir: Some(self.rel(&archived.dir)),
-                message: format!("{subject}\n{}", body.join("\n")),
+                message: self.messages.message(
+                    &Subject::Final {
+                        session: id,
+                        partial,
+                        pass,
+                        attempts: s.attempts(),
+                        squashed: false,
+                    },
+                    id,
+                    &body.join("\n"),
+                ),
                 trailers: Trailers::new(
                     id.clone(),
                     last.map_or(0, |r| r.iteration),
@@ -824,7 +828,7 @@ impl CycleMachine {
             }
         });
         let squash = (self.repo && self.config.git.squash).then(|| SquashRequest {
-            message: squash_message(id, partial, pass, s),
+            message: squash_message(&self.messages, id, partial, pass, s),
             trailers: Trailers::new(
                 id.clone(),
                 last.map_or(0, |r| r.iteration),
@@ -2017,6 +2021,8 @@ impl CycleMachine {
                     .unwrap_or(Strategy::Conservative)
             }),
             limits: &self.limits,
+            messages: &self.messages,
+            session: &self.id,
             unchecked: &decide::unchecked_fixes(&s.iter.iterations, n),
         });
         if let Some(drop) = &settled.unattributed {
@@ -2287,19 +2293,14 @@ impl CycleMachine {
 
 /// The message of the one commit `git.squash` leaves: what the session
 /// did, iteration by iteration, fixes and rollbacks included.
-fn squash_message(id: &str, partial: bool, pass: f64, s: &CycleState) -> String {
-    let mut lines = vec![
-        format!(
-            "test-cycle: session {id} {} (pass: {pass:.1}%, {} fix attempt(s), squashed)",
-            if partial {
-                "partial success"
-            } else {
-                "completed"
-            },
-            s.attempts()
-        ),
-        String::new(),
-    ];
+fn squash_message(
+    style: &crate::git::MessageStyle,
+    id: &str,
+    partial: bool,
+    pass: f64,
+    s: &CycleState,
+) -> String {
+    let mut lines = Vec::new();
     for e in &s.history.entries {
         let rate = |r: Option<f64>| r.map_or("?".to_string(), |r| format!("{r:.1}%"));
         lines.push(format!(
@@ -2317,7 +2318,17 @@ fn squash_message(id: &str, partial: bool, pass: f64, s: &CycleState) -> String 
             }
         ));
     }
-    lines.join("\n")
+    style.message(
+        &Subject::Final {
+            session: id,
+            partial,
+            pass,
+            attempts: s.attempts(),
+            squashed: true,
+        },
+        id,
+        &lines.join("\n"),
+    )
 }
 
 /// Results of no run (a baseline that is missing).

@@ -267,7 +267,17 @@ pub fn run(ws: &Workspace, req: &CycleRequest, ui: &Printer) -> Result<Ending> {
     let analysis_text = std::fs::read_to_string(sref.paths.analysis_results()).unwrap_or_default();
     let results = load_results(ws, &sref.paths, &iter)?;
 
-    let watch = req.watch && fix_agent.is_none();
+    let on_ci = crate::ci::on_ci();
+    if req.watch && fix_agent.is_none() && on_ci {
+        // Nobody saves a file on CI: the pause (exit 3) says what to fix.
+        sinks.emit(
+            &Event::warning(
+                "--watch is ignored on CI (CI=true): nobody is there to make the fix; the session pauses (exit 3) instead",
+            ),
+            Utc::now(),
+        );
+    }
+    let watch = req.watch && fix_agent.is_none() && !on_ci;
     let machine = CycleMachine {
         ws: Workspace::new(ws.root.clone()),
         id: sref.id().to_string(),
@@ -281,6 +291,7 @@ pub fn run(ws: &Workspace, req: &CycleRequest, ui: &Printer) -> Result<Ending> {
         renderer: Arc::new(Renderer::new(Some(&ws.templates_dir()))),
         analysis_text,
         repo: cp.is_repo(),
+        messages: crate::git::convention::style(&root, &config.git.message),
         import_map: import_map(&sref.paths),
         related: crate::testing::run::related_setup(&root, &config.test),
         watch,

@@ -97,6 +97,7 @@ fn harness(fixer: bool, limits: Limits, cap: Option<f64>) -> Harness {
             ..Detected::new(Framework::Pytest, "python -m pytest")
         }),
         renderer: Arc::new(Renderer::new(None)),
+        messages: Default::default(),
         analysis_text: String::new(),
         repo: true,
         watch: false,

@@ -116,8 +116,8 @@ pub fn run<M: Machine>(
             Err(Error::Interrupted(during)) => {
                 Observed::Paused(PauseReason::Interrupted { during })
             }
-            Err(Error::Hook { hook, output }) => {
-                Observed::Paused(PauseReason::HookFailed { hook, output })
+            Err(Error::Hook { hook, path, output }) => {
+                Observed::Paused(PauseReason::HookFailed { hook, path, output })
             }
             Err(e) => return Err(e),
         };

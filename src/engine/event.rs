@@ -358,7 +358,7 @@ pub fn delta_text(prev: Option<f64>, cur: f64) -> String {
 /// ` $0.12` for a reported cost.
 pub fn cost_text(cost: Option<f64>) -> String {
     match cost {
-        Some(c) => format!(" ${c:.2}"),
+        Some(c) => format!(" {}", crate::money::usd(c)),
         None => String::new(),
     }
 }
@@ -831,6 +831,7 @@ mod tests {
         assert_eq!(delta_text(Some(82.0), 78.5), " (-3.5)");
         assert_eq!(delta_text(Some(80.0), 80.0), " (±0.0)");
         assert_eq!(cost_text(Some(0.123)), " $0.12");
+        assert_eq!(cost_text(Some(0.0078)), " $0.0078");
         assert_eq!(cost_text(None), "");
     }
 

@@ -39,9 +39,15 @@ pub fn pause_for(call: &CallRecord, role: Role, doing: &str) -> Option<PauseReas
 /// dollars, from the session's own records) has reached `cap`.
 pub fn cost_cap(spent: f64, cap: Option<f64>) -> Option<String> {
     let cap = cap?;
+    if cap == 0.0 {
+        return Some(
+            "agents.max_cost_usd is 0: no agent call is made (set a cap above 0 in .workflow/wfx.json to allow paid calls)".into(),
+        );
+    }
     (spent >= cap).then(|| {
+        let (spent, cap) = crate::money::usd_pair(spent, cap);
         format!(
-            "agent cost cap reached: ${spent:.2} spent of agents.max_cost_usd ${cap:.2}; no further agent calls are made (raise the cap in .workflow/wfx.json to continue)"
+            "agent cost cap reached: {spent} spent of agents.max_cost_usd {cap}; no further agent calls are made (raise the cap in .workflow/wfx.json to continue)"
         )
     })
 }
@@ -119,6 +125,19 @@ mod tests {
         assert!(
             cost_cap(0.04, Some(0.04)).is_some(),
             "reached, not exceeded"
+        );
+        // The case: rounding to cents made 0.0078 of 0.005 read
+        // "$0.01 spent of $0.01".
+        assert!(
+            cost_cap(0.0078, Some(0.005)).unwrap().starts_with(
+                "agent cost cap reached: $0.0078 spent of agents.max_cost_usd $0.005;"
+            )
+        );
+        // 0: no call at all, not even a free first one.
+        assert!(
+            cost_cap(0.0, Some(0.0))
+                .unwrap()
+                .contains("no agent call is made")
         );
     }
 }

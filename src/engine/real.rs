@@ -250,51 +250,13 @@ impl Ports for RealPorts<'_> {
     }
 
     fn seal(&mut self, req: &super::step::SealRequest) -> Result<Option<super::step::Sealed>> {
-        let Some(commit) = self.cp.seal(&req.paths, &req.message)? else {
-            return Ok(None);
-        };
         let session = self
             .txn
             .dir()
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let dir = crate::git::checkout_dir(&self.ws.root, &session);
-        let co = self
-            .cp
-            .checkout_sealed(&commit, &dir, &req.environment.dependency_dirs)?;
-        // Small files outside the commit there at the start take part
-        // while they still hold what they held then (a generated
-        // `_version.py`, an untracked helper the test command runs).
-        for f in &req.environment.start_files {
-            let from = self.root.join(&f.path);
-            if !std::fs::symlink_metadata(&from).is_ok_and(|m| m.is_file()) {
-                continue;
-            }
-            let same = git2::Oid::hash_file(git2::ObjectType::Blob, &from)
-                .is_ok_and(|id| id.to_string() == f.blob);
-            let to = co.root.join(&f.path);
-            if same && std::fs::symlink_metadata(&to).is_err() {
-                if let Some(parent) = to.parent() {
-                    std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
-                }
-                std::fs::copy(&from, &to).map_err(|e| Error::io(&to, e))?;
-            }
-        }
-        let env = sealed_env(&SealedEnvInput {
-            project: &self.root,
-            checkout: &co.root,
-            cargo: self.root.join("Cargo.toml").is_file(),
-            src_dir: co.root.join("src").is_dir(),
-            cargo_target_dir: std::env::var_os("CARGO_TARGET_DIR").is_some(),
-            python_path: std::env::var("PYTHONPATH").ok(),
-        });
-        Ok(Some(super::step::Sealed {
-            commit: co.commit,
-            dir: co.dir,
-            root: co.root,
-            env,
-        }))
+        open_sealed(&self.cp, &self.ws.root, &self.root, &session, req)
     }
 
     fn unseal(
@@ -428,6 +390,57 @@ impl Ports for RealPorts<'_> {
         };
         super::tamper::undo_tree(&self.cp, tree)
     }
+}
+
+/// A sealed checkout for `req` (DESIGN.md §11.1): the commit of its paths
+/// on top of `HEAD`, checked out outside the project as the checkout of
+/// `name` (a session id), with the dependency directories linked, the
+/// small files outside the commit that still hold what they held at the
+/// start copied in, and the run's environment. `None` without a commit.
+pub fn open_sealed(
+    cp: &Checkpoints,
+    project: &Path,
+    root: &Path,
+    name: &str,
+    req: &super::step::SealRequest,
+) -> Result<Option<super::step::Sealed>> {
+    let Some(commit) = cp.seal(&req.paths, &req.message)? else {
+        return Ok(None);
+    };
+    let dir = crate::git::checkout_dir(project, name);
+    let co = cp.checkout_sealed(&commit, &dir, &req.environment.dependency_dirs)?;
+    // Small files outside the commit there at the start take part while
+    // they still hold what they held then (a generated `_version.py`, an
+    // untracked helper the test command runs).
+    for f in &req.environment.start_files {
+        let from = root.join(&f.path);
+        if !std::fs::symlink_metadata(&from).is_ok_and(|m| m.is_file()) {
+            continue;
+        }
+        let same = git2::Oid::hash_file(git2::ObjectType::Blob, &from)
+            .is_ok_and(|id| id.to_string() == f.blob);
+        let to = co.root.join(&f.path);
+        if same && std::fs::symlink_metadata(&to).is_err() {
+            if let Some(parent) = to.parent() {
+                std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+            }
+            std::fs::copy(&from, &to).map_err(|e| Error::io(&to, e))?;
+        }
+    }
+    let env = sealed_env(&SealedEnvInput {
+        project: root,
+        checkout: &co.root,
+        cargo: root.join("Cargo.toml").is_file(),
+        src_dir: co.root.join("src").is_dir(),
+        cargo_target_dir: std::env::var_os("CARGO_TARGET_DIR").is_some(),
+        python_path: std::env::var("PYTHONPATH").ok(),
+    });
+    Ok(Some(super::step::Sealed {
+        commit: co.commit,
+        dir: co.dir,
+        root: co.root,
+        env,
+    }))
 }
 
 /// What a sealed run's environment needs to know.

@@ -493,7 +493,13 @@ pub enum PauseReason {
     /// (or configures test generation), then the resume runs the suite.
     NoTests,
     /// A git hook (`pre-commit`, `commit-msg`) refused wfx's commit.
-    HookFailed { hook: String, output: String },
+    HookFailed {
+        hook: String,
+        /// The hook's file (relative to the work tree when inside it).
+        #[serde(default)]
+        path: String,
+        output: String,
+    },
     /// Manual mode: a person makes the fix (or fixes a gate's findings).
     ManualFix {
         /// Nothing changed since the last pause.
@@ -526,8 +532,13 @@ impl PauseReason {
             PauseReason::NoTests => {
                 format!("no tests found. {}", crate::testing::results::NO_TESTS_HINT)
             }
-            PauseReason::HookFailed { hook, output } => format!(
-                "the git {hook} hook refused wfx's commit:\n{output}\nFix what it reports (or set \"git\": {{\"hooks\": false}} in .workflow/wfx.json) and resume"
+            PauseReason::HookFailed { hook, path, output } => format!(
+                "the git {hook} hook ({path}) refused wfx's commit:\n{output}\n{}",
+                if hook == "commit-msg" {
+                    "wfx's commit messages follow git.message in .workflow/wfx.json: set \"convention\" (conventional, plain) or a template such as \"fix\": \"fix(${scope}): ${summary}\" (docs/git.md), or \"git\": {\"hooks\": false}, and resume"
+                } else {
+                    "Fix what it reports (or set \"git\": {\"hooks\": false} in .workflow/wfx.json) and resume"
+                }
             ),
             PauseReason::ManualFix { .. } => "waiting for a manual fix".into(),
         }

@@ -63,8 +63,10 @@ impl Repo {
             .rev()
             .nth(OUTPUT_MAX)
             .map_or(0, |(i, _)| i);
+        let shown = path.strip_prefix(&self.workdir).unwrap_or(path);
         Err(Error::Hook {
             hook: name.to_string(),
+            path: shown.display().to_string(),
             output: text[cut..].to_string(),
         })
     }

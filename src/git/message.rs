@@ -168,6 +168,354 @@ pub fn parse_trailers(message: &str) -> Option<Trailers> {
     })
 }
 
+/// Which commit-message convention wfx's subjects follow.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Convention {
+    /// `test-cycle: iteration 2 - conservative strategy (pass: …)`.
+    #[default]
+    Plain,
+    /// Conventional Commits: `fix(<scope>): …`, `test: …`, `revert: …`,
+    /// `chore(wfx): …`, headers and body lines within commitlint's 100
+    /// characters.
+    Conventional,
+}
+
+/// What one wfx commit records, for its subject.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Subject<'a> {
+    /// IMPL-001's generated tests.
+    Tests { files: usize },
+    /// One fix attempt; `strategy` is `None` for a person's fix.
+    Fix {
+        iteration: u32,
+        strategy: Option<String>,
+        before: f64,
+        after: f64,
+        /// The project paths the fix changed (the scope comes from them).
+        paths: &'a [String],
+    },
+    /// The revert of a fix attempt, and why (`regression detected (…)`).
+    Rollback { iteration: u32, reason: String },
+    /// The final commit (`squashed`: the session's commits folded in one).
+    Final {
+        session: &'a str,
+        partial: bool,
+        pass: f64,
+        attempts: u32,
+        squashed: bool,
+    },
+}
+
+impl Subject<'_> {
+    /// The key of its template in `git.message`.
+    pub fn key(&self) -> &'static str {
+        match self {
+            Subject::Tests { .. } => "tests",
+            Subject::Fix { .. } => "fix",
+            Subject::Rollback { .. } => "rollback",
+            Subject::Final { .. } => "final",
+        }
+    }
+}
+
+/// The variables of each template of `git.message` (docs/git.md).
+pub fn template_variables(key: &str) -> Vec<&'static str> {
+    let mut v = vec!["type", "scope", "summary", "session.id", "iteration"];
+    v.extend_from_slice(match key {
+        "tests" => &["files"][..],
+        "fix" => &["files", "strategy", "pass.before", "pass.after"],
+        "rollback" => &["reason"],
+        "final" => &["outcome", "pass", "attempts"],
+        _ => return Vec::new(),
+    });
+    v
+}
+
+/// Longest header and body line commitlint's conventional config accepts.
+pub const CONVENTIONAL_MAX_LINE: usize = 100;
+
+/// How wfx writes its commit messages: the convention (configured or
+/// detected) and the templates of `git.message` that override it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MessageStyle {
+    pub convention: Convention,
+    /// `(key, template)` of `git.message.{tests,fix,rollback,final}`.
+    pub templates: Vec<(String, String)>,
+    /// Why this convention: `commitlint.config.js`, `history (18 of 20
+    /// commits)`, `git.message.convention`; empty for plain by default.
+    pub source: String,
+}
+
+/// `fix(<scope>)`'s scope from the paths a fix changed: the file's stem for
+/// one file (its directory for `index`, `mod`, `lib`, `main`,
+/// `__init__`), else the last directory they share; `None` when they
+/// share none. Lower case, at most 24 characters of `[a-z0-9._-]`.
+pub fn scope_of(paths: &[String]) -> Option<String> {
+    let paths: Vec<&str> = paths
+        .iter()
+        .map(String::as_str)
+        .filter(|p| !p.starts_with(".workflow/"))
+        .collect();
+    let name = match paths.as_slice() {
+        [] => return None,
+        [one] => {
+            let path = std::path::Path::new(one);
+            let stem = path.file_stem()?.to_string_lossy().into_owned();
+            let generic = ["index", "mod", "lib", "main", "__init__"].contains(&stem.as_str());
+            match path.parent().and_then(|p| p.file_name()) {
+                Some(dir) if generic => dir.to_string_lossy().into_owned(),
+                _ => stem,
+            }
+        }
+        many => {
+            let dirs: Vec<Vec<&str>> = many
+                .iter()
+                .map(|p| {
+                    let mut parts: Vec<&str> = p.split('/').collect();
+                    parts.pop();
+                    parts
+                })
+                .collect();
+            let mut common = dirs[0].clone();
+            for d in &dirs[1..] {
+                let n = common.iter().zip(d).take_while(|(a, b)| a == b).count();
+                common.truncate(n);
+            }
+            common.last()?.to_string()
+        }
+    };
+    let clean: String = name
+        .to_ascii_lowercase()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(24)
+        .collect();
+    let clean = clean
+        .trim_matches(|c| matches!(c, '-' | '.' | '_'))
+        .to_string();
+    (!clean.is_empty()).then_some(clean)
+}
+
+impl MessageStyle {
+    pub fn new(convention: Convention) -> MessageStyle {
+        MessageStyle {
+            convention,
+            ..MessageStyle::default()
+        }
+    }
+
+    fn template(&self, key: &str) -> Option<&str> {
+        self.templates
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, t)| t.as_str())
+    }
+
+    /// The conventional type and scope of a subject.
+    fn type_and_scope(s: &Subject) -> (&'static str, Option<String>) {
+        match s {
+            Subject::Tests { .. } => ("test", None),
+            Subject::Fix { paths, .. } => ("fix", scope_of(paths)),
+            Subject::Rollback { .. } => ("revert", None),
+            Subject::Final { squashed: true, .. } => ("fix", None),
+            Subject::Final { .. } => ("chore", Some("wfx".into())),
+        }
+    }
+
+    /// The description after `type(scope): `, and the plain subject.
+    fn texts(s: &Subject) -> (String, String) {
+        match s {
+            Subject::Tests { files } => (
+                format!("add generated tests (IMPL-001, {files} file(s))"),
+                format!("test-cycle: generated tests (IMPL-001, {files} file(s))"),
+            ),
+            Subject::Fix {
+                iteration,
+                strategy,
+                before,
+                after,
+                ..
+            } => {
+                let by = match strategy {
+                    Some(s) => format!("{s} strategy"),
+                    None => "manual fix".to_string(),
+                };
+                let text =
+                    format!("iteration {iteration} - {by} (pass: {before:.1}% → {after:.1}%)");
+                (text.clone(), format!("test-cycle: {text}"))
+            }
+            Subject::Rollback { iteration, reason } => (
+                format!("iteration {iteration} - {reason}"),
+                format!("test-cycle: rollback iteration {iteration} - {reason}"),
+            ),
+            Subject::Final {
+                session,
+                partial,
+                pass,
+                attempts,
+                squashed,
+            } => {
+                let outcome = if *partial {
+                    "partial success"
+                } else {
+                    "completed"
+                };
+                let squashed_text = if *squashed { ", squashed" } else { "" };
+                (
+                    format!(
+                        "session {outcome} (pass: {pass:.1}%, {attempts} fix attempt(s){squashed_text})"
+                    ),
+                    format!(
+                        "test-cycle: session {session} {outcome} (pass: {pass:.1}%, {attempts} fix attempt(s){squashed_text})"
+                    ),
+                )
+            }
+        }
+    }
+
+    /// The variables a `git.message` template of this subject sees.
+    pub fn variables(s: &Subject, session: &str) -> crate::agents::vars::Vars {
+        let (kind, scope) = Self::type_and_scope(s);
+        let (summary, _) = Self::texts(s);
+        let mut v = crate::agents::vars::Vars::new();
+        v.set("type", kind)
+            .set("scope", scope.unwrap_or_default())
+            .set("summary", &summary)
+            .set("session.id", session);
+        match s {
+            Subject::Tests { files } => {
+                v.set("iteration", "0").set("files", files.to_string());
+            }
+            Subject::Fix {
+                iteration,
+                strategy,
+                before,
+                after,
+                paths,
+            } => {
+                v.set("iteration", iteration.to_string())
+                    .set("files", paths.len().to_string())
+                    .set(
+                        "strategy",
+                        strategy.clone().unwrap_or_else(|| "manual".into()),
+                    )
+                    .set("pass.before", format!("{before:.1}"))
+                    .set("pass.after", format!("{after:.1}"));
+            }
+            Subject::Rollback { iteration, reason } => {
+                v.set("iteration", iteration.to_string())
+                    .set("reason", reason);
+            }
+            Subject::Final {
+                partial,
+                pass,
+                attempts,
+                ..
+            } => {
+                v.set("iteration", "0")
+                    .set(
+                        "outcome",
+                        if *partial {
+                            "partial success"
+                        } else {
+                            "completed"
+                        },
+                    )
+                    .set("pass", format!("{pass:.1}"))
+                    .set("attempts", attempts.to_string());
+            }
+        }
+        v
+    }
+
+    /// The whole message (without trailers): the subject, then `body`
+    /// after a blank line. A `git.message` template gives the subject;
+    /// otherwise the convention does. Conventional messages keep every
+    /// line within [`CONVENTIONAL_MAX_LINE`] characters: a longer header is
+    /// cut (the whole text opens the body), longer body lines are wrapped.
+    pub fn message(&self, s: &Subject, session: &str, body: &str) -> String {
+        let (kind, scope) = Self::type_and_scope(s);
+        let (summary, plain) = Self::texts(s);
+        let conventional = self.convention == Convention::Conventional;
+        let mut overflow = None;
+        let subject = match self.template(s.key()) {
+            Some(t) => crate::agents::vars::interpolate(
+                t,
+                &Self::variables(s, session),
+                crate::agents::vars::Mode::Argv,
+            )
+            // Checked when the config loads; an unknown name stays visible.
+            .unwrap_or_else(|_| t.to_string()),
+            None if conventional => {
+                let header = match scope {
+                    Some(sc) => format!("{kind}({sc}): {summary}"),
+                    None => format!("{kind}: {summary}"),
+                };
+                if header.chars().count() > CONVENTIONAL_MAX_LINE {
+                    let cut: String = header.chars().take(CONVENTIONAL_MAX_LINE - 1).collect();
+                    overflow = Some(summary.clone());
+                    format!("{}…", cut.trim_end())
+                } else {
+                    header
+                }
+            }
+            None => plain,
+        };
+        let mut paragraphs: Vec<String> = Vec::new();
+        if let Subject::Final { session, .. } = s
+            && conventional
+        {
+            paragraphs.push(format!("Session {session}."));
+        }
+        paragraphs.extend(overflow);
+        let body = body.trim();
+        if !body.is_empty() {
+            paragraphs.push(body.to_string());
+        }
+        let mut text = subject.trim_end().to_string();
+        for p in paragraphs {
+            let p = if conventional {
+                wrap(&p, CONVENTIONAL_MAX_LINE)
+            } else {
+                p
+            };
+            text.push_str("\n\n");
+            text.push_str(&p);
+        }
+        text
+    }
+}
+
+/// Lines longer than `width` characters broken at spaces (a word longer
+/// than `width` stays whole).
+fn wrap(text: &str, width: usize) -> String {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        if line.chars().count() <= width {
+            out.push(line.to_string());
+            continue;
+        }
+        let mut cur = String::new();
+        for word in line.split(' ') {
+            if !cur.is_empty() && cur.chars().count() + 1 + word.chars().count() > width {
+                out.push(std::mem::take(&mut cur));
+                cur.push_str("  ");
+            } else if !cur.is_empty() {
+                cur.push(' ');
+            }
+            cur.push_str(word);
+        }
+        out.push(cur);
+    }
+    out.join("\n")
+}
+
 /// A new `Wfx-Run` value: a random UUID (version 4) from the system's
 /// random source, or from the clock and process id where there is none.
 pub fn new_run_id() -> String {
@@ -306,6 +654,54 @@ mod tests {
         let a = new_run_id();
         assert_eq!(a.len(), 36);
         assert_ne!(a, new_run_id());
+    }
+
+    #[test]
+    fn scopes_from_the_changed_paths() {
+        let s = |p: &[&str]| scope_of(&p.iter().map(|x| x.to_string()).collect::<Vec<_>>());
+        assert_eq!(s(&["calc/ops.py"]).as_deref(), Some("ops"));
+        assert_eq!(s(&["src/parser/mod.rs"]).as_deref(), Some("parser"));
+        assert_eq!(s(&["src/a.js", "src/b.js"]).as_deref(), Some("src"));
+        assert_eq!(s(&["src/a.js", "lib/b.js"]), None);
+        assert_eq!(s(&["Weird Name!.py"]).as_deref(), Some("weird-name"));
+        assert_eq!(s(&[".workflow/active/WFS-x/a.json"]), None);
+        assert_eq!(s(&[]), None);
+    }
+
+    #[test]
+    fn conventional_messages_stay_within_commitlints_limits() {
+        let style = MessageStyle::new(Convention::Conventional);
+        let fix = Subject::Fix {
+            iteration: 2,
+            strategy: Some("surgical".into()),
+            before: 81.8,
+            after: 100.0,
+            paths: &["calc/ops.py".to_string()],
+        };
+        assert_eq!(
+            style.message(&fix, "WFS-x", ""),
+            "fix(ops): iteration 2 - surgical strategy (pass: 81.8% → 100.0%)"
+        );
+        let long = Subject::Rollback {
+            iteration: 1,
+            reason: format!("test edits rejected ({})", "skip added ".repeat(20)),
+        };
+        let msg = style.message(&long, "WFS-x", &format!("- {}", "word ".repeat(40)));
+        for line in msg.lines() {
+            assert!(line.chars().count() <= CONVENTIONAL_MAX_LINE, "{line:?}");
+        }
+        let (header, rest) = msg.split_once("\n\n").unwrap();
+        assert!(header.starts_with("revert: iteration 1 - test edits rejected (skip added"));
+        assert!(header.ends_with('…'));
+        assert!(
+            rest.starts_with("iteration 1 - test edits rejected"),
+            "the whole text opens the body"
+        );
+        // Plain stays wfx's own subject, body untouched.
+        assert_eq!(
+            MessageStyle::default().message(&fix, "WFS-x", "body"),
+            "test-cycle: iteration 2 - surgical strategy (pass: 81.8% → 100.0%)\n\nbody"
+        );
     }
 
     #[test]

@@ -24,6 +24,7 @@
 //! root is a subdirectory of the work tree, only that subdirectory is looked
 //! at. `.workflow/` is never part of a snapshot or of the changed paths.
 
+pub mod convention;
 mod excerpt;
 mod guard;
 mod head;
@@ -39,7 +40,10 @@ mod worktree;
 pub use excerpt::ExcerptBuilder;
 pub use guard::{RepoGuard, RepoRestored};
 pub use head::HeadGuard;
-pub use message::{CommitKind, Trailers, build_message, new_run_id, parse_trailers};
+pub use message::{
+    CommitKind, Convention, MessageStyle, Subject, Trailers, build_message, new_run_id,
+    parse_trailers, template_variables,
+};
 pub use sealed::{SealedCheckout, checkout_dir, remove_checkout, sweep_checkout};
 pub use squash::SquashOutcome;
 pub use sweep::{sweep_dead_run, sweep_ref_locks};

@@ -708,8 +708,16 @@ pub fn cost_view(calls: &[AgentCall], cap: Option<f64>) -> CostView {
             ..Default::default()
         })
     });
-    let mut text = match total {
-        Some(t) => format!("${t:.2}"),
+    // The total and the cap side by side: the digits that tell them apart.
+    let (total_text, cap_text) = match (total, cap) {
+        (Some(t), Some(c)) => {
+            let (t, c) = crate::money::usd_pair(t, c);
+            (Some(t), Some(c))
+        }
+        (t, c) => (t.map(crate::money::usd), c.map(crate::money::usd)),
+    };
+    let mut text = match &total_text {
+        Some(t) => t.clone(),
         None if calls.is_empty() => "no agent calls".into(),
         None => "not reported".into(),
     };
@@ -720,8 +728,8 @@ pub fn cost_view(calls: &[AgentCall], cap: Option<f64>) -> CostView {
             if n == 1 { "" } else { "s" }
         ));
     }
-    if let Some(cap) = cap {
-        text.push_str(&format!(" of a ${cap:.2} cap"));
+    if let Some(cap) = &cap_text {
+        text.push_str(&format!(" of a {cap} cap"));
     }
     CostView {
         total_usd: total,
@@ -1046,7 +1054,7 @@ pub fn pct(v: f64) -> String {
 
 /// `$0.42`, or `–` when not reported.
 pub fn money(v: Option<f64>) -> String {
-    v.map_or_else(|| "–".into(), |v| format!("${v:.2}"))
+    v.map_or_else(|| "–".into(), crate::money::usd)
 }
 
 /// Short form of a commit id (10 hex digits).

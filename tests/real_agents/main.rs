@@ -20,6 +20,7 @@
 mod common;
 mod harness;
 
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use harness::{Mode, Setup, bin_dir, pinned_versions};
@@ -520,6 +521,69 @@ fn doctor_accepts_every_flag_of_the_pinned_versions() {
         assert!(!flags.is_empty());
         assert!(flags.iter().all(|f| f["accepted"] == true), "{a}");
         assert_eq!(a["problems"], json!([]));
+    }
+}
+
+/// `wfx doctor` with the real CLIs and the configs of issue 31: codex with
+/// `--sandbox nonsense` (the preset passes `--sandbox` already; codex exits
+/// 2), gemini with `--approval-mode bogus` (exits 1) are problems; the Node
+/// version claude-code and qwen declare (`engines.node`) is checked
+/// against the node on PATH.
+#[test]
+fn doctor_finds_clashing_flags_and_the_declared_node() {
+    let Some(bin) = bin_dir() else { return };
+    let s = Setup::new(&bin);
+    s.write_config(&json!({"agents": {
+        "analysis": ["gem", "qwen"],
+        "fix": "cx",
+        "definitions": {
+            "cx": {"preset": "codex", "args": ["--sandbox", "nonsense"]},
+            "gem": {"preset": "gemini", "args": ["--approval-mode", "bogus"]},
+            "claude": {"preset": "claude"}
+        }
+    }}));
+    let out = s.wfx().args(["doctor", "--json"]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    let agent = |name: &str| {
+        v["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["name"] == name)
+            .unwrap_or_else(|| panic!("{name}: {stdout}"))
+            .clone()
+    };
+    let problems = |name: &str| agent(name)["problems"].to_string();
+    assert!(
+        problems("cx").contains(
+            "passes `--sandbox`, which the preset already passes (`--sandbox workspace-write`)"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        problems("gem").contains("passes `--approval-mode`, which the preset already passes"),
+        "{stdout}"
+    );
+    let node = Command::new("node")
+        .arg("--version")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default();
+    for name in ["claude", "qwen"] {
+        let a = agent(name);
+        let range = a["node_required"].as_str().unwrap_or_else(|| panic!("{a}"));
+        assert!(range.starts_with(">=22"), "{a}");
+        let major: u32 = node
+            .trim_start_matches('v')
+            .split('.')
+            .next()
+            .unwrap_or("0")
+            .parse()
+            .unwrap_or(0);
+        let warned = a["warnings"].to_string().contains("declares Node.js >=22");
+        assert_eq!(warned, major < 22, "node {node}: {a}");
     }
 }
 

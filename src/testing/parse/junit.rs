@@ -18,6 +18,9 @@ pub enum Dialect {
     JestJunit,
     Vitest,
     Node,
+    /// wfx's own `--junit` reports (`<testsuites name="wfx">`): the case
+    /// name is the test id, a failure's text starts with `at FILE:LINE`.
+    Wfx,
     /// Surefire and anything else: `classname#name`.
     Generic,
 }
@@ -258,6 +261,9 @@ fn dialect(doc: &junit_parser::TestSuites) -> Dialect {
     if name == "nextest-run" {
         return Dialect::Nextest;
     }
+    if name == crate::ci::junit::ROOT_NAME {
+        return Dialect::Wfx;
+    }
     if name == "pytest tests" || suite_names("pytest") {
         return Dialect::Pytest;
     }
@@ -384,6 +390,7 @@ fn convert(
             parts.push(name);
             (parts.join(SEP), None)
         }
+        Dialect::Wfx => (name.to_string(), file_attr.clone()),
         Dialect::Generic => {
             let id = if !classname.is_empty() && classname != name {
                 format!("{classname}#{name}")
@@ -402,6 +409,23 @@ fn convert(
         layer,
         ..ParsedCase::default()
     };
+    if matches!(status, Status::Failed | Status::Error) && dialect == Dialect::Wfx {
+        // Written by `ci::junit`: exactly what it recorded, nothing guessed.
+        let (at, rest) = match body.split_once('\n') {
+            Some((first, rest)) if first.starts_with("at ") => (Some(first), rest),
+            None if body.starts_with("at ") => (Some(body.as_str()), ""),
+            _ => (None, body.as_str()),
+        };
+        if let Some((file, line)) = at.and_then(|a| a[3..].rsplit_once(':'))
+            && let Ok(line) = line.parse()
+        {
+            parsed.file = Some(file.to_string());
+            parsed.line = Some(line);
+        }
+        parsed.error = message;
+        parsed.message = rest.to_string();
+        return Some(parsed);
+    }
     if matches!(status, Status::Failed | Status::Error) {
         let text = if body.trim().is_empty() {
             message.clone()
