@@ -102,6 +102,7 @@ impl Runner {
             import_map,
             strategy: &[],
             related: &[],
+            costs: Default::default(),
         });
         let affected = match &plan.affected {
             retest::Selection::Run(ids) => format!("{} test(s)", ids.len()),

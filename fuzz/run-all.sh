@@ -8,9 +8,11 @@
 # edited (and rebuilt) while a run is going. libFuzzer's fork mode with
 # -fork=1 keeps exactly one fuzzing process but carries on after a crash,
 # leaving each crashing input in fuzz/artifacts/<target>/. Logs go to
-# fuzz/logs/<target>.log; new corpus entries to fuzz/corpus/<target>/.
+# fuzz/logs/<target>.log; new corpus entries to fuzz/corpus/<target>/
+# (not in git: the seeds are written first by seed_corpora.py).
 set -u
 cd "$(dirname "$0")"
+python3 seed_corpora.py || exit 1
 secs=${1:-600}
 [ $# -gt 0 ] && shift
 export RUSTC_BOOTSTRAP=1

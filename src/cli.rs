@@ -22,7 +22,7 @@ Examples:
   wfx status                            where the session is and the command to go on
   wfx test-cycle-execute --resume-session=WFS-test-auth
                                         resume a session where it stopped
-  wfx report --html report.html         one HTML page: chart, runs, fixes, failures
+  wfx report                            one HTML page: chart, runs, fixes, failures
 
 A session is named by its id (WFS-…): the positional ID of `status`,
 `report`, `session …`; `--resume-session=ID` for test-cycle-execute (its
@@ -169,7 +169,7 @@ Examples:
     /// Write a self-contained HTML report of a session
     #[command(after_help = "\
 Examples:
-  wfx report --html report.html
+  wfx report                                writes .workflow/report.html
   wfx report WFS-test-auth-api --html out/report.html")]
     Report(ReportArgs),
     /// Print shell completions
@@ -358,9 +358,9 @@ pub struct ReportArgs {
     /// Session id (default: the one active wfx session, else the most recently updated one)
     #[arg(value_name = "ID")]
     pub session: Option<String>,
-    /// Output HTML file
+    /// Output HTML file [default: .workflow/report.html in the project]
     #[arg(long, value_name = "FILE")]
-    pub html: PathBuf,
+    pub html: Option<PathBuf>,
 }
 
 /// For commands without a project (`demo`, `completions`): an argument

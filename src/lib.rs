@@ -15,6 +15,7 @@ pub mod mcp;
 pub mod money;
 pub mod phases;
 pub mod process;
+pub mod project;
 pub mod redact;
 pub mod render;
 pub mod report;

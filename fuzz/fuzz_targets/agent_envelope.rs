@@ -10,6 +10,7 @@ use wfx::agents::invoke::{CallRecord, classify_error};
 use wfx::agents::{presets, strategy};
 use wfx::artifacts::FixHistory;
 use wfx::artifacts::config::Preset;
+use wfx::artifacts::fix_history::CallOutcome;
 
 fuzz_target!(|data: &[u8]| {
     let Some((&first, rest)) = data.split_first() else {
@@ -41,6 +42,8 @@ fuzz_target!(|data: &[u8]| {
         duration_ms: 1,
         cost_usd: env.cost_usd,
         turns: env.turns,
+        input_tokens: env.input_tokens,
+        output_tokens: env.output_tokens,
         result_text: env.result_text.clone(),
         is_error: env.is_error,
         error_kind,
@@ -48,15 +51,19 @@ fuzz_target!(|data: &[u8]| {
         structured: env.structured,
         prompt_file: "p.md".into(),
         output_file: "o.txt".into(),
+        agent_commits: Vec::new(),
+        tamper: None,
     };
     let parsed = strategy::extract(&env.result_text);
-    let _ = strategy::fallback_reason(&call, &parsed, &[]);
+    // Recorded as the analysis step records it: accepted, or why not.
+    let outcome = strategy::fallback_reason(&call, &parsed, &[])
+        .map_or(CallOutcome::Accepted, |reason| reason.outcome());
     if let Ok(s) = &parsed {
         let _ = strategy::fallback_reason(&call, &parsed, &[s.clone(), s.clone()]);
     }
     let history = FixHistory {
         session_id: "WFS-fuzz".into(),
-        agent_calls: vec![call.to_artifact(Some(1), None, "analysed")],
+        agent_calls: vec![call.to_artifact(Some(1), None, outcome)],
         ..FixHistory::default()
     };
     wfx_fuzz::assert_reloads(&history);

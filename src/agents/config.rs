@@ -10,8 +10,19 @@ use crate::error::{Error, Problem, Result};
 
 use super::vars;
 
-/// Name that means "a person applies the fix" (DESIGN.md §6.3).
+/// Name that means "a person applies the fix" (`--fix-agent manual`).
 pub const MANUAL: &str = "manual";
+
+/// Who made a fix, in the one phrase every view uses (the live line,
+/// `wfx status`, the summaries, the report, commit messages): `fix by
+/// hand` for a person, `fix by claude` for an agent.
+pub fn fix_by(agent: &str) -> String {
+    if agent == MANUAL {
+        "fix by hand".to_string()
+    } else {
+        format!("fix by {agent}")
+    }
+}
 
 /// What an agent is asked to do. Analysis must not edit files; fix and
 /// test generation may.

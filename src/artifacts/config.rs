@@ -27,7 +27,7 @@ pub struct Config {
     pub git: GitConfig,
 }
 
-/// What wfx's commits may hold (DESIGN.md §10.2).
+/// What wfx's commits may hold, and how they are made.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct GitConfig {
@@ -40,9 +40,10 @@ pub struct GitConfig {
     /// hooks around wfx's commits, as `git commit` would. `false` skips
     /// them, and the report and the final summary say so.
     pub hooks: bool,
-    /// Which of the session's own files wfx's commits hold (DESIGN.md
-    /// §10.7): `all` (the session directory, minus logs), `summary` (state,
-    /// plan, summaries, fix history, failure report) or `none`.
+    /// Which of the session's own files wfx's commits hold: `summary`
+    /// (state, plan, task files, summaries, fix history, failure report;
+    /// per-run results, logs, prompts and analyses stay on disk,
+    /// git-ignored), `all` (the session directory, minus logs) or `none`.
     pub artifacts: ArtifactPolicy,
     /// At completion, fold this session's own commits into one whose
     /// message lists the iterations; refused (and said so) when commits of
@@ -106,16 +107,21 @@ pub enum ConventionChoice {
     Plain,
 }
 
-/// `git.artifacts`: which session files are committed (DESIGN.md §10.7).
+/// `git.artifacts`: which session files are committed. The default keeps
+/// a session's history small and diff-friendly: what a reviewer reads,
+/// not every run's raw output.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ArtifactPolicy {
-    /// The session directory, minus logs and raw agent output.
-    #[default]
+    /// The session directory, minus logs and raw agent output (every
+    /// run's results, prompts and analyses included).
     All,
     /// `workflow-session.json`, `.process/iteration-state.json`,
-    /// `IMPL_PLAN.md`, `TODO_LIST.md`, `.summaries/`,
-    /// `.process/fix-history.json`, `.process/failure-report.md`.
+    /// `IMPL_PLAN.md`, `TODO_LIST.md`, `.task/`, `.summaries/`,
+    /// `.process/fix-history.json`, `.process/failure-report.md`; a
+    /// session that committed no fix commits only its entry in
+    /// `archives/manifest.json`.
+    #[default]
     Summary,
     /// No session file (nor the archive manifest).
     None,
@@ -126,7 +132,7 @@ impl Default for GitConfig {
         GitConfig {
             max_new_file_mib: crate::git::DEFAULT_MAX_NEW_FILE_MIB,
             hooks: true,
-            artifacts: ArtifactPolicy::All,
+            artifacts: ArtifactPolicy::Summary,
             squash: false,
             message: MessageConfig::default(),
         }
@@ -137,7 +143,8 @@ impl Default for GitConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct TestConfig {
-    /// Test command; detected when absent (DESIGN.md §6.1).
+    /// Test command; detected when absent (`Cargo.toml`, `pyproject.toml`,
+    /// `package.json`, `go.mod`, `pom.xml`, a `Makefile` `test` target…).
     pub command: Option<String>,
     /// Timeout of one test run, in seconds.
     #[schemars(range(min = 1))]
@@ -276,7 +283,9 @@ pub enum EditPolicy {
     Allow,
 }
 
-/// What happens when a fix edits the tests (DESIGN.md §5.6).
+/// What happens when a fix edits the tests: `reject` rolls the attempt
+/// back and counts it as failed, `flag` records it in fix history, the
+/// summaries and the report.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct TestEditsPolicy {
@@ -305,7 +314,7 @@ impl Default for TestEditsPolicy {
     }
 }
 
-/// Limits and policies of the test → fix → retest loop (DESIGN.md §5).
+/// Limits and policies of the test → fix → retest loop.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct CycleConfig {
@@ -330,6 +339,10 @@ pub struct CycleConfig {
     pub no_progress_limit: u32,
     /// Retest only the failing and affected tests between full runs.
     pub progressive: bool,
+    /// Run the full suite instead of a retest tier that, by this
+    /// session's own timings, would take 80 % of a full run or more
+    /// (a build or a `pretest` script every run pays dominates it).
+    pub skip_slow_tiers: bool,
     /// Commit each fix attempt (`--no-commit` turns it off).
     pub commit: bool,
     /// Run the full suite that accepts a fix, or completes the session, on
@@ -351,6 +364,7 @@ impl Default for CycleConfig {
             stuck_after: 3,
             no_progress_limit: 4,
             progressive: true,
+            skip_slow_tiers: true,
             commit: true,
             sealed: true,
             test_edits: TestEditsPolicy::default(),

@@ -165,6 +165,46 @@ impl IterationRecord {
     pub fn counts(&self) -> super::test_results::Counts {
         super::test_results::Counts::of(self.passed, self.failed, self.total)
     }
+
+    /// The change of the pass rate from `earlier` to this run, computed
+    /// from the counts (not from the rounded-down rates); `None` when
+    /// either ran no test.
+    pub fn change_since(&self, earlier: &IterationRecord) -> Option<f64> {
+        Some(self.counts().exact_rate()? - earlier.counts().exact_rate()?)
+    }
+
+    /// The tests this run itself ran: a retest tier's own few (`ran`),
+    /// not the suite its results were merged into; a full run's (and a
+    /// record written before `ran` existed) are its counts.
+    pub fn ran_counts(&self) -> super::test_results::Counts {
+        match &self.ran {
+            Some(r) => super::test_results::Counts::of(r.passed, r.failed, r.total),
+            None => self.counts(),
+        }
+    }
+}
+
+/// The counts of the tests a subset run ran, before merging.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct RanCounts {
+    pub total: u32,
+    pub passed: u32,
+    /// Failed and errors.
+    pub failed: u32,
+}
+
+impl RanCounts {
+    /// The tests a subset run ran: passed and failed. Its skipped count is
+    /// left out: runners count the tests the filter left out as skipped
+    /// (nextest's "7 skipped" for a retest of 3).
+    pub fn of(r: &super::test_results::TestResults) -> RanCounts {
+        let failed = r.failed + r.errors;
+        RanCounts {
+            total: r.passed + failed,
+            passed: r.passed,
+            failed,
+        }
+    }
 }
 
 /// One test run of the loop. An iteration may hold several runs (the
@@ -232,6 +272,19 @@ pub struct IterationRecord {
     /// or left uncommitted): the work tree had them, the sealed run did not.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub outside_commit: Vec<String>,
+    /// What a retest tier itself ran, before its results were merged over
+    /// the last full run (whose totals `total`, `passed`, `failed` and
+    /// `pass_rate` then are); none for a full run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ran: Option<RanCounts>,
+    /// How long the run took, and how long before its first test result
+    /// appeared (a build, a `pretest` script, the runner's start), in
+    /// milliseconds: the session's own timings, from which the retest
+    /// judges whether a subset can be quicker than the whole suite.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setup_ms: Option<u64>,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -364,6 +417,38 @@ pub struct StartFile {
     pub path: String,
     /// The git blob id of its content.
     pub blob: String,
+    /// When its content last changed (ctime, which no process sets back):
+    /// a file that changed while an agent ran is not the person's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changed_at: Option<Timestamp>,
+}
+
+impl SealedEnvironment {
+    /// Fold in what a survey at a resume found (`now`): the person's
+    /// changes between runs — files written after the last agent call
+    /// ended (`agents_done`) — join or replace what the session recorded;
+    /// anything else stays as recorded (a file an agent changed then takes
+    /// no part, its content no longer matching).
+    pub fn merge_resumed(&mut self, now: SealedEnvironment, agents_done: Option<Timestamp>) {
+        for dir in now.dependency_dirs {
+            if !self.dependency_dirs.contains(&dir) {
+                self.dependency_dirs.push(dir);
+            }
+        }
+        self.dependency_dirs.sort();
+        let persons = |f: &StartFile| match (agents_done, f.changed_at) {
+            (None, _) => true,
+            (Some(done), Some(at)) => at > done,
+            (Some(_), None) => false,
+        };
+        for f in now.start_files.into_iter().filter(persons) {
+            match self.start_files.iter_mut().find(|o| o.path == f.path) {
+                Some(old) => *old = f,
+                None => self.start_files.push(f),
+            }
+        }
+        self.start_files.sort_by(|a, b| a.path.cmp(&b.path));
+    }
 }
 
 impl IterationState {
@@ -773,7 +858,82 @@ pub struct IterationFailures {
 }
 
 #[cfg(test)]
+mod environment_tests {
+    use super::*;
+
+    fn file(path: &str, blob: &str, at: i64) -> StartFile {
+        StartFile {
+            path: path.into(),
+            blob: blob.into(),
+            changed_at: Some(chrono::DateTime::from_timestamp(at, 0).unwrap()),
+        }
+    }
+
+    /// What a person wrote between runs joins; what changed while an agent
+    /// ran (before its call ended) does not, whatever it is.
+    #[test]
+    fn a_resume_takes_the_persons_files_and_not_an_agents() {
+        let mut env = SealedEnvironment {
+            dependency_dirs: vec![".venv".into()],
+            start_files: vec![file("src/pkg/_version.py", "old", 100)],
+        };
+        let agents_done = chrono::DateTime::from_timestamp(200, 0);
+        let found = SealedEnvironment {
+            dependency_dirs: vec![".venv".into(), "node_modules".into()],
+            start_files: vec![
+                // Regenerated by the person after the agent's call.
+                file("src/pkg/_version.py", "new", 300),
+                // Hidden by the agent during its call.
+                file("calc/_divfix.py", "fix", 150),
+                // Made by the person after it.
+                file(".env.test", "cfg", 250),
+            ],
+        };
+        env.merge_resumed(found, agents_done);
+        let files: Vec<(&str, &str)> = env
+            .start_files
+            .iter()
+            .map(|f| (f.path.as_str(), f.blob.as_str()))
+            .collect();
+        assert_eq!(
+            files,
+            [(".env.test", "cfg"), ("src/pkg/_version.py", "new")]
+        );
+        assert_eq!(env.dependency_dirs, [".venv", "node_modules"]);
+        // No agent ran yet: everything found is the person's.
+        let mut fresh = SealedEnvironment::default();
+        fresh.merge_resumed(
+            SealedEnvironment {
+                dependency_dirs: vec![],
+                start_files: vec![file("a", "x", 1)],
+            },
+            None,
+        );
+        assert_eq!(fresh.start_files.len(), 1);
+    }
+}
+
+#[cfg(test)]
 mod tests {
+
+    /// A retest's own counts: what it ran, without the tests its filter
+    /// left out (which nextest reports as skipped).
+    #[test]
+    fn a_retest_counts_what_it_ran() {
+        let r: crate::artifacts::test_results::TestResults = serde_json::from_value(serde_json::json!({
+            "command": "cargo nextest run", "exit_code": 100, "duration_ms": 1, "scope": "affected",
+            "framework": "nextest", "parser": "libtest", "total": 10, "passed": 1, "failed": 2,
+            "skipped": 7, "errors": 0, "pass_rate": 33.3, "layer_distribution": {}, "failures": []
+        }))
+        .unwrap();
+        let ran = RanCounts::of(&r);
+        assert_eq!((ran.total, ran.passed, ran.failed), (3, 1, 2));
+        assert_eq!(
+            super::super::test_results::Counts::of(ran.passed, ran.failed, ran.total).cell(),
+            "1/3"
+        );
+    }
+
     use super::*;
 
     fn v01(extra: serde_json::Value) -> serde_json::Value {

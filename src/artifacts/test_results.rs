@@ -128,6 +128,11 @@ pub struct TestResults {
     pub exit_code: Option<i32>,
     #[serde(default)]
     pub duration_ms: u64,
+    /// Milliseconds until the first test result appeared: the run's fixed
+    /// cost (a build, a `pretest` script, the runner's start), which every
+    /// subset run pays too. Absent when no result was seen as it ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setup_ms: Option<u64>,
     pub scope: Scope,
     #[serde(default)]
     pub framework: String,
@@ -205,6 +210,13 @@ impl Counts {
             ran,
             skipped: total.saturating_sub(ran),
         }
+    }
+
+    /// The pass rate unrounded (`pass_rate` rounds down to one decimal),
+    /// so a change between two runs is computed from the counts: 7/9 →
+    /// 9/9 is +22.2, not 100.0 − 77.7; `None` when no test ran.
+    pub fn exact_rate(&self) -> Option<f64> {
+        (self.ran > 0).then(|| f64::from(self.passed) * 100.0 / f64::from(self.ran))
     }
 
     /// A table cell: `11/11`, or `11/11 (1 skipped)`; `no test ran`.

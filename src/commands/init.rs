@@ -82,6 +82,11 @@ pub fn run(ctx: &Ctx, args: InitArgs) -> Result<Exit> {
     if let Some(b) = &backup {
         ctx.ui.out(format!("Previous config kept as {b}"));
     }
+    if untracked_in_repo(&path) {
+        ctx.ui.out(format!(
+            "It is your file: wfx never commits it. To share it with your team: git add {shown}"
+        ));
+    }
     match &detected {
         Some((command, framework, signals)) => ctx.ui.out(format!(
             "Test command: {command}  ({framework}, from {})",
@@ -116,4 +121,23 @@ pub fn run(ctx: &Ctx, args: InitArgs) -> Result<Exit> {
         ));
     }
     Ok(Exit::Success)
+}
+
+/// `path` lies in a git work tree and is not in its index: a file the
+/// person decides to commit or not.
+fn untracked_in_repo(path: &std::path::Path) -> bool {
+    let Ok(repo) = git2::Repository::discover(path.parent().unwrap_or(path)) else {
+        return false;
+    };
+    let (Some(workdir), Ok(index)) = (repo.workdir(), repo.index()) else {
+        return false;
+    };
+    let Ok(full) = path.canonicalize() else {
+        return false;
+    };
+    let Ok(workdir) = workdir.canonicalize() else {
+        return false;
+    };
+    full.strip_prefix(&workdir)
+        .is_ok_and(|rel| index.get_path(rel, 0).is_none())
 }

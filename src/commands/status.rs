@@ -77,6 +77,7 @@ fn json_document(data: &report::SessionData, v: &SessionView) -> serde_json::Val
         "next_action": v.next.action,
         "next_step": v.next.hint,
         "outcome": v.outcome,
+        "not_done": v.not_done,
         "pass_rates": v.pass_rates,
         "sparkline": v.sparkline,
         "latest_pass_rate": v.latest_pass_rate,
@@ -221,6 +222,9 @@ fn print_human(ctx: &Ctx, v: &SessionView) {
         ui.paint(style, &v.outcome.title),
         v.outcome.reason
     ));
+    if let Some(why) = &v.not_done {
+        ui.out(format!("Not done: {why}"));
+    }
     if let Some(report) = &v.failure_report {
         ui.out(format!("Failure report: {}", report.path));
     }
@@ -272,11 +276,13 @@ fn print_human(ctx: &Ctx, v: &SessionView) {
         let mut line = match (v.fixes.is_empty(), v.outcome.kind.as_str()) {
             (true, _) if no_test_ran => format!(
                 "Iterations: no fix attempt made ({}) · at most {max} fix attempts",
-                crate::testing::results::NO_TESTS_FOUND
+                crate::artifacts::test_results::NO_TEST_RAN
             ),
             (true, "completed" | "partial_success") => {
                 format!("Iterations: no fix attempt made · at most {max} fix attempts")
             }
+            // Waiting for the first fix: no attempt to count yet.
+            (true, _) => format!("Iterations: no fix attempt yet · at most {max} fix attempts"),
             _ => format!("Iterations: {current} of at most {max} fix attempts"),
         };
         if !no_test_ran {
@@ -307,12 +313,24 @@ fn print_human(ctx: &Ctx, v: &SessionView) {
                         (None, Some(rb)) => format!("reverted by {rb}"),
                         (None, None) => "-".into(),
                     };
+                    let ran = crate::artifacts::test_results::Counts::of(
+                        r.ran_passed,
+                        r.ran_failed,
+                        r.ran_total,
+                    );
                     vec![
+                        r.run.to_string(),
                         r.iteration.to_string(),
-                        r.scope.clone(),
-                        r.pass_rate_text.clone(),
-                        crate::artifacts::test_results::Counts::of(r.passed, r.failed, r.total)
-                            .cell(),
+                        r.scope_shown.clone(),
+                        ran.cell(),
+                        // No test ran: no rate to show beside it.
+                        if ran.ran == 0 && ran.skipped == 0 {
+                            "-".into()
+                        } else if r.merged {
+                            format!("{} merged", r.pass_rate_text)
+                        } else {
+                            r.pass_rate_text.clone()
+                        },
                         r.strategy.clone().unwrap_or_else(|| "-".into()),
                         result,
                         r.fix_task.clone().unwrap_or_else(|| "-".into()),
@@ -322,10 +340,23 @@ fn print_human(ctx: &Ctx, v: &SessionView) {
                 .collect();
             ui.out(table(
                 &[
-                    "RUN", "SCOPE", "PASS", "PASSED", "STRATEGY", "RESULT", "FIX", "COMMIT",
+                    "RUN",
+                    "ITERATION",
+                    "SCOPE",
+                    "PASSED",
+                    "PASS",
+                    "STRATEGY",
+                    "RESULT",
+                    "FIX",
+                    "COMMIT",
                 ],
                 &rows,
             ));
+            if v.runs.iter().any(|r| r.merged) {
+                ui.out(
+                    "PASSED counts the tests each run ran; a retest's PASS is the suite's, its results merged over the last full run.",
+                );
+            }
         }
         if !v.stuck_tests.is_empty() {
             ui.out(format!("Stuck tests: {}", v.stuck_tests.join(", ")));
@@ -366,8 +397,8 @@ fn print_fixes(ctx: &Ctx, v: &SessionView) {
             line.push_str(&format!(" · {strategy}"));
         }
         line.push_str(&format!(
-            " · fix by {} · {} · +{} −{} in {} file{}",
-            f.agent,
+            " · {} · {} · +{} −{} in {} file{}",
+            crate::agents::config::fix_by(&f.agent),
             f.outcome,
             f.insertions,
             f.deletions,

@@ -203,6 +203,14 @@ fn print(ctx: &Ctx, r: &TestResults) {
             let flaky = if f.flaky { " [flaky]" } else { "" };
             ctx.ui.out(format!("{place}  {}  {error}{flaky}", f.test));
         }
+        // What no code change fixes, said before anyone edits code.
+        let classification = crate::agents::builtin::classify_project(r, &ctx.ws.root);
+        for fix in classification.environment_fixes() {
+            ctx.ui.out(format!(
+                "{}: {fix}",
+                ctx.ui.paint(Style::Yellow, "environment, not the code")
+            ));
+        }
     }
     for note in &r.notes {
         ctx.ui.out(format!("note: {note}"));

@@ -88,6 +88,83 @@ pub fn verdict(r: &TestResults, limits: &Limits) -> RunVerdict {
     }
 }
 
+/// Why a run does not end the session, in one line naming the rule and
+/// the tests that block it (the words of [`verdict`]); `None` when it
+/// does (full or partial success).
+pub fn unmet(r: &TestResults, pass_threshold: f64) -> Option<String> {
+    let limits = Limits {
+        pass_threshold,
+        ..Limits::default()
+    };
+    let listed = |fs: &[&crate::artifacts::test_results::Failure], crit: bool| {
+        let mut names: Vec<String> = fs
+            .iter()
+            .take(3)
+            .map(|f| {
+                if crit {
+                    format!("{} ({})", f.test, criticality_name(f.criticality))
+                } else {
+                    f.test.clone()
+                }
+            })
+            .collect();
+        if fs.len() > 3 {
+            names.push(format!("{} more", fs.len() - 3));
+        }
+        names.join(", ")
+    };
+    let all: Vec<&crate::artifacts::test_results::Failure> = r.failures.iter().collect();
+    match verdict(r, &limits) {
+        RunVerdict::FullSuccess | RunVerdict::PartialSuccess => None,
+        RunVerdict::ExecutionError => Some(format!(
+            "the last run ran no test{}",
+            r.failures
+                .first()
+                .map_or(String::new(), |f| format!(": {}", f.error))
+        )),
+        RunVerdict::NeedsFullRun => Some(
+            "every re-run test passes; only a run of the full suite can complete the session"
+                .to_string(),
+        ),
+        RunVerdict::Failing if all.is_empty() => Some(format!(
+            "every test passes, but the test command exited {}",
+            r.exit_code
+                .map_or("without a code".to_string(), |c| c.to_string())
+        )),
+        RunVerdict::Failing if r.scope == Scope::Affected => Some(format!(
+            "{} re-run test(s) still fail: {}",
+            all.len(),
+            listed(&all, false)
+        )),
+        RunVerdict::Failing if r.pass_rate < pass_threshold => Some(format!(
+            "{:.1}% is under the {pass_threshold:.1}% threshold; {} failing: {}",
+            r.pass_rate,
+            all.len(),
+            listed(&all, false)
+        )),
+        RunVerdict::Failing => {
+            let blocking: Vec<&crate::artifacts::test_results::Failure> = all
+                .iter()
+                .copied()
+                .filter(|f| f.criticality != Criticality::Low)
+                .collect();
+            Some(format!(
+                "{:.1}% reaches the {pass_threshold:.1}% threshold, but only low-criticality failures may remain; not low: {}",
+                r.pass_rate,
+                listed(&blocking, true)
+            ))
+        }
+    }
+}
+
+fn criticality_name(c: Criticality) -> &'static str {
+    match c {
+        Criticality::Low => "low",
+        Criticality::Medium => "medium",
+        Criticality::High => "high",
+    }
+}
+
 /// Why a run counts as a regression against the previous comparable run.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Regression {
@@ -400,7 +477,7 @@ pub enum RollbackCause {
 
 /// The message of fix attempt N's commit (plain:
 /// `test-cycle: iteration N - <strategy> strategy (pass: <old>% → <new>%)`;
-/// a person's fix, with no strategy, is `… - manual fix (…)`).
+/// a person's fix, with no strategy, is `… - fix by hand (…)`).
 pub fn fix_commit_message(
     style: &crate::git::MessageStyle,
     session: &str,
@@ -689,16 +766,22 @@ pub fn unchecked_fixes(runs: &[IterationRecord], before: u32) -> Vec<u32> {
 /// `run`, or missing from a full run (which selected every test), counts
 /// as removed, however it was done (a hook, an option, an environment
 /// variable the guard cannot see). Runs without per-case results are not
-/// judged for missing tests. Only the tests of `before` count: a static
-/// failure (the placeholder of a run that crashed or could not start,
-/// named after the command; a collection error) is no test, and a fix that
-/// makes it go away removed nothing.
-pub fn vanished_tests(before: &TestResults, run: &TestResults) -> Vec<TestEdit> {
+/// judged for missing tests. A subset run (`selected`: the ids its tier
+/// asked for) judges only those: jest and vitest list the other tests of
+/// a file they ran as skipped. `failed_before` are the failing *tests*
+/// ([`crate::testing::results::failing_ids`]): a static failure (the
+/// placeholder of a run that crashed or could not start, named after the
+/// command; a collection error) is no test, and a fix that makes it go
+/// away removed nothing.
+pub fn vanished_tests(
+    failed_before: &[String],
+    run: &TestResults,
+    selected: Option<&[String]>,
+) -> Vec<TestEdit> {
     use crate::artifacts::test_results::CaseStatus;
     if run.cases.is_empty() {
         return Vec::new();
     }
-    let failed_before = crate::testing::results::failing_ids(before);
     let status: std::collections::HashMap<&str, CaseStatus> = run
         .cases
         .iter()
@@ -709,8 +792,23 @@ pub fn vanished_tests(before: &TestResults, run: &TestResults) -> Vec<TestEdit> 
         file: test.split("::").next().unwrap_or_default().to_string(),
         detail,
     };
+    // A test file that failed as a whole (node names it `file › file` when
+    // it throws before its tests run) gives way to its tests once it loads.
+    let file_level = |t: &str| -> bool {
+        let mut parts = t.split(" › ");
+        let (Some(file), Some(again), None) = (parts.next(), parts.next(), parts.next()) else {
+            return false;
+        };
+        file == again
+            && run
+                .cases
+                .iter()
+                .any(|c| c.test.len() > file.len() && c.test.starts_with(&format!("{file} › ")))
+    };
     failed_before
         .iter()
+        .filter(|t| selected.is_none_or(|ids| ids.contains(t)))
+        .filter(|t| !file_level(t))
         .filter_map(|t| match status.get(t.as_str()) {
             Some(CaseStatus::Skipped) => {
                 Some(removed(t, format!("{t} went from failed to skipped")))
@@ -753,24 +851,41 @@ pub fn apply_overrides(
 /// the first run (iteration 1, before any fix) is an environment failure.
 /// Later, the failures come after a fix; they go to the fix agent with the
 /// environment named in the analysis, and a regression is rolled back.
-pub fn pause_for_environment(iteration: u32, environment: &[String]) -> bool {
-    iteration == 1 && !environment.is_empty()
+pub fn pause_for_environment(environment: &[String]) -> bool {
+    !environment.is_empty()
+}
+
+/// How the loop goes on after a person fixed the environment: the first
+/// run is simply run again; a later one is followed by the whole suite,
+/// which judges the code as it is now (the fixes so far stay committed).
+pub fn after_environment_pause(iteration: u32) -> AfterEnvironment {
+    if iteration <= 1 {
+        AfterEnvironment::FirstRun
+    } else {
+        AfterEnvironment::FullSuite
+    }
+}
+
+/// See [`after_environment_pause`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AfterEnvironment {
+    FirstRun,
+    FullSuite,
 }
 
 #[cfg(test)]
 mod tests {
     #[test]
-    fn only_a_first_run_of_environment_failures_pauses() {
+    fn environment_failures_of_any_run_pause() {
         let env = vec!["install the module `yaml`".to_string()];
-        for (iteration, environment, want) in [
-            (1, env.clone(), true),
-            (1, vec![], false),
-            (2, env.clone(), false),
-        ] {
+        assert!(super::pause_for_environment(&env));
+        assert!(!super::pause_for_environment(&[]));
+        use super::AfterEnvironment::*;
+        for (iteration, want) in [(1, FirstRun), (2, FullSuite), (7, FullSuite)] {
             assert_eq!(
-                super::pause_for_environment(iteration, &environment),
+                super::after_environment_pause(iteration),
                 want,
-                "{iteration} {environment:?}"
+                "{iteration}"
             );
         }
     }
@@ -807,6 +922,9 @@ mod tests {
             sealed: false,
             commit: None,
             outside_commit: Vec::new(),
+            ran: None,
+            duration_ms: None,
+            setup_ms: None,
             extra: Default::default(),
         }
     }
@@ -831,6 +949,7 @@ mod tests {
             command: "t".into(),
             exit_code: Some(exit),
             duration_ms: 0,
+            setup_ms: None,
             scope,
             framework: "pytest".into(),
             parser: "junit".into(),
@@ -898,6 +1017,79 @@ mod tests {
         ];
         for (i, (r, want)) in cases.iter().enumerate() {
             assert_eq!(verdict(r, &l), *want, "case {i}");
+        }
+    }
+
+    /// Every run that does not end the session says why in one line, in
+    /// the words of the rule and naming the tests; one that ends it, none.
+    #[test]
+    fn unmet_says_which_rule_and_which_tests() {
+        let low = |t: &str| failure(t, "boom", Criticality::Low);
+        let med = |t: &str| failure(t, "boom", Criticality::Medium);
+        let high = |t: &str| failure(t, "boom", Criticality::High);
+        for (r, want) in [
+            (results(Scope::Full, 0, 10, vec![]), None),
+            (results(Scope::Full, 1, 99, vec![low("a")]), None),
+            (
+                results(Scope::Full, 1, 99, vec![med("t::a"), low("t::b")]),
+                Some(
+                    "98.0% reaches the 95.0% threshold, but only low-criticality failures may remain; not low: t::a (medium)",
+                ),
+            ),
+            (
+                results(
+                    Scope::Full,
+                    1,
+                    996,
+                    vec![high("a"), med("b"), med("c"), high("d")],
+                ),
+                Some(
+                    "99.6% reaches the 95.0% threshold, but only low-criticality failures may remain; not low: a (high), b (medium), c (medium), 1 more",
+                ),
+            ),
+            (
+                results(Scope::Full, 1, 9, vec![low("a")]),
+                Some("90.0% is under the 95.0% threshold; 1 failing: a"),
+            ),
+            (
+                results(Scope::Affected, 0, 3, vec![]),
+                Some(
+                    "every re-run test passes; only a run of the full suite can complete the session",
+                ),
+            ),
+            (
+                results(Scope::Affected, 1, 2, vec![low("a")]),
+                Some("1 re-run test(s) still fail: a"),
+            ),
+            (
+                results(Scope::Full, 1, 10, vec![]),
+                Some("every test passes, but the test command exited 1"),
+            ),
+            (
+                // A collection error: errors, no test ran.
+                TestResults {
+                    failed: 0,
+                    errors: 1,
+                    ..results(
+                        Scope::Full,
+                        2,
+                        0,
+                        vec![failure(
+                            "x",
+                            "ModuleNotFoundError: No module named 'm'",
+                            Criticality::Low,
+                        )],
+                    )
+                },
+                Some("the last run ran no test: ModuleNotFoundError: No module named 'm'"),
+            ),
+        ] {
+            assert_eq!(unmet(&r, 95.0).as_deref(), want, "{:?}", r.failures);
+            let ends = matches!(
+                verdict(&r, &Limits::default()),
+                RunVerdict::FullSuccess | RunVerdict::PartialSuccess
+            );
+            assert_eq!(ends, want.is_none());
         }
     }
 
@@ -1702,9 +1894,9 @@ mod tests {
             f.test_type = Layer::Static;
             failures.push(f);
         }
-        let before = results(Scope::Full, 1, 0, failures);
+        let failed = crate::testing::results::failing_ids(&results(Scope::Full, 1, 0, failures));
         let details = |r: &TestResults| -> Vec<String> {
-            vanished_tests(&before, r)
+            vanished_tests(&failed, r, None)
                 .into_iter()
                 .map(|e| {
                     assert_eq!(e.kind, TestEditKind::RemovedTest);
@@ -1722,6 +1914,26 @@ mod tests {
         // A subset run did not select the missing test; a skip still counts.
         run.scope = Scope::Affected;
         assert_eq!(details(&run).len(), 1);
+        // A file that failed as a whole, whose tests now run, was not
+        // removed (node --test: `file › file` when the file threw).
+        let whole = "dist/test/v1.test.js › dist/test/v1.test.js".to_string();
+        let mut loaded = results(Scope::Full, 1, 1, Vec::new());
+        loaded.cases = vec![case(
+            "dist/test/v1.test.js › v1 › sorts",
+            CaseStatus::Passed,
+        )];
+        assert!(vanished_tests(std::slice::from_ref(&whole), &loaded, None).is_empty());
+        loaded.cases = vec![case("dist/test/v4.test.js › v4", CaseStatus::Passed)];
+        assert_eq!(
+            vanished_tests(std::slice::from_ref(&whole), &loaded, None).len(),
+            1
+        );
+        // …when the subset selected it: vitest and jest list the other
+        // tests of a file they ran as skipped (tier 2 after tier 1).
+        let tier2 = ["tests/test_ops.py::test_add".to_string()];
+        assert!(vanished_tests(&failed, &run, Some(&tier2)).is_empty());
+        let tier1 = ["tests/test_ops.py::test_div".to_string()];
+        assert_eq!(vanished_tests(&failed, &run, Some(&tier1)).len(), 1);
         // No per-case results: nothing can be said.
         run.cases.clear();
         assert!(details(&run).is_empty());

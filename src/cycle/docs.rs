@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 use super::machine::CycleMachine;
 use super::report;
 use super::state::{CycleState, Doc};
-use crate::artifacts::iteration_state::IterationRecord;
+use crate::artifacts::FixHistory;
+use crate::artifacts::config::ArtifactPolicy;
+use crate::artifacts::iteration_state::{IterationRecord, IterationState, LoopStatus};
 use crate::engine::txn::{Document, Durability};
 use crate::error::Result;
 use crate::phases::tasks::{render_task_summary, render_todo_list};
@@ -115,13 +117,7 @@ pub fn documents(m: &CycleMachine, s: &mut CycleState) -> Result<Vec<Document>> 
             }
             Doc::IterationSummary(n) => {
                 if let Some(rec) = s.last_of_iteration(n) {
-                    let prev = s
-                        .iter
-                        .iterations
-                        .iter()
-                        .rev()
-                        .find(|r| r.iteration < n)
-                        .map(|r| r.pass_rate);
+                    let prev = s.iter.iterations.iter().rev().find(|r| r.iteration < n);
                     let attempt = s.history.entries.iter().find(|e| e.iteration == n);
                     let text = report::iteration_summary(
                         &m.renderer,
@@ -161,6 +157,13 @@ pub fn documents(m: &CycleMachine, s: &mut CycleState) -> Result<Vec<Document>> 
         }
     }
     if state {
+        // The session's `.gitignore` is wfx's file like the others: kept
+        // with every state (and so guarded like them), an agent that
+        // empties it cannot get the raw logs, with their unredacted
+        // output, into a commit.
+        let ignore = finished_gitignore(m.config.git.artifacts, &s.iter, &s.history)
+            .unwrap_or_else(|| crate::session::layout::session_gitignore(m.config.git.artifacts));
+        docs.push(Document::new(paths.gitignore(), ignore, Durability::View));
         s.iter.updated_at = s.now;
         docs.push(Document::json(
             paths.iteration_state(),
@@ -169,6 +172,31 @@ pub fn documents(m: &CycleMachine, s: &mut CycleState) -> Result<Vec<Document>> 
         )?);
     }
     Ok(docs)
+}
+
+/// The session's `.gitignore` once it has finished without any commit of
+/// its own, under `git.artifacts = summary`: a session that fixed nothing
+/// leaves one small record in history (its manifest entry), not its plan
+/// and task files. `None` while it runs, after it committed anything, and
+/// under the other policies.
+pub fn finished_gitignore(
+    policy: ArtifactPolicy,
+    iter: &IterationState,
+    history: &FixHistory,
+) -> Option<String> {
+    let finished = matches!(
+        iter.status,
+        LoopStatus::Completed | LoopStatus::PartialSuccess
+    );
+    let committed = iter.tests_commit.is_some()
+        || iter.pending_commit.is_some()
+        || iter
+            .iterations
+            .iter()
+            .any(|r| r.fix_commit.is_some() || r.rollback_commit.is_some())
+        || history.entries.iter().any(|e| e.commit.is_some());
+    (policy == ArtifactPolicy::Summary && finished && !committed)
+        .then(crate::session::layout::record_only_gitignore)
 }
 
 /// A path recorded under the session's directory, rebased onto where the
@@ -220,5 +248,53 @@ mod tests {
             in_session(&paths, Path::new("/p/.workflow/active/WFS-a/.task/T.json")),
             PathBuf::from("/p/.workflow/archives/WFS-a/.task/T.json")
         );
+    }
+
+    #[test]
+    fn a_finished_session_that_committed_nothing_keeps_all_its_files_out() {
+        let rec: IterationRecord = serde_json::from_value(serde_json::json!({
+            "iteration": 1, "run": 1, "started_at": "2026-01-01T00:00:00Z", "scope": "full",
+            "pass_rate": 100.0, "total": 1, "passed": 1, "failed": 0
+        }))
+        .unwrap();
+        let done = |status: LoopStatus| {
+            let mut st = crate::cycle::initial_state("WFS-a", &[], 10);
+            st.status = status;
+            st.iterations.push(rec.clone());
+            st
+        };
+        let none = FixHistory::default();
+        let record_only = Some(crate::session::layout::record_only_gitignore());
+        for status in [LoopStatus::Completed, LoopStatus::PartialSuccess] {
+            assert_eq!(
+                finished_gitignore(ArtifactPolicy::Summary, &done(status), &none),
+                record_only
+            );
+        }
+        // Still running, or blocked: the policy's own ignore file.
+        for status in [LoopStatus::Running, LoopStatus::Blocked] {
+            assert_eq!(
+                finished_gitignore(ArtifactPolicy::Summary, &done(status), &none),
+                None
+            );
+        }
+        // Another policy, chosen on purpose, stands.
+        for policy in [ArtifactPolicy::All, ArtifactPolicy::None] {
+            assert_eq!(
+                finished_gitignore(policy, &done(LoopStatus::Completed), &none),
+                None
+            );
+        }
+        // Any commit of the session: its tracked files stay tracked.
+        let mut fixed = done(LoopStatus::Completed);
+        fixed.iterations[0].fix_commit = Some("abc".into());
+        let mut tests = done(LoopStatus::Completed);
+        tests.tests_commit = Some("abc".into());
+        for st in [fixed, tests] {
+            assert_eq!(
+                finished_gitignore(ArtifactPolicy::Summary, &st, &none),
+                None
+            );
+        }
     }
 }

@@ -22,9 +22,9 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use crate::agents::builtin::{Lang, is_test_path};
 use crate::artifacts::config::{EditPolicy, TestEditsPolicy};
 use crate::artifacts::fix_history::{TestEdit, TestEditKind};
+use crate::project::{Lang, is_test_path};
 
 static PY_TEST: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?m)^\s*(?:async\s+)?def\s+(test\w*)\s*\(").expect("regex"));
@@ -69,12 +69,12 @@ fn markers(lang: Lang) -> &'static [(&'static str, &'static str)] {
             (r"\bt\.skip\s*\(", "t.skip()"),
         ],
         Lang::Go => &[(r"\bt\.Skip(?:Now|f)?\s*\(", "t.Skip")],
-        Lang::Java => &[
+        Lang::Java | Lang::Kotlin => &[
             (r"@Disabled\b", "@Disabled"),
             (r"@Ignore\b", "@Ignore"),
             (r"\bAssumptions?\.assume\w*\s*\(", "assume"),
         ],
-        Lang::Other => &[],
+        _ => &[],
     }
 }
 
@@ -109,12 +109,12 @@ pub fn test_names(lang: Lang, text: &str) -> Vec<String> {
             })
             .collect(),
         Lang::Rust => annotated_fns(text, &RUST_TEST_ATTR, &RUST_FN),
-        Lang::Java => {
+        Lang::Java | Lang::Kotlin => {
             static ATTR: LazyLock<Regex> =
                 LazyLock::new(|| Regex::new(r"^\s*@(?:Test|ParameterizedTest)\b").expect("regex"));
             annotated_fns(text, &ATTR, &JAVA_METHOD)
         }
-        Lang::Other => Vec::new(),
+        _ => Vec::new(),
     }
 }
 
@@ -172,7 +172,10 @@ fn counts(names: &[String]) -> BTreeMap<&str, usize> {
 /// record of its infrastructure says which).
 pub fn is_inspected(path: &str) -> bool {
     is_test_path(path)
-        || matches!(Lang::of(path), Lang::Rust | Lang::Python | Lang::Js)
+        || matches!(
+            Lang::of(path),
+            Some(Lang::Rust | Lang::Python | Lang::Js | Lang::Ts)
+        )
         || TestConfig::of(path).is_some()
         || crate::testing::infra::kind_of(path).is_some()
 }
@@ -354,7 +357,7 @@ fn config_edits(path: &str, before: Option<&str>, after: Option<&str>) -> Vec<Te
         detail,
     };
     let mut out = Vec::new();
-    if Lang::of(path) == Lang::Rust {
+    if Lang::of(path) == Some(Lang::Rust) {
         let (was, now) = (rust_cfg_on_tests(before), rust_cfg_on_tests(after));
         if now > was {
             out.push(edit(format!("#[cfg] on tests added ({was} → {now})")));
@@ -410,7 +413,10 @@ pub fn inspect(path: &str, before: Option<&str>, after: Option<&str>) -> Vec<Tes
 
 /// [`inspect`] for the test functions and markers of a test file.
 fn inspect_tests(path: &str, before: Option<&str>, after: Option<&str>) -> Vec<TestEdit> {
-    let lang = Lang::of(path);
+    // TypeScript reads as JavaScript; Kotlin has JUnit's markers.
+    let Some(lang) = Lang::of(path).map(Lang::family) else {
+        return Vec::new();
+    };
     let test_file = is_test_path(path);
     if !test_file && lang != Lang::Rust {
         return Vec::new();

@@ -98,7 +98,7 @@ pub fn next(m: &CycleMachine, s: &CycleState) -> Step {
                 timeout: Duration::from_secs(m.config.test.timeout_s),
                 test_files: generated_files(s)
                     .into_iter()
-                    .filter(|f| agents::builtin::is_test_path(f))
+                    .filter(|f| crate::project::is_test_path(f))
                     .collect(),
             }))
         }

@@ -18,7 +18,7 @@ use crate::artifacts::config::{ArtifactPolicy, Config};
 use crate::artifacts::fix_history::{CallOutcome, Diffstat, FixAttempt, FixOutcome};
 use crate::artifacts::iteration_state::{
     Action, CommitPurpose, FixInFlight, IterationFailures, IterationRecord, IterationResult,
-    LoopStatus, NextAction, RetestProgress, Strategy, Tier, TierOutcome, settled_runs,
+    LoopStatus, NextAction, RanCounts, RetestProgress, Strategy, Tier, TierOutcome, settled_runs,
 };
 use crate::artifacts::session::{PhaseStatus, SessionStatus};
 use crate::artifacts::task::{
@@ -106,7 +106,7 @@ impl Machine for CycleMachine {
             }
             _ => {}
         }
-        if s.iter.test_infrastructure.is_none() && self.tests_generated(s) {
+        if (s.iter.test_infrastructure.is_none() || s.survey_due) && self.tests_generated(s) {
             return Step::Do(Effect::Survey);
         }
         match &s.iter.action {
@@ -177,8 +177,26 @@ impl Machine for CycleMachine {
                 self.committed(s, id, &mut out)
             }
             Observed::Surveyed(found) => {
-                s.iter.test_infrastructure = Some(found.infrastructure);
-                s.iter.sealed_environment = Some(found.environment);
+                s.survey_due = false;
+                match (&s.iter.test_infrastructure, &mut s.iter.sealed_environment) {
+                    // A resume: only the person's changes since the last
+                    // agent call join the recorded environment.
+                    (Some(_), Some(env)) => {
+                        let done = s
+                            .history
+                            .agent_calls
+                            .iter()
+                            .map(|c| {
+                                c.started_at + chrono::Duration::milliseconds(c.duration_ms as i64)
+                            })
+                            .max();
+                        env.merge_resumed(found.environment, done);
+                    }
+                    _ => {
+                        s.iter.test_infrastructure = Some(found.infrastructure);
+                        s.iter.sealed_environment = Some(found.environment);
+                    }
+                }
                 s.touch(Doc::State);
             }
             Observed::Archived { commit } => {
@@ -451,6 +469,7 @@ impl CycleMachine {
         }
         if resumed {
             s.session.resumed_at = Some(now);
+            s.survey_due = true;
         }
         s.touch(Doc::Session);
         s.touch(Doc::State);
@@ -949,6 +968,9 @@ impl CycleMachine {
             sealed: false,
             commit: None,
             outside_commit: Vec::new(),
+            ran: None,
+            duration_ms: Some(r.duration_ms),
+            setup_ms: r.setup_ms,
             extra: Extra::new(),
         }
     }
@@ -959,7 +981,7 @@ impl CycleMachine {
         s: &mut CycleState,
         mut rec: IterationRecord,
         results: TestResults,
-        prev: Option<f64>,
+        prev: Option<&IterationRecord>,
         label: &str,
         out: &mut Vec<Event>,
     ) -> u32 {
@@ -970,7 +992,8 @@ impl CycleMachine {
             run,
             scope: rec.scope,
             pass_rate: rec.pass_rate,
-            previous_pass_rate: prev,
+            previous_pass_rate: prev.map(|p| p.pass_rate),
+            change: prev.and_then(|p| rec.change_since(p)),
             total: rec.total,
             passed: rec.passed,
             failed: rec.failed,
@@ -1203,10 +1226,30 @@ impl CycleMachine {
                 crate::engine::Durability::Durable,
             ));
         }
+        let analysis_rel = self.rel(&analysis_file);
+        if decide::pause_for_environment(&outcome.environment) {
+            // No fix agent can mend a missing module or a port in use: no
+            // fix task is written; a person fixes the environment and the
+            // resume runs the suite again (a first run again, or the whole
+            // suite after fixes).
+            if let Some(rec) = s.last_of_iteration_mut(k) {
+                rec.analysis_file = Some(analysis_rel);
+                rec.analysis_tool = Some(outcome.tool.clone());
+            }
+            s.touch(Doc::IterationSummary(k));
+            s.iter.action = match decide::after_environment_pause(k) {
+                decide::AfterEnvironment::FirstRun => Action::RunTests,
+                decide::AfterEnvironment::FullSuite => Action::FinalValidation {
+                    fix: self.no_fix(s),
+                },
+            };
+            let fixes = outcome.environment.clone();
+            self.pause(s, PauseReason::Environment { fixes }, out);
+            return;
+        }
         let task = self.fix_task(s, k, strategy, &outcome, &baseline);
         let new_file = self.new_task_file(s);
         s.put_task(task, new_file);
-        let analysis_rel = self.rel(&analysis_file);
         if let Some(rec) = s.last_of_iteration_mut(k) {
             rec.strategy = Some(strategy);
             rec.analysis_file = Some(analysis_rel.clone());
@@ -1237,15 +1280,6 @@ impl CycleMachine {
         if let Some(reason) = outcome.cost_capped {
             s.iter.action = Action::ExecuteFixTask { fix: None };
             self.block(s, &reason, out);
-            return;
-        }
-        if decide::pause_for_environment(k, &outcome.environment) {
-            // No fix agent can mend a missing module or a port in use: a
-            // person fixes the environment and the resume runs the suite
-            // again, as a new first run.
-            s.iter.action = Action::RunTests;
-            let fixes = outcome.environment.clone();
-            self.pause(s, PauseReason::Environment { fixes }, out);
             return;
         }
         s.iter.action = Action::ExecuteFixTask { fix: None };
@@ -1529,7 +1563,7 @@ impl CycleMachine {
         fix.call_failed = call.as_ref().is_some_and(|c| c.failed() || c.timed_out);
         fix.touched_tests = files_changed
             .iter()
-            .any(|p| agents::builtin::is_test_path(p));
+            .any(|p| crate::project::is_test_path(p));
         fix.commit_paths = inspection.commit_paths.clone();
         fix.rejected = rejected.clone();
         // A person's fix commits only what lies in the fix task's focus;
@@ -1555,14 +1589,18 @@ impl CycleMachine {
 
         let before = s.baseline().map(|r| r.pass_rate);
         let failing = s.baseline().map_or(0, |r| r.failed);
-        let earlier = s.baseline().and_then(|b| {
+        let earlier_rec = s.baseline().and_then(|b| {
             s.iter
                 .iterations
                 .iter()
                 .rev()
                 .find(|r| r.iteration < b.iteration)
-                .map(|r| r.pass_rate)
         });
+        let earlier = earlier_rec.map(|r| r.pass_rate);
+        let change = s
+            .baseline()
+            .zip(earlier_rec)
+            .and_then(|(b, e)| b.change_since(e));
         let agent = self.fix_agent_name();
         // The fix task (and the loop task) name who actually fixed: a task
         // written while paused for a person may be done by an agent given
@@ -1660,6 +1698,7 @@ impl CycleMachine {
             test_edits: edits.clone(),
             pass_rate_before: before,
             earlier_pass_rate: earlier,
+            change,
             failing,
             error: call
                 .as_ref()
@@ -1867,6 +1906,7 @@ impl CycleMachine {
             import_map: &self.import_map,
             strategy: &strategy,
             related: &related,
+            costs: retest::SessionCosts::of(&s.iter.iterations, self.config.cycle.skip_slow_tiers),
         })
     }
 
@@ -1923,14 +1963,21 @@ impl CycleMachine {
             .fix()
             .cloned()
             .unwrap_or_else(|| self.no_fix(s));
+        let plan = self.retest_plan(s, &fix);
         // Failing tests the fix made vanish (skipped, or missing from a
         // full run) count as removed; the guard's own reason stands when it
-        // already rejected the fix.
-        let vanished = self.vanished(&baseline, &results);
+        // already rejected the fix. A subset judges only what it selected:
+        // jest and vitest report the other tests of a file as skipped.
+        let selected = match decide::next_tier(&plan, &fix.retest) {
+            NextRun::Tier { ids, .. } if !validation && results.scope == Scope::Affected => {
+                Some(ids)
+            }
+            _ => None,
+        };
+        let vanished = self.vanished(&baseline, &results, selected.as_deref());
         if fix.rejected.is_none() {
             fix.rejected = guard::rejection(&vanished, &self.config.cycle.test_edits);
         }
-        let plan = self.retest_plan(s, &fix);
         let label = if validation {
             validation_label(s).to_string()
         } else {
@@ -1946,6 +1993,7 @@ impl CycleMachine {
             _ => None,
         };
         let mut progress = fix.retest.clone();
+        let ran = tier_run.as_ref().map(|_| RanCounts::of(&results));
         let mut merged = match &tier_run {
             Some((tier, ids)) => {
                 let base = self.merge_base(s, &fix).unwrap_or_else(no_results);
@@ -1995,6 +2043,7 @@ impl CycleMachine {
                 }
             }
         }
+        rec.ran = ran;
         let mut runs = settled_runs(&s.iter.iterations);
         runs.push(rec.clone());
         let settled = decide::settle(&SettleInput {
@@ -2037,7 +2086,7 @@ impl CycleMachine {
         }
         rec.result = Some(settled.result);
         let pass_rate = merged.pass_rate;
-        let judged_run = self.record_run(s, rec, merged, Some(base_rec.pass_rate), &label, out);
+        let judged_run = self.record_run(s, rec, merged, Some(&base_rec), &label, out);
         let after = match tier_run {
             Some(_) => decide::after_tier(
                 &plan,
@@ -2139,9 +2188,14 @@ impl CycleMachine {
         &self,
         baseline: &TestResults,
         results: &TestResults,
+        selected: Option<&[String]>,
     ) -> Vec<crate::artifacts::fix_history::TestEdit> {
         guard::recorded(
-            decide::vanished_tests(baseline, results),
+            decide::vanished_tests(
+                &crate::testing::results::failing_ids(baseline),
+                results,
+                selected,
+            ),
             &self.config.cycle.test_edits,
         )
     }
@@ -2304,10 +2358,10 @@ fn squash_message(
     for e in &s.history.entries {
         let rate = |r: Option<f64>| r.map_or("?".to_string(), |r| format!("{r:.1}%"));
         lines.push(format!(
-            "- iteration {}: {}fix by {}, {} → {}: {}{}",
+            "- iteration {}: {}{}, {} → {}: {}{}",
             e.iteration,
             e.strategy.map_or(String::new(), |s| format!("{s} ")),
-            e.agent,
+            crate::agents::config::fix_by(&e.agent),
             rate(e.pass_rate_before),
             rate(e.pass_rate_after),
             e.outcome,
@@ -2337,6 +2391,7 @@ fn no_results() -> Arc<TestResults> {
         command: String::new(),
         exit_code: None,
         duration_ms: 0,
+        setup_ms: None,
         scope: Scope::Full,
         framework: String::new(),
         parser: String::new(),

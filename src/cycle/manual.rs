@@ -26,7 +26,7 @@ pub fn focus(task: &Task) -> Vec<String> {
 /// Splits `paths` into (in focus, outside it).
 pub fn split(paths: &[String], focus: &[String]) -> (Vec<String>, Vec<String>) {
     paths.iter().cloned().partition(|p| {
-        crate::agents::builtin::is_test_path(p)
+        crate::project::is_test_path(p)
             || focus.iter().any(|f| {
                 let dir = f.trim_end_matches('/');
                 p == dir || (p.starts_with(dir) && p[dir.len()..].starts_with('/'))

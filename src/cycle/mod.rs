@@ -129,9 +129,6 @@ pub fn run(ws: &Workspace, req: &CycleRequest, ui: &Printer) -> Result<Ending> {
         session.cycle_options = Some(options.clone());
         store::write_json(&sref.paths.session_json(), &session)?;
     }
-    if sref.location == Location::Active {
-        store::apply_artifact_policy(&sref.paths, config.git.artifacts)?;
-    }
     let fix_agent =
         agents::config::role_agent(&config.agents, Role::Fix, options.fix_agent.as_deref())?;
     if req.watch
@@ -243,6 +240,14 @@ pub fn run(ws: &Workspace, req: &CycleRequest, ui: &Printer) -> Result<Ending> {
         }
     };
 
+    if sref.location == Location::Active {
+        // A finished session waiting for its archive keeps the footprint
+        // it finished with.
+        match docs::finished_gitignore(config.git.artifacts, &iter, &history) {
+            Some(text) => store::write_atomic(&sref.paths.gitignore(), text.as_bytes())?,
+            None => store::apply_artifact_policy(&sref.paths, config.git.artifacts)?,
+        }
+    }
     let finished = matches!(
         iter.status,
         LoopStatus::Completed | LoopStatus::PartialSuccess | LoopStatus::Blocked
@@ -306,6 +311,7 @@ pub fn run(ws: &Workspace, req: &CycleRequest, ui: &Printer) -> Result<Ending> {
         results,
         stop: None,
         validation_fix_due: false,
+        survey_due: false,
         now: Utc::now(),
         outbox: Vec::new(),
     };

@@ -93,6 +93,7 @@ pub(super) fn failure_report(m: &CycleMachine, s: &CycleState, reason: &str) -> 
                 "iteration": a.iteration,
                 "strategy": a.strategy.map(|s| s.to_string()),
                 "agent": a.agent,
+                "fix_by": crate::agents::config::fix_by(&a.agent),
                 "outcome": a.outcome.as_str(),
                 "before": pct(a.pass_rate_before),
                 "after": pct(a.pass_rate_after),
@@ -160,7 +161,7 @@ pub(super) fn failure_report(m: &CycleMachine, s: &CycleState, reason: &str) -> 
 pub(super) fn iteration_summary(
     renderer: &Renderer,
     rec: &IterationRecord,
-    prev: Option<f64>,
+    prev: Option<&IterationRecord>,
     attempt: Option<&FixAttempt>,
     hooks_skipped: bool,
 ) -> Result<String> {
@@ -171,7 +172,11 @@ pub(super) fn iteration_summary(
         "n": rec.iteration,
         "scope": json_str(&rec.scope),
         "pass_rate": rec.pass_rate,
-        "delta": crate::engine::event::delta_text(prev, rec.pass_rate),
+        "delta": crate::engine::event::delta_text(
+            prev.map(|p| p.pass_rate),
+            rec.pass_rate,
+            prev.and_then(|p| rec.change_since(p)),
+        ),
         "passed": rec.passed,
         "total": rec.total,
         "failed": rec.failed,
@@ -187,7 +192,7 @@ pub(super) fn iteration_summary(
         "analysis_file": rec.analysis_file,
         "analysis_tool": rec.analysis_tool,
         "fix_task": rec.fix_task,
-        "fix_agent": attempt.map(|a| a.agent.clone()),
+        "fix_by": attempt.map(|a| crate::agents::config::fix_by(&a.agent)),
         "fix_outcome": attempt.map(|a| a.outcome.as_str()),
         "files_changed": attempt.map(|a| a.files_changed.clone()).unwrap_or_default(),
         "not_committed": attempt.map(|a| a.not_committed.iter().map(ToString::to_string).collect::<Vec<_>>()).unwrap_or_default(),

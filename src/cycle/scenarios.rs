@@ -147,6 +147,7 @@ fn fresh(m: &CycleMachine, now: crate::artifacts::Timestamp) -> CycleState {
         results: Default::default(),
         stop: None,
         validation_fix_due: false,
+        survey_due: false,
         now,
         outbox: Vec::new(),
     }
@@ -894,6 +895,50 @@ fn the_cost_cap_blocks_before_the_next_agent_call() {
         2,
         "no call after the cap: {:?}",
         p.journal
+    );
+}
+
+/// A run after the first whose failures are all the environment's (a
+/// module that is not installed) pauses for a person, as the first run's
+/// would: no fix agent is asked to change code for it. The resume runs the
+/// whole suite again and goes on.
+#[test]
+fn environment_failures_of_a_later_run_pause_instead_of_reaching_the_agent() {
+    let h = harness(true, Limits::default(), None);
+    let mut p = ports();
+    p.work.insert("calc/env.txt".into(), String::new());
+    p.suite.push(FakeTest {
+        error: Some("ModuleNotFoundError: No module named 'yaml'".into()),
+        ..FakeTest::new(
+            "tests/test_env.py::test_yaml",
+            "calc/env.txt",
+            "yaml installed",
+        )
+    });
+    fixer(&mut p, |_, _, _| {
+        AgentAct::writes(&[("calc/ops.py", FIXED)])
+    });
+    let mut s = fresh(&h.machine, p.now());
+    let (ending, out) = drive(&h.machine, &mut s, &mut p, false);
+    assert_eq!(ending.exit, Exit::Paused, "{:#?}", out.human);
+    // One fix (the code's), none for the environment.
+    assert_eq!(s.history.entries.len(), 1, "{:#?}", out.human);
+    let said = ending.lines.join("\n");
+    assert!(
+        said.contains("the tests fail because of the environment, not the code: Python module `yaml` is not installed"),
+        "{said}"
+    );
+    // The person installs it; the resume runs the suite and completes.
+    p.work
+        .insert("calc/env.txt".into(), "yaml installed".into());
+    let mut s = reload(&h.machine, &p, Location::Active);
+    let (ending, out) = drive(&h.machine, &mut s, &mut p, true);
+    assert_eq!(ending.exit, Exit::Success, "{:#?}", out.human);
+    assert_eq!(s.history.entries.len(), 1);
+    let last = s.iter.iterations.last().unwrap();
+    assert_eq!(
+        (last.scope, last.pass_rate),
+        (crate::artifacts::test_results::Scope::Full, 100.0)
     );
 }
 

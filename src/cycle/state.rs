@@ -37,6 +37,10 @@ pub struct CycleState {
     pub stop: Option<Stop>,
     /// IMPL-001.3's soft-fail fix is due before the next validation.
     pub validation_fix_due: bool,
+    /// A resumed run looks at the files outside the commit again: what a
+    /// person did between runs (an install step that generates a module)
+    /// joins the sealed runs' environment (not persisted).
+    pub survey_due: bool,
     /// The time of the observation being folded in.
     pub now: Timestamp,
     /// Documents changed since the last commit.

@@ -34,6 +34,16 @@ pub const TRANSITIONS: &[(NextAction, NextAction, &str)] = &[
         "analysis and fix task written",
     ),
     (AnalyzeFailures, None, "blocked: the cost cap"),
+    (
+        AnalyzeFailures,
+        RunTests,
+        "paused: the first run failed because of the environment",
+    ),
+    (
+        AnalyzeFailures,
+        FinalValidation,
+        "paused: a later run failed because of the environment",
+    ),
     (ExecuteFixTask, ExecuteFixTask, "snapshot taken"),
     (ExecuteFixTask, Retest, "fix made and inspected"),
     (

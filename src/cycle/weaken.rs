@@ -17,7 +17,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use crate::agents::builtin::Lang;
+use crate::project::Lang;
 
 static PY_CHECK: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
@@ -57,8 +57,8 @@ fn is_check(lang: Lang, line: &str) -> bool {
         Lang::Js => JS_CHECK.is_match(line),
         Lang::Rust => RUST_CHECK.is_match(line),
         Lang::Go => GO_CHECK.is_match(line),
-        Lang::Java => JAVA_CHECK.is_match(line),
-        Lang::Other => false,
+        Lang::Java | Lang::Kotlin => JAVA_CHECK.is_match(line),
+        _ => false,
     }
 }
 
@@ -83,7 +83,7 @@ fn region<'a>(lang: Lang, text: &'a str, name: &str) -> Option<Region<'a>> {
     let base = indent(lines[start]);
     let mut i = start;
     // JavaScript and Go tests have no decorators.
-    let decorated = matches!(lang, Lang::Python | Lang::Rust | Lang::Java);
+    let decorated = matches!(lang, Lang::Python | Lang::Rust | Lang::Java | Lang::Kotlin);
     while decorated && i > 0 {
         let above = lines[i - 1];
         let t = above.trim();
@@ -203,7 +203,7 @@ fn defines(lang: Lang, line: &str, name: &str) -> bool {
                     .is_some_and(|r| r.starts_with(q))
             })
         }
-        Lang::Rust | Lang::Go | Lang::Java => {
+        Lang::Rust | Lang::Go | Lang::Java | Lang::Kotlin => {
             let keyword = match lang {
                 Lang::Rust => "fn ",
                 Lang::Go => "func ",
@@ -215,7 +215,7 @@ fn defines(lang: Lang, line: &str, name: &str) -> bool {
                     .is_some_and(|r| r.trim_start().starts_with(['(', '<']))
             })
         }
-        Lang::Other => false,
+        _ => false,
     }
 }
 
@@ -250,7 +250,8 @@ fn escapes(r: &Region) -> usize {
 /// it was not, or one of the versions does not define it — a removed test
 /// is the guard's `removed_test`).
 pub fn weakened(path: &str, before: &str, after: &str, name: &str) -> Option<String> {
-    let lang = Lang::of(path);
+    // TypeScript tests read like JavaScript ones.
+    let lang = Lang::of(path)?.family();
     let old = region(lang, before, name)?;
     let new = region(lang, after, name)?;
     let (was, now) = (checks(lang, &old), checks(lang, &new));

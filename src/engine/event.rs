@@ -184,6 +184,10 @@ pub struct RunEvent {
     pub scope: Scope,
     pub pass_rate: f64,
     pub previous_pass_rate: Option<f64>,
+    /// The change since the previous run from the counts of both (the
+    /// rates are rounded down, so their difference can be off by 0.1).
+    #[serde(skip)]
+    pub change: Option<f64>,
     pub total: u32,
     pub passed: u32,
     pub failed: u32,
@@ -234,6 +238,10 @@ pub struct FixEvent {
     /// The pass rate the fix started from, and its change before that.
     pub pass_rate_before: Option<f64>,
     pub earlier_pass_rate: Option<f64>,
+    /// The change from the earlier run to the one the fix started from,
+    /// from their counts.
+    #[serde(skip)]
+    pub change: Option<f64>,
     pub failing: u32,
     /// Why the agent call failed, if it did.
     pub error: Option<String>,
@@ -338,12 +346,14 @@ pub struct EventLine {
 /// How a human line is coloured (identity without colour).
 pub type Paint<'a> = &'a dyn Fn(Style, &str) -> String;
 
-/// `(+12.0)`, `(-3.5)`, `(±0.0)`: the change against the previous run.
-pub fn delta_text(prev: Option<f64>, cur: f64) -> String {
+/// `(+12.0)`, `(-3.5)`, `(±0.0)`: the change against the previous run:
+/// `change` (computed from the counts) when known, else the difference of
+/// the two rates.
+pub fn delta_text(prev: Option<f64>, cur: f64, change: Option<f64>) -> String {
     match prev {
         None => String::new(),
         Some(p) => {
-            let d = ((cur - p) * 10.0).round() / 10.0;
+            let d = (change.unwrap_or(cur - p) * 10.0).round() / 10.0;
             if d > 0.0 {
                 format!(" (+{d:.1})")
             } else if d < 0.0 {
@@ -425,7 +435,7 @@ impl Event {
             Event::Start(s) => match s.front_end {
                 FrontEnd::Cycle => format!(
                     "{} {} · {} · fix: {} · analysis: {} · at most {} fix attempts{}",
-                    if s.resumed { "Resuming" } else { "Phase 5" },
+                    if s.resumed { "Resuming" } else { "Phase 5/5" },
                     s.session_id,
                     s.test_command
                         .clone()
@@ -479,10 +489,16 @@ impl Event {
                     crate::artifacts::test_results::NO_TEST_RAN.to_string()
                 } else {
                     format!(
-                        "{}{} · {} failing",
+                        "{}{} · {} failing{}",
                         paint(Style::Bold, &format!("{:.1}%", r.pass_rate)),
-                        delta_text(r.previous_pass_rate, r.pass_rate),
+                        delta_text(r.previous_pass_rate, r.pass_rate, r.change),
                         r.failed,
+                        // Skipped tests are not in the rate: say so, so
+                        // "77.7%" of a suite of 10 reads as 7 of 9.
+                        match r.skipped {
+                            0 => String::new(),
+                            n => format!(" · {n} skipped (left out of the rate)"),
+                        }
                     )
                 };
                 let sealed = r.sealed_commit.as_deref().map_or(String::new(), |c| {
@@ -548,8 +564,11 @@ impl Event {
                     f.iteration,
                     f.pass_rate_before
                         .map_or("-".to_string(), |p| format!("{p:.1}%")),
-                    f.pass_rate_before
-                        .map_or(String::new(), |p| delta_text(f.earlier_pass_rate, p)),
+                    f.pass_rate_before.map_or(String::new(), |p| delta_text(
+                        f.earlier_pass_rate,
+                        p,
+                        f.change
+                    )),
                     // A person's fix follows no strategy of wfx's.
                     match (f.by_hand, f.strategy) {
                         (true, _) => String::new(),
@@ -684,6 +703,9 @@ pub struct Sinks<'a> {
     /// Tests: the lines people would read and the JSON Lines, kept here
     /// instead of printed (and no run log).
     pub memory: Option<Captured>,
+    /// Notes of runs already shown to people: a note that holds for every
+    /// subset run (doctests cannot be filtered exactly) is said once.
+    notes_shown: std::collections::HashSet<String>,
 }
 
 /// What a test's sinks captured.
@@ -701,6 +723,7 @@ impl<'a> Sinks<'a> {
             ui,
             run_log: None,
             memory: None,
+            notes_shown: Default::default(),
         }
     }
 
@@ -710,6 +733,7 @@ impl<'a> Sinks<'a> {
             ui,
             run_log: None,
             memory: Some(Captured::default()),
+            notes_shown: Default::default(),
         }
     }
 
@@ -762,7 +786,18 @@ impl<'a> Sinks<'a> {
 
     /// Send one event to every sink.
     pub fn emit(&mut self, event: &Event, at: Timestamp) {
-        let plain = event.human(&|_, t| t.to_string());
+        // People read a run's note once; the JSON event keeps all of them.
+        let once;
+        let shown = match event {
+            Event::Run(r) if !r.notes.is_empty() => {
+                let mut r = r.clone();
+                r.notes.retain(|n| self.notes_shown.insert(n.clone()));
+                once = Event::Run(r);
+                &once
+            }
+            _ => event,
+        };
+        let plain = shown.human(&|_, t| t.to_string());
         if let Some(memory) = &mut self.memory {
             if let Some(text) = &plain {
                 memory.human.push(if event.is_warning() {
@@ -793,7 +828,7 @@ impl<'a> Sinks<'a> {
             if let Some(text) = &plain {
                 self.ui.warn(text);
             }
-        } else if let Some(text) = event.human(&|s, t| self.ui.paint(s, t)) {
+        } else if let Some(text) = shown.human(&|s, t| self.ui.paint(s, t)) {
             self.ui.status(text);
         }
         if let Event::Paused { reason, .. } = event
@@ -826,13 +861,107 @@ mod tests {
 
     #[test]
     fn deltas_and_costs() {
-        assert_eq!(delta_text(None, 50.0), "");
-        assert_eq!(delta_text(Some(70.0), 82.0), " (+12.0)");
-        assert_eq!(delta_text(Some(82.0), 78.5), " (-3.5)");
-        assert_eq!(delta_text(Some(80.0), 80.0), " (±0.0)");
+        assert_eq!(delta_text(None, 50.0, None), "");
+        assert_eq!(delta_text(Some(70.0), 82.0, None), " (+12.0)");
+        assert_eq!(delta_text(Some(82.0), 78.5, None), " (-3.5)");
+        assert_eq!(delta_text(Some(80.0), 80.0, None), " (±0.0)");
+        // 7/9 (77.7%, rounded down) → 9/9: the counts say +22.2.
+        let change = 100.0 - 7.0 * 100.0 / 9.0;
+        assert_eq!(delta_text(Some(77.7), 100.0, Some(change)), " (+22.2)");
         assert_eq!(cost_text(Some(0.123)), " $0.12");
         assert_eq!(cost_text(Some(0.0078)), " $0.0078");
         assert_eq!(cost_text(None), "");
+    }
+
+    /// A run's line: the change from the counts, and the skipped tests
+    /// named, since the rate leaves them out (7 of 9 of a suite of 10).
+    #[test]
+    fn a_run_line_names_what_the_rate_leaves_out() {
+        let plain = |_: Style, text: &str| text.to_string();
+        let line = |skipped: u32| {
+            Event::Run(RunEvent {
+                iteration: 3,
+                run: 4,
+                scope: Scope::Full,
+                pass_rate: 100.0,
+                previous_pass_rate: Some(77.7),
+                change: Some(100.0 - 700.0 / 9.0),
+                total: 9 + skipped,
+                passed: 9,
+                failed: 0,
+                skipped,
+                new_failures: Vec::new(),
+                result: None,
+                duration_ms: 1200,
+                command: "npm test".into(),
+                label: "full suite".into(),
+                notes: Vec::new(),
+                sealed_commit: None,
+            })
+            .human(&plain)
+            .unwrap()
+        };
+        assert_eq!(
+            line(0),
+            "Iteration 3 · 100.0% (+22.2) · 0 failing · full suite 1.2 s"
+        );
+        assert_eq!(
+            line(1),
+            "Iteration 3 · 100.0% (+22.2) · 0 failing · 1 skipped (left out of the rate) · full suite 1.2 s"
+        );
+    }
+
+    /// A note that holds for every subset run is said to people once; the
+    /// JSON events keep it on every run.
+    #[test]
+    fn a_run_note_is_said_once() {
+        let ui = crate::ui::Printer::plain();
+        let mut sinks = Sinks::capture(&ui);
+        let note = "doctest names cannot be filtered exactly through cargo".to_string();
+        for run in [2, 3, 4] {
+            let event = Event::Run(RunEvent {
+                iteration: 2,
+                run,
+                scope: Scope::Affected,
+                pass_rate: 84.6,
+                previous_pass_rate: None,
+                change: None,
+                total: 13,
+                passed: 11,
+                failed: 2,
+                skipped: 0,
+                new_failures: Vec::new(),
+                result: None,
+                duration_ms: 500,
+                command: "cargo test".into(),
+                label: "tier 1".into(),
+                notes: if run == 4 {
+                    vec!["another note".into(), note.clone()]
+                } else {
+                    vec![note.clone()]
+                },
+                sealed_commit: None,
+            });
+            sinks.emit(&event, chrono::Utc::now());
+        }
+        let said = sinks.memory.unwrap();
+        assert_eq!(
+            said.human,
+            [
+                format!("Iteration 2 · 84.6% · 2 failing · tier 1 500 ms · note: {note}"),
+                "Iteration 2 · 84.6% · 2 failing · tier 1 500 ms".to_string(),
+                "Iteration 2 · 84.6% · 2 failing · tier 1 500 ms · note: another note".to_string(),
+            ]
+        );
+        for json in &said.json {
+            assert!(
+                json["notes"]
+                    .as_array()
+                    .unwrap()
+                    .contains(&note.clone().into()),
+                "{json}"
+            );
+        }
     }
 
     /// The fix line names the strategy of an agent's fix, never of a
@@ -853,6 +982,7 @@ mod tests {
                 test_edits: Vec::new(),
                 pass_rate_before: Some(50.0),
                 earlier_pass_rate: Some(40.0),
+                change: None,
                 failing: 3,
                 error: None,
                 by_hand,

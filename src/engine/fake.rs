@@ -31,6 +31,9 @@ pub struct FakeTest {
     pub needle: String,
     /// Fails on its first run in a process, then passes (a flaky test).
     pub flaky: bool,
+    /// The error it fails with, instead of an assertion on its needle (a
+    /// missing module: the environment, not the code).
+    pub error: Option<String>,
 }
 
 impl FakeTest {
@@ -40,6 +43,7 @@ impl FakeTest {
             file: file.into(),
             needle: needle.into(),
             flaky: false,
+            error: None,
         }
     }
 }
@@ -253,10 +257,10 @@ impl Ports for FakePorts {
                 // pytest-style ids: the test's own file before `::`.
                 file: Some(t.id.split("::").next().unwrap_or(&t.file).to_string()),
                 line: if pass { None } else { Some(1) },
-                error: if pass {
-                    String::new()
-                } else {
-                    format!("AssertionError: {} lacks {:?}", t.file, t.needle)
+                error: match (&t.error, pass) {
+                    (_, true) => String::new(),
+                    (Some(e), false) => e.clone(),
+                    (None, false) => format!("AssertionError: {} lacks {:?}", t.file, t.needle),
                 },
                 message: String::new(),
                 ..ParsedCase::default()
@@ -296,6 +300,7 @@ impl Ports for FakePorts {
                 timed_out_after: None,
                 signal: None,
                 duration_ms: 1_000,
+                setup_ms: None,
                 output_tail: "",
                 output_log: None,
                 truncated: false,

@@ -540,7 +540,7 @@ impl PauseReason {
                     "Fix what it reports (or set \"git\": {\"hooks\": false} in .workflow/wfx.json) and resume"
                 }
             ),
-            PauseReason::ManualFix { .. } => "waiting for a manual fix".into(),
+            PauseReason::ManualFix { .. } => "waiting for a fix by hand".into(),
         }
     }
 }

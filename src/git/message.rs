@@ -344,7 +344,7 @@ impl MessageStyle {
             } => {
                 let by = match strategy {
                     Some(s) => format!("{s} strategy"),
-                    None => "manual fix".to_string(),
+                    None => crate::agents::config::fix_by(crate::agents::config::MANUAL),
                 };
                 let text =
                     format!("iteration {iteration} - {by} (pass: {before:.1}% → {after:.1}%)");

@@ -331,6 +331,7 @@ impl Checkpoints {
                 start_files.push(StartFile {
                     path,
                     blob: id.to_string(),
+                    changed_at: Some(super::changed_at(&meta).into()),
                 });
             }
         }

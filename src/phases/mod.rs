@@ -178,7 +178,7 @@ pub fn run(ws: &Workspace, req: &GenRequest, ui: &Printer) -> Result<GenOutcome>
             let (paths, lock, mut session) =
                 session_start::create(ws, &new, req.options.clone(), now)?;
             ui.status(format!(
-                "Phase 1/4 {}: {} ({} mode)",
+                "Phase 1/5 {}: {} ({} mode)",
                 PHASE_TITLES[0],
                 paths.id,
                 mode_name(new.mode)
@@ -263,7 +263,7 @@ pub fn run(ws: &Workspace, req: &GenRequest, ui: &Printer) -> Result<GenOutcome>
 
     // Phase 2: context gather.
     if !phase_done(&run.session, 2) {
-        ui.status(format!("Phase 2/4 {}", PHASE_TITLES[1]));
+        ui.status(format!("Phase 2/5 {}", PHASE_TITLES[1]));
         set_phase(&run.paths, &mut run.session, 2, PhaseStatus::InProgress)?;
         let result = (|| -> Result<()> {
             let existing: Option<ContextPackage> =
@@ -312,7 +312,7 @@ pub fn run(ws: &Workspace, req: &GenRequest, ui: &Printer) -> Result<GenOutcome>
 
     // Phase 3: analysis.
     if !phase_done(&run.session, 3) {
-        ui.status(format!("Phase 3/4 {}", PHASE_TITLES[2]));
+        ui.status(format!("Phase 3/5 {}", PHASE_TITLES[2]));
         set_phase(&run.paths, &mut run.session, 3, PhaseStatus::InProgress)?;
         let result = analysis::write(ws, &renderer, &run.paths, &plan, &config, &mut run.lock);
         let result = result.map(|review| {
@@ -338,7 +338,7 @@ pub fn run(ws: &Workspace, req: &GenRequest, ui: &Printer) -> Result<GenOutcome>
 
     // Phase 4: task generation.
     if !phase_done(&run.session, 4) {
-        ui.status(format!("Phase 4/4 {}", PHASE_TITLES[3]));
+        ui.status(format!("Phase 4/5 {}", PHASE_TITLES[3]));
         set_phase(&run.paths, &mut run.session, 4, PhaseStatus::InProgress)?;
         // The status stays `planning` until phase 5 starts (DESIGN.md
         // §10.6: CCW shows `planning` until execution), also with

@@ -59,6 +59,10 @@ pub struct CoverageView {
     pub below_target: Vec<(String, f64)>,
     /// How coverage is measured in IMPL-001.5.
     pub measure: String,
+    /// IMPL-001.5 measures coverage (a coverage command, or a report): the
+    /// targets apply. Without, coverage is unknown and gates nothing, so
+    /// the summary does not list targets nobody checks.
+    pub measured: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -565,7 +569,7 @@ fn target_plan(
             // Extend the unit-level test file first.
             t.tests
                 .iter()
-                .find(|f| files::layer_of_test(f, files::classify(f).family) == "unit")
+                .find(|f| files::layer_of_test(f, files::file_class(f).family) == "unit")
                 .unwrap_or(first)
                 .clone()
         }
@@ -691,6 +695,7 @@ pub fn build(
         file_percent: pkg.test_coverage.coverage_stats.file_coverage_percent,
         below_target: below,
         measure,
+        measured: run_coverage.is_some() || lc.is_some(),
     };
 
     let rel = |p: &std::path::Path| ws.rel(p);

@@ -83,7 +83,7 @@ impl ChartOptions<'static> {
     pub const CYCLE: ChartOptions<'static> = ChartOptions {
         id: "chart-title",
         title: "Pass rate per test run",
-        x_axis: "test run (iteration)",
+        x_axis: "test run",
         point: "run",
         cycle: true,
     };
@@ -155,14 +155,25 @@ pub fn pass_rate_chart_with(runs: &[RunView], threshold: f64, o: &ChartOptions) 
         for (i, r) in runs.iter().enumerate() {
             let (x, y) = (x_of(i, n), y_of(r.pass_rate));
             let colour = strategy_colour(r.strategy_before.as_deref());
-            let mut tip = if o.cycle {
+            let mut tip = if o.cycle && r.merged {
                 format!(
-                    "{} {}: {} ({}, {} scope)",
+                    "{} {} (iteration {}): {} {}; the suite {} (merged over the last full run)",
                     o.point,
+                    r.run,
+                    r.iteration,
+                    r.scope_shown,
+                    Counts::of(r.ran_passed, r.ran_failed, r.ran_total),
+                    r.pass_rate_text,
+                )
+            } else if o.cycle {
+                format!(
+                    "{} {} (iteration {}): {} ({}, {} suite)",
+                    o.point,
+                    r.run,
                     r.iteration,
                     r.pass_rate_text,
                     Counts::of(r.passed, r.failed, r.total),
-                    r.scope
+                    r.scope_shown
                 )
             } else if r.total > 0 {
                 format!(
@@ -190,16 +201,13 @@ pub fn pass_rate_chart_with(runs: &[RunView], threshold: f64, o: &ChartOptions) 
             }
             let _ = write!(
                 s,
-                r#"<g class="run" data-iteration="{}"><title>{}</title>"#,
+                r#"<g class="run" data-iteration="{}" data-run="{}"><title>{}</title>"#,
                 r.iteration,
+                r.run,
                 escape(&tip)
             );
-            // Affected-scope runs are drawn hollow: merged, not a full run.
-            let fill = if r.scope == "affected" {
-                "#ffffff"
-            } else {
-                colour
-            };
+            // Subset runs are drawn hollow: merged, not a full run.
+            let fill = if r.merged { "#ffffff" } else { colour };
             let _ = write!(
                 s,
                 r#"<circle cx="{x:.1}" cy="{y:.1}" r="6" fill="{fill}" stroke="{colour}" stroke-width="2.5"/>"#
@@ -237,7 +245,7 @@ pub fn pass_rate_chart_with(runs: &[RunView], threshold: f64, o: &ChartOptions) 
                     s,
                     r##"<text x="{x:.1}" y="{:.1}" font-size="11" text-anchor="middle" fill="#4b5563">{}</text>"##,
                     BOTTOM + 16.0,
-                    r.iteration
+                    r.run
                 );
             }
         }
@@ -330,8 +338,14 @@ mod tests {
     /// A run reached by a fix of strategy `before` (`None`: the first run).
     fn run(iteration: u32, rate: f64, before: Option<&str>) -> RunView {
         RunView {
+            run: iteration,
             iteration,
             scope: "full".into(),
+            scope_shown: "full".into(),
+            ran_passed: (rate / 10.0) as u32,
+            ran_failed: 10 - (rate / 10.0) as u32,
+            ran_total: 10,
+            merged: false,
             pass_rate: rate,
             pass_rate_text: pct(rate),
             total: 10,
@@ -444,8 +458,12 @@ mod tests {
             cycle,
             pass_rate_chart_with(&runs, 95.0, &ChartOptions::CYCLE)
         );
-        assert!(cycle.contains("run 0: 70.0% (7/10 passed, full scope), first run, failed"));
-        assert!(cycle.contains(">test run (iteration)</text>"));
+        assert!(
+            cycle.contains(
+                "run 0 (iteration 0): 70.0% (7/10 passed, full suite), first run, failed"
+            )
+        );
+        assert!(cycle.contains(">test run</text>"));
     }
 
     #[test]

@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 /// The command that regenerates the page, printed in its header.
-pub const REGENERATE: &str = "WFX_UPDATE_DOCS=1 cargo test --test report_docs";
+pub const REGENERATE: &str = "WFX_UPDATE_DOCS=1 cargo test --test cli report_docs::";
 
 /// One documented field.
 #[derive(Debug, Clone, PartialEq)]

@@ -582,8 +582,14 @@ pub fn chart_runs(step: &StepView) -> Vec<RunView> {
                 skipped: 0,
             });
             RunView {
+                run: a.attempt,
                 iteration: a.attempt,
                 scope: "full".into(),
+                scope_shown: "full".into(),
+                ran_passed: c.passed,
+                ran_failed: c.failed,
+                ran_total: c.total,
+                merged: false,
                 pass_rate: rate,
                 pass_rate_text: match t.pass_rate {
                     Some(p) => pct(p),
@@ -794,6 +800,7 @@ mod tests {
             command: "npm test".into(),
             exit_code: Some(if failed == 0 { 0 } else { 1 }),
             duration_ms: 1500,
+            setup_ms: None,
             scope: crate::artifacts::test_results::Scope::Full,
             framework: "node-test".into(),
             parser: parser.into(),

@@ -9,11 +9,12 @@ use super::SessionData;
 use crate::artifacts::Timestamp;
 use crate::artifacts::fix_history::{AgentCall, FixAttempt};
 use crate::artifacts::iteration_state::{
-    IterationRecord, IterationResult, IterationState, NextAction, retry_max_iterations,
+    IterationRecord, IterationResult, IterationState, NextAction, RanCounts, Tier,
+    retry_max_iterations,
 };
 use crate::artifacts::session::{PhaseStatus, SessionStatus};
 use crate::artifacts::task::{Task, TaskStatus, TaskType};
-use crate::artifacts::test_results::Failure;
+use crate::artifacts::test_results::{Failure, Scope};
 use crate::session::Location;
 
 /// At most this many failures are listed per group; the rest are counted.
@@ -43,6 +44,10 @@ pub struct SessionView {
     pub wfx_version: String,
     pub dir: String,
     pub outcome: Outcome,
+    /// Why a session that has runs is not done yet, in one line: the rule
+    /// its last results miss and the tests that block it; `None` once it
+    /// completed (or before any run).
+    pub not_done: Option<String>,
     pub phases: Vec<PhaseView>,
     pub tasks: Vec<TaskView>,
     pub runs: Vec<RunView>,
@@ -117,8 +122,22 @@ pub struct TaskView {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct RunView {
+    /// The run's number in the session, unique (an iteration may hold
+    /// several runs: its retest tiers, then the full validation).
+    pub run: u32,
     pub iteration: u32,
     pub scope: String,
+    /// The scope as people read it: `full`, or which tests a retest ran
+    /// (`failed tests`, `affected tests`).
+    pub scope_shown: String,
+    /// The tests this run itself ran (a retest's few, not the suite its
+    /// results were merged into): passed, failed (errors included), total.
+    pub ran_passed: u32,
+    pub ran_failed: u32,
+    pub ran_total: u32,
+    /// `pass_rate` is the suite's, this subset run merged over the last
+    /// full run.
+    pub merged: bool,
     pub pass_rate: f64,
     pub pass_rate_text: String,
     pub total: u32,
@@ -149,6 +168,8 @@ pub struct FixView {
     pub iteration: u32,
     pub fix_task: String,
     pub agent: String,
+    /// Who made it, as every view says it: `fix by hand`, `fix by claude`.
+    pub by: String,
     pub strategy: Option<String>,
     pub started: String,
     pub duration_ms: u64,
@@ -299,9 +320,20 @@ pub fn build(data: &SessionData, link: &dyn Fn(&str) -> Option<String>) -> Sessi
         .enumerate()
         .map(|(i, r)| {
             let last = i + 1 == records.len();
+            let ran = r.ran.unwrap_or(RanCounts {
+                total: r.total,
+                passed: r.passed,
+                failed: r.failed,
+            });
             RunView {
+                run: if r.run > 0 { r.run } else { i as u32 + 1 },
                 iteration: r.iteration,
                 scope: name_of(&r.scope),
+                scope_shown: scope_shown(r),
+                ran_passed: ran.passed,
+                ran_failed: ran.failed,
+                ran_total: ran.total,
+                merged: r.scope == Scope::Affected,
                 pass_rate: r.pass_rate,
                 pass_rate_text: pct(r.pass_rate),
                 total: r.total,
@@ -348,6 +380,7 @@ pub fn build(data: &SessionData, link: &dyn Fn(&str) -> Option<String>) -> Sessi
             iteration: e.iteration,
             fix_task: e.fix_task.clone(),
             agent: e.agent.clone(),
+            by: crate::agents::config::fix_by(&e.agent),
             strategy: e.strategy.map(|s| s.to_string()),
             started: timestamp(&e.started_at),
             duration_ms: e.duration_ms,
@@ -554,6 +587,14 @@ pub fn build(data: &SessionData, link: &dyn Fn(&str) -> Option<String>) -> Sessi
     };
     // The report of a block the session has since got past (resumed,
     // completed) is history: among the artifacts, not beside the outcome.
+    let not_done = match outcome.kind.as_str() {
+        "completed" | "partial_success" | "planning" => None,
+        _ if run.is_some() => None,
+        _ => data
+            .results
+            .as_ref()
+            .and_then(|r| crate::cycle::decide::unmet(r, pass_threshold)),
+    };
     let failure_report = (outcome.kind == "blocked")
         .then(|| existing(format!("{}/.process/failure-report.md", data.dir)))
         .flatten();
@@ -576,6 +617,7 @@ pub fn build(data: &SessionData, link: &dyn Fn(&str) -> Option<String>) -> Sessi
         wfx_version: s.wfx_version.clone(),
         dir: data.dir.clone(),
         outcome,
+        not_done,
         phases,
         tasks,
         sparkline: sparkline(&pass_rates),
@@ -606,6 +648,15 @@ fn name_of<T: Serialize>(v: &T) -> String {
     match serde_json::to_value(v) {
         Ok(serde_json::Value::String(s)) => s,
         _ => String::new(),
+    }
+}
+
+/// A run's scope as people read it: a retest names the tests it ran.
+fn scope_shown(r: &IterationRecord) -> String {
+    match (r.scope, r.tier) {
+        (Scope::Affected, Some(Tier::Failed)) => "failed tests".into(),
+        (Scope::Affected, Some(Tier::Affected)) => "affected tests".into(),
+        (scope, _) => name_of(&scope),
     }
 }
 
@@ -861,7 +912,7 @@ pub fn outcome(data: &SessionData) -> Outcome {
         ),
         SessionStatus::AwaitingFix => (
             "awaiting_fix",
-            "Awaiting a manual fix",
+            "Awaiting a fix by hand",
             match awaiting_fix_task(data) {
                 Some((t, file)) => format!(
                     "no fix agent is configured: apply the fix described in {file} ({}) by hand",

@@ -22,8 +22,9 @@ pub(crate) use imports::{npm_package, python_importable};
 pub(crate) use manifest::py_norm;
 pub(crate) use stdlib::{NODE_BUILTINS, PYTHON_STDLIB};
 
-use super::findings::{Finding, Severity, is_test_path};
-use super::source::{Func, Lang, Source};
+use super::findings::{Finding, Severity};
+use super::source::{Func, Lang, Source, scanned_lang};
+use crate::project::is_test_path;
 
 pub(crate) const HALLUCINATED: &str = "hallucinated_imports";
 const PLACEHOLDER: &str = "placeholder_code";
@@ -84,7 +85,7 @@ impl Ctx<'_> {
 /// the language comes from its extension (others yield nothing). `root` is
 /// read only to resolve relative imports and list local modules.
 pub fn scan_file(root: &Path, rel_path: &str, text: &str, manifest: &Manifest) -> Vec<Finding> {
-    let Some(lang) = Lang::from_path(rel_path) else {
+    let Some(lang) = scanned_lang(rel_path) else {
         return Vec::new();
     };
     let src = Source::new(lang, text);
@@ -124,7 +125,7 @@ pub fn scan_files(root: &Path, rel_paths: &[String]) -> Vec<Finding> {
     let mut out = Vec::new();
     for rel in rel_paths {
         let rel = rel.replace('\\', "/");
-        if Lang::from_path(&rel).is_none() {
+        if scanned_lang(&rel).is_none() {
             continue;
         }
         let Some(text) = read_text(&root.join(&rel)) else {
@@ -575,6 +576,8 @@ fn placeholders(cx: &mut Ctx, funcs: &[Func]) {
                 }
             }
         }
+        // Languages the scans do not read.
+        _ => {}
     }
     for (off, msg) in hits {
         if !cx.is_test(off) {
@@ -599,38 +602,6 @@ fn truncate(s: &str, n: usize) -> String {
 
 // ---------------------------------------------------------------- mock leakage
 
-/// Paths that hold test doubles or test helpers on purpose although they are
-/// not test files (generated Go mocks, `testutil` packages, stories).
-fn is_test_support_path(rel: &str) -> bool {
-    let lower = rel.to_ascii_lowercase();
-    let mut parts: Vec<&str> = lower.split('/').collect();
-    let name = parts.pop().unwrap_or("");
-    parts.iter().any(|p| {
-        matches!(
-            *p,
-            "mocks"
-                | "mock"
-                | "fakes"
-                | "testutil"
-                | "testutils"
-                | "testing"
-                | "testhelpers"
-                | "test_helpers"
-                | "test-utils"
-                | "testsupport"
-                | "fixtures"
-        )
-    }) || name.starts_with("mock_")
-        || name.starts_with("mocks.")
-        || name.contains("_mock.")
-        || name.contains(".mock.")
-        || name.contains("_mocks.")
-        || name.contains(".stories.")
-        || name.starts_with("testutil")
-        || name.starts_with("test_helpers")
-        || name.starts_with("test-utils")
-}
-
 fn mock_leakage(cx: &mut Ctx) {
     static JS_MOCK: LazyLock<Regex> = LazyLock::new(|| {
         re(
@@ -646,7 +617,8 @@ fn mock_leakage(cx: &mut Ctx) {
         LazyLock::new(|| re(r"\buse\s+mockall\b|\bmockall\s*::|#\[\s*automock\s*\]|\bmock!\s*\{"));
     static JAVA_MOCK: LazyLock<Regex> =
         LazyLock::new(|| re(r"(?m)^[ \t]*import\s+(?:static\s+)?org\.mockito\b"));
-    if cx.test_file || is_test_support_path(cx.rel) {
+    // Test support (mocks, fakes, test utilities) is test code by path.
+    if cx.test_file {
         return;
     }
     let lang = cx.src.lang;
@@ -795,7 +767,7 @@ fn mock_leakage(cx: &mut Ctx) {
                 }
             }
         }
-        Lang::Java => {
+        _ => {
             for m in JAVA_MOCK.find_iter(&cx.src.masked) {
                 hits.push((
                     m.start(),
@@ -1171,7 +1143,7 @@ fn declared_identifiers(src: &Source, funcs: &[Func]) -> Vec<(usize, String)> {
         Lang::Js | Lang::Ts => &JS_VAR,
         Lang::Rust => &RUST_LET,
         Lang::Go => &GO_VAR,
-        Lang::Java => &JS_VAR,
+        _ => &JS_VAR,
     };
     let logical = (src.lang == Lang::Python).then(|| src.logical_starts());
     for c in var_re.captures_iter(m) {
@@ -1335,7 +1307,7 @@ fn naming(cx: &mut Ctx, funcs: &[Func]) {
                 };
                 re.find(body).map(|_| "a non-boolean value".to_string())
             }),
-            (None, Lang::Java) => None,
+            _ => None,
         };
         if let Some(ret) = verdict {
             let off = cx.src.line_start(f.line) + cx.src.indent_bytes(f.line);
@@ -1617,7 +1589,7 @@ fn infinite_loops(cx: &mut Ctx) {
         Lang::Js | Lang::Ts | Lang::Java => Some(&BRACE_LOOP),
         Lang::Rust => Some(&RUST_LOOP),
         Lang::Go => Some(&GO_LOOP),
-        Lang::Python => None,
+        _ => None,
     };
     if let Some(r) = re_loop {
         for m in r.find_iter(&src.masked) {
@@ -1971,7 +1943,7 @@ fn unclosed(cx: &Ctx, m: &str, hits: &mut Vec<(usize, &'static str, Severity, St
                 ));
             }
         }
-        Lang::Rust => {}
+        _ => {}
     }
 }
 

@@ -14,8 +14,9 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::ai_issues::{self, Manifest};
-use super::findings::{Finding, Severity, is_test_path};
-use super::source::{Lang, Source, split_args};
+use super::findings::{Finding, Severity};
+use super::source::{Lang, Source, scanned_lang, split_args};
+use crate::project::is_test_path;
 
 const EMPTY_TESTS: &str = "empty_tests";
 const WEAK: &str = "weak_assertions";
@@ -41,7 +42,7 @@ pub fn scan_test_files(root: &Path, rel_paths: &[String]) -> Vec<Finding> {
     let mut out = Vec::new();
     for rel in rel_paths {
         let rel = rel.replace('\\', "/");
-        if Lang::from_path(&rel).is_none() {
+        if scanned_lang(&rel).is_none() {
             continue;
         }
         if let Some(text) = ai_issues::read_text(&root.join(&rel)) {
@@ -130,7 +131,7 @@ impl Scan<'_> {
 }
 
 fn scan_one(root: &Path, rel: &str, text: &str, cache: &mut Cache) -> Vec<Finding> {
-    let Some(lang) = Lang::from_path(rel) else {
+    let Some(lang) = scanned_lang(rel) else {
         return Vec::new();
     };
     let src = Source::new(lang, text);
@@ -180,7 +181,7 @@ fn find_tests(src: &Source, rel: &str) -> Vec<TestCase> {
         Lang::Js | Lang::Ts => js_tests(src),
         Lang::Rust => rust_tests(src),
         Lang::Go => go_tests(src),
-        Lang::Java => java_tests(src, rel),
+        _ => java_tests(src, rel),
     }
 }
 
@@ -695,7 +696,7 @@ fn assertions_of(src: &Source, t: &TestCase, helpers: &BTreeSet<String>) -> Vec<
         Lang::Python => py_assertions(src, a, z, &mut out),
         Lang::Rust => rust_assertions(src, t, a, z, &mut out),
         Lang::Go => go_assertions(src, t, a, z, &mut out),
-        Lang::Java => java_assertions(src, a, z, &mut out),
+        _ => java_assertions(src, a, z, &mut out),
     }
     // calls of assertion helpers defined in this file
     if !helpers.is_empty() {
@@ -1434,7 +1435,7 @@ fn commented_out(sc: &mut Scan) {
         Lang::Js | Lang::Ts => &JS,
         Lang::Rust => &RUST,
         Lang::Go => &GO,
-        Lang::Java => &JAVA,
+        _ => &JAVA,
     };
     let mut last_line: Option<usize> = None;
     let mut hits = Vec::new();
@@ -1609,7 +1610,7 @@ fn isolation(sc: &mut Scan, tests: &[TestCase]) {
                 }
             }
         }
-        Lang::Java => {
+        _ => {
             static DECL2: LazyLock<Regex> = LazyLock::new(|| {
                 re(
                     r"\bstatic\s+((?:(?:private|public|protected|volatile|final)\s+)*)[\w<>\[\], ]+?\s+([a-zA-Z_]\w*)\s*[=;]",
@@ -1684,7 +1685,7 @@ fn shadowed(lang: Lang, name: &str, body: &str) -> bool {
         Lang::Js | Lang::Ts => format!(r"\b(?:let|const|var)\s+{n}\b"),
         Lang::Python => format!(r"(?m)^[ \t]*{n}\s*(?::[^=\n]+)?=[^=]"),
         Lang::Rust => format!(r"\blet\s+(?:mut\s+)?{n}\b"),
-        Lang::Java => format!(r"\b[\w<>\[\]]+\s+{n}\s*="),
+        _ => format!(r"\b[\w<>\[\]]+\s+{n}\s*="),
     };
     Regex::new(&pat).is_ok_and(|r| r.is_match(body))
 }
@@ -2057,7 +2058,7 @@ fn subject_files(
                 }
             }
         }
-        Lang::Java => imports_local = true,
+        _ => imports_local = true,
     }
     files.sort();
     files.dedup();
@@ -2098,7 +2099,7 @@ fn subject_functions(path: &Path, cache: &mut Cache, exclude_tests: bool) -> Vec
         return v.clone();
     }
     let mut out = Vec::new();
-    let lang = path.to_str().and_then(Lang::from_path);
+    let lang = path.to_str().and_then(scanned_lang);
     if let (Some(lang), Some(text)) = (lang, ai_issues::read_text(path)) {
         let src = Source::new(lang, &text);
         let tests = src.cfg_test_ranges();
@@ -2128,7 +2129,7 @@ fn subject_functions(path: &Path, cache: &mut Cache, exclude_tests: bool) -> Vec
                     ret.contains("Result") || ret.contains("Option") || RUST_NEG.is_match(body)
                 }
                 Lang::Go => ret.contains("error") || GO_NEG.is_match(body),
-                Lang::Java => body.contains("throw "),
+                _ => body.contains("throw "),
             };
             let params = split_args(&src.masked, f.params.0, f.params.1)
                 .iter()

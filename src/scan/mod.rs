@@ -6,4 +6,4 @@ pub mod ai_issues;
 pub mod antipatterns;
 pub mod coverage;
 pub mod findings;
-mod source;
+pub(crate) mod source;

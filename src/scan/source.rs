@@ -10,39 +10,17 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-/// Languages the scans understand, by file extension.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Lang {
-    Python,
-    Js,
-    Ts,
-    Rust,
-    Go,
-    Java,
-}
+pub(crate) use crate::project::Lang;
 
-impl Lang {
-    pub fn from_path(rel: &str) -> Option<Lang> {
-        let ext = rel.rsplit_once('.').map(|(_, e)| e)?;
-        Some(match ext {
-            "py" | "pyi" => Lang::Python,
-            "js" | "jsx" | "mjs" | "cjs" => Lang::Js,
-            "ts" | "tsx" | "mts" | "cts" => Lang::Ts,
-            "rs" => Lang::Rust,
-            "go" => Lang::Go,
-            "java" => Lang::Java,
-            _ => return None,
-        })
-    }
-
-    pub fn is_js(self) -> bool {
-        matches!(self, Lang::Js | Lang::Ts)
-    }
-
-    /// Languages whose blocks are delimited by braces.
-    pub fn braces(self) -> bool {
-        self != Lang::Python
-    }
+/// The language of a file the scans read (Python, JavaScript, TypeScript,
+/// Rust, Go, Java); `None` for any other.
+pub(crate) fn scanned_lang(rel: &str) -> Option<Lang> {
+    Lang::of(rel).filter(|l| {
+        matches!(
+            l,
+            Lang::Python | Lang::Js | Lang::Ts | Lang::Rust | Lang::Go | Lang::Java
+        )
+    })
 }
 
 /// One comment line (a block comment contributes one entry per line).
@@ -285,7 +263,7 @@ impl Lexer<'_> {
                 b'\'' => self.char_lit(i),
                 _ => None,
             },
-            Lang::Java => match c {
+            _ => match c {
                 b'"' if self.starts(i, b"\"\"\"") => {
                     Some(self.quoted(i, b"\"\"\"", true, true, Interp::None))
                 }
@@ -1011,7 +989,7 @@ impl<'a> Source<'a> {
                     });
                 }
             }
-            Lang::Python => {}
+            _ => {}
         }
         out
     }

@@ -189,13 +189,16 @@ pub fn session_gitignore(policy: crate::artifacts::config::ArtifactPolicy) -> St
     match policy {
         ArtifactPolicy::All => {}
         ArtifactPolicy::Summary => text.push_str(
-            "# git.artifacts = summary: only state, plan, summaries, fix history, report
-# (a `wfx run` session: its state and workflow).
+            "# git.artifacts = summary: only state, plan, tasks, summaries, fix history,
+# failure report (a `wfx run` session: its state and workflow). Every run's
+# results, prompts and analyses stay here, uncommitted.
 /*
 !/.gitignore
 !/workflow-session.json
 !/IMPL_PLAN.md
 !/TODO_LIST.md
+!/.task/
+!/.task/**
 !/.summaries/
 !/.summaries/**
 !/.process/
@@ -213,4 +216,17 @@ pub fn session_gitignore(policy: crate::artifacts::config::ArtifactPolicy) -> St
         }
     }
     text
+}
+
+/// The `.gitignore` of a finished session that none of wfx's commits
+/// touched (no fix, no rollback, no generated tests) under `git.artifacts
+/// = summary`: every file stays on disk and out of history, and the
+/// final commit holds only the session's entry in `archives/manifest.json`.
+pub fn record_only_gitignore() -> String {
+    format!(
+        "{SESSION_GITIGNORE}# git.artifacts = summary, and the session committed no fix: only its entry in
+# archives/manifest.json is committed; its files stay here.
+*
+"
+    )
 }

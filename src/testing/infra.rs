@@ -381,7 +381,7 @@ pub fn survey(files: &BTreeSet<String>, read: impl Fn(&str) -> Option<String>) -
         let Some(kind) = kind_of(path) else {
             // A test file's `pytest_plugins` loads plugins too.
             if path.ends_with(".py")
-                && crate::agents::builtin::is_test_path(path)
+                && crate::project::is_test_path(path)
                 && let Some(text) = read(path)
                 && text.contains("pytest_plugins")
             {

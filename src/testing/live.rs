@@ -109,6 +109,10 @@ pub struct Counter {
     /// pytest printed its result sections (`=== FAILURES ===`): bare mark
     /// lines no longer are progress.
     pytest_summary: bool,
+    /// A result of a whole file was printed (vitest's `✓ a.test.ts (5
+    /// tests)`, jest's `PASS a.test.js`): tests have run, though none was
+    /// counted one by one.
+    file_done: bool,
 }
 
 impl Counter {
@@ -122,11 +126,17 @@ impl Counter {
             overlong: false,
             marks_counted: 0,
             pytest_summary: false,
+            file_done: false,
         }
     }
 
     pub fn counts(&self) -> Counts {
         self.counts
+    }
+
+    /// Whether any test result was seen, counted or for a whole file.
+    pub fn ran_tests(&self) -> bool {
+        self.file_done || !self.counts.is_empty()
     }
 
     /// Feed the next piece of output.
@@ -169,14 +179,23 @@ impl Counter {
     /// One finished line.
     fn line(&mut self, line: &[u8]) {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
+        // vitest colours its lines even into a file.
+        let plain;
+        let line = if memchr::memchr(0x1b, line).is_some() {
+            plain = super::parse::strip_ansi(&String::from_utf8_lossy(line)).into_owned();
+            plain.as_bytes()
+        } else {
+            line
+        };
         if self.count_marks(line, true) {
             return;
         }
         if self.pytest && line.starts_with(b"==") {
             self.pytest_summary = memmem::find(line, b"test session starts").is_none();
         }
-        if let Some(outcome) = classify(line) {
-            self.counts.add(outcome);
+        match classify(line) {
+            Some(outcome) => self.counts.add(outcome),
+            None => self.file_done |= is_file_result(line),
         }
     }
 
@@ -327,6 +346,15 @@ fn classify(line: &[u8]) -> Option<Outcome> {
     pytest_verbose(t)
 }
 
+/// A whole file's result: vitest's `✓ a.test.ts (5 tests) 12ms` /
+/// `❯ a.test.ts (4 tests | 2 failed)`, jest's `PASS a.test.js`.
+fn is_file_result(line: &[u8]) -> bool {
+    let t = trim_start(line);
+    ((t.starts_with("✓ ".as_bytes()) || t.starts_with("❯ ".as_bytes())) && is_file_summary(t))
+        || ((t.starts_with(b"PASS ") || t.starts_with(b"FAIL "))
+            && !trim_start(&t[5..]).starts_with(b"["))
+}
+
 /// vitest's line for a whole file, `✓ test/a.test.js (5 tests) 12ms` or
 /// `(5 tests | 1 skipped)`:
 /// the file's tests are not one test.
@@ -398,22 +426,28 @@ fn trim_start(b: &[u8]) -> &[u8] {
 pub const TICK: Duration = Duration::from_millis(100);
 
 /// A thread that follows a run's log and reports [`Progress`] until it is
-/// dropped.
+/// dropped, and notes when the first test result appeared.
 pub struct Watch {
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
+    first_result: Arc<std::sync::Mutex<Option<Duration>>>,
 }
 
 impl Watch {
-    /// Follow `log` (it may not exist yet) from its start.
+    /// Follow `log` (it may not exist yet) from its start. Without a
+    /// `hook` it only waits for the first test result, then stops reading.
     pub fn start(
         log: PathBuf,
         framework: Option<Framework>,
         estimate: Option<Duration>,
-        mut hook: ProgressHook,
+        hook: Option<ProgressHook>,
     ) -> Watch {
         let stop = Arc::new(AtomicBool::new(false));
         let stopped = stop.clone();
+        let first_result = Arc::new(std::sync::Mutex::new(None));
+        let first = first_result.clone();
+        let until_first = hook.is_none();
+        let mut hook = hook.unwrap_or_else(|| Box::new(|_| {}));
         let thread = std::thread::Builder::new()
             .name("wfx-progress".into())
             .spawn(move || {
@@ -453,11 +487,30 @@ impl Watch {
                         }
                     }
                     report(&counter, &mut shown);
+                    if counter.ran_tests() {
+                        if let Ok(mut f) = first.lock() {
+                            f.get_or_insert(started.elapsed());
+                        }
+                        if until_first {
+                            return;
+                        }
+                    }
                     std::thread::park_timeout(TICK.saturating_sub(tick.elapsed()));
                 }
             })
             .ok();
-        Watch { stop, thread }
+        Watch {
+            stop,
+            thread,
+            first_result,
+        }
+    }
+
+    /// How long after the start the first test result was seen (the
+    /// run's fixed cost: a build, a `pretest` script, the runner's start),
+    /// to within the watch's tick; `None` when none was seen.
+    pub fn first_result(&self) -> Option<Duration> {
+        self.first_result.lock().ok().and_then(|f| *f)
     }
 }
 
@@ -491,6 +544,26 @@ mod tests {
         c.feed(text.as_bytes());
         let k = c.counts();
         (k.passed, k.failed, k.skipped)
+    }
+
+    #[test]
+    fn a_whole_files_result_shows_that_tests_ran() {
+        for (text, ran) in [
+            (" ✓ test/shapes.test.ts (4 tests) 3ms\n", true),
+            (
+                " \x1b[32m✓\x1b[39m test/shapes.test.ts \x1b[2m(\x1b[22m\x1b[2m4 tests\x1b[22m\x1b[2m)\x1b[22m\x1b[32m 4\x1b[2mms\x1b[22m\x1b[39m\n",
+                true,
+            ),
+            (" ❯ test/shapes.test.ts (4 tests | 2 failed) 13ms\n", true),
+            ("PASS src/math.test.js\n", true),
+            ("> pkg@1.0.0 pretest\n> tsc -p .\n", false),
+            ("        PASS [   0.004s] k tests::a\n", true),
+            ("   Compiling vecs v0.1.0\n", false),
+        ] {
+            let mut c = Counter::new(None);
+            c.feed(text.as_bytes());
+            assert_eq!(c.ran_tests(), ran, "{text}");
+        }
     }
 
     #[test]
@@ -666,7 +739,7 @@ mod tests {
             log.clone(),
             Some(Framework::Pytest),
             None,
-            Box::new(move |p| s.lock().unwrap().push(p)),
+            Some(Box::new(move |p| s.lock().unwrap().push(p))),
         );
         std::fs::write(&log, "tests/test_a.py ..F").unwrap();
         let deadline = Instant::now() + Duration::from_secs(10);
@@ -677,8 +750,25 @@ mod tests {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
+        assert!(watch.first_result().is_some());
         drop(watch);
         let last = seen.lock().unwrap().last().copied().unwrap();
         assert_eq!((last.counts.passed, last.counts.failed), (2, 1));
+    }
+
+    #[test]
+    fn without_a_hook_the_watch_notes_the_first_result_and_stops() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("out.log");
+        let watch = Watch::start(log.clone(), Some(Framework::Cargo), None, None);
+        std::thread::sleep(TICK * 3);
+        assert_eq!(watch.first_result(), None, "no output, no result");
+        std::fs::write(&log, "   Compiling x\ntest a ... ok\n").unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while watch.first_result().is_none() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let first = watch.first_result().expect("the first result is seen");
+        assert!(first >= TICK * 3, "{first:?}");
     }
 }

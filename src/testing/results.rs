@@ -29,6 +29,9 @@ pub struct RunFacts<'a> {
     pub timed_out_after: Option<u64>,
     pub signal: Option<i32>,
     pub duration_ms: u64,
+    /// When the first test result appeared (what came before: a build, a
+    /// `pretest` script, the runner's start), if it was seen.
+    pub setup_ms: Option<u64>,
     /// The end of the output, kept for execution errors.
     pub output_tail: &'a str,
     pub output_log: Option<String>,
@@ -150,6 +153,7 @@ pub fn build(parsed: ParsedRun, mut facts: RunFacts<'_>) -> TestResults {
         command: facts.command,
         exit_code: facts.exit_code,
         duration_ms: facts.duration_ms,
+        setup_ms: facts.setup_ms,
         scope: facts.scope,
         framework: facts.framework.as_str().to_string(),
         parser: parser.to_string(),
@@ -461,6 +465,7 @@ pub fn merge(last_full: &TestResults, subset: &TestResults) -> TestResults {
         command: subset.command.clone(),
         exit_code: subset.exit_code,
         duration_ms: subset.duration_ms,
+        setup_ms: subset.setup_ms,
         scope: Scope::Affected,
         framework: subset.framework.clone(),
         parser: subset.parser.clone(),
@@ -549,6 +554,7 @@ mod tests {
             timed_out_after: None,
             signal: None,
             duration_ms: 5,
+            setup_ms: None,
             output_tail: tail,
             output_log: Some(".workflow/.cache/test-output.log".into()),
             truncated: false,

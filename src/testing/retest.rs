@@ -15,7 +15,13 @@
 //!
 //! A tier that would run ≥ 80 % of the suite ([`TOO_LARGE_PERCENT`]), or
 //! that names a test sharing its name with another (`name#2`, which no
-//! filter can single out), is skipped for the full suite.
+//! filter can single out), is skipped for the full suite. So is a tier
+//! that would take ≥ 80 % of the full suite's time by the session's own
+//! timings ([`SessionCosts`]): a build or a `pretest` script that every
+//! run pays makes a subset about as slow as the whole suite. And after a
+//! subset run of the session parsed no test at all (the runner's filter
+//! does not work for this project), every later retest of the session
+//! runs the full suite.
 //!
 //! # How the loop uses it
 //!
@@ -73,7 +79,10 @@ use crate::process::shell_escape;
 /// the full suite instead.
 pub const TOO_LARGE_PERCENT: usize = 80;
 
+use crate::artifacts::iteration_state::IterationRecord;
 pub use crate::artifacts::iteration_state::Tier;
+use crate::artifacts::test_results::Scope;
+use crate::engine::duration;
 
 /// Everything the tiers depend on, gathered once per fix.
 #[derive(Debug, Clone, Copy)]
@@ -96,6 +105,59 @@ pub struct RetestInput<'a> {
     pub strategy: &'a [String],
     /// What the runner's related-tests query named: test ids or files.
     pub related: &'a [String],
+    /// What the session's own runs showed ([`SessionCosts::of`]).
+    pub costs: SessionCosts,
+}
+
+/// What this session's runs showed about its test command, read from its
+/// run records: what a full run costs, how much of a run passes before its
+/// first test result (a build, a `pretest` script, the runner's start:
+/// every run pays it, a subset too), and whether a subset ran nothing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SessionCosts {
+    /// The last full run, in milliseconds.
+    pub full_ms: Option<u64>,
+    /// The fixed cost: the most time before a first test result, in the
+    /// last full run and the subset runs after it.
+    pub setup_ms: Option<u64>,
+    /// A subset run parsed no test: the filter does not work here.
+    pub subset_ran_nothing: bool,
+}
+
+impl SessionCosts {
+    /// From the session's run records; with `timed` false (the config's
+    /// `cycle.skip_slow_tiers` off) no tier is judged by its time.
+    pub fn of(records: &[IterationRecord], timed: bool) -> SessionCosts {
+        let mut costs = SessionCosts::default();
+        for r in records {
+            let subset = matches!(r.tier, Some(Tier::Failed | Tier::Affected));
+            if r.scope == Scope::Full {
+                costs.full_ms = r.duration_ms.or(costs.full_ms);
+                costs.setup_ms = r.setup_ms;
+            } else if subset && r.escalated.is_some() {
+                // Nothing parsed: no test passed and at most the command's
+                // own failure was recorded.
+                costs.subset_ran_nothing |= r.passed == 0 && r.total <= 1;
+            } else if subset {
+                costs.setup_ms = costs.setup_ms.max(r.setup_ms);
+            }
+        }
+        if !timed {
+            costs.setup_ms = None;
+        }
+        costs
+    }
+
+    /// What a tier of `count` of the suite's `suite` tests would take by
+    /// these timings, with the full run's time: the fixed cost plus the
+    /// tests' share of the rest. `None` when the session has not measured
+    /// both.
+    pub fn predict(&self, count: usize, suite: usize) -> Option<(u64, u64)> {
+        let full = self.full_ms.filter(|&f| f > 0)?;
+        let setup = self.setup_ms?.min(full);
+        let share = (full - setup) as u128 * count as u128 / suite.max(1) as u128;
+        Some((setup + share as u64, full))
+    }
 }
 
 /// Why a retest runs the whole suite.
@@ -113,6 +175,15 @@ pub enum FullReason {
         count: usize,
         suite: usize,
     },
+    /// A tier would take ≥ [`TOO_LARGE_PERCENT`] of the full suite's time
+    /// by the session's timings.
+    TooSlow {
+        tier: Tier,
+        predicted_ms: u64,
+        full_ms: u64,
+    },
+    /// A subset run of this session parsed no test.
+    SubsetRanNothing,
     /// A tier names a test that shares its name with another.
     Duplicated {
         tier: Tier,
@@ -145,6 +216,20 @@ impl std::fmt::Display for FullReason {
                 f,
                 "the {} tier would run {count} of {suite} tests (≥ {TOO_LARGE_PERCENT} %)",
                 tier.as_str()
+            ),
+            FullReason::TooSlow {
+                tier,
+                predicted_ms,
+                full_ms,
+            } => write!(
+                f,
+                "the {} tier would take about {} of the full suite's {} (≥ {TOO_LARGE_PERCENT} %: what every run pays before its first test — a build, a pretest script, the runner's start)",
+                tier.as_str(),
+                duration::millis(*predicted_ms),
+                duration::millis(*full_ms),
+            ),
+            FullReason::SubsetRanNothing => f.write_str(
+                "an earlier subset run of this session ran no test: the runner's filter does not work here",
             ),
             FullReason::Duplicated { test, .. } => write!(
                 f,
@@ -240,6 +325,8 @@ pub fn plan(input: &RetestInput<'_>) -> RetestPlan {
         Some(FullReason::NoCases)
     } else if b.failures.iter().any(|f| f.test_type == Layer::Static) {
         Some(FullReason::StaticErrors)
+    } else if input.costs.subset_ran_nothing {
+        Some(FullReason::SubsetRanNothing)
     } else {
         None
     };
@@ -257,7 +344,13 @@ pub fn plan(input: &RetestInput<'_>) -> RetestPlan {
         .into_iter()
         .filter(|i| known.contains(i.as_str()))
         .collect();
-    let failed = select_tier(Tier::Failed, failed_ids.clone(), suite, &known);
+    let failed = select_tier(
+        Tier::Failed,
+        failed_ids.clone(),
+        suite,
+        &known,
+        &input.costs,
+    );
 
     let mut entries: Vec<String> = affected_test_files(input.changed_files, input.import_map);
     entries.extend(input.strategy.iter().cloned());
@@ -267,7 +360,7 @@ pub fn plan(input: &RetestInput<'_>) -> RetestPlan {
         .into_iter()
         .filter(|i| !ran.contains(i.as_str()))
         .collect();
-    let affected = select_tier(Tier::Affected, affected_ids, suite, &known);
+    let affected = select_tier(Tier::Affected, affected_ids, suite, &known, &input.costs);
     RetestPlan {
         full: None,
         failed,
@@ -277,7 +370,13 @@ pub fn plan(input: &RetestInput<'_>) -> RetestPlan {
     }
 }
 
-fn select_tier(tier: Tier, ids: Vec<String>, suite: usize, known: &HashSet<&str>) -> Selection {
+fn select_tier(
+    tier: Tier,
+    ids: Vec<String>,
+    suite: usize,
+    known: &HashSet<&str>,
+    costs: &SessionCosts,
+) -> Selection {
     if ids.is_empty() {
         return Selection::Empty;
     }
@@ -292,6 +391,15 @@ fn select_tier(tier: Tier, ids: Vec<String>, suite: usize, known: &HashSet<&str>
             tier,
             count: ids.len(),
             suite,
+        });
+    }
+    if let Some((predicted_ms, full_ms)) = costs.predict(ids.len(), suite)
+        && predicted_ms as u128 * 100 >= full_ms as u128 * TOO_LARGE_PERCENT as u128
+    {
+        return Selection::Full(FullReason::TooSlow {
+            tier,
+            predicted_ms,
+            full_ms,
         });
     }
     Selection::Run(ids)

@@ -357,15 +357,14 @@ pub fn run_tests(mut req: RunRequest<'_>) -> Result<TestResults> {
         req.subset.as_deref(),
         &req.extra_args,
     );
-    // Counted off the streaming thread, from the log (see `live`).
-    let watch = req.progress.take().map(|hook| {
-        Watch::start(
-            req.log.clone(),
-            Some(req.detected.framework),
-            timings::last(&req.root, &timing),
-            hook,
-        )
-    });
+    // Counted off the streaming thread, from the log (see `live`); without
+    // a progress line the watch only notes when the first result came.
+    let watch = Watch::start(
+        req.log.clone(),
+        Some(req.detected.framework),
+        timings::last(&req.root, &timing),
+        req.progress.take(),
+    );
     let started_wall = SystemTime::now();
     let started_at = chrono::Utc::now();
     let mut noop = |_: i32| {};
@@ -374,6 +373,7 @@ pub fn run_tests(mut req: RunRequest<'_>) -> Result<TestResults> {
         None => &mut noop,
     };
     let outcome = process::run(spec, on_spawn);
+    let first_result = watch.first_result();
     drop(watch);
     let outcome = outcome?;
     if outcome.exit_code.is_some() && !outcome.timed_out && !outcome.interrupted {
@@ -441,6 +441,7 @@ pub fn run_tests(mut req: RunRequest<'_>) -> Result<TestResults> {
             .then(|| req.timeout.map(|t| t.as_secs()).unwrap_or_default()),
         signal: outcome.signal,
         duration_ms: outcome.duration.as_millis() as u64,
+        setup_ms: first_result.map(|d| (d.min(outcome.duration)).as_millis() as u64),
         output_tail: &tail,
         output_log: Some(rel(&req.root, &req.log)),
         truncated: outcome.truncated(),
@@ -484,7 +485,7 @@ pub fn related_setup(root: &Path, config: &TestConfig) -> RelatedSetup {
         let Ok(text) = std::fs::read_to_string(m.path()) else {
             continue;
         };
-        if let Some(name) = crate::phases::context::mapping::rust_crate_name(&text) {
+        if let Some(name) = crate::project::rust_crate_name(&text) {
             let dir = m.path().parent().map(|d| rel(root, d)).unwrap_or_default();
             let dir = if dir == "." { String::new() } else { dir };
             packages.push((dir, name));

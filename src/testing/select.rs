@@ -104,7 +104,7 @@ pub fn filter_args(framework: Framework, ids: &[String]) -> Option<Filter> {
             },
             note: None,
         }),
-        Framework::Jest | Framework::Vitest => Some(js_filter(ids)),
+        Framework::Jest | Framework::Vitest => Some(js_filter(framework, ids)),
         Framework::NodeTest => Some(Filter {
             args: Args {
                 runner: vec![format!("--test-name-pattern={}", node_pattern(ids))],
@@ -207,8 +207,11 @@ fn looks_like_file(part: &str) -> bool {
 }
 
 /// jest and vitest: the files as path filters and a `-t` name pattern over
-/// the full names (titles joined by a space; vitest may use ` > `).
-fn js_filter(ids: &[String]) -> Filter {
+/// the full names (titles joined by a space; vitest may use ` > `). jest
+/// reads a path filter as a regular expression, vitest as a plain
+/// substring of the file's path (it turns `\` into `/`, so an escaped
+/// `a\.test\.ts` matches no file at all).
+fn js_filter(framework: Framework, ids: &[String]) -> Filter {
     let mut files: Vec<String> = Vec::new();
     let mut names: Vec<String> = Vec::new();
     let mut all_have_files = true;
@@ -236,7 +239,10 @@ fn js_filter(ids: &[String]) -> Filter {
     }
     let mut runner = Vec::new();
     if all_have_files {
-        runner.extend(files.iter().map(|f| regex::escape(f)));
+        runner.extend(files.iter().map(|f| match framework {
+            Framework::Vitest => f.clone(),
+            _ => regex::escape(f),
+        }));
     }
     runner.push("-t".into());
     runner.push(format!("^(?:{})$", names.join("|")));
@@ -612,7 +618,7 @@ mod tests {
                 Framework::Vitest,
                 "npx vitest run",
                 vec!["test/math.test.js › math › finds the max"],
-                "npx vitest run 'test/math\\.test\\.js' -t '^(?:math(?: | > )finds the max)$'",
+                "npx vitest run test/math.test.js -t '^(?:math(?: | > )finds the max)$'",
             ),
             (
                 Framework::NodeTest,
@@ -750,7 +756,7 @@ mod tests {
                     false,
                 ),
                 &ids(&["test/a.test.js › b"]),
-                r#"vitest run 'test/a\.test\.js' -t '^(?:b)$'; echo done"#,
+                r#"vitest run test/a.test.js -t '^(?:b)$'; echo done"#,
             ),
         ] {
             assert_eq!(

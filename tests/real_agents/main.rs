@@ -16,7 +16,9 @@
 //! `WFX_RECORD_AGENT_OUTPUTS=fixtures/outputs/agents` re-records the raw
 //! outputs the envelope parser tests read.
 
-#[path = "../common/mod.rs"]
+// The shared helpers of tests/cli/; this suite uses only a few of them.
+#[path = "../cli/common/mod.rs"]
+#[allow(dead_code)]
 mod common;
 mod harness;
 

@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use super::source::Lang;
+use crate::project::Lang;
 
 /// What a definition is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -102,14 +102,30 @@ pub const KEYWORDS: &[&str] = &[
 ];
 
 /// Remove string literals and line comments so braces and names inside
-/// them do not count.
+/// them do not count. A template literal keeps the code of its
+/// placeholders (`${this.area()}` → `(this.area())`): it is code.
 pub fn code_only(line: &str) -> String {
     static STR: OnceLock<Regex> = OnceLock::new();
+    static PLACEHOLDER: OnceLock<Regex> = OnceLock::new();
     let s = re(
         &STR,
         r#""(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*'|`(?:\\.|[^`\\])*`"#,
     )
-    .replace_all(line, "\"\"");
+    .replace_all(line, |c: &regex::Captures| {
+        let lit = &c[0];
+        if !lit.starts_with('`') {
+            return "\"\"".to_string();
+        }
+        let code: Vec<String> = re(&PLACEHOLDER, r"\$\{([^{}]*)\}")
+            .captures_iter(lit)
+            .map(|p| format!("({})", &p[1]))
+            .collect();
+        if code.is_empty() {
+            "\"\"".to_string()
+        } else {
+            format!("[{}]", code.join(", "))
+        }
+    });
     let cut = s.find("//").or_else(|| {
         // A Python `#` comment (not a Rust `#[` attribute).
         s.find('#')
@@ -125,8 +141,9 @@ fn indent(l: &str) -> usize {
     l.len() - l.trim_start().len()
 }
 
-/// Last line (0-based) of the block that starts at `start`.
-pub fn span_end(lines: &[String], start: usize, lang: Lang) -> usize {
+/// Last line (0-based) of the block that starts at `start`. `code` is the
+/// file's lines with comments and string contents blanked ([`code_lines`]).
+pub fn span_end(lines: &[String], code: &[String], start: usize, lang: Lang) -> usize {
     if lang == Lang::Python {
         let base = indent(&lines[start]);
         let mut end = start;
@@ -147,8 +164,7 @@ pub fn span_end(lines: &[String], start: usize, lang: Lang) -> usize {
     }
     let mut depth: i64 = 0;
     let mut opened = false;
-    for (i, line) in lines.iter().enumerate().skip(start).take(5000) {
-        let code = code_only(line);
+    for (i, code) in code.iter().enumerate().skip(start).take(5000) {
         for c in code.chars() {
             match c {
                 '{' => {
@@ -170,7 +186,7 @@ pub fn span_end(lines: &[String], start: usize, lang: Lang) -> usize {
 }
 
 /// A parameter list split at top-level commas.
-fn split_top(s: &str) -> Vec<String> {
+pub(super) fn split_top(s: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut depth = 0i32;
     let mut cur = String::new();
@@ -348,6 +364,34 @@ fn python_head(line: &str) -> Option<Head> {
         });
     }
     None
+}
+
+/// A Python `def` or `class` line with the lines its parenthesis spans
+/// (a signature or a base list over several lines), as one line.
+fn python_header(lines: &[String], i: usize) -> String {
+    let line = &lines[i];
+    let t = line.trim_start();
+    if !(t.starts_with("def ") || t.starts_with("async def ") || t.starts_with("class ")) {
+        return line.clone();
+    }
+    let mut joined = String::new();
+    let mut depth = 0i32;
+    for l in lines.iter().skip(i).take(30) {
+        let code = code_only(l);
+        joined.push_str(code.trim_end());
+        joined.push(' ');
+        for c in code.chars() {
+            match c {
+                '(' | '[' | '{' => depth += 1,
+                ')' | ']' | '}' => depth -= 1,
+                _ => {}
+            }
+        }
+        if depth <= 0 {
+            break;
+        }
+    }
+    joined.trim_end().to_string()
 }
 
 /// A JavaScript / TypeScript definition line. `in_class` says whether the
@@ -594,7 +638,7 @@ fn is_test_fn(lines: &[String], start: usize, name: &str, lang: Lang) -> bool {
                 || a.starts_with("@ParameterizedTest")
                 || a.starts_with("@RepeatedTest")
         }),
-        Lang::Js | Lang::Other => false,
+        _ => false,
     }
 }
 
@@ -625,6 +669,21 @@ fn returned_type(body: &[String], owner: Option<&str>) -> Option<String> {
     None
 }
 
+/// The type a doc comment right above line `i` (0-based) says the
+/// function returns: JSDoc `@return {DateTime}` / `@returns {X}`.
+fn doc_return(lines: &[String], i: usize) -> Option<String> {
+    static RETURN: OnceLock<Regex> = OnceLock::new();
+    lines[..i]
+        .iter()
+        .rev()
+        .take_while(|l| {
+            let t = l.trim_start();
+            t.starts_with('*') || t.starts_with("/**") || t.starts_with('@')
+        })
+        .find_map(|l| re(&RETURN, r"@returns?\s*\{([^}]+)\}").captures(l))
+        .and_then(|c| type_name(&c[1]))
+}
+
 /// A Rust `impl` header: the type the block is for, and the trait.
 fn rust_impl(line: &str) -> Option<(String, Option<String>)> {
     static IMPL: OnceLock<Regex> = OnceLock::new();
@@ -637,16 +696,36 @@ fn rust_impl(line: &str) -> Option<(String, Option<String>)> {
     Some((ty, c.get(1).and_then(|t| type_name(t.as_str()))))
 }
 
+/// The lines of a file with comments and the contents of strings blanked,
+/// for counting braces: the scans' lexer, which follows block comments,
+/// template literals and raw strings over lines (a JSDoc `{@link x}` or a
+/// `${` in a template literal spanning lines would shift a line-by-line
+/// count). Python keeps its lines (their indentation is the block).
+pub fn code_lines(lines: &[String], lang: Lang) -> Vec<String> {
+    if !lang.braces() {
+        return lines.iter().map(|l| code_only(l)).collect();
+    }
+    let text = lines.join("\n");
+    let source = crate::scan::source::Source::new(lang, &text);
+    let code: Vec<String> = source.masked.split('\n').map(str::to_string).collect();
+    if code.len() == lines.len() {
+        code
+    } else {
+        lines.iter().map(|l| code_only(l)).collect()
+    }
+}
+
 /// Every definition in a file, in order of appearance.
 pub fn definitions(lines: &[String], lang: Lang) -> Vec<Def> {
     let mut out: Vec<Def> = Vec::new();
+    let code = code_lines(lines, lang);
     // Brace depth at the start of each line (brace languages).
     let mut depth_before = Vec::with_capacity(lines.len());
     let mut depth = 0i64;
-    for l in lines {
+    for l in &code {
         depth_before.push(depth);
         if lang != Lang::Python {
-            for c in code_only(l).chars() {
+            for c in l.chars() {
                 match c {
                     '{' => depth += 1,
                     '}' => depth -= 1,
@@ -669,7 +748,7 @@ pub fn definitions(lines: &[String], lang: Lang) -> Vec<Def> {
         if lang == Lang::Rust
             && let Some((ty, _trait)) = rust_impl(line)
         {
-            let end = span_end(lines, i, lang);
+            let end = span_end(lines, &code, i, lang);
             owners.push((ty, end, indent(line), depth_before[i] + 1));
             continue;
         }
@@ -682,12 +761,12 @@ pub fn definitions(lines: &[String], lang: Lang) -> Vec<Def> {
             }
         });
         let head = match lang {
-            Lang::Python => python_head(line),
+            Lang::Python => python_head(&python_header(lines, i)),
             Lang::Js => js_head(line, in_class),
             Lang::Go => go_head(line),
             Lang::Rust => rust_head(line),
             Lang::Java => java_head(line),
-            Lang::Other => None,
+            _ => None,
         };
         let decos = std::mem::take(&mut decorators);
         let Some(head) = head else {
@@ -700,11 +779,11 @@ pub fn definitions(lines: &[String], lang: Lang) -> Vec<Def> {
             continue;
         }
         let one_line_type =
-            head.kind == DefKind::Type && lang != Lang::Python && !code_only(line).contains('{');
+            head.kind == DefKind::Type && lang != Lang::Python && !code[i].contains('{');
         let end = if head.alias_of.is_some() || one_line_type {
             i
         } else {
-            span_end(lines, i, lang)
+            span_end(lines, &code, i, lang)
         };
         // JS methods need an enclosing class; a brace language method's
         // owner is the innermost open block that is a class/impl.
@@ -738,11 +817,17 @@ pub fn definitions(lines: &[String], lang: Lang) -> Vec<Def> {
             (Some(o), "Self") => o.clone(),
             _ => r,
         });
-        let returns = returns.or_else(|| {
-            (head.kind == DefKind::Function)
-                .then(|| returned_type(&lines[i + 1..=end.max(i)], owner.as_deref()))
-                .flatten()
-        });
+        let returns = returns
+            .or_else(|| {
+                (head.kind == DefKind::Function)
+                    .then(|| doc_return(lines, i))
+                    .flatten()
+            })
+            .or_else(|| {
+                (head.kind == DefKind::Function)
+                    .then(|| returned_type(&lines[i + 1..=end.max(i)], owner.as_deref()))
+                    .flatten()
+            });
         let is_test = head.kind == DefKind::Function && is_test_fn(lines, i, &head.name, lang);
         let def = Def {
             params: params(&head.params, lang),
@@ -875,6 +960,60 @@ mod tests {
                     "20-22".into(),
                     Some("Duration".into())
                 ),
+            ]
+        );
+    }
+
+    #[test]
+    fn braces_in_comments_and_template_literals_do_not_hide_methods() {
+        // luxon's shapes: `{@link Duration#toISOTime}` (a `#` that is no
+        // comment in JS) and a `${` in a template literal over lines.
+        let src = lines(
+            "/**\n * See {@link Duration#toISOTime}.\n */\nexport default class Duration {\n  static invalid(reason) {\n    throw new Error(\n      `Invalid: ${\n        reason\n      }`,\n    );\n  }\n\n  /**\n   * @return {Duration}\n   */\n  static fromObject(obj) {\n    return make(obj);\n  }\n\n  toISOTime(opts = {}) {\n    return '';\n  }\n}\n",
+        );
+        let got: Vec<_> = definitions(&src, Lang::Js).iter().map(brief).collect();
+        assert_eq!(
+            got,
+            vec![
+                ("Duration".into(), None, "4-23".into(), None),
+                (
+                    "invalid".into(),
+                    Some("Duration".into()),
+                    "5-11".into(),
+                    None
+                ),
+                (
+                    "fromObject".into(),
+                    Some("Duration".into()),
+                    "16-18".into(),
+                    Some("Duration".into())
+                ),
+                (
+                    "toISOTime".into(),
+                    Some("Duration".into()),
+                    "20-22".into(),
+                    None
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn python_headers_over_several_lines() {
+        let src = lines(
+            "class _NumberRangeBase(\n    _NumberParamTypeBase\n):\n    def convert(\n        self, value: str, param: Param | None\n    ) -> float:\n        return 1.0\n",
+        );
+        let defs = definitions(&src, Lang::Python);
+        assert_eq!(defs[0].bases, ["_NumberParamTypeBase"]);
+        assert_eq!(defs[1].owner.as_deref(), Some("_NumberRangeBase"));
+        assert_eq!(defs[1].lines(), "4-7");
+        assert_eq!(defs[1].returns.as_deref(), Some("float"));
+        assert_eq!(
+            defs[1].params,
+            vec![
+                ("self".to_string(), None),
+                ("value".to_string(), Some("str".to_string())),
+                ("param".to_string(), Some("Param".to_string()))
             ]
         );
     }

@@ -250,6 +250,46 @@ fn starting_at(toks: &[Tok], i: usize) -> Expr {
     }
 }
 
+/// The plain names a line reads (not called, not after `.` or `::`), in
+/// order, each once: the locals an assertion checks.
+pub fn names(line: &str) -> Vec<String> {
+    let toks = tokens(line);
+    let mut out: Vec<String> = Vec::new();
+    for (i, t) in toks.iter().enumerate() {
+        let Tok::Ident(name) = t else { continue };
+        let after_sep = i > 0 && is_member_sep(toks.get(i - 1)).is_some();
+        let called =
+            toks.get(i + 1) == Some(&Tok::Punct("(")) || toks.get(i + 1) == Some(&Tok::Punct("!"));
+        if after_sep || called || KEYWORDS.contains(&name.as_str()) || out.contains(name) {
+            continue;
+        }
+        out.push(name.clone());
+    }
+    out
+}
+
+/// Member reads on a line that are not calls (`d.isInLeapYear`,
+/// `f(x).prop`), with what each is read from; the last in a chain first.
+pub fn members(line: &str) -> Vec<(Expr, String)> {
+    let toks = tokens(line);
+    let mut out: Vec<(usize, Expr, String)> = Vec::new();
+    for (i, t) in toks.iter().enumerate() {
+        let Tok::Ident(name) = t else { continue };
+        if i < 2
+            || !matches!(toks.get(i - 1), Some(Tok::Punct(".") | Tok::Punct("?.")))
+            || matches!(toks.get(i + 1), Some(Tok::Punct("(") | Tok::Punct("=")))
+        {
+            continue;
+        }
+        let (base, _) = ending_at(&toks, i - 2);
+        if base != Expr::Unknown {
+            out.push((i, base, name.clone()));
+        }
+    }
+    out.sort_by_key(|(i, _, _)| std::cmp::Reverse(*i));
+    out.into_iter().map(|(_, b, n)| (b, n)).collect()
+}
+
 /// Every call on a line, outermost-last-in-chain first: in `a.b().c()`
 /// the value a line checks is `c`'s, so `c` comes before `b`.
 pub fn calls(line: &str) -> Vec<Call> {
@@ -451,6 +491,21 @@ mod tests {
             ["new Duration().plus()"]
         );
         assert_eq!(shown("if (x) { return y; }"), Vec::<String>::new());
+    }
+
+    #[test]
+    fn member_reads_and_plain_names() {
+        let m = members("expect(DateTime.local(2020, 5, 25).isInLeapYear).toBe(true);");
+        assert_eq!(m.len(), 1, "{m:?}");
+        assert_eq!(m[0].1, "isInLeapYear");
+        assert!(matches!(&m[0].0, Expr::Call(c) if c.name == "local"));
+        // Calls and assignments are not reads.
+        assert!(members("a.b(); x.y = 2;").is_empty());
+        assert_eq!(names("debug_assert!(_result.is_ok());"), ["_result"]);
+        assert_eq!(names("assert x.y == f(z)"), ["x", "z"]);
+        // The placeholders of a template literal are code.
+        let c = calls("return `${this.name} of area ${this.area().toFixed(2)}`;");
+        assert!(c.iter().any(|c| c.name == "area"), "{c:?}");
     }
 
     #[test]

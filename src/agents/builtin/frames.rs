@@ -99,7 +99,14 @@ pub fn frames_in(line: &str) -> Vec<RawFrame> {
             None,
         );
     }
-    if let Some(c) = re(&RS_PANIC, r"panicked at ([^\s:]+\.rs):(\d+):\d+").captures(line) {
+    // A panic, and a `#[should_panic]` test that did not panic (libtest
+    // names the test's own line).
+    if let Some(c) = re(
+        &RS_PANIC,
+        r"(?:panicked|did not panic as expected) at ([^\s:]+\.rs):(\d+):\d+",
+    )
+    .captures(line)
+    {
         push(&c[1], &c[2], None, FrameKind::Panic, None);
     }
     if let Some(c) = re(&RS_ARROW, r"-->\s+([^\s:]+\.rs):(\d+):\d+").captures(line) {
@@ -393,6 +400,12 @@ mod tests {
                 "thread 'x' (12) panicked at src/stats.rs:28:9:",
                 "src/stats.rs",
                 28,
+                Panic,
+            ),
+            (
+                "note: test did not panic as expected at src/lib.rs:32:8",
+                "src/lib.rs",
+                32,
                 Panic,
             ),
             ("  --> src/lib.rs:28:18", "src/lib.rs", 28, Compile),

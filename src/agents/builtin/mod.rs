@@ -36,8 +36,11 @@ use crate::artifacts::task::{
 };
 use crate::artifacts::test_results::{Failure, TestResults};
 use crate::error::Result;
+use crate::project::Lang;
 use crate::render::Renderer;
 
+/// The one test-path rule, for callers that reach it through the analyzer.
+pub use crate::project::is_test_path;
 pub use classify::{
     Classification, ClassifiedGroup, ProjectFacts, Verdict, classify, classify_failure,
     classify_project, overall,
@@ -46,7 +49,7 @@ pub use defs::{Def, DefKind};
 pub use frames::{FrameKind, RawFrame, frames_in, search_keys};
 pub use group::{Group, group_failures, normalize_message, signature, similarity};
 pub use resolve::{How, Target};
-pub use source::{FnSpan, Lang, is_foreign_path, is_test_path};
+pub use source::FnSpan;
 
 use resolve::Resolver;
 use source::Project;
@@ -406,6 +409,14 @@ fn find(
             if let Some((file, line)) = in_test {
                 let first_message = format!("{}\n{}", f.error, f.message);
                 targets = resolver.at_test_line(&file, line, &test_words, &first_message);
+                // Output that differs from the expected text (help, usage,
+                // a report): the function that writes the differing line,
+                // traced from the literal that line is made of, is a
+                // stronger lead than the call that produced the output.
+                let written = resolver.text_producer(&file, &first_message);
+                if !written.is_empty() {
+                    targets = written;
+                }
                 location = Some(locate(project, &file, line));
             } else if let Some((file, line)) = candidates.first() {
                 location = Some(locate(project, file, *line));
@@ -488,7 +499,7 @@ fn cause_text(
 fn importing_tests(project: &Project, files: &[String]) -> Vec<String> {
     let mut out = Vec::new();
     for test in project.files().iter().filter(|f| is_test_path(f)) {
-        if Lang::of(test) == Lang::Other {
+        if Lang::family_of(test).is_none() {
             continue;
         }
         let Some(lines) = project.lines(test) else {
@@ -558,6 +569,7 @@ pub fn analyze(
     let facts = ProjectFacts {
         files: project.files().to_vec(),
         manifest: crate::scan::ai_issues::load_manifest(root),
+        ignored: classify::Ignored::git(root),
     };
     let failures: Vec<&Failure> = results.failures.iter().filter(|f| !f.flaky).collect();
     let mut notes = Vec::new();

@@ -25,7 +25,8 @@ use regex::Regex;
 
 use super::defs::{Def, DefKind, code_only};
 use super::expr::{self, Call, Expr};
-use super::source::{Lang, Project, is_test_path, normalize};
+use super::source::{Project, normalize};
+use crate::project::{Lang, is_test_path};
 
 /// How a target was found: the evidence behind it, strongest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
@@ -44,6 +45,9 @@ pub enum How {
     /// The name shares a word with the failing test's name, among the
     /// functions the located one calls.
     NameAffinity,
+    /// It writes the text that differs from what the test expected,
+    /// traced from the literal that text is made of.
+    Text,
     /// One of several definitions with that name: unsure.
     Ambiguous,
 }
@@ -58,6 +62,7 @@ impl How {
             How::Local => 0.65,
             How::UniqueName => 0.5,
             How::NameAffinity => 0.5,
+            How::Text => 0.5,
             How::Ambiguous => 0.25,
         }
     }
@@ -70,6 +75,7 @@ impl How {
             How::Local => "defined next to the caller",
             How::UniqueName => "the only definition with that name",
             How::NameAffinity => "its name matches the failing test's",
+            How::Text => "it writes the text that differs from the expected one",
             How::Ambiguous => "one of several definitions with that name",
         }
     }
@@ -86,6 +92,10 @@ pub struct Target {
     pub via: Vec<String>,
     /// Other definitions it could have been (for `Ambiguous`).
     pub alternatives: Vec<String>,
+    /// The receiver's class when the method was inherited from a base
+    /// class: its calls on `this` / `self` reach that class's overrides.
+    #[serde(skip)]
+    pub receiver: Option<String>,
 }
 
 impl Target {
@@ -168,6 +178,9 @@ fn rust_op_method(op: &str) -> Option<&'static str> {
     })
 }
 
+/// A line of a file: (file, 1-based line).
+type Site = (String, u32);
+
 /// (file, line, test name words, normalised first message line).
 type AnswerKey = (String, u32, Vec<String>, String);
 
@@ -179,6 +192,9 @@ pub struct Resolver<'a> {
     /// Answers of [`Resolver::at_test_line`]: parametrised tests fail on
     /// the same line many times.
     answers: RefCell<HashMap<AnswerKey, Vec<Target>>>,
+    /// (text, language) → the lines holding it as a literal (a search of
+    /// every source file, done once per text).
+    literals: RefCell<HashMap<(String, Lang), Vec<Site>>>,
 }
 
 /// Where a line is read: its file, the function around it, and the lines
@@ -190,6 +206,9 @@ struct Scope {
     lines: std::rc::Rc<Vec<String>>,
     func: Option<Def>,
     line: u32,
+    /// The class `this` / `self` stands for when it is not the function's
+    /// owner (a base-class method reached through a subclass instance).
+    this_type: Option<String>,
 }
 
 impl<'a> Resolver<'a> {
@@ -198,6 +217,7 @@ impl<'a> Resolver<'a> {
             project,
             bindings: Default::default(),
             answers: Default::default(),
+            literals: Default::default(),
         }
     }
 
@@ -206,7 +226,77 @@ impl<'a> Resolver<'a> {
     pub fn place(&self, file: &str, line: u32, how: How) -> Option<Target> {
         let defs = self.project.defs(file);
         let def = super::defs::enclosing(&defs, line)?.clone();
-        self.as_target(file.to_string(), def, how)
+        let here = self.as_target(file.to_string(), def, how)?;
+        if how != How::Crash {
+            return Some(here);
+        }
+        // A crash on an assertion (`debug_assert!(r.is_ok())`, `.unwrap()`,
+        // `assert x`) is where a wrong value surfaced, not where it was
+        // made: the project function that computed the value checked is
+        // the place, one level down.
+        match self.asserted_callee(file, line, &here) {
+            Some(mut inner) => {
+                inner.how = How::Crash;
+                inner.via.insert(
+                    0,
+                    format!(
+                        "raised in {} ({file}:{line}) on the value it returned",
+                        here.label()
+                    ),
+                );
+                Some(inner)
+            }
+            None => Some(here),
+        }
+    }
+
+    /// The project function whose result the assertion at `file:line`
+    /// checks: called on that line, or assigned to a name the line uses
+    /// earlier in the same function.
+    fn asserted_callee(&self, file: &str, line: u32, around: &Target) -> Option<Target> {
+        static ASSERTION: OnceLock<Regex> = OnceLock::new();
+        let scope = self.scope(file, line)?;
+        let text = code_only(scope.lines.get(line as usize - 1)?);
+        if !re(
+            &ASSERTION,
+            r"\b(?:debug_)?assert(?:_eq|_ne)?!\s*\(|\.(?:unwrap|expect|unwrap_err)\s*\(|^\s*assert\b|\bassert\w*\s*\(",
+        )
+        .is_match(&text)
+        {
+            return None;
+        }
+        let differs = |t: &Target| t.key() != around.key() && t.def.start != around.def.start;
+        for call in expr::calls(&text) {
+            if let Some(t) = self.call_shallow(&scope, &call).into_iter().find(differs) {
+                return Some(t);
+            }
+        }
+        // Names the line reads, assigned earlier in the function.
+        let from = scope.func.as_ref().map_or(1, |f| f.start);
+        for var in expr::names(&text) {
+            let assign = Regex::new(&format!(
+                r"(?:^|[\s(;])(?:(?:let|const|var|mut)\s+)*{}\s*(?::[^=]+)?(?::=|=)\s*([^=].*)$",
+                regex::escape(&var)
+            ))
+            .ok()?;
+            for n in (from..line).rev() {
+                let code = code_only(&scope.lines[n as usize - 1]);
+                let Some(c) = assign.captures(&code) else {
+                    continue;
+                };
+                let at = Scope {
+                    line: n,
+                    ..scope.clone()
+                };
+                for call in expr::calls(&c[1]) {
+                    if let Some(t) = self.call_shallow(&at, &call).into_iter().find(differs) {
+                        return Some(t);
+                    }
+                }
+                break;
+            }
+        }
+        None
     }
 
     /// Targets for a failure located in test code at `file:line`, read
@@ -237,14 +327,16 @@ impl<'a> Resolver<'a> {
     }
 
     fn scope(&self, file: &str, line: u32) -> Option<Scope> {
+        let lang = Lang::family_of(file)?;
         let lines = self.project.lines(file)?;
         let defs = self.project.defs(file);
         Some(Scope {
             file: file.to_string(),
-            lang: Lang::of(file),
+            lang,
             func: super::defs::enclosing(&defs, line).cloned(),
             lines,
             line,
+            this_type: None,
         })
     }
 
@@ -264,7 +356,17 @@ impl<'a> Resolver<'a> {
             .as_ref()
             .map_or(line.saturating_sub(5), |f| f.start)
             .max(1);
-        let mut n = line;
+        // A runner that names the test's declaration (a `#[should_panic]`
+        // test that did not panic, a TAP `location`) points at no call:
+        // the test's whole body is read, from its last line up.
+        let mut n = match &scope.func {
+            Some(f) if line == f.start && f.end > f.start => f.end,
+            _ => line,
+        };
+        // An accessor that only hands back stored state (`as_slice()`,
+        // `len()`) reads what an earlier line made: it is kept only when
+        // nothing above it in the test names a place.
+        let mut accessors: Vec<Target> = Vec::new();
         while n >= lowest && n as usize <= scope.lines.len() {
             let at = Scope {
                 line: n,
@@ -272,11 +374,39 @@ impl<'a> Resolver<'a> {
             };
             let found = self.on_line(&at, test_words, message, depth);
             if !found.is_empty() {
-                return found;
+                if found.iter().all(|t| self.is_accessor(t)) {
+                    if accessors.is_empty() {
+                        accessors = found;
+                    }
+                } else {
+                    return found;
+                }
             }
             n -= 1;
         }
-        Vec::new()
+        accessors
+    }
+
+    /// A method whose body is one line that calls no project function
+    /// and does no arithmetic: it returns what the object holds.
+    fn is_accessor(&self, t: &Target) -> bool {
+        if matches!(t.how, How::Crash | How::Ambiguous)
+            || t.def.owner.is_none()
+            || t.def.kind != DefKind::Function
+        {
+            return false;
+        }
+        let Some(lines) = self.project.lines(&t.file) else {
+            return false;
+        };
+        let body = body_lines(&lines, &t.def);
+        let Some(&only) = body.first().filter(|_| body.len() == 1) else {
+            return false;
+        };
+        let code = code_only(&lines[only as usize - 1]);
+        (code.contains("self.") || code.contains("this."))
+            && !self.computes(t)
+            && expr::binary_ops(&code).is_empty()
     }
 
     /// Targets for what one line calls.
@@ -303,6 +433,20 @@ impl<'a> Resolver<'a> {
                 push(t, &mut out);
             }
         }
+        // A property read on a project object (`d.isInLeapYear`, a JS
+        // getter or a Python `@property`) that computes its value with
+        // project code: that value is what the line checks.
+        for (base, name) in expr::members(text) {
+            if let Some(ty) = self.type_of(scope, &base)
+                && let Some(t) = self.method_of(&ty, &name, scope.lang)
+                && t.def.kind == DefKind::Function
+                && self.computes(&t)
+            {
+                for t in self.finish(vec![t], test_words) {
+                    push(t, &mut out);
+                }
+            }
+        }
         let mut constructors = Vec::new();
         for call in expr::calls(text) {
             let resolved = self.call(scope, &call, test_words, message, depth);
@@ -320,6 +464,174 @@ impl<'a> Resolver<'a> {
             push(t, &mut out);
         }
         out
+    }
+
+    /// The function that writes the output line a text comparison found
+    /// different (`'Options' != 'Options:'`, `assert 'X:' in '…X…'`): the
+    /// project string literal the line is made of (`"Options"`), then the
+    /// call that literal is passed to, followed along the parameter that
+    /// carries it (at most three calls down) to where it is written.
+    pub fn text_producer(&self, test_file: &str, message: &str) -> Vec<Target> {
+        let Some(lang) = Lang::family_of(test_file) else {
+            return Vec::new();
+        };
+        let mut found: Vec<(Target, String)> = Vec::new();
+        for text in differing_text(message) {
+            for (file, n) in self.literal_sites(&text, lang) {
+                if let Some(t) = self.follow_text(&file, n, &text) {
+                    found.push((t, text.clone()));
+                }
+            }
+            if !found.is_empty() {
+                break;
+            }
+        }
+        // The place most literals lead to.
+        let mut best: Option<(usize, &Target, &str)> = None;
+        for (t, text) in &found {
+            let n = found
+                .iter()
+                .filter(|(o, _)| o.key() == t.key() && o.def.start == t.def.start)
+                .count();
+            if best.is_none_or(|(m, _, _)| n > m) {
+                best = Some((n, t, text));
+            }
+        }
+        best.map(|(_, t, text)| {
+            let mut t = t.clone();
+            t.how = How::Text;
+            t.via.insert(0, format!("the differing text `{text}`"));
+            t
+        })
+        .into_iter()
+        .collect()
+    }
+
+    /// Project source lines (`lang`) holding `text` as a whole string
+    /// literal.
+    fn literal_sites(&self, text: &str, lang: Lang) -> Vec<(String, u32)> {
+        let key = (text.to_string(), lang);
+        if let Some(hit) = self.literals.borrow().get(&key) {
+            return hit.clone();
+        }
+        let found = self.search_literal(text, lang);
+        self.literals.borrow_mut().insert(key, found.clone());
+        found
+    }
+
+    fn search_literal(&self, text: &str, lang: Lang) -> Vec<(String, u32)> {
+        let quoted = [format!("\"{text}\""), format!("'{text}'")];
+        let mut out = Vec::new();
+        for file in self.project.files() {
+            if Lang::family_of(file) != Some(lang) || !self.project.is_source(file) {
+                continue;
+            }
+            let Some(lines) = self.project.lines(file) else {
+                continue;
+            };
+            for (i, l) in lines.iter().enumerate() {
+                if quoted.iter().any(|q| l.contains(q.as_str())) {
+                    out.push((file.clone(), i as u32 + 1));
+                    if out.len() > 20 {
+                        return out;
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// From a line that passes a literal to a project function, down the
+    /// parameter that carries it to the function that writes it.
+    fn follow_text(&self, file: &str, line: u32, text: &str) -> Option<Target> {
+        let scope = self.scope(file, line)?;
+        let code = code_only(scope.lines.get(line as usize - 1)?);
+        let mut current: Option<Target> = None;
+        for call in expr::calls(&code) {
+            if let Some(t) = self.callee(&scope, &call, None) {
+                current = Some(t);
+                break;
+            }
+        }
+        let mut t = current?;
+        t.via.push(format!("`{text}` is passed from {file}:{line}"));
+        for _ in 0..3 {
+            let params: Vec<String> = t
+                .def
+                .params
+                .iter()
+                .map(|(n, _)| n.clone())
+                .filter(|n| !matches!(n.as_str(), "self" | "cls" | "this"))
+                .collect();
+            let Some(lines) = self.project.lines(&t.file) else {
+                break;
+            };
+            let mut next: Option<Target> = None;
+            'body: for n in body_lines(&lines, &t.def) {
+                let Some(mut inner) = self.scope(&t.file, n) else {
+                    continue;
+                };
+                inner.this_type = t.receiver.clone();
+                let code = code_only(&lines[n as usize - 1]);
+                if !expr::names(&code).iter().any(|v| params.contains(v)) {
+                    continue;
+                }
+                for call in expr::calls(&code) {
+                    if let Some(c) = self.callee(&inner, &call, Some(&t)) {
+                        next = Some(c);
+                        break 'body;
+                    }
+                }
+            }
+            match next {
+                Some(mut c) => {
+                    c.via = t.via.clone();
+                    c.via.push(format!(
+                        "passed on by {} ({}:{})",
+                        t.label(),
+                        t.file,
+                        t.def.lines()
+                    ));
+                    t = c;
+                }
+                None => break,
+            }
+        }
+        Some(t)
+    }
+
+    /// What a call reaches without following it: as the text shows it,
+    /// else the one project function with that name; never `not`.
+    fn callee(&self, scope: &Scope, call: &Call, not: Option<&Target>) -> Option<Target> {
+        let other = |c: &Target| not.is_none_or(|n| c.key() != n.key());
+        self.call_shallow(scope, call)
+            .into_iter()
+            .find(other)
+            .or_else(|| {
+                let found =
+                    self.by_name(&call.name, scope.lang, call.receiver.is_some(), &scope.file);
+                (found.len() == 1 && found[0].how == How::UniqueName)
+                    .then(|| found.into_iter().next())
+                    .flatten()
+                    .filter(other)
+            })
+    }
+
+    /// Whether a definition's body calls project code (a getter that
+    /// computes, rather than one that hands back stored data).
+    fn computes(&self, t: &Target) -> bool {
+        let Some(lines) = self.project.lines(&t.file) else {
+            return false;
+        };
+        body_lines(&lines, &t.def).into_iter().any(|n| {
+            self.scope(&t.file, n).is_some_and(|scope| {
+                expr::calls(&lines[n as usize - 1]).iter().any(|c| {
+                    self.call_shallow(&scope, c)
+                        .iter()
+                        .any(|c| c.key() != t.key())
+                })
+            })
+        })
     }
 
     /// Targets of a binary operator whose operand is a project class.
@@ -356,8 +668,10 @@ impl<'a> Resolver<'a> {
     /// A method `name` of project type `ty` (or its bases), as a target.
     fn method_of(&self, ty: &str, name: &str, lang: Lang) -> Option<Target> {
         let mut seen = BTreeSet::new();
-        let mut queue = vec![ty.to_string()];
-        while let Some(t) = queue.pop() {
+        // Bases in the order written, nearest first (Python's method
+        // resolution order in the usual cases).
+        let mut queue = std::collections::VecDeque::from([ty.to_string()]);
+        while let Some(t) = queue.pop_front() {
             if !seen.insert(t.clone()) || seen.len() > 8 {
                 continue;
             }
@@ -369,12 +683,14 @@ impl<'a> Resolver<'a> {
                 .collect();
             if let Some((file, def)) = hits.into_iter().next() {
                 let def = self.unalias(&file, def);
+                let receiver = (t != ty).then(|| ty.to_string());
                 return Some(Target {
                     file,
                     def,
                     how: How::Typed,
                     via: Vec::new(),
                     alternatives: Vec::new(),
+                    receiver,
                 });
             }
             for (_, class) in self.project.named(&t, lang) {
@@ -540,6 +856,7 @@ impl<'a> Resolver<'a> {
                 how,
                 via: Vec::new(),
                 alternatives: Vec::new(),
+                receiver: None,
             });
         }
         if !self.project.is_ignored(&file) {
@@ -548,7 +865,7 @@ impl<'a> Resolver<'a> {
         let base = file.rsplit('/').next().unwrap_or(&file).to_string();
         let mut hits: Vec<(String, Def)> = self
             .project
-            .named(&def.name, Lang::of(&file))
+            .named(&def.name, Lang::family_of(&file)?)
             .into_iter()
             .filter(|(_, d)| d.owner == def.owner && d.kind == def.kind)
             .collect();
@@ -560,6 +877,7 @@ impl<'a> Resolver<'a> {
             how,
             via: vec![format!("built into {file} (git-ignored)")],
             alternatives: Vec::new(),
+            receiver: None,
         })
     }
 
@@ -569,7 +887,7 @@ impl<'a> Resolver<'a> {
         self.project
             .files()
             .iter()
-            .filter(|f| parent(f) == dir && Lang::of(f) == Lang::Go)
+            .filter(|f| parent(f) == dir && Lang::family_of(f) == Some(Lang::Go))
             .cloned()
             .collect()
     }
@@ -661,17 +979,12 @@ impl<'a> Resolver<'a> {
         let Some(lines) = self.project.lines(&t.file) else {
             return t;
         };
-        let body: Vec<u32> = (t.def.start + 1..=t.def.end)
-            .filter(|&n| {
-                let c = code_only(&lines[n as usize - 1]);
-                let c = c.trim();
-                !c.is_empty() && !matches!(c, "}" | "};" | "{")
-            })
-            .collect();
+        let body = body_lines(&lines, &t.def);
         let callees = |n: u32| -> Vec<Target> {
-            let Some(scope) = self.scope(&t.file, n) else {
+            let Some(mut scope) = self.scope(&t.file, n) else {
                 return Vec::new();
             };
+            scope.this_type = t.receiver.clone();
             let mut out = Vec::new();
             for call in expr::calls(&scope.lines[n as usize - 1]) {
                 for c in self.call_shallow(&scope, &call) {
@@ -703,7 +1016,15 @@ impl<'a> Resolver<'a> {
         // A dispatcher: of the project functions it calls, exactly one
         // shares a word with the test's name (`test_caret` → `matches_caret`).
         if !test_words.is_empty() && body.len() <= 60 {
-            let own: BTreeSet<String> = words(&t.def.name).into_iter().collect();
+            // Words of the function and of its class say what it is, not
+            // which of its callees the test is about (`test_range_fail`
+            // on `FloatRange.convert` is not about `_describe_range`).
+            let own: BTreeSet<String> =
+                [Some(&t.def.name), t.def.owner.as_ref(), t.receiver.as_ref()]
+                    .into_iter()
+                    .flatten()
+                    .flat_map(|n| words(n))
+                    .collect();
             let mut all: Vec<Target> = Vec::new();
             for n in &body {
                 for c in callees(*n) {
@@ -811,9 +1132,10 @@ impl<'a> Resolver<'a> {
         }
         let lang = scope.lang;
         match e {
-            Expr::Name(n) if matches!(n.as_str(), "self" | "this" | "Self") => {
-                scope.func.as_ref().and_then(|f| f.owner.clone())
-            }
+            Expr::Name(n) if matches!(n.as_str(), "self" | "this" | "Self") => scope
+                .this_type
+                .clone()
+                .or_else(|| scope.func.as_ref().and_then(|f| f.owner.clone())),
             Expr::Name(n) => {
                 if let Some(t) = self.declared(scope, n, depth) {
                     return Some(t);
@@ -873,6 +1195,16 @@ impl<'a> Resolver<'a> {
                     return def.returns.filter(|r| self.is_project_type(r, lang));
                 }
                 let recv = call.receiver.as_deref()?;
+                // `module.Class(…)`: a class of an imported module.
+                if let Expr::Name(n) = recv
+                    && let Some(Binding::Module(files)) = self.binding(&scope.file, n)
+                {
+                    return files.iter().find_map(|f| {
+                        self.export(f, &call.name, 0)
+                            .filter(|(_, d)| d.kind == DefKind::Type)
+                            .map(|(_, d)| d.name)
+                    });
+                }
                 let ty = self.type_of_depth(scope, recv, depth + 1)?;
                 let def = self
                     .project
@@ -903,6 +1235,9 @@ impl<'a> Resolver<'a> {
             && let Some((_, Some(t))) = f.params.iter().find(|(n, _)| n == var)
         {
             return Some(t.clone());
+        }
+        if let Some(t) = self.parametrized(scope, var, depth) {
+            return Some(t);
         }
         let from = scope.func.as_ref().map_or(1, |f| f.start);
         // `var = …`, `let var: T = …`, `const var = …`, `var := …`,
@@ -942,6 +1277,55 @@ impl<'a> Resolver<'a> {
         None
     }
 
+    /// The project type a pytest test's parameter gets from its
+    /// `@pytest.mark.parametrize` rows (`(click.FloatRange(0.5), "1.2")`
+    /// for `("type", "value")`): the first row whose value names one.
+    fn parametrized(&self, scope: &Scope, var: &str, depth: usize) -> Option<String> {
+        let f = scope.func.as_ref()?;
+        if scope.lang != Lang::Python || !f.params.iter().any(|(n, _)| n == var) {
+            return None;
+        }
+        let def_line = f.start as usize - 1;
+        let first = (def_line.saturating_sub(80)..def_line)
+            .rev()
+            .take_while(|&k| !scope.lines[k].trim_start().starts_with("def "))
+            .find(|&k| scope.lines[k].contains(".parametrize("))?;
+        let text = code_lines_joined(&scope.lines[first..def_line]);
+        let open = text.find(".parametrize(")? + ".parametrize(".len();
+        let args = super::defs::split_top(strip_wrapping(&text[open - 1..], '(', ')'));
+        let names: Vec<String> = {
+            let raw = scope.lines[first..def_line].join(" ");
+            let after = &raw[raw.find(".parametrize(")? + ".parametrize(".len()..];
+            let first_arg = super::defs::split_top(after).into_iter().next()?;
+            first_arg
+                .split([',', '(', ')', '[', ']'])
+                .map(|n| n.trim().trim_matches(['"', '\'']).trim().to_string())
+                .filter(|n| !n.is_empty())
+                .collect()
+        };
+        let at = names.iter().position(|n| n == var)?;
+        let rows = super::defs::split_top(strip_wrapping(args.get(1)?.trim(), '[', ']'));
+        let here = Scope {
+            line: f.start,
+            ..scope.clone()
+        };
+        rows.iter().take(20).find_map(|row| {
+            let row = row
+                .trim()
+                .strip_prefix("pytest.param")
+                .unwrap_or(row.trim());
+            let value = if names.len() > 1 {
+                super::defs::split_top(strip_wrapping(row.trim(), '(', ')'))
+                    .into_iter()
+                    .nth(at)?
+            } else {
+                row.to_string()
+            };
+            self.type_of_depth(&here, &expr::rhs(&value), depth + 1)
+                .filter(|t| self.is_project_type(t, Lang::Python))
+        })
+    }
+
     /// What `name` is bound to in `file` by its imports.
     fn binding(&self, file: &str, name: &str) -> Option<Binding> {
         let key = (file.to_string(), name.to_string());
@@ -955,8 +1339,7 @@ impl<'a> Resolver<'a> {
 
     fn read_binding(&self, file: &str, name: &str) -> Option<Binding> {
         let lines = self.project.lines(file)?;
-        let lang = Lang::of(file);
-        match lang {
+        match Lang::family_of(file)? {
             Lang::Python => self.python_binding(file, &lines, name),
             Lang::Js => self.js_binding(file, &lines, name),
             Lang::Go => self.go_binding(&lines, name),
@@ -1166,7 +1549,7 @@ impl<'a> Resolver<'a> {
                 .files()
                 .iter()
                 .filter(|f| {
-                    Lang::of(f) == Lang::Go && !is_test_path(f) && {
+                    Lang::family_of(f) == Some(Lang::Go) && !is_test_path(f) && {
                         let dir = parent(f);
                         !dir.is_empty() && path.ends_with(&format!("/{dir}"))
                     }
@@ -1243,15 +1626,10 @@ impl<'a> Resolver<'a> {
         } else {
             format!("{dir}/src")
         };
-        let crate_name = self.project.lines(&manifest).and_then(|l| {
-            l.iter().find_map(|line| {
-                line.trim()
-                    .strip_prefix("name")
-                    .map(str::trim_start)
-                    .and_then(|r| r.strip_prefix('='))
-                    .map(|r| r.trim().trim_matches('"').replace('-', "_"))
-            })
-        });
+        let crate_name = self
+            .project
+            .lines(&manifest)
+            .and_then(|l| crate::project::rust_crate_name(&l.join("\n")));
         let root_file = [format!("{src}/lib.rs"), format!("{src}/main.rs")]
             .into_iter()
             .find(|f| self.project.contains(f))?;
@@ -1296,7 +1674,7 @@ impl<'a> Resolver<'a> {
         let defs = self.project.defs(file);
         let lines = self.project.lines(file)?;
         let text = lines.join("\n");
-        let lang = Lang::of(file);
+        let lang = Lang::family_of(file);
         let mut symbol = symbol.to_string();
         if symbol == "default" {
             // `export default class X`, `export default X;`, `module.exports = X`.
@@ -1325,7 +1703,7 @@ impl<'a> Resolver<'a> {
         if let Some(d) = defs.iter().find(|d| d.name == symbol && d.owner.is_none()) {
             return Some((file.to_string(), d.clone()));
         }
-        if lang == Lang::Js {
+        if lang == Some(Lang::Js) {
             for c in re(
                 &REEXPORT,
                 r#"export\s*\{([^}]*)\}\s*from\s*['"]([^'"]+)['"]"#,
@@ -1352,6 +1730,119 @@ impl<'a> Resolver<'a> {
             _ => None,
         }
     }
+}
+
+/// Lines joined as one line of code (strings blanked, comments cut).
+fn code_lines_joined(lines: &[String]) -> String {
+    lines
+        .iter()
+        .map(|l| code_only(l))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `text` without one pair of `open`…`close` around it (or without the
+/// `open` it starts with and everything after its matching close).
+fn strip_wrapping(text: &str, open: char, close: char) -> &str {
+    let t = text.trim();
+    let Some(inner) = t.strip_prefix(open) else {
+        return t;
+    };
+    let mut depth = 1;
+    for (i, c) in inner.char_indices() {
+        if c == open {
+            depth += 1;
+        } else if c == close {
+            depth -= 1;
+            if depth == 0 {
+                return &inner[..i];
+            }
+        }
+    }
+    inner
+}
+
+/// The line of text a failing comparison expected but did not get, as
+/// the parts both sides share (`'Options' != 'Options:'` → `Options`),
+/// from pytest's and unittest's messages; longest first.
+fn differing_text(message: &str) -> Vec<String> {
+    static PAIR: OnceLock<Regex> = OnceLock::new();
+    static IN: OnceLock<Regex> = OnceLock::new();
+    static MISSING: OnceLock<Regex> = OnceLock::new();
+    let lit = r#"'((?:[^'\\\n]|\\.)*)'|"((?:[^"\\\n]|\\.)*)""#;
+    let pair = re(&PAIR, &format!(r"(?:{lit}) != (?:{lit})"));
+    let inside = re(&IN, &format!(r"assert (?:{lit}) (?:not )?in (?:{lit})"));
+    let missing = re(&MISSING, &format!(r"(?:{lit}) is not in list"));
+    let mut pairs: Vec<(String, String)> = Vec::new();
+    let text = |c: &regex::Captures, a: usize| {
+        c.get(a)
+            .or_else(|| c.get(a + 1))
+            .map(|m| m.as_str().to_string())
+    };
+    for c in pair.captures_iter(message) {
+        if let (Some(a), Some(b)) = (text(&c, 1), text(&c, 3)) {
+            pairs.push((a, b));
+        }
+    }
+    for c in missing.captures_iter(message) {
+        if let Some(want) = text(&c, 1) {
+            pairs.push((want.clone(), want));
+        }
+    }
+    for c in inside.captures_iter(message) {
+        let (Some(want), Some(whole)) = (text(&c, 1), text(&c, 3)) else {
+            continue;
+        };
+        // The line of the output most like the expected fragment.
+        if let Some(line) = whole.split("\\n").max_by_key(|l| common_prefix(l, &want)) {
+            pairs.push((line.to_string(), want));
+        }
+    }
+    let mut out: Vec<String> = Vec::new();
+    for (a, b) in pairs {
+        let n = common_prefix(&a, &b);
+        let shared = a[..n].trim().trim_end_matches([':', ',', '.', ';']).trim();
+        if shared.chars().count() >= 4
+            && shared.chars().any(char::is_alphabetic)
+            && !out.iter().any(|o| o == shared)
+        {
+            out.push(shared.to_string());
+        }
+    }
+    out.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    out
+}
+
+/// Bytes two strings share at their start (on a character boundary).
+fn common_prefix(a: &str, b: &str) -> usize {
+    a.char_indices()
+        .zip(b.chars())
+        .take_while(|((_, x), y)| x == y)
+        .last()
+        .map_or(0, |((i, x), _)| i + x.len_utf8())
+}
+
+/// The lines of a definition's body that hold code, 1-based: after the
+/// signature (a Rust `where` clause, a signature over several lines),
+/// without lone braces.
+fn body_lines(lines: &[String], def: &Def) -> Vec<u32> {
+    let code = |n: u32| code_only(lines.get(n as usize - 1).map_or("", String::as_str));
+    // The line that opens the body: the first with `{`, or a Python
+    // signature's closing `:`.
+    let opens = (def.start..=def.end)
+        .find(|&n| {
+            let c = code(n);
+            let c = c.trim_end();
+            c.contains('{') || c.ends_with(':')
+        })
+        .unwrap_or(def.start);
+    (opens + 1..=def.end)
+        .filter(|&n| {
+            let c = code(n);
+            let c = c.trim();
+            !c.is_empty() && !matches!(c, "}" | "};" | "{" | "\"\"")
+        })
+        .collect()
 }
 
 /// The directory a Rust module's children live in: `src/lib.rs` → `src`,
@@ -1462,8 +1953,10 @@ pub fn words(name: &str) -> Vec<String> {
     const COMMON: &[&str] = &[
         "test", "tests", "it", "should", "when", "with", "and", "the", "a", "an", "of", "to", "in",
         "is", "for", "on", "returns", "return", "works", "case", "get", "set", "does", "not",
+        // What a test expects to happen, not what the code is called.
+        "fail", "fails", "failure", "error", "errors", "raise", "raises", "invalid", "valid",
     ];
-    let mut out = crate::phases::context::files::words(name);
+    let mut out = crate::project::words(name);
     out.retain(|w| {
         w.len() >= 3 && !COMMON.contains(&w.as_str()) && !w.chars().all(|c| c.is_ascii_digit())
     });

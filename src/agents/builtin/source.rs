@@ -14,7 +14,8 @@ use regex::Regex;
 
 use super::defs::{self, Def};
 
-pub use crate::scan::findings::is_test_path;
+pub use crate::project::{Lang, is_foreign_path};
+use crate::project::{PathRole, classify};
 
 /// Files bigger than this are not read.
 const MAX_FILE_BYTES: u64 = 1024 * 1024;
@@ -23,60 +24,6 @@ const MAX_FILES: usize = 20_000;
 /// Source text kept in memory across lookups, at most; beyond it files are
 /// read again when needed.
 const CACHE_BYTES: usize = 64 * 1024 * 1024;
-
-/// Source language, from the file extension.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Lang {
-    Python,
-    Rust,
-    Js,
-    Go,
-    Java,
-    Other,
-}
-
-impl Lang {
-    pub fn of(path: &str) -> Lang {
-        let ext = path.rsplit_once('.').map(|(_, e)| e).unwrap_or("");
-        match ext {
-            "py" => Lang::Python,
-            "rs" => Lang::Rust,
-            "js" | "mjs" | "cjs" | "jsx" | "ts" | "mts" | "cts" | "tsx" => Lang::Js,
-            "go" => Lang::Go,
-            "java" | "kt" => Lang::Java,
-            _ => Lang::Other,
-        }
-    }
-}
-
-/// Markers of paths outside the project: standard libraries, installed
-/// packages and runtimes.
-pub fn is_foreign_path(path: &str) -> bool {
-    const MARKERS: &[&str] = &[
-        "site-packages",
-        "dist-packages",
-        "node_modules",
-        "/lib/python",
-        "lib/python3",
-        "lib/python2",
-        "/rustc/",
-        ".cargo/registry",
-        ".cargo/git",
-        ".rustup/",
-        "/usr/lib/",
-        "/usr/local/lib/",
-        "/usr/local/go/",
-        "/usr/share/",
-        "go/pkg/mod/",
-        ".m2/repository",
-        "<frozen",
-        "<string>",
-        "<anonymous>",
-    ];
-    path.starts_with("node:")
-        || path.starts_with("internal/")
-        || MARKERS.iter().any(|m| path.contains(m))
-}
 
 /// name → (file, index into that file's definitions).
 type NameIndex = BTreeMap<String, Vec<(String, usize)>>;
@@ -99,47 +46,9 @@ pub struct Project {
     ignored: RefCell<BTreeMap<String, bool>>,
 }
 
-/// Untracked files git does not ignore, relative to the work tree.
-fn untracked_files(root: &Path) -> Vec<String> {
-    let Ok(repo) = git2::Repository::open(root) else {
-        return Vec::new();
-    };
-    let mut opts = git2::StatusOptions::new();
-    opts.include_untracked(true)
-        .recurse_untracked_dirs(true)
-        .include_ignored(false)
-        .exclude_submodules(true);
-    // The root's entries but `.workflow/`: the session's files are not the
-    // project's, and walking them on every analysis was most of its time.
-    let Ok(entries) = std::fs::read_dir(root) else {
-        return Vec::new();
-    };
-    let mut walked = false;
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        if name != ".workflow" && name != ".git" {
-            opts.pathspec(name);
-            walked = true;
-        }
-    }
-    if !walked {
-        return Vec::new();
-    }
-    opts.disable_pathspec_match(true);
-    let Ok(statuses) = repo.statuses(Some(&mut opts)) else {
-        return Vec::new();
-    };
-    statuses
-        .iter()
-        .filter(|e| e.status().contains(git2::Status::WT_NEW))
-        .filter_map(|e| e.path().ok().map(str::to_string))
-        .filter(|p| !p.starts_with(".workflow/"))
-        .collect()
-}
-
 impl Project {
     pub fn scan(root: &Path) -> Project {
-        use crate::phases::context::files::{Listing, list_files};
+        use crate::project::{Listing, list_files, untracked_files};
         let (mut files, from_git) = match list_files(root) {
             Ok((files, Listing::GitIndex)) => (files, true),
             Ok((files, Listing::Walk)) => (files, false),
@@ -187,9 +96,11 @@ impl Project {
         on_disk
     }
 
-    /// Project source a fix may change: listed, not test code.
+    /// Project source a fix may change: listed, and source by its path
+    /// (never tests, benchmark data, bundles, vendored copies, generated
+    /// files or examples).
     pub fn is_source(&self, rel: &str) -> bool {
-        self.contains(rel) && !is_test_path(rel)
+        self.contains(rel) && classify(rel) == PathRole::Source
     }
 
     /// The file's lines (cached); `None` when unreadable or too big.
@@ -230,7 +141,8 @@ impl Project {
         }
         let found = Rc::new(
             self.lines(rel)
-                .map(|l| defs::definitions(&l, Lang::of(rel)))
+                .zip(Lang::family_of(rel))
+                .map(|(l, lang)| defs::definitions(&l, lang))
                 .unwrap_or_default(),
         );
         self.defs
@@ -258,11 +170,11 @@ impl Project {
             return hit.clone();
         }
         let mut index = NameIndex::new();
-        if lang != Lang::Other {
+        {
             for file in self
                 .files
                 .iter()
-                .filter(|f| Lang::of(f) == lang && !is_test_path(f))
+                .filter(|f| Lang::family_of(f) == Some(lang) && classify(f) == PathRole::Source)
             {
                 for (i, d) in self.defs(file).iter().enumerate() {
                     if !d.is_test {
@@ -429,7 +341,7 @@ pub fn imports(lines: &[String], lang: Lang) -> Vec<String> {
                     out.push(c[1].to_string());
                 }
             }
-            Lang::Go | Lang::Other => {}
+            _ => {}
         }
     }
     out
@@ -437,8 +349,10 @@ pub fn imports(lines: &[String], lang: Lang) -> Vec<String> {
 
 /// Whether the test file `test` (with its lines) uses the source file `src`.
 pub fn test_uses(test: &str, test_lines: &[String], src: &str) -> bool {
-    let lang = Lang::of(test);
-    if lang != Lang::of(src) {
+    let Some(lang) = Lang::family_of(test) else {
+        return false;
+    };
+    if Lang::family_of(src) != Some(lang) {
         return false;
     }
     let stem_path = src.rsplit_once('.').map_or(src, |(s, _)| s);
@@ -474,7 +388,7 @@ pub fn test_uses(test: &str, test_lines: &[String], src: &str) -> bool {
             l.split(|c: char| !c.is_alphanumeric() && c != '_')
                 .any(|w| w == file_stem)
         }),
-        Lang::Other => false,
+        _ => false,
     }
 }
 
@@ -537,20 +451,5 @@ mod tests {
         assert!(test_uses("test/math.test.js", &js, "src/math.js"));
         assert!(test_uses("test/math.test.js", &js, "src/strings.js"));
         assert!(!test_uses("test/math.test.js", &js, "src/other.js"));
-    }
-
-    #[test]
-    fn foreign_paths() {
-        for p in [
-            "lib/python3.11/importlib/__init__.py",
-            "/usr/lib/python3/dist-packages/x.py",
-            "node:internal/test_runner/test",
-            "/home/u/.cargo/registry/src/x.rs",
-            "/rustc/abc/library/core/src/panicking.rs",
-            "node_modules/jest/index.js",
-        ] {
-            assert!(is_foreign_path(p), "{p}");
-        }
-        assert!(!is_foreign_path("src/lib.rs"));
     }
 }

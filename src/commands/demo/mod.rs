@@ -47,14 +47,14 @@ fn sample(lang: DemoLang) -> Sample {
             files: embedded::DEMO_NODE,
             dir: "calc",
             description: "Test the calculator",
-            what: "a Node package with 2 bugs that fail 2 of its 10 tests",
+            what: "a Node package with 2 bugs: 2 of its 10 tests fail, 1 is skipped and rates count the other 9",
             helpers: &["demo/node/fixer.js"],
         },
         DemoLang::Rust => Sample {
             files: embedded::DEMO_RUST,
             dir: "calc",
             description: "Test the calculator",
-            what: "a Rust crate with 2 bugs that fail 3 of its 14 tests",
+            what: "a Rust crate with 2 bugs: 3 of its 14 tests fail, 1 is ignored and rates count the other 13",
             helpers: &["demo/rust/fixer.sh"],
         },
     }
@@ -79,7 +79,11 @@ fn config(t: &Toolchain, fixer: &str) -> serde_json::Value {
             "definitions": {
                 "demo-fixer": { "command": fixer_command(t, fixer), "timeout_s": 60 }
             }
-        }
+        },
+        // The sample's suite takes well under a second, nearly all of it
+        // the runner's start, so by its timings no retest tier could save
+        // time; the demo is there to show the tiers.
+        "cycle": { "skip_slow_tiers": false }
     });
     if let Some(command) = &t.test_command {
         config["test"] = serde_json::json!({ "command": command });
@@ -149,16 +153,14 @@ pub fn run(ui: &Printer, args: DemoArgs) -> Result<Exit> {
         .map_err(|e| Error::Internal(e.to_string()))?;
     let exit = super::dispatch(cli, ui)?;
 
-    // Inside the project, so the report links to the session artifacts.
+    // `wfx report`'s own default, inside the project.
     let report = project.join(".workflow/report.html");
     let session = last_archived_or_active(&project);
-    if let Some(id) = &session {
-        let report_arg = report.display().to_string();
-        if let Ok(cli) = Cli::try_parse_from(wfx_args(&["report", id, "--html", &report_arg]))
-            && let Err(e) = super::dispatch(cli, ui)
-        {
-            ui.warn(format!("report: {e}"));
-        }
+    if let Some(id) = &session
+        && let Ok(cli) = Cli::try_parse_from(wfx_args(&["report", id]))
+        && let Err(e) = super::dispatch(cli, ui)
+    {
+        ui.warn(format!("report: {e}"));
     }
     ui.status("");
     ui.status(format!("Demo project: {}", project.display()));
@@ -218,7 +220,7 @@ fn init_repo(project: &Path, sample: &Sample) -> Result<()> {
     // The demo's own files stay out of the user's view of changes.
     store::write_atomic(
         &project.join(".git/info/exclude"),
-        b".workflow/demo/\n.workflow/wfx.json\n",
+        b".workflow/demo/\n.workflow/wfx.json\n.workflow/report.html\n",
     )?;
     Ok(())
 }

@@ -6,7 +6,8 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use super::files::{Family, words};
+use super::files::words;
+use crate::project::Lang;
 
 /// Words that say nothing about *where* to test.
 const STOPWORDS: &[&str] = &[
@@ -211,7 +212,7 @@ fn re(cell: &'static OnceLock<Regex>, pattern: &str) -> &'static Regex {
 /// test for it should call. Rust `pub` items, Python top-level names
 /// without a leading `_`, JS/TS functions, classes and exports, Go
 /// exported names, Java public members.
-pub fn public_symbols(family: Family, text: &str, max: usize) -> Vec<String> {
+pub fn public_symbols(family: Lang, text: &str, max: usize) -> Vec<String> {
     static RUST: OnceLock<Regex> = OnceLock::new();
     static PY: OnceLock<Regex> = OnceLock::new();
     static JS: OnceLock<Regex> = OnceLock::new();
@@ -219,18 +220,18 @@ pub fn public_symbols(family: Family, text: &str, max: usize) -> Vec<String> {
     static GO: OnceLock<Regex> = OnceLock::new();
     static JAVA: OnceLock<Regex> = OnceLock::new();
     let found: Vec<String> = match family {
-        Family::Rust => re(
+        Lang::Rust => re(
             &RUST,
             r"(?m)^\s*pub(?:\([^)]*\))?\s+(?:const\s+|async\s+|unsafe\s+|extern\s+\S+\s+)*(?:fn|struct|enum|trait|type|static|const)\s+([A-Za-z_]\w*)",
         )
         .captures_iter(text)
         .map(|c| c[1].to_string())
         .collect(),
-        Family::Python => re(&PY, r"(?m)^(?:async\s+)?(?:def|class)\s+([A-Za-z]\w*)")
+        Lang::Python => re(&PY, r"(?m)^(?:async\s+)?(?:def|class)\s+([A-Za-z]\w*)")
             .captures_iter(text)
             .map(|c| c[1].to_string())
             .collect(),
-        Family::Js => {
+        Lang::Js => {
             let mut v: Vec<String> = re(
                 &JS,
                 r"(?m)^\s*(?:export\s+(?:default\s+)?)?(?:async\s+)?(?:function\*?|class)\s+([A-Za-z_$][\w$]*)|^\s*export\s+(?:const|let|var)\s+([A-Za-z_$][\w$]*)|^\s*(?:module\.)?exports\.([A-Za-z_$][\w$]*)\s*=",
@@ -252,17 +253,18 @@ pub fn public_symbols(family: Family, text: &str, max: usize) -> Vec<String> {
             }
             v
         }
-        Family::Go => re(&GO, r"(?m)^func\s+(?:\([^)]*\)\s*)?([A-Z]\w*)|^type\s+([A-Z]\w*)")
+        Lang::Go => re(&GO, r"(?m)^func\s+(?:\([^)]*\)\s*)?([A-Z]\w*)|^type\s+([A-Z]\w*)")
             .captures_iter(text)
             .filter_map(|c| c.get(1).or_else(|| c.get(2)).map(|m| m.as_str().to_string()))
             .collect(),
-        Family::Java => re(
+        Lang::Java => re(
             &JAVA,
             r"(?m)^\s*public\s+(?:static\s+|final\s+|abstract\s+|synchronized\s+)*(?:(?:class|interface|enum|record)\s+([A-Za-z_]\w*)|[\w<>\[\], ?]+\s+([a-z_]\w*)\s*\()",
         )
         .captures_iter(text)
         .filter_map(|c| c.get(1).or_else(|| c.get(2)).map(|m| m.as_str().to_string()))
         .collect(),
+        _ => Vec::new(),
     };
     let mut seen = BTreeSet::new();
     found
@@ -302,26 +304,26 @@ mod tests {
     #[test]
     fn symbols_per_language() {
         let rust = "pub mod stats;\npub fn add(a: i64) {}\nfn private() {}\npub(crate) struct S;\n    pub async fn go() {}";
-        assert_eq!(public_symbols(Family::Rust, rust, 10), ["add", "S", "go"]);
+        assert_eq!(public_symbols(Lang::Rust, rust, 10), ["add", "S", "go"]);
         let py =
             "def add(a, b):\n    def inner(): pass\ndef _hidden(): pass\nclass Calc:\n    pass\n";
-        assert_eq!(public_symbols(Family::Python, py, 10), ["add", "Calc"]);
+        assert_eq!(public_symbols(Lang::Python, py, 10), ["add", "Calc"]);
         let js =
             "function add(a, b) {}\nfunction max(v) {}\nmodule.exports = { add, max, clamp: c };";
-        assert_eq!(public_symbols(Family::Js, js, 10), ["add", "max", "clamp"]);
+        assert_eq!(public_symbols(Lang::Js, js, 10), ["add", "max", "clamp"]);
         let ts = "export function login() {}\nexport const refresh = () => 1;\nexport default class Auth {}";
         assert_eq!(
-            public_symbols(Family::Js, ts, 10),
+            public_symbols(Lang::Js, ts, 10),
             ["login", "refresh", "Auth"]
         );
         let go =
             "func Add(a int) int {}\nfunc (c *Calc) Div() {}\nfunc helper() {}\ntype Calc struct{}";
-        assert_eq!(public_symbols(Family::Go, go, 10), ["Add", "Div", "Calc"]);
+        assert_eq!(public_symbols(Lang::Go, go, 10), ["Add", "Div", "Calc"]);
         let java = "public class Calc {\n  public static int add(int a) {}\n  private int x() {}\n  public List<String> names() {}\n}";
         assert_eq!(
-            public_symbols(Family::Java, java, 10),
+            public_symbols(Lang::Java, java, 10),
             ["Calc", "add", "names"]
         );
-        assert_eq!(public_symbols(Family::Python, py, 1), ["add"]);
+        assert_eq!(public_symbols(Lang::Python, py, 1), ["add"]);
     }
 }

@@ -12,7 +12,8 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use super::files::{Family, FileClass, Kind, file_name, layer_of_test, parent_dir, stem};
+use super::files::{FileClass, Kind, file_name, layer_of_test, parent_dir, stem};
+use crate::project::Lang;
 
 /// What reading one file taught us.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -45,13 +46,15 @@ pub fn has_inline_rust_tests(bytes: &[u8]) -> bool {
 
 /// Imports of one file of `family`. `crate_ident` is the Rust crate name
 /// (with `_` for `-`) of the package the file belongs to.
-pub fn extract(family: Family, text: &str, crate_ident: Option<&str>) -> Vec<String> {
+pub fn extract(family: Lang, text: &str, crate_ident: Option<&str>) -> Vec<String> {
     let mut out = match family {
-        Family::Rust => crate_ident.map_or_else(Vec::new, |c| rust_imports(text, c)),
-        Family::Python => python_imports(text),
-        Family::Js => js_imports(text),
-        Family::Go => go_imports(text),
-        Family::Java => java_imports(text),
+        Lang::Rust => crate_ident.map_or_else(Vec::new, |c| rust_imports(text, c)),
+        Lang::Python => python_imports(text),
+        Lang::Js => js_imports(text),
+        Lang::Go => go_imports(text),
+        Lang::Java => java_imports(text),
+        // Not a mapped family (`Lang::is_mapped`).
+        _ => Vec::new(),
     };
     out.sort();
     out.dedup();
@@ -254,31 +257,7 @@ fn java_imports(text: &str) -> Vec<String> {
     .collect()
 }
 
-/// The package a Rust file belongs to: package directory ("" for the
-/// root) → crate identifier, from every `Cargo.toml` with a `[package]`.
-pub fn rust_crate_name(cargo_toml: &str) -> Option<String> {
-    static R: OnceLock<Regex> = OnceLock::new();
-    let mut in_package = false;
-    for line in cargo_toml.lines() {
-        let t = line.trim();
-        if t.starts_with('[') {
-            in_package = t == "[package]";
-            continue;
-        }
-        if in_package && let Some(c) = re(&R, r#"^name\s*=\s*"([^"]+)""#).captures(t) {
-            return Some(c[1].replace('-', "_"));
-        }
-    }
-    None
-}
-
-/// `module` line of a `go.mod`.
-pub fn go_module_path(go_mod: &str) -> Option<String> {
-    go_mod
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("module "))
-        .map(|m| m.trim().trim_matches('"').to_string())
-}
+pub use crate::project::{go_module_path, rust_crate_name};
 
 /// Nearest ancestor directory of `path` that is a key of `roots`.
 pub fn nearest_root<'a, V>(roots: &'a BTreeMap<String, V>, path: &str) -> Option<(&'a str, &'a V)> {
@@ -328,7 +307,7 @@ pub struct TestLink {
     pub layer: &'static str,
     /// A source file with its own inline tests (Rust `#[cfg(test)]`).
     pub inline: bool,
-    pub family: Family,
+    pub family: Lang,
     /// How the files were found: `naming`, `imports`, `inline`.
     pub matched_by: BTreeSet<&'static str>,
 }
@@ -351,7 +330,7 @@ struct Lookup<'a> {
     p: &'a Project<'a>,
     by_path: HashMap<&'a str, usize>,
     /// (family, normalised stem) → source files.
-    by_stem: HashMap<(Family, String), Vec<usize>>,
+    by_stem: HashMap<(Lang, String), Vec<usize>>,
     /// Java key (`calc/Calc.java`) → source files.
     java_keys: HashMap<String, Vec<usize>>,
     /// Directory → source files in it.
@@ -382,14 +361,14 @@ pub fn source_stem(path: &str) -> String {
 
 /// The stem of the file a test file is named after (`test_ops.py` →
 /// `ops`, `math.test.js` → `math`, `CalcTest.java` → `Calc`).
-pub fn tested_stem(path: &str, family: Family) -> Option<String> {
+pub fn tested_stem(path: &str, family: Lang) -> Option<String> {
     let st = stem(path);
     let s = match family {
-        Family::Python => st
+        Lang::Python => st
             .strip_prefix("test_")
             .or_else(|| st.strip_suffix("_test"))
             .unwrap_or(st),
-        Family::Js => {
+        Lang::Js => {
             let mut s = st;
             for suffix in [".test", ".spec", ".e2e", ".integration", ".unit"] {
                 if let Some(x) = s.strip_suffix(suffix) {
@@ -402,18 +381,19 @@ pub fn tested_stem(path: &str, family: Family) -> Option<String> {
             }
             s
         }
-        Family::Go => st.strip_suffix("_test").unwrap_or(st),
-        Family::Java => st
+        Lang::Go => st.strip_suffix("_test").unwrap_or(st),
+        Lang::Java => st
             .strip_suffix("Tests")
             .or_else(|| st.strip_suffix("Test"))
             .or_else(|| st.strip_suffix("IT"))
             .or_else(|| st.strip_prefix("Test"))
             .unwrap_or(st),
-        Family::Rust => st
+        Lang::Rust => st
             .strip_suffix("_test")
             .or_else(|| st.strip_suffix("_tests"))
             .or_else(|| st.strip_prefix("test_"))
             .unwrap_or(st),
+        _ => st,
     };
     (!s.is_empty() && s != "conftest" && s != "__init__").then(|| s.to_string())
 }
@@ -421,7 +401,7 @@ pub fn tested_stem(path: &str, family: Family) -> Option<String> {
 impl<'a> Lookup<'a> {
     fn new(p: &'a Project<'a>) -> Self {
         let mut by_path = HashMap::with_capacity(p.files.len());
-        let mut by_stem: HashMap<(Family, String), Vec<usize>> = HashMap::new();
+        let mut by_stem: HashMap<(Lang, String), Vec<usize>> = HashMap::new();
         let mut java_keys: HashMap<String, Vec<usize>> = HashMap::new();
         let mut by_dir: HashMap<&str, Vec<usize>> = HashMap::new();
         for (i, f) in p.files.iter().enumerate() {
@@ -433,7 +413,7 @@ impl<'a> Lookup<'a> {
             let Some(fam) = c.family else { continue };
             by_stem.entry((fam, source_stem(f))).or_default().push(i);
             by_dir.entry(parent_dir(f)).or_default().push(i);
-            if fam == Family::Java {
+            if fam == Lang::Java {
                 java_keys
                     .entry(java_key(f).to_string())
                     .or_default()
@@ -462,14 +442,14 @@ impl<'a> Lookup<'a> {
     /// the most directory names with the test (ignoring test directories);
     /// only a unique best counts, so a common stem like `utils` never
     /// links a test to an unrelated file.
-    fn by_naming(&self, test: &str, family: Family) -> Vec<usize> {
+    fn by_naming(&self, test: &str, family: Lang) -> Vec<usize> {
         let Some(st) = tested_stem(test, family) else {
             return Vec::new();
         };
         let Some(cands) = self.by_stem.get(&(family, st)) else {
             return Vec::new();
         };
-        if family == Family::Go {
+        if family == Lang::Go {
             let d = parent_dir(test);
             return cands
                 .iter()
@@ -477,7 +457,7 @@ impl<'a> Lookup<'a> {
                 .filter(|&i| parent_dir(&self.p.files[i]) == d)
                 .collect();
         }
-        if family == Family::Java {
+        if family == Lang::Java {
             // Same package first: `calc/CalcTest.java` tests `calc/Calc.java`.
             let package = parent_dir(java_key(test));
             let exact: Vec<usize> = cands
@@ -618,7 +598,7 @@ impl<'a> Lookup<'a> {
                     .cloned()
                     .unwrap_or_default()
                     .into_iter()
-                    .filter(|&i| self.p.classes[i].family == Some(Family::Go))
+                    .filter(|&i| self.p.classes[i].family == Some(Lang::Go))
                     .collect();
             }
         }
@@ -670,12 +650,12 @@ pub fn link_tests(p: &Project) -> Vec<TestLink> {
             }
             continue;
         }
-        if c.kind != Kind::Test || is_test_support(path) {
+        if c.kind != Kind::Test || c.role == crate::project::PathRole::TestSupport {
             continue;
         }
         let mut found: BTreeSet<usize> = BTreeSet::new();
         let mut how = BTreeSet::new();
-        let named = if family == Family::Rust {
+        let named = if family == Lang::Rust {
             rust_naming(&look, p, path)
         } else {
             look.by_naming(path, family)
@@ -687,15 +667,16 @@ pub fn link_tests(p: &Project) -> Vec<TestLink> {
         let mut imported = Vec::new();
         for imp in facts.map(|f| f.imports.as_slice()).unwrap_or_default() {
             match family {
-                Family::Rust => {
+                Lang::Rust => {
                     if let Some((dir, _)) = nearest_root(p.crates, path) {
                         imported.extend(look.rust_resolve(dir, imp));
                     }
                 }
-                Family::Python => imported.extend(look.python_resolve(path, imp)),
-                Family::Js => imported.extend(look.js_resolve(path, imp)),
-                Family::Go => imported.extend(look.go_resolve(imp)),
-                Family::Java => imported.extend(look.java_resolve(imp)),
+                Lang::Python => imported.extend(look.python_resolve(path, imp)),
+                Lang::Js => imported.extend(look.js_resolve(path, imp)),
+                Lang::Go => imported.extend(look.go_resolve(imp)),
+                Lang::Java => imported.extend(look.java_resolve(imp)),
+                _ => {}
             }
         }
         if !imported.is_empty() {
@@ -718,7 +699,7 @@ fn rust_naming(look: &Lookup, p: &Project, test: &str) -> Vec<usize> {
     let Some((pkg, _)) = nearest_root(p.crates, test) else {
         return Vec::new();
     };
-    let Some(st) = tested_stem(test, Family::Rust) else {
+    let Some(st) = tested_stem(test, Lang::Rust) else {
         return Vec::new();
     };
     let tests_dir = join(pkg, "tests");
@@ -737,20 +718,11 @@ fn rust_naming(look: &Lookup, p: &Project, test: &str) -> Vec<usize> {
     .collect()
 }
 
-/// Test support rather than tests: fixtures and helpers pytest and
-/// others load implicitly.
-pub fn is_test_support(path: &str) -> bool {
-    matches!(
-        file_name(path),
-        "conftest.py" | "__init__.py" | "setup.js" | "setupTests.js" | "setupTests.ts"
-    )
-}
-
 /// Where this project puts tests, learnt per language family from its
 /// existing test files (majority wins; ties go to the language default).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Convention {
-    pub family: Family,
+    pub family: Lang,
     /// Top-level test directory (`tests`, `test`), or `None` when tests sit
     /// next to the code (colocated / `__tests__`).
     pub test_root: Option<String>,
@@ -766,15 +738,9 @@ pub struct Convention {
 }
 
 /// Conventions of every family present, keyed by family.
-pub fn learn_conventions(links: &[TestLink]) -> BTreeMap<Family, Convention> {
+pub fn learn_conventions(links: &[TestLink]) -> BTreeMap<Lang, Convention> {
     let mut out = BTreeMap::new();
-    for family in [
-        Family::Rust,
-        Family::Python,
-        Family::Js,
-        Family::Go,
-        Family::Java,
-    ] {
+    for family in [Lang::Rust, Lang::Python, Lang::Js, Lang::Go, Lang::Java] {
         let mine: Vec<&TestLink> = links.iter().filter(|l| l.family == family).collect();
         let dedicated: Vec<&&TestLink> = mine.iter().filter(|l| !l.inline).collect();
         let mut roots: BTreeMap<String, u32> = BTreeMap::new();
@@ -795,41 +761,41 @@ pub fn learn_conventions(links: &[TestLink]) -> BTreeMap<Family, Convention> {
             }
             let st = stem(path);
             let marker = match family {
-                Family::Python if st.starts_with("test_") => "test_",
-                Family::Python => "_test",
-                Family::Js if st.ends_with(".spec") => ".spec",
-                Family::Js if st.ends_with(".test") => ".test",
-                Family::Js => "",
-                Family::Java if st.ends_with("Tests") => "Tests",
-                Family::Java if st.ends_with("IT") => "IT",
-                Family::Java => "Test",
-                Family::Go => "_test",
-                Family::Rust => "",
+                Lang::Python if st.starts_with("test_") => "test_",
+                Lang::Python => "_test",
+                Lang::Js if st.ends_with(".spec") => ".spec",
+                Lang::Js if st.ends_with(".test") => ".test",
+                Lang::Js => "",
+                Lang::Java if st.ends_with("Tests") => "Tests",
+                Lang::Java if st.ends_with("IT") => "IT",
+                Lang::Java => "Test",
+                Lang::Go => "_test",
+                _ => "",
             };
             *markers.entry(marker.to_string()).or_default() += 1;
         }
         let best_root = roots.iter().max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)));
         let rooted = best_root.map_or(0, |(_, n)| *n);
         let test_root = match family {
-            Family::Go => None,
-            Family::Java => Some("src/test/java".to_string()),
+            Lang::Go => None,
+            Lang::Java => Some("src/test/java".to_string()),
             _ if rooted > 0 && rooted >= colocated.max(dunder) => best_root.map(|(r, _)| r.clone()),
             _ if dedicated.is_empty() => match family {
-                Family::Python | Family::Rust => Some("tests".into()),
+                Lang::Python | Lang::Rust => Some("tests".into()),
                 _ => None,
             },
             _ => None,
         };
         let default_marker = match family {
-            Family::Python => "test_",
-            Family::Js => ".test",
-            Family::Java => "Test",
-            Family::Go => "_test",
-            Family::Rust => "",
+            Lang::Python => "test_",
+            Lang::Js => ".test",
+            Lang::Java => "Test",
+            Lang::Go => "_test",
+            _ => "",
         };
         let marker = markers
             .iter()
-            .filter(|(m, _)| !(family == Family::Js && m.is_empty()) && m.as_str() != "IT")
+            .filter(|(m, _)| !(family == Lang::Js && m.is_empty()) && m.as_str() != "IT")
             .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
             .map_or(default_marker.to_string(), |(m, _)| m.clone());
         let inline = mine.iter().filter(|l| l.inline).count() as u32;
@@ -840,7 +806,7 @@ pub fn learn_conventions(links: &[TestLink]) -> BTreeMap<Family, Convention> {
                 test_root,
                 dunder_tests: dunder > 0 && dunder >= colocated && rooted < dunder,
                 marker,
-                rust_inline: family == Family::Rust && (inline > 0 || dedicated.is_empty()),
+                rust_inline: family == Lang::Rust && (inline > 0 || dedicated.is_empty()),
                 evidence: mine.len() as u32,
             },
         );
@@ -865,14 +831,14 @@ impl Convention {
             }
         };
         match self.family {
-            Family::Rust => {
+            Lang::Rust => {
                 if self.rust_inline {
                     source.to_string()
                 } else {
                     join(pkg_dir, &format!("tests/{st}.rs"))
                 }
             }
-            Family::Python => {
+            Lang::Python => {
                 let name = if self.marker == "_test" {
                     format!("{st}_test.py")
                 } else {
@@ -883,7 +849,7 @@ impl Convention {
                     None => join(dir, &name),
                 }
             }
-            Family::Js => {
+            Lang::Js => {
                 let marker = if self.marker.is_empty() {
                     ".test"
                 } else {
@@ -898,8 +864,8 @@ impl Convention {
                     join(dir, &name)
                 }
             }
-            Family::Go => join(dir, &format!("{}_test.go", stem(source))),
-            Family::Java => {
+            Lang::Go => join(dir, &format!("{}_test.go", stem(source))),
+            Lang::Java => {
                 let key = java_key(source);
                 let base = source.strip_suffix(key).unwrap_or("");
                 let test_base = match base.strip_suffix("src/main/java/") {
@@ -916,18 +882,20 @@ impl Convention {
                     join(parent_dir(key), &format!("{}{marker}.java", stem(source)))
                 )
             }
+            // Not a mapped family (`Lang::is_mapped`).
+            _ => source.to_string(),
         }
     }
 
     /// A sentence describing the convention, for people.
     pub fn describe(&self, inline_count: u32, dedicated: u32) -> String {
         match self.family {
-            Family::Rust => format!(
+            Lang::Rust => format!(
                 "Rust: unit tests inline in `#[cfg(test)] mod tests` ({inline_count} file{}), integration tests in `tests/*.rs` ({dedicated} file{})",
                 plural(inline_count),
                 plural(dedicated)
             ),
-            Family::Python => {
+            Lang::Python => {
                 let name = if self.marker == "_test" {
                     "<module>_test.py"
                 } else {
@@ -944,7 +912,7 @@ impl Convention {
                     ),
                 }
             }
-            Family::Js => {
+            Lang::Js => {
                 let marker = if self.marker.is_empty() {
                     ".test"
                 } else {
@@ -962,17 +930,22 @@ impl Convention {
                     plural(dedicated)
                 )
             }
-            Family::Go => format!(
+            Lang::Go => format!(
                 "Go: `<file>_test.go` next to the code ({dedicated} file{})",
                 plural(dedicated)
             ),
-            Family::Java => format!(
+            Lang::Java => format!(
                 "Java: `<Class>{}.java` under `src/test/java/` mirroring the package ({dedicated} file{})",
                 if self.marker == "Tests" {
                     "Tests"
                 } else {
                     "Test"
                 },
+                plural(dedicated)
+            ),
+            other => format!(
+                "{}: {dedicated} test file{}",
+                other.name(),
                 plural(dedicated)
             ),
         }
@@ -985,7 +958,7 @@ fn plural(n: u32) -> &'static str {
 
 #[cfg(test)]
 mod tests {
-    use super::super::files::classify;
+    use super::super::files::file_class;
     use super::*;
 
     fn project_links(
@@ -994,7 +967,7 @@ mod tests {
         crates: &[(&str, &str)],
     ) -> Vec<TestLink> {
         let files: Vec<String> = files.iter().map(|s| s.to_string()).collect();
-        let classes: Vec<FileClass> = files.iter().map(|f| classify(f)).collect();
+        let classes: Vec<FileClass> = files.iter().map(|f| file_class(f)).collect();
         let crates: BTreeMap<String, String> = crates
             .iter()
             .map(|(d, c)| (d.to_string(), c.to_string()))
@@ -1008,7 +981,7 @@ mod tests {
             facts.insert(
                 i,
                 Facts {
-                    inline_tests: fam == Family::Rust && has_inline_rust_tests(text.as_bytes()),
+                    inline_tests: fam == Lang::Rust && has_inline_rust_tests(text.as_bytes()),
                     imports: extract(fam, text, ident),
                 },
             );
@@ -1039,16 +1012,13 @@ mod tests {
     fn rust_use_trees_expand() {
         let text = "use rust_calc::{add, divide, stats::{self, max}};\nfn t() { rust_calc::parse_number(\"1\"); }";
         assert_eq!(
-            extract(Family::Rust, text, Some("rust_calc")),
+            extract(Lang::Rust, text, Some("rust_calc")),
             ["add", "divide", "parse_number", "stats", "stats::max"]
         );
-        assert_eq!(
-            extract(Family::Rust, "use my_crate;", Some("my_crate")),
-            [""]
-        );
+        assert_eq!(extract(Lang::Rust, "use my_crate;", Some("my_crate")), [""]);
         // A multi-byte character right at the read limit is not a panic.
         let text = format!("use c::{{a, b}};\n//{}", "─".repeat(1000));
-        assert_eq!(extract(Family::Rust, &text, Some("c")), ["a", "b"]);
+        assert_eq!(extract(Lang::Rust, &text, Some("c")), ["a", "b"]);
     }
 
     #[test]
@@ -1220,19 +1190,19 @@ mod tests {
             &[("", "c")],
         );
         let conv = learn_conventions(&links);
-        let py = &conv[&Family::Python];
+        let py = &conv[&Lang::Python];
         assert_eq!(py.test_root.as_deref(), Some("tests"));
         assert_eq!(py.suggest("calc/auth.py", ""), "tests/test_auth.py");
         assert_eq!(py.suggest("calc/__init__.py", ""), "tests/test_calc.py");
-        let js = &conv[&Family::Js];
+        let js = &conv[&Lang::Js];
         assert_eq!(js.suggest("src/strings.js", ""), "test/strings.test.js");
         assert_eq!(js.suggest("src/lib/deep.ts", ""), "test/lib/deep.test.ts");
-        let rs = &conv[&Family::Rust];
+        let rs = &conv[&Lang::Rust];
         assert!(rs.rust_inline);
         assert_eq!(rs.suggest("src/stats.rs", ""), "src/stats.rs");
-        let go = &conv[&Family::Go];
+        let go = &conv[&Lang::Go];
         assert_eq!(go.suggest("calc/calc.go", ""), "calc/calc_test.go");
-        let java = &conv[&Family::Java];
+        let java = &conv[&Lang::Java];
         assert_eq!(
             java.suggest("src/main/java/calc/Calc.java", ""),
             "src/test/java/calc/CalcTest.java"

@@ -15,7 +15,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::Read;
 use std::path::Path;
 
-use files::{Family, FileClass, Kind};
+use files::{FileClass, Kind};
+
+use crate::project::{Lang, PathRole};
 use mapping::{Facts, TestLink};
 
 use crate::artifacts::context::{
@@ -141,7 +143,7 @@ pub fn gather(input: &GatherInput) -> Result<Gathered> {
     let root = input.root;
     let mut warnings = Vec::new();
     let (files, listing) = files::list_files(root)?;
-    let classes: Vec<FileClass> = files.iter().map(|f| files::classify(f)).collect();
+    let classes: Vec<FileClass> = files.iter().map(|f| files::file_class(f)).collect();
     let file_set: BTreeSet<&str> = files.iter().map(String::as_str).collect();
 
     // Manifests: every Cargo.toml and go.mod (crate names and module
@@ -198,8 +200,8 @@ pub fn gather(input: &GatherInput) -> Result<Gathered> {
         .filter(|&i| {
             let c = &classes[i];
             match (c.kind, c.family) {
-                (Kind::Source, Some(Family::Rust)) => true,
-                (Kind::Test, Some(_)) => !mapping::is_test_support(&files[i]),
+                (Kind::Source, Some(Lang::Rust)) => true,
+                (Kind::Test, Some(_)) => c.role != PathRole::TestSupport,
                 _ => false,
             }
         })
@@ -252,7 +254,7 @@ pub fn gather(input: &GatherInput) -> Result<Gathered> {
         .iter()
         .flat_map(|l| l.implementation_files.iter().map(String::as_str))
         .collect();
-    let family_of: HashMap<&str, Family> = files
+    let family_of: HashMap<&str, Lang> = files
         .iter()
         .zip(&classes)
         .filter_map(|(f, c)| c.family.map(|fam| (f.as_str(), fam)))
@@ -300,9 +302,9 @@ pub fn gather(input: &GatherInput) -> Result<Gathered> {
     }
 
     // Where new tests go, per family.
-    let pkg_dir = |path: &str, family: Family| -> String {
+    let pkg_dir = |path: &str, family: Lang| -> String {
         match family {
-            Family::Rust => mapping::nearest_root(&crates, path)
+            Lang::Rust => mapping::nearest_root(&crates, path)
                 .map(|(d, _)| d.to_string())
                 .unwrap_or_default(),
             _ => String::new(),
@@ -316,7 +318,7 @@ pub fn gather(input: &GatherInput) -> Result<Gathered> {
             let (priority, word) = files::path_priority(s);
             let conv = &conventions[&fam];
             let mut reason = "no test file is named after it or imports it".to_string();
-            if fam == Family::Rust {
+            if fam == Lang::Rust {
                 reason = "no inline #[cfg(test)] module and no integration test imports it".into();
             }
             match (priority, word) {
@@ -354,7 +356,7 @@ pub fn gather(input: &GatherInput) -> Result<Gathered> {
     let source_context = input.source.map(|src| source_context(src, &file_set));
     if let Some(sc) = &source_context {
         for f in &sc.changed_files {
-            let c = files::classify(f);
+            let c = files::file_class(f);
             if matches!(c.kind, Kind::Source | Kind::Test) {
                 focus_hits.insert(f.clone(), SOURCE_CHANGED.into());
             }
@@ -475,7 +477,7 @@ pub fn gather(input: &GatherInput) -> Result<Gathered> {
     // Languages of all code files.
     let mut langs: BTreeMap<&str, u32> = BTreeMap::new();
     for c in &classes {
-        if let (Some(l), Kind::Source | Kind::Test | Kind::AuxCode) = (c.language, c.kind) {
+        if let (Some(l), Kind::Source | Kind::Test | Kind::AuxCode) = (c.language(), c.kind) {
             *langs.entry(l).or_default() += 1;
         }
     }
@@ -596,7 +598,7 @@ pub fn gather(input: &GatherInput) -> Result<Gathered> {
         files
             .iter()
             .zip(&classes)
-            .filter(|(f, c)| c.kind == Kind::Test && mapping::is_test_support(f))
+            .filter(|(_, c)| c.kind == Kind::Test && c.role == PathRole::TestSupport)
             .map(|(f, _)| Asset {
                 path: f.clone(),
                 relevance: 0.5,
@@ -609,7 +611,7 @@ pub fn gather(input: &GatherInput) -> Result<Gathered> {
         .zip(&classes)
         .filter(|(_, c)| c.kind == Kind::Config)
         .map(|(f, _)| {
-            let (r, p) = if files::is_test_config(f) {
+            let (r, p) = if files::file_class(f).role == PathRole::TestConfig {
                 (0.8, "high")
             } else if project::is_manifest(f) {
                 (0.7, "medium")
@@ -924,7 +926,7 @@ pub fn select_targets(pkg: &ContextPackage) -> Vec<Target> {
     }
     let focus: BTreeSet<&str> = pkg.focus_paths.iter().map(String::as_str).collect();
     let is_source = |f: &str| {
-        let c = files::classify(f);
+        let c = files::file_class(f);
         c.kind == Kind::Source && c.family.is_some()
     };
     // Package entry files that re-export (`__init__.py`, `index.js`) run

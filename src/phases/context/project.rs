@@ -623,13 +623,13 @@ pub fn detect(files: &[String], classes: &[FileClass], manifests: &[Manifest]) -
 
 #[cfg(test)]
 mod tests {
-    use super::super::files::classify;
+    use super::super::files::file_class;
     use super::*;
 
     fn run(files: &[&str], manifests: &[(&str, &str)]) -> Detection {
         let mut files: Vec<String> = files.iter().map(|s| s.to_string()).collect();
         files.sort();
-        let classes: Vec<FileClass> = files.iter().map(|f| classify(f)).collect();
+        let classes: Vec<FileClass> = files.iter().map(|f| file_class(f)).collect();
         let ms: Vec<Manifest> = manifests
             .iter()
             .map(|(p, t)| Manifest {

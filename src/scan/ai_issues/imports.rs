@@ -31,7 +31,7 @@ pub(crate) fn check(cx: &mut Ctx) {
         Lang::Js | Lang::Ts => js(cx),
         Lang::Rust => rust(cx),
         Lang::Go => go(cx),
-        Lang::Java => {}
+        _ => {}
     }
 }
 

@@ -445,13 +445,20 @@ fn convert(
 
 /// The first line of the error as the report presents it.
 fn error_line(dialect: Dialect, message: &str, body: &str) -> String {
-    if let Some((_, msg)) = rust_panic(body).or_else(|| rust_panic(message))
+    if let Some((_, msg)) = rust_panic(body)
+        .or_else(|| rust_panic(message))
+        .or_else(|| super::did_not_panic(body))
         && !msg.is_empty()
     {
         return msg;
     }
     let msg_first = super::error_line(message);
     let body_first = super::error_line(body);
+    if dialect == Dialect::Pytest
+        && let Some(raised) = pytest_collection_raised(&msg_first, body)
+    {
+        return raised;
+    }
     match dialect {
         Dialect::Pytest if !msg_first.is_empty() && msg_first != "collection failure" => msg_first,
         Dialect::Node => {
@@ -467,6 +474,27 @@ fn error_line(dialect: Dialect, message: &str, body: &str) -> String {
         _ if !body_first.is_empty() => body_first,
         _ => msg_first,
     }
+}
+
+/// The exception behind a pytest collection error: pytest introduces it
+/// ("collection failure", "ImportError while importing test module 'x'.")
+/// and prints it last, on `E   ` lines (`E   ModuleNotFoundError: No
+/// module named 'humanize._version'`), which is the line that says what
+/// to do. `None` for any other failure.
+fn pytest_collection_raised(message_first: &str, body: &str) -> Option<String> {
+    let first = super::error_line(body);
+    let introduced = message_first == "collection failure"
+        || first.starts_with("ImportError while importing test module")
+        || first.starts_with("ImportError while loading conftest");
+    if !introduced {
+        return None;
+    }
+    body.lines()
+        .rev()
+        .filter_map(|l| l.strip_prefix("E "))
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .map(str::to_string)
 }
 
 #[cfg(test)]
@@ -543,8 +571,13 @@ mod tests {
                 "tests/test_units.py",
                 Some("tests/test_units.py"),
                 Some(1),
-                "ImportError while importing test module 'tests/test_units.py'."
+                "ModuleNotFoundError: No module named 'calc.units'"
             )]
+        );
+        assert!(
+            run.static_errors[0]
+                .message
+                .starts_with("ImportError while importing test module 'tests/test_units.py'.")
         );
         assert!(
             run.static_errors[0]
@@ -552,6 +585,21 @@ mod tests {
                 .contains("No module named 'calc.units'")
         );
         assert_eq!(run.static_errors[0].layer, Some(Layer::Static));
+    }
+
+    /// humanize 4.17.0 from a fresh clone: its git-ignored `_version.py`
+    /// is not generated yet, so every module fails to import; each error
+    /// names the missing module, not pytest's introduction.
+    #[test]
+    fn a_real_collection_error_names_the_exception() {
+        let run = parse(&fixture("analyzer/py-humanize.junit.xml")).unwrap();
+        assert_eq!(counts(&run), (0, 0, 0, 0, 7));
+        for (id, _, _, error) in failures(&run) {
+            assert_eq!(
+                error, "ModuleNotFoundError: No module named 'humanize._version'",
+                "{id}"
+            );
+        }
     }
 
     #[test]

@@ -127,7 +127,7 @@ impl Parser {
             case.status = Status::Failed;
         }
         let doctest = self.target.doc && DOCTEST_NAME.is_match(&name);
-        match rust_panic(&text) {
+        match rust_panic(&text).or_else(|| super::did_not_panic(&text)) {
             Some((loc, msg)) if !doctest => {
                 if let Some(loc) = loc {
                     case.file = Some(loc.file);

@@ -517,6 +517,24 @@ pub fn rust_panic(text: &str) -> Option<(Option<Location>, String)> {
     None
 }
 
+/// A `#[should_panic]` test that returned normally, as libtest notes it
+/// (`note: test did not panic as expected at src/lib.rs:32:8`, the test's
+/// own line): its location and the note.
+pub fn did_not_panic(text: &str) -> Option<(Option<Location>, String)> {
+    static NOTE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(test did not panic as expected)(?: at (\S+?):(\d+):\d+)?").unwrap()
+    });
+    let c = text.lines().find_map(|l| NOTE.captures(l))?;
+    let location = match (c.get(2), c.get(3).and_then(|n| n.as_str().parse().ok())) {
+        (Some(file), Some(line)) => Some(Location {
+            file: file.as_str().trim_start_matches("./").to_string(),
+            line,
+        }),
+        _ => None,
+    };
+    Some((location, c[1].to_string()))
+}
+
 /// Rustc/cargo build errors seen in cargo and nextest output. Only kept
 /// when cargo says it could not compile something, so `error:` lines a
 /// test prints do not become build errors.
@@ -700,6 +718,16 @@ mod tests {
         assert_eq!((l.file.as_str(), l.line), ("calc/ops.py", 10));
         let l = best_location("at x (/abs/a.js:1:1) at y (rel/b.js:2:2)", None).unwrap();
         assert_eq!((l.file.as_str(), l.line), ("rel/b.js", 2));
+    }
+
+    #[test]
+    fn a_should_panic_test_that_returned_is_noted_with_its_line() {
+        let text = "running 1 test\ntest tests::x - should panic ... FAILED\n\nfailures:\n\n---- tests::x stdout ----\nnote: test did not panic as expected at src/lib.rs:32:8\n";
+        let (loc, msg) = did_not_panic(text).unwrap();
+        assert_eq!(msg, "test did not panic as expected");
+        let loc = loc.unwrap();
+        assert_eq!((loc.file.as_str(), loc.line), ("src/lib.rs", 32));
+        assert!(did_not_panic("test result: ok").is_none());
     }
 
     #[test]

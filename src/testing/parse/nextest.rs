@@ -81,7 +81,7 @@ impl Parser {
         };
         let text = body.text().to_string();
         let case = &mut self.run.cases[idx];
-        match rust_panic(&text) {
+        match rust_panic(&text).or_else(|| super::did_not_panic(&text)) {
             Some((loc, msg)) => {
                 if let Some(loc) = loc {
                     case.file = Some(loc.file);

@@ -1,4 +1,5 @@
 use super::*;
+use crate::artifacts::iteration_state::IterationRecord;
 use crate::artifacts::test_results::Scope;
 use crate::testing::parse::{ParsedCase, ParsedRun, Status};
 use crate::testing::results::{RunFacts, build};
@@ -12,6 +13,7 @@ fn facts(scope: Scope, exit: Option<i32>) -> RunFacts<'static> {
         timed_out_after: None,
         signal: None,
         duration_ms: 1,
+        setup_ms: None,
         output_tail: "error: could not compile `x`\n",
         output_log: None,
         truncated: false,
@@ -73,6 +75,7 @@ fn input<'a>(baseline: &'a TestResults) -> RetestInput<'a> {
         import_map: &[],
         strategy: &[],
         related: &[],
+        costs: SessionCosts::default(),
     }
 }
 
@@ -220,6 +223,129 @@ fn a_tier_of_80_percent_or_more_runs_the_full_suite() {
         next(&p, Some((Tier::Failed, Outcome::Passed))),
         NextRun::Full(FullReason::Validation)
     );
+}
+
+/// A run record as the cycle writes it, with its timings.
+fn record(scope: Scope, tier: Option<Tier>, ms: u64, setup: Option<u64>) -> IterationRecord {
+    let mut r: IterationRecord = serde_json::from_value(serde_json::json!({
+        "iteration": 1, "run": 1, "started_at": "2026-01-01T00:00:00Z", "scope": "full",
+        "pass_rate": 90.0, "total": 10, "passed": 9, "failed": 1
+    }))
+    .unwrap();
+    r.scope = scope;
+    r.tier = tier;
+    r.duration_ms = Some(ms);
+    r.setup_ms = setup;
+    r
+}
+
+#[test]
+fn the_sessions_timings_decide_whether_a_tier_can_save_time() {
+    use Scope::{Affected, Full};
+    // (records, tier size of a 100-test suite, tier runs?)
+    let full = |ms, setup| record(Full, None, ms, setup);
+    let tier1 = |ms, setup| record(Affected, Some(Tier::Failed), ms, setup);
+    let rows: Vec<(Vec<IterationRecord>, usize, bool)> = vec![
+        // No timings (older records, fake runs): tiers as always.
+        (vec![], 5, true),
+        (vec![record(Full, None, 20_000, None)], 5, true),
+        // pytest: 1 s of startup in a 20 s run.
+        (vec![full(20_000, Some(1_000))], 5, true),
+        // `npm test` with a `pretest` build of 17 s in a 20 s run
+        // (uuid): 5 tests would take 17.15 s ≥ 16 s.
+        (vec![full(20_000, Some(17_000))], 5, false),
+        // …and a tier of 70 tests would anyway.
+        (vec![full(20_000, Some(1_000))], 85, true),
+        // A cargo rebuild seen in tier 1 after a quick baseline: tier 2
+        // would pay it again.
+        (
+            vec![full(2_000, Some(300)), tier1(9_000, Some(8_500))],
+            5,
+            false,
+        ),
+        // A later full run resets what the fixed cost is.
+        (
+            vec![
+                full(2_000, Some(300)),
+                tier1(9_000, Some(8_500)),
+                full(2_000, Some(300)),
+            ],
+            5,
+            true,
+        ),
+    ];
+    let b = suite(100, &["t/test_0.py::bad"]);
+    for (i, (records, count, runs)) in rows.iter().enumerate() {
+        let costs = SessionCosts::of(records, true);
+        let ids: Vec<String> = (1..=*count)
+            .map(|k| format!("t/test_{k}.py::t{k}"))
+            .collect();
+        let p = plan(&RetestInput {
+            strategy: &ids,
+            costs,
+            ..input(&b)
+        });
+        match (&p.affected, runs) {
+            (Selection::Run(_), true) => {}
+            (Selection::Full(FullReason::TooSlow { tier, .. }), false) => {
+                assert_eq!(*tier, Tier::Affected);
+                assert!(matches!(
+                    p.failed,
+                    Selection::Full(FullReason::TooSlow { .. })
+                ));
+            }
+            (other, _) if *count >= 80 => {
+                assert!(
+                    matches!(other, Selection::Full(FullReason::TooLarge { .. })),
+                    "row {i}"
+                );
+            }
+            (other, _) => panic!("row {i}: {other:?} ({costs:?})"),
+        }
+        // With `cycle.skip_slow_tiers` off the timings decide nothing.
+        let off = SessionCosts::of(records, false);
+        assert_eq!(off.predict(*count, 100), None, "row {i}");
+    }
+    let slow = SessionCosts::of(&[full(20_000, Some(17_000))], true);
+    assert_eq!(slow.predict(5, 100), Some((17_150, 20_000)));
+    let reason = FullReason::TooSlow {
+        tier: Tier::Failed,
+        predicted_ms: 17_150,
+        full_ms: 20_000,
+    };
+    assert!(
+        reason
+            .to_string()
+            .starts_with("the failed tier would take about 17 s of the full suite's 20 s"),
+        "{reason}"
+    );
+}
+
+#[test]
+fn after_a_subset_that_ran_nothing_the_session_runs_the_full_suite() {
+    let b = suite(10, &["t/test_0.py::bad"]);
+    let mut nothing = record(Scope::Affected, Some(Tier::Failed), 3_000, None);
+    nothing.escalated = Some(Escalation::NothingRan.to_string());
+    nothing.total = 0;
+    nothing.passed = 0;
+    // The command's own failure is all an unfiltered run parsed.
+    let mut exit_only = nothing.clone();
+    exit_only.escalated = Some("could not run the tests: No test files found".into());
+    exit_only.total = 1;
+    exit_only.failed = 1;
+    for r in [nothing, exit_only] {
+        let costs = SessionCosts::of(std::slice::from_ref(&r), true);
+        assert!(costs.subset_ran_nothing);
+        let p = plan(&RetestInput { costs, ..input(&b) });
+        assert_eq!(p.full, Some(FullReason::SubsetRanNothing));
+        assert_eq!(next(&p, None), NextRun::Full(FullReason::SubsetRanNothing));
+    }
+    // A subset that ran tests but missed one selected test is not that.
+    let mut missed = record(Scope::Affected, Some(Tier::Failed), 3_000, None);
+    missed.escalated = Some("did not report 1 selected test(s): x".into());
+    missed.total = 18;
+    missed.passed = 17;
+    assert!(!SessionCosts::of(&[missed], true).subset_ran_nothing);
 }
 
 #[test]

@@ -1,0 +1,221 @@
+//! `wfx doctor` against CLIs that answer `--version` and `--help` with the
+//! text recorded from the real CLIs (`fixtures/outputs/agents/help/`):
+//! the verified versions, and Gemini CLI 0.20.0, which predates
+//! `--skip-trust`. The contract suite runs it against the real CLIs too.
+
+use crate::common;
+
+use std::path::{Path, PathBuf};
+
+use common::{Env, fake_agent};
+use serde_json::{Value, json};
+
+/// A PATH of wrappers named like the CLIs, each answering with one recorded
+/// version's help; then only what python3 and sh need, so no CLI installed
+/// on the machine interferes.
+fn path_of(env: &Env, clis: &[(&str, &str)]) -> (PathBuf, String) {
+    let bin = env.tmp.path().join("clis");
+    std::fs::create_dir_all(&bin).unwrap();
+    for (name, prefix) in clis {
+        let path = bin.join(name);
+        std::fs::write(
+            &path,
+            format!(
+                "#!/bin/sh\nexec '{}' {prefix} \"$@\"\n",
+                fake_agent("cli-help").display()
+            ),
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let python = which_python();
+    let path = std::env::join_paths([
+        bin.as_path(),
+        python.as_path(),
+        Path::new("/usr/bin"),
+        Path::new("/bin"),
+    ])
+    .unwrap()
+    .to_string_lossy()
+    .into_owned();
+    (bin, path)
+}
+
+fn which_python() -> PathBuf {
+    let out = std::process::Command::new("sh")
+        .args(["-c", "command -v python3"])
+        .output()
+        .unwrap();
+    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+fn doctor(env: &Env, path: &str, json: bool) -> (Option<i32>, String) {
+    let mut cmd = env.wfx();
+    cmd.env("PATH", path).arg("doctor");
+    if json {
+        cmd.arg("--json");
+    }
+    let out = cmd.output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+const CURRENT: [(&str, &str); 5] = [
+    ("claude", "claude-2.1.330"),
+    ("gemini", "gemini-0.61.0"),
+    ("qwen", "qwen-0.24.4"),
+    ("codex", "codex-0.169.0"),
+    ("opencode", "opencode-1.18.33"),
+];
+
+#[test]
+fn the_verified_versions_accept_every_flag() {
+    let env = Env::new();
+    env.write(
+        ".workflow/wfx.json",
+        &json!({"agents": {"analysis": ["claude", "gemini", "qwen", "codex", "opencode"], "fix": "claude"}})
+            .to_string(),
+    );
+    let (_bin, path) = path_of(&env, &CURRENT);
+    let (code, out) = doctor(&env, &path, true);
+    assert_eq!(code, Some(0), "{out}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["ok"], true);
+    for (name, prefix) in CURRENT {
+        let a = v["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["name"] == name)
+            .unwrap();
+        let version = prefix.rsplit('-').next().unwrap();
+        assert_eq!(a["version"], version);
+        assert_eq!(a["verified_version"], version);
+        assert!(
+            a["flags"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|f| f["accepted"] == true),
+            "{a}"
+        );
+    }
+    // claude has both roles: both roles' flags were checked.
+    let claude = v["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == "claude")
+        .unwrap();
+    let flags: Vec<&str> = claude["flags"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["flag"].as_str().unwrap())
+        .collect();
+    assert!(flags.contains(&"--disallowedTools"), "{flags:?}");
+    let modes: Vec<&str> = claude["flags"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["flag"] == "--permission-mode")
+        .map(|f| f["value"].as_str().unwrap())
+        .collect();
+    assert_eq!(modes, ["plan", "acceptEdits"]);
+}
+
+#[test]
+fn an_old_cli_a_missing_one_and_a_bad_config_arg_are_problems_with_fixes() {
+    let env = Env::new();
+    env.write(
+        ".workflow/wfx.json",
+        &json!({"agents": {
+            "analysis": ["gemini", "qwen"],
+            "fix": "claude",
+            "definitions": {"claude": {"preset": "claude", "args": ["--no-such-flag", "x"]}}
+        }})
+        .to_string(),
+    );
+    let (bin, path) = path_of(
+        &env,
+        &[
+            ("claude", "claude-2.1.330"),
+            ("gemini", "gemini-0.20.0"),
+            ("codex", "codex-0.169.0"),
+        ],
+    );
+    let (code, out) = doctor(&env, &path, false);
+    assert_eq!(code, Some(1), "{out}");
+    let shown = out.replace(&bin.display().to_string(), "<bin>");
+    insta::assert_snapshot!(shown);
+
+    let (code, out) = doctor(&env, &path, true);
+    assert_eq!(code, Some(1));
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["ok"], false);
+    let by_name = |n: &str| {
+        v["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["name"] == n)
+            .unwrap()
+            .clone()
+    };
+    let gemini = by_name("gemini");
+    assert_eq!(gemini["version"], "0.20.0");
+    let rejected: Vec<&str> = gemini["flags"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["accepted"] == false)
+        .map(|f| f["flag"].as_str().unwrap())
+        .collect();
+    assert_eq!(rejected, ["--skip-trust"]);
+    assert_eq!(
+        gemini["problems"][0]["fix"],
+        "upgrade: npm install -g @google/gemini-cli@0.61.0 (the version wfx was verified with)"
+    );
+    let qwen = by_name("qwen");
+    assert_eq!(qwen["path"], Value::Null);
+    assert_eq!(qwen["problems"][0]["message"], "`qwen` is not on PATH");
+    let claude = by_name("claude");
+    assert_eq!(
+        claude["problems"],
+        json!([{
+            "message": "claude 2.1.330 does not accept `--no-such-flag` (not in `claude --help`)",
+            "fix": "remove --no-such-flag from agents.definitions.claude.args"
+        }])
+    );
+    // Found on PATH but not configured: reported, never a failure.
+    let codex = by_name("codex");
+    assert_eq!(
+        (codex["configured"].clone(), codex["problems"].clone()),
+        (json!(false), json!([]))
+    );
+}
+
+#[test]
+fn nothing_configured_and_nothing_on_path_is_fine() {
+    let env = Env::new();
+    let (_bin, path) = path_of(&env, &[]);
+    let (code, out) = doctor(&env, &path, false);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("No agent is configured in .workflow/wfx.json and none of claude, gemini, qwen, codex, opencode is on PATH"), "{out}");
+}
+
+#[test]
+fn an_invalid_config_is_exit_2() {
+    let env = Env::new();
+    env.write(".workflow/wfx.json", r#"{"agents": {"fix": "nobody"}}"#);
+    let (_bin, path) = path_of(&env, &[]);
+    let out = env.wfx().env("PATH", path).arg("doctor").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/agents/fix"));
+}

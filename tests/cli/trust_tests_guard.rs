@@ -1,0 +1,206 @@
+//! Issue #27, the tests are the user's (DESIGN.md §11.2): fixes that make
+//! the suite pass by changing the test infrastructure or weakening a
+//! failing test are rejected from their diff — before any commit and any
+//! retest — and never enter history. End to end on a fresh copy of
+//! `fixtures/projects/py-calc` with fixture agents that do the hostile
+//! thing.
+
+use crate::common::{Env, fixer_config, out_text};
+use serde_json::{Value, json};
+
+const ACTIVE: &str = ".workflow/active/WFS-test-the-calculator";
+
+fn one_attempt(fixer: &str) -> Value {
+    let mut config = fixer_config(fixer);
+    config["cycle"] = json!({"max_iterations": 1});
+    config
+}
+
+/// The commits the session made (subjects of HEAD's history since the
+/// fixture's own commit).
+fn session_subjects(env: &Env) -> Vec<String> {
+    let mut s = env.subjects();
+    s.pop(); // the fixture's initial commit
+    s
+}
+
+/// How many test runs the session recorded.
+fn runs(env: &Env) -> usize {
+    env.json(&format!("{ACTIVE}/.process/iteration-state.json"))["iterations"]
+        .as_array()
+        .unwrap()
+        .len()
+}
+
+/// Case 1: a new pytest plugin (`addopts = "-p calc._report"`) turns
+/// failures into passes; no test file is touched. The configuration change
+/// is an infrastructure edit: rejected from the diff, the plugin and the
+/// config put back, no retest, no commit.
+#[test]
+fn a_plugin_that_fakes_the_pass_is_rejected_before_any_retest() {
+    let env = Env::new();
+    env.cycle_project("py-calc", &one_attempt("plugin-pass"));
+    let pyproject = env.read("pyproject.toml");
+    env.plan_calculator();
+    let run = env.cycle(&[]).code(1);
+    let text = out_text(&run);
+    assert!(!text.contains("Completed"), "{text}");
+    assert!(text.contains("rejected"), "{text}");
+    assert_eq!(env.read("pyproject.toml"), pyproject);
+    assert!(!env.root.join("calc/_report.py").exists());
+    assert_eq!(runs(&env), 1, "the rejected fix was retested");
+    assert!(
+        session_subjects(&env)
+            .iter()
+            .all(|s| !s.contains("iteration 1")),
+        "{:?}",
+        session_subjects(&env)
+    );
+    let history = env.json(&format!("{ACTIVE}/.process/fix-history.json"));
+    let entry = &history["entries"][0];
+    assert_eq!(entry["outcome"], "rejected", "{entry:#}");
+    assert_eq!(entry["commit"], Value::Null, "{entry:#}");
+    let edits = entry["test_edits"].as_array().unwrap();
+    assert!(
+        edits
+            .iter()
+            .any(|e| e["kind"] == "infrastructure" && e["file"] == "pyproject.toml"),
+        "{entry:#}"
+    );
+    // The diff is kept for the reviewer.
+    assert!(
+        entry["diff"].to_string().contains("calc._report"),
+        "{entry:#}"
+    );
+}
+
+/// Case 1, second form: the project loads a plugin of its own when the
+/// session starts (`-p calc.plugin`); the agent rewrites that module. The
+/// session's record of its test infrastructure names the module, so the
+/// edit is an infrastructure edit although no configuration changed.
+#[test]
+fn a_rewritten_plugin_the_project_already_loads_is_rejected() {
+    let env = Env::new();
+    env.copy_fixture_project("py-calc");
+    env.write(
+        "pyproject.toml",
+        "[project]\nname = \"py-calc\"\nversion = \"0.1.0\"\n\n[tool.pytest.ini_options]\ntestpaths = [\"tests\"]\naddopts = \"-p calc.plugin\"\n",
+    );
+    env.write(
+        "calc/plugin.py",
+        "def pytest_report_header(config):\n    return \"calc\"\n",
+    );
+    env.write(
+        ".workflow/wfx.json",
+        &serde_json::to_string_pretty(&one_attempt("plugin-edit")).unwrap(),
+    );
+    env.git_init_commit();
+    env.plan_calculator();
+    let run = env.cycle(&[]).code(1);
+    let text = out_text(&run);
+    assert!(!text.contains("Completed"), "{text}");
+    let state = env.json(&format!("{ACTIVE}/.process/iteration-state.json"));
+    assert!(
+        state["test_infrastructure"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p == "calc/plugin.py"),
+        "{state:#}"
+    );
+    assert_eq!(
+        env.read("calc/plugin.py"),
+        "def pytest_report_header(config):\n    return \"calc\"\n"
+    );
+    let history = env.json(&format!("{ACTIVE}/.process/fix-history.json"));
+    let entry = &history["entries"][0];
+    assert_eq!(entry["outcome"], "rejected", "{entry:#}");
+    assert!(
+        entry["test_edits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["kind"] == "infrastructure" && e["file"] == "calc/plugin.py"),
+        "{entry:#}"
+    );
+}
+
+/// Case 4: the expected value of a failing test is rewritten to match the
+/// bug (`is True` → `is False`) with the default policies. That is a
+/// weakening: rejected from the diff, the test file put back, no commit,
+/// and the terminal says why.
+#[test]
+fn a_rewritten_expected_value_of_a_failing_test_is_rejected() {
+    let env = Env::new();
+    env.cycle_project("py-calc", &one_attempt("weaken"));
+    let test_file = env.read("tests/test_auth.py");
+    env.plan_calculator();
+    let run = env.cycle(&[]).code(1);
+    let text = out_text(&run);
+    assert!(!text.contains("Completed"), "{text}");
+    assert!(
+        text.contains("test_validate_token: check changed or removed"),
+        "{text}"
+    );
+    assert_eq!(env.read("tests/test_auth.py"), test_file);
+    assert_eq!(runs(&env), 1);
+    let history = env.json(&format!("{ACTIVE}/.process/fix-history.json"));
+    let entry = &history["entries"][0];
+    assert_eq!(entry["outcome"], "rejected", "{entry:#}");
+    assert!(
+        entry["test_edits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["kind"] == "weakened"),
+        "{entry:#}"
+    );
+    // The status says it too.
+    let status = env.wfx().arg("status").output().unwrap();
+    let status = String::from_utf8_lossy(&status.stdout);
+    assert!(status.contains("rejected"), "{status}");
+}
+
+/// With `test_edits.weaken: flag` the same fix is kept, and the flagged
+/// edit is on the terminal (not just "the fix changed test files").
+#[test]
+fn a_flagged_weakening_is_named_on_the_terminal() {
+    let env = Env::new();
+    let mut config = one_attempt("weaken");
+    config["cycle"]["test_edits"] = json!({"weaken": "flag"});
+    env.cycle_project("py-calc", &config);
+    env.plan_calculator();
+    let run = env.cycle(&[]).get_output().clone();
+    let text =
+        String::from_utf8_lossy(&run.stderr).into_owned() + &String::from_utf8_lossy(&run.stdout);
+    assert!(
+        text.contains("flagged") && text.contains("test_validate_token"),
+        "{text}"
+    );
+}
+
+/// Case 7, second half: a fix call that times out after a harmless half
+/// edit is not committed: the edit is put back, the attempt counts, and
+/// nothing of it is in history.
+#[test]
+fn a_timed_out_half_edit_is_put_back_and_not_committed() {
+    let env = Env::new();
+    let mut config = one_attempt("timeout-half");
+    config["agents"]["definitions"]["fixer"]["timeout_s"] = json!(2);
+    env.cycle_project("py-calc", &config);
+    let ops = env.read("calc/ops.py");
+    env.plan_calculator();
+    let run = env.cycle(&[]).code(1);
+    let text = out_text(&run);
+    assert!(!text.contains("Completed"), "{text}");
+    assert_eq!(env.read("calc/ops.py"), ops);
+    let subjects = session_subjects(&env);
+    assert!(
+        subjects.iter().all(|s| !s.contains("iteration 1")),
+        "{subjects:?}"
+    );
+    let history = env.json(&format!("{ACTIVE}/.process/fix-history.json"));
+    let entry = &history["entries"][0];
+    assert_eq!(entry["timed_out"], true, "{entry:#}");
+    assert_eq!(entry["commit"], Value::Null, "{entry:#}");
+}
