@@ -2190,9 +2190,12 @@ impl CycleMachine {
         results: &TestResults,
         selected: Option<&[String]>,
     ) -> Vec<crate::artifacts::fix_history::TestEdit> {
-        let failed: Vec<String> = baseline.failures.iter().map(|f| f.test.clone()).collect();
         guard::recorded(
-            decide::vanished_tests(&failed, results, selected),
+            decide::vanished_tests(
+                &crate::testing::results::failing_ids(baseline),
+                results,
+                selected,
+            ),
             &self.config.cycle.test_edits,
         )
     }

@@ -3,10 +3,7 @@
 //! `fixtures/projects/py-calc` with fixture agents that do the hostile
 //! thing (docs/hardening.md, "The agent cannot fool the loop").
 
-use crate::common;
-use crate::common::{fixture_text, out_text};
-
-use common::{Env, fake_agent, fixer_config};
+use crate::common::{Env, fake_agent, fixer_config, fixture_text, out_text};
 use serde_json::{Value, json};
 
 const ID: &str = "WFS-test-the-calculator";

@@ -568,6 +568,16 @@ pub struct Out {
     pub stderr: String,
 }
 
+/// What a finished command printed, stdout then stderr, as text.
+pub fn out_text(a: &assert_cmd::assert::Assert) -> String {
+    let o = a.get_output();
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
 /// Run wfx in `env` with `args` to the end.
 pub fn wfx_out(env: &Env, args: &[&str]) -> Out {
     let out = env.wfx().args(args).output().unwrap();
@@ -629,14 +639,4 @@ pub fn fixture_text(project: &str, rel: &str) -> String {
             .join(rel),
     )
     .unwrap()
-}
-
-/// Everything a finished command printed, stdout then stderr.
-pub fn out_text(a: &assert_cmd::assert::Assert) -> String {
-    let o = a.get_output();
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
