@@ -1458,3 +1458,27 @@ fn a_fix_that_helps_nothing_costs_no_full_run_and_only_the_sealed_run_completes(
         p.journal
     );
 }
+
+/// Without progressive retest every fix gets one full run, and the one
+/// that accepts is sealed: no commit is run in full twice (in place, then
+/// sealed).
+#[test]
+fn without_progressive_retest_each_fix_gets_one_full_run_and_the_accepting_one_is_sealed() {
+    let mut h = harness(true, Limits::default(), None);
+    h.machine.config.cycle.progressive = false;
+    let mut p = ports();
+    fixer(&mut p, |_, n, _| {
+        AgentAct::writes(&[("calc/ops.py", if n == 1 { HALF } else { FIXED })])
+    });
+    let mut s = fresh(&h.machine, p.now());
+    let (ending, _) = drive(&h.machine, &mut s, &mut p, false);
+    assert_eq!(ending.exit, Exit::Success, "{:?}", p.journal);
+    let full: Vec<(u32, bool)> = s
+        .iter
+        .iterations
+        .iter()
+        .map(|r| (r.iteration, r.sealed))
+        .collect();
+    assert_eq!(full, [(1, false), (2, true), (3, true)], "{:?}", runs(&s));
+    assert!(s.iter.iterations.iter().all(|r| r.scope == Scope::Full));
+}
