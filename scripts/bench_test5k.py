@@ -8,12 +8,13 @@ then runs a replay of that recording as its test command (`bin/pytest`, a
 shell script that copies the report where wfx asked for it and prints the
 output), so what is timed is wfx, not pytest. Own time = the wall time of
 `wfx test --json` minus the test command's duration as wfx recorded it
-(`duration_ms`). Medians of RUNS; with --base, that binary alternated with
+(`duration_ms`); also the CPU time of wfx and the replay together (less
+sensitive to a busy machine). Medians of RUNS; with --base, that binary alternated with
 --wfx in the same run. No assertions.
 
     scripts/bench_test5k.py [--wfx target/release/wfx] [--base OTHER] [--runs 15] [--json]
 """
-import argparse, json, os, shutil, statistics, subprocess, sys, tempfile, time
+import argparse, json, os, resource, shutil, statistics, subprocess, sys, tempfile, time
 
 FILES, PER_FILE, FAIL_EVERY = 50, 100, 250
 
@@ -51,14 +52,21 @@ def record(root):
     return (version.stdout + version.stderr).strip()
 
 
+def cpu():
+    u = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (u.ru_utime + u.ru_stime) * 1000
+
+
 def once(wfx, root):
-    t = time.perf_counter()
+    """(own wall ms, wall ms, CPU ms of wfx and the replay)."""
+    c, t = cpu(), time.perf_counter()
     r = subprocess.run([wfx, "test", "--json"], cwd=root, capture_output=True, text=True,
                        env=dict(os.environ, NO_COLOR="1"))
     wall = (time.perf_counter() - t) * 1000
+    used = cpu() - c
     res = json.loads(r.stdout)
     assert res["total"] == FILES * PER_FILE, res["total"]
-    return wall - res["duration_ms"], wall
+    return wall - res["duration_ms"], wall, used
 
 
 def main():
@@ -85,20 +93,24 @@ def main():
         for b in bins.values():  # warm up: the first run has no previous results
             once(b, root)
         own = {k: [] for k in bins}
+        used = {k: [] for k in bins}
         for _ in range(a.runs):
             for k, b in bins.items():
-                own[k].append(once(b, root)[0])
+                o, _, c = once(b, root)
+                own[k].append(o)
+                used[k].append(c)
         result = {"tests": FILES * PER_FILE, "recorded_with": pytest, "runs": a.runs,
                   "loadavg": open("/proc/loadavg").read().split()[:3]}
         for k, v in own.items():
             result[f"{k}_own_ms"] = round(statistics.median(v), 1)
             result[f"{k}_own_range_ms"] = [round(min(v), 1), round(max(v), 1)]
+            result[f"{k}_cpu_ms"] = round(statistics.median(used[k]), 1)
         if a.json:
             print(json.dumps(result))
             return
         for k in bins:
             print(f"{k}: own time {result[f'{k}_own_ms']} ms (range {result[f'{k}_own_range_ms']}), "
-                  f"median of {a.runs}")
+                  f"CPU {result[f'{k}_cpu_ms']} ms (wfx and the replay), median of {a.runs}")
         if "base" in bins:
             print(f"ratio {result['wfx_own_ms'] / result['base_own_ms']:.2f}")
     finally:
