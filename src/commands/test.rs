@@ -90,8 +90,7 @@ pub fn run(ctx: &Ctx, args: TestArgs) -> Result<Exit> {
         }
         previous = Some(prev);
     } else {
-        previous =
-            read_previous(&results_path, &shown_results).unwrap_or(None);
+        previous = read_previous(&results_path, &shown_results).unwrap_or(None);
     }
 
     crate::process::install_interrupt_handler();
