@@ -1404,6 +1404,16 @@ fn an_analysis_that_edits_the_tree_is_undone_and_counts_as_failed() {
     }
 }
 
+/// `(iteration, sealed)` of every full-suite run.
+fn full_runs(s: &CycleState) -> Vec<(u32, bool)> {
+    s.iter
+        .iterations
+        .iter()
+        .filter(|r| r.scope == Scope::Full)
+        .map(|r| (r.iteration, r.sealed))
+        .collect()
+}
+
 /// DESIGN.md §10.4, on a suite where tier 2 would be the whole suite (no
 /// import map: every test may depend on the fix): a partial fix, then a
 /// wrong edit that makes no failing test pass, then the correct fix. Only
@@ -1422,14 +1432,7 @@ fn a_fix_that_helps_nothing_costs_no_full_run_and_only_the_sealed_run_completes(
     let mut s = fresh(&h.machine, p.now());
     let (ending, _) = drive(&h.machine, &mut s, &mut p, false);
     assert_eq!(ending.exit, Exit::Success, "{:?}", p.journal);
-    let full: Vec<(u32, bool)> = s
-        .iter
-        .iterations
-        .iter()
-        .filter(|r| r.scope == Scope::Full)
-        .map(|r| (r.iteration, r.sealed))
-        .collect();
-    assert_eq!(full, [(1, false), (4, true)], "{:?}", runs(&s));
+    assert_eq!(full_runs(&s), [(1, false), (4, true)], "{:?}", runs(&s));
     assert_eq!(
         p.journal
             .iter()
@@ -1473,12 +1476,11 @@ fn without_progressive_retest_each_fix_gets_one_full_run_and_the_accepting_one_i
     let mut s = fresh(&h.machine, p.now());
     let (ending, _) = drive(&h.machine, &mut s, &mut p, false);
     assert_eq!(ending.exit, Exit::Success, "{:?}", p.journal);
-    let full: Vec<(u32, bool)> = s
-        .iter
-        .iterations
-        .iter()
-        .map(|r| (r.iteration, r.sealed))
-        .collect();
-    assert_eq!(full, [(1, false), (2, true), (3, true)], "{:?}", runs(&s));
+    assert_eq!(
+        full_runs(&s),
+        [(1, false), (2, true), (3, true)],
+        "{:?}",
+        runs(&s)
+    );
     assert!(s.iter.iterations.iter().all(|r| r.scope == Scope::Full));
 }
