@@ -125,7 +125,7 @@ def main():
     p = jload(d, "prodigy.json")
     if p and "skipped" not in p:
         add(f"the seed-000 loop (3 test runs, 2 calls of a fake claude), `wfx run` against {p['prodigy']}, "
-            f"alternated, quiet (load {' '.join(p['loadavg'])}; wfx range {p['quiet_wfx_range_ms'][0]}–{p['quiet_wfx_range_ms'][1]} ms)",
+            f"alternated, without the fsync writer (load {' '.join(p['loadavg'])}; wfx range {p['quiet_wfx_range_ms'][0]}–{p['quiet_wfx_range_ms'][1]} ms)",
             f"{p['quiet_wfx_ms']:.1f} ms", f"prodigy {p['quiet_prodigy_ms']:.0f} ms",
             f"{p['quiet_ratio']}× faster", "≥ 20× faster", p["quiet_ratio"] >= 20)
         if "busy_wfx_ms" in p:
@@ -141,7 +141,7 @@ def main():
             if not a:
                 continue
             what = "`wfx test-cycle-execute`" if fe == "cycle" else "`wfx run` debug loop"
-            add(f"own time per action, {what}, {disk}, alternated with {a['base']} "
+            add(f"own time per action, {what}, {disk}, alternated with {os.path.basename(a['base'])} "
                 f"(load {' '.join(a['loadavg'])}; {a['fsyncs_per_action']} fsyncs per action)",
                 f"{a['own_per_action_ms']:.2f} ms", f"previous {a['base_own_per_action_ms']:.2f} ms",
                 f"{a['vs_base']}×", "≤ 2 ms", a["own_per_action_ms"] <= 2)
