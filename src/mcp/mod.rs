@@ -15,6 +15,12 @@
 //! Without a `session` argument the tools take the session `wfx status`
 //! takes (the one active wfx session, else the most recently updated).
 //! Nothing here writes a session: changing one stays with the CLI.
+//!
+//! Lines from the client pass [`lines`] first, which answers what rmcp
+//! would drop or misname (not JSON: -32700; a `tools/call` whose params do
+//! not fit: -32602).
+
+pub mod lines;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -46,6 +52,8 @@ pub struct WfxServer {
     root: PathBuf,
     /// The wfx binary run for `run_tests`.
     exe: PathBuf,
+    /// The tool calls running now.
+    running: Running,
 }
 
 fn schema(v: Value) -> Arc<serde_json::Map<String, Value>> {
@@ -111,7 +119,11 @@ fn arg_str<'a>(
 
 impl WfxServer {
     pub fn new(root: PathBuf, exe: PathBuf) -> Self {
-        WfxServer { root, exe }
+        WfxServer {
+            root,
+            exe,
+            running: Running::default(),
+        }
     }
 
     fn ws(&self) -> Workspace {
@@ -286,6 +298,34 @@ impl Cancel {
     }
 }
 
+/// The tool calls running now, so that a client who leaves (stdin ends)
+/// leaves no test run behind.
+#[derive(Clone, Default)]
+pub struct Running(Arc<std::sync::Mutex<Vec<Cancel>>>);
+
+impl Running {
+    fn calls(&self) -> std::sync::MutexGuard<'_, Vec<Cancel>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn start(&self) -> Cancel {
+        let cancel = Cancel::default();
+        self.calls().push(cancel.clone());
+        cancel
+    }
+
+    fn end(&self, cancel: &Cancel) {
+        self.calls().retain(|c| !Arc::ptr_eq(&c.0, &cancel.0));
+    }
+
+    /// Cancel every call running now.
+    pub fn cancel_all(&self) {
+        for c in self.calls().iter() {
+            c.cancel();
+        }
+    }
+}
+
 /// `run_tests` arguments stay inside the project: an argument naming a
 /// path (absolute, or climbing out with `..`, also after `--opt=`) outside
 /// the project root is refused, so an agent cannot point the test runner at
@@ -384,7 +424,7 @@ impl ServerHandler for WfxServer {
         let args = request.arguments.unwrap_or_default();
         // `notifications/cancelled` cancels the request's token: the test
         // run (its whole process group) is ended, not left running.
-        let cancel = Cancel::default();
+        let cancel = self.running.start();
         let flag = cancel.clone();
         let ct = context.ct.clone();
         let watcher = tokio::spawn(async move {
@@ -394,13 +434,17 @@ impl ServerHandler for WfxServer {
         let running = cancel.clone();
         let result = tokio::task::spawn_blocking(move || server.call_with(&name, &args, &running))
             .await
-            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None));
         watcher.abort();
+        self.running.end(&cancel);
+        let result = result?;
         Ok(result.into())
     }
 }
 
-/// Serve on stdin/stdout until the client closes the connection.
+/// Serve on stdin/stdout until the client closes the connection. When
+/// stdin ends (at any point: before `initialize`, during a `run_tests`)
+/// the running calls are cancelled and wfx exits 0.
 pub fn serve_stdio(root: PathBuf) -> crate::Result<()> {
     let exe = std::env::current_exe().map_err(|e| crate::Error::io("wfx", e))?;
     let server = WfxServer::new(root, exe);
@@ -410,17 +454,25 @@ pub fn serve_stdio(root: PathBuf) -> crate::Result<()> {
         .map_err(|e| crate::Error::Internal(format!("tokio runtime: {e}")))?;
     rt.block_on(async move {
         use rmcp::ServiceExt;
-        let running = match server.serve(rmcp::transport::stdio()).await {
-            Ok(r) => r,
+        let (stdin, stdout) = rmcp::transport::stdio_pipes();
+        let (out, lines) = tokio::sync::mpsc::channel(64);
+        let writer = tokio::spawn(lines::write_lines(stdout, lines));
+        let running = server.running.clone();
+        let transport = lines::LineTransport::new(stdin, out, move || running.cancel_all());
+        let served = match server.serve(transport).await {
+            Ok(service) => service
+                .waiting()
+                .await
+                .map(drop)
+                .map_err(|e| crate::Error::Internal(format!("MCP server: {e}"))),
             // The client left before (or while) initializing: a clean end.
-            Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
-            Err(e) => return Err(crate::Error::Internal(format!("MCP initialize: {e}"))),
+            Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => Ok(()),
+            Err(e) => Err(crate::Error::Internal(format!("MCP initialize: {e}"))),
         };
-        running
-            .waiting()
-            .await
-            .map_err(|e| crate::Error::Internal(format!("MCP server: {e}")))?;
-        Ok(())
+        // The transport is gone with the service: the writer drains what
+        // is left and ends.
+        let _ = writer.await;
+        served
     })
 }
 
