@@ -327,41 +327,60 @@ impl Running {
 }
 
 /// `run_tests` arguments stay inside the project: an argument naming a
-/// path (absolute, or climbing out with `..`, also after `--opt=`) outside
-/// the project root is refused, so an agent cannot point the test runner at
-/// files elsewhere on the machine.
+/// path (absolute, or climbing out with `..`, also after `--opt=` or as
+/// pytest's `@argsfile`) outside the project root is refused, so an agent
+/// cannot point the test runner at files elsewhere on the machine. Symlinks
+/// are followed as far as the path exists, so a link inside the project
+/// that points out of it is outside too.
 pub fn confined(root: &Path, arg: &str) -> Result<(), String> {
     let value = match arg.split_once('=') {
         Some((flag, v)) if flag.starts_with('-') => v,
         _ => arg,
     };
-    let path = Path::new(value);
-    let outside = if path.is_absolute() {
-        let resolved = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
-        !resolved.starts_with(root)
-    } else {
-        let mut depth: i64 = 0;
-        let mut out = false;
-        for c in path.components() {
-            match c {
-                std::path::Component::ParentDir => depth -= 1,
-                std::path::Component::Normal(_) => depth += 1,
-                _ => {}
-            }
-            out |= depth < 0;
-        }
-        out || root
-            .join(path)
-            .canonicalize()
-            .is_ok_and(|p| !p.starts_with(root))
-    };
-    if outside {
+    let value = value.strip_prefix('@').unwrap_or(value);
+    if !inside(root, &root.join(value)) {
         return Err(format!(
             "`args`: {arg:?} points outside the project ({}); run_tests only runs the project's own tests",
             root.display()
         ));
     }
     Ok(())
+}
+
+/// Whether `path` (absolute) stays under `root` (canonical): `..` is
+/// applied lexically, then the longest existing prefix is resolved with
+/// its symlinks and the rest appended.
+fn inside(root: &Path, path: &Path) -> bool {
+    use std::path::Component;
+    let mut lexical = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::ParentDir => {
+                // Climbing through a symlink is resolved below; lexically
+                // `..` above the filesystem root stays there.
+                let resolved = lexical.canonicalize().unwrap_or(lexical.clone());
+                lexical = resolved.parent().map(Path::to_path_buf).unwrap_or(resolved);
+            }
+            Component::CurDir => {}
+            other => lexical.push(other),
+        }
+    }
+    let mut existing = lexical.as_path();
+    let mut rest = Vec::new();
+    let resolved = loop {
+        match existing.canonicalize() {
+            Ok(p) => break p,
+            Err(_) => match (existing.parent(), existing.file_name()) {
+                (Some(parent), Some(name)) => {
+                    rest.push(name.to_owned());
+                    existing = parent;
+                }
+                _ => break existing.to_path_buf(),
+            },
+        }
+    };
+    let full = rest.iter().rev().fold(resolved, |p, n| p.join(n));
+    full.starts_with(root)
 }
 
 /// The analysis of the highest iteration that has one, bounded.
@@ -502,5 +521,53 @@ mod tests {
         let r = s.call("latest_failures", &serde_json::Map::new());
         assert_eq!(r.is_error, Some(true));
         assert!(format!("{:?}", r.content).contains("call run_tests first"));
+    }
+
+    #[test]
+    fn run_tests_args_are_confined_to_the_project() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = tmp.path().canonicalize().unwrap();
+        let root = base.join("project");
+        std::fs::create_dir_all(root.join("tests/sub")).unwrap();
+        std::fs::create_dir_all(base.join("elsewhere")).unwrap();
+        std::fs::write(base.join("elsewhere/evil_test.py"), "").unwrap();
+        std::os::unix::fs::symlink(base.join("elsewhere"), root.join("tests/out")).unwrap();
+        std::os::unix::fs::symlink(root.join("tests/sub"), root.join("tests/in")).unwrap();
+        let outside_abs = base.join("elsewhere/evil_test.py").display().to_string();
+        let inside_abs = root.join("tests/sub").display().to_string();
+        for (arg, ok) in [
+            ("tests/test_ops.py", true),
+            ("tests/test_ops.py::test_add", true),
+            ("-x", true),
+            ("-k", true),
+            ("add and not sub", true),
+            ("tests/sub/../test_new.py", true),
+            ("tests/in/test_new.py", true),
+            (inside_abs.as_str(), true),
+            ("--rootdir=tests", true),
+            ("..", false),
+            ("../elsewhere/evil_test.py", false),
+            ("tests/../../elsewhere", false),
+            ("--rootdir=..", false),
+            ("--confcutdir=/", false),
+            (outside_abs.as_str(), false),
+            ("/etc/passwd", false),
+            ("/no/such/dir/test_x.py", false),
+            ("tests/out/evil_test.py", false),
+            ("tests/out/not_there_yet.py", false),
+            ("tests/out", false),
+            ("tests/in/../../../elsewhere", false),
+            ("tests/out/../project/tests", true),
+            ("@/etc/args", false),
+            ("@../args", false),
+            ("@tests/args", true),
+        ] {
+            assert_eq!(confined(&root, arg).is_ok(), ok, "{arg}");
+        }
+        let message = confined(&root, "../x").unwrap_err();
+        assert!(
+            message.contains("`args`: \"../x\" points outside the project"),
+            "{message}"
+        );
     }
 }

@@ -109,47 +109,54 @@ impl Client {
     }
 }
 
-/// A project whose one test writes its pid to the returned file and
-/// sleeps two minutes.
+/// A project whose one test starts a grandchild (`sleep`, so the whole
+/// process group of the test run is at stake), writes both pids to the
+/// returned file and sleeps two minutes.
 fn slow_project(env: &Env) -> PathBuf {
     env.write("pyproject.toml", "[tool.pytest.ini_options]\n");
     let marker = env.tmp.path().join("pid");
     env.write(
         "tests/test_slow.py",
         &format!(
-            "import os, time\n\ndef test_slow():\n    open({:?}, 'w').write(str(os.getpid()))\n    time.sleep(120)\n",
+            "import os, subprocess, time\n\ndef test_slow():\n    child = subprocess.Popen(['sleep', '120'])\n    open({:?}, 'w').write(f'{{os.getpid()}} {{child.pid}}')\n    time.sleep(120)\n",
             marker.display().to_string()
         ),
     );
     marker
 }
 
-/// Start `run_tests` as request `id` and wait until the test runs: its pid.
-fn start_slow_run(c: &mut Client, marker: &Path, id: i64) -> i32 {
+/// Start `run_tests` as request `id` and wait until the test runs: the
+/// pids of the test and of its grandchild.
+fn start_slow_run(c: &mut Client, marker: &Path, id: i64) -> [i32; 2] {
     c.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
         "params": {"name": "run_tests", "arguments": {}}}));
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        if let Ok(pid) = std::fs::read_to_string(marker)
-            .unwrap_or_default()
-            .trim()
-            .parse()
-        {
-            return pid;
+        let text = std::fs::read_to_string(marker).unwrap_or_default();
+        let pids: Vec<i32> = text
+            .split_whitespace()
+            .filter_map(|p| p.parse().ok())
+            .collect();
+        if let [test, grandchild] = pids[..] {
+            return [test, grandchild];
         }
         assert!(Instant::now() < deadline, "the test never started");
         std::thread::sleep(Duration::from_millis(50));
     }
 }
 
-fn assert_ends(pid: i32, after: &str) {
+/// Every process of the test run ends (reaped or not: a zombie whose
+/// parent is gone counts as ended once init reaps it).
+fn assert_ends(pids: [i32; 2], after: &str) {
     let deadline = Instant::now() + Duration::from_secs(20);
-    while unsafe { libc::kill(pid, 0) } == 0 {
-        assert!(
-            Instant::now() < deadline,
-            "the test run (pid {pid}) is still running after {after}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
+    for pid in pids {
+        while unsafe { libc::kill(pid, 0) } == 0 {
+            assert!(
+                Instant::now() < deadline,
+                "a process of the test run (pid {pid}) is still running after {after}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 }
 
@@ -183,9 +190,9 @@ fn closing_stdin_during_run_tests_ends_the_test_run_and_exits_0() {
     let marker = slow_project(&env);
     let mut c = Client::start(&env);
     c.initialize();
-    let pid = start_slow_run(&mut c, &marker, 2);
+    let pids = start_slow_run(&mut c, &marker, 2);
     assert_eq!(c.close(), Some(0));
-    assert_ends(pid, "stdin closed");
+    assert_ends(pids, "stdin closed");
     // The run was ended when stdin closed (the call's answer says so), not
     // after the two minutes of the test nor after rmcp's wait for answers
     // in flight (which ends with no answer).
@@ -279,27 +286,59 @@ fn an_unknown_tool_is_invalid_params() {
 fn run_tests_refuses_paths_outside_the_project() {
     let env = Env::new();
     env.copy_fixture_project("py-calc");
-    let outside = env.tmp.path().join("evil_test.py");
-    std::fs::write(&outside, "def test_x():\n    open('/tmp/pwned', 'w')\n").unwrap();
+    let elsewhere = env.tmp.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let pwned = env.tmp.path().join("pwned");
+    let evil = format!(
+        "def test_x():\n    open({:?}, 'w').write('ran')\n",
+        pwned.display().to_string()
+    );
+    std::fs::write(elsewhere.join("evil_test.py"), &evil).unwrap();
+    std::fs::write(
+        elsewhere.join("args"),
+        elsewhere.join("evil_test.py").display().to_string(),
+    )
+    .unwrap();
+    // A link inside the project that points out of it.
+    std::os::unix::fs::symlink(&elsewhere, env.root.join("tests/vendored")).unwrap();
     let mut c = Client::start(&env);
     c.initialize();
+    let refused = [
+        elsewhere.join("evil_test.py").display().to_string(),
+        "../elsewhere/evil_test.py".to_string(),
+        "tests/../../elsewhere/evil_test.py".to_string(),
+        "--rootdir=..".to_string(),
+        "tests/vendored/evil_test.py".to_string(),
+        "tests/vendored".to_string(),
+        format!("@{}", elsewhere.join("args").display()),
+    ];
+    for (id, arg) in (3..).zip(refused) {
+        c.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "run_tests", "arguments": {"args": ["-q", arg]}}}));
+        let a = c.answer(id);
+        assert_eq!(a["result"]["isError"], true, "{arg}: {a}");
+        let text = a["result"]["content"][0]["text"].as_str().unwrap();
+        assert!(text.contains("points outside the project"), "{text}");
+        assert!(
+            text.contains(&format!("{arg:?}")),
+            "names the argument: {text}"
+        );
+    }
+    assert!(!pwned.exists(), "a test file outside the project ran");
+    // Inside the project is fine, as a relative or an absolute path.
     for (id, arg) in [
-        (3, outside.display().to_string()),
-        (4, "../evil_test.py".to_string()),
-        (5, "--rootdir=..".to_string()),
+        (20, "tests/test_ops.py".to_string()),
+        (21, env.root.join("tests").display().to_string()),
     ] {
         c.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
             "params": {"name": "run_tests", "arguments": {"args": [arg]}}}));
         let a = c.answer(id);
-        assert_eq!(a["result"]["isError"], true, "{a}");
-        let text = a["result"]["content"][0]["text"].as_str().unwrap();
-        assert!(text.contains("points outside the project"), "{text}");
+        assert_eq!(a["result"]["isError"], false, "{a}");
+        assert!(
+            a["result"]["structuredContent"]["results"]["total"].as_u64() > Some(0),
+            "{a}"
+        );
     }
-    // Inside the project is fine.
-    c.send(&json!({"jsonrpc": "2.0", "id": 6, "method": "tools/call",
-        "params": {"name": "run_tests", "arguments": {"args": ["tests/test_ops.py"]}}}));
-    let a = c.answer(6);
-    assert_ne!(a["result"]["isError"], true, "{a}");
     assert_eq!(c.close(), Some(0));
 }
 
@@ -309,11 +348,16 @@ fn cancelling_run_tests_ends_the_test_run() {
     let marker = slow_project(&env);
     let mut c = Client::start(&env);
     c.initialize();
-    let pid = start_slow_run(&mut c, &marker, 7);
+    let pids = start_slow_run(&mut c, &marker, 7);
     c.send(
         &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
         "params": {"requestId": 7, "reason": "test"}}),
     );
-    assert_ends(pid, "the cancellation");
+    assert_ends(pids, "the cancellation");
+    // The server goes on: the cancelled call gets no answer (the spec lets
+    // it drop it), the next request is answered.
+    c.send(&json!({"jsonrpc": "2.0", "id": 8, "method": "tools/list"}));
+    let a = c.answer(8);
+    assert_eq!(a["result"]["tools"].as_array().unwrap().len(), 4, "{a}");
     assert_eq!(c.close(), Some(0));
 }
