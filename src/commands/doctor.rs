@@ -399,6 +399,18 @@ fn probe(program: &Path, args: &[&str], cwd: &Path) -> Option<String> {
     Some(presets::strip_ansi(&outcome.text()))
 }
 
+/// The variables the agent CLIs take their model API's address from
+/// (Claude Code, Gemini CLI, Qwen Code, Codex and OpenCode's OpenAI
+/// providers).
+const DRY_RUN_BASE_URLS: [&str; 3] = [
+    "ANTHROPIC_BASE_URL",
+    "GOOGLE_GEMINI_BASE_URL",
+    "OPENAI_BASE_URL",
+];
+
+/// The discard port on loopback: nothing listens, a connection is refused.
+const CLOSED_PORT_URL: &str = "http://127.0.0.1:9";
+
 /// Run one role's whole command line the harmless way (see
 /// [`presets::Parser`]): in an empty scratch directory that is also HOME,
 /// with an empty environment but PATH and the preset's own variables (so
@@ -422,6 +434,11 @@ fn dry_run(exe: &Path, agent: &ResolvedAgent, preset: Preset, role: Role) -> Dry
         }
         for (k, v) in presets::env(preset, role) {
             spec = spec.env(k, v);
+        }
+        // A second fence, for a `program` that is a wrapper bringing its
+        // own key: the CLIs' API base URLs point at a closed port.
+        for k in DRY_RUN_BASE_URLS {
+            spec = spec.env(k, CLOSED_PORT_URL);
         }
         spec.head_bytes = 64 * 1024;
         spec.tail_bytes = 0;

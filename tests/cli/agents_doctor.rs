@@ -352,3 +352,60 @@ fn a_dry_run_of_each_command_line_reports_what_the_cli_refuses() {
         assert!(runs[0].get("refused").is_none(), "{a}");
     }
 }
+
+/// What a dry run gives the CLI, seen by a wrapper named like it: none of
+/// the person's environment (an API key set for wfx does not reach it), a
+/// HOME of its own that is also its working directory (not the project),
+/// nothing on stdin, and the API base URLs on a closed port.
+#[test]
+fn a_dry_run_finds_no_credentials_no_project_and_no_prompt() {
+    let env = Env::new();
+    env.write(
+        ".workflow/wfx.json",
+        &json!({"agents": {"analysis": ["gemini"]}}).to_string(),
+    );
+    let (bin, path) = path_of(&env, &[("gemini", "gemini-0.61.0")]);
+    let seen = env.tmp.path().join("seen");
+    let wrapper = bin.join("gemini");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\ncase \"$*\" in --version|--help) ;; *) {{ env; echo \"cwd=$(pwd)\"; echo \"stdin=$(cat)\"; }} > '{}' ;; esac\nexec '{}' gemini-0.61.0 \"$@\"\n",
+            seen.display(),
+            fake_agent("cli-help").display()
+        ),
+    )
+    .unwrap();
+    let out = env
+        .wfx()
+        .env("PATH", &path)
+        .env("GEMINI_API_KEY", "secret-key")
+        .env("ANTHROPIC_API_KEY", "secret-key")
+        .args(["doctor", "--json"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let seen = std::fs::read_to_string(&seen).expect("the dry run ran the wrapper");
+    assert!(!seen.contains("secret-key"), "{seen}");
+    let var = |k: &str| {
+        seen.lines()
+            .find_map(|l| l.strip_prefix(&format!("{k}=")))
+            .map(str::to_string)
+    };
+    let home = var("HOME").unwrap();
+    assert_eq!(var("cwd").as_deref(), Some(home.as_str()), "{seen}");
+    assert_ne!(std::path::Path::new(&home), env.home, "{seen}");
+    assert_ne!(std::path::Path::new(&home), env.root, "{seen}");
+    assert_eq!(var("stdin").as_deref(), Some(""), "{seen}");
+    assert_eq!(var("GEMINI_CLI_TRUST_WORKSPACE").as_deref(), Some("true"));
+    for k in [
+        "GOOGLE_GEMINI_BASE_URL",
+        "ANTHROPIC_BASE_URL",
+        "OPENAI_BASE_URL",
+    ] {
+        assert_eq!(var(k).as_deref(), Some("http://127.0.0.1:9"), "{k}: {seen}");
+    }
+    // The scratch directory is gone afterwards.
+    assert!(!std::path::Path::new(&home).exists(), "{home}");
+}
