@@ -6,8 +6,13 @@
 # bench-stream.sh (streaming 1 GiB), bench_gen.py (context gather),
 # bench_parse.py (parsing 200 MB of cargo test output),
 # bench_load.py (200 sessions × 50 iterations),
-# bench_retest.py (retest tiers on more-itertools from PyPI, about an hour).
+# bench_retest.py (retest tiers on more-itertools from PyPI, about an hour),
+# bench_prodigy.py (the seed-000 loop against prodigy, quiet and under an
+# fsync load; PRODIGY=<binary>), bench_test5k.py (`wfx test --json` on
+# 5,000 pytest results), bench_sealed.py (the sealed verdict's cost), and
+# own time per action alternated with a previous release (BASE_WFX=<binary>).
 #
+#   [PRODIGY=…/prodigy] [BASE_WFX=…/wfx-173e5460] \
 #   scripts/bench_all.sh [--write] [--quick] [--release] [--note "TEXT"]
 #
 # --write   also replace docs/PERFORMANCE.md with the output
@@ -96,6 +101,31 @@ python3 scripts/bench_retest.py --wfx "$wfx" --runs "$runs" $retest_args --json 
 log "load: $sessions sessions × $iterations iterations"
 python3 scripts/bench_load.py --wfx "$wfx" --sessions "$sessions" --iterations "$iterations" \
   --runs "$runs" --json >"$out/load.jsonl"
+
+# Issue #30 and #27 (release build when --release; the figures are for it).
+if [ -n "${PRODIGY:-}" ] && [ -x "${PRODIGY}" ]; then
+  log "the seed-000 loop against prodigy ($PRODIGY), quiet and with an fsync load"
+  python3 scripts/bench_prodigy.py --wfx "$actions_wfx" --prodigy "$PRODIGY" --runs 7 --fsync-load --json >"$out/prodigy.json"
+else
+  log "prodigy: skipped (set PRODIGY to a release build of iepathos/prodigy 480b22a4)"
+  echo '{"skipped": "PRODIGY not set to a prodigy binary (iepathos/prodigy 480b22a4, cargo build --release)"}' >"$out/prodigy.json"
+fi
+command -v strace >/dev/null || log "strace not found: no durable-sync counts (apt-get install strace)"
+if [ -n "${BASE_WFX:-}" ] && [ -x "${BASE_WFX}" ]; then
+  for fe in cycle run; do
+    log "own time per action against $BASE_WFX, alternated: $fe (work dir's disk, then tmpfs)"
+    python3 scripts/bench_cycle.py actions --front-end "$fe" --wfx "$actions_wfx" --base "$BASE_WFX" \
+      --runs 7 --json >"$out/actions-base-$fe.json"
+    [ -d /dev/shm ] && TMPDIR=/dev/shm python3 scripts/bench_cycle.py actions --front-end "$fe" \
+      --wfx "$actions_wfx" --base "$BASE_WFX" --runs 7 --json >"$out/actions-base-$fe-tmpfs.json"
+  done
+else
+  log "own time per action against a previous release: skipped (set BASE_WFX to its release binary, e.g. 173e5460)"
+fi
+log "wfx test --json on 5,000 pytest results"
+python3 scripts/bench_test5k.py --wfx "$actions_wfx" ${BASE_WFX:+--base "$BASE_WFX"} --runs 15 --json >"$out/test5k.json"
+log "the sealed verdict: wfx test --sealed against wfx test"
+python3 scripts/bench_sealed.py --wfx "$actions_wfx" --runs 5 --big --json >"$out/sealed.json"
 
 cut -d' ' -f1-3 /proc/loadavg >>"$out/loadavg"
 python3 scripts/bench_table.py "$out" >"$out/PERFORMANCE.md"

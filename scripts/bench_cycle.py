@@ -35,6 +35,7 @@ All print medians over --runs fresh projects and make no assertions.
     scripts/bench_cycle.py overhead    [--wfx target/debug/wfx] [--runs 5]
     scripts/bench_cycle.py progressive [--wfx target/debug/wfx] [--runs 5] [--test-ms 5]
     scripts/bench_cycle.py actions     [--wfx target/release/wfx] [--runs 5] [--front-end cycle|run]
+                                       [--base OTHER_WFX]  (alternated run by run)
 
 --json prints one JSON object (medians, and for overhead and actions the
 bare commands' own time as the baseline) for scripts/bench_all.sh.
@@ -280,7 +281,9 @@ def children_of(root, front_end):
     return tests, agents
 
 
-def actions_once(front_end, iterations):
+def actions_once(front_end, iterations, counted=True):
+    """(wall s, steps, test runs, agent calls); with counted=False (an older
+    release whose run log has no step count) only the wall time."""
     root = actions_project(front_end, iterations)
     cmd, want = actions_command(front_end)
     start = time.perf_counter()
@@ -288,6 +291,9 @@ def actions_once(front_end, iterations):
     wall = time.perf_counter() - start
     if r.returncode != want:
         sys.exit(f"{front_end}: expected exit {want}, got {r.returncode}: {r.stderr.decode()}")
+    if not counted:
+        shutil.rmtree(root, ignore_errors=True)
+        return wall, None, None, None
     steps = steps_of(root)
     tests, agents = children_of(root, front_end)
     shutil.rmtree(root, ignore_errors=True)
@@ -343,15 +349,31 @@ def count_fsyncs(front_end, iterations):
 
 
 def actions(args):
+    bins = [args.wfx] + ([args.base] if args.base else [])
+    runs = {b: [] for b in bins}
+    for _ in range(args.runs):  # alternated with --base, run by run
+        for b in bins:
+            WFX[0] = b
+            runs[b].append(actions_once(args.front_end, args.iterations, counted=b == args.wfx))
     WFX[0] = args.wfx
-    rows = [actions_once(args.front_end, args.iterations) for _ in range(args.runs)]
+    rows = runs[args.wfx]
+    # The previous release makes the same steps and calls on this loop (its
+    # run log may not count them): its walls are divided by the same counts.
+    runs[args.base or args.wfx] = [(w, rows[0][1], rows[0][2], rows[0][3])
+                                   for w, *_ in runs[args.base or args.wfx]]
     test_ms = bare_ms(["sh", "-c", TRIVIAL_TEST], args.runs)
     agent_ms = bare_ms(TRIVIAL_AGENT, args.runs, stdin=b"x" * 4096)
-    per, ratio = [], []
-    for wall, steps, tests, agents in rows:
-        bare = (tests * test_ms + agents * agent_ms) / 1000.0
-        per.append((wall - bare) / steps * 1000)
-        ratio.append(wall / bare)
+
+    def own(rows):
+        per, ratio = [], []
+        for wall, steps, tests, agents in rows:
+            bare = (tests * test_ms + agents * agent_ms) / 1000.0
+            per.append((wall - bare) / steps * 1000)
+            ratio.append(wall / bare)
+        return per, ratio
+
+    per, ratio = own(rows)
+    base_per = own(runs[args.base])[0] if args.base else None
     _, steps, tests, agents = rows[0]
     fs = count_fsyncs(args.front_end, args.iterations)
     out = {
@@ -367,7 +389,12 @@ def actions(args):
         "git_fsyncs_per_action": round(fs["git"] / fs["steps"], 2) if fs else None,
         "other_fsyncs": fs["other"] if fs else None,
         "tmpdir": tempfile.gettempdir(), "wfx": args.wfx,
+        "loadavg": open("/proc/loadavg").read().split()[:3],
     }
+    if base_per:
+        out.update({"base": args.base, "base_own_per_action_ms": round(statistics.median(base_per), 2),
+                    "base_steps": runs[args.base][0][1],
+                    "vs_base": round(statistics.median(per) / statistics.median(base_per), 2)})
     if args.json:
         print(json.dumps(out))
         return
@@ -377,6 +404,9 @@ def actions(args):
           f"(ratio {out['ratio']}×)")
     print(f"  own time per action  median {out['own_per_action_ms']:8.2f} ms  (min {out['min_ms']}, max {out['max_ms']}); "
           f"target ≤ 5 ms")
+    if base_per:
+        print(f"  {args.base}: own time per action median {out['base_own_per_action_ms']:.2f} ms "
+              f"(alternated); ratio {out['vs_base']}")
     if fs:
         print(f"  fsyncs per action    wfx {out['fsyncs_per_action']}, git {out['git_fsyncs_per_action']} "
               f"(other processes: {fs['other']})")
@@ -390,10 +420,12 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--iterations", type=int, default=10)
     ap.add_argument("--test-ms", type=float, default=5.0)
+    ap.add_argument("--base", help="actions: another wfx binary, alternated run by run with --wfx")
     ap.add_argument("--front-end", choices=["cycle", "run"], default="cycle", help="actions: which front end")
     ap.add_argument("--json", action="store_true", help="one JSON object instead of text (for bench_all.sh)")
     args = ap.parse_args()
     args.wfx = os.path.abspath(args.wfx)
+    args.base = args.base and os.path.abspath(args.base)
     {"overhead": overhead, "progressive": progressive, "actions": actions}[args.which](args)
 
 

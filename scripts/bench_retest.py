@@ -116,7 +116,10 @@ def session_once(wfx, cache, progressive):
             json.dump([
                 {"edits": [{"file": BUG_A[0], "old": BUG_A[2], "new": BUG_A[1]}]},
                 {"edits": [{"file": PARTIAL_B[0], "old": PARTIAL_B[1], "new": PARTIAL_B[2]}]},
-                {"edits": [{"file": BUG_B[0], "old": PARTIAL_B[2], "new": BUG_B[1]}]},
+                # The wrong edit is put back when progressive (it made no
+                # failing test pass) and kept when not: fix either.
+                {"edits": [{"file": BUG_B[0], "old": "        return iter(list(iterable)",
+                            "new": "        return reversed(list(iterable)"}]},
             ], f)
         os.makedirs(os.path.join(root, ".workflow"), exist_ok=True)
         with open(os.path.join(root, ".workflow", "wfx.json"), "w") as f:

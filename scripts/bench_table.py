@@ -122,6 +122,44 @@ def main():
                 f"{a['ratio']:.1f}× (wall ÷ bare)", "≤ 5 ms (release build)",
                 a["own_per_action_ms"] <= 5 if "release" in a["wfx"] else None)
 
+    p = jload(d, "prodigy.json")
+    if p and "skipped" not in p:
+        add(f"the seed-000 loop (3 test runs, 2 calls of a fake claude), `wfx run` against {p['prodigy']}, "
+            f"alternated, without the fsync writer (load {' '.join(p['loadavg'])}; wfx range {p['quiet_wfx_range_ms'][0]}–{p['quiet_wfx_range_ms'][1]} ms)",
+            f"{p['quiet_wfx_ms']:.1f} ms", f"prodigy {p['quiet_prodigy_ms']:.0f} ms",
+            f"{p['quiet_ratio']}× faster", "≥ 20× faster", p["quiet_ratio"] >= 20)
+        if "busy_wfx_ms" in p:
+            add(f"the same loop with a background writer fsyncing 64 KiB on the same disk "
+                f"({p['load_fsyncs_per_s']} fsyncs/s; prodigy {p['busy_prodigy_ms']:.0f} ms, {p['busy_ratio']}×)",
+                f"{p['busy_wfx_ms']:.1f} ms", f"wfx quiet {p['quiet_wfx_ms']:.1f} ms",
+                f"{p['busy_wfx_vs_quiet']}×", "≤ 2× quiet", p["busy_wfx_vs_quiet"] <= 2)
+    elif p:
+        add("the seed-000 loop against prodigy", "–", "–", "–", "≥ 20× faster", None)
+    for fe in ["cycle", "run"]:
+        for suffix, disk in [("", "work dir's disk"), ("-tmpfs", "tmpfs")]:
+            a = jload(d, f"actions-base-{fe}{suffix}.json")
+            if not a:
+                continue
+            what = "`wfx test-cycle-execute`" if fe == "cycle" else "`wfx run` debug loop"
+            add(f"own time per action, {what}, {disk}, alternated with {os.path.basename(a['base'])} "
+                f"(load {' '.join(a['loadavg'])}; {a['fsyncs_per_action']} fsyncs per action)",
+                f"{a['own_per_action_ms']:.2f} ms", f"previous {a['base_own_per_action_ms']:.2f} ms",
+                f"{a['vs_base']}×", "≤ 2 ms", a["own_per_action_ms"] <= 2)
+    t = jload(d, "test5k.json")
+    if t:
+        base = f"previous {t['base_own_ms']} ms" if "base_own_ms" in t else "–"
+        add(f"`wfx test --json` on 5,000 pytest results (a recorded run replayed; own time = wall − the command's "
+            f"duration; range {t['wfx_own_range_ms'][0]}–{t['wfx_own_range_ms'][1]} ms)",
+            f"{t['wfx_own_ms']} ms", base,
+            f"{t['wfx_own_ms'] / t['base_own_ms']:.2f}×" if "base_own_ms" in t else "–", "≤ 30 ms",
+            t["wfx_own_ms"] <= 30)
+    sealed = jload(d, "sealed.json")
+    if sealed:
+        for name, x in sealed["projects"].items():
+            add(f"the sealed verdict: `wfx test --sealed` against `wfx test` in place, {name} project, alternated",
+                f"{x['sealed_ms']:.0f} ms", f"in place {x['in_place_ms']:.0f} ms", f"{x['ratio']}×",
+                "≤ 1.2× (Python)", x["ratio"] <= 1.2)
+
     if os.path.exists(os.path.join(d, "stream.txt")):
         srows, size = stream_rows(read(os.path.join(d, "stream.txt")))
         cat = srows.get("sh: generator | cat > /dev/null")

@@ -126,12 +126,15 @@ impl Printer {
         eprintln!("{} {}", self.paint(Style::Red, "error:"), text.as_ref());
     }
 
-    /// One JSON document on stdout (JSON mode only).
+    /// One JSON document on stdout (JSON mode only), buffered: stdout
+    /// flushes at every newline, one `write` per line of pretty JSON
+    /// (30,000 for 5,000 test results).
     pub fn json<T: Serialize + ?Sized>(&self, value: &T) {
         if self.mode == Mode::Json {
-            let mut out = std::io::stdout().lock();
+            let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
             let _ = serde_json::to_writer_pretty(&mut out, value);
             let _ = writeln!(out);
+            let _ = out.flush();
         }
     }
 

@@ -41,6 +41,17 @@ fn open_sealed(ctx: &Ctx) -> Result<crate::engine::step::Sealed> {
         .ok_or_else(refuse)
 }
 
+/// The last `wfx test` results, if any: a typed parse, with the schema's
+/// validation only when that fails (for its message). Only read, never
+/// written back; validating 5,000 cases first cost more than the rest of
+/// the command (issue #30).
+fn read_previous(path: &std::path::Path, shown: &str) -> Result<Option<TestResults>> {
+    if !path.exists() {
+        return Ok(None);
+    }
+    store::read_json_fast(path, shown).map(Some)
+}
+
 pub fn run(ctx: &Ctx, args: TestArgs) -> Result<Exit> {
     let config = ctx.ws.load_config()?;
     let detected = testing::detect(&ctx.ws.root, &config.test).ok_or_else(|| {
@@ -59,7 +70,7 @@ pub fn run(ctx: &Ctx, args: TestArgs) -> Result<Exit> {
     let previous: Option<TestResults>;
     let mut subset = None;
     if args.only_failed {
-        let prev = store::read_json_opt::<TestResults>(&results_path, &shown_results)?.ok_or_else(|| {
+        let prev = read_previous(&results_path, &shown_results)?.ok_or_else(|| {
             Error::usage(format!(
                 "--only-failed: no previous `wfx test` run ({shown_results} not found); run `wfx test` first"
             ))
@@ -79,8 +90,7 @@ pub fn run(ctx: &Ctx, args: TestArgs) -> Result<Exit> {
         }
         previous = Some(prev);
     } else {
-        previous =
-            store::read_json_opt::<TestResults>(&results_path, &shown_results).unwrap_or(None);
+        previous = read_previous(&results_path, &shown_results).unwrap_or(None);
     }
 
     crate::process::install_interrupt_handler();
@@ -135,7 +145,10 @@ pub fn run(ctx: &Ctx, args: TestArgs) -> Result<Exit> {
     {
         results = testing::merge(prev, &results);
     }
-    store::write_json(&results_path, &results)?;
+    // A cache, not a session artifact: replaced atomically, not made
+    // durable (a crash loses at most the last run's failures for
+    // `--only-failed`, which then says there is no previous run).
+    store::write_replace(&results_path, &store::json_bytes(&results)?)?;
     print(ctx, &results);
     Ok(finish(ctx, &results, args.junit.as_deref()))
 }

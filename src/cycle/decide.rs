@@ -445,8 +445,8 @@ pub enum AfterTier {
 /// only the full suite can show that, a fix that `improved` the run (made
 /// a failing test pass) is settled on tier 1 ([`retest::settles_partial_fix`];
 /// the next full run sees any damage, and [`settle`] then blames no single
-/// fix for it); one that did not gets the full run. A rollback already
-/// decided stands.
+/// fix for it); one that did not was put back by [`settle`] (an agent's)
+/// or gets the full run (a person's). A rollback already decided stands.
 pub fn after_tier(
     plan: &RetestPlan,
     done: &RetestProgress,
@@ -473,6 +473,9 @@ pub enum RollbackCause {
     TestEdits(String),
     /// The fix call failed or timed out and its changes helped nothing.
     CallFailed,
+    /// The fix made no failing test pass, and only a full run could look
+    /// for its damage.
+    HelpedNothing,
 }
 
 /// The message of fix attempt N's commit (plain:
@@ -517,6 +520,9 @@ pub fn rollback_commit_message(
         RollbackCause::TestEdits(why) => format!("test edits rejected ({why})"),
         RollbackCause::CallFailed => {
             format!("the fix call failed and changed no result (pass: {new:.1}%)")
+        }
+        RollbackCause::HelpedNothing => {
+            format!("the fix made no failing test pass (pass: {new:.1}%)")
         }
     };
     style.message(
@@ -573,6 +579,10 @@ pub struct SettleInput<'a> {
     /// Earlier fixes kept since the last full run whose retest ended on a
     /// subset ([`unchecked_fixes`]): what a run finds broken may be theirs.
     pub unchecked: &'a [u32],
+    /// This run is a tier 1 that still fails, after which only the full
+    /// suite could look for what else the fix did
+    /// ([`retest::FullReason::Unverified`]).
+    pub only_full_left: bool,
 }
 
 /// What settling a fix attempt decides.
@@ -645,24 +655,35 @@ pub fn settle(i: &SettleInput) -> Settlement {
         };
     }
     let k = i.fix_iteration;
+    let helped = matches!(
+        result,
+        IterationResult::Improved | IterationResult::Success | IterationResult::PartialSuccess
+    );
     // A fix whose call failed or timed out is kept only when it helped: a
     // half edit that changed nothing (or did damage) is put back, never
     // committed (DESIGN.md §11.2: a rejected attempt never enters history).
-    let undo_uncommitted = i.fix.call_failed
-        && has_fix_to_undo
-        && i.fix.snapshot.is_some()
-        && !matches!(
-            result,
-            IterationResult::Improved | IterationResult::Success | IterationResult::PartialSuccess
-        );
+    let call_failed = i.fix.call_failed && !helped;
+    // An agent's fix that made no failing test pass, when only a full run
+    // could show whether it broke anything else, is put back the same way:
+    // it helped nothing, and looking for its damage would cost a full run
+    // (DESIGN.md §10.4: only the sealed full run that accepts is needed).
+    // A person's fix (no strategy) is never put back: it gets the full run.
+    let helped_nothing = i.only_full_left && !helped && i.strategy.is_some();
+    let undo_uncommitted =
+        (call_failed || helped_nothing) && has_fix_to_undo && i.fix.snapshot.is_some();
     let decision = match decision {
-        AfterRun::Analyze if undo_uncommitted => AfterRun::Rollback {
+        AfterRun::Analyze if undo_uncommitted && call_failed => AfterRun::Rollback {
             reason: "the fix call failed and its changes helped nothing".into(),
+        },
+        AfterRun::Analyze if undo_uncommitted => AfterRun::Rollback {
+            reason: "the fix made no failing test pass".into(),
         },
         d => d,
     };
     let rolling_back = matches!(decision, AfterRun::Rollback { .. });
     let rejected = i.fix.rejected.clone();
+    // Put back uncommitted, it stays what it was (`no_change`): no
+    // regression that would make the next attempt surgical.
     let outcome = if undo_uncommitted {
         fix_outcome(result, false, false)
     } else {
@@ -695,7 +716,8 @@ pub fn settle(i: &SettleInput) -> Settlement {
         let cause = match (&rejected, &regression) {
             (Some(why), _) => RollbackCause::TestEdits(short(why, 120)),
             (None, Some(r)) => RollbackCause::Regression(r.clone()),
-            (None, None) if undo_uncommitted => RollbackCause::CallFailed,
+            (None, None) if undo_uncommitted && call_failed => RollbackCause::CallFailed,
+            (None, None) if undo_uncommitted => RollbackCause::HelpedNothing,
             (None, None) => RollbackCause::TestEdits("rejected".into()),
         };
         PendingCommit {
@@ -1584,6 +1606,63 @@ mod tests {
         }
     }
 
+    /// DESIGN.md §10.4: a tier 1 that still fails with nothing made to
+    /// pass, when only the full suite could look further. An agent's fix is
+    /// put back uncommitted (`no_change`, no commit); one that made a test
+    /// pass, a person's fix, or the same run with a subset tier still to
+    /// come are not.
+    #[test]
+    fn a_fix_that_helped_nothing_is_put_back_only_when_a_full_run_would_judge_it() {
+        let l = Limits::default();
+        let base = rec(80.0, 10, &["a", "b"]);
+        let mut run = rec(0.0, 10, &[]);
+        run.run = 2;
+        let med = |t: &str| failure(t, "boom", Criticality::Medium);
+        let the_fix = fix(None, &["src/a.py"]);
+        let same = results(Scope::Affected, 2, 8, vec![med("a"), med("b")]);
+        let better = results(Scope::Affected, 1, 9, vec![med("a")]);
+        let judge = |merged: &TestResults, strategy: Option<Strategy>, only_full_left: bool| {
+            settle(&SettleInput {
+                messages: &crate::git::MessageStyle::default(),
+                session: "WFS-test",
+                fix_iteration: 1,
+                run: &run,
+                base: &base,
+                merged,
+                fix: &the_fix,
+                repo: true,
+                attempts_done: 1,
+                no_progress: false,
+                cost_cap: None,
+                strategy,
+                limits: &l,
+                unchecked: &[],
+                only_full_left,
+            })
+        };
+        let agent = Some(Strategy::Conservative);
+        let s = judge(&same, agent, true);
+        assert!(matches!(s.decision, AfterRun::Rollback { .. }), "{s:?}");
+        assert_eq!(s.outcome, Some(FixOutcome::NoChange));
+        assert!(s.commit.is_none());
+        let rb = s.rollback.expect("a rollback");
+        assert_eq!(rb.restore.as_deref(), Some("tree"));
+        assert!(
+            rb.message.contains("made no failing test pass"),
+            "{}",
+            rb.message
+        );
+        for (name, merged, strategy, only_full_left) in [
+            ("improved", &better, agent, true),
+            ("a person's fix", &same, None, true),
+            ("tier 2 still to come", &same, agent, false),
+        ] {
+            let s = judge(merged, strategy, only_full_left);
+            assert_eq!(s.decision, AfterRun::Analyze, "{name}");
+            assert!(s.rollback.is_none() && s.commit.is_some(), "{name}");
+        }
+    }
+
     /// The settle decisions (commit, rollback, baseline, validation), as
     /// a table: what the run after a fix makes of it.
     #[test]
@@ -1734,6 +1813,7 @@ mod tests {
                 strategy: Some(Strategy::Conservative),
                 limits: &l,
                 unchecked: &[],
+                only_full_left: false,
             });
             assert_eq!(s.decision, c.want, "{}", c.name);
             assert_eq!(s.outcome, c.outcome, "{}", c.name);
@@ -1760,6 +1840,7 @@ mod tests {
             strategy: Some(Strategy::Conservative),
             limits: &l,
             unchecked: &[],
+            only_full_left: false,
         });
         assert_eq!(
             s.regression,
@@ -1804,6 +1885,7 @@ mod tests {
                 strategy: Some(Strategy::Conservative),
                 limits: &l,
                 unchecked,
+                only_full_left: false,
             })
         };
         let s = judge(&full, &[2]);

@@ -1175,10 +1175,16 @@ impl CycleMachine {
             iteration: s.iter.current_iteration,
             pass_rate: baseline.pass_rate,
             similarity: decide::similarity(&real),
+            // A fix put back because it helped nothing (`no_change`) did
+            // no damage that a surgical strategy should avoid.
             regression_in_last_retest: matches!(
                 s.iter.iterations.last().and_then(|r| r.result),
                 Some(IterationResult::Regression | IterationResult::RolledBack)
-            ),
+            ) && s
+                .history
+                .entries
+                .last()
+                .is_none_or(|e| e.outcome != FixOutcome::NoChange),
             previous: s.iter.selected_strategy,
             stuck: !stuck.is_empty(),
         })
@@ -2073,6 +2079,10 @@ impl CycleMachine {
             messages: &self.messages,
             session: &self.id,
             unchecked: &decide::unchecked_fixes(&s.iter.iterations, n),
+            only_full_left: tier_run.is_some()
+                && progress.outcome == Some(TierOutcome::Failing)
+                && decide::next_tier(&plan, &progress)
+                    == NextRun::Full(retest::FullReason::Unverified),
         });
         if let Some(drop) = &settled.unattributed {
             let earlier = decide::unchecked_fixes(&s.iter.iterations, n)

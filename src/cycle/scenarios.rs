@@ -1403,3 +1403,84 @@ fn an_analysis_that_edits_the_tree_is_undone_and_counts_as_failed() {
         );
     }
 }
+
+/// `(iteration, sealed)` of every full-suite run.
+fn full_runs(s: &CycleState) -> Vec<(u32, bool)> {
+    s.iter
+        .iterations
+        .iter()
+        .filter(|r| r.scope == Scope::Full)
+        .map(|r| (r.iteration, r.sealed))
+        .collect()
+}
+
+/// DESIGN.md §10.4, on a suite where tier 2 would be the whole suite (no
+/// import map: every test may depend on the fix): a partial fix, then a
+/// wrong edit that makes no failing test pass, then the correct fix. Only
+/// the first run and the sealed run that completes run the whole suite;
+/// the wrong edit is put back uncommitted instead of costing a full run to
+/// look for its damage. No commit gets both an in-place and a sealed full
+/// run.
+#[test]
+fn a_fix_that_helps_nothing_costs_no_full_run_and_only_the_sealed_run_completes() {
+    const WRONG: &str = "add: a + b\nsub: a - b\nmul: a * b\npow: a ** b\ndiv: a // b\n";
+    let h = harness(true, Limits::default(), None);
+    let mut p = ports();
+    fixer(&mut p, |_, n, _| {
+        AgentAct::writes(&[("calc/ops.py", [HALF, WRONG, FIXED][(n as usize - 1).min(2)])])
+    });
+    let mut s = fresh(&h.machine, p.now());
+    let (ending, _) = drive(&h.machine, &mut s, &mut p, false);
+    assert_eq!(ending.exit, Exit::Success, "{:?}", p.journal);
+    assert_eq!(full_runs(&s), [(1, false), (4, true)], "{:?}", runs(&s));
+    assert_eq!(
+        p.journal
+            .iter()
+            .filter(|l| l.starts_with("tests all"))
+            .count(),
+        2,
+        "{:?}",
+        p.journal
+    );
+    let outcomes: Vec<&str> = s
+        .history
+        .entries
+        .iter()
+        .map(|e| e.outcome.as_str())
+        .collect();
+    assert_eq!(outcomes, ["improved", "no_change", "success"]);
+    // The wrong edit never entered history.
+    assert_eq!(
+        p.subjects(),
+        [
+            "test-cycle: session WFS-test-the-fake completed (pass: 100.0%, 3 fix attempt(s))",
+            "test-cycle: iteration 3 - aggressive strategy (pass: 90.0% → 100.0%)",
+            "test-cycle: iteration 1 - conservative strategy (pass: 80.0% → 90.0%)",
+        ],
+        "{:?}",
+        p.journal
+    );
+}
+
+/// Without progressive retest every fix gets one full run, and the one
+/// that accepts is sealed: no commit is run in full twice (in place, then
+/// sealed).
+#[test]
+fn without_progressive_retest_each_fix_gets_one_full_run_and_the_accepting_one_is_sealed() {
+    let mut h = harness(true, Limits::default(), None);
+    h.machine.config.cycle.progressive = false;
+    let mut p = ports();
+    fixer(&mut p, |_, n, _| {
+        AgentAct::writes(&[("calc/ops.py", if n == 1 { HALF } else { FIXED })])
+    });
+    let mut s = fresh(&h.machine, p.now());
+    let (ending, _) = drive(&h.machine, &mut s, &mut p, false);
+    assert_eq!(ending.exit, Exit::Success, "{:?}", p.journal);
+    assert_eq!(
+        full_runs(&s),
+        [(1, false), (2, true), (3, true)],
+        "{:?}",
+        runs(&s)
+    );
+    assert!(s.iter.iterations.iter().all(|r| r.scope == Scope::Full));
+}

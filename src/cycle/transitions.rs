@@ -58,7 +58,7 @@ pub const TRANSITIONS: &[(NextAction, NextAction, &str)] = &[
     (
         Retest,
         Rollback,
-        "regression, tests gone, or a failed call that helped nothing",
+        "regression, tests gone, or a failed call or unjudged fix that helped nothing",
     ),
     (Retest, None, "blocked: a limit, no progress, the cost cap"),
     (FinalValidation, Complete, "success on the full suite"),

@@ -431,6 +431,12 @@ pub struct Watch {
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
     first_result: Arc<std::sync::Mutex<Option<Duration>>>,
+    /// The watcher's thread id once it runs (0 before): its priority is
+    /// raised back before it is waited for.
+    tid: Arc<std::sync::atomic::AtomicI64>,
+    /// A progress hook draws: the thread is waited for, so nothing is
+    /// drawn after the run.
+    drawing: bool,
 }
 
 impl Watch {
@@ -448,10 +454,12 @@ impl Watch {
         let first = first_result.clone();
         let until_first = hook.is_none();
         let mut hook = hook.unwrap_or_else(|| Box::new(|_| {}));
+        let tid = Arc::new(std::sync::atomic::AtomicI64::new(0));
+        let own_tid = tid.clone();
         let thread = std::thread::Builder::new()
             .name("wfx-progress".into())
             .spawn(move || {
-                lowest_priority();
+                own_tid.store(lowest_priority(), Ordering::Release);
                 let started = Instant::now();
                 let mut counter = Counter::new(framework);
                 let mut file: Option<File> = None;
@@ -503,6 +511,8 @@ impl Watch {
             stop,
             thread,
             first_result,
+            tid,
+            drawing: !until_first,
         }
     }
 
@@ -515,9 +525,19 @@ impl Watch {
 }
 
 impl Drop for Watch {
+    /// Stops the watcher. A thread at nice 19 on a busy machine may wait
+    /// hundreds of milliseconds for a core: one that only looked for the
+    /// first result is left to end on its own (it holds nothing but the
+    /// log open); one that draws gets its priority back, then is waited
+    /// for.
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
         if let Some(t) = self.thread.take() {
+            if !self.drawing {
+                t.thread().unpark();
+                return;
+            }
+            normal_priority(self.tid.load(Ordering::Acquire));
             t.thread().unpark();
             let _ = t.join();
         }
@@ -525,13 +545,30 @@ impl Drop for Watch {
 }
 
 /// The watcher is an observer: on Linux it runs at nice 19, so a runner
-/// that keeps every core busy is not slowed by it.
-fn lowest_priority() {
+/// that keeps every core busy is not slowed by it. Returns its thread id
+/// (0 elsewhere).
+fn lowest_priority() -> i64 {
     #[cfg(target_os = "linux")]
     unsafe {
-        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
-        libc::setpriority(libc::PRIO_PROCESS, tid, 19);
+        let tid = libc::syscall(libc::SYS_gettid);
+        libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, 19);
+        tid
     }
+    #[cfg(not(target_os = "linux"))]
+    0
+}
+
+/// Thread `tid` back at the process's own priority.
+fn normal_priority(tid: i64) {
+    #[cfg(target_os = "linux")]
+    if tid > 0 {
+        unsafe {
+            let own = libc::getpriority(libc::PRIO_PROCESS, 0);
+            libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, own);
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = tid;
 }
 
 #[cfg(test)]

@@ -52,7 +52,7 @@
 //! | --- | --- | --- |
 //! | none | | tier 1, else tier 2 when no test failed before, else full |
 //! | 1 | a test still fails, the fix changed no file | done (nothing else can have changed) |
-//! | 1 | a test still fails | tier 2 (the fix may have broken others too); else, when it made a failing test pass, settled on tier 1 ([`settles_partial_fix`]); else full |
+//! | 1 | a test still fails | tier 2 (the fix may have broken others too); else, when it made a failing test pass, settled on tier 1 ([`settles_partial_fix`]); else an agent's fix is put back (`cycle::decide::settle`), a person's gets the full run |
 //! | 1 | every test passes | tier 2 (tests not run yet), else full |
 //! | 2 | a test fails | done |
 //! | 2 | every test passes | full (final validation) |
@@ -454,8 +454,9 @@ pub fn next(plan: &RetestPlan, last: Option<(Tier, Outcome)>) -> NextRun {
 /// is the full suite, a fix that made a failing test pass (`improved`) is
 /// a partial fix, kept on tier 1's word — the next full run sees whatever
 /// else it did, and does not blame the fix after it
-/// (`cycle::decide::settle`). A fix that made no failing test pass gets
-/// the full run: it is rolled back if it did damage.
+/// (`cycle::decide::settle`). An agent's fix that made no failing test
+/// pass is put back uncommitted instead (`SettleInput::only_full_left`);
+/// only a person's fix gets the full run, and is reverted if it did damage.
 pub fn settles_partial_fix(next: &NextRun, improved: bool) -> bool {
     improved && matches!(next, NextRun::Full(FullReason::Unverified))
 }

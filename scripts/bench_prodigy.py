@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""The seed-000 debug loop, `wfx run` against prodigy (issue #30).
+
+A fresh git project whose workflow.yml (the same file for both tools) runs
+a test that fails until a fake `claude` has been called twice, with
+`on_failure: claude:` and at most 3 attempts: 3 test runs and 2 agent
+calls. The fake claude (on PATH) reads its prompt, bumps a counter outside
+the project and prints claude's JSON result line. wfx and prodigy are
+alternated run by run; medians of --runs.
+
+--fsync-load adds a background writer that writes 64 KiB and fsyncs it, in
+a loop, in a file beside the projects (the same disk), while both tools
+run: the loop on a busy disk against the quiet medians.
+
+    scripts/bench_prodigy.py --prodigy PATH [--wfx target/release/wfx] [--runs 7] [--fsync-load] [--json]
+
+Without --prodigy (or when the binary is missing) it prints a message and
+exits 0: build prodigy from iepathos/prodigy 480b22a4 with
+`cargo build --release` to compare.
+"""
+import argparse, json, os, shutil, statistics, subprocess, sys, tempfile, threading, time
+
+WORKFLOW = """commands:
+  - test:
+      command: "n=$(cat {count}); echo ran $n; [ $n -ge 2 ]"
+      on_failure:
+        claude: "/debug-test-failure --output ${{test.output}}"
+        max_attempts: 3
+"""
+CLAUDE = """#!/bin/sh
+# fake claude: one "fix" per call (a counter outside the project), then the result line
+cat > /dev/null
+n=$(cat "$SEED_COUNT" 2>/dev/null || echo 0)
+echo $((n + 1)) > "$SEED_COUNT"
+printf '%s\\n' '{"type":"result","subtype":"success","is_error":false,"result":"fixed","total_cost_usd":0}'
+"""
+
+
+def project(base, i):
+    root = os.path.join(base, f"p{i}")
+    count = root + ".count"
+    os.makedirs(os.path.join(root, ".workflow"))
+    with open(count, "w") as f:
+        f.write("0\n")
+    with open(os.path.join(root, "workflow.yml"), "w") as f:
+        f.write(WORKFLOW.format(count=count))
+    with open(os.path.join(root, "README.md"), "w") as f:
+        f.write("seed\n")
+    with open(os.path.join(root, ".workflow", "wfx.json"), "w") as f:
+        json.dump({"agents": {"definitions": {"claude": {"preset": "claude"}}}}, f)
+    env = dict(os.environ, GIT_AUTHOR_NAME="b", GIT_AUTHOR_EMAIL="b@example.invalid",
+               GIT_COMMITTER_NAME="b", GIT_COMMITTER_EMAIL="b@example.invalid")
+    for cmd in (["git", "init", "-q", "-b", "main"], ["git", "add", "-A"], ["git", "commit", "-qm", "init"]):
+        subprocess.run(cmd, cwd=root, check=True, env=env, stdout=subprocess.DEVNULL)
+    return root, count
+
+
+def once(cmd, base, i, bindir):
+    root, count = project(base, i)
+    env = dict(os.environ, PATH=bindir + os.pathsep + os.environ["PATH"], SEED_COUNT=count, NO_COLOR="1")
+    t = time.perf_counter()
+    r = subprocess.run(cmd, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    ms = (time.perf_counter() - t) * 1000
+    calls = int(open(count).read())
+    if r.returncode != 0 or calls != 2:
+        sys.exit(f"{cmd[0]}: exit {r.returncode}, {calls} agent calls: {r.stderr.decode()[-2000:]}")
+    shutil.rmtree(root, ignore_errors=True)
+    return ms
+
+
+class FsyncLoad:
+    """Writes 64 KiB and fsyncs, in a loop, until stopped."""
+
+    def __init__(self, directory):
+        self.path = os.path.join(directory, "fsync-load.bin")
+        self.stop = threading.Event()
+        self.syncs = 0
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def run(self):
+        block = os.urandom(64 * 1024)
+        with open(self.path, "wb") as f:
+            while not self.stop.is_set():
+                f.write(block)
+                if f.tell() > 64 * 1024 * 1024:
+                    f.seek(0)
+                f.flush()
+                os.fsync(f.fileno())
+                self.syncs += 1
+
+    def __enter__(self):
+        self.started = time.perf_counter()
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join()
+        self.rate = self.syncs / (time.perf_counter() - self.started)
+        os.unlink(self.path)
+
+
+def measure(wfx, prodigy, runs, base, bindir):
+    times = {"wfx": [], "prodigy": []}
+    cmds = {"wfx": [wfx, "-q", "run", "workflow.yml"], "prodigy": [prodigy, "run", "workflow.yml", "-y"]}
+    i = 0
+    for _ in range(runs):
+        for name in ("wfx", "prodigy"):
+            i += 1
+            times[name].append(once(cmds[name], base, i, bindir))
+    return {k: statistics.median(v) for k, v in times.items()}, times
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--wfx", default="target/release/wfx")
+    ap.add_argument("--prodigy")
+    ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--fsync-load", action="store_true")
+    ap.add_argument("--json", action="store_true")
+    a = ap.parse_args()
+    if not a.prodigy or not os.path.exists(a.prodigy):
+        msg = "prodigy not found (--prodigy): skipped; build iepathos/prodigy 480b22a4 with cargo build --release"
+        print(json.dumps({"skipped": msg}) if a.json else msg)
+        return
+    version = subprocess.run([a.prodigy, "--version"], capture_output=True, text=True).stdout.strip()
+    base = tempfile.mkdtemp(prefix="wfx-bench-prodigy-")
+    try:
+        bindir = os.path.join(base, "bin")
+        os.makedirs(bindir)
+        with open(os.path.join(bindir, "claude"), "w") as f:
+            f.write(CLAUDE)
+        os.chmod(os.path.join(bindir, "claude"), 0o755)
+        wfx = os.path.abspath(a.wfx)
+        once([wfx, "-q", "run", "workflow.yml"], base, 0, bindir)  # warm up the page cache
+        load_before = open("/proc/loadavg").read().split()[:3]
+        quiet, quiet_all = measure(wfx, a.prodigy, a.runs, base, bindir)
+        out = {"runs": a.runs, "prodigy": version, "loadavg": load_before,
+               "quiet_wfx_ms": round(quiet["wfx"], 1), "quiet_prodigy_ms": round(quiet["prodigy"], 1),
+               "quiet_ratio": round(quiet["prodigy"] / quiet["wfx"], 1),
+               "quiet_wfx_range_ms": [round(min(quiet_all["wfx"]), 1), round(max(quiet_all["wfx"]), 1)]}
+        if a.fsync_load:
+            with FsyncLoad(base) as load:
+                busy, busy_all = measure(wfx, a.prodigy, a.runs, base, bindir)
+            out.update({"busy_wfx_ms": round(busy["wfx"], 1), "busy_prodigy_ms": round(busy["prodigy"], 1),
+                        "busy_ratio": round(busy["prodigy"] / busy["wfx"], 1),
+                        "busy_wfx_vs_quiet": round(busy["wfx"] / quiet["wfx"], 2),
+                        "busy_wfx_range_ms": [round(min(busy_all["wfx"]), 1), round(max(busy_all["wfx"]), 1)],
+                        "load_fsyncs_per_s": round(load.rate)})
+        out["loadavg_after"] = open("/proc/loadavg").read().split()[:3]
+        if a.json:
+            print(json.dumps(out))
+            return
+        print(f"seed-000 loop, medians of {a.runs} alternated runs ({version}; load {' '.join(load_before)})")
+        print(f"  quiet: wfx {out['quiet_wfx_ms']} ms, prodigy {out['quiet_prodigy_ms']} ms: {out['quiet_ratio']}×")
+        if a.fsync_load:
+            print(f"  fsync load ({out['load_fsyncs_per_s']} fsyncs/s): wfx {out['busy_wfx_ms']} ms "
+                  f"({out['busy_wfx_vs_quiet']}× quiet), prodigy {out['busy_prodigy_ms']} ms: {out['busy_ratio']}×")
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
