@@ -15,6 +15,7 @@
 //! - [`event`]: `Event` and the sinks; [`duration`]: the one formatter.
 //! - [`watch`]: `--watch`, waiting in-process for a person's fix.
 
+pub mod candidates;
 pub mod driver;
 pub mod duration;
 pub mod event;
