@@ -198,6 +198,34 @@ impl CallRecord {
         self.error_kind.is_some() || self.is_error || self.exit_code != Some(0)
     }
 
+    /// A call as fix-history.json keeps it (its answer and error message
+    /// are not kept): a speculative candidate's call, read back when its
+    /// changes are applied.
+    pub fn from_artifact(a: &AgentCall) -> CallRecord {
+        CallRecord {
+            agent: a.agent.clone(),
+            role: a.role,
+            started_at: a.started_at,
+            exit_code: a.exit_code,
+            timed_out: a.timed_out,
+            interrupted: false,
+            duration_ms: a.duration_ms,
+            cost_usd: a.cost_usd,
+            turns: a.turns,
+            input_tokens: a.input_tokens,
+            output_tokens: a.output_tokens,
+            result_text: String::new(),
+            is_error: a.is_error,
+            error_kind: a.error_kind,
+            error_message: None,
+            structured: false,
+            prompt_file: a.prompt_file.clone().unwrap_or_default(),
+            output_file: a.output_file.clone().unwrap_or_default(),
+            agent_commits: Vec::new(),
+            tamper: a.tamper,
+        }
+    }
+
     /// The record kept in fix-history.json.
     pub fn to_artifact(
         &self,
@@ -224,6 +252,7 @@ impl CallRecord {
             prompt_file: Some(self.prompt_file.clone()),
             output_file: Some(self.output_file.clone()),
             tamper: self.tamper,
+            candidate: None,
             extra: Default::default(),
         }
     }

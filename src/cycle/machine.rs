@@ -54,6 +54,9 @@ pub struct CycleMachine {
     pub config: Config,
     pub limits: Limits,
     pub fix_agent: Option<ResolvedAgent>,
+    /// The fix agents speculative candidates take turns with (`agents.fix`
+    /// as a list); empty: the fix agent alone.
+    pub fix_agents: Vec<ResolvedAgent>,
     pub test_gen_agent: Option<ResolvedAgent>,
     pub chain: Vec<ResolvedAgent>,
     /// The test command (none: the session cannot run tests).
@@ -94,7 +97,14 @@ impl Machine for CycleMachine {
                 paths: pc.paths.clone(),
                 session_dir: self.session_dir_for_commit(s),
                 message: pc.message.clone(),
-                trailers: Trailers::new(self.id.clone(), pc.iteration, CommitKind::Fix),
+                trailers: Trailers::new(self.id.clone(), pc.iteration, CommitKind::Fix)
+                    .with_candidate(
+                        s.history
+                            .entries
+                            .iter()
+                            .find(|e| e.iteration == pc.iteration)
+                            .and_then(|e| e.candidate),
+                    ),
             }));
         }
         match s.iter.status {
@@ -232,6 +242,13 @@ impl Machine for CycleMachine {
                         }
                     }
                     Observed::Updated => self.fix_observed(s, None, None, &mut out),
+                    Observed::Candidates(done) => {
+                        super::speculative::observed(self, s, *done, &mut out)
+                    }
+                    Observed::Applied(inspection) => {
+                        let call = super::speculative::chosen_call(s);
+                        self.fix_observed(s, call, Some(inspection), &mut out);
+                    }
                     _ => {}
                 },
                 NextAction::Retest | NextAction::FinalValidation => match what {
@@ -360,7 +377,7 @@ impl CycleMachine {
             .unwrap_or_default()
     }
 
-    fn baseline_results(&self, s: &CycleState) -> Option<Arc<TestResults>> {
+    pub(super) fn baseline_results(&self, s: &CycleState) -> Option<Arc<TestResults>> {
         let run = s.baseline()?.run;
         s.results.get(&run).cloned()
     }
@@ -389,7 +406,7 @@ impl CycleMachine {
         v
     }
 
-    fn task_path(&self, s: &CycleState, id: &str) -> PathBuf {
+    pub(super) fn task_path(&self, s: &CycleState, id: &str) -> PathBuf {
         s.tasks
             .iter()
             .find(|(_, t)| t.id == id)
@@ -1124,6 +1141,7 @@ impl CycleMachine {
             rejected: None,
             call_failed: false,
             retest: RetestProgress::default(),
+            chosen: None,
         }
     }
 
@@ -1441,10 +1459,55 @@ impl CycleMachine {
                 rejected: None,
                 call_failed: false,
                 retest: RetestProgress::default(),
+                chosen: None,
             }),
         };
         s.set_task_status(&fix_task_id(k), TaskStatus::InProgress, "fix started");
         s.touch(Doc::State);
+    }
+
+    /// The fix prompt of the current iteration with `strategy`, naming
+    /// the fix task as `task_path`; a block when it cannot be written.
+    pub fn fix_prompt(&self, s: &CycleState, strategy: Strategy, task_path: &str) -> Result<Text, Step> {
+        let k = s.iter.current_iteration;
+        let task_id = fix_task_id(k);
+        let paths = self.paths(s);
+        let spec = self.task_path(s, &task_id);
+        let baseline = self.baseline_results(s).unwrap_or_else(no_results);
+        let command = self.detected.as_ref().map(|d| d.command.clone());
+        let task = s.task(&task_id).cloned();
+        let prompt = match &task {
+            Some(task) => agents::prompts::fix(
+                &self.renderer,
+                &agents::prompts::FixPrompt {
+                    session_id: &self.id,
+                    task,
+                    task_path,
+                    strategy,
+                    test_command: command.as_deref(),
+                    failures: &baseline.failures,
+                    test_edits: &self.config.cycle.test_edits,
+                },
+            ),
+            None => Err(crate::error::Error::Internal(format!(
+                "{task_id} is missing"
+            ))),
+        };
+        let prompt = match prompt {
+            Ok(p) => p,
+            Err(e) => {
+                return Err(Step::Do(Effect::Block(format!(
+                    "cannot write the fix prompt: {e}"
+                ))));
+            }
+        };
+        let log = s
+            .baseline()
+            .map(|r| docs::run_files(&paths, r).1)
+            .unwrap_or_else(|| paths.iteration_file(k, "test-output.log"));
+        let mut text = Text::plain(prompt, self.vars(s, k, &spec, baseline.exit_code));
+        text.test_output = Some((log.clone(), self.agent_rel(&log)));
+        Ok(text)
     }
 
     /// Fix attempt k: the agent (or a person), inspected against its snapshot.
@@ -1465,40 +1528,16 @@ impl CycleMachine {
             }
             return Step::Do(Effect::Pause(PauseReason::ManualFix { unchanged: false }));
         };
-        let task_id = fix_task_id(k);
+        if let Some(step) = super::speculative::next(self, s, fix, &before) {
+            return step;
+        }
         let paths = self.paths(s);
-        let spec = self.task_path(s, &task_id);
-        let baseline = self.baseline_results(s).unwrap_or_else(no_results);
         let strategy = s.iter.selected_strategy.unwrap_or(Strategy::Conservative);
-        let command = self.detected.as_ref().map(|d| d.command.clone());
-        let task = s.task(&task_id).cloned();
-        let prompt = match &task {
-            Some(task) => agents::prompts::fix(
-                &self.renderer,
-                &agents::prompts::FixPrompt {
-                    session_id: &self.id,
-                    task,
-                    task_path: &self.agent_rel(&spec),
-                    strategy,
-                    test_command: command.as_deref(),
-                    failures: &baseline.failures,
-                    test_edits: &self.config.cycle.test_edits,
-                },
-            ),
-            None => Err(crate::error::Error::Internal(format!(
-                "{task_id} is missing"
-            ))),
+        let spec = self.task_path(s, &fix_task_id(k));
+        let text = match self.fix_prompt(s, strategy, &self.agent_rel(&spec)) {
+            Ok(t) => t,
+            Err(step) => return step,
         };
-        let prompt = match prompt {
-            Ok(p) => p,
-            Err(e) => return Step::Do(Effect::Block(format!("cannot write the fix prompt: {e}"))),
-        };
-        let log = s
-            .baseline()
-            .map(|r| docs::run_files(&paths, r).1)
-            .unwrap_or_else(|| paths.iteration_file(k, "test-output.log"));
-        let mut text = Text::plain(prompt, self.vars(s, k, &spec, baseline.exit_code));
-        text.test_output = Some((log.clone(), self.agent_rel(&log)));
         Step::Do(Effect::Agent(AgentRequest {
             agent: agent.clone(),
             role: Role::Fix,
@@ -1514,25 +1553,13 @@ impl CycleMachine {
         }))
     }
 
-    /// What fix k changed since its snapshot, checked against the test-edit
-    /// policy, recorded in fix-history.json; then the retest.
-    fn fix_observed(
+    /// The test edits of a fix (DESIGN.md §5.6) as recorded, and why the
+    /// policy rejects them.
+    pub fn test_edits(
         &self,
-        s: &mut CycleState,
-        call: Option<CallRecord>,
-        inspection: Option<Inspection>,
-        out: &mut Vec<Event>,
-    ) {
-        let k = s.iter.current_iteration;
-        let task_id = fix_task_id(k);
-        let mut fix = s
-            .iter
-            .action
-            .fix()
-            .cloned()
-            .unwrap_or_else(|| self.no_fix(s));
-        let inspection = inspection.unwrap_or_default();
-        let files_changed = inspection.files_changed();
+        s: &CycleState,
+        inspection: &Inspection,
+    ) -> (Vec<crate::artifacts::fix_history::TestEdit>, Option<String>) {
         let failing = self.failing_by_name(s);
         let infrastructure: std::collections::BTreeSet<String> = s
             .iter
@@ -1559,6 +1586,30 @@ impl CycleMachine {
         let policy = &self.config.cycle.test_edits;
         let edits = guard::recorded(edits, policy);
         let rejected = guard::rejection(&edits, policy);
+        (edits, rejected)
+    }
+
+    /// What fix k changed since its snapshot, checked against the test-edit
+    /// policy, recorded in fix-history.json; then the retest.
+    fn fix_observed(
+        &self,
+        s: &mut CycleState,
+        call: Option<CallRecord>,
+        inspection: Option<Inspection>,
+        out: &mut Vec<Event>,
+    ) {
+        let k = s.iter.current_iteration;
+        let task_id = fix_task_id(k);
+        let mut fix = s
+            .iter
+            .action
+            .fix()
+            .cloned()
+            .unwrap_or_else(|| self.no_fix(s));
+        let inspection = inspection.unwrap_or_default();
+        let files_changed = inspection.files_changed();
+        let policy = &self.config.cycle.test_edits;
+        let (edits, rejected) = self.test_edits(s, &inspection);
         fix.observed = true;
         fix.call_failed = call.as_ref().is_some_and(|c| c.failed() || c.timed_out);
         fix.touched_tests = files_changed
@@ -1601,7 +1652,17 @@ impl CycleMachine {
             .baseline()
             .zip(earlier_rec)
             .and_then(|(b, e)| b.change_since(e));
-        let agent = self.fix_agent_name();
+        // A speculative step's attempt is its chosen candidate's.
+        let candidates = fix
+            .chosen
+            .as_ref()
+            .and_then(|_| s.history.entries.iter().find(|e| e.iteration == k))
+            .map(|e| e.candidates.clone())
+            .unwrap_or_default();
+        let chosen = fix.chosen.as_ref().map(|c| c.candidate);
+        let winner = chosen.and_then(|n| candidates.iter().find(|c| c.candidate == n));
+        let agent = winner.map_or_else(|| self.fix_agent_name(), |w| w.agent.clone());
+        let strategy = winner.map_or(s.iter.selected_strategy, |w| w.strategy);
         // The fix task (and the loop task) name who actually fixed: a task
         // written while paused for a person may be done by an agent given
         // on the resume (`--fix-agent`), and the other way round.
@@ -1622,7 +1683,7 @@ impl CycleMachine {
             iteration: k,
             fix_task: task_id.clone(),
             agent: agent.clone(),
-            strategy: s.iter.selected_strategy,
+            strategy,
             started_at: fix.started_at,
             duration_ms,
             exit_code: call.as_ref().and_then(|c| c.exit_code),
@@ -1650,6 +1711,8 @@ impl CycleMachine {
             not_committed: not_committed.clone(),
             left_uncommitted,
             outside_commit: Vec::new(),
+            candidates,
+            candidate: chosen,
             extra: Extra::new(),
         };
         s.history.entries.retain(|e| e.iteration != k);
@@ -1665,9 +1728,10 @@ impl CycleMachine {
             };
             let mut a = c.to_artifact(Some(k), Some(&task_id), outcome);
             self.fix_call_paths(&mut a);
-            s.history
-                .agent_calls
-                .retain(|x| !(x.role == Role::Fix && x.iteration == Some(k)));
+            a.candidate = chosen;
+            s.history.agent_calls.retain(|x| {
+                !(x.role == Role::Fix && x.iteration == Some(k) && x.candidate == chosen)
+            });
             s.history.agent_calls.push(a);
         }
         s.touch(Doc::History);
@@ -1689,7 +1753,7 @@ impl CycleMachine {
         out.push(Event::Fix(FixEvent {
             iteration: k,
             agent,
-            strategy: s.iter.selected_strategy,
+            strategy,
             duration_ms,
             exit_code: call.as_ref().and_then(|c| c.exit_code),
             timed_out: call.as_ref().is_some_and(|c| c.timed_out),
@@ -2064,8 +2128,13 @@ impl CycleMachine {
                 .iter()
                 .any(|e| e.iteration == k && e.agent == agents::MANUAL))
             .then(|| {
-                s.record_of_fix(k)
-                    .and_then(|r| r.strategy)
+                // A speculative step's: the chosen candidate's.
+                s.history
+                    .entries
+                    .iter()
+                    .find(|e| e.iteration == k && e.candidate.is_some())
+                    .and_then(|e| e.strategy)
+                    .or_else(|| s.record_of_fix(k).and_then(|r| r.strategy))
                     .or(s.iter.selected_strategy)
                     .unwrap_or(Strategy::Conservative)
             }),
@@ -2383,7 +2452,7 @@ fn squash_message(
 }
 
 /// Results of no run (a baseline that is missing).
-fn no_results() -> Arc<TestResults> {
+pub(super) fn no_results() -> Arc<TestResults> {
     Arc::new(TestResults {
         command: String::new(),
         exit_code: None,

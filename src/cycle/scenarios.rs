@@ -86,6 +86,7 @@ fn harness(fixer: bool, limits: Limits, cap: Option<f64>) -> Harness {
         config,
         limits,
         fix_agent,
+        fix_agents: Vec::new(),
         test_gen_agent: None,
         chain: Vec::new(),
         detected: Some(Detected {

@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 
 use super::step::{Inspection, ProcessEnd, Snapshot};
 use crate::agents::{CallFiles, CallRecord, ResolvedAgent, Role, Vars};
+use crate::artifacts::fix_history::CandidateVerdict;
 use crate::artifacts::iteration_state::{RanCounts, SealedEnvironment, Strategy, Tier};
 use crate::artifacts::test_results::{Layer, TestResults};
 use crate::error::Result;
@@ -44,6 +45,10 @@ pub struct CandidateBatch {
     /// checked before each candidate starts.
     pub cap: Option<f64>,
     pub spent: f64,
+    /// wfx's files the candidates read (the fix task, the analysis),
+    /// project-relative: copied into each checkout at the same place
+    /// (`.workflow/` is never part of a diff).
+    pub share: Vec<String>,
 }
 
 /// One candidate, ready to run.
@@ -263,6 +268,91 @@ pub fn fixed_count(before: &TestResults, after: &TestResults) -> usize {
         .count()
 }
 
+/// Tests passing before the fix that fail in `after` (flaky ones aside):
+/// the candidate's regressions.
+pub fn broken_tests(before: &TestResults, after: &TestResults) -> Vec<String> {
+    let known = failing_ids(before);
+    let passed: BTreeSet<&str> = before
+        .cases
+        .iter()
+        .map(|c| c.test.as_str())
+        .filter(|t| !known.contains(t))
+        .collect();
+    after
+        .failures
+        .iter()
+        .filter(|f| !f.flaky && f.test_type != Layer::Static && passed.contains(f.test.as_str()))
+        .map(|f| f.test.clone())
+        .collect()
+}
+
+/// What the choice among candidates reads of one (see [`choose`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Measured {
+    /// Not started (the cost cap).
+    pub not_started: bool,
+    /// The agent could not be reached.
+    pub unavailable: bool,
+    /// The call (or command) failed.
+    pub error: bool,
+    pub timed_out: bool,
+    /// Its test edits are rejected by the policy.
+    pub rejected: bool,
+    /// It changed something and its tests ran.
+    pub tested: bool,
+    /// It changed something.
+    pub changed: bool,
+    pub fixed: usize,
+    pub broken: usize,
+    /// Lines added and removed.
+    pub diff_lines: usize,
+}
+
+/// The verdict of every candidate (in order) and the one chosen (its
+/// position): no regression, most previously failing tests fixed, then
+/// the smallest diff, then the earliest (DESIGN.md §11.4). None is chosen
+/// when no candidate fixed a failing test without breaking one: the step
+/// is then a failed attempt.
+pub fn choose(measured: &[Measured]) -> (Vec<CandidateVerdict>, Option<usize>) {
+    use CandidateVerdict as V;
+    let mut verdicts: Vec<V> = measured
+        .iter()
+        .map(|m| {
+            if m.not_started {
+                V::NotStarted
+            } else if m.unavailable {
+                V::Unavailable
+            } else if m.timed_out {
+                V::Timeout
+            } else if m.error {
+                V::Error
+            } else if m.rejected {
+                V::Rejected
+            } else if !m.changed {
+                V::NoChange
+            } else if !m.tested {
+                V::Untested
+            } else if m.broken > 0 {
+                V::Regression
+            } else if m.fixed == 0 {
+                V::NoChange
+            } else {
+                V::Outranked
+            }
+        })
+        .collect();
+    let best = measured
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| verdicts[*i] == V::Outranked)
+        .min_by_key(|(i, m)| (std::cmp::Reverse(m.fixed), m.diff_lines, *i))
+        .map(|(i, _)| i);
+    if let Some(i) = best {
+        verdicts[i] = V::Chosen;
+    }
+    (verdicts, best)
+}
+
 /// The procedure of one candidate (see the module docs): the call, the
 /// link check, the diff, then its test runs, each with its own log under
 /// the candidate's directory. A call that failed, timed out or changed
@@ -326,13 +416,14 @@ pub fn run_one(
         flaky: Vec::new(),
         duration_ms: 0,
     };
+    // What it changed, before its test runs add their own files.
+    ran.tree = world.tree()?;
     let failed_call = ran.call.as_ref().is_some_and(|c| c.failed() || c.interrupted)
         || ran.shell.as_ref().is_some_and(|e| e.timed_out);
     let nothing = ran.inspection.changes.is_empty() && tests.tiers.is_some();
     if !failed_call && !nothing && !crate::process::interrupted() {
         test_candidate(world, c, tests, &mut ran, shown)?;
     }
-    ran.tree = world.tree()?;
     ran.duration_ms = started.elapsed().as_millis() as u64;
     Ok(ran)
 }
@@ -588,6 +679,109 @@ mod tests {
             next_run(&once, &changed, false, &[done(Tier::Full, Outcome::Failing, 0)]),
             None
         );
+    }
+
+    fn m(fixed: usize, broken: usize, diff_lines: usize) -> Measured {
+        Measured {
+            changed: true,
+            tested: true,
+            fixed,
+            broken,
+            diff_lines,
+            ..Measured::default()
+        }
+    }
+
+    /// The choice, as a table: (candidates, verdicts, chosen).
+    #[test]
+    fn the_choice_among_candidates() {
+        use CandidateVerdict::*;
+        let error = Measured {
+            changed: true,
+            error: true,
+            ..Measured::default()
+        };
+        let timeout = Measured {
+            changed: true,
+            timed_out: true,
+            ..Measured::default()
+        };
+        let unchanged = Measured::default();
+        let not_started = Measured {
+            not_started: true,
+            ..Measured::default()
+        };
+        let rejected = Measured {
+            rejected: true,
+            ..m(2, 0, 1)
+        };
+        let untested = Measured {
+            tested: false,
+            ..m(0, 0, 3)
+        };
+        let cases: Vec<(&str, Vec<Measured>, Vec<CandidateVerdict>, Option<usize>)> = vec![
+            (
+                "most fixed wins over a smaller diff",
+                vec![m(1, 0, 2), m(2, 0, 40), m(0, 0, 1)],
+                vec![Outranked, Chosen, NoChange],
+                Some(1),
+            ),
+            (
+                "a regression never wins, however much it fixes",
+                vec![m(3, 1, 2), m(1, 0, 9)],
+                vec![Regression, Chosen],
+                Some(1),
+            ),
+            (
+                "a tie on fixed: the smaller diff",
+                vec![m(2, 0, 9), m(2, 0, 3)],
+                vec![Outranked, Chosen],
+                Some(1),
+            ),
+            (
+                "all equal: the earliest",
+                vec![m(1, 0, 4), m(1, 0, 4), m(1, 0, 4)],
+                vec![Chosen, Outranked, Outranked],
+                Some(0),
+            ),
+            (
+                "all regress: none, a failed attempt",
+                vec![m(2, 1, 4), m(1, 2, 4)],
+                vec![Regression, Regression],
+                None,
+            ),
+            (
+                "nothing fixed: none",
+                vec![m(0, 0, 4), unchanged.clone()],
+                vec![NoChange, NoChange],
+                None,
+            ),
+            (
+                "one errors, one times out, one fixes",
+                vec![error, timeout, m(1, 0, 2)],
+                vec![Error, Timeout, Chosen],
+                Some(2),
+            ),
+            (
+                "rejected test edits, untested, not started",
+                vec![rejected, untested, not_started, m(1, 0, 8)],
+                vec![Rejected, Untested, NotStarted, Chosen],
+                Some(3),
+            ),
+        ];
+        for (name, measured, verdicts, chosen) in cases {
+            assert_eq!(choose(&measured), (verdicts, chosen), "{name}");
+        }
+    }
+
+    #[test]
+    fn what_a_candidate_broke() {
+        let before = results(&[("a::one", false), ("a::two", true), ("a::three", true)]);
+        let after = results(&[("a::one", true), ("a::two", false), ("a::three", true)]);
+        assert_eq!(broken_tests(&before, &after), vec!["a::two".to_string()]);
+        // Still failing is not broken.
+        let same = results(&[("a::one", false), ("a::two", true), ("a::three", true)]);
+        assert!(broken_tests(&before, &same).is_empty());
     }
 
     #[test]

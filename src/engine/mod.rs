@@ -16,6 +16,7 @@
 //! - [`watch`]: `--watch`, waiting in-process for a person's fix.
 
 pub mod candidates;
+mod checkouts;
 pub mod driver;
 pub mod duration;
 pub mod event;

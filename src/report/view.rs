@@ -1543,6 +1543,7 @@ mod tests {
             prompt_file: None,
             output_file: None,
             tamper: None,
+            candidate: None,
             extra: Default::default(),
         };
         let none = cost_view(&[], None);
