@@ -1468,7 +1468,12 @@ impl CycleMachine {
 
     /// The fix prompt of the current iteration with `strategy`, naming
     /// the fix task as `task_path`; a block when it cannot be written.
-    pub fn fix_prompt(&self, s: &CycleState, strategy: Strategy, task_path: &str) -> Result<Text, Step> {
+    pub fn fix_prompt(
+        &self,
+        s: &CycleState,
+        strategy: Strategy,
+        task_path: &str,
+    ) -> Result<Text, Step> {
         let k = s.iter.current_iteration;
         let task_id = fix_task_id(k);
         let paths = self.paths(s);

@@ -21,9 +21,9 @@ mod initial;
 pub mod machine;
 pub mod manual;
 mod report;
-mod speculative;
 #[cfg(test)]
 pub(crate) mod scenarios;
+mod speculative;
 pub mod state;
 pub mod transitions;
 pub mod weaken;
@@ -291,9 +291,8 @@ pub fn run(ws: &Workspace, req: &CycleRequest, ui: &Printer) -> Result<Ending> {
         config.fix.candidates = n;
     }
     if config.fix.max_parallel.is_none() {
-        config.fix.max_parallel = Some(
-            std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
-        );
+        config.fix.max_parallel =
+            Some(std::thread::available_parallelism().map_or(1, |n| n.get() as u32));
     }
     let fix_agents = if config.fix.candidates > 1 {
         agents::config::fix_agents(&config.agents, options.fix_agent.as_deref())?

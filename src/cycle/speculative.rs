@@ -95,11 +95,7 @@ pub fn next(
     })
 }
 
-fn request(
-    m: &CycleMachine,
-    s: &CycleState,
-    before: &Snapshot,
-) -> Result<CandidatesRequest, Step> {
+fn request(m: &CycleMachine, s: &CycleState, before: &Snapshot) -> Result<CandidatesRequest, Step> {
     let k = s.iter.current_iteration;
     let paths = m.paths(s);
     let task_id = fix_task_id(k);
@@ -178,7 +174,9 @@ pub fn chosen_call(s: &CycleState) -> Option<CallRecord> {
     s.history
         .agent_calls
         .iter()
-        .find(|c| c.role == Role::Fix && c.iteration == Some(fix.iteration) && c.candidate == Some(n))
+        .find(|c| {
+            c.role == Role::Fix && c.iteration == Some(fix.iteration) && c.candidate == Some(n)
+        })
         .map(CallRecord::from_artifact)
 }
 
@@ -245,7 +243,9 @@ pub fn observed(m: &CycleMachine, s: &mut CycleState, done: CandidatesDone, out:
         strategy: chosen.as_ref().and_then(|(r, _)| r.strategy),
         reason: match &chosen {
             Some((r, _)) => r.reason.clone(),
-            None => format!("none fixes one of the {failing} failing test(s) without breaking another"),
+            None => {
+                format!("none fixes one of the {failing} failing test(s) without breaking another")
+            }
         },
         verdicts: rows
             .iter()
@@ -453,6 +453,11 @@ fn measure(
         "its tests did not run".to_string()
     } else if me.broken > 0 {
         format!("breaks {}", row.broken.join(", "))
+    } else if me.fixed == 0 {
+        format!(
+            "fixes none of the {} failing test(s)",
+            baseline.failed + baseline.errors
+        )
     } else {
         format!(
             "fixes {} of {} failing test(s), breaks none, {} line(s) changed",
@@ -470,10 +475,11 @@ mod tests {
 
     #[test]
     fn candidates_take_the_agents_and_strategies_in_turn() {
-        let cfg: crate::artifacts::config::AgentsConfig = serde_json::from_value(serde_json::json!({
-            "definitions": {"a": {"command": ["a"]}, "b": {"command": ["b"]}}
-        }))
-        .unwrap();
+        let cfg: crate::artifacts::config::AgentsConfig =
+            serde_json::from_value(serde_json::json!({
+                "definitions": {"a": {"command": ["a"]}, "b": {"command": ["b"]}}
+            }))
+            .unwrap();
         let a = crate::agents::config::resolve(&cfg, "a").unwrap();
         let b = crate::agents::config::resolve(&cfg, "b").unwrap();
         let got: Vec<(String, Strategy)> = assignment(&[a.clone(), b], Strategy::Aggressive, 4)

@@ -202,14 +202,18 @@ pub struct TierDone {
     pub outcome: Outcome,
     /// Tests failing before the fix that pass now.
     pub fixed: usize,
+    /// Tests passing before the fix that fail now.
+    pub broken: usize,
 }
 
 /// The next test run of a candidate that changed `changed`
 /// (`touched_tests`: test files among them), after `done`: a tier (its
 /// ids), the full suite (`None`), or nothing more. The tiers are those of
-/// the retest (DESIGN.md §10.4), without its last full run: that one is
-/// the winner's, sealed. A candidate whose tier 1 made no failing test
-/// pass cannot be better than the baseline: nothing more runs for it.
+/// the retest (DESIGN.md §10.4), the full suite included: a candidate that
+/// passes the tiers it is given may still break a test outside them, and
+/// the choice must not prefer it for that. Nothing more runs for a
+/// candidate that cannot be better than the run before: its tier 1 made
+/// no failing test pass, or a tier showed a regression.
 pub fn next_run(
     tests: &CandidateTests,
     changed: &[String],
@@ -221,9 +225,9 @@ pub fn next_run(
     };
     let last = done.last();
     if let Some(d) = last
-        && d.tier == Tier::Failed
-        && d.outcome == Outcome::Failing
-        && d.fixed == 0
+        && (d.tier == Tier::Full
+            || d.broken > 0
+            || (d.tier == Tier::Failed && d.outcome == Outcome::Failing && d.fixed == 0))
     {
         return None;
     }
@@ -240,13 +244,8 @@ pub fn next_run(
     });
     match retest::next(&plan, last.map(|d| (d.tier, d.outcome.clone()))) {
         NextRun::Tier { tier, ids } => Some((tier, Some(ids))),
-        NextRun::Full(_)
-            if last.is_none_or(|d| matches!(d.outcome, Outcome::Escalated(_)))
-                && last.is_none_or(|d| d.tier != Tier::Full) =>
-        {
-            Some((Tier::Full, None))
-        }
-        NextRun::Full(_) | NextRun::Done => None,
+        NextRun::Full(_) => Some((Tier::Full, None)),
+        NextRun::Done => None,
     }
 }
 
@@ -418,7 +417,10 @@ pub fn run_one(
     };
     // What it changed, before its test runs add their own files.
     ran.tree = world.tree()?;
-    let failed_call = ran.call.as_ref().is_some_and(|c| c.failed() || c.interrupted)
+    let failed_call = ran
+        .call
+        .as_ref()
+        .is_some_and(|c| c.failed() || c.interrupted)
         || ran.shell.as_ref().is_some_and(|e| e.timed_out);
     let nothing = ran.inspection.changes.is_empty() && tests.tiers.is_some();
     if !failed_call && !nothing && !crate::process::interrupted() {
@@ -495,15 +497,16 @@ fn test_candidate(
                 }
             }
         };
-        let fixed = match (&merged, tests.baseline.as_deref()) {
-            (Some(m), Some(b)) => fixed_count(b, m),
-            _ => 0,
+        let (fixed, broken) = match (&merged, tests.baseline.as_deref()) {
+            (Some(m), Some(b)) => (fixed_count(b, m), broken_tests(b, m).len()),
+            _ => (0, 0),
         };
         ran.runs.push(run);
         done.push(TierDone {
             tier,
             outcome,
             fixed,
+            broken,
         });
     }
     // New failures are re-run once: a flaky test is nobody's regression.
@@ -512,7 +515,9 @@ fn test_candidate(
         let new: Vec<String> = m
             .failures
             .iter()
-            .filter(|f| f.test_type != Layer::Static && !f.flaky && !known.contains(f.test.as_str()))
+            .filter(|f| {
+                f.test_type != Layer::Static && !f.flaky && !known.contains(f.test.as_str())
+            })
             .map(|f| f.test.clone())
             .collect();
         if !new.is_empty()
@@ -562,9 +567,17 @@ mod tests {
         for (id, pass) in cases {
             parsed.cases.push(ParsedCase {
                 id: id.to_string(),
-                status: if *pass { Status::Passed } else { Status::Failed },
+                status: if *pass {
+                    Status::Passed
+                } else {
+                    Status::Failed
+                },
                 file: Some(id.split("::").next().unwrap_or_default().to_string()),
-                error: if *pass { String::new() } else { "AssertionError".into() },
+                error: if *pass {
+                    String::new()
+                } else {
+                    "AssertionError".into()
+                },
                 ..ParsedCase::default()
             });
         }
@@ -603,10 +616,7 @@ mod tests {
             tiers: tiers.then(|| TierPlan {
                 progressive: true,
                 can_filter: true,
-                import_map: vec![(
-                    "tests/test_b.py".into(),
-                    vec!["src/calc.py".into()],
-                )],
+                import_map: vec![("tests/test_b.py".into(), vec!["src/calc.py".into()])],
                 strategy: Vec::new(),
                 costs: SessionCosts::default(),
             }),
@@ -618,6 +628,7 @@ mod tests {
             tier,
             outcome,
             fixed,
+            broken: 0,
         }
     }
 
@@ -638,13 +649,31 @@ mod tests {
         let Some((Tier::Affected, Some(ids))) = next_run(&t, &changed, false, &after_one) else {
             panic!("tier 2 expected");
         };
-        assert!(ids.contains(&"tests/test_b.py::test_three".to_string()), "{ids:?}");
-        // After tier 2 nothing more: the full suite is the winner's, sealed.
+        assert!(
+            ids.contains(&"tests/test_b.py::test_three".to_string()),
+            "{ids:?}"
+        );
+        // After tier 2 the full suite: a test outside the tiers may break.
         let after_two = [
             done(Tier::Failed, Outcome::Passed, 1),
             done(Tier::Affected, Outcome::Passed, 1),
         ];
-        assert_eq!(next_run(&t, &changed, false, &after_two), None);
+        assert_eq!(
+            next_run(&t, &changed, false, &after_two),
+            Some((Tier::Full, None))
+        );
+        let after_full = [
+            after_two[0].clone(),
+            after_two[1].clone(),
+            done(Tier::Full, Outcome::Passed, 1),
+        ];
+        assert_eq!(next_run(&t, &changed, false, &after_full), None);
+        // A tier showed a regression: it cannot win; nothing more.
+        let broke = [TierDone {
+            broken: 1,
+            ..done(Tier::Failed, Outcome::Passed, 1)
+        }];
+        assert_eq!(next_run(&t, &changed, false, &broke), None);
         // Tier 1 fixed nothing: the candidate cannot win; no tier 2.
         let nothing = [done(Tier::Failed, Outcome::Failing, 0)];
         assert_eq!(next_run(&t, &changed, false, &nothing), None);
@@ -674,9 +703,17 @@ mod tests {
         );
         // `wfx run`: the test command once.
         let once = tests(false);
-        assert_eq!(next_run(&once, &changed, false, &[]), Some((Tier::Full, None)));
         assert_eq!(
-            next_run(&once, &changed, false, &[done(Tier::Full, Outcome::Failing, 0)]),
+            next_run(&once, &changed, false, &[]),
+            Some((Tier::Full, None))
+        );
+        assert_eq!(
+            next_run(
+                &once,
+                &changed,
+                false,
+                &[done(Tier::Full, Outcome::Failing, 0)]
+            ),
             None
         );
     }

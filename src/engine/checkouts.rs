@@ -12,8 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
 use super::candidates::{
-    self, CandidateBatch, CandidateDone, CandidateEnd, CandidateNote, CandidateRan,
-    CandidateWorld,
+    self, CandidateBatch, CandidateDone, CandidateEnd, CandidateNote, CandidateRan, CandidateWorld,
 };
 use super::ports::{ShellRun, TestRun};
 use super::real::{RealPorts, inspect_with, open_checkout, run_tests_with, shell_with};

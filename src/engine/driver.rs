@@ -18,9 +18,9 @@ use super::policy;
 use super::ports::{Ports, ShellRun, TestRun, Wake};
 use super::step::{
     AgentCallDone, AgentRequest, AnalysisRequest, ArchiveRequest, Before, CandidateWorkRequest,
-    CandidatesDone, CandidatesRequest, Effect, Ending,
-    Observation, Observed, PauseReason, ProcessEnd, ReviewRequest, Reviewed, ShellDone,
-    ShellRequest, Snapshot, Step, TestRequest, TestsRun, Text, ValidateRequest, Validated,
+    CandidatesDone, CandidatesRequest, Effect, Ending, Observation, Observed, PauseReason,
+    ProcessEnd, ReviewRequest, Reviewed, ShellDone, ShellRequest, Snapshot, Step, TestRequest,
+    TestsRun, Text, ValidateRequest, Validated,
 };
 use super::txn::Document;
 use crate::agents::vars::INLINE_OUTPUT_MAX;
@@ -225,10 +225,8 @@ impl Driver<'_, '_, '_> {
             Effect::Update => Observed::Updated,
             Effect::Candidates(req) => self.candidates(m.spent_usd(state), req)?,
             Effect::Apply(req) => {
-                self.ports.apply_tree(
-                    req.before.tree.as_deref().unwrap_or_default(),
-                    &req.tree,
-                )?;
+                self.ports
+                    .apply_tree(req.before.tree.as_deref().unwrap_or_default(), &req.tree)?;
                 Observed::Applied(self.ports.inspect(&req.before, req.versions_of)?)
             }
         })
@@ -297,15 +295,19 @@ impl Driver<'_, '_, '_> {
         let baseline = batch.tests.baseline.clone();
         let sinks = &mut *self.sinks;
         let at = self.ports.now();
-        let ran = self.ports.run_candidates(&batch, req.versions_of, &mut |note| {
-            let event = match note {
-                CandidateNote::Started(c) => Event::CandidateStarted(candidate_event(&batch, c, of)),
-                CandidateNote::Finished(c, done) => Event::CandidateFinished(Box::new(
-                    finished_event(candidate_event(&batch, c, of), done, baseline.as_deref()),
-                )),
-            };
-            sinks.emit(&event, at);
-        });
+        let ran = self
+            .ports
+            .run_candidates(&batch, req.versions_of, &mut |note| {
+                let event = match note {
+                    CandidateNote::Started(c) => {
+                        Event::CandidateStarted(candidate_event(&batch, c, of))
+                    }
+                    CandidateNote::Finished(c, done) => Event::CandidateFinished(Box::new(
+                        finished_event(candidate_event(&batch, c, of), done, baseline.as_deref()),
+                    )),
+                };
+                sinks.emit(&event, at);
+            });
         // The project's own checks, also after Ctrl-C.
         let mut call = batch_record();
         super::head::after_call(self.ports, &guard, Some(&before), self.fold, &mut call)?;
@@ -789,7 +791,8 @@ fn finished_event(
         CandidateEnd::Ran(r) => {
             e.duration_ms = r.duration_ms;
             e.files_changed = r.inspection.files_changed();
-            e.diff_lines = (r.inspection.diffstat.insertions + r.inspection.diffstat.deletions) as u32;
+            e.diff_lines =
+                (r.inspection.diffstat.insertions + r.inspection.diffstat.deletions) as u32;
             if let Some(c) = &r.call {
                 e.exit_code = c.exit_code;
                 e.timed_out = c.timed_out;

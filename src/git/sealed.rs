@@ -220,7 +220,12 @@ impl Checkpoints {
         let exclude = repo.path().join("info/exclude");
         let lines: String = deps
             .iter()
-            .map(|d| format!("/{}\n", paths::bytes_to_path(&paths::to_repo(&r.prefix, d)).display()))
+            .map(|d| {
+                format!(
+                    "/{}\n",
+                    paths::bytes_to_path(&paths::to_repo(&r.prefix, d)).display()
+                )
+            })
             .collect();
         if let Some(parent) = exclude.parent() {
             std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
