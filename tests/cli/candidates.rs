@@ -185,6 +185,53 @@ fn three_candidates_fix_in_one_step_and_the_best_is_committed() {
     assert_eq!(chosen[0]["verdicts"].as_array().unwrap().len(), 3);
     nothing_left(&env, "WFS-test-the-candidates");
     assert_eq!(env.git(&["status", "--porcelain"]), "");
+    // `wfx status` and the report show them side by side.
+    let status = env
+        .wfx()
+        .args(["status", "WFS-test-the-candidates"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&status.stdout);
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| {
+            l.trim_start()
+                .trim_start_matches("* ")
+                .starts_with("candidate ")
+        })
+        .collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    assert!(
+        lines[0].contains("candidate 1 · fix-one, conservative · outranked · fixed 1"),
+        "{text}"
+    );
+    assert!(
+        lines[1].contains("candidate 2 · fix-and-break, aggressive · regression"),
+        "{text}"
+    );
+    assert!(
+        lines[2]
+            .trim_start()
+            .starts_with("* candidate 3 · fix-all, surgical · chosen · fixed 2"),
+        "{text}"
+    );
+    assert!(
+        text.contains("breaks tests/"),
+        "the regression is named: {text}"
+    );
+    env.wfx()
+        .args(["report", "WFS-test-the-candidates", "--html", "report.html"])
+        .assert()
+        .success();
+    let html = env.read("report.html");
+    let table = html
+        .split("id=\"candidates-1\"")
+        .nth(1)
+        .and_then(|t| t.split("</table>").next())
+        .expect("a candidates table");
+    assert_eq!(table.matches("<tr class=").count(), 3, "{table}");
+    assert_eq!(table.matches("<tr class=\"chosen\">").count(), 1, "{table}");
+    assert!(table.contains("badge regression"), "{table}");
 }
 
 #[test]
