@@ -307,10 +307,9 @@ impl From<&str> for AgentNames {
     }
 }
 
-/// `fix`: speculative attempts (docs/cycle.md, "Several candidates at
-/// once"). Each step of the fix loop runs `candidates` fix attempts at once,
-/// each in a checkout of its own outside the project, and keeps the one
-/// the tests prefer.
+/// `fix`: speculative attempts (docs/candidates.md). Each step of the fix
+/// loop runs `candidates` fix attempts at once, each in a checkout of its
+/// own outside the project, and keeps the one the tests prefer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct FixConfig {

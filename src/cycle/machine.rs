@@ -323,6 +323,21 @@ impl CycleMachine {
         (!self.worktree).then(|| self.rel(&self.paths(s).dir))
     }
 
+    /// Who fixes, as the start line says it: with several candidates per
+    /// step, the agents they take turns with and how many.
+    fn fix_agents_label(&self) -> String {
+        let n = self.config.fix.candidates;
+        if n <= 1 || self.fix_agent.is_none() {
+            return self.fix_agent_name();
+        }
+        let names: Vec<&str> = if self.fix_agents.is_empty() {
+            self.fix_agent.iter().map(|a| a.name.as_str()).collect()
+        } else {
+            self.fix_agents.iter().map(|a| a.name.as_str()).collect()
+        };
+        format!("{} · {n} candidates", names.join(", "))
+    }
+
     pub fn fix_agent_name(&self) -> String {
         self.fix_agent
             .as_ref()
@@ -507,7 +522,7 @@ impl CycleMachine {
                 .detected
                 .as_ref()
                 .map(|d| format!("`{}` ({})", d.command, d.framework)),
-            fix_agent: Some(self.fix_agent_name()),
+            fix_agent: Some(self.fix_agents_label()),
             analysis: Some(analysis),
             max_iterations: Some(self.limits.max_iterations),
             commits: self.repo,
@@ -1658,12 +1673,13 @@ impl CycleMachine {
             .zip(earlier_rec)
             .and_then(|(b, e)| b.change_since(e));
         // A speculative step's attempt is its chosen candidate's.
-        let candidates = fix
+        let prior = fix
             .chosen
             .as_ref()
-            .and_then(|_| s.history.entries.iter().find(|e| e.iteration == k))
-            .map(|e| e.candidates.clone())
-            .unwrap_or_default();
+            .and_then(|_| s.history.entries.iter().find(|e| e.iteration == k));
+        // What a candidate did to the project itself during the batch.
+        let batch_tamper = prior.and_then(|e| e.tamper);
+        let candidates = prior.map(|e| e.candidates.clone()).unwrap_or_default();
         let chosen = fix.chosen.as_ref().map(|c| c.candidate);
         let winner = chosen.and_then(|n| candidates.iter().find(|c| c.candidate == n));
         let agent = winner.map_or_else(|| self.fix_agent_name(), |w| w.agent.clone());
@@ -1712,7 +1728,7 @@ impl CycleMachine {
                 .as_ref()
                 .map(|c| c.agent_commits.clone())
                 .unwrap_or_default(),
-            tamper: call.as_ref().and_then(|c| c.tamper),
+            tamper: call.as_ref().and_then(|c| c.tamper).or(batch_tamper),
             not_committed: not_committed.clone(),
             left_uncommitted,
             outside_commit: Vec::new(),

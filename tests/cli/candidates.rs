@@ -384,3 +384,33 @@ fn kill_9_while_candidates_run_then_resume_leaves_nothing_behind() {
     nothing_left(&env, session);
     assert_eq!(env.git(&["status", "--porcelain"]), "");
 }
+
+/// A hostile candidate writes into the project itself (an absolute path
+/// outside its checkout) while the candidates run: the project is put back
+/// after the batch, the warning names the file, and only the chosen
+/// candidate's change reaches the work tree and the commit.
+#[test]
+fn a_candidate_that_writes_into_the_project_is_undone() {
+    let env = Env::new();
+    env.cycle_project("py-calc", &config(&["fix-one", "fix-all"], 2));
+    plan(&env, "Test the candidates");
+    let target = env.root.join("calc/other.py");
+    std::fs::write(&target, "X = 1\n").unwrap();
+    env.git(&["add", "calc/other.py"]);
+    env.git(&["commit", "-qm", "other"]);
+    let out = env
+        .wfx_live()
+        .env("FIXER_STATE", env.state_dir())
+        .env("SLEEPY_S", "0")
+        .env("ESCAPE_TO", &target)
+        .args(["test-cycle-execute"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("calc/other.py"), "{stderr}");
+    assert_eq!(env.read("calc/other.py"), "X = 1\n");
+    assert!(!env.git(&["show", "HEAD~1", "--stat"]).contains("other.py"));
+    let history = env.json(".workflow/archives/WFS-test-the-candidates/.process/fix-history.json");
+    assert_eq!(history["entries"][0]["tamper"], "tree_edited", "{history}");
+}
