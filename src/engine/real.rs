@@ -412,7 +412,9 @@ pub(super) fn shell_with(run: &ShellRun<'_>, on_spawn: &mut dyn FnMut(i32)) -> R
             Err(e) => return Err(Error::io(run.log, e)),
         }
     }
-    let mut spec = Spec::shell(run.command, run.cwd).log(run.log);
+    let mut spec = Spec::shell(run.command, run.cwd)
+        .log(run.log)
+        .log_limit(process::AGENT_LOG);
     for (k, v) in run.env {
         spec = spec.env(k.clone(), v.clone());
     }
