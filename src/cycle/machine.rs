@@ -1609,6 +1609,31 @@ impl CycleMachine {
         (edits, rejected)
     }
 
+    /// Fix k's agent call (`candidate`: which of a speculative step's) in
+    /// fix-history.json, in place of an earlier record of the same call.
+    pub(super) fn record_fix_call(
+        &self,
+        s: &mut CycleState,
+        c: &CallRecord,
+        candidate: Option<u32>,
+    ) {
+        let k = s.iter.current_iteration;
+        let outcome = if c.timed_out {
+            CallOutcome::Timeout
+        } else if c.failed() {
+            CallOutcome::Failed
+        } else {
+            CallOutcome::Completed
+        };
+        let mut a = c.to_artifact(Some(k), Some(&fix_task_id(k)), outcome);
+        self.fix_call_paths(&mut a);
+        a.candidate = candidate;
+        s.history.agent_calls.retain(|x| {
+            !(x.role == Role::Fix && x.iteration == Some(k) && x.candidate == candidate)
+        });
+        s.history.agent_calls.push(a);
+    }
+
     /// What fix k changed since its snapshot, checked against the test-edit
     /// policy, recorded in fix-history.json; then the retest.
     fn fix_observed(
@@ -1740,20 +1765,7 @@ impl CycleMachine {
         s.history.entries.push(attempt);
         s.history.entries.sort_by_key(|e| e.iteration);
         if let Some(c) = &call {
-            let outcome = if c.timed_out {
-                CallOutcome::Timeout
-            } else if c.failed() {
-                CallOutcome::Failed
-            } else {
-                CallOutcome::Completed
-            };
-            let mut a = c.to_artifact(Some(k), Some(&task_id), outcome);
-            self.fix_call_paths(&mut a);
-            a.candidate = chosen;
-            s.history.agent_calls.retain(|x| {
-                !(x.role == Role::Fix && x.iteration == Some(k) && x.candidate == chosen)
-            });
-            s.history.agent_calls.push(a);
+            self.record_fix_call(s, c, chosen);
         }
         s.touch(Doc::History);
         let summary = match &call {

@@ -1196,28 +1196,9 @@ fn a_crash_after_any_step_commit_resumes_to_the_same_end() {
     let want = (runs(&s), reference.subjects());
     let commits = reference.step_commits;
     for k in 1..commits {
-        let mut p = ports();
-        fixer(&mut p, |_, _, _| {
+        let (s, ending, p) = crash_and_resume(&h.machine, k, |_, _, _| {
             AgentAct::writes(&[("calc/ops.py", FIXED)])
         });
-        // Run until the k-th step commit, then "crash": drop the in-memory
-        // state; what is on disk is the k-th commit.
-        let mut s = fresh(&h.machine, p.now());
-        let ui = Printer::plain();
-        let mut sinks = Sinks::capture(&ui);
-        let mut crash = CrashAfter {
-            inner: &mut p,
-            commits_left: k,
-        };
-        let _ = run(
-            &h.machine,
-            &mut s,
-            &mut crash,
-            &mut sinks,
-            &DriverConfig::default(),
-        );
-        let mut s = reload(&h.machine, &p, Location::Active);
-        let (ending, _) = drive(&h.machine, &mut s, &mut p, true);
         assert_eq!(
             ending.exit,
             Exit::Success,
@@ -1226,6 +1207,28 @@ fn a_crash_after_any_step_commit_resumes_to_the_same_end() {
         );
         assert_eq!((runs(&s), p.subjects()), want, "crash after commit {k}");
     }
+}
+
+/// Run until the k-th step commit, then "crash": drop the in-memory
+/// state (what is on disk is the k-th commit) and resume to the end.
+fn crash_and_resume(
+    m: &CycleMachine,
+    k: usize,
+    script: impl FnMut(Role, u32, &crate::engine::fake::Work) -> AgentAct + 'static,
+) -> (CycleState, Ending, FakePorts) {
+    let mut p = ports();
+    fixer(&mut p, script);
+    let mut s = fresh(m, p.now());
+    let ui = Printer::plain();
+    let mut sinks = Sinks::capture(&ui);
+    let mut crash = CrashAfter {
+        inner: &mut p,
+        commits_left: k,
+    };
+    let _ = run(m, &mut s, &mut crash, &mut sinks, &DriverConfig::default());
+    let mut s = reload(m, &p, Location::Active);
+    let (ending, _) = drive(m, &mut s, &mut p, true);
+    (s, ending, p)
 }
 
 /// Ports that fail (like a killed process) once `commits_left` step
@@ -1600,24 +1603,7 @@ fn pause_or_crash_at_every_step_of_a_speculative_run_ends_as_an_uninterrupted_on
     }
     // kill -9 after every step commit.
     for k in 1..reference.step_commits {
-        let mut p = ports();
-        fixer(&mut p, three_kinds);
-        let mut s = fresh(&h.machine, p.now());
-        let ui = Printer::plain();
-        let mut sinks = Sinks::capture(&ui);
-        let mut crash = CrashAfter {
-            inner: &mut p,
-            commits_left: k,
-        };
-        let _ = run(
-            &h.machine,
-            &mut s,
-            &mut crash,
-            &mut sinks,
-            &DriverConfig::default(),
-        );
-        let mut s = reload(&h.machine, &p, Location::Active);
-        let (ending, _) = drive(&h.machine, &mut s, &mut p, true);
+        let (s, ending, p) = crash_and_resume(&h.machine, k, three_kinds);
         assert_eq!(
             ending.exit,
             Exit::Success,

@@ -17,8 +17,7 @@ use super::state::{CycleState, Doc};
 use crate::agents::{CallFiles, CallRecord, ResolvedAgent, Role};
 use crate::artifacts::Extra;
 use crate::artifacts::fix_history::{
-    CallOutcome, CandidateAttempt, CandidateTier, CandidateVerdict, Diffstat, FixAttempt,
-    FixOutcome,
+    CandidateAttempt, CandidateTier, CandidateVerdict, Diffstat, FixAttempt, FixOutcome,
 };
 use crate::artifacts::iteration_state::{
     Action, ChosenCandidate, CommitPurpose, FixInFlight, PendingCommit, Strategy,
@@ -206,20 +205,7 @@ pub fn observed(m: &CycleMachine, s: &mut CycleState, done: CandidatesDone, out:
         if let CandidateEnd::Ran(r) = &d.end
             && let Some(c) = &r.call
         {
-            let outcome = if c.timed_out {
-                CallOutcome::Timeout
-            } else if c.failed() {
-                CallOutcome::Failed
-            } else {
-                CallOutcome::Completed
-            };
-            let mut a = c.to_artifact(Some(k), Some(&task_id), outcome);
-            m.fix_call_paths(&mut a);
-            a.candidate = Some(d.index);
-            s.history.agent_calls.retain(|x| {
-                !(x.role == Role::Fix && x.iteration == Some(k) && x.candidate == Some(d.index))
-            });
-            s.history.agent_calls.push(a);
+            m.record_fix_call(s, c, Some(d.index));
         }
         rows.push(row);
         measured.push(me);

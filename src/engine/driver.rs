@@ -731,26 +731,8 @@ pub fn call_agent(
 /// candidates did to the project itself, none of them in particular.
 fn batch_record() -> CallRecord {
     CallRecord {
-        agent: "candidates".into(),
-        role: Role::Fix,
-        started_at: chrono::Utc::now(),
         exit_code: Some(0),
-        timed_out: false,
-        interrupted: false,
-        duration_ms: 0,
-        cost_usd: None,
-        turns: None,
-        input_tokens: None,
-        output_tokens: None,
-        result_text: String::new(),
-        is_error: false,
-        error_kind: None,
-        error_message: None,
-        structured: false,
-        prompt_file: String::new(),
-        output_file: String::new(),
-        agent_commits: Vec::new(),
-        tamper: None,
+        ..CallRecord::new("candidates", Role::Fix, chrono::Utc::now())
     }
 }
 
