@@ -1488,7 +1488,7 @@ impl CycleMachine {
         s: &CycleState,
         strategy: Strategy,
         task_path: &str,
-    ) -> Result<Text, Step> {
+    ) -> Result<Text, Box<Step>> {
         let k = s.iter.current_iteration;
         let task_id = fix_task_id(k);
         let paths = self.paths(s);
@@ -1516,9 +1516,9 @@ impl CycleMachine {
         let prompt = match prompt {
             Ok(p) => p,
             Err(e) => {
-                return Err(Step::Do(Effect::Block(format!(
+                return Err(Box::new(Step::Do(Effect::Block(format!(
                     "cannot write the fix prompt: {e}"
-                ))));
+                )))));
             }
         };
         let log = s
@@ -1556,7 +1556,7 @@ impl CycleMachine {
         let spec = self.task_path(s, &fix_task_id(k));
         let text = match self.fix_prompt(s, strategy, &self.agent_rel(&spec)) {
             Ok(t) => t,
-            Err(step) => return step,
+            Err(step) => return *step,
         };
         Step::Do(Effect::Agent(AgentRequest {
             agent: agent.clone(),

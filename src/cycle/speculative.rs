@@ -90,11 +90,15 @@ pub fn next(
     }
     Some(match request(m, s, before) {
         Ok(req) => Step::Do(Effect::Candidates(req)),
-        Err(step) => step,
+        Err(step) => *step,
     })
 }
 
-fn request(m: &CycleMachine, s: &CycleState, before: &Snapshot) -> Result<CandidatesRequest, Step> {
+fn request(
+    m: &CycleMachine,
+    s: &CycleState,
+    before: &Snapshot,
+) -> Result<CandidatesRequest, Box<Step>> {
     let k = s.iter.current_iteration;
     let paths = m.paths(s);
     let task_id = fix_task_id(k);
@@ -131,10 +135,11 @@ fn request(m: &CycleMachine, s: &CycleState, before: &Snapshot) -> Result<Candid
             dir,
         });
     }
-    let detected = m
-        .detected
-        .clone()
-        .ok_or_else(|| Step::Do(Effect::Block("the session has no test command".into())))?;
+    let detected = m.detected.clone().ok_or_else(|| {
+        Box::new(Step::Do(Effect::Block(
+            "the session has no test command".into(),
+        )))
+    })?;
     let affected = s
         .task(&task_id)
         .and_then(|t| t.context.fix_strategy.as_ref())

@@ -756,7 +756,13 @@ mod tests {
             tested: false,
             ..m(0, 0, 3)
         };
-        let cases: Vec<(&str, Vec<Measured>, Vec<CandidateVerdict>, Option<usize>)> = vec![
+        type Case = (
+            &'static str,
+            Vec<Measured>,
+            Vec<CandidateVerdict>,
+            Option<usize>,
+        );
+        let cases: Vec<Case> = vec![
             (
                 "most fixed wins over a smaller diff",
                 vec![m(1, 0, 2), m(2, 0, 40), m(0, 0, 1)],

@@ -28,7 +28,7 @@ enum Msg {
     Spawned(i32),
     Exited(i32),
     /// Candidate (position in the batch) finished.
-    Done(usize, Result<CandidateRan>),
+    Done(usize, Box<Result<CandidateRan>>),
 }
 
 /// Everything a candidate's thread needs, shared.
@@ -96,7 +96,7 @@ impl RealPorts<'_> {
                     let shared = &shared;
                     scope.spawn(move || {
                         let out = run_in_checkout(shared, i, &tx);
-                        let _ = tx.send(Msg::Done(i, out));
+                        let _ = tx.send(Msg::Done(i, Box::new(out)));
                     });
                     running += 1;
                 }
@@ -114,7 +114,7 @@ impl RealPorts<'_> {
                     Msg::Done(i, out) => {
                         running -= 1;
                         let c = &batch.candidates[i];
-                        let end = match out {
+                        let end = match *out {
                             Ok(ran) => CandidateEnd::Ran(Box::new(ran)),
                             Err(Error::Interrupted(why)) => CandidateEnd::Broken(why),
                             Err(e) => {
