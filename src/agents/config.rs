@@ -5,7 +5,9 @@
 
 use std::time::Duration;
 
-use crate::artifacts::config::{AgentDefinition, AgentsConfig, CommandSpec, Config, Preset};
+use crate::artifacts::config::{
+    AgentDefinition, AgentNames, AgentsConfig, CommandSpec, Config, Preset,
+};
 use crate::error::{Error, Problem, Result};
 
 use super::vars;
@@ -142,7 +144,7 @@ pub fn role_agent(
     override_name: Option<&str>,
 ) -> Result<Option<ResolvedAgent>> {
     let configured = match role {
-        Role::Fix => cfg.fix.as_deref(),
+        Role::Fix => cfg.fix.as_ref().and_then(AgentNames::first),
         Role::TestGen => cfg.test_gen.as_deref(),
         Role::Analysis => {
             return Err(Error::Internal(
@@ -155,6 +157,22 @@ pub fn role_agent(
         Some(MANUAL) => Ok(None),
         Some(name) => resolve(cfg, name).map(Some),
     }
+}
+
+/// The fix agents speculative candidates take turns with (`agents.fix`
+/// as a list, DESIGN.md §11.4): `--fix-agent` alone when given; empty
+/// when fixes are manual.
+pub fn fix_agents(cfg: &AgentsConfig, override_name: Option<&str>) -> Result<Vec<ResolvedAgent>> {
+    let names: Vec<&str> = match (override_name, &cfg.fix) {
+        (Some(name), _) => vec![name],
+        (None, Some(list)) => list.names(),
+        (None, None) => Vec::new(),
+    };
+    names
+        .into_iter()
+        .filter(|n| *n != MANUAL)
+        .map(|n| resolve(cfg, n))
+        .collect()
 }
 
 fn preset_list() -> String {
@@ -204,11 +222,39 @@ pub fn check(cfg: &Config, file: &str) -> Vec<Problem> {
             ));
         }
     }
-    if let Some(name) = &agents.fix
-        && name != MANUAL
-        && !known(name)
-    {
-        out.push(problem(file, "/agents/fix".into(), unknown_agent(name)));
+    match &agents.fix {
+        Some(AgentNames::One(name)) if name != MANUAL && !known(name) => {
+            out.push(problem(file, "/agents/fix".into(), unknown_agent(name)));
+        }
+        Some(AgentNames::Many(names)) => {
+            if names.is_empty() {
+                out.push(problem(
+                    file,
+                    "/agents/fix".into(),
+                    "the list of fix agents is empty; name one or more agents, or remove the key for manual fixes",
+                ));
+            }
+            let mut seen = std::collections::BTreeSet::new();
+            for (i, name) in names.iter().enumerate() {
+                let pointer = format!("/agents/fix/{i}");
+                if name == MANUAL {
+                    out.push(problem(
+                        file,
+                        pointer,
+                        "`manual` cannot be one of several fix agents; use `\"fix\": \"manual\"` alone",
+                    ));
+                } else if !known(name) {
+                    out.push(problem(file, pointer, unknown_agent(name)));
+                } else if !seen.insert(name.as_str()) {
+                    out.push(problem(
+                        file,
+                        pointer,
+                        format!("agent {name} is listed twice"),
+                    ));
+                }
+            }
+        }
+        _ => {}
     }
     if let Some(name) = &agents.test_gen {
         if name == MANUAL {

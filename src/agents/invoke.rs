@@ -198,6 +198,54 @@ impl CallRecord {
         self.error_kind.is_some() || self.is_error || self.exit_code != Some(0)
     }
 
+    /// A call as fix-history.json keeps it (its answer and error message
+    /// are not kept): a speculative candidate's call, read back when its
+    /// changes are applied.
+    pub fn from_artifact(a: &AgentCall) -> CallRecord {
+        CallRecord {
+            exit_code: a.exit_code,
+            timed_out: a.timed_out,
+            duration_ms: a.duration_ms,
+            cost_usd: a.cost_usd,
+            turns: a.turns,
+            input_tokens: a.input_tokens,
+            output_tokens: a.output_tokens,
+            is_error: a.is_error,
+            error_kind: a.error_kind,
+            prompt_file: a.prompt_file.clone().unwrap_or_default(),
+            output_file: a.output_file.clone().unwrap_or_default(),
+            tamper: a.tamper,
+            ..CallRecord::new(&a.agent, a.role, a.started_at)
+        }
+    }
+
+    /// A call of `agent` in `role` that has not ended yet: no exit, no
+    /// answer, nothing measured.
+    pub fn new(agent: &str, role: Role, started_at: Timestamp) -> CallRecord {
+        CallRecord {
+            agent: agent.to_string(),
+            role,
+            started_at,
+            exit_code: None,
+            timed_out: false,
+            interrupted: false,
+            duration_ms: 0,
+            cost_usd: None,
+            turns: None,
+            input_tokens: None,
+            output_tokens: None,
+            result_text: String::new(),
+            is_error: false,
+            error_kind: None,
+            error_message: None,
+            structured: false,
+            prompt_file: String::new(),
+            output_file: String::new(),
+            agent_commits: Vec::new(),
+            tamper: None,
+        }
+    }
+
     /// The record kept in fix-history.json.
     pub fn to_artifact(
         &self,
@@ -224,6 +272,7 @@ impl CallRecord {
             prompt_file: Some(self.prompt_file.clone()),
             output_file: Some(self.output_file.clone()),
             tamper: self.tamper,
+            candidate: None,
             extra: Default::default(),
         }
     }
@@ -284,26 +333,9 @@ pub fn invoke(inv: &Invocation, on_spawn: &mut dyn FnMut(i32)) -> Result<CallRec
     let argv = command_line(inv, &vars)?;
     let started_at = chrono::Utc::now();
     let mut record = CallRecord {
-        agent: agent.name.clone(),
-        role: inv.role,
-        started_at,
-        exit_code: None,
-        timed_out: false,
-        interrupted: false,
-        duration_ms: 0,
-        cost_usd: None,
-        turns: None,
-        input_tokens: None,
-        output_tokens: None,
-        result_text: String::new(),
-        is_error: false,
-        error_kind: None,
-        error_message: None,
-        structured: false,
         prompt_file: prompt_rel,
         output_file: output_rel,
-        agent_commits: Vec::new(),
-        tamper: None,
+        ..CallRecord::new(&agent.name, inv.role, started_at)
     };
 
     let path_var: Option<OsString> = inv

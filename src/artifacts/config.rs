@@ -21,6 +21,9 @@ pub struct Config {
     pub agents: AgentsConfig,
     /// Limits and policies of the test → fix → retest loop.
     pub cycle: CycleConfig,
+    /// Speculative fix attempts: several candidates of one step at once.
+    #[serde(skip_serializing_if = "FixConfig::is_default")]
+    pub fix: FixConfig,
     /// Thresholds of the code-validation and test-quality gates.
     pub gates: GatesConfig,
     /// What wfx's commits may hold.
@@ -241,8 +244,11 @@ pub struct AgentDefinition {
 pub struct AgentsConfig {
     /// Fallback chain of analysis agents, tried in order.
     pub analysis: Vec<String>,
-    /// Fix agent; `manual` or absent → the user applies fixes.
-    pub fix: Option<String>,
+    /// Fix agent; `manual` or absent → the user applies fixes. A list
+    /// (`["claude", "codex"]`) names the agents speculative candidates
+    /// take turns with (`fix.candidates`); one attempt at a time uses the
+    /// first.
+    pub fix: Option<AgentNames>,
     /// Test generation agent for IMPL-001; absent → the task is skipped.
     pub test_gen: Option<String>,
     /// Named agents the roles refer to; a preset name needs no definition.
@@ -271,6 +277,70 @@ impl Default for AgentsConfig {
         }
     }
 }
+
+/// One agent's name, or a list of them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum AgentNames {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl AgentNames {
+    /// The names, in order.
+    pub fn names(&self) -> Vec<&str> {
+        match self {
+            AgentNames::One(n) => vec![n.as_str()],
+            AgentNames::Many(v) => v.iter().map(String::as_str).collect(),
+        }
+    }
+
+    /// The first name (the agent of a single attempt).
+    pub fn first(&self) -> Option<&str> {
+        self.names().first().copied()
+    }
+}
+
+impl From<&str> for AgentNames {
+    fn from(name: &str) -> Self {
+        AgentNames::One(name.to_string())
+    }
+}
+
+/// `fix`: speculative attempts (docs/candidates.md). Each step of the fix
+/// loop runs `candidates` fix attempts at once, each in a checkout of its
+/// own outside the project, and keeps the one the tests prefer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct FixConfig {
+    /// Fix attempts per step, run at once (1: one attempt in the work
+    /// tree, as without this setting). `--candidates N` overrides it.
+    #[schemars(range(min = 1, max = 16))]
+    pub candidates: u32,
+    /// At most this many candidates run at the same time; default: the
+    /// number of CPU cores.
+    #[schemars(range(min = 1, max = 64))]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_parallel: Option<u32>,
+}
+
+impl FixConfig {
+    fn is_default(&self) -> bool {
+        *self == FixConfig::default()
+    }
+}
+
+impl Default for FixConfig {
+    fn default() -> Self {
+        FixConfig {
+            candidates: 1,
+            max_parallel: None,
+        }
+    }
+}
+
+/// The most candidates of one step (`fix.candidates`, `--candidates`).
+pub const MAX_CANDIDATES: u32 = 16;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]

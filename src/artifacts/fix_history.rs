@@ -197,8 +197,133 @@ pub struct FixAttempt {
     /// passed only in the work tree, thanks to them (DESIGN.md §11.1).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub outside_commit: Vec<String>,
+    /// Speculative attempts (`fix.candidates` > 1, DESIGN.md §11.4): every
+    /// candidate of this step, side by side; the attempt's own fields are
+    /// the chosen one's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub candidates: Vec<CandidateAttempt>,
+    /// Which of `candidates` this attempt applied (1-based); none when no
+    /// candidate was better than the run before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub candidate: Option<u32>,
     #[serde(flatten)]
     pub extra: Extra,
+}
+
+/// One candidate of a speculative step, as measured in its own checkout.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CandidateAttempt {
+    /// 1-based, in the order the candidates were assigned.
+    pub candidate: u32,
+    /// Agent name (or `shell` for a workflow's debug command).
+    pub agent: String,
+    #[serde(default)]
+    pub strategy: Option<Strategy>,
+    pub verdict: CandidateVerdict,
+    /// The verdict as people read it.
+    #[serde(default)]
+    pub reason: String,
+    #[serde(default)]
+    pub duration_ms: u64,
+    #[serde(default)]
+    pub exit_code: Option<i32>,
+    #[serde(default)]
+    pub timed_out: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turns: Option<u32>,
+    #[serde(default)]
+    pub files_changed: Vec<String>,
+    #[serde(default)]
+    pub diffstat: Diffstat,
+    #[serde(default, skip_serializing_if = "DiffExcerpt::is_empty")]
+    pub diff: DiffExcerpt,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub test_edits: Vec<TestEdit>,
+    /// Its test runs, tier by tier, in its checkout.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tiers: Vec<CandidateTier>,
+    /// The pass rate of its runs merged over the run before the step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pass_rate_after: Option<f64>,
+    /// Tests failing before the step that pass with it.
+    #[serde(default)]
+    pub fixed: u32,
+    /// Tests passing before the step that fail with it (flaky ones aside).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub broken: Vec<String>,
+    /// What the candidate did that wfx undid in its checkout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tamper: Option<Tamper>,
+}
+
+/// One test run of a candidate in its checkout.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CandidateTier {
+    pub tier: super::iteration_state::Tier,
+    /// What the run itself ran (passed and failed), before merging.
+    pub total: u32,
+    pub passed: u32,
+    pub pass_rate: f64,
+    /// Why it could not judge anything (then the full suite ran).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub escalated: Option<String>,
+    /// Its log, project-relative.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log: Option<String>,
+}
+
+/// What the choice made of a candidate (DESIGN.md §11.4: no regression,
+/// most failing tests fixed, then the smallest diff, then the earliest).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CandidateVerdict {
+    /// Chosen: applied, verified on the whole suite, committed.
+    Chosen,
+    /// Better than the run before, but another candidate was better.
+    Outranked,
+    /// Made no failing test pass.
+    NoChange,
+    /// Broke a test that passed before.
+    Regression,
+    /// Edited the tests in a way the policy rejects.
+    Rejected,
+    /// The call failed.
+    Error,
+    /// The call ran out of time.
+    Timeout,
+    /// The agent could not be reached (not installed, rate limited, a
+    /// server or connection error).
+    Unavailable,
+    /// Not started: the cost cap was reached before its turn.
+    NotStarted,
+    /// Its tests could not run (a build or collection error), or its
+    /// checkout could not be made.
+    Untested,
+}
+
+impl CandidateVerdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CandidateVerdict::Chosen => "chosen",
+            CandidateVerdict::Outranked => "outranked",
+            CandidateVerdict::NoChange => "no_change",
+            CandidateVerdict::Regression => "regression",
+            CandidateVerdict::Rejected => "rejected",
+            CandidateVerdict::Error => "error",
+            CandidateVerdict::Timeout => "timeout",
+            CandidateVerdict::Unavailable => "unavailable",
+            CandidateVerdict::NotStarted => "not_started",
+            CandidateVerdict::Untested => "untested",
+        }
+    }
+}
+
+impl std::fmt::Display for CandidateVerdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// A file a fix wrote that is in no commit and no snapshot; it stays on
@@ -406,6 +531,9 @@ pub struct AgentCall {
     /// What the agent did during this call that wfx undid.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tamper: Option<Tamper>,
+    /// The speculative candidate this call was (1-based, DESIGN.md §11.4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub candidate: Option<u32>,
     #[serde(flatten)]
     pub extra: Extra,
 }

@@ -524,6 +524,21 @@ pub struct FixInFlight {
     /// The retest tiers run so far (DESIGN.md §10.4).
     #[serde(default, skip_serializing_if = "is_default")]
     pub retest: RetestProgress,
+    /// Speculative attempts (`fix.candidates` > 1): the candidates ran
+    /// (their verdicts are in fix-history.json) and this one was chosen;
+    /// its changes are put into the work tree next.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chosen: Option<ChosenCandidate>,
+}
+
+/// The candidate a speculative step chose.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ChosenCandidate {
+    /// 1-based.
+    pub candidate: u32,
+    /// Its work tree, a tree of the project's repository (kept by
+    /// `refs/wfx/<session>/candidates/<n>`).
+    pub tree: String,
 }
 
 fn is_default<T: Default + PartialEq>(v: &T) -> bool {
@@ -678,6 +693,7 @@ impl TryFrom<IterationStateFile> for IterationState {
             rejected: None,
             call_failed: false,
             retest: RetestProgress::default(),
+            chosen: None,
         };
         let action = match f.next_action {
             NextAction::ExecuteTask => Action::ExecuteTask,

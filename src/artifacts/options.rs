@@ -24,6 +24,9 @@ pub struct CycleOptions {
     pub max_iterations: Option<u32>,
     #[serde(default)]
     pub yes: bool,
+    /// `--candidates N`, when given: fix attempts per step, at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub candidates: Option<u32>,
 }
 
 impl CycleOptions {
@@ -39,6 +42,9 @@ impl CycleOptions {
         }
         if newer.max_iterations.is_some() {
             self.max_iterations = newer.max_iterations;
+        }
+        if newer.candidates.is_some() {
+            self.candidates = newer.candidates;
         }
     }
 
@@ -59,6 +65,9 @@ impl CycleOptions {
         }
         if let Some(n) = self.max_iterations {
             out.push(format!("--max-iterations {n}"));
+        }
+        if let Some(n) = self.candidates {
+            out.push(format!("--candidates {n}"));
         }
         if self.yes {
             out.push("-y".to_string());

@@ -485,8 +485,10 @@ fn targets(
     for name in &cfg.analysis {
         add(name, Some(Role::Analysis))?;
     }
-    for (role, name) in [(Role::Fix, &cfg.fix), (Role::TestGen, &cfg.test_gen)] {
-        if let Some(n) = name.as_deref().filter(|n| *n != MANUAL) {
+    let fix: Vec<&str> = cfg.fix.as_ref().map(|f| f.names()).unwrap_or_default();
+    let test_gen: Vec<&str> = cfg.test_gen.as_deref().into_iter().collect();
+    for (role, names) in [(Role::Fix, fix), (Role::TestGen, test_gen)] {
+        for n in names.into_iter().filter(|n| *n != MANUAL) {
             add(n, Some(role))?;
         }
     }

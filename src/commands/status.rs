@@ -409,6 +409,35 @@ fn print_fixes(ctx: &Ctx, v: &SessionView) {
             line.push_str(&format!(" · {commit}"));
         }
         ui.out(line);
+        // Speculative steps: every candidate, the chosen one marked.
+        for c in &f.candidates {
+            let mark = if c.chosen { "*" } else { " " };
+            let mut line = format!(
+                "  {mark} candidate {} · {}{} · {} · fixed {}",
+                c.candidate,
+                c.agent,
+                c.strategy
+                    .as_deref()
+                    .map_or(String::new(), |s| format!(", {s}")),
+                c.verdict,
+                c.fixed
+            );
+            if !c.tiers.is_empty() {
+                line.push_str(&format!(" · {}", c.tiers));
+            }
+            line.push_str(&format!(
+                " · +{} −{} · {} {}",
+                c.insertions, c.deletions, c.duration, c.cost
+            ));
+            ui.out(if c.chosen {
+                ui.paint(Style::Bold, &line)
+            } else {
+                line
+            });
+            if !c.chosen && !c.reason.is_empty() {
+                ui.out(format!("      {}", ui.paint(Style::Dim, &c.reason)));
+            }
+        }
         // Test edits, rejected or flagged: what a reviewer must look at.
         for e in &f.test_edits {
             let style = if e.serious { Style::Red } else { Style::Yellow };

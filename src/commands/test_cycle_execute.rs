@@ -27,6 +27,7 @@ pub fn options(p: &PipelineArgs) -> CycleOptions {
         fix_agent: p.fix_agent.clone(),
         max_iterations: p.max_iterations,
         yes: p.yes,
+        candidates: p.candidates,
     }
 }
 

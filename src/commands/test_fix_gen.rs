@@ -5,20 +5,13 @@ use super::{Ctx, test_cycle_execute};
 use crate::cli::TestFixGenArgs;
 use crate::cycle::{self, CycleRequest};
 use crate::error::{Exit, Result};
-use crate::phases::{self, GenRequest, plan::CycleOptions};
+use crate::phases::{self, GenRequest};
 
 pub fn run(ctx: &Ctx, args: TestFixGenArgs) -> Result<Exit> {
     let p = &args.pipeline;
     let req = GenRequest {
         input: args.input.clone(),
-        options: CycleOptions {
-            allow_dirty: p.allow_dirty,
-            no_commit: p.no_commit,
-            worktree: p.worktree,
-            fix_agent: p.fix_agent.clone(),
-            max_iterations: p.max_iterations,
-            yes: p.yes,
-        },
+        options: test_cycle_execute::options(p),
         stop_after_phase: args.stop_after_phase,
         preflight: !args.plan_only && args.stop_after_phase.is_none(),
     };

@@ -1603,6 +1603,7 @@ mod tests {
             rejected: rejected.map(str::to_string),
             call_failed: false,
             retest: Default::default(),
+            chosen: None,
         }
     }
 

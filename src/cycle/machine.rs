@@ -54,6 +54,9 @@ pub struct CycleMachine {
     pub config: Config,
     pub limits: Limits,
     pub fix_agent: Option<ResolvedAgent>,
+    /// The fix agents speculative candidates take turns with (`agents.fix`
+    /// as a list); empty: the fix agent alone.
+    pub fix_agents: Vec<ResolvedAgent>,
     pub test_gen_agent: Option<ResolvedAgent>,
     pub chain: Vec<ResolvedAgent>,
     /// The test command (none: the session cannot run tests).
@@ -94,7 +97,14 @@ impl Machine for CycleMachine {
                 paths: pc.paths.clone(),
                 session_dir: self.session_dir_for_commit(s),
                 message: pc.message.clone(),
-                trailers: Trailers::new(self.id.clone(), pc.iteration, CommitKind::Fix),
+                trailers: Trailers::new(self.id.clone(), pc.iteration, CommitKind::Fix)
+                    .with_candidate(
+                        s.history
+                            .entries
+                            .iter()
+                            .find(|e| e.iteration == pc.iteration)
+                            .and_then(|e| e.candidate),
+                    ),
             }));
         }
         match s.iter.status {
@@ -232,6 +242,13 @@ impl Machine for CycleMachine {
                         }
                     }
                     Observed::Updated => self.fix_observed(s, None, None, &mut out),
+                    Observed::Candidates(done) => {
+                        super::speculative::observed(self, s, *done, &mut out)
+                    }
+                    Observed::Applied(inspection) => {
+                        let call = super::speculative::chosen_call(s);
+                        self.fix_observed(s, call, Some(inspection), &mut out);
+                    }
                     _ => {}
                 },
                 NextAction::Retest | NextAction::FinalValidation => match what {
@@ -306,6 +323,21 @@ impl CycleMachine {
         (!self.worktree).then(|| self.rel(&self.paths(s).dir))
     }
 
+    /// Who fixes, as the start line says it: with several candidates per
+    /// step, the agents they take turns with and how many.
+    fn fix_agents_label(&self) -> String {
+        let n = self.config.fix.candidates;
+        if n <= 1 || self.fix_agent.is_none() {
+            return self.fix_agent_name();
+        }
+        let names: Vec<&str> = if self.fix_agents.is_empty() {
+            self.fix_agent.iter().map(|a| a.name.as_str()).collect()
+        } else {
+            self.fix_agents.iter().map(|a| a.name.as_str()).collect()
+        };
+        format!("{} · {n} candidates", names.join(", "))
+    }
+
     pub fn fix_agent_name(&self) -> String {
         self.fix_agent
             .as_ref()
@@ -360,7 +392,7 @@ impl CycleMachine {
             .unwrap_or_default()
     }
 
-    fn baseline_results(&self, s: &CycleState) -> Option<Arc<TestResults>> {
+    pub(super) fn baseline_results(&self, s: &CycleState) -> Option<Arc<TestResults>> {
         let run = s.baseline()?.run;
         s.results.get(&run).cloned()
     }
@@ -389,7 +421,7 @@ impl CycleMachine {
         v
     }
 
-    fn task_path(&self, s: &CycleState, id: &str) -> PathBuf {
+    pub(super) fn task_path(&self, s: &CycleState, id: &str) -> PathBuf {
         s.tasks
             .iter()
             .find(|(_, t)| t.id == id)
@@ -490,7 +522,7 @@ impl CycleMachine {
                 .detected
                 .as_ref()
                 .map(|d| format!("`{}` ({})", d.command, d.framework)),
-            fix_agent: Some(self.fix_agent_name()),
+            fix_agent: Some(self.fix_agents_label()),
             analysis: Some(analysis),
             max_iterations: Some(self.limits.max_iterations),
             commits: self.repo,
@@ -1124,6 +1156,7 @@ impl CycleMachine {
             rejected: None,
             call_failed: false,
             retest: RetestProgress::default(),
+            chosen: None,
         }
     }
 
@@ -1447,10 +1480,60 @@ impl CycleMachine {
                 rejected: None,
                 call_failed: false,
                 retest: RetestProgress::default(),
+                chosen: None,
             }),
         };
         s.set_task_status(&fix_task_id(k), TaskStatus::InProgress, "fix started");
         s.touch(Doc::State);
+    }
+
+    /// The fix prompt of the current iteration with `strategy`, naming
+    /// the fix task as `task_path`; a block when it cannot be written.
+    pub fn fix_prompt(
+        &self,
+        s: &CycleState,
+        strategy: Strategy,
+        task_path: &str,
+    ) -> Result<Text, Box<Step>> {
+        let k = s.iter.current_iteration;
+        let task_id = fix_task_id(k);
+        let paths = self.paths(s);
+        let spec = self.task_path(s, &task_id);
+        let baseline = self.baseline_results(s).unwrap_or_else(no_results);
+        let command = self.detected.as_ref().map(|d| d.command.clone());
+        let task = s.task(&task_id).cloned();
+        let prompt = match &task {
+            Some(task) => agents::prompts::fix(
+                &self.renderer,
+                &agents::prompts::FixPrompt {
+                    session_id: &self.id,
+                    task,
+                    task_path,
+                    strategy,
+                    test_command: command.as_deref(),
+                    failures: &baseline.failures,
+                    test_edits: &self.config.cycle.test_edits,
+                },
+            ),
+            None => Err(crate::error::Error::Internal(format!(
+                "{task_id} is missing"
+            ))),
+        };
+        let prompt = match prompt {
+            Ok(p) => p,
+            Err(e) => {
+                return Err(Box::new(Step::Do(Effect::Block(format!(
+                    "cannot write the fix prompt: {e}"
+                )))));
+            }
+        };
+        let log = s
+            .baseline()
+            .map(|r| docs::run_files(&paths, r).1)
+            .unwrap_or_else(|| paths.iteration_file(k, "test-output.log"));
+        let mut text = Text::plain(prompt, self.vars(s, k, &spec, baseline.exit_code));
+        text.test_output = Some((log.clone(), self.agent_rel(&log)));
+        Ok(text)
     }
 
     /// Fix attempt k: the agent (or a person), inspected against its snapshot.
@@ -1471,40 +1554,16 @@ impl CycleMachine {
             }
             return Step::Do(Effect::Pause(PauseReason::ManualFix { unchanged: false }));
         };
-        let task_id = fix_task_id(k);
+        if let Some(step) = super::speculative::next(self, s, fix, &before) {
+            return step;
+        }
         let paths = self.paths(s);
-        let spec = self.task_path(s, &task_id);
-        let baseline = self.baseline_results(s).unwrap_or_else(no_results);
         let strategy = s.iter.selected_strategy.unwrap_or(Strategy::Conservative);
-        let command = self.detected.as_ref().map(|d| d.command.clone());
-        let task = s.task(&task_id).cloned();
-        let prompt = match &task {
-            Some(task) => agents::prompts::fix(
-                &self.renderer,
-                &agents::prompts::FixPrompt {
-                    session_id: &self.id,
-                    task,
-                    task_path: &self.agent_rel(&spec),
-                    strategy,
-                    test_command: command.as_deref(),
-                    failures: &baseline.failures,
-                    test_edits: &self.config.cycle.test_edits,
-                },
-            ),
-            None => Err(crate::error::Error::Internal(format!(
-                "{task_id} is missing"
-            ))),
+        let spec = self.task_path(s, &fix_task_id(k));
+        let text = match self.fix_prompt(s, strategy, &self.agent_rel(&spec)) {
+            Ok(t) => t,
+            Err(step) => return *step,
         };
-        let prompt = match prompt {
-            Ok(p) => p,
-            Err(e) => return Step::Do(Effect::Block(format!("cannot write the fix prompt: {e}"))),
-        };
-        let log = s
-            .baseline()
-            .map(|r| docs::run_files(&paths, r).1)
-            .unwrap_or_else(|| paths.iteration_file(k, "test-output.log"));
-        let mut text = Text::plain(prompt, self.vars(s, k, &spec, baseline.exit_code));
-        text.test_output = Some((log.clone(), self.agent_rel(&log)));
         Step::Do(Effect::Agent(AgentRequest {
             agent: agent.clone(),
             role: Role::Fix,
@@ -1520,25 +1579,13 @@ impl CycleMachine {
         }))
     }
 
-    /// What fix k changed since its snapshot, checked against the test-edit
-    /// policy, recorded in fix-history.json; then the retest.
-    fn fix_observed(
+    /// The test edits of a fix (DESIGN.md §5.6) as recorded, and why the
+    /// policy rejects them.
+    pub fn test_edits(
         &self,
-        s: &mut CycleState,
-        call: Option<CallRecord>,
-        inspection: Option<Inspection>,
-        out: &mut Vec<Event>,
-    ) {
-        let k = s.iter.current_iteration;
-        let task_id = fix_task_id(k);
-        let mut fix = s
-            .iter
-            .action
-            .fix()
-            .cloned()
-            .unwrap_or_else(|| self.no_fix(s));
-        let inspection = inspection.unwrap_or_default();
-        let files_changed = inspection.files_changed();
+        s: &CycleState,
+        inspection: &Inspection,
+    ) -> (Vec<crate::artifacts::fix_history::TestEdit>, Option<String>) {
         let failing = self.failing_by_name(s);
         let infrastructure: std::collections::BTreeSet<String> = s
             .iter
@@ -1565,6 +1612,55 @@ impl CycleMachine {
         let policy = &self.config.cycle.test_edits;
         let edits = guard::recorded(edits, policy);
         let rejected = guard::rejection(&edits, policy);
+        (edits, rejected)
+    }
+
+    /// Fix k's agent call (`candidate`: which of a speculative step's) in
+    /// fix-history.json, in place of an earlier record of the same call.
+    pub(super) fn record_fix_call(
+        &self,
+        s: &mut CycleState,
+        c: &CallRecord,
+        candidate: Option<u32>,
+    ) {
+        let k = s.iter.current_iteration;
+        let outcome = if c.timed_out {
+            CallOutcome::Timeout
+        } else if c.failed() {
+            CallOutcome::Failed
+        } else {
+            CallOutcome::Completed
+        };
+        let mut a = c.to_artifact(Some(k), Some(&fix_task_id(k)), outcome);
+        self.fix_call_paths(&mut a);
+        a.candidate = candidate;
+        s.history.agent_calls.retain(|x| {
+            !(x.role == Role::Fix && x.iteration == Some(k) && x.candidate == candidate)
+        });
+        s.history.agent_calls.push(a);
+    }
+
+    /// What fix k changed since its snapshot, checked against the test-edit
+    /// policy, recorded in fix-history.json; then the retest.
+    fn fix_observed(
+        &self,
+        s: &mut CycleState,
+        call: Option<CallRecord>,
+        inspection: Option<Inspection>,
+        out: &mut Vec<Event>,
+    ) {
+        let k = s.iter.current_iteration;
+        let task_id = fix_task_id(k);
+        let mut fix = s
+            .iter
+            .action
+            .fix()
+            .cloned()
+            .unwrap_or_else(|| self.no_fix(s));
+        let inspection = inspection.unwrap_or_default();
+        let files_changed = inspection.files_changed();
+        let policy = &self.config.cycle.test_edits;
+        let (edits, rejected) = self.test_edits(s, &inspection);
         fix.observed = true;
         fix.call_failed = call.as_ref().is_some_and(|c| c.failed() || c.timed_out);
         fix.touched_tests = files_changed
@@ -1607,7 +1703,18 @@ impl CycleMachine {
             .baseline()
             .zip(earlier_rec)
             .and_then(|(b, e)| b.change_since(e));
-        let agent = self.fix_agent_name();
+        // A speculative step's attempt is its chosen candidate's.
+        let prior = fix
+            .chosen
+            .as_ref()
+            .and_then(|_| s.history.entries.iter().find(|e| e.iteration == k));
+        // What a candidate did to the project itself during the batch.
+        let batch_tamper = prior.and_then(|e| e.tamper);
+        let candidates = prior.map(|e| e.candidates.clone()).unwrap_or_default();
+        let chosen = fix.chosen.as_ref().map(|c| c.candidate);
+        let winner = chosen.and_then(|n| candidates.iter().find(|c| c.candidate == n));
+        let agent = winner.map_or_else(|| self.fix_agent_name(), |w| w.agent.clone());
+        let strategy = winner.map_or(s.iter.selected_strategy, |w| w.strategy);
         // The fix task (and the loop task) name who actually fixed: a task
         // written while paused for a person may be done by an agent given
         // on the resume (`--fix-agent`), and the other way round.
@@ -1628,7 +1735,7 @@ impl CycleMachine {
             iteration: k,
             fix_task: task_id.clone(),
             agent: agent.clone(),
-            strategy: s.iter.selected_strategy,
+            strategy,
             started_at: fix.started_at,
             duration_ms,
             exit_code: call.as_ref().and_then(|c| c.exit_code),
@@ -1652,29 +1759,19 @@ impl CycleMachine {
                 .as_ref()
                 .map(|c| c.agent_commits.clone())
                 .unwrap_or_default(),
-            tamper: call.as_ref().and_then(|c| c.tamper),
+            tamper: call.as_ref().and_then(|c| c.tamper).or(batch_tamper),
             not_committed: not_committed.clone(),
             left_uncommitted,
             outside_commit: Vec::new(),
+            candidates,
+            candidate: chosen,
             extra: Extra::new(),
         };
         s.history.entries.retain(|e| e.iteration != k);
         s.history.entries.push(attempt);
         s.history.entries.sort_by_key(|e| e.iteration);
         if let Some(c) = &call {
-            let outcome = if c.timed_out {
-                CallOutcome::Timeout
-            } else if c.failed() {
-                CallOutcome::Failed
-            } else {
-                CallOutcome::Completed
-            };
-            let mut a = c.to_artifact(Some(k), Some(&task_id), outcome);
-            self.fix_call_paths(&mut a);
-            s.history
-                .agent_calls
-                .retain(|x| !(x.role == Role::Fix && x.iteration == Some(k)));
-            s.history.agent_calls.push(a);
+            self.record_fix_call(s, c, chosen);
         }
         s.touch(Doc::History);
         let summary = match &call {
@@ -1695,7 +1792,7 @@ impl CycleMachine {
         out.push(Event::Fix(FixEvent {
             iteration: k,
             agent,
-            strategy: s.iter.selected_strategy,
+            strategy,
             duration_ms,
             exit_code: call.as_ref().and_then(|c| c.exit_code),
             timed_out: call.as_ref().is_some_and(|c| c.timed_out),
@@ -2070,8 +2167,13 @@ impl CycleMachine {
                 .iter()
                 .any(|e| e.iteration == k && e.agent == agents::MANUAL))
             .then(|| {
-                s.record_of_fix(k)
-                    .and_then(|r| r.strategy)
+                // A speculative step's: the chosen candidate's.
+                s.history
+                    .entries
+                    .iter()
+                    .find(|e| e.iteration == k && e.candidate.is_some())
+                    .and_then(|e| e.strategy)
+                    .or_else(|| s.record_of_fix(k).and_then(|r| r.strategy))
                     .or(s.iter.selected_strategy)
                     .unwrap_or(Strategy::Conservative)
             }),
@@ -2392,7 +2494,7 @@ fn squash_message(
 }
 
 /// Results of no run (a baseline that is missing).
-fn no_results() -> Arc<TestResults> {
+pub(super) fn no_results() -> Arc<TestResults> {
     Arc::new(TestResults {
         command: String::new(),
         exit_code: None,

@@ -23,6 +23,7 @@ pub mod manual;
 mod report;
 #[cfg(test)]
 pub(crate) mod scenarios;
+mod speculative;
 pub mod state;
 pub mod transitions;
 pub mod weaken;
@@ -74,7 +75,7 @@ pub struct CycleRequest {
 /// sent the final `done` event).
 pub fn run(ws: &Workspace, req: &CycleRequest, ui: &Printer) -> Result<Ending> {
     crate::process::install_interrupt_handler();
-    let config = ws.load_config()?;
+    let mut config = ws.load_config()?;
     let sref = ws.resolve(req.session.as_deref(), Some("test"), req.options.yes)?;
     let mut lock = SessionLock::acquire(&sref.paths.lock(), sref.id())?;
     let mut sinks = Sinks::new(ui);
@@ -283,6 +284,22 @@ pub fn run(ws: &Workspace, req: &CycleRequest, ui: &Printer) -> Result<Ending> {
         );
     }
     let watch = req.watch && fix_agent.is_none() && !on_ci;
+    // Speculative attempts: `--candidates` over `fix.candidates`; at most
+    // as many at once as there are cores unless the config says.
+    if let Some(n) = options.candidates {
+        config.fix.candidates = n;
+    }
+    if config.fix.max_parallel.is_none() {
+        config.fix.max_parallel =
+            Some(std::thread::available_parallelism().map_or(1, |n| n.get() as u32));
+    }
+    let fix_agents = if config.fix.candidates > 1 {
+        agents::config::fix_agents(&config.agents, options.fix_agent.as_deref())?
+    } else {
+        Vec::new()
+    };
+    // Candidate checkouts a killed run left are removed.
+    crate::git::sweep_candidates(&ws.root, sref.id());
     let machine = CycleMachine {
         ws: Workspace::new(ws.root.clone()),
         id: sref.id().to_string(),
@@ -290,6 +307,7 @@ pub fn run(ws: &Workspace, req: &CycleRequest, ui: &Printer) -> Result<Ending> {
         worktree: worktree.is_some(),
         limits,
         fix_agent,
+        fix_agents,
         test_gen_agent,
         chain,
         detected,

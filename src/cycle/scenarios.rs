@@ -86,6 +86,7 @@ fn harness(fixer: bool, limits: Limits, cap: Option<f64>) -> Harness {
         config,
         limits,
         fix_agent,
+        fix_agents: Vec::new(),
         test_gen_agent: None,
         chain: Vec::new(),
         detected: Some(Detected {
@@ -1195,28 +1196,9 @@ fn a_crash_after_any_step_commit_resumes_to_the_same_end() {
     let want = (runs(&s), reference.subjects());
     let commits = reference.step_commits;
     for k in 1..commits {
-        let mut p = ports();
-        fixer(&mut p, |_, _, _| {
+        let (s, ending, p) = crash_and_resume(&h.machine, k, |_, _, _| {
             AgentAct::writes(&[("calc/ops.py", FIXED)])
         });
-        // Run until the k-th step commit, then "crash": drop the in-memory
-        // state; what is on disk is the k-th commit.
-        let mut s = fresh(&h.machine, p.now());
-        let ui = Printer::plain();
-        let mut sinks = Sinks::capture(&ui);
-        let mut crash = CrashAfter {
-            inner: &mut p,
-            commits_left: k,
-        };
-        let _ = run(
-            &h.machine,
-            &mut s,
-            &mut crash,
-            &mut sinks,
-            &DriverConfig::default(),
-        );
-        let mut s = reload(&h.machine, &p, Location::Active);
-        let (ending, _) = drive(&h.machine, &mut s, &mut p, true);
         assert_eq!(
             ending.exit,
             Exit::Success,
@@ -1225,6 +1207,28 @@ fn a_crash_after_any_step_commit_resumes_to_the_same_end() {
         );
         assert_eq!((runs(&s), p.subjects()), want, "crash after commit {k}");
     }
+}
+
+/// Run until the k-th step commit, then "crash": drop the in-memory
+/// state (what is on disk is the k-th commit) and resume to the end.
+fn crash_and_resume(
+    m: &CycleMachine,
+    k: usize,
+    script: impl FnMut(Role, u32, &crate::engine::fake::Work) -> AgentAct + 'static,
+) -> (CycleState, Ending, FakePorts) {
+    let mut p = ports();
+    fixer(&mut p, script);
+    let mut s = fresh(m, p.now());
+    let ui = Printer::plain();
+    let mut sinks = Sinks::capture(&ui);
+    let mut crash = CrashAfter {
+        inner: &mut p,
+        commits_left: k,
+    };
+    let _ = run(m, &mut s, &mut crash, &mut sinks, &DriverConfig::default());
+    let mut s = reload(m, &p, Location::Active);
+    let (ending, _) = drive(m, &mut s, &mut p, true);
+    (s, ending, p)
 }
 
 /// Ports that fail (like a killed process) once `commits_left` step
@@ -1273,6 +1277,15 @@ impl crate::engine::Ports for CrashAfter<'_> {
         write_view(path: &Path, bytes: &[u8]) -> crate::error::Result<()>;
         undo_session_edits() -> crate::error::Result<Vec<std::path::PathBuf>>;
         undo_tree_edits(before: &crate::engine::step::Snapshot) -> crate::error::Result<Vec<String>>;
+        apply_tree(before: &str, tree: &str) -> crate::error::Result<Vec<String>>;
+    }
+    fn run_candidates(
+        &mut self,
+        batch: &crate::engine::candidates::CandidateBatch,
+        versions_of: Option<fn(&str) -> bool>,
+        notify: &mut dyn FnMut(crate::engine::candidates::CandidateNote<'_>),
+    ) -> crate::error::Result<Vec<crate::engine::candidates::CandidateDone>> {
+        self.inner.run_candidates(batch, versions_of, notify)
     }
 }
 
@@ -1483,4 +1496,205 @@ fn without_progressive_retest_each_fix_gets_one_full_run_and_the_accepting_one_i
         runs(&s)
     );
     assert!(s.iter.iterations.iter().all(|r| r.scope == Scope::Full));
+}
+
+// ----- speculative attempts (fix.candidates) ---------------------------------
+
+/// The machine with `n` candidates per fix step.
+fn candidates_harness(n: u32, cap: Option<f64>) -> Harness {
+    let mut h = harness(true, Limits::default(), cap);
+    h.machine.config.fix.candidates = n;
+    h.machine.config.fix.max_parallel = Some(n);
+    h
+}
+
+/// Candidates 1, 2, 3 of every step: half a fix, both bugs fixed but three
+/// passing tests broken, the whole fix.
+fn three_kinds(_: Role, n: u32, _: &crate::engine::fake::Work) -> AgentAct {
+    match n % 3 {
+        1 => AgentAct::writes(&[("calc/ops.py", HALF)]),
+        2 => AgentAct::writes(&[("calc/ops.py", BROKEN)]),
+        _ => AgentAct::writes(&[("calc/ops.py", FIXED)]),
+    }
+}
+
+fn verdicts(s: &CycleState, iteration: u32) -> Vec<&'static str> {
+    s.history
+        .entries
+        .iter()
+        .find(|e| e.iteration == iteration)
+        .map(|e| e.candidates.iter().map(|c| c.verdict.as_str()).collect())
+        .unwrap_or_default()
+}
+
+#[test]
+fn three_candidates_one_step_the_best_committed_once() {
+    let h = candidates_harness(3, None);
+    let mut p = ports();
+    fixer(&mut p, three_kinds);
+    let mut s = fresh(&h.machine, p.now());
+    let (ending, out) = drive(&h.machine, &mut s, &mut p, false);
+    assert_eq!(ending.exit, Exit::Success, "{:?}", p.journal);
+    assert_eq!(
+        p.subjects(),
+        [
+            "test-cycle: session WFS-test-the-fake completed (pass: 100.0%, 1 fix attempt(s))",
+            "test-cycle: iteration 1 - surgical strategy (pass: 80.0% → 100.0%)",
+        ]
+    );
+    assert_eq!(s.history.entries.len(), 1, "one step, one attempt");
+    assert_eq!(s.history.entries[0].candidate, Some(3));
+    assert_eq!(verdicts(&s, 1), ["outranked", "regression", "chosen"]);
+    // The project's files were never a candidate's until the choice.
+    let applied = p
+        .journal
+        .iter()
+        .position(|l| l.starts_with("apply "))
+        .unwrap();
+    assert!(
+        p.journal[..applied]
+            .iter()
+            .all(|l| !l.starts_with("commit")),
+        "{:?}",
+        p.journal
+    );
+    let chosen: Vec<_> = out
+        .json
+        .iter()
+        .filter(|e| e["event"] == "candidate-chosen")
+        .collect();
+    assert_eq!(chosen.len(), 1);
+    assert_eq!(chosen[0]["candidate"], 3);
+    assert_eq!(
+        out.json
+            .iter()
+            .filter(|e| e["event"] == "candidate-finished")
+            .count(),
+        3
+    );
+}
+
+#[test]
+fn candidates_that_all_regress_are_a_failed_attempt_and_the_loop_goes_on() {
+    let h = candidates_harness(2, None);
+    let mut p = ports();
+    // Step 1: both break; step 2: the first fixes everything.
+    fixer(&mut p, |_, n, _| match n {
+        1 | 2 => AgentAct::writes(&[("calc/ops.py", BROKEN)]),
+        3 => AgentAct::writes(&[("calc/ops.py", FIXED)]),
+        _ => AgentAct::writes(&[("calc/ops.py", HALF)]),
+    });
+    let mut s = fresh(&h.machine, p.now());
+    let (ending, _) = drive(&h.machine, &mut s, &mut p, false);
+    assert_eq!(ending.exit, Exit::Success, "{:?}", p.journal);
+    assert_eq!(verdicts(&s, 1), ["regression", "regression"]);
+    assert_eq!(s.history.entries[0].outcome.as_str(), "no_change");
+    assert_eq!(s.history.entries[0].candidate, None);
+    assert_eq!(verdicts(&s, 2), ["chosen", "outranked"]);
+    // No commit for the failed step, none reverted.
+    assert_eq!(
+        p.subjects(),
+        [
+            "test-cycle: session WFS-test-the-fake completed (pass: 100.0%, 2 fix attempt(s))",
+            "test-cycle: iteration 2 - conservative strategy (pass: 80.0% → 100.0%)",
+        ]
+    );
+}
+
+#[test]
+fn the_cost_cap_counts_every_candidate_and_one_not_started_is_recorded() {
+    let h = candidates_harness(3, Some(1.0));
+    let mut p = ports();
+    fixer(&mut p, |role, n, w| AgentAct {
+        cost_usd: Some(0.6),
+        ..three_kinds(role, n, w)
+    });
+    let mut s = fresh(&h.machine, p.now());
+    let (ending, _) = drive(&h.machine, &mut s, &mut p, false);
+    // Candidate 3 (the whole fix) never started: $1.20 spent of $1.00.
+    assert_eq!(verdicts(&s, 1), ["chosen", "regression", "not_started"]);
+    assert_eq!(
+        p.journal.iter().filter(|l| l.starts_with("agent ")).count(),
+        2,
+        "{:?}",
+        p.journal
+    );
+    assert!((s.spent_usd() - 1.2).abs() < 1e-9);
+    // The next step is refused by the cap.
+    assert_eq!(ending.exit, Exit::Failed);
+    assert!(
+        s.iter
+            .blocked_reason
+            .as_deref()
+            .is_some_and(|r| r.starts_with("agent cost cap reached")),
+        "{:?}",
+        s.iter.blocked_reason
+    );
+}
+
+#[test]
+fn pause_or_crash_at_every_step_of_a_speculative_run_ends_as_an_uninterrupted_one() {
+    let h = candidates_harness(3, None);
+    let mut reference = ports();
+    fixer(&mut reference, three_kinds);
+    let mut s = fresh(&h.machine, reference.now());
+    drive(&h.machine, &mut s, &mut reference, false);
+    let want = (runs(&s), reference.subjects(), verdicts(&s, 1));
+    for k in 0..reference.steps.get() {
+        let mut p = ports();
+        fixer(&mut p, three_kinds);
+        p.interrupt_after = Some(k);
+        let mut s = fresh(&h.machine, p.now());
+        let (ending, _) = drive(&h.machine, &mut s, &mut p, false);
+        assert_eq!(ending.exit, Exit::Paused, "interrupted after {k} steps");
+        p.interrupt_after = None;
+        let mut s = reload(&h.machine, &p, Location::Active);
+        let (ending, _) = drive(&h.machine, &mut s, &mut p, true);
+        assert_eq!(ending.exit, Exit::Success, "after {k}: {:?}", p.journal);
+        assert_eq!(
+            (runs(&s), p.subjects(), verdicts(&s, 1)),
+            want,
+            "interrupted after {k} steps"
+        );
+    }
+    // Ctrl-C during a candidate's test run (runs 2..): the batch is
+    // stopped, the step paused; the resume runs the candidates again.
+    for n in 2..=4 {
+        let mut p = ports();
+        fixer(&mut p, three_kinds);
+        p.interrupt_in_run = Some(n);
+        let mut s = fresh(&h.machine, p.now());
+        let (ending, out) = drive(&h.machine, &mut s, &mut p, false);
+        assert_eq!(ending.exit, Exit::Paused, "Ctrl-C in test run {n}");
+        let paused = out.json.iter().find(|e| e["event"] == "paused").unwrap();
+        assert_eq!(paused["reason"]["kind"], "interrupted");
+        assert!(s.history.entries.is_empty(), "no attempt counted");
+        p.interrupt_in_run = None;
+        let mut s = reload(&h.machine, &p, Location::Active);
+        let (ending, _) = drive(&h.machine, &mut s, &mut p, true);
+        assert_eq!(ending.exit, Exit::Success);
+        // The scripted agent answers by its call count, which the stopped
+        // batch moved on: the candidates' order differs, not the end.
+        assert_eq!(runs(&s), want.0, "Ctrl-C in test run {n}");
+        assert_eq!(p.subjects().len(), 2, "one fix commit: {:?}", p.subjects());
+        assert_eq!(
+            verdicts(&s, 1).iter().filter(|v| **v == "chosen").count(),
+            1
+        );
+    }
+    // kill -9 after every step commit.
+    for k in 1..reference.step_commits {
+        let (s, ending, p) = crash_and_resume(&h.machine, k, three_kinds);
+        assert_eq!(
+            ending.exit,
+            Exit::Success,
+            "crash after commit {k}: {:?}",
+            p.journal
+        );
+        assert_eq!(
+            (runs(&s), p.subjects(), verdicts(&s, 1)),
+            want,
+            "crash after commit {k}"
+        );
+    }
 }

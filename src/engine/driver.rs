@@ -8,17 +8,23 @@
 use std::path::PathBuf;
 use std::time::SystemTime;
 
-use super::event::{Event, Sinks, WakeCause};
+use super::candidates::{
+    self, Candidate, CandidateBatch, CandidateDone, CandidateEnd, CandidateNote, CandidateWork,
+};
+use super::event::{
+    CandidateEvent, CandidateFinished, CandidateTierEvent, Event, Sinks, WakeCause,
+};
 use super::policy;
 use super::ports::{Ports, ShellRun, TestRun, Wake};
 use super::step::{
-    AgentCallDone, AgentRequest, AnalysisRequest, ArchiveRequest, Before, Effect, Ending,
-    Observation, Observed, PauseReason, ProcessEnd, ReviewRequest, Reviewed, ShellDone,
-    ShellRequest, Snapshot, Step, TestRequest, TestsRun, Text, ValidateRequest, Validated,
+    AgentCallDone, AgentRequest, AnalysisRequest, ArchiveRequest, Before, CandidateWorkRequest,
+    CandidatesDone, CandidatesRequest, Effect, Ending, Observation, Observed, PauseReason,
+    ProcessEnd, ReviewRequest, Reviewed, ShellDone, ShellRequest, Snapshot, Step, TestRequest,
+    TestsRun, Text, ValidateRequest, Validated,
 };
 use super::txn::Document;
 use crate::agents::vars::INLINE_OUTPUT_MAX;
-use crate::agents::{self, AnalysisCtx, CallRecord, Invocation, Invoked, Vars};
+use crate::agents::{self, AnalysisCtx, CallRecord, Invocation, Invoked, Role, Vars};
 use crate::artifacts::task_record::CoverageSource;
 use crate::artifacts::test_results::Layer;
 use crate::error::{Error, Result};
@@ -217,7 +223,122 @@ impl Driver<'_, '_, '_> {
             Effect::Pause(reason) => Observed::Paused(reason),
             Effect::Block(reason) => Observed::Blocked(reason),
             Effect::Update => Observed::Updated,
+            Effect::Candidates(req) => self.candidates(m.spent_usd(state), req)?,
+            Effect::Apply(req) => {
+                self.ports
+                    .apply_tree(req.before.tree.as_deref().unwrap_or_default(), &req.tree)?;
+                Observed::Applied(self.ports.inspect(&req.before, req.versions_of)?)
+            }
         })
+    }
+
+    /// Speculative attempts (DESIGN.md §11.4): the candidates' texts
+    /// resolved, the cost cap before the first, the batch through
+    /// [`Ports::run_candidates`] (each candidate with the checks of
+    /// [`candidates::run_one`] in its own checkout), told live as
+    /// `candidate-started` and `candidate-finished`. The project itself is
+    /// read-only meanwhile: whatever a candidate did to it (its work tree,
+    /// `HEAD`, wfx's files, the repository's settings) is undone after the
+    /// batch, as after an analysis call.
+    fn candidates(&mut self, spent: f64, req: CandidatesRequest) -> Result<Observed> {
+        let mut list = Vec::new();
+        for c in &req.candidates {
+            let work = match &c.work {
+                CandidateWorkRequest::Agent(a) => {
+                    let (prompt, vars) = self.resolve(&a.prompt)?;
+                    CandidateWork::Agent {
+                        agent: a.agent.clone(),
+                        role: a.role,
+                        prompt,
+                        vars,
+                        files: a.files.clone(),
+                        env: a.env.clone(),
+                    }
+                }
+                CandidateWorkRequest::Shell(s) => {
+                    let (command, _) = self.resolve(&s.command)?;
+                    CandidateWork::Shell {
+                        command,
+                        log: s.log.clone(),
+                        env: s.env.clone(),
+                        timeout: s.timeout,
+                    }
+                }
+            };
+            list.push(Candidate {
+                index: c.index,
+                agent: c.agent.clone(),
+                strategy: c.strategy,
+                work,
+                dir: c.dir.clone(),
+            });
+        }
+        let batch = CandidateBatch {
+            iteration: req.iteration,
+            step: req.step,
+            snapshot: req.snapshot.clone(),
+            candidates: list,
+            max_parallel: req.max_parallel.max(1),
+            tests: req.tests.clone(),
+            environment: req.environment.clone(),
+            cap: self.cap,
+            spent,
+            share: req.share.clone(),
+        };
+        if let Some(reason) = candidates::may_start(&batch, 0.0) {
+            return Ok(Observed::Blocked(reason));
+        }
+        let before = self.ports.snapshot()?;
+        let guard = super::head::before_call(self.ports, None, self.fold)?;
+        let repo = self.ports.repo_guard()?;
+        let of = batch.candidates.len() as u32;
+        let baseline = batch.tests.baseline.clone();
+        let sinks = &mut *self.sinks;
+        let at = self.ports.now();
+        let ran = self
+            .ports
+            .run_candidates(&batch, req.versions_of, &mut |note| {
+                let event = match note {
+                    CandidateNote::Started(c) => {
+                        Event::CandidateStarted(candidate_event(&batch, c, of))
+                    }
+                    CandidateNote::Finished(c, done) => Event::CandidateFinished(Box::new(
+                        finished_event(candidate_event(&batch, c, of), done, baseline.as_deref()),
+                    )),
+                };
+                sinks.emit(&event, at);
+            });
+        // The project's own checks, also after Ctrl-C.
+        let mut call = batch_record();
+        super::head::after_call(self.ports, &guard, Some(&before), self.fold, &mut call)?;
+        super::tamper::after_call(self.ports, &mut call, &repo, Some(&before), None)?;
+        let done = ran?;
+        let calls: Vec<&CallRecord> = done
+            .iter()
+            .filter_map(|d| match &d.end {
+                CandidateEnd::Ran(r) => r.call.as_ref(),
+                _ => None,
+            })
+            .collect();
+        if let Some(c) = calls.iter().find(|c| c.interrupted) {
+            return Ok(Observed::Paused(PauseReason::Interrupted {
+                during: format!("{} was fixing iteration {}", c.agent, req.iteration),
+            }));
+        }
+        // Every candidate that ran could not reach its agent: a pause, as
+        // for one attempt; one that could is judged with the others.
+        let unavailable: Vec<PauseReason> = calls
+            .iter()
+            .filter_map(|c| policy::pause_for(c, Role::Fix, "fixing"))
+            .collect();
+        if !calls.is_empty() && unavailable.len() == calls.len() {
+            return Ok(Observed::Paused(unavailable[0].clone()));
+        }
+        Ok(Observed::Candidates(Box::new(CandidatesDone {
+            candidates: done,
+            tamper: call.tamper,
+            tamper_note: call.error_message,
+        })))
     }
 
     /// Variables resolved (`${test.output}` read from its log) and the
@@ -604,6 +725,84 @@ pub fn call_agent(
         write_before,
     )?;
     Ok(Invoked::Ran(Box::new(call)))
+}
+
+/// The record the checks after a batch of candidates annotate: what the
+/// candidates did to the project itself, none of them in particular.
+fn batch_record() -> CallRecord {
+    CallRecord {
+        exit_code: Some(0),
+        ..CallRecord::new("candidates", Role::Fix, chrono::Utc::now())
+    }
+}
+
+/// Which candidate of the batch, for its events.
+fn candidate_event(batch: &CandidateBatch, c: &Candidate, of: u32) -> CandidateEvent {
+    CandidateEvent {
+        iteration: batch.iteration,
+        step: batch.step,
+        candidate: c.index,
+        of,
+        agent: c.agent.clone(),
+        strategy: c.strategy,
+    }
+}
+
+/// `candidate-finished`: what the candidate's call and runs measured.
+fn finished_event(
+    who: CandidateEvent,
+    done: &CandidateDone,
+    baseline: Option<&crate::artifacts::test_results::TestResults>,
+) -> CandidateFinished {
+    let mut e = CandidateFinished {
+        who,
+        duration_ms: 0,
+        exit_code: None,
+        timed_out: false,
+        cost_usd: None,
+        files_changed: Vec::new(),
+        diff_lines: 0,
+        tiers: Vec::new(),
+        fixed: None,
+        error: None,
+        not_started: None,
+    };
+    match &done.end {
+        CandidateEnd::NotStarted(why) => e.not_started = Some(why.clone()),
+        CandidateEnd::Broken(why) => e.error = Some(why.clone()),
+        CandidateEnd::Ran(r) => {
+            e.duration_ms = r.duration_ms;
+            e.files_changed = r.inspection.files_changed();
+            e.diff_lines =
+                (r.inspection.diffstat.insertions + r.inspection.diffstat.deletions) as u32;
+            if let Some(c) = &r.call {
+                e.exit_code = c.exit_code;
+                e.timed_out = c.timed_out;
+                e.cost_usd = c.cost_usd;
+                e.error = c
+                    .failed()
+                    .then(|| c.error_message.clone().unwrap_or_else(|| "error".into()));
+            }
+            if let Some(s) = &r.shell {
+                e.exit_code = s.exit_code;
+                e.timed_out = s.timed_out;
+            }
+            e.tiers = r
+                .runs
+                .iter()
+                .map(|t| CandidateTierEvent {
+                    tier: t.tier,
+                    total: t.ran.total,
+                    passed: t.ran.passed,
+                })
+                .collect();
+            e.fixed = match (&r.merged, baseline) {
+                (Some(m), Some(b)) => Some(candidates::fixed_count(b, m) as u32),
+                _ => None,
+            };
+        }
+    }
+    e
 }
 
 /// The parts of a child's end the machines use.

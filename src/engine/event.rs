@@ -147,6 +147,18 @@ pub enum Event {
         /// The files saved (at most 8, relative to the project root).
         files: Vec<String>,
     },
+    /// A speculative candidate started in its own checkout (DESIGN.md
+    /// §11.4).
+    #[serde(rename = "candidate-started")]
+    CandidateStarted(CandidateEvent),
+    /// A candidate finished (or was not started: the cost cap), with what
+    /// its runs measured.
+    #[serde(rename = "candidate-finished")]
+    CandidateFinished(Box<CandidateFinished>),
+    /// The choice among a step's candidates: the one applied (none when
+    /// no candidate was better than the run before), and every verdict.
+    #[serde(rename = "candidate-chosen")]
+    CandidateChosen(Box<CandidateChosen>),
     /// The run stopped for good: a limit, a gate, a failed step (exit 1).
     Blocked { reason: String },
     /// The last event of every run of both front ends.
@@ -247,6 +259,91 @@ pub struct FixEvent {
     pub error: Option<String>,
     /// `true` for a person's fix (manual mode).
     pub by_hand: bool,
+}
+
+/// Which candidate of which step.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct CandidateEvent {
+    /// The fix attempt (`wfx run`: the debug attempt of `step`).
+    pub iteration: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step: Option<usize>,
+    /// 1-based, of `of`.
+    pub candidate: u32,
+    pub of: u32,
+    /// The agent's name, or `shell`.
+    pub agent: String,
+    pub strategy: Option<Strategy>,
+}
+
+impl CandidateEvent {
+    /// `Iteration 2 · candidate 1/3 (claude, conservative)`.
+    fn lead(&self) -> String {
+        let at = match self.step {
+            Some(step) => format!("test step {step} · attempt {}", self.iteration),
+            None => format!("Iteration {}", self.iteration),
+        };
+        format!(
+            "{at} · candidate {}/{} ({}{})",
+            self.candidate,
+            self.of,
+            self.agent,
+            self.strategy.map_or(String::new(), |s| format!(", {s}"))
+        )
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct CandidateFinished {
+    #[serde(flatten)]
+    pub who: CandidateEvent,
+    pub duration_ms: u64,
+    pub exit_code: Option<i32>,
+    pub timed_out: bool,
+    pub cost_usd: Option<f64>,
+    pub files_changed: Vec<String>,
+    /// Lines added and removed.
+    pub diff_lines: u32,
+    /// Its test runs in its checkout.
+    pub tiers: Vec<CandidateTierEvent>,
+    /// Tests failing before the step that pass with it (when tested).
+    pub fixed: Option<u32>,
+    /// Why the call or the checkout failed.
+    pub error: Option<String>,
+    /// Not started: why (the cost cap).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_started: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct CandidateTierEvent {
+    pub tier: crate::artifacts::iteration_state::Tier,
+    pub total: u32,
+    pub passed: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct CandidateChosen {
+    pub iteration: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step: Option<usize>,
+    pub of: u32,
+    /// The candidate applied; none when no candidate was better than the
+    /// run before (the step is a failed attempt).
+    pub candidate: Option<u32>,
+    pub agent: Option<String>,
+    pub strategy: Option<Strategy>,
+    /// Why, as people read it.
+    pub reason: String,
+    pub verdicts: Vec<CandidateVerdictEvent>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct CandidateVerdictEvent {
+    pub candidate: u32,
+    pub agent: String,
+    pub strategy: Option<Strategy>,
+    pub verdict: crate::artifacts::fix_history::CandidateVerdict,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
@@ -417,6 +514,9 @@ impl Event {
             Event::Paused { .. } => "paused",
             Event::Watching { .. } => "watching",
             Event::Woken { .. } => "woken",
+            Event::CandidateStarted(_) => "candidate-started",
+            Event::CandidateFinished(_) => "candidate-finished",
+            Event::CandidateChosen(_) => "candidate-chosen",
             Event::Blocked { .. } => "blocked",
             Event::Done(_) => "done",
         }
@@ -684,6 +784,9 @@ impl Event {
                 ..
             } => "Enter pressed: retesting".to_string(),
             Event::Woken { files, .. } => format!("Saved {}: retesting", files.join(", ")),
+            Event::CandidateStarted(c) => format!("{} · started", c.lead()),
+            Event::CandidateFinished(c) => candidate_finished_line(c),
+            Event::CandidateChosen(c) => candidate_chosen_line(c, paint),
             Event::Blocked { reason } => format!("{} {reason}", paint(Style::Red, "Blocked:")),
             Event::Paused { .. } | Event::Done(_) => return None,
         })
@@ -692,6 +795,63 @@ impl Event {
     /// A warning (printed as `warning: …` for people).
     fn is_warning(&self) -> bool {
         matches!(self, Event::Warning { .. })
+    }
+}
+
+/// `Iteration 1 · candidate 2/3 (codex, aggressive) · 2.1 s $0.03 · 1
+/// file(s) changed · failed 2/2 · affected 5/6 · fixes 2`.
+fn candidate_finished_line(c: &CandidateFinished) -> String {
+    if let Some(why) = &c.not_started {
+        return format!("{} · not started: {why}", c.who.lead());
+    }
+    let mut line = format!(
+        "{} · {}{}",
+        c.who.lead(),
+        duration::millis(c.duration_ms),
+        cost_text(c.cost_usd)
+    );
+    if c.timed_out {
+        line.push_str(" · timed out");
+    } else if let Some(e) = &c.error {
+        line.push_str(&format!(" · failed: {e}"));
+    }
+    line.push_str(&format!(" · {} file(s) changed", c.files_changed.len()));
+    for t in &c.tiers {
+        line.push_str(&format!(" · {} {}/{}", t.tier.as_str(), t.passed, t.total));
+    }
+    if let Some(n) = c.fixed {
+        line.push_str(&format!(" · fixes {n}"));
+    }
+    line
+}
+
+/// `Iteration 1 · chose candidate 3/3 (claude, surgical): …` or `… no
+/// candidate is better than the run before: …`.
+fn candidate_chosen_line(c: &CandidateChosen, paint: Paint) -> String {
+    let at = match c.step {
+        Some(step) => format!("test step {step} · attempt {}", c.iteration),
+        None => format!("Iteration {}", c.iteration),
+    };
+    let verdicts: Vec<String> = c
+        .verdicts
+        .iter()
+        .map(|v| format!("{} {}", v.candidate, v.verdict))
+        .collect();
+    match c.candidate {
+        Some(n) => format!(
+            "{at} · {} {n}/{} ({}{}): {} · {}",
+            paint(Style::Bold, "chose candidate"),
+            c.of,
+            c.agent.as_deref().unwrap_or_default(),
+            c.strategy.map_or(String::new(), |s| format!(", {s}")),
+            c.reason,
+            verdicts.join(", ")
+        ),
+        None => format!(
+            "{at} · no candidate is better than the run before ({}): {}",
+            verdicts.join(", "),
+            c.reason
+        ),
     }
 }
 

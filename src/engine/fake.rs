@@ -644,4 +644,131 @@ impl Ports for FakePorts {
         }
         Ok(changed)
     }
+
+    /// The candidates one after the other, each on a copy of the
+    /// snapshot's files (its "checkout"): the scripted agent and suite see
+    /// that copy, the project's files are left as they were.
+    fn run_candidates(
+        &mut self,
+        batch: &super::candidates::CandidateBatch,
+        versions_of: Option<fn(&str) -> bool>,
+        notify: &mut dyn FnMut(super::candidates::CandidateNote<'_>),
+    ) -> Result<Vec<super::candidates::CandidateDone>> {
+        use super::candidates::{self, CandidateDone, CandidateEnd, CandidateNote};
+        let base = batch
+            .snapshot
+            .tree
+            .as_ref()
+            .and_then(|t| self.trees.get(t))
+            .cloned()
+            .ok_or_else(|| Error::Internal("candidates need a snapshot".into()))?;
+        let mut out = Vec::new();
+        let mut cost = 0.0;
+        for c in &batch.candidates {
+            if let Some(reason) = candidates::may_start(batch, cost) {
+                let done = CandidateDone {
+                    index: c.index,
+                    end: CandidateEnd::NotStarted(reason),
+                };
+                notify(CandidateNote::Finished(c, &done));
+                out.push(done);
+                continue;
+            }
+            notify(CandidateNote::Started(c));
+            self.journal
+                .push(format!("candidate {} {}", c.index, c.agent));
+            let project = std::mem::replace(&mut self.work, base.clone());
+            let ran = candidates::run_one(
+                &mut FakeCheckout {
+                    ports: self,
+                    base: batch.snapshot.clone(),
+                },
+                c,
+                &batch.tests,
+                versions_of,
+                &|p: &Path| p.display().to_string(),
+            );
+            self.work = project;
+            let end = match ran {
+                Ok(r) => CandidateEnd::Ran(Box::new(r)),
+                Err(e @ Error::Interrupted(_)) => return Err(e),
+                Err(e) => CandidateEnd::Broken(e.to_string()),
+            };
+            let done = CandidateDone {
+                index: c.index,
+                end,
+            };
+            cost += candidates::cost_of(&done);
+            notify(CandidateNote::Finished(c, &done));
+            out.push(done);
+        }
+        Ok(out)
+    }
+
+    fn apply_tree(&mut self, before: &str, tree: &str) -> Result<Vec<String>> {
+        self.tick();
+        let (Some(old), Some(new)) = (self.trees.get(before), self.trees.get(tree)) else {
+            return Err(Error::Internal(format!("no tree {tree}")));
+        };
+        let (old, new) = (old.clone(), new.clone());
+        let paths: Vec<String> = old
+            .keys()
+            .chain(new.keys())
+            .filter(|p| old.get(*p) != new.get(*p))
+            .cloned()
+            .collect::<BTreeSet<String>>()
+            .into_iter()
+            .collect();
+        for p in &paths {
+            match new.get(p) {
+                Some(c) => self.work.insert(p.clone(), c.clone()),
+                None => self.work.remove(p),
+            };
+        }
+        self.journal.push(format!("apply {}", paths.join(", ")));
+        Ok(paths)
+    }
+}
+
+/// A candidate's checkout in the fake world: the ports, their files
+/// swapped for the candidate's copy (see `run_candidates`).
+struct FakeCheckout<'a> {
+    ports: &'a mut FakePorts,
+    base: Snapshot,
+}
+
+impl super::candidates::CandidateWorld for FakeCheckout<'_> {
+    fn invoke_agent(&mut self, inv: &Invocation) -> Result<CallRecord> {
+        self.ports.invoke_agent(inv)
+    }
+
+    fn shell(&mut self, run: &ShellRun<'_>) -> Result<ProcessEnd> {
+        self.ports.shell(run)
+    }
+
+    fn root(&self) -> PathBuf {
+        PathBuf::from("/candidate")
+    }
+
+    fn env(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
+
+    fn undo_planted_links(&mut self) -> Result<Vec<String>> {
+        Ok(Vec::new())
+    }
+
+    fn inspect(&mut self, versions_of: Option<fn(&str) -> bool>) -> Result<Inspection> {
+        self.ports.inspect(&self.base, versions_of)
+    }
+
+    fn run_tests(&mut self, run: &TestRun<'_>) -> Result<TestResults> {
+        self.ports.run_tests(run, None)
+    }
+
+    fn tree(&mut self) -> Result<Option<String>> {
+        let id = FakePorts::tree_id(&self.ports.work);
+        self.ports.trees.insert(id.clone(), self.ports.work.clone());
+        Ok(Some(id))
+    }
 }

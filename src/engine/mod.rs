@@ -15,6 +15,8 @@
 //! - [`event`]: `Event` and the sinks; [`duration`]: the one formatter.
 //! - [`watch`]: `--watch`, waiting in-process for a person's fix.
 
+pub mod candidates;
+mod checkouts;
 pub mod driver;
 pub mod duration;
 pub mod event;

@@ -121,6 +121,29 @@ pub trait Ports {
         Ok(super::step::Survey::default())
     }
 
+    /// Run a batch of candidates (DESIGN.md §11.4), each through
+    /// [`super::candidates::run_one`] in a checkout of its own, at most
+    /// `max_parallel` at once, the cost cap checked before each starts;
+    /// `notify` hears of each start and end. Ctrl-C stops them all
+    /// (`Error::Interrupted`, their checkouts removed).
+    fn run_candidates(
+        &mut self,
+        _batch: &super::candidates::CandidateBatch,
+        _versions_of: Option<fn(&str) -> bool>,
+        _notify: &mut dyn FnMut(super::candidates::CandidateNote<'_>),
+    ) -> Result<Vec<super::candidates::CandidateDone>> {
+        Err(crate::error::Error::Internal(
+            "speculative candidates need a git repository".into(),
+        ))
+    }
+
+    /// Put the paths that differ between the trees `before` and `tree`
+    /// into the work tree as `tree` has them (never through a link); the
+    /// paths.
+    fn apply_tree(&mut self, _before: &str, _tree: &str) -> Result<Vec<String>> {
+        Ok(Vec::new())
+    }
+
     /// The AI-issue scan (`tests: false`) or the test anti-pattern scan.
     fn scan(&mut self, tests: bool, files: &[String]) -> Vec<Finding>;
 

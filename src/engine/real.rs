@@ -69,6 +69,17 @@ impl<'a> RealPorts<'a> {
     }
 }
 
+impl RealPorts<'_> {
+    /// The session's id (its directory's name).
+    pub fn session_id(&self) -> String {
+        self.txn
+            .dir()
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    }
+}
+
 impl Ports for RealPorts<'_> {
     fn now(&self) -> Timestamp {
         chrono::Utc::now()
@@ -87,16 +98,8 @@ impl Ports for RealPorts<'_> {
         run: &TestRun<'_>,
         progress: Option<Box<dyn FnMut(Progress) + Send>>,
     ) -> Result<TestResults> {
-        self.lock.with_child(|on_spawn| {
-            let mut req = RunRequest::new(run.root, run.detected.clone(), run.report_dir, run.log);
-            req.subset = run.subset.map(<[String]>::to_vec);
-            req.timeout = Some(run.timeout);
-            req.env = run.env.to_vec();
-            req.previous = run.previous;
-            req.on_spawn = Some(on_spawn);
-            req.progress = progress;
-            testing::run_tests(req)
-        })?
+        self.lock
+            .with_child(|on_spawn| run_tests_with(run, progress, on_spawn))?
     }
 
     fn invoke_agent(&mut self, inv: &Invocation) -> Result<CallRecord> {
@@ -105,32 +108,7 @@ impl Ports for RealPorts<'_> {
     }
 
     fn shell(&mut self, run: &ShellRun<'_>) -> Result<ProcessEnd> {
-        if run.fresh_log {
-            match std::fs::remove_file(run.log) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(Error::io(run.log, e)),
-            }
-        }
-        let mut spec = Spec::shell(run.command, run.cwd)
-            .log(run.log)
-            .log_limit(process::AGENT_LOG);
-        for (k, v) in run.env {
-            spec = spec.env(k.clone(), v.clone());
-        }
-        if let Some(t) = run.timeout {
-            spec = spec.timeout(t);
-        }
-        let outcome = self
-            .lock
-            .with_child(|on_spawn| process::run(spec, on_spawn))??;
-        if outcome.interrupted {
-            return Err(Error::Interrupted(format!(
-                "running `{}`",
-                short(run.command)
-            )));
-        }
-        Ok(process_end(&outcome))
+        self.lock.with_child(|on_spawn| shell_with(run, on_spawn))?
     }
 
     fn previous_run_died(&self) -> bool {
@@ -149,41 +127,7 @@ impl Ports for RealPorts<'_> {
         before: &Snapshot,
         versions_of: Option<fn(&str) -> bool>,
     ) -> Result<Inspection> {
-        let head_after = self.cp.head()?;
-        let Some(tree) = &before.tree else {
-            return Ok(Inspection {
-                before: before.clone(),
-                head_after,
-                ..Inspection::default()
-            });
-        };
-        // One diff for the paths, the stat and the excerpt: the work tree
-        // is read once per inspection (#14).
-        let crate::git::SnapshotDiff {
-            changes,
-            stat: diffstat,
-            excerpt: diff,
-        } = self.cp.diff_since(tree)?;
-        let commit_paths = self.cp.commit_paths(&changes)?;
-        let mut versions = Vec::new();
-        if let Some(select) = versions_of {
-            for path in crate::git::change_paths(&changes) {
-                if select(&path) {
-                    let v = self.cp.file_versions(tree, &path)?;
-                    versions.push((path, v));
-                }
-            }
-        }
-        Ok(Inspection {
-            before: before.clone(),
-            head_after,
-            changes,
-            commit_paths,
-            diffstat,
-            diff,
-            versions,
-            too_big: self.cp.oversized(),
-        })
+        inspect_with(&self.cp, before, versions_of)
     }
 
     fn changed_lines(&mut self, since: &str, path: &str) -> Result<Option<BTreeSet<u32>>> {
@@ -250,13 +194,21 @@ impl Ports for RealPorts<'_> {
     }
 
     fn seal(&mut self, req: &super::step::SealRequest) -> Result<Option<super::step::Sealed>> {
-        let session = self
-            .txn
-            .dir()
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let session = self.session_id();
         open_sealed(&self.cp, &self.ws.root, &self.root, &session, req)
+    }
+
+    fn run_candidates(
+        &mut self,
+        batch: &super::candidates::CandidateBatch,
+        versions_of: Option<fn(&str) -> bool>,
+        notify: &mut dyn FnMut(super::candidates::CandidateNote<'_>),
+    ) -> Result<Vec<super::candidates::CandidateDone>> {
+        self.candidates(batch, versions_of, notify)
+    }
+
+    fn apply_tree(&mut self, before: &str, tree: &str) -> Result<Vec<String>> {
+        self.cp.apply_tree(before, tree)
     }
 
     fn unseal(
@@ -392,6 +344,93 @@ impl Ports for RealPorts<'_> {
     }
 }
 
+/// What changed in the work tree of `cp` since `before`.
+pub fn inspect_with(
+    cp: &Checkpoints,
+    before: &Snapshot,
+    versions_of: Option<fn(&str) -> bool>,
+) -> Result<Inspection> {
+    let head_after = cp.head()?;
+    let Some(tree) = &before.tree else {
+        return Ok(Inspection {
+            before: before.clone(),
+            head_after,
+            ..Inspection::default()
+        });
+    };
+    // One diff for the paths, the stat and the excerpt: the work tree is
+    // read once per inspection (#14).
+    let crate::git::SnapshotDiff {
+        changes,
+        stat: diffstat,
+        excerpt: diff,
+    } = cp.diff_since(tree)?;
+    let commit_paths = cp.commit_paths(&changes)?;
+    let mut versions = Vec::new();
+    if let Some(select) = versions_of {
+        for path in crate::git::change_paths(&changes) {
+            if select(&path) {
+                let v = cp.file_versions(tree, &path)?;
+                versions.push((path, v));
+            }
+        }
+    }
+    Ok(Inspection {
+        before: before.clone(),
+        head_after,
+        changes,
+        commit_paths,
+        diffstat,
+        diff,
+        versions,
+        too_big: cp.oversized(),
+    })
+}
+
+/// A test run, its process group told to `on_spawn`.
+pub(super) fn run_tests_with(
+    run: &TestRun<'_>,
+    progress: Option<Box<dyn FnMut(Progress) + Send>>,
+    on_spawn: &mut dyn FnMut(i32),
+) -> Result<TestResults> {
+    let mut req = RunRequest::new(run.root, run.detected.clone(), run.report_dir, run.log);
+    req.subset = run.subset.map(<[String]>::to_vec);
+    req.timeout = Some(run.timeout);
+    req.env = run.env.to_vec();
+    req.previous = run.previous;
+    req.on_spawn = Some(on_spawn);
+    req.progress = progress;
+    testing::run_tests(req)
+}
+
+/// A shell command in its own process group, told to `on_spawn`.
+pub(super) fn shell_with(run: &ShellRun<'_>, on_spawn: &mut dyn FnMut(i32)) -> Result<ProcessEnd> {
+    if run.fresh_log {
+        match std::fs::remove_file(run.log) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::io(run.log, e)),
+        }
+    }
+    let mut spec = Spec::shell(run.command, run.cwd)
+        .log(run.log)
+        .log_limit(process::AGENT_LOG);
+    for (k, v) in run.env {
+        spec = spec.env(k.clone(), v.clone());
+    }
+    if let Some(t) = run.timeout {
+        spec = spec.timeout(t);
+    }
+    let outcome = process::run(spec, on_spawn)?;
+    if outcome.interrupted {
+        return Err(Error::Interrupted(format!(
+            "running `{}`",
+            short(run.command)
+        )));
+    }
+    Ok(process_end(&outcome))
+}
+
 /// A sealed checkout for `req` (DESIGN.md §11.1): the commit of its paths
 /// on top of `HEAD`, checked out outside the project as the checkout of
 /// `name` (a session id), with the dependency directories linked, the
@@ -408,11 +447,25 @@ pub fn open_sealed(
         return Ok(None);
     };
     let dir = crate::git::checkout_dir(project, name);
-    let co = cp.checkout_sealed(&commit, &dir, &req.environment.dependency_dirs)?;
+    open_checkout(cp, root, &commit, &dir, &req.environment).map(Some)
+}
+
+/// A clean checkout of `commit` in `dir` (made anew, outside the project)
+/// with the dependency directories of `environment` linked, the small
+/// files outside the commit that still hold what they held at the start
+/// copied in, and the environment its runs get.
+pub fn open_checkout(
+    cp: &Checkpoints,
+    root: &Path,
+    commit: &str,
+    dir: &Path,
+    environment: &crate::artifacts::iteration_state::SealedEnvironment,
+) -> Result<super::step::Sealed> {
+    let co = cp.checkout_sealed(commit, dir, &environment.dependency_dirs)?;
     // Small files outside the commit there at the start take part while
     // they still hold what they held then (a generated `_version.py`, an
     // untracked helper the test command runs).
-    for f in &req.environment.start_files {
+    for f in &environment.start_files {
         let from = root.join(&f.path);
         if !std::fs::symlink_metadata(&from).is_ok_and(|m| m.is_file()) {
             continue;
@@ -435,12 +488,12 @@ pub fn open_sealed(
         cargo_target_dir: std::env::var_os("CARGO_TARGET_DIR").is_some(),
         python_path: std::env::var("PYTHONPATH").ok(),
     });
-    Ok(Some(super::step::Sealed {
+    Ok(super::step::Sealed {
         commit: co.commit,
         dir: co.dir,
         root: co.root,
         env,
-    }))
+    })
 }
 
 /// What a sealed run's environment needs to know.

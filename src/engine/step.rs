@@ -69,6 +69,12 @@ pub enum Effect {
     /// No I/O: a step of the machine's own bookkeeping (a task skipped, a
     /// decision recorded), committed like any other.
     Update,
+    /// Several fix attempts at once, each in a checkout of its own from
+    /// one snapshot (DESIGN.md §11.4).
+    Candidates(CandidatesRequest),
+    /// Put a chosen candidate's changes into the work tree, then inspect
+    /// the work tree against the snapshot (idempotent).
+    Apply(ApplyRequest),
 }
 
 impl Effect {
@@ -91,6 +97,8 @@ impl Effect {
             Effect::Pause(_) => "pause",
             Effect::Block(_) => "block",
             Effect::Update => "update",
+            Effect::Candidates(_) => "candidates",
+            Effect::Apply(_) => "apply",
         }
     }
 }
@@ -545,6 +553,62 @@ impl PauseReason {
     }
 }
 
+/// Speculative attempts as a machine asks for them: the texts still to be
+/// resolved by the driver (see [`super::candidates::CandidateBatch`]).
+#[derive(Debug, Clone)]
+pub struct CandidatesRequest {
+    pub iteration: u32,
+    pub step: Option<usize>,
+    pub snapshot: Snapshot,
+    pub candidates: Vec<CandidateRequest>,
+    pub max_parallel: usize,
+    pub tests: super::candidates::CandidateTests,
+    pub environment: crate::artifacts::iteration_state::SealedEnvironment,
+    /// Also report these paths' content before and after (the test guard).
+    pub versions_of: Option<fn(&str) -> bool>,
+    /// See [`super::candidates::CandidateBatch::share`].
+    pub share: Vec<String>,
+}
+
+/// One candidate as a machine asks for it.
+#[derive(Debug, Clone)]
+pub struct CandidateRequest {
+    pub index: u32,
+    pub agent: String,
+    pub strategy: Option<Strategy>,
+    /// An agent call or a shell command (`cwd` and `inspect` are the
+    /// checkout's: ignored here).
+    pub work: CandidateWorkRequest,
+    pub dir: PathBuf,
+}
+
+#[derive(Debug, Clone)]
+pub enum CandidateWorkRequest {
+    Agent(Box<AgentRequest>),
+    Shell(Box<ShellRequest>),
+}
+
+/// A chosen candidate's tree put into the work tree.
+#[derive(Debug, Clone)]
+pub struct ApplyRequest {
+    /// The snapshot the candidate started from.
+    pub before: Snapshot,
+    /// The candidate's tree.
+    pub tree: String,
+    pub versions_of: Option<fn(&str) -> bool>,
+}
+
+/// A batch of candidates as observed.
+#[derive(Debug, Clone)]
+pub struct CandidatesDone {
+    pub candidates: Vec<super::candidates::CandidateDone>,
+    /// What a candidate did to the project itself, outside its checkout
+    /// (its work tree, `HEAD`, wfx's files, the repository's settings),
+    /// undone; and how, as people read it.
+    pub tamper: Option<crate::artifacts::fix_history::Tamper>,
+    pub tamper_note: Option<String>,
+}
+
 /// What the driver tells a machine.
 #[derive(Debug)]
 pub struct Observation {
@@ -581,6 +645,9 @@ pub enum Observed {
     Blocked(String),
     /// After [`Effect::Update`].
     Updated,
+    Candidates(Box<CandidatesDone>),
+    /// The chosen candidate applied: the work tree against its snapshot.
+    Applied(Inspection),
 }
 
 /// How a run ended: the exit code, lines for people (stdout) and the

@@ -62,6 +62,9 @@ pub struct Trailers {
     /// for its own. Filled in by [`crate::git::Checkpoints`] when it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run: Option<String>,
+    /// `Wfx-Candidate`: the speculative candidate a fix commit applied.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub candidate: Option<u32>,
 }
 
 /// Trailer keys, spelled as written. Parsing compares them case-insensitively.
@@ -69,6 +72,7 @@ pub const SESSION_KEY: &str = "Wfx-Session";
 pub const ITERATION_KEY: &str = "Wfx-Iteration";
 pub const KIND_KEY: &str = "Wfx-Kind";
 pub const RUN_KEY: &str = "Wfx-Run";
+pub const CANDIDATE_KEY: &str = "Wfx-Candidate";
 
 impl Trailers {
     pub fn new(session: impl Into<String>, iteration: u32, kind: CommitKind) -> Self {
@@ -77,7 +81,14 @@ impl Trailers {
             iteration,
             kind,
             run: None,
+            candidate: None,
         }
+    }
+
+    /// The same trailers with `Wfx-Candidate: n`.
+    pub fn with_candidate(mut self, candidate: Option<u32>) -> Self {
+        self.candidate = candidate;
+        self
     }
 
     /// The same trailers with `Wfx-Run: run`.
@@ -94,6 +105,9 @@ impl Trailers {
         );
         if let Some(run) = &self.run {
             block.push_str(&format!("{RUN_KEY}: {run}\n"));
+        }
+        if let Some(n) = self.candidate {
+            block.push_str(&format!("{CANDIDATE_KEY}: {n}\n"));
         }
         block
     }
@@ -143,6 +157,7 @@ pub fn parse_trailers(message: &str) -> Option<Trailers> {
     let trimmed = normalized.trim_end();
     let last = trimmed.rsplit("\n\n").next()?;
     let (mut session, mut iteration, mut kind, mut run) = (None, None, None, None);
+    let mut candidate = None;
     for line in last.lines() {
         let Some((key, value)) = line.split_once(':') else {
             continue;
@@ -157,6 +172,8 @@ pub fn parse_trailers(message: &str) -> Option<Trailers> {
             kind = CommitKind::parse(value);
         } else if key.eq_ignore_ascii_case(RUN_KEY) {
             run = Some(value.to_string()).filter(|v| !v.is_empty());
+        } else if key.eq_ignore_ascii_case(CANDIDATE_KEY) {
+            candidate = value.parse::<u32>().ok();
         }
     }
     let session = session.filter(|s| !s.is_empty())?;
@@ -165,6 +182,7 @@ pub fn parse_trailers(message: &str) -> Option<Trailers> {
         iteration: iteration?,
         kind: kind?,
         run,
+        candidate,
     })
 }
 
@@ -594,6 +612,13 @@ mod tests {
             let msg = build_message("subject", &t(kind)).unwrap();
             assert_eq!(parse_trailers(&msg), Some(t(kind)));
         }
+        // A speculative candidate's commit names it; it is part of the
+        // checkpoint's identity.
+        let chosen = t(CommitKind::Fix).with_candidate(Some(2));
+        let msg = build_message("subject", &chosen).unwrap();
+        assert!(msg.ends_with("Wfx-Kind: fix\nWfx-Candidate: 2\n"), "{msg}");
+        assert_eq!(parse_trailers(&msg), Some(chosen));
+        assert_ne!(parse_trailers(&msg), Some(t(CommitKind::Fix)));
     }
 
     #[test]

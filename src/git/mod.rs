@@ -24,6 +24,7 @@
 //! root is a subdirectory of the work tree, only that subdirectory is looked
 //! at. `.workflow/` is never part of a snapshot or of the changed paths.
 
+mod candidates;
 pub mod convention;
 mod excerpt;
 mod guard;
@@ -37,6 +38,7 @@ mod sweep;
 mod wip;
 mod worktree;
 
+pub use candidates::{candidate_dir, sweep_candidates};
 pub use excerpt::ExcerptBuilder;
 pub use guard::{RepoGuard, RepoRestored};
 pub use head::HeadGuard;

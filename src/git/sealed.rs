@@ -215,6 +215,22 @@ impl Checkpoints {
         let project = r.workdir.join(paths::bytes_to_path(
             r.prefix.strip_suffix(b"/").unwrap_or(&[]),
         ));
+        // The links are not the checkout's files: no diff of it shows them
+        // (a pattern without a slash at its end also matches a link).
+        let exclude = repo.path().join("info/exclude");
+        let lines: String = deps
+            .iter()
+            .map(|d| {
+                format!(
+                    "/{}\n",
+                    paths::bytes_to_path(&paths::to_repo(&r.prefix, d)).display()
+                )
+            })
+            .collect();
+        if let Some(parent) = exclude.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+        }
+        std::fs::write(&exclude, lines).map_err(|e| Error::io(&exclude, e))?;
         for rel in deps {
             let from = project.join(rel);
             let to = root.join(rel);

@@ -731,7 +731,7 @@ pub fn build(
     };
     let (fix, fix_source) = match (&options.fix_agent, &config.agents.fix) {
         (Some(a), _) => (a.clone(), "--fix-agent"),
-        (None, Some(a)) => (a.clone(), ".workflow/wfx.json agents.fix"),
+        (None, Some(a)) => (a.names().join(", "), ".workflow/wfx.json agents.fix"),
         (None, None) => ("manual".to_string(), "no fix agent configured"),
     };
     let agents = AgentsView {

@@ -207,6 +207,30 @@ pub struct FixView {
     pub diff_omitted: usize,
     /// `… N more lines` when the excerpt was cut.
     pub diff_more: Option<String>,
+    /// Speculative attempts: every candidate of the step, side by side.
+    pub candidates: Vec<CandidateView>,
+}
+
+/// One candidate of a speculative fix step.
+#[derive(Debug, Clone, Serialize)]
+pub struct CandidateView {
+    pub candidate: u32,
+    pub agent: String,
+    pub strategy: Option<String>,
+    pub verdict: String,
+    pub chosen: bool,
+    pub reason: String,
+    pub duration: String,
+    pub cost: String,
+    pub insertions: u32,
+    pub deletions: u32,
+    pub files_changed: Vec<String>,
+    /// `failed 2/2 · affected 5/5 · full 11/11`.
+    pub tiers: String,
+    pub fixed: u32,
+    pub broken: Vec<String>,
+    pub prompt: Option<Link>,
+    pub output: Option<Link>,
 }
 
 /// One line of a fix's diff and what it is (`file`, `hunk`, `added`,
@@ -411,8 +435,14 @@ pub fn build(data: &SessionData, link: &dyn Fn(&str) -> Option<String>) -> Sessi
             pass_after: e.pass_rate_after.map(pct).unwrap_or_else(|| "–".into()),
             outcome: e.outcome.to_string(),
             commit: e.commit.as_deref().map(short_commit),
-            prompt: existing(process(e.iteration, "fix-prompt.md")),
-            output: existing(process(e.iteration, "fix-cli-output.txt")),
+            prompt: existing(match e.candidate {
+                Some(c) => process(e.iteration, &format!("candidate-{c}/fix-prompt.md")),
+                None => process(e.iteration, "fix-prompt.md"),
+            }),
+            output: existing(match e.candidate {
+                Some(c) => process(e.iteration, &format!("candidate-{c}/fix-cli-output.txt")),
+                None => process(e.iteration, "fix-cli-output.txt"),
+            }),
             not_committed: e.not_committed.iter().map(ToString::to_string).collect(),
             outside_commit: e.outside_commit.clone(),
             diff: e
@@ -425,6 +455,39 @@ pub fn build(data: &SessionData, link: &dyn Fn(&str) -> Option<String>) -> Sessi
                 .collect(),
             diff_omitted: e.diff.omitted_lines as usize,
             diff_more: e.diff.more(usize::MAX),
+            candidates: e
+                .candidates
+                .iter()
+                .map(|c| CandidateView {
+                    candidate: c.candidate,
+                    agent: c.agent.clone(),
+                    strategy: c.strategy.map(|s| s.to_string()),
+                    verdict: c.verdict.to_string(),
+                    chosen: e.candidate == Some(c.candidate),
+                    reason: c.reason.clone(),
+                    duration: duration(c.duration_ms),
+                    cost: money(c.cost_usd),
+                    insertions: c.diffstat.insertions,
+                    deletions: c.diffstat.deletions,
+                    files_changed: c.files_changed.clone(),
+                    tiers: c
+                        .tiers
+                        .iter()
+                        .map(|t| format!("{} {}/{}", t.tier.as_str(), t.passed, t.total))
+                        .collect::<Vec<_>>()
+                        .join(" · "),
+                    fixed: c.fixed,
+                    broken: c.broken.clone(),
+                    prompt: existing(process(
+                        e.iteration,
+                        &format!("candidate-{}/fix-prompt.md", c.candidate),
+                    )),
+                    output: existing(process(
+                        e.iteration,
+                        &format!("candidate-{}/fix-cli-output.txt", c.candidate),
+                    )),
+                })
+                .collect(),
         })
         .collect();
 
@@ -1543,6 +1606,7 @@ mod tests {
             prompt_file: None,
             output_file: None,
             tamper: None,
+            candidate: None,
             extra: Default::default(),
         };
         let none = cost_view(&[], None);

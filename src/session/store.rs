@@ -250,6 +250,11 @@ pub struct LockInfo {
     /// its leader is this very process (never after pid reuse).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub child_start: Option<u64>,
+    /// Process groups of the other children running at the same time
+    /// (speculative candidates, DESIGN.md §11.4), with their leaders'
+    /// start times: a resume after `kill -9` ends them all.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub more_children: Vec<(i32, Option<u64>)>,
 }
 
 impl LockInfo {
@@ -261,6 +266,18 @@ impl LockInfo {
             child_pgid: self.child_pgid,
             child_start: self.child_start,
         }
+    }
+
+    /// The same for each of its other children's groups.
+    pub fn more_dead_runs(&self) -> Vec<crate::process::DeadRun> {
+        self.more_children
+            .iter()
+            .map(|&(pgid, start)| crate::process::DeadRun {
+                child_pgid: Some(pgid),
+                child_start: start,
+                ..self.dead_run()
+            })
+            .collect()
     }
 }
 
@@ -352,10 +369,15 @@ impl SessionLock {
             start,
             child_pgid: None,
             child_start: None,
+            more_children: Vec::new(),
         };
         let ended_stale = stale.as_ref().and_then(|dead| {
-            crate::process::end_dead_run(&dead.dead_run(), std::time::Duration::from_secs(2))
-                .then(|| dead.child_pgid.unwrap_or(0))
+            let grace = std::time::Duration::from_secs(2);
+            let mut ended = crate::process::end_dead_run(&dead.dead_run(), grace);
+            for more in dead.more_dead_runs() {
+                ended |= crate::process::end_dead_run(&more, grace);
+            }
+            ended.then(|| dead.child_pgid.unwrap_or(0))
         });
         let mut lock = SessionLock {
             file,
@@ -391,6 +413,39 @@ impl SessionLock {
     pub fn set_child(&mut self, pgid: Option<i32>) -> Result<()> {
         self.info.child_pgid = pgid;
         self.info.child_start = pgid.and_then(crate::process::start_time);
+        self.info.more_children.clear();
+        self.write_info()
+    }
+
+    /// One more child running at the same time as the others (speculative
+    /// candidates): recorded until [`SessionLock::drop_child`].
+    pub fn add_child(&mut self, pgid: i32) -> Result<()> {
+        let start = crate::process::start_time(pgid);
+        if self.info.child_pgid.is_none() {
+            self.info.child_pgid = Some(pgid);
+            self.info.child_start = start;
+        } else {
+            self.info.more_children.push((pgid, start));
+        }
+        self.write_info()
+    }
+
+    /// A child recorded with [`SessionLock::add_child`] ended.
+    pub fn drop_child(&mut self, pgid: i32) -> Result<()> {
+        if self.info.child_pgid == Some(pgid) {
+            match self.info.more_children.pop() {
+                Some((next, start)) => {
+                    self.info.child_pgid = Some(next);
+                    self.info.child_start = start;
+                }
+                None => {
+                    self.info.child_pgid = None;
+                    self.info.child_start = None;
+                }
+            }
+        } else {
+            self.info.more_children.retain(|(p, _)| *p != pgid);
+        }
         self.write_info()
     }
 

@@ -143,7 +143,11 @@ pub fn claude_source(cfg: &AgentsConfig) -> Option<String> {
     if let Some(i) = cfg.analysis.iter().position(|n| n == "claude") {
         return Some(format!("agents.analysis[{i}]"));
     }
-    if cfg.fix.as_deref() == Some("claude") {
+    if cfg
+        .fix
+        .as_ref()
+        .is_some_and(|f| f.names().contains(&"claude"))
+    {
         return Some("agents.fix".into());
     }
     if cfg.test_gen.as_deref() == Some("claude") {
@@ -266,6 +270,11 @@ commands:
         cfg.test_gen = Some("claude".into());
         assert_eq!(claude_source(&cfg).as_deref(), Some("agents.test_gen"));
         cfg.fix = Some("claude".into());
+        assert_eq!(claude_source(&cfg).as_deref(), Some("agents.fix"));
+        cfg.fix = Some(crate::artifacts::config::AgentNames::Many(vec![
+            "codex".into(),
+            "claude".into(),
+        ]));
         assert_eq!(claude_source(&cfg).as_deref(), Some("agents.fix"));
         cfg.definitions.insert(
             "claude".into(),

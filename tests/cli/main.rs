@@ -17,6 +17,7 @@ mod agents_init;
 mod agents_invoke;
 mod agents_phase3;
 mod analyzer_cases;
+mod candidates;
 mod ci_docs;
 mod ci_mode;
 mod core_sessions;
