@@ -82,37 +82,7 @@ fn file_token(s: &str) -> String {
         .collect()
 }
 
-/// Why a call failed, as far as the output tells.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum ErrorKind {
-    /// The program is not installed (not found on PATH).
-    Unavailable,
-    Timeout,
-    RateLimit,
-    /// HTTP 5xx or "overloaded".
-    #[serde(rename = "server_error")]
-    Server,
-    #[serde(rename = "connection_error")]
-    Connection,
-    /// Any other failure (non-zero exit, error envelope).
-    Failed,
-}
-
-impl ErrorKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorKind::Unavailable => "unavailable",
-            ErrorKind::Timeout => "timeout",
-            ErrorKind::RateLimit => "rate_limit",
-            ErrorKind::Server => "server_error",
-            ErrorKind::Connection => "connection_error",
-            ErrorKind::Failed => "failed",
-        }
-    }
-}
+pub use crate::artifacts::fix_history::ErrorKind;
 
 /// Recognise rate limits, server errors and connection errors in text.
 pub fn classify_error(text: &str) -> Option<ErrorKind> {
