@@ -901,42 +901,13 @@ pub fn outcome(data: &SessionData) -> Outcome {
     let threshold = data.config.cycle.pass_threshold;
     let (kind, title, reason) = match data.session.status.meaning() {
         // `meaning()` maps other tools' values onto these.
-        SessionStatus::Completed | SessionStatus::Archived => (
-            "completed",
-            "Completed",
-            match last {
-                Some(r) if r.pass_rate >= 100.0 => format!(
-                    "all {} tests pass on the {} suite (run {}){}",
-                    r.passed,
-                    if r.scope == crate::artifacts::test_results::Scope::Full {
-                        "full"
-                    } else {
-                        "affected"
-                    },
-                    r.iteration,
-                    match r.total.saturating_sub(r.passed + r.failed) {
-                        0 => String::new(),
-                        n => format!("; {n} skipped"),
-                    }
-                ),
-                Some(r) => format!("completed at {} ({})", pct(r.pass_rate), r.counts()),
-                None => "completed without a recorded test run".into(),
-            },
-        ),
+        SessionStatus::Completed | SessionStatus::Archived => {
+            ("completed", "Completed", completed_reason(last))
+        }
         SessionStatus::PartialSuccess => (
             "partial_success",
             "Partial success",
-            match last {
-                Some(r) => format!(
-                    "{} of the tests pass (threshold {}) and the {} remaining failure{} {} low criticality",
-                    pct(r.pass_rate),
-                    pct(threshold),
-                    r.failed,
-                    if r.failed == 1 { "" } else { "s" },
-                    if r.failed == 1 { "is" } else { "are all" }
-                ),
-                None => format!("pass rate at or above the {} threshold", pct(threshold)),
-            },
+            partial_reason(last, threshold),
         ),
         SessionStatus::Abandoned => (
             "abandoned",
@@ -975,38 +946,16 @@ pub fn outcome(data: &SessionData) -> Outcome {
                 None => "stopped (interrupted); resumable".into(),
             },
         ),
-        SessionStatus::Planning | SessionStatus::Initialized => (
-            "planning",
-            "Planning",
-            match (1u8..=4).find(|n| {
-                data.session.phase(*n).is_none_or(|p| {
-                    !matches!(p.status, PhaseStatus::Completed | PhaseStatus::Skipped)
-                })
-            }) {
-                Some(n) => format!(
-                    "phase {n} ({}) is not finished",
-                    crate::artifacts::session::PHASES[usize::from(n) - 1]
-                ),
-                None => "planning finished; the test cycle has not started".into(),
-            },
-        ),
+        SessionStatus::Planning | SessionStatus::Initialized => {
+            ("planning", "Planning", planning_reason(data))
+        }
         SessionStatus::Active
         | SessionStatus::InProgress
         | SessionStatus::Implementing
         | SessionStatus::Reviewing => (
             "in_progress",
             "In progress",
-            match (state, last) {
-                (Some(s), Some(r)) => format!(
-                    "{} test run{} so far, latest {}; next action `{}`",
-                    s.iterations.len(),
-                    if s.iterations.len() == 1 { "" } else { "s" },
-                    pct(r.pass_rate),
-                    s.next_action().as_str()
-                ),
-                (Some(s), None) => format!("next action `{}`", s.next_action().as_str()),
-                _ => "the test cycle has not started".into(),
-            },
+            in_progress_reason(state, last),
         ),
     };
     // Archived before it finished (`wfx session complete` on a paused
@@ -1026,6 +975,73 @@ pub fn outcome(data: &SessionData) -> Outcome {
         kind: kind.into(),
         title: title.into(),
         reason,
+    }
+}
+
+/// Why a completed session is done.
+fn completed_reason(last: Option<&IterationRecord>) -> String {
+    match last {
+        Some(r) if r.pass_rate >= 100.0 => format!(
+            "all {} tests pass on the {} suite (run {}){}",
+            r.passed,
+            if r.scope == crate::artifacts::test_results::Scope::Full {
+                "full"
+            } else {
+                "affected"
+            },
+            r.iteration,
+            match r.total.saturating_sub(r.passed + r.failed) {
+                0 => String::new(),
+                n => format!("; {n} skipped"),
+            }
+        ),
+        Some(r) => format!("completed at {} ({})", pct(r.pass_rate), r.counts()),
+        None => "completed without a recorded test run".into(),
+    }
+}
+
+/// Why a session ended as a partial success.
+fn partial_reason(last: Option<&IterationRecord>, threshold: f64) -> String {
+    match last {
+        Some(r) => format!(
+            "{} of the tests pass (threshold {}) and the {} remaining failure{} {} low criticality",
+            pct(r.pass_rate),
+            pct(threshold),
+            r.failed,
+            if r.failed == 1 { "" } else { "s" },
+            if r.failed == 1 { "is" } else { "are all" }
+        ),
+        None => format!("pass rate at or above the {} threshold", pct(threshold)),
+    }
+}
+
+/// Which planning phase a session is still in.
+fn planning_reason(data: &SessionData) -> String {
+    match (1u8..=4).find(|n| {
+        data.session
+            .phase(*n)
+            .is_none_or(|p| !matches!(p.status, PhaseStatus::Completed | PhaseStatus::Skipped))
+    }) {
+        Some(n) => format!(
+            "phase {n} ({}) is not finished",
+            crate::artifacts::session::PHASES[usize::from(n) - 1]
+        ),
+        None => "planning finished; the test cycle has not started".into(),
+    }
+}
+
+/// How far a running cycle has got.
+fn in_progress_reason(state: Option<&IterationState>, last: Option<&IterationRecord>) -> String {
+    match (state, last) {
+        (Some(s), Some(r)) => format!(
+            "{} test run{} so far, latest {}; next action `{}`",
+            s.iterations.len(),
+            if s.iterations.len() == 1 { "" } else { "s" },
+            pct(r.pass_rate),
+            s.next_action().as_str()
+        ),
+        (Some(s), None) => format!("next action `{}`", s.next_action().as_str()),
+        _ => "the test cycle has not started".into(),
     }
 }
 
