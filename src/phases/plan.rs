@@ -423,11 +423,7 @@ pub fn l0_steps(
         .next()
         .filter(|w| w.contains("python"))
         .unwrap_or("python");
-    let step = |id: &str, label: String, command: Option<String>| Step {
-        id: id.into(),
-        label,
-        command,
-    };
+    let step = l0_step;
     let mut out = Vec::new();
     match framework {
         "cargo" | "nextest" => {
@@ -447,100 +443,8 @@ pub fn l0_steps(
                 Some("cargo clippy --all-targets".into()),
             ));
         }
-        "pytest" => {
-            let mut dirs: Vec<String> = pkg
-                .assets
-                .source_code
-                .iter()
-                .map(|a| {
-                    a.path
-                        .split_once('/')
-                        .map_or(".".to_string(), |(d, _)| d.to_string())
-                })
-                .collect();
-            dirs.extend(
-                pkg.test_coverage
-                    .existing_tests
-                    .iter()
-                    .filter_map(|t| t.test_file.split_once('/').map(|(d, _)| d.to_string())),
-            );
-            dirs.sort();
-            dirs.dedup();
-            if dirs.is_empty() {
-                dirs.push(".".into());
-            }
-            out.push(step(
-                "L0.1",
-                "Compilation: every module and test file byte-compiles".into(),
-                Some(format!("{python} -m compileall -q {}", dirs.join(" "))),
-            ));
-            out.push(step(
-                "L0.2",
-                "Import validity: every import of a new test resolves to the project or a declared dependency".into(),
-                Some(format!("{python} -m pytest --collect-only -q")),
-            ));
-            if has("ruff.toml") || has(".ruff.toml") {
-                out.push(step(
-                    "L0.4",
-                    "Lint: ruff passes".into(),
-                    Some("ruff check .".into()),
-                ));
-            } else if has(".flake8") {
-                out.push(step(
-                    "L0.4",
-                    "Lint: flake8 passes".into(),
-                    Some("flake8".into()),
-                ));
-            }
-        }
-        "jest" | "vitest" | "node-test" => {
-            if has("tsconfig.json") {
-                out.push(step(
-                    "L0.1",
-                    "Compilation: TypeScript type-checks".into(),
-                    Some("npx tsc --noEmit".into()),
-                ));
-                out.push(step(
-                    "L0.3",
-                    "Type safety: no `any`, `as unknown as` or `@ts-ignore` in new tests".into(),
-                    None,
-                ));
-            } else {
-                let js: Vec<&String> = planned
-                    .iter()
-                    .filter(|f| {
-                        matches!(
-                            f.rsplit_once('.').map(|(_, e)| e),
-                            Some("js" | "mjs" | "cjs")
-                        )
-                    })
-                    .take(10)
-                    .collect();
-                let cmd = (!js.is_empty()).then(|| {
-                    js.iter()
-                        .map(|f| format!("node --check {f}"))
-                        .collect::<Vec<_>>()
-                        .join(" && ")
-                });
-                out.push(step(
-                    "L0.1",
-                    "Compilation: every new or changed .js file parses".into(),
-                    cmd,
-                ));
-            }
-            out.push(step(
-                "L0.2",
-                "Import validity: every require/import resolves to a project file or a package in package.json".into(),
-                None,
-            ));
-            if has_prefix(".eslintrc") || has_prefix("eslint.config.") {
-                out.push(step(
-                    "L0.4",
-                    "Lint: eslint passes".into(),
-                    Some("npx eslint .".into()),
-                ));
-            }
-        }
+        "pytest" => pytest_l0(pkg, python, &has, &mut out),
+        "jest" | "vitest" | "node-test" => js_l0(planned, &has, &has_prefix, &mut out),
         "go" => {
             out.push(step(
                 "L0.1",
@@ -569,6 +473,119 @@ pub fn l0_steps(
         None,
     ));
     out
+}
+
+fn l0_step(id: &str, label: String, command: Option<String>) -> Step {
+    Step {
+        id: id.into(),
+        label,
+        command,
+    }
+}
+
+/// L0 for pytest: byte-compile the source and test directories, collect, lint.
+fn pytest_l0(pkg: &ContextPackage, python: &str, has: &dyn Fn(&str) -> bool, out: &mut Vec<Step>) {
+    let step = l0_step;
+    let mut dirs: Vec<String> = pkg
+        .assets
+        .source_code
+        .iter()
+        .map(|a| {
+            a.path
+                .split_once('/')
+                .map_or(".".to_string(), |(d, _)| d.to_string())
+        })
+        .collect();
+    dirs.extend(
+        pkg.test_coverage
+            .existing_tests
+            .iter()
+            .filter_map(|t| t.test_file.split_once('/').map(|(d, _)| d.to_string())),
+    );
+    dirs.sort();
+    dirs.dedup();
+    if dirs.is_empty() {
+        dirs.push(".".into());
+    }
+    out.push(step(
+        "L0.1",
+        "Compilation: every module and test file byte-compiles".into(),
+        Some(format!("{python} -m compileall -q {}", dirs.join(" "))),
+    ));
+    out.push(step(
+        "L0.2",
+        "Import validity: every import of a new test resolves to the project or a declared dependency".into(),
+        Some(format!("{python} -m pytest --collect-only -q")),
+    ));
+    if has("ruff.toml") || has(".ruff.toml") {
+        out.push(step(
+            "L0.4",
+            "Lint: ruff passes".into(),
+            Some("ruff check .".into()),
+        ));
+    } else if has(".flake8") {
+        out.push(step(
+            "L0.4",
+            "Lint: flake8 passes".into(),
+            Some("flake8".into()),
+        ));
+    }
+}
+
+/// L0 for JavaScript and TypeScript: type-check or parse, imports, lint.
+fn js_l0(
+    planned: &[String],
+    has: &dyn Fn(&str) -> bool,
+    has_prefix: &dyn Fn(&str) -> bool,
+    out: &mut Vec<Step>,
+) {
+    let step = l0_step;
+    if has("tsconfig.json") {
+        out.push(step(
+            "L0.1",
+            "Compilation: TypeScript type-checks".into(),
+            Some("npx tsc --noEmit".into()),
+        ));
+        out.push(step(
+            "L0.3",
+            "Type safety: no `any`, `as unknown as` or `@ts-ignore` in new tests".into(),
+            None,
+        ));
+    } else {
+        let js: Vec<&String> = planned
+            .iter()
+            .filter(|f| {
+                matches!(
+                    f.rsplit_once('.').map(|(_, e)| e),
+                    Some("js" | "mjs" | "cjs")
+                )
+            })
+            .take(10)
+            .collect();
+        let cmd = (!js.is_empty()).then(|| {
+            js.iter()
+                .map(|f| format!("node --check {f}"))
+                .collect::<Vec<_>>()
+                .join(" && ")
+        });
+        out.push(step(
+            "L0.1",
+            "Compilation: every new or changed .js file parses".into(),
+            cmd,
+        ));
+    }
+    out.push(step(
+        "L0.2",
+        "Import validity: every require/import resolves to a project file or a package in package.json".into(),
+        None,
+    ));
+    if has_prefix(".eslintrc") || has_prefix("eslint.config.") {
+        out.push(step(
+            "L0.4",
+            "Lint: eslint passes".into(),
+            Some("npx eslint .".into()),
+        ));
+    }
 }
 
 fn is_entry(path: &str) -> bool {
