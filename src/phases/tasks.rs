@@ -106,8 +106,8 @@ fn check_of(t: &TargetPlan, plan: &Plan) -> String {
         .unwrap_or_else(|| "the project's test command".into())
 }
 
-/// IMPL-001: write or extend the tests the plan names.
-pub fn test_gen_task(plan: &Plan) -> Task {
+/// What IMPL-001 must do and how it is checked.
+fn test_gen_goals(plan: &Plan) -> (Vec<String>, Vec<String>) {
     let mut requirements: Vec<String> = plan
         .layers
         .targets
@@ -149,6 +149,11 @@ pub fn test_gen_task(plan: &Plan) -> Task {
     acceptance.push(
         "No new test is skipped or ignored, and no existing test is removed or weakened".into(),
     );
+    (requirements, acceptance)
+}
+
+/// IMPL-001's reading steps and its steps per target.
+fn test_gen_steps(plan: &Plan) -> (Vec<FlowStep>, Vec<FlowStep>) {
     let pre = vec![
         step(
             "read_analysis",
@@ -207,6 +212,13 @@ pub fn test_gen_task(plan: &Plan) -> Task {
         "Run the whole suite once and record which new tests fail".into(),
         plan.runner.command.clone(),
     ));
+    (pre, approach)
+}
+
+/// IMPL-001: write or extend the tests the plan names.
+pub fn test_gen_task(plan: &Plan) -> Task {
+    let (requirements, acceptance) = test_gen_goals(plan);
+    let (pre, approach) = test_gen_steps(plan);
     let mut m = meta(plan, TaskType::TestGen, plan.agents.test_gen.clone());
     m.coverage_target = Some(coverage_target(plan));
     task(
@@ -402,46 +414,7 @@ pub fn fix_task(plan: &Plan) -> Task {
             plan.agents.analysis.join(" → ")
         )
     };
-    let sources: Vec<String> = plan
-        .layers
-        .targets
-        .iter()
-        .map(|t| format!("`{}`", t.file))
-        .collect();
-    let requirements = vec![
-        format!("Run {run} and parse every failure (test id, file, line, error)"),
-        format!(
-            "Analyse failures with {analysis}; each fix comes from a fix strategy with modification points (file:function:lines)"
-        ),
-        format!(
-            "Fix the source, not the tests: failures in {} are fixed in the code under test",
-            if sources.is_empty() {
-                "the project".to_string()
-            } else {
-                sources.join(", ")
-            }
-        ),
-        format!(
-            "Fix mode: {}",
-            if plan.agents.fix == "manual" {
-                "manual — pause with the analysis and IMPL-fix-N.json for a person".to_string()
-            } else {
-                format!("agent `{}`", plan.agents.fix)
-            }
-        ),
-        format!(
-            "Retest {} after each fix; a full-suite run confirms completion",
-            if plan.limits.progressive {
-                "the failing and affected tests"
-            } else {
-                "the full suite"
-            }
-        ),
-        format!(
-            "Never delete, skip or weaken a test to make it pass (test_edits.remove_or_skip = {})",
-            plan.limits.test_edits_remove_or_skip
-        ),
-    ];
+    let requirements = fix_requirements(plan, &run, &analysis);
     let acceptance = vec![
         match &plan.runner.command {
             Some(c) => format!("`{c}` passes 100% on a full-suite run"),
@@ -512,6 +485,50 @@ pub fn fix_task(plan: &Plan) -> Task {
             extra: Extra::new(),
         },
     )
+}
+
+/// What IMPL-002 must do: run, analyse, fix the source, retest.
+fn fix_requirements(plan: &Plan, run: &str, analysis: &str) -> Vec<String> {
+    let sources: Vec<String> = plan
+        .layers
+        .targets
+        .iter()
+        .map(|t| format!("`{}`", t.file))
+        .collect();
+    vec![
+        format!("Run {run} and parse every failure (test id, file, line, error)"),
+        format!(
+            "Analyse failures with {analysis}; each fix comes from a fix strategy with modification points (file:function:lines)"
+        ),
+        format!(
+            "Fix the source, not the tests: failures in {} are fixed in the code under test",
+            if sources.is_empty() {
+                "the project".to_string()
+            } else {
+                sources.join(", ")
+            }
+        ),
+        format!(
+            "Fix mode: {}",
+            if plan.agents.fix == "manual" {
+                "manual — pause with the analysis and IMPL-fix-N.json for a person".to_string()
+            } else {
+                format!("agent `{}`", plan.agents.fix)
+            }
+        ),
+        format!(
+            "Retest {} after each fix; a full-suite run confirms completion",
+            if plan.limits.progressive {
+                "the failing and affected tests"
+            } else {
+                "the full suite"
+            }
+        ),
+        format!(
+            "Never delete, skip or weaken a test to make it pass (test_edits.remove_or_skip = {})",
+            plan.limits.test_edits_remove_or_skip
+        ),
+    ]
 }
 
 /// The four initial tasks with the file names they are created under.
