@@ -233,6 +233,35 @@ fn command_line(inv: &Invocation, vars: &Vars) -> Result<Vec<String>> {
     }
 }
 
+/// The agent's process: the prompt on stdin, its timeout and log, the
+/// variables and the role's environment.
+fn call_spec(inv: &Invocation, argv: Vec<String>, vars: &Vars) -> Spec {
+    let agent = inv.agent;
+    let mut spec = Spec::new(argv, inv.cwd)
+        .stdin(inv.prompt.as_bytes().to_vec())
+        .timeout(agent.timeout)
+        .log(&inv.files.output)
+        .log_limit(process::AGENT_LOG);
+    spec.head_bytes = 4 * 1024;
+    spec.tail_bytes = 4 * 1024;
+    for (k, v) in vars.env() {
+        spec = spec.env(k, v);
+    }
+    spec = spec
+        .env("WFX_AGENT", agent.name.clone())
+        .env("WFX_ROLE", inv.role.as_str());
+    for (k, v) in inv.env {
+        spec = spec.env(k.clone(), v.clone());
+    }
+    // Last, so nothing overrides what keeps a read-only role read-only.
+    if let AgentKind::Preset(p) = &agent.kind {
+        for (k, v) in presets::env(*p, inv.role) {
+            spec = spec.env(k, v);
+        }
+    }
+    spec
+}
+
 /// Run one agent call (see the module docs). `on_spawn` receives the
 /// child's process group (the session lock records it).
 pub fn invoke(inv: &Invocation, on_spawn: &mut dyn FnMut(i32)) -> Result<CallRecord> {
@@ -291,28 +320,7 @@ pub fn invoke(inv: &Invocation, on_spawn: &mut dyn FnMut(i32)) -> Result<CallRec
         return Ok(record);
     }
 
-    let mut spec = Spec::new(argv, inv.cwd)
-        .stdin(inv.prompt.as_bytes().to_vec())
-        .timeout(agent.timeout)
-        .log(&inv.files.output)
-        .log_limit(process::AGENT_LOG);
-    spec.head_bytes = 4 * 1024;
-    spec.tail_bytes = 4 * 1024;
-    for (k, v) in vars.env() {
-        spec = spec.env(k, v);
-    }
-    spec = spec
-        .env("WFX_AGENT", agent.name.clone())
-        .env("WFX_ROLE", inv.role.as_str());
-    for (k, v) in inv.env {
-        spec = spec.env(k.clone(), v.clone());
-    }
-    // Last, so nothing overrides what keeps a read-only role read-only.
-    if let AgentKind::Preset(p) = &agent.kind {
-        for (k, v) in presets::env(*p, inv.role) {
-            spec = spec.env(k, v);
-        }
-    }
+    let spec = call_spec(inv, argv, &vars);
     let outcome = match process::run(spec, on_spawn) {
         Ok(o) => o,
         // Found but not runnable (permissions, bad interpreter): the agent
