@@ -26,46 +26,7 @@ pub fn fix_by(agent: &str) -> String {
     }
 }
 
-/// What an agent is asked to do. Analysis must not edit files; fix and
-/// test generation may.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    serde::Serialize,
-    serde::Deserialize,
-    schemars::JsonSchema,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum Role {
-    Analysis,
-    Fix,
-    TestGen,
-}
-
-impl Role {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::Analysis => "analysis",
-            Role::Fix => "fix",
-            Role::TestGen => "test_gen",
-        }
-    }
-
-    /// Whether the agent may change files in this role.
-    pub fn may_edit(self) -> bool {
-        !matches!(self, Role::Analysis)
-    }
-}
-
-impl std::fmt::Display for Role {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+pub use crate::artifacts::fix_history::Role;
 
 /// How an agent is run.
 #[derive(Debug, Clone, PartialEq)]

@@ -82,37 +82,7 @@ fn file_token(s: &str) -> String {
         .collect()
 }
 
-/// Why a call failed, as far as the output tells.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum ErrorKind {
-    /// The program is not installed (not found on PATH).
-    Unavailable,
-    Timeout,
-    RateLimit,
-    /// HTTP 5xx or "overloaded".
-    #[serde(rename = "server_error")]
-    Server,
-    #[serde(rename = "connection_error")]
-    Connection,
-    /// Any other failure (non-zero exit, error envelope).
-    Failed,
-}
-
-impl ErrorKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorKind::Unavailable => "unavailable",
-            ErrorKind::Timeout => "timeout",
-            ErrorKind::RateLimit => "rate_limit",
-            ErrorKind::Server => "server_error",
-            ErrorKind::Connection => "connection_error",
-            ErrorKind::Failed => "failed",
-        }
-    }
-}
+pub use crate::artifacts::fix_history::ErrorKind;
 
 /// Recognise rate limits, server errors and connection errors in text.
 pub fn classify_error(text: &str) -> Option<ErrorKind> {
@@ -312,6 +282,35 @@ fn command_line(inv: &Invocation, vars: &Vars) -> Result<Vec<String>> {
     }
 }
 
+/// The agent's process: the prompt on stdin, its timeout and log, the
+/// variables and the role's environment.
+fn call_spec(inv: &Invocation, argv: Vec<String>, vars: &Vars) -> Spec {
+    let agent = inv.agent;
+    let mut spec = Spec::new(argv, inv.cwd)
+        .stdin(inv.prompt.as_bytes().to_vec())
+        .timeout(agent.timeout)
+        .log(&inv.files.output)
+        .log_limit(process::AGENT_LOG);
+    spec.head_bytes = 4 * 1024;
+    spec.tail_bytes = 4 * 1024;
+    for (k, v) in vars.env() {
+        spec = spec.env(k, v);
+    }
+    spec = spec
+        .env("WFX_AGENT", agent.name.clone())
+        .env("WFX_ROLE", inv.role.as_str());
+    for (k, v) in inv.env {
+        spec = spec.env(k.clone(), v.clone());
+    }
+    // Last, so nothing overrides what keeps a read-only role read-only.
+    if let AgentKind::Preset(p) = &agent.kind {
+        for (k, v) in presets::env(*p, inv.role) {
+            spec = spec.env(k, v);
+        }
+    }
+    spec
+}
+
 /// Run one agent call (see the module docs). `on_spawn` receives the
 /// child's process group (the session lock records it).
 pub fn invoke(inv: &Invocation, on_spawn: &mut dyn FnMut(i32)) -> Result<CallRecord> {
@@ -353,28 +352,7 @@ pub fn invoke(inv: &Invocation, on_spawn: &mut dyn FnMut(i32)) -> Result<CallRec
         return Ok(record);
     }
 
-    let mut spec = Spec::new(argv, inv.cwd)
-        .stdin(inv.prompt.as_bytes().to_vec())
-        .timeout(agent.timeout)
-        .log(&inv.files.output)
-        .log_limit(process::AGENT_LOG);
-    spec.head_bytes = 4 * 1024;
-    spec.tail_bytes = 4 * 1024;
-    for (k, v) in vars.env() {
-        spec = spec.env(k, v);
-    }
-    spec = spec
-        .env("WFX_AGENT", agent.name.clone())
-        .env("WFX_ROLE", inv.role.as_str());
-    for (k, v) in inv.env {
-        spec = spec.env(k.clone(), v.clone());
-    }
-    // Last, so nothing overrides what keeps a read-only role read-only.
-    if let AgentKind::Preset(p) = &agent.kind {
-        for (k, v) in presets::env(*p, inv.role) {
-            spec = spec.env(k, v);
-        }
-    }
+    let spec = call_spec(inv, argv, &vars);
     let outcome = match process::run(spec, on_spawn) {
         Ok(o) => o,
         // Found but not runnable (permissions, bad interpreter): the agent

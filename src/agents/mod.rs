@@ -92,6 +92,73 @@ pub struct AnalysisOutcome {
     pub environment_tests: Vec<String>,
 }
 
+/// The analysis agents' prompt, with the built-in analyzer's findings as hints.
+fn analysis_prompt(ctx: &AnalysisCtx, builtin: &builtin::BuiltinAnalysis) -> Result<String> {
+    prompts::analysis(
+        ctx.renderer,
+        &prompts::AnalysisPrompt {
+            session_id: &ctx.paths.id,
+            iteration: ctx.iteration,
+            max_iterations: ctx.max_iterations,
+            strategy: ctx.strategy,
+            results: ctx.results,
+            log_text: ctx.log_text,
+            log_path: ctx.log_path,
+            stuck_tests: ctx.stuck_tests,
+            history: ctx.history,
+            hints: Some(builtin),
+        },
+    )
+}
+
+/// An agent of the chain not run because the cost cap was reached.
+fn not_run_cost_cap(agent: &ResolvedAgent) -> TriedTool {
+    TriedTool {
+        tool: agent.name.clone(),
+        reason_code: "cost_cap".into(),
+        reason: "not run: the session's cost cap was reached".into(),
+        output_file: None,
+        duration_ms: 0,
+        cost_usd: None,
+    }
+}
+
+/// The outcome when an agent's analysis is accepted.
+fn accepted(
+    ctx: &AnalysisCtx,
+    agent: &ResolvedAgent,
+    call: &CallRecord,
+    strategy: FixStrategy,
+    tried: Vec<TriedTool>,
+    calls: Vec<AgentCall>,
+    environment_tests: Vec<String>,
+) -> Result<AnalysisOutcome> {
+    let markdown = report::render(
+        ctx.renderer,
+        &report::ReportInput {
+            iteration: ctx.iteration,
+            quality: AnalysisQuality::Agent,
+            tool: agent.name.clone(),
+            tried: tried.clone(),
+            strategy: &strategy,
+            agent_text: Some(&call.result_text),
+            builtin: None,
+            cost_capped: None,
+        },
+    )?;
+    Ok(AnalysisOutcome {
+        strategy,
+        tool: agent.name.clone(),
+        quality: AnalysisQuality::Agent,
+        tried,
+        calls,
+        analysis_markdown: markdown,
+        cost_capped: None,
+        environment: Vec::new(),
+        environment_tests,
+    })
+}
+
 /// Run the analysis chain, then (if no tool's analysis is accepted) the
 /// built-in analyzer. Every call goes through `invoke`, the engine's one
 /// agent path (cost cap, process group, the checks after a call); Ctrl-C
@@ -109,21 +176,7 @@ pub fn analyze(
     let environment_tests = builtin.environment_tests();
 
     if !chain.is_empty() && environment.is_empty() {
-        let prompt = prompts::analysis(
-            ctx.renderer,
-            &prompts::AnalysisPrompt {
-                session_id: &ctx.paths.id,
-                iteration: ctx.iteration,
-                max_iterations: ctx.max_iterations,
-                strategy: ctx.strategy,
-                results: ctx.results,
-                log_text: ctx.log_text,
-                log_path: ctx.log_path,
-                stuck_tests: ctx.stuck_tests,
-                history: ctx.history,
-                hints: Some(&builtin),
-            },
-        )?;
+        let prompt = analysis_prompt(ctx, &builtin)?;
         for (position, agent) in chain.iter().enumerate() {
             let files = CallFiles::analysis(ctx.paths, ctx.iteration, position, &agent.name);
             let invocation = Invocation {
@@ -138,16 +191,7 @@ pub fn analyze(
             let call = match invoke(&invocation)? {
                 Invoked::Ran(call) => call,
                 Invoked::CostCapped(reason) => {
-                    for skipped in &chain[position..] {
-                        tried.push(TriedTool {
-                            tool: skipped.name.clone(),
-                            reason_code: "cost_cap".into(),
-                            reason: "not run: the session's cost cap was reached".into(),
-                            output_file: None,
-                            duration_ms: 0,
-                            cost_usd: None,
-                        });
-                    }
+                    tried.extend(chain[position..].iter().map(not_run_cost_cap));
                     cost_capped = Some(reason);
                     break;
                 }
@@ -167,30 +211,7 @@ pub fn analyze(
                         fix_history::CallOutcome::Accepted,
                     ));
                     let strategy = extracted.expect("no fallback reason means a valid strategy");
-                    let markdown = report::render(
-                        ctx.renderer,
-                        &report::ReportInput {
-                            iteration: ctx.iteration,
-                            quality: AnalysisQuality::Agent,
-                            tool: agent.name.clone(),
-                            tried: tried.clone(),
-                            strategy: &strategy,
-                            agent_text: Some(&call.result_text),
-                            builtin: None,
-                            cost_capped: None,
-                        },
-                    )?;
-                    return Ok(AnalysisOutcome {
-                        strategy,
-                        tool: agent.name.clone(),
-                        quality: AnalysisQuality::Agent,
-                        tried,
-                        calls,
-                        analysis_markdown: markdown,
-                        cost_capped: None,
-                        environment: Vec::new(),
-                        environment_tests,
-                    });
+                    return accepted(ctx, agent, &call, strategy, tried, calls, environment_tests);
                 }
                 Some(reason) => {
                     calls.push(call.to_artifact(Some(ctx.iteration), None, reason.outcome()));

@@ -9,6 +9,7 @@ use crate::artifacts::iteration_state::Strategy;
 use crate::artifacts::task::Task;
 use crate::artifacts::test_results::{Failure, TestResults};
 use crate::error::{Error, Result};
+use crate::markdown::fence_for;
 use crate::render::Renderer;
 
 use super::builtin::BuiltinAnalysis;
@@ -65,17 +66,6 @@ fn cut(s: &str, max: usize) -> String {
     let mut out: String = s.chars().take(max).collect();
     out.push_str("\n[… cut …]");
     out
-}
-
-/// A code fence longer than any run of backticks in `texts`, so embedded
-/// output can never close the block early.
-pub fn fence_for<'a>(texts: impl IntoIterator<Item = &'a str>) -> String {
-    let longest = texts
-        .into_iter()
-        .flat_map(|t| t.split(|c| c != '`').map(str::len))
-        .max()
-        .unwrap_or(0);
-    "`".repeat(longest.max(2) + 1)
 }
 
 /// Head and tail of the output, split on line boundaries when possible.
@@ -487,12 +477,6 @@ mod tests {
         std::fs::write(dir.path().join("prompts/analysis.md.j2"), "{{ nope }}").unwrap();
         let err = analysis(&Renderer::new(Some(dir.path())), &p).unwrap_err();
         assert!(err.to_string().contains("prompts/analysis.md.j2"), "{err}");
-    }
-
-    #[test]
-    fn fences_outgrow_embedded_backticks() {
-        assert_eq!(fence_for(["plain"]), "```");
-        assert_eq!(fence_for(["a ``` b", "````x"]), "`````");
     }
 
     #[test]

@@ -65,7 +65,7 @@ pub fn render(renderer: &Renderer, input: &ReportInput) -> Result<String> {
         })
         .unwrap_or_default();
     let ctx = Ctx {
-        fence: super::prompts::fence_for(excerpts),
+        fence: crate::markdown::fence_for(excerpts),
         iteration: input.iteration,
         quality: input.quality,
         tool: &input.tool,

@@ -236,6 +236,40 @@ pub fn root_cause_key(s: &FixStrategy) -> String {
     parts.join("\n")
 }
 
+/// Why an answer without a valid strategy is passed over: the required
+/// fields it lacks, else its first schema problem.
+fn invalid_strategy(call: &CallRecord, problems: &[Problem]) -> Reason {
+    let missing: Vec<String> = ["modification_points", "test_execution", "affected_tests"]
+        .into_iter()
+        .filter(|f| {
+            problems.iter().any(|p| {
+                p.message
+                    .contains(&format!("\"{f}\" is a required property"))
+            })
+        })
+        .map(str::to_string)
+        .collect();
+    if !missing.is_empty() {
+        return Reason::MissingFields(missing);
+    }
+    let first = problems
+        .first()
+        .map(|p| {
+            if p.pointer.is_empty() {
+                p.message.clone()
+            } else {
+                format!("{}: {}", p.pointer, p.message)
+            }
+        })
+        .unwrap_or_default();
+    let extra = if call.structured || call.result_text.trim().is_empty() {
+        String::new()
+    } else {
+        " (no structured envelope either)".to_string()
+    };
+    Reason::NoValidStrategy(format!("{}{extra}", short(&first)))
+}
+
 /// Whether to pass over this tool's analysis, and why (DESIGN.md §6.3).
 /// `previous` holds the strategies of earlier iterations, oldest first.
 /// Pure: the same inputs always give the same answer.
@@ -292,37 +326,7 @@ pub fn fallback_reason(
     }
     let s = match strategy {
         Ok(s) => s,
-        Err(problems) => {
-            let missing: Vec<String> = ["modification_points", "test_execution", "affected_tests"]
-                .into_iter()
-                .filter(|f| {
-                    problems.iter().any(|p| {
-                        p.message
-                            .contains(&format!("\"{f}\" is a required property"))
-                    })
-                })
-                .map(str::to_string)
-                .collect();
-            if !missing.is_empty() {
-                return Some(Reason::MissingFields(missing));
-            }
-            let first = problems
-                .first()
-                .map(|p| {
-                    if p.pointer.is_empty() {
-                        p.message.clone()
-                    } else {
-                        format!("{}: {}", p.pointer, p.message)
-                    }
-                })
-                .unwrap_or_default();
-            let extra = if call.structured || call.result_text.trim().is_empty() {
-                String::new()
-            } else {
-                " (no structured envelope either)".to_string()
-            };
-            return Some(Reason::NoValidStrategy(format!("{}{extra}", short(&first))));
-        }
+        Err(problems) => return Some(invalid_strategy(call, problems)),
     };
     let mut missing = Vec::new();
     if s.modification_points.is_empty() {

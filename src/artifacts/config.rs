@@ -130,10 +130,13 @@ pub enum ArtifactPolicy {
     None,
 }
 
+/// `git.max_new_file_mib` by default: new files above it are left alone.
+pub const DEFAULT_MAX_NEW_FILE_MIB: u64 = 10;
+
 impl Default for GitConfig {
     fn default() -> Self {
         GitConfig {
-            max_new_file_mib: crate::git::DEFAULT_MAX_NEW_FILE_MIB,
+            max_new_file_mib: DEFAULT_MAX_NEW_FILE_MIB,
             hooks: true,
             artifacts: ArtifactPolicy::Summary,
             squash: false,

@@ -6,8 +6,76 @@ use serde::{Deserialize, Serialize};
 use super::iteration_state::Strategy;
 use super::{Extra, Timestamp};
 
-pub use crate::agents::config::Role;
-pub use crate::agents::invoke::ErrorKind;
+/// What an agent is asked to do. Analysis must not edit files; fix and
+/// test generation may.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    Analysis,
+    Fix,
+    TestGen,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Analysis => "analysis",
+            Role::Fix => "fix",
+            Role::TestGen => "test_gen",
+        }
+    }
+
+    /// Whether the agent may change files in this role.
+    pub fn may_edit(self) -> bool {
+        !matches!(self, Role::Analysis)
+    }
+}
+
+impl std::fmt::Display for Role {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why a call failed, as far as the output tells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// The program is not installed (not found on PATH).
+    Unavailable,
+    Timeout,
+    RateLimit,
+    /// HTTP 5xx or "overloaded".
+    #[serde(rename = "server_error")]
+    Server,
+    #[serde(rename = "connection_error")]
+    Connection,
+    /// Any other failure (non-zero exit, error envelope).
+    Failed,
+}
+
+impl ErrorKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::Unavailable => "unavailable",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::RateLimit => "rate_limit",
+            ErrorKind::Server => "server_error",
+            ErrorKind::Connection => "connection_error",
+            ErrorKind::Failed => "failed",
+        }
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -105,7 +173,7 @@ impl DiffExcerpt {
         if self.is_empty() {
             return None;
         }
-        let fence = crate::agents::prompts::fence_for([self.text.as_str()]);
+        let fence = crate::markdown::fence_for([self.text.as_str()]);
         let more = self.more(usize::MAX).map(|m| m + "\n").unwrap_or_default();
         Some(format!("{fence}diff\n{}{more}{fence}", self.text))
     }

@@ -6,6 +6,7 @@
 
 pub mod config;
 pub mod context;
+pub mod findings;
 pub mod fix_history;
 pub mod iteration_state;
 pub mod manifest;
@@ -80,22 +81,10 @@ fn schema_of<T: Artifact>() -> (&'static str, Value) {
     )
 }
 
-/// The schema of one JSON Lines event of `--json` (docs/events.md).
-fn event_schema() -> (&'static str, Value) {
-    let schema = schemars::generate::SchemaSettings::draft2020_12()
-        .for_serialize()
-        .into_generator()
-        .into_root_schema_for::<crate::engine::event::EventLine>();
-    (
-        "event",
-        serde_json::to_value(schema).expect("schemas serialise"),
-    )
-}
-
-/// Every schema wfx generates, by name: the source of `schemas/`.
+/// The schema of every artifact, by name: with the event schema
+/// (`engine::event::schema`), the source of `schemas/`.
 pub fn all_schemas() -> Vec<(&'static str, Value)> {
     vec![
-        event_schema(),
         schema_of::<WorkflowSession>(),
         schema_of::<Task>(),
         schema_of::<TaskOverlay>(),

@@ -7,8 +7,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+pub use super::findings::{Finding, GateVerdict};
 use super::iteration_state::Strategy;
-pub use crate::scan::findings::{Finding, GateVerdict};
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TaskRecord {
@@ -69,6 +69,20 @@ pub struct Coverage {
     pub function: Option<f64>,
     /// Why coverage is unknown or partial.
     pub note: Option<String>,
+}
+
+impl Coverage {
+    /// Coverage nothing is known of, and why.
+    pub fn unknown(note: impl Into<String>) -> Coverage {
+        Coverage {
+            source: CoverageSource::Unknown,
+            report: None,
+            line: None,
+            branch: None,
+            function: None,
+            note: Some(note.into()),
+        }
+    }
 }
 
 /// IMPL-001.5's coverage verdict (reported, never gating).

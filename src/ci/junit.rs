@@ -17,9 +17,7 @@ use crate::artifacts::TestResults;
 use crate::artifacts::test_results::{CaseStatus, Failure};
 use crate::error::Result;
 
-/// The `name` of the root element, by which wfx's parser knows its own
-/// reports.
-pub const ROOT_NAME: &str = "wfx";
+use crate::testing::parse::junit::ROOT_NAME;
 
 /// Text as XML character data or an attribute value: the five special
 /// characters escaped, characters XML 1.0 forbids dropped, and line

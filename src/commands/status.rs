@@ -266,6 +266,32 @@ fn print_human(ctx: &Ctx, v: &SessionView) {
         ));
     }
 
+    print_iterations(ctx, v);
+    if v.cost.calls > 0 || v.cost.cap_usd.is_some() {
+        ui.out(format!("Cost so far: {}", v.cost.text));
+    }
+    print_fixes(ctx, v);
+
+    ui.out("");
+    if let Some(action) = &v.next.action {
+        ui.out(format!("Next action: {action}"));
+    }
+    match (&v.next.hint, &v.next.command) {
+        (Some(hint), Some(cmd)) => ui.out(format!("Next: {hint}\n  {cmd}")),
+        (None, Some(cmd)) => ui.out(format!("Next: {cmd}")),
+        (Some(hint), None) => ui.out(format!("Next: {hint}")),
+        (None, None) => {}
+    }
+}
+
+/// Lines of each fix's diff `wfx status` shows; the report shows the
+/// whole recorded excerpt.
+const STATUS_DIFF_LINES: usize = 30;
+
+/// One line per fix attempt, its diff indented under it.
+/// The fix attempts so far, the pass rates and each run.
+fn print_iterations(ctx: &Ctx, v: &SessionView) {
+    let ui = ctx.ui;
     if let (Some(current), Some(max)) = (v.current_iteration, v.max_iterations) {
         ui.out("");
         // The iteration number counts attempts only once one was made: a
@@ -299,59 +325,7 @@ fn print_human(ctx: &Ctx, v: &SessionView) {
         }
         ui.out(line);
         if !v.runs.is_empty() {
-            let rows: Vec<Vec<String>> = v
-                .runs
-                .iter()
-                .map(|r| {
-                    let mut result = r.result.clone().unwrap_or_else(|| "-".into());
-                    if !r.flaky_tests.is_empty() {
-                        result.push_str(&format!(" ({} flaky)", r.flaky_tests.len()));
-                    }
-                    let commit = match (&r.fix_commit, &r.rollback_commit) {
-                        (Some(c), Some(rb)) => format!("{c} (reverted by {rb})"),
-                        (Some(c), None) => c.clone(),
-                        (None, Some(rb)) => format!("reverted by {rb}"),
-                        (None, None) => "-".into(),
-                    };
-                    let ran = crate::artifacts::test_results::Counts::of(
-                        r.ran_passed,
-                        r.ran_failed,
-                        r.ran_total,
-                    );
-                    vec![
-                        r.run.to_string(),
-                        r.iteration.to_string(),
-                        r.scope_shown.clone(),
-                        ran.cell(),
-                        // No test ran: no rate to show beside it.
-                        if ran.ran == 0 && ran.skipped == 0 {
-                            "-".into()
-                        } else if r.merged {
-                            format!("{} merged", r.pass_rate_text)
-                        } else {
-                            r.pass_rate_text.clone()
-                        },
-                        r.strategy.clone().unwrap_or_else(|| "-".into()),
-                        result,
-                        r.fix_task.clone().unwrap_or_else(|| "-".into()),
-                        commit,
-                    ]
-                })
-                .collect();
-            ui.out(table(
-                &[
-                    "RUN",
-                    "ITERATION",
-                    "SCOPE",
-                    "PASSED",
-                    "PASS",
-                    "STRATEGY",
-                    "RESULT",
-                    "FIX",
-                    "COMMIT",
-                ],
-                &rows,
-            ));
+            ui.out(runs_table(v));
             if v.runs.iter().any(|r| r.merged) {
                 ui.out(
                     "PASSED counts the tests each run ran; a retest's PASS is the suite's, its results merged over the last full run.",
@@ -362,28 +336,62 @@ fn print_human(ctx: &Ctx, v: &SessionView) {
             ui.out(format!("Stuck tests: {}", v.stuck_tests.join(", ")));
         }
     }
-    if v.cost.calls > 0 || v.cost.cap_usd.is_some() {
-        ui.out(format!("Cost so far: {}", v.cost.text));
-    }
-    print_fixes(ctx, v);
-
-    ui.out("");
-    if let Some(action) = &v.next.action {
-        ui.out(format!("Next action: {action}"));
-    }
-    match (&v.next.hint, &v.next.command) {
-        (Some(hint), Some(cmd)) => ui.out(format!("Next: {hint}\n  {cmd}")),
-        (None, Some(cmd)) => ui.out(format!("Next: {cmd}")),
-        (Some(hint), None) => ui.out(format!("Next: {hint}")),
-        (None, None) => {}
-    }
 }
 
-/// Lines of each fix's diff `wfx status` shows; the report shows the
-/// whole recorded excerpt.
-const STATUS_DIFF_LINES: usize = 30;
+/// One row per test run: what ran, the pass rate, the fix and its commit.
+fn runs_table(v: &SessionView) -> String {
+    let rows: Vec<Vec<String>> = v
+        .runs
+        .iter()
+        .map(|r| {
+            let mut result = r.result.clone().unwrap_or_else(|| "-".into());
+            if !r.flaky_tests.is_empty() {
+                result.push_str(&format!(" ({} flaky)", r.flaky_tests.len()));
+            }
+            let commit = match (&r.fix_commit, &r.rollback_commit) {
+                (Some(c), Some(rb)) => format!("{c} (reverted by {rb})"),
+                (Some(c), None) => c.clone(),
+                (None, Some(rb)) => format!("reverted by {rb}"),
+                (None, None) => "-".into(),
+            };
+            let ran =
+                crate::artifacts::test_results::Counts::of(r.ran_passed, r.ran_failed, r.ran_total);
+            vec![
+                r.run.to_string(),
+                r.iteration.to_string(),
+                r.scope_shown.clone(),
+                ran.cell(),
+                // No test ran: no rate to show beside it.
+                if ran.ran == 0 && ran.skipped == 0 {
+                    "-".into()
+                } else if r.merged {
+                    format!("{} merged", r.pass_rate_text)
+                } else {
+                    r.pass_rate_text.clone()
+                },
+                r.strategy.clone().unwrap_or_else(|| "-".into()),
+                result,
+                r.fix_task.clone().unwrap_or_else(|| "-".into()),
+                commit,
+            ]
+        })
+        .collect();
+    table(
+        &[
+            "RUN",
+            "ITERATION",
+            "SCOPE",
+            "PASSED",
+            "PASS",
+            "STRATEGY",
+            "RESULT",
+            "FIX",
+            "COMMIT",
+        ],
+        &rows,
+    )
+}
 
-/// One line per fix attempt, its diff indented under it.
 fn print_fixes(ctx: &Ctx, v: &SessionView) {
     let ui = ctx.ui;
     if v.fixes.is_empty() {

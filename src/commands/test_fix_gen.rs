@@ -44,17 +44,17 @@ pub fn run(ctx: &Ctx, args: TestFixGenArgs) -> Result<Exit> {
             "session_id": out.session_id,
             "resumed": out.resumed,
             "phases_run": out.phases_run,
-            "mode": plan.mode,
-            "input": plan.input,
+            "mode": plan.session.mode,
+            "input": plan.session.input,
             "tasks": tasks.iter().map(|(_, t)| serde_json::json!({"id": t.id, "title": t.title, "agent": t.meta.agent})).collect::<Vec<_>>(),
             "thresholds": {
-                "code_validation": {"critical": plan.gate_critical, "error": plan.gate_errors, "warning": plan.gate_warnings},
+                "code_validation": {"critical": plan.limits.gate_critical, "error": plan.limits.gate_errors, "warning": plan.limits.gate_warnings},
                 "coverage": {"line": plan.coverage.target_line, "branch": plan.coverage.target_branch, "function": plan.coverage.target_function},
-                "pass_threshold": plan.pass_threshold,
-                "max_iterations": plan.max_iterations,
+                "pass_threshold": plan.limits.pass_threshold,
+                "max_iterations": plan.limits.max_iterations,
             },
             "artifacts": plan.artifacts,
-            "next_command": plan.next_command,
+            "next_command": plan.next.next_command,
         });
         if continue_cycle {
             // Phase 5 streams JSON Lines: the plan is the first event.
@@ -67,7 +67,7 @@ pub fn run(ctx: &Ctx, args: TestFixGenArgs) -> Result<Exit> {
         // repeat what is already happening.
         let mut shown = plan.clone();
         if continue_cycle {
-            shown.next_command.clear();
+            shown.next.next_command.clear();
         }
         ctx.ui
             .out(phases::render_summary(&ctx.ws, &shown)?.trim_end());

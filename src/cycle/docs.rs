@@ -63,6 +63,27 @@ pub fn new_run_files(paths: &SessionPaths, state: &CycleState, n: u32) -> (PathB
     )
 }
 
+/// The summary of iteration `n`, once it has a run.
+fn iteration_summary(
+    m: &CycleMachine,
+    s: &CycleState,
+    paths: &SessionPaths,
+    n: u32,
+) -> Result<Option<Document>> {
+    let Some(rec) = s.last_of_iteration(n) else {
+        return Ok(None);
+    };
+    let prev = s.iter.iterations.iter().rev().find(|r| r.iteration < n);
+    let attempt = s.history.entries.iter().find(|e| e.iteration == n);
+    let text =
+        report::iteration_summary(&m.renderer, rec, prev, attempt, s.session.git.hooks_skipped)?;
+    Ok(Some(Document::new(
+        paths.iteration_summary(n),
+        text,
+        Durability::View,
+    )))
+}
+
 /// Render the documents of the outbox (the state last) and empty it.
 pub fn documents(m: &CycleMachine, s: &mut CycleState) -> Result<Vec<Document>> {
     let outbox = std::mem::take(&mut s.outbox);
@@ -115,24 +136,7 @@ pub fn documents(m: &CycleMachine, s: &mut CycleState) -> Result<Vec<Document>> 
                     )?);
                 }
             }
-            Doc::IterationSummary(n) => {
-                if let Some(rec) = s.last_of_iteration(n) {
-                    let prev = s.iter.iterations.iter().rev().find(|r| r.iteration < n);
-                    let attempt = s.history.entries.iter().find(|e| e.iteration == n);
-                    let text = report::iteration_summary(
-                        &m.renderer,
-                        rec,
-                        prev,
-                        attempt,
-                        s.session.git.hooks_skipped,
-                    )?;
-                    docs.push(Document::new(
-                        paths.iteration_summary(n),
-                        text,
-                        Durability::View,
-                    ));
-                }
-            }
+            Doc::IterationSummary(n) => docs.extend(iteration_summary(m, s, &paths, n)?),
             Doc::Todo => {
                 let text = render_todo_list(
                     &m.renderer,

@@ -1,47 +1,11 @@
 //! The quality gates of the initial tasks (DESIGN.md §5.7): the
-//! code-validation verdict, changed lines and coverage. The scanners live
-//! in `crate::scan`; the engine's ports call them.
+//! code-validation verdict and coverage against its target. The scanners
+//! and the coverage readers live in `crate::scan`; the engine's ports call
+//! them.
 
-use std::path::Path;
-
-use crate::artifacts::config::CoverageGate;
-use crate::scan::coverage;
-
-pub use crate::scan::findings::{Finding, GateVerdict, Severity, code_validation_gate, counts};
-
-/// 1-based numbers of the lines of `after` that are not in `before` (a
-/// line moved elsewhere counts as unchanged): where a change can have
-/// introduced a finding.
-pub fn changed_lines(before: &str, after: &str) -> std::collections::BTreeSet<u32> {
-    let mut old: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
-    for l in before.lines() {
-        *old.entry(l).or_insert(0) += 1;
-    }
-    let mut out = std::collections::BTreeSet::new();
-    for (i, l) in after.lines().enumerate() {
-        match old.get_mut(l) {
-            Some(n) if *n > 0 => *n -= 1,
-            _ => {
-                out.insert(i as u32 + 1);
-            }
-        }
-    }
-    out
-}
-
+use crate::artifacts::config::{CodeValidationGate, CoverageGate};
+pub use crate::artifacts::findings::{Counts, Finding, GateVerdict, Severity, counts};
 pub use crate::artifacts::task_record::{Coverage, CoverageSource};
-
-/// Coverage nothing is known of, and why.
-pub fn unknown_coverage(note: impl Into<String>) -> Coverage {
-    Coverage {
-        source: CoverageSource::Unknown,
-        report: None,
-        line: None,
-        branch: None,
-        function: None,
-        note: Some(note.into()),
-    }
-}
 
 /// Metrics below their target, as `line 62.0% < 80.0%`; empty when
 /// nothing is known or everything meets its target.
@@ -75,51 +39,23 @@ pub fn coverage_text(c: &Coverage) -> String {
     )
 }
 
-/// Read the first coverage report under `root` (DESIGN.md §5.7); `source`
-/// says how it came to be (`Command` after running the coverage command,
-/// `Report` for one found on disk).
-pub fn read_coverage(root: &Path, source: CoverageSource) -> Coverage {
-    let Some((path, format)) = coverage::find_report(root, None) else {
-        return unknown_coverage(if source == CoverageSource::Command {
-            "the coverage command wrote no report wfx can read (lcov, Cobertura or json-summary)"
-        } else {
-            "no coverage report found and no test.coverage_command configured"
-        });
-    };
-    let rel = crate::session::Workspace::new(root).rel(&path);
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) => return unknown_coverage(format!("cannot read {rel}: {e}")),
-    };
-    let exists = |p: &str| root.join(p).is_file();
-    let resolve = coverage::project_resolver(root, &exists);
-    match coverage::parse(format, &text, &resolve) {
-        Ok(report) => Coverage {
-            source,
-            report: Some(rel),
-            line: report.totals.line_percent(),
-            branch: report.totals.branch_percent(),
-            function: report.totals.function_percent(),
-            note: None,
-        },
-        Err(e) => unknown_coverage(format!("{rel}: {e}")),
+/// The gate of REFERENCE.md "Gates": PASS = critical ≤ limit (0 by default),
+/// errors ≤ limit, warnings ≤ limit; SOFT_FAIL = within the critical limit but
+/// over another one; HARD_FAIL = over the critical limit. Spending the
+/// retries is the caller's business (it turns a soft fail into a block).
+pub fn code_validation_gate(c: &Counts, limits: &CodeValidationGate) -> GateVerdict {
+    if c.critical > limits.critical {
+        GateVerdict::HardFail
+    } else if c.error > limits.error || c.warning > limits.warning {
+        GateVerdict::SoftFail
+    } else {
+        GateVerdict::Pass
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn changed_lines_are_the_new_ones() {
-        let before = "a\nb\nc\n";
-        let after = "a\nB\nc\nd\nb\n";
-        assert_eq!(
-            changed_lines(before, after).into_iter().collect::<Vec<_>>(),
-            vec![2, 4]
-        );
-        assert!(changed_lines(before, before).is_empty());
-    }
 
     #[test]
     fn coverage_shortfalls() {
@@ -139,25 +75,43 @@ mod tests {
             coverage_text(&c),
             "line 62.0%, branch unknown, function 90.0%"
         );
-        assert_eq!(coverage_text(&unknown_coverage("x")), "unknown");
+        assert_eq!(coverage_text(&Coverage::unknown("x")), "unknown");
     }
 
     #[test]
-    fn coverage_from_an_lcov_report() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("coverage")).unwrap();
-        std::fs::write(dir.path().join("a.py"), "x\n").unwrap();
-        std::fs::write(
-            dir.path().join("coverage/lcov.info"),
-            "SF:a.py\nDA:1,1\nDA:2,0\nDA:3,1\nDA:4,1\nend_of_record\n",
-        )
-        .unwrap();
-        let c = read_coverage(dir.path(), CoverageSource::Report);
-        assert_eq!(c.report.as_deref(), Some("coverage/lcov.info"));
-        assert_eq!(c.line, Some(75.0));
+    fn gate_table() {
+        let limits = CodeValidationGate::default();
+        let cases: &[((u32, u32, u32), GateVerdict)] = &[
+            ((0, 0, 0), GateVerdict::Pass),
+            ((0, 3, 10), GateVerdict::Pass),
+            ((0, 4, 0), GateVerdict::SoftFail),
+            ((0, 0, 11), GateVerdict::SoftFail),
+            ((0, 4, 11), GateVerdict::SoftFail),
+            ((1, 0, 0), GateVerdict::HardFail),
+            ((2, 9, 99), GateVerdict::HardFail),
+        ];
+        for &((critical, error, warning), want) in cases {
+            let c = Counts {
+                critical,
+                error,
+                warning,
+            };
+            assert_eq!(code_validation_gate(&c, &limits), want, "{c:?}");
+        }
+        let loose = CodeValidationGate {
+            critical: 1,
+            error: 0,
+            warning: 0,
+            max_retries: 2,
+        };
+        let one_critical = Counts {
+            critical: 1,
+            error: 0,
+            warning: 0,
+        };
         assert_eq!(
-            read_coverage(tempfile::tempdir().unwrap().path(), CoverageSource::Report).source,
-            CoverageSource::Unknown
+            code_validation_gate(&one_critical, &loose),
+            GateVerdict::Pass
         );
     }
 }

@@ -18,11 +18,12 @@ use crate::artifacts::iteration_state::{
 };
 use crate::artifacts::task::{TaskResult, TaskStatus, TaskType};
 use crate::artifacts::task_record::{CoverageGate, CoverageSource, Finding};
+use crate::duration;
+use crate::engine::Event;
 use crate::engine::step::{
     AgentRequest, Before, Effect, Observed, PauseReason, ReviewRequest, Reviewed, Snapshot, Step,
     Text, ValidateRequest, Validated,
 };
-use crate::engine::{Event, duration};
 
 /// Files IMPL-001 created or changed (its `result.files_modified`).
 fn generated_files(s: &CycleState) -> Vec<String> {

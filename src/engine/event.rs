@@ -12,7 +12,6 @@ use std::path::{Path, PathBuf};
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::duration;
 use super::step::PauseReason;
 use crate::artifacts::Timestamp;
 use crate::artifacts::fix_history::TestEdit;
@@ -20,6 +19,7 @@ use crate::artifacts::iteration_state::{CommitPurpose, IterationResult, Strategy
 use crate::artifacts::session::SessionStatus;
 use crate::artifacts::task::TaskStatus;
 use crate::artifacts::test_results::Scope;
+use crate::duration;
 use crate::ui::{Printer, Style};
 
 /// Which front end a session belongs to.
@@ -482,10 +482,6 @@ pub fn exit_text(exit_code: Option<i32>, timed_out: bool) -> String {
     }
 }
 
-fn short_commit(c: &str) -> &str {
-    &c[..c.len().min(10)]
-}
-
 impl Event {
     /// The name in `event`.
     pub fn name(&self) -> &'static str {
@@ -602,7 +598,7 @@ impl Event {
                     )
                 };
                 let sealed = r.sealed_commit.as_deref().map_or(String::new(), |c| {
-                    format!(", sealed on {}", short_commit(c))
+                    format!(", sealed on {}", crate::git::short_commit(c))
                 });
                 format!(
                     "Iteration {} · {counts} · {}{sealed} {}{mark}{notes}",
@@ -707,16 +703,17 @@ impl Event {
             ),
             Event::Commit {
                 commit, message, ..
-            } => format!("Committed {} {message}", short_commit(commit)),
+            } => format!("Committed {} {message}", crate::git::short_commit(commit)),
             Event::Rollback {
                 iteration,
                 commit,
                 message,
             } => format!(
                 "Rolled back iteration {iteration}{}: {message} · next strategy: surgical",
-                commit
-                    .as_deref()
-                    .map_or(String::new(), |c| format!(" ({})", short_commit(c)))
+                commit.as_deref().map_or(String::new(), |c| format!(
+                    " ({})",
+                    crate::git::short_commit(c)
+                ))
             ),
             Event::Complete {
                 session_id,
@@ -1015,6 +1012,19 @@ impl<'a> Sinks<'a> {
     }
 }
 
+/// The schema of one JSON Lines event of `--json` (docs/events.md):
+/// `schemas/event.schema.json`.
+pub fn schema() -> (&'static str, serde_json::Value) {
+    let schema = schemars::generate::SchemaSettings::draft2020_12()
+        .for_serialize()
+        .into_generator()
+        .into_root_schema_for::<EventLine>();
+    (
+        "event",
+        serde_json::to_value(schema).expect("schemas serialise"),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1163,11 +1173,7 @@ mod tests {
     /// docs/events.md has a section for every event of the schema.
     #[test]
     fn every_event_is_documented() {
-        let schema = crate::artifacts::all_schemas()
-            .into_iter()
-            .find(|(n, _)| *n == "event")
-            .unwrap()
-            .1;
+        let schema = schema().1;
         fn names(v: &serde_json::Value, out: &mut Vec<String>) {
             match v {
                 serde_json::Value::Object(m) => {

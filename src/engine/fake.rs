@@ -549,7 +549,7 @@ impl Ports for FakePorts {
     }
 
     fn coverage(&mut self, _source: CoverageSource) -> Coverage {
-        crate::cycle::gates::unknown_coverage("no coverage report (fake)")
+        Coverage::unknown("no coverage report (fake)")
     }
 
     fn find_output(&mut self, pattern: &str, _since: SystemTime) -> Option<String> {

@@ -1,7 +1,8 @@
 //! The one engine under both front ends (DESIGN.md §10.1).
 //!
-//! `wfx test-cycle-execute` ([`crate::cycle`]) and `wfx run`
-//! ([`crate::workflow`]) are two pure *machines* over typed state:
+//! `wfx test-cycle-execute` (the `cycle` module) and `wfx run` (the
+//! `workflow` module) are two pure *machines* over typed state; the
+//! engine names neither:
 //! [`Machine::next`] says what to do, [`Machine::observe`] folds in what
 //! happened. Only the [`driver`] performs effects, all through [`Ports`]
 //! (tests, agents, git, scans, shell, the session transaction), commits
@@ -12,13 +13,16 @@
 //!
 //! - [`step`]: `Step`, `Effect`, `Observation` and the requests.
 //! - [`ports`]: the `Ports` trait; [`real`]: the real one.
-//! - [`event`]: `Event` and the sinks; [`duration`]: the one formatter.
+//! - [`event`]: `Event` and the sinks; the one duration formatter is
+//!   `crate::duration`.
 //! - [`watch`]: `--watch`, waiting in-process for a person's fix.
 
 pub mod candidates;
 mod checkouts;
 pub mod driver;
-pub mod duration;
+// Kept for the callers that still name it here; the formatter is below
+// every layer that prints a duration.
+pub use crate::duration;
 pub mod event;
 pub mod head;
 pub mod policy;

@@ -131,13 +131,7 @@ impl Ports for RealPorts<'_> {
     }
 
     fn changed_lines(&mut self, since: &str, path: &str) -> Result<Option<BTreeSet<u32>>> {
-        let v = self.cp.file_versions(since, path)?;
-        Ok(v.before.as_ref().map(|before| {
-            crate::cycle::gates::changed_lines(
-                &String::from_utf8_lossy(before),
-                &String::from_utf8_lossy(v.after.as_deref().unwrap_or_default()),
-            )
-        }))
+        Ok(self.cp.file_versions(since, path)?.changed_lines())
     }
 
     fn commit(
@@ -176,7 +170,7 @@ impl Ports for RealPorts<'_> {
     }
 
     fn survey(&mut self) -> Result<super::step::Survey> {
-        let (files, _) = crate::phases::context::files::list_files(&self.root)?;
+        let (files, _) = crate::project::list_files(&self.root)?;
         let files: std::collections::BTreeSet<String> = files.into_iter().collect();
         let root = self.root.clone();
         let found = crate::testing::infra::survey(&files, |rel| {
@@ -237,7 +231,7 @@ impl Ports for RealPorts<'_> {
     }
 
     fn coverage(&mut self, source: CoverageSource) -> Coverage {
-        crate::cycle::gates::read_coverage(&self.root, source)
+        crate::scan::coverage::read(&self.root, source)
     }
 
     fn find_output(&mut self, pattern: &str, since: SystemTime) -> Option<String> {

@@ -112,7 +112,9 @@ impl Checkpoints {
     pub fn max_new_file_mib(&self) -> u64 {
         self.repo
             .as_ref()
-            .map_or(super::DEFAULT_MAX_NEW_FILE_MIB, |r| r.max_new_file >> 20)
+            .map_or(crate::artifacts::config::DEFAULT_MAX_NEW_FILE_MIB, |r| {
+                r.max_new_file >> 20
+            })
     }
 }
 

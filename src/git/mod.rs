@@ -68,9 +68,6 @@ use paths::{bytes_to_path, from_repo, normalize_rel, show_list, to_repo, under};
 /// bound keeps the check cheap on long histories.
 const TRAILER_SEARCH_DEPTH: usize = 500;
 
-/// `git.max_new_file_mib` by default: new files above it are left alone.
-pub const DEFAULT_MAX_NEW_FILE_MIB: u64 = 10;
-
 /// The directory wfx owns; excluded from snapshots and changed paths.
 const WORKFLOW_DIR: &str = ".workflow";
 
@@ -166,6 +163,39 @@ pub struct SnapshotDiff {
 pub struct FileVersions {
     pub before: Option<Vec<u8>>,
     pub after: Option<Vec<u8>>,
+}
+
+impl FileVersions {
+    /// The lines of `after` a change can have introduced a finding on
+    /// ([`changed_lines`]); `None` for a file that did not exist before.
+    pub fn changed_lines(&self) -> Option<BTreeSet<u32>> {
+        self.before.as_ref().map(|before| {
+            changed_lines(
+                &String::from_utf8_lossy(before),
+                &String::from_utf8_lossy(self.after.as_deref().unwrap_or_default()),
+            )
+        })
+    }
+}
+
+/// 1-based numbers of the lines of `after` that are not in `before` (a
+/// line moved elsewhere counts as unchanged): where a change can have
+/// introduced a finding.
+pub fn changed_lines(before: &str, after: &str) -> BTreeSet<u32> {
+    let mut old: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for l in before.lines() {
+        *old.entry(l).or_insert(0) += 1;
+    }
+    let mut out = BTreeSet::new();
+    for (i, l) in after.lines().enumerate() {
+        match old.get_mut(l) {
+            Some(n) if *n > 0 => *n -= 1,
+            _ => {
+                out.insert(i as u32 + 1);
+            }
+        }
+    }
+    out
 }
 
 /// A new, untracked file that snapshots and commits leave out because it
@@ -330,7 +360,7 @@ impl Checkpoints {
                 run: None,
                 session: None,
                 left_out: Default::default(),
-                max_new_file: DEFAULT_MAX_NEW_FILE_MIB << 20,
+                max_new_file: crate::artifacts::config::DEFAULT_MAX_NEW_FILE_MIB << 20,
                 oversized: Default::default(),
                 session_copies: Default::default(),
                 hooks: true,
@@ -1670,6 +1700,12 @@ fn in_conflict(index: &Index, path: &[u8]) -> bool {
     (1..=3).any(|stage| index.get_path(&p, stage).is_some())
 }
 
+/// A commit id as people read it (events, status, reports): its first
+/// 10 hex digits.
+pub fn short_commit(c: &str) -> &str {
+    c.char_indices().nth(10).map_or(c, |(i, _)| &c[..i])
+}
+
 fn short_id(id: Oid) -> String {
     id.to_string().chars().take(12).collect()
 }
@@ -1704,5 +1740,32 @@ mod ctx_tests {
                 ctx("cannot write the tree")(git2::Error::new(ErrorCode::GenericError, class, msg));
             assert_eq!(e.exit() as i32, exit, "{msg}: {e}");
         }
+    }
+}
+
+#[cfg(test)]
+mod changed_lines_tests {
+    use super::*;
+
+    #[test]
+    fn changed_lines_are_the_new_ones() {
+        let before = "a\nb\nc\n";
+        let after = "a\nB\nc\nd\nb\n";
+        assert_eq!(
+            changed_lines(before, after).into_iter().collect::<Vec<_>>(),
+            vec![2, 4]
+        );
+        assert!(changed_lines(before, before).is_empty());
+        let v = FileVersions {
+            before: None,
+            after: Some(b"x".to_vec()),
+        };
+        assert_eq!(v.changed_lines(), None, "a new file has no old lines");
+    }
+
+    #[test]
+    fn short_commits_are_ten_digits() {
+        assert_eq!(short_commit("0123456789abcdef"), "0123456789");
+        assert_eq!(short_commit("abc"), "abc");
     }
 }

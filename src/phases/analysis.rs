@@ -113,49 +113,31 @@ pub fn write(
                         .push(format!("{}: not run: {reason}", agent.name));
                     break;
                 }
-                let before = cp.snapshot()?;
-                let repo = cp.repo_guard()?;
-                let mut record = lock.with_child(|on_spawn| {
-                    agents::invoke(
-                        &Invocation {
-                            agent,
-                            role: Role::Analysis,
-                            prompt: &prompt,
-                            vars: &vars,
-                            files: &files,
-                            cwd: &ws.root,
-                            env: &[],
-                        },
-                        on_spawn,
-                    )
-                })??;
-                let restored = cp.restore_repo(&repo, true)?;
-                if config_copy.restore()? {
-                    record.tamper.get_or_insert(Tamper::ConfigEdited);
-                }
-                if restored.config {
-                    record.tamper.get_or_insert(Tamper::RepoConfigEdited);
-                }
-                if restored.index {
-                    record.tamper.get_or_insert(Tamper::IndexEdited);
-                }
-                if let Some(tree) = &before {
-                    let undone = crate::engine::tamper::undo_tree(&cp, tree)?;
-                    if !undone.is_empty() {
-                        record.tamper.get_or_insert(Tamper::TreeEdited);
-                        history.agent_calls.push(record.to_artifact(
-                            None,
-                            None,
-                            CallOutcome::Failed,
-                        ));
-                        store::write_json(&paths.fix_history(), &history)?;
-                        review.attempts.push(format!(
-                            "{}: tree_edited (changed {}; undone)",
-                            agent.name,
-                            undone.join(", ")
-                        ));
-                        continue;
-                    }
+                let (record, undone) = read_only_call(
+                    &cp,
+                    &config_copy,
+                    lock,
+                    &Invocation {
+                        agent,
+                        role: Role::Analysis,
+                        prompt: &prompt,
+                        vars: &vars,
+                        files: &files,
+                        cwd: &ws.root,
+                        env: &[],
+                    },
+                )?;
+                if !undone.is_empty() {
+                    history
+                        .agent_calls
+                        .push(record.to_artifact(None, None, CallOutcome::Failed));
+                    store::write_json(&paths.fix_history(), &history)?;
+                    review.attempts.push(format!(
+                        "{}: tree_edited (changed {}; undone)",
+                        agent.name,
+                        undone.join(", ")
+                    ));
+                    continue;
                 }
                 // The same judgement as the analysis chain of phase 5
                 // (DESIGN.md §6.3: at least 100 words, a working call).
@@ -182,6 +164,19 @@ pub fn write(
             }
         }
     }
+    let out = with_review(text, &review, answer, &output_rel);
+    store::write_atomic(&paths.analysis_results(), out.as_bytes())?;
+    Ok(Some(review))
+}
+
+/// The analysis with the agent's review appended, or a note that none
+/// could review it.
+fn with_review(
+    text: String,
+    review: &AgentReview,
+    answer: Option<String>,
+    output_rel: &str,
+) -> String {
     let mut out = text;
     match (&review.agent, answer) {
         (Some(name), Some(body)) => {
@@ -196,6 +191,37 @@ pub fn write(
             ));
         }
     }
-    store::write_atomic(&paths.analysis_results(), out.as_bytes())?;
-    Ok(Some(review))
+    out
+}
+
+/// One call of a read-only role: the repository's config and index, wfx's
+/// config and the tree are put back after it; what had to be undone in the
+/// tree is returned with the record (which names the first tampering).
+fn read_only_call(
+    cp: &crate::git::Checkpoints,
+    config_copy: &crate::engine::tamper::ConfigCopy,
+    lock: &mut SessionLock,
+    invocation: &Invocation,
+) -> Result<(agents::CallRecord, Vec<String>)> {
+    let before = cp.snapshot()?;
+    let repo = cp.repo_guard()?;
+    let mut record = lock.with_child(|on_spawn| agents::invoke(invocation, on_spawn))??;
+    let restored = cp.restore_repo(&repo, true)?;
+    if config_copy.restore()? {
+        record.tamper.get_or_insert(Tamper::ConfigEdited);
+    }
+    if restored.config {
+        record.tamper.get_or_insert(Tamper::RepoConfigEdited);
+    }
+    if restored.index {
+        record.tamper.get_or_insert(Tamper::IndexEdited);
+    }
+    let undone = match &before {
+        Some(tree) => crate::engine::tamper::undo_tree(cp, tree)?,
+        None => Vec::new(),
+    };
+    if !undone.is_empty() {
+        record.tamper.get_or_insert(Tamper::TreeEdited);
+    }
+    Ok((record, undone))
 }

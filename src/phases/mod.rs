@@ -173,73 +173,8 @@ pub fn run(ws: &Workspace, req: &GenRequest, ui: &Printer) -> Result<GenOutcome>
     let mut phases_run = Vec::new();
     let mut warnings = Vec::new();
     let (mut run, resumed, source) = match start {
-        Start::New(new) => {
-            let now = Utc::now();
-            let (paths, lock, mut session) =
-                session_start::create(ws, &new, req.options.clone(), now)?;
-            ui.status(format!(
-                "Phase 1/5 {}: {} ({} mode)",
-                PHASE_TITLES[0],
-                paths.id,
-                mode_name(new.mode)
-            ));
-            if new.requirements_text != new.description {
-                store::write_atomic(&requirements_path(&paths), new.requirements_text.as_bytes())?;
-            }
-            set_phase(&paths, &mut session, 1, PhaseStatus::Completed)?;
-            phases_run.push(1);
-            (
-                Running {
-                    paths,
-                    session,
-                    lock,
-                },
-                false,
-                new.source,
-            )
-        }
-        Start::Resume(sref) => {
-            let lock = SessionLock::acquire(&sref.paths.lock(), sref.id())?;
-            // Nothing is written to a session with a damaged artifact.
-            ws.ensure_session_valid(&sref.paths)?;
-            let mut session = ws.load_session(&sref)?;
-            let mut opts = cycle_options_of(&session);
-            opts.merge(&req.options);
-            session.cycle_options = Some(opts);
-            session.resumed_at = Some(Utc::now());
-            store::write_json(&sref.paths.session_json(), &session)?;
-            let first = (1..=4).find(|&n| !phase_done(&session, n));
-            match first {
-                Some(n) => ui.status(format!(
-                    "Continuing {} at phase {n}/4 ({})",
-                    sref.id(),
-                    PHASE_TITLES[n as usize - 1]
-                )),
-                None => ui.status(format!("{}: phases 1–4 are already complete", sref.id())),
-            }
-            if !phase_done(&session, 1) {
-                // Phase 1 only writes the session file; finishing it is all
-                // that is left.
-                set_phase(&sref.paths, &mut session, 1, PhaseStatus::Completed)?;
-                phases_run.push(1);
-            }
-            let source = match (&session.source_session_id, session.mode) {
-                (Some(src), InputMode::Session) if !phase_done(&session, 2) => {
-                    let sref = ws.find(src)?;
-                    Some(session_start::read_source_session(ws, &sref)?)
-                }
-                _ => None,
-            };
-            (
-                Running {
-                    paths: sref.paths.clone(),
-                    session,
-                    lock,
-                },
-                true,
-                source,
-            )
-        }
+        Start::New(new) => open_new(ws, new, req, ui, &mut phases_run)?,
+        Start::Resume(sref) => open_resumed(ws, &sref, req, ui, &mut phases_run)?,
     };
     let stop = |n: u8| req.stop_after_phase.is_some_and(|s| s <= n);
     let outcome = |run: &Running,
@@ -265,32 +200,15 @@ pub fn run(ws: &Workspace, req: &GenRequest, ui: &Printer) -> Result<GenOutcome>
     if !phase_done(&run.session, 2) {
         ui.status(format!("Phase 2/5 {}", PHASE_TITLES[1]));
         set_phase(&run.paths, &mut run.session, 2, PhaseStatus::InProgress)?;
-        let result = (|| -> Result<()> {
-            let existing: Option<ContextPackage> =
-                match store::read_json_opt(&pkg_path, &ws.rel(&pkg_path)) {
-                    Ok(p) => p,
-                    Err(Error::Invalid(_)) => None,
-                    Err(e) => return Err(e),
-                };
-            if existing
-                .as_ref()
-                .is_some_and(|p| p.metadata.session_id == run.paths.id)
-            {
-                ui.detail(format!("reusing {}", ws.rel(&pkg_path)));
-                return Ok(());
-            }
-            let requirements = read_requirements(&run.paths, &run.session);
-            let gathered = context::gather(&context::GatherInput {
-                root: &ws.root,
-                session_id: &run.paths.id,
-                description: &requirements,
-                framework: detect_framework(&ws.root, &config),
-                source: source.as_ref(),
-            })?;
-            warnings.extend(gathered.warnings);
-            store::write_json(&pkg_path, &gathered.package)?;
-            write_ccw_context_copy(&run.paths, run.session.mode, &gathered.package)
-        })();
+        let result = gather_phase(
+            ws,
+            &run,
+            &config,
+            &pkg_path,
+            source.as_ref(),
+            ui,
+            &mut warnings,
+        );
         finish_phase(&run.paths, &mut run.session, 2, result)?;
         phases_run.push(2);
     }
@@ -349,6 +267,123 @@ pub fn run(ws: &Workspace, req: &GenRequest, ui: &Printer) -> Result<GenOutcome>
     }
     let stopped = stop(4).then_some(4);
     Ok(outcome(&run, phases_run, stopped, Some(plan), warnings))
+}
+
+/// Phase 1 of a new session: create it and its lock.
+fn open_new(
+    ws: &Workspace,
+    new: session_start::NewSession,
+    req: &GenRequest,
+    ui: &Printer,
+    phases_run: &mut Vec<u8>,
+) -> Result<(Running, bool, Option<context::SourceSession>)> {
+    let now = Utc::now();
+    let (paths, lock, mut session) = session_start::create(ws, &new, req.options.clone(), now)?;
+    ui.status(format!(
+        "Phase 1/5 {}: {} ({} mode)",
+        PHASE_TITLES[0],
+        paths.id,
+        mode_name(new.mode)
+    ));
+    if new.requirements_text != new.description {
+        store::write_atomic(&requirements_path(&paths), new.requirements_text.as_bytes())?;
+    }
+    set_phase(&paths, &mut session, 1, PhaseStatus::Completed)?;
+    phases_run.push(1);
+    Ok((
+        Running {
+            paths,
+            session,
+            lock,
+        },
+        false,
+        new.source,
+    ))
+}
+
+/// A session to continue: locked, checked, its options merged with these.
+fn open_resumed(
+    ws: &Workspace,
+    sref: &crate::session::SessionRef,
+    req: &GenRequest,
+    ui: &Printer,
+    phases_run: &mut Vec<u8>,
+) -> Result<(Running, bool, Option<context::SourceSession>)> {
+    let lock = SessionLock::acquire(&sref.paths.lock(), sref.id())?;
+    // Nothing is written to a session with a damaged artifact.
+    ws.ensure_session_valid(&sref.paths)?;
+    let mut session = ws.load_session(sref)?;
+    let mut opts = cycle_options_of(&session);
+    opts.merge(&req.options);
+    session.cycle_options = Some(opts);
+    session.resumed_at = Some(Utc::now());
+    store::write_json(&sref.paths.session_json(), &session)?;
+    let first = (1..=4).find(|&n| !phase_done(&session, n));
+    match first {
+        Some(n) => ui.status(format!(
+            "Continuing {} at phase {n}/4 ({})",
+            sref.id(),
+            PHASE_TITLES[n as usize - 1]
+        )),
+        None => ui.status(format!("{}: phases 1–4 are already complete", sref.id())),
+    }
+    if !phase_done(&session, 1) {
+        // Phase 1 only writes the session file; finishing it is all
+        // that is left.
+        set_phase(&sref.paths, &mut session, 1, PhaseStatus::Completed)?;
+        phases_run.push(1);
+    }
+    let source = match (&session.source_session_id, session.mode) {
+        (Some(src), InputMode::Session) if !phase_done(&session, 2) => {
+            let sref = ws.find(src)?;
+            Some(session_start::read_source_session(ws, &sref)?)
+        }
+        _ => None,
+    };
+    Ok((
+        Running {
+            paths: sref.paths.clone(),
+            session,
+            lock,
+        },
+        true,
+        source,
+    ))
+}
+
+/// Phase 2: gather the context package, or reuse this session's.
+fn gather_phase(
+    ws: &Workspace,
+    run: &Running,
+    config: &Config,
+    pkg_path: &Path,
+    source: Option<&context::SourceSession>,
+    ui: &Printer,
+    warnings: &mut Vec<String>,
+) -> Result<()> {
+    let existing: Option<ContextPackage> = match store::read_json_opt(pkg_path, &ws.rel(pkg_path)) {
+        Ok(p) => p,
+        Err(Error::Invalid(_)) => None,
+        Err(e) => return Err(e),
+    };
+    if existing
+        .as_ref()
+        .is_some_and(|p| p.metadata.session_id == run.paths.id)
+    {
+        ui.detail(format!("reusing {}", ws.rel(pkg_path)));
+        return Ok(());
+    }
+    let requirements = read_requirements(&run.paths, &run.session);
+    let gathered = context::gather(&context::GatherInput {
+        root: &ws.root,
+        session_id: &run.paths.id,
+        description: &requirements,
+        framework: detect_framework(&ws.root, config),
+        source,
+    })?;
+    warnings.extend(gathered.warnings);
+    store::write_json(pkg_path, &gathered.package)?;
+    write_ccw_context_copy(&run.paths, run.session.mode, &gathered.package)
 }
 
 fn finish_phase(

@@ -179,17 +179,48 @@ fn read_last_test_run(ws: &Workspace) -> Option<LastTestRun> {
         .map(|r| last_test_run(&r))
 }
 
-/// Everything phases 3–4 write, as data.
+/// Everything phases 3–4 write, as data: typed parts, each flattened so
+/// the templates see one flat set of names (`.workflow/templates/`
+/// overrides keep working).
 #[derive(Debug, Clone, Serialize)]
 pub struct Plan {
+    #[serde(flatten)]
+    pub session: PlanSession,
+    pub artifacts: Artifacts,
+    pub task_files: TaskFiles,
+    #[serde(flatten)]
+    pub runner: RunnerView,
+    #[serde(flatten)]
+    pub project: ProjectView,
+    #[serde(flatten)]
+    pub inventory: TestInventory,
+    pub coverage: CoverageView,
+    #[serde(flatten)]
+    pub layers: LayerPlan,
+    #[serde(flatten)]
+    pub limits: Limits,
+    pub agents: AgentsView,
+    #[serde(flatten)]
+    pub next: NextRun,
+    pub source: Option<SourceView>,
+    /// The last `wfx test` of the project, when there is one.
+    pub last_test_run: Option<LastTestRun>,
+}
+
+/// The session the plan is for.
+#[derive(Debug, Clone, Serialize)]
+pub struct PlanSession {
     pub session_id: String,
     pub mode: &'static str,
     pub description: String,
     pub requirements_text: String,
     pub input: String,
     pub created_at: String,
-    pub artifacts: Artifacts,
-    pub task_files: TaskFiles,
+}
+
+/// The test framework and the commands that run it.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunnerView {
     pub framework: String,
     pub framework_detected: bool,
     pub framework_signals: Vec<String>,
@@ -199,6 +230,11 @@ pub struct Plan {
     pub conventions: Vec<String>,
     pub run_specific: Option<String>,
     pub run_coverage: Option<String>,
+}
+
+/// What the project is and where the description points.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProjectView {
     pub project_type: String,
     pub confidence: f64,
     pub type_signals: Vec<String>,
@@ -210,6 +246,11 @@ pub struct Plan {
     pub focus_paths: Vec<String>,
     pub focus_areas: Vec<String>,
     pub complexity: String,
+}
+
+/// The tests that exist and the sources without any.
+#[derive(Debug, Clone, Serialize)]
+pub struct TestInventory {
     pub source_files: u32,
     pub tested_source_files: u32,
     pub test_files: u32,
@@ -222,7 +263,11 @@ pub struct Plan {
     pub gaps_high: usize,
     pub gaps_medium: usize,
     pub gaps_low: usize,
-    pub coverage: CoverageView,
+}
+
+/// The tests to write, layer by layer.
+#[derive(Debug, Clone, Serialize)]
+pub struct LayerPlan {
     pub targets: Vec<TargetPlan>,
     pub test_files_to_write: Vec<String>,
     pub l0: Vec<Step>,
@@ -230,6 +275,11 @@ pub struct Plan {
     pub l2_files: Vec<String>,
     pub l2_notes: Vec<String>,
     pub l3_notes: Vec<String>,
+}
+
+/// The gates and the limits of phase 5.
+#[derive(Debug, Clone, Serialize)]
+pub struct Limits {
     pub gate_critical: u32,
     pub gate_errors: u32,
     pub gate_warnings: u32,
@@ -246,15 +296,16 @@ pub struct Plan {
     pub test_edits_modify: String,
     pub test_edits_weaken: String,
     pub test_edits_infrastructure: String,
-    pub agents: AgentsView,
+}
+
+/// How phase 5 is started.
+#[derive(Debug, Clone, Serialize)]
+pub struct NextRun {
     /// `@name` of the fix agent, or `manual fixes`.
     pub fix_agent_label: String,
     pub cycle_options: CycleOptions,
     pub cycle_flags: String,
     pub next_command: String,
-    pub source: Option<SourceView>,
-    /// The last `wfx test` of the project, when there is one.
-    pub last_test_run: Option<LastTestRun>,
 }
 
 /// Shown instead of a list's remainder.
@@ -372,11 +423,7 @@ pub fn l0_steps(
         .next()
         .filter(|w| w.contains("python"))
         .unwrap_or("python");
-    let step = |id: &str, label: String, command: Option<String>| Step {
-        id: id.into(),
-        label,
-        command,
-    };
+    let step = l0_step;
     let mut out = Vec::new();
     match framework {
         "cargo" | "nextest" => {
@@ -396,100 +443,8 @@ pub fn l0_steps(
                 Some("cargo clippy --all-targets".into()),
             ));
         }
-        "pytest" => {
-            let mut dirs: Vec<String> = pkg
-                .assets
-                .source_code
-                .iter()
-                .map(|a| {
-                    a.path
-                        .split_once('/')
-                        .map_or(".".to_string(), |(d, _)| d.to_string())
-                })
-                .collect();
-            dirs.extend(
-                pkg.test_coverage
-                    .existing_tests
-                    .iter()
-                    .filter_map(|t| t.test_file.split_once('/').map(|(d, _)| d.to_string())),
-            );
-            dirs.sort();
-            dirs.dedup();
-            if dirs.is_empty() {
-                dirs.push(".".into());
-            }
-            out.push(step(
-                "L0.1",
-                "Compilation: every module and test file byte-compiles".into(),
-                Some(format!("{python} -m compileall -q {}", dirs.join(" "))),
-            ));
-            out.push(step(
-                "L0.2",
-                "Import validity: every import of a new test resolves to the project or a declared dependency".into(),
-                Some(format!("{python} -m pytest --collect-only -q")),
-            ));
-            if has("ruff.toml") || has(".ruff.toml") {
-                out.push(step(
-                    "L0.4",
-                    "Lint: ruff passes".into(),
-                    Some("ruff check .".into()),
-                ));
-            } else if has(".flake8") {
-                out.push(step(
-                    "L0.4",
-                    "Lint: flake8 passes".into(),
-                    Some("flake8".into()),
-                ));
-            }
-        }
-        "jest" | "vitest" | "node-test" => {
-            if has("tsconfig.json") {
-                out.push(step(
-                    "L0.1",
-                    "Compilation: TypeScript type-checks".into(),
-                    Some("npx tsc --noEmit".into()),
-                ));
-                out.push(step(
-                    "L0.3",
-                    "Type safety: no `any`, `as unknown as` or `@ts-ignore` in new tests".into(),
-                    None,
-                ));
-            } else {
-                let js: Vec<&String> = planned
-                    .iter()
-                    .filter(|f| {
-                        matches!(
-                            f.rsplit_once('.').map(|(_, e)| e),
-                            Some("js" | "mjs" | "cjs")
-                        )
-                    })
-                    .take(10)
-                    .collect();
-                let cmd = (!js.is_empty()).then(|| {
-                    js.iter()
-                        .map(|f| format!("node --check {f}"))
-                        .collect::<Vec<_>>()
-                        .join(" && ")
-                });
-                out.push(step(
-                    "L0.1",
-                    "Compilation: every new or changed .js file parses".into(),
-                    cmd,
-                ));
-            }
-            out.push(step(
-                "L0.2",
-                "Import validity: every require/import resolves to a project file or a package in package.json".into(),
-                None,
-            ));
-            if has_prefix(".eslintrc") || has_prefix("eslint.config.") {
-                out.push(step(
-                    "L0.4",
-                    "Lint: eslint passes".into(),
-                    Some("npx eslint .".into()),
-                ));
-            }
-        }
+        "pytest" => pytest_l0(pkg, python, &has, &mut out),
+        "jest" | "vitest" | "node-test" => js_l0(planned, &has, &has_prefix, &mut out),
         "go" => {
             out.push(step(
                 "L0.1",
@@ -518,6 +473,119 @@ pub fn l0_steps(
         None,
     ));
     out
+}
+
+fn l0_step(id: &str, label: String, command: Option<String>) -> Step {
+    Step {
+        id: id.into(),
+        label,
+        command,
+    }
+}
+
+/// L0 for pytest: byte-compile the source and test directories, collect, lint.
+fn pytest_l0(pkg: &ContextPackage, python: &str, has: &dyn Fn(&str) -> bool, out: &mut Vec<Step>) {
+    let step = l0_step;
+    let mut dirs: Vec<String> = pkg
+        .assets
+        .source_code
+        .iter()
+        .map(|a| {
+            a.path
+                .split_once('/')
+                .map_or(".".to_string(), |(d, _)| d.to_string())
+        })
+        .collect();
+    dirs.extend(
+        pkg.test_coverage
+            .existing_tests
+            .iter()
+            .filter_map(|t| t.test_file.split_once('/').map(|(d, _)| d.to_string())),
+    );
+    dirs.sort();
+    dirs.dedup();
+    if dirs.is_empty() {
+        dirs.push(".".into());
+    }
+    out.push(step(
+        "L0.1",
+        "Compilation: every module and test file byte-compiles".into(),
+        Some(format!("{python} -m compileall -q {}", dirs.join(" "))),
+    ));
+    out.push(step(
+        "L0.2",
+        "Import validity: every import of a new test resolves to the project or a declared dependency".into(),
+        Some(format!("{python} -m pytest --collect-only -q")),
+    ));
+    if has("ruff.toml") || has(".ruff.toml") {
+        out.push(step(
+            "L0.4",
+            "Lint: ruff passes".into(),
+            Some("ruff check .".into()),
+        ));
+    } else if has(".flake8") {
+        out.push(step(
+            "L0.4",
+            "Lint: flake8 passes".into(),
+            Some("flake8".into()),
+        ));
+    }
+}
+
+/// L0 for JavaScript and TypeScript: type-check or parse, imports, lint.
+fn js_l0(
+    planned: &[String],
+    has: &dyn Fn(&str) -> bool,
+    has_prefix: &dyn Fn(&str) -> bool,
+    out: &mut Vec<Step>,
+) {
+    let step = l0_step;
+    if has("tsconfig.json") {
+        out.push(step(
+            "L0.1",
+            "Compilation: TypeScript type-checks".into(),
+            Some("npx tsc --noEmit".into()),
+        ));
+        out.push(step(
+            "L0.3",
+            "Type safety: no `any`, `as unknown as` or `@ts-ignore` in new tests".into(),
+            None,
+        ));
+    } else {
+        let js: Vec<&String> = planned
+            .iter()
+            .filter(|f| {
+                matches!(
+                    f.rsplit_once('.').map(|(_, e)| e),
+                    Some("js" | "mjs" | "cjs")
+                )
+            })
+            .take(10)
+            .collect();
+        let cmd = (!js.is_empty()).then(|| {
+            js.iter()
+                .map(|f| format!("node --check {f}"))
+                .collect::<Vec<_>>()
+                .join(" && ")
+        });
+        out.push(step(
+            "L0.1",
+            "Compilation: every new or changed .js file parses".into(),
+            cmd,
+        ));
+    }
+    out.push(step(
+        "L0.2",
+        "Import validity: every require/import resolves to a project file or a package in package.json".into(),
+        None,
+    ));
+    if has_prefix(".eslintrc") || has_prefix("eslint.config.") {
+        out.push(step(
+            "L0.4",
+            "Lint: eslint passes".into(),
+            Some("npx eslint .".into()),
+        ));
+    }
 }
 
 fn is_entry(path: &str) -> bool {
@@ -637,149 +705,352 @@ pub fn build(
     options: &CycleOptions,
     requirements_text: &str,
 ) -> Plan {
-    let tf = &pkg.test_framework;
-    let framework_detected = !tf.framework.is_empty();
-    let framework = if framework_detected {
-        tf.framework.clone()
-    } else {
-        "unknown".to_string()
-    };
-    let command = (!tf.command.is_empty()).then(|| tf.command.clone());
-    let cmd = command.clone().unwrap_or_default();
-    let ptype = pkg.project.project_type.kind.clone();
-    let has_integration = pkg
-        .test_coverage
-        .existing_tests
-        .iter()
-        .any(|t| t.layer.as_deref() == Some("integration"));
-    let targets: Vec<TargetPlan> = context::select_targets(pkg)
-        .iter()
-        .map(|t| target_plan(t, &ptype, &framework, &cmd, has_integration))
-        .collect();
-    let mut test_files_to_write: Vec<String> =
-        targets.iter().map(|t| t.test_file.clone()).collect();
-    test_files_to_write.sort();
-    test_files_to_write.dedup();
+    let runner = RunnerView::new(pkg, config);
+    let layers = LayerPlan::new(pkg, &runner);
+    let agents = AgentsView::new(config, options);
+    Plan {
+        session: PlanSession::new(session, requirements_text),
+        artifacts: Artifacts::new(ws, paths, session.mode),
+        task_files: TaskFiles::new(ws, paths),
+        project: ProjectView::new(pkg),
+        inventory: TestInventory::new(pkg),
+        coverage: CoverageView::new(pkg, config),
+        limits: Limits::new(config, options),
+        next: NextRun::new(session, options, &agents),
+        agents,
+        layers,
+        runner,
+        source: pkg.source_context.as_ref().map(SourceView::new),
+        last_test_run: read_last_test_run(ws),
+    }
+}
 
-    let gates = &config.gates;
-    let lc = pkg.test_coverage.line_coverage.as_ref();
-    let mut below: Vec<(String, f64)> = lc
-        .map(|l| {
-            l.files
-                .iter()
-                .filter(|f| f.percent < gates.coverage.line)
-                .map(|f| (f.path.clone(), f.percent))
-                .collect()
-        })
-        .unwrap_or_default();
-    below.sort_by(|a, b| a.1.total_cmp(&b.1).then_with(|| a.0.cmp(&b.0)));
-    below.truncate(15);
-    let run_coverage = config.test.coverage_command.clone();
-    let measure = match (&run_coverage, lc) {
-        (Some(c), _) => format!("run the configured coverage command `{c}` and read its report"),
-        (None, Some(l)) => format!(
-            "read the existing {} report `{}` (refresh it after IMPL-001; no coverage command is configured)",
-            l.format, l.report
-        ),
-        (None, None) => "unknown: no coverage report found and no `test.coverage_command` configured — coverage is reported as unknown and does not gate".to_string(),
-    };
-    let coverage = CoverageView {
-        report: lc.map(|l| l.report.clone()),
-        format: lc.map(|l| l.format.clone()),
-        line: lc.map(|l| l.percent),
-        branch: lc.and_then(|l| l.branch_percent),
-        function: lc.and_then(|l| l.function_percent),
-        target_line: gates.coverage.line,
-        target_branch: gates.coverage.branch,
-        target_function: gates.coverage.function,
-        file_percent: pkg.test_coverage.coverage_stats.file_coverage_percent,
-        below_target: below,
-        measure,
-        measured: run_coverage.is_some() || lc.is_some(),
-    };
-
-    let rel = |p: &std::path::Path| ws.rel(p);
-    let artifacts = Artifacts {
-        session_dir: rel(&paths.dir),
-        workflow_session: rel(&paths.session_json()),
-        impl_plan: rel(&paths.impl_plan()),
-        todo_list: rel(&paths.todo_list()),
-        planning_notes: rel(&paths.planning_notes()),
-        analysis: rel(&paths.analysis_results()),
-        context_package: rel(&if session.mode == InputMode::Session {
-            paths.test_context_package()
-        } else {
-            paths.context_package()
-        }),
-        task_dir: rel(&paths.task_dir()),
-        summaries_dir: rel(&paths.summaries_dir()),
-    };
-    let task_files = TaskFiles {
-        test_gen: rel(&paths.new_task_file(super::tasks::FILE_TEST_GEN)),
-        validation: rel(&paths.new_task_file(super::tasks::FILE_VALIDATION)),
-        review: rel(&paths.new_task_file(super::tasks::FILE_REVIEW)),
-        fix: rel(&paths.new_task_file(super::tasks::FILE_FIX)),
-    };
-
-    let (max_iterations, max_src) = match options.max_iterations {
-        Some(n) => (n, "--max-iterations"),
-        None if config.cycle.max_iterations != 10 => (
-            config.cycle.max_iterations,
-            ".workflow/wfx.json cycle.max_iterations",
-        ),
-        None => (config.cycle.max_iterations, "default"),
-    };
-    let (fix, fix_source) = match (&options.fix_agent, &config.agents.fix) {
-        (Some(a), _) => (a.clone(), "--fix-agent"),
-        (None, Some(a)) => (a.names().join(", "), ".workflow/wfx.json agents.fix"),
-        (None, None) => ("manual".to_string(), "no fix agent configured"),
-    };
-    let agents = AgentsView {
-        test_gen: config.agents.test_gen.clone().filter(|a| a != "manual"),
-        fix,
-        analysis: config.agents.analysis.clone(),
-        fix_source,
-    };
-
-    let existing_tests_total = pkg.test_coverage.existing_tests.len();
-    let existing_tests = pkg
-        .test_coverage
-        .existing_tests
-        .iter()
-        .take(TABLE_ROWS)
-        .map(|t| {
-            let layer = t.layer.clone().unwrap_or_else(|| "unit".into());
-            let layer = if t.inline {
-                format!("{layer} (inline)")
-            } else {
-                layer
-            };
-            (t.test_file.clone(), layer, t.implementation_files.clone())
-        })
-        .collect();
-    let missing = &pkg.test_coverage.missing_tests;
-    let count = |p: &str| missing.iter().filter(|m| m.priority == p).count();
-    let gaps = missing
-        .iter()
-        .take(TABLE_ROWS)
-        .map(|m| {
-            (
-                m.implementation_file.clone(),
-                m.priority.clone(),
-                m.suggested_test_file.clone(),
-                m.reason.clone(),
-            )
-        })
-        .collect();
-
-    let mut l2_notes = Vec::new();
-    let mut l3_notes = Vec::new();
-    match ptype.as_str() {
-        "api-service" | "full-stack" => {
-            l2_notes.push("API contracts: status codes, payload shapes and error bodies of every handler the targets touch".to_string());
-            l2_notes.push("Failure modes: timeouts, unavailable dependencies and rate limits, with mocks at the process boundary only".to_string());
+impl PlanSession {
+    fn new(session: &WorkflowSession, requirements_text: &str) -> Self {
+        PlanSession {
+            session_id: session.session_id.clone(),
+            mode: match session.mode {
+                InputMode::Prompt => "prompt",
+                InputMode::Session => "session",
+            },
+            description: session.description.clone(),
+            requirements_text: requirements_text.to_string(),
+            input: session.input.clone(),
+            created_at: session
+                .created_at
+                .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
         }
-        "cli" => l2_notes.push(
+    }
+}
+
+impl RunnerView {
+    fn new(pkg: &ContextPackage, config: &Config) -> Self {
+        let tf = &pkg.test_framework;
+        let framework_detected = !tf.framework.is_empty();
+        let framework = if framework_detected {
+            tf.framework.clone()
+        } else {
+            "unknown".to_string()
+        };
+        let command = (!tf.command.is_empty()).then(|| tf.command.clone());
+        RunnerView {
+            run_specific: run_specific(&framework, command.as_deref().unwrap_or_default()),
+            framework,
+            framework_detected,
+            framework_signals: tf.signals.clone(),
+            command,
+            test_pattern: tf.test_pattern.clone(),
+            test_directory: tf.test_directory.clone(),
+            conventions: tf.conventions.clone(),
+            run_coverage: config.test.coverage_command.clone(),
+        }
+    }
+}
+
+impl ProjectView {
+    fn new(pkg: &ContextPackage) -> Self {
+        ProjectView {
+            project_type: pkg.project.project_type.kind.clone(),
+            confidence: pkg.project.project_type.confidence,
+            type_signals: pkg.project.project_type.signals.clone(),
+            languages: pkg
+                .project
+                .languages
+                .iter()
+                .map(|l| (l.language.clone(), l.files))
+                .collect(),
+            frameworks: pkg.project.frameworks.clone(),
+            files_scanned: pkg.project.files_scanned,
+            file_listing: pkg.project.file_listing.clone().unwrap_or_default(),
+            keywords: pkg.metadata.keywords.clone(),
+            focus_paths: pkg.focus_paths.clone(),
+            focus_areas: pkg.focus_areas.clone(),
+            complexity: pkg.metadata.complexity.clone(),
+        }
+    }
+}
+
+impl TestInventory {
+    fn new(pkg: &ContextPackage) -> Self {
+        let stats = &pkg.test_coverage.coverage_stats;
+        let existing = &pkg.test_coverage.existing_tests;
+        let missing = &pkg.test_coverage.missing_tests;
+        let count = |p: &str| missing.iter().filter(|m| m.priority == p).count();
+        TestInventory {
+            source_files: stats.source_files,
+            tested_source_files: stats.source_files_with_tests,
+            test_files: stats.test_files,
+            inline_test_modules: stats.inline_test_modules,
+            unmapped_code_files: stats.unmapped_code_files,
+            existing_tests: existing
+                .iter()
+                .take(TABLE_ROWS)
+                .map(|t| {
+                    let layer = t.layer.clone().unwrap_or_else(|| "unit".into());
+                    let layer = if t.inline {
+                        format!("{layer} (inline)")
+                    } else {
+                        layer
+                    };
+                    (t.test_file.clone(), layer, t.implementation_files.clone())
+                })
+                .collect(),
+            existing_tests_total: existing.len(),
+            gaps: missing
+                .iter()
+                .take(TABLE_ROWS)
+                .map(|m| {
+                    (
+                        m.implementation_file.clone(),
+                        m.priority.clone(),
+                        m.suggested_test_file.clone(),
+                        m.reason.clone(),
+                    )
+                })
+                .collect(),
+            gaps_total: missing.len(),
+            gaps_high: count("high"),
+            gaps_medium: count("medium"),
+            gaps_low: count("low"),
+        }
+    }
+}
+
+impl CoverageView {
+    fn new(pkg: &ContextPackage, config: &Config) -> Self {
+        let gates = &config.gates;
+        let lc = pkg.test_coverage.line_coverage.as_ref();
+        let mut below: Vec<(String, f64)> = lc
+            .map(|l| {
+                l.files
+                    .iter()
+                    .filter(|f| f.percent < gates.coverage.line)
+                    .map(|f| (f.path.clone(), f.percent))
+                    .collect()
+            })
+            .unwrap_or_default();
+        below.sort_by(|a, b| a.1.total_cmp(&b.1).then_with(|| a.0.cmp(&b.0)));
+        below.truncate(15);
+        let run_coverage = &config.test.coverage_command;
+        let measure = match (run_coverage, lc) {
+            (Some(c), _) => format!("run the configured coverage command `{c}` and read its report"),
+            (None, Some(l)) => format!(
+                "read the existing {} report `{}` (refresh it after IMPL-001; no coverage command is configured)",
+                l.format, l.report
+            ),
+            (None, None) => "unknown: no coverage report found and no `test.coverage_command` configured — coverage is reported as unknown and does not gate".to_string(),
+        };
+        CoverageView {
+            report: lc.map(|l| l.report.clone()),
+            format: lc.map(|l| l.format.clone()),
+            line: lc.map(|l| l.percent),
+            branch: lc.and_then(|l| l.branch_percent),
+            function: lc.and_then(|l| l.function_percent),
+            target_line: gates.coverage.line,
+            target_branch: gates.coverage.branch,
+            target_function: gates.coverage.function,
+            file_percent: pkg.test_coverage.coverage_stats.file_coverage_percent,
+            below_target: below,
+            measure,
+            measured: run_coverage.is_some() || lc.is_some(),
+        }
+    }
+}
+
+impl Artifacts {
+    fn new(ws: &Workspace, paths: &SessionPaths, mode: InputMode) -> Self {
+        let rel = |p: &std::path::Path| ws.rel(p);
+        Artifacts {
+            session_dir: rel(&paths.dir),
+            workflow_session: rel(&paths.session_json()),
+            impl_plan: rel(&paths.impl_plan()),
+            todo_list: rel(&paths.todo_list()),
+            planning_notes: rel(&paths.planning_notes()),
+            analysis: rel(&paths.analysis_results()),
+            context_package: rel(&if mode == InputMode::Session {
+                paths.test_context_package()
+            } else {
+                paths.context_package()
+            }),
+            task_dir: rel(&paths.task_dir()),
+            summaries_dir: rel(&paths.summaries_dir()),
+        }
+    }
+}
+
+impl TaskFiles {
+    fn new(ws: &Workspace, paths: &SessionPaths) -> Self {
+        let file = |name: &str| ws.rel(&paths.new_task_file(name));
+        TaskFiles {
+            test_gen: file(super::tasks::FILE_TEST_GEN),
+            validation: file(super::tasks::FILE_VALIDATION),
+            review: file(super::tasks::FILE_REVIEW),
+            fix: file(super::tasks::FILE_FIX),
+        }
+    }
+}
+
+impl AgentsView {
+    fn new(config: &Config, options: &CycleOptions) -> Self {
+        let (fix, fix_source) = match (&options.fix_agent, &config.agents.fix) {
+            (Some(a), _) => (a.clone(), "--fix-agent"),
+            (None, Some(a)) => (a.names().join(", "), ".workflow/wfx.json agents.fix"),
+            (None, None) => ("manual".to_string(), "no fix agent configured"),
+        };
+        AgentsView {
+            test_gen: config.agents.test_gen.clone().filter(|a| a != "manual"),
+            fix,
+            analysis: config.agents.analysis.clone(),
+            fix_source,
+        }
+    }
+}
+
+impl Limits {
+    fn new(config: &Config, options: &CycleOptions) -> Self {
+        let gate = &config.gates.code_validation;
+        let cycle = &config.cycle;
+        let (max_iterations, max_iterations_source) = match options.max_iterations {
+            Some(n) => (n, "--max-iterations"),
+            None if cycle.max_iterations != 10 => (
+                cycle.max_iterations,
+                ".workflow/wfx.json cycle.max_iterations",
+            ),
+            None => (cycle.max_iterations, "default"),
+        };
+        let policy = |p: &dyn std::fmt::Debug| format!("{p:?}").to_lowercase();
+        Limits {
+            gate_critical: gate.critical,
+            gate_errors: gate.error,
+            gate_warnings: gate.warning,
+            gate_retries: gate.max_retries,
+            max_iterations,
+            max_iterations_source,
+            pass_threshold: cycle.pass_threshold,
+            regression_threshold_pp: cycle.regression_threshold_pp,
+            stuck_after: cycle.stuck_after,
+            no_progress_limit: cycle.no_progress_limit,
+            progressive: cycle.progressive,
+            commit: cycle.commit && !options.no_commit,
+            test_edits_remove_or_skip: policy(&cycle.test_edits.remove_or_skip),
+            test_edits_modify: policy(&cycle.test_edits.modify),
+            test_edits_weaken: policy(&cycle.test_edits.weaken),
+            test_edits_infrastructure: policy(&cycle.test_edits.infrastructure),
+        }
+    }
+}
+
+impl NextRun {
+    fn new(session: &WorkflowSession, options: &CycleOptions, agents: &AgentsView) -> Self {
+        let flags = options.as_flags();
+        let next_command = if flags.is_empty() {
+            format!(
+                "wfx test-cycle-execute --resume-session={}",
+                session.session_id
+            )
+        } else {
+            format!(
+                "wfx test-cycle-execute --resume-session={} {flags}",
+                session.session_id
+            )
+        };
+        NextRun {
+            fix_agent_label: if agents.fix == "manual" {
+                "manual fixes".to_string()
+            } else {
+                format!("@{}", agents.fix)
+            },
+            cycle_options: options.clone(),
+            cycle_flags: flags,
+            next_command,
+        }
+    }
+}
+
+impl SourceView {
+    fn new(s: &crate::artifacts::context::SourceContext) -> Self {
+        SourceView {
+            id: s.source_session_id.clone(),
+            description: s.description.clone(),
+            completed_tasks: s.completed_tasks.clone(),
+            changed_files: s.changed_files.clone(),
+            summaries: s
+                .implementation_summaries
+                .iter()
+                .map(|i| {
+                    (
+                        i.task_id.clone(),
+                        i.summary_path.clone(),
+                        i.changed_files.clone(),
+                    )
+                })
+                .collect(),
+        }
+    }
+}
+
+impl LayerPlan {
+    fn new(pkg: &ContextPackage, runner: &RunnerView) -> Self {
+        let cmd = runner.command.clone().unwrap_or_default();
+        let ptype = &pkg.project.project_type.kind;
+        let has_integration = pkg
+            .test_coverage
+            .existing_tests
+            .iter()
+            .any(|t| t.layer.as_deref() == Some("integration"));
+        let targets: Vec<TargetPlan> = context::select_targets(pkg)
+            .iter()
+            .map(|t| target_plan(t, ptype, &runner.framework, &cmd, has_integration))
+            .collect();
+        let mut test_files_to_write: Vec<String> =
+            targets.iter().map(|t| t.test_file.clone()).collect();
+        test_files_to_write.sort();
+        test_files_to_write.dedup();
+        LayerPlan {
+            l0: l0_steps(pkg, &runner.framework, &cmd, &test_files_to_write),
+            l2_files: targets
+                .iter()
+                .filter(|t| t.layers.contains(&"L2"))
+                .map(|t| t.file.clone())
+                .collect(),
+            l2_notes: l2_notes(pkg, &targets, has_integration),
+            l3_notes: l3_notes(ptype),
+            test_files_to_write,
+            targets,
+        }
+    }
+}
+
+/// What L2 integration tests cover for this kind of project.
+fn l2_notes(pkg: &ContextPackage, targets: &[TargetPlan], has_integration: bool) -> Vec<String> {
+    let ptype = pkg.project.project_type.kind.as_str();
+    let mut notes = Vec::new();
+    match ptype {
+        "api-service" | "full-stack" => {
+            notes.push("API contracts: status codes, payload shapes and error bodies of every handler the targets touch".to_string());
+            notes.push("Failure modes: timeouts, unavailable dependencies and rate limits, with mocks at the process boundary only".to_string());
+        }
+        "cli" => notes.push(
             "Argument parsing wired to the commands it dispatches, exit codes included".to_string(),
         ),
         _ => {}
@@ -806,7 +1077,7 @@ pub fn build(
         entries.sort();
         entries.truncate(3);
         if !entries.is_empty() {
-            l2_notes.push(format!(
+            notes.push(format!(
                 "Public API through {}: import it as a user of the library does and use the modules it exposes together",
                 entries.iter().map(|e| format!("`{e}`")).collect::<Vec<_>>().join(", ")
             ));
@@ -819,139 +1090,20 @@ pub fn build(
             .iter()
             .filter(|t| t.layer.as_deref() == Some("integration"))
             .count();
-        l2_notes.push(format!(
+        notes.push(format!(
             "Follow the {n} existing integration test file(s) for setup and style"
         ));
     }
-    match ptype.as_str() {
-        "web-ui" | "full-stack" => l3_notes.push("Critical user journeys through the UI entry points (optional; only if an e2e runner is set up)".to_string()),
-        "cli" => l3_notes.push("Run the built binary end to end on a temporary directory and check output and exit code".to_string()),
-        _ => l3_notes.push(format!("Not planned: a {ptype} has no user journey beyond its public API")),
-    }
+    notes
+}
 
-    let source = pkg.source_context.as_ref().map(|s| SourceView {
-        id: s.source_session_id.clone(),
-        description: s.description.clone(),
-        completed_tasks: s.completed_tasks.clone(),
-        changed_files: s.changed_files.clone(),
-        summaries: s
-            .implementation_summaries
-            .iter()
-            .map(|i| {
-                (
-                    i.task_id.clone(),
-                    i.summary_path.clone(),
-                    i.changed_files.clone(),
-                )
-            })
-            .collect(),
-    });
-
-    let flags = options.as_flags();
-    let next_command = if flags.is_empty() {
-        format!(
-            "wfx test-cycle-execute --resume-session={}",
-            session.session_id
-        )
-    } else {
-        format!(
-            "wfx test-cycle-execute --resume-session={} {flags}",
-            session.session_id
-        )
-    };
-
-    Plan {
-        session_id: session.session_id.clone(),
-        mode: match session.mode {
-            InputMode::Prompt => "prompt",
-            InputMode::Session => "session",
-        },
-        description: session.description.clone(),
-        requirements_text: requirements_text.to_string(),
-        input: session.input.clone(),
-        created_at: session
-            .created_at
-            .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-        artifacts,
-        task_files,
-        framework: framework.clone(),
-        framework_detected,
-        framework_signals: tf.signals.clone(),
-        command: command.clone(),
-        test_pattern: tf.test_pattern.clone(),
-        test_directory: tf.test_directory.clone(),
-        conventions: tf.conventions.clone(),
-        run_specific: run_specific(&framework, &cmd),
-        run_coverage,
-        project_type: ptype,
-        confidence: pkg.project.project_type.confidence,
-        type_signals: pkg.project.project_type.signals.clone(),
-        languages: pkg
-            .project
-            .languages
-            .iter()
-            .map(|l| (l.language.clone(), l.files))
-            .collect(),
-        frameworks: pkg.project.frameworks.clone(),
-        files_scanned: pkg.project.files_scanned,
-        file_listing: pkg.project.file_listing.clone().unwrap_or_default(),
-        keywords: pkg.metadata.keywords.clone(),
-        focus_paths: pkg.focus_paths.clone(),
-        focus_areas: pkg.focus_areas.clone(),
-        complexity: pkg.metadata.complexity.clone(),
-        source_files: pkg.test_coverage.coverage_stats.source_files,
-        tested_source_files: pkg.test_coverage.coverage_stats.source_files_with_tests,
-        test_files: pkg.test_coverage.coverage_stats.test_files,
-        inline_test_modules: pkg.test_coverage.coverage_stats.inline_test_modules,
-        unmapped_code_files: pkg.test_coverage.coverage_stats.unmapped_code_files,
-        existing_tests,
-        existing_tests_total,
-        gaps,
-        gaps_total: missing.len(),
-        gaps_high: count("high"),
-        gaps_medium: count("medium"),
-        gaps_low: count("low"),
-        coverage,
-        l0: l0_steps(pkg, &framework, &cmd, &test_files_to_write),
-        test_files_to_write,
-        l2_files: targets
-            .iter()
-            .filter(|t| t.layers.contains(&"L2"))
-            .map(|t| t.file.clone())
-            .collect(),
-        l2_notes,
-        l3_notes,
-        gate_critical: gates.code_validation.critical,
-        gate_errors: gates.code_validation.error,
-        gate_warnings: gates.code_validation.warning,
-        gate_retries: gates.code_validation.max_retries,
-        max_iterations,
-        max_iterations_source: max_src,
-        pass_threshold: config.cycle.pass_threshold,
-        regression_threshold_pp: config.cycle.regression_threshold_pp,
-        stuck_after: config.cycle.stuck_after,
-        no_progress_limit: config.cycle.no_progress_limit,
-        progressive: config.cycle.progressive,
-        commit: config.cycle.commit && !options.no_commit,
-        test_edits_remove_or_skip: format!("{:?}", config.cycle.test_edits.remove_or_skip)
-            .to_lowercase(),
-        test_edits_modify: format!("{:?}", config.cycle.test_edits.modify).to_lowercase(),
-        test_edits_weaken: format!("{:?}", config.cycle.test_edits.weaken).to_lowercase(),
-        test_edits_infrastructure: format!("{:?}", config.cycle.test_edits.infrastructure)
-            .to_lowercase(),
-        fix_agent_label: if agents.fix == "manual" {
-            "manual fixes".to_string()
-        } else {
-            format!("@{}", agents.fix)
-        },
-        agents,
-        cycle_options: options.clone(),
-        cycle_flags: flags,
-        next_command,
-        source,
-        targets,
-        last_test_run: read_last_test_run(ws),
-    }
+/// What L3 end-to-end tests cover for this kind of project.
+fn l3_notes(ptype: &str) -> Vec<String> {
+    vec![match ptype {
+        "web-ui" | "full-stack" => "Critical user journeys through the UI entry points (optional; only if an e2e runner is set up)".to_string(),
+        "cli" => "Run the built binary end to end on a temporary directory and check output and exit code".to_string(),
+        _ => format!("Not planned: a {ptype} has no user journey beyond its public API"),
+    }]
 }
 
 #[cfg(test)]

@@ -45,16 +45,16 @@ fn step(step: &str, action: String, command: Option<String>) -> FlowStep {
 
 fn commands(plan: &Plan) -> TestCommands {
     TestCommands {
-        run_tests: plan.command.clone(),
-        run_coverage: plan.run_coverage.clone(),
-        run_specific: plan.run_specific.clone(),
+        run_tests: plan.runner.command.clone(),
+        run_coverage: plan.runner.run_coverage.clone(),
+        run_specific: plan.runner.run_specific.clone(),
         extra: Extra::new(),
     }
 }
 
 fn focus_paths(plan: &Plan) -> Vec<String> {
-    let mut v: Vec<String> = plan.targets.iter().map(|t| t.file.clone()).collect();
-    v.extend(plan.focus_paths.iter().cloned());
+    let mut v: Vec<String> = plan.layers.targets.iter().map(|t| t.file.clone()).collect();
+    v.extend(plan.project.focus_paths.iter().cloned());
     v.sort();
     v.dedup();
     v
@@ -75,8 +75,8 @@ fn meta(plan: &Plan, kind: TaskType, agent: Option<String>) -> TaskMeta {
         iteration: None,
         parent_task: None,
         max_iterations: None,
-        test_framework: Some(plan.framework.clone()),
-        project_type: Some(plan.project_type.clone()),
+        test_framework: Some(plan.runner.framework.clone()),
+        project_type: Some(plan.project.project_type.clone()),
         coverage_target: None,
         analysis_quality: None,
         analysis_tool: None,
@@ -102,27 +102,29 @@ fn task(id: &str, title: &str, meta: TaskMeta, context: TaskContext, flow: FlowC
 fn check_of(t: &TargetPlan, plan: &Plan) -> String {
     t.check_command
         .clone()
-        .or_else(|| plan.command.clone())
+        .or_else(|| plan.runner.command.clone())
         .unwrap_or_else(|| "the project's test command".into())
 }
 
-/// IMPL-001: write or extend the tests the plan names.
-pub fn test_gen_task(plan: &Plan) -> Task {
+/// What IMPL-001 must do and how it is checked.
+fn test_gen_goals(plan: &Plan) -> (Vec<String>, Vec<String>) {
     let mut requirements: Vec<String> = plan
+        .layers
         .targets
         .iter()
         .flat_map(|t| t.requirements.iter().cloned())
         .collect();
     requirements.push(format!(
         "Follow the project's conventions: {}",
-        if plan.conventions.is_empty() {
+        if plan.runner.conventions.is_empty() {
             "none detected yet".to_string()
         } else {
-            plan.conventions.join("; ")
+            plan.runner.conventions.join("; ")
         }
     ));
     requirements.push("Tests assert on behaviour (return values, errors, state), never only on mocks; no test without an assertion".into());
     let mut acceptance: Vec<String> = plan
+        .layers
         .targets
         .iter()
         .map(|t| {
@@ -139,7 +141,7 @@ pub fn test_gen_task(plan: &Plan) -> Task {
             )
         })
         .collect();
-    if let Some(cmd) = &plan.command {
+    if let Some(cmd) = &plan.runner.command {
         acceptance.push(format!(
             "`{cmd}` collects every new test (the total test count grows)"
         ));
@@ -147,6 +149,11 @@ pub fn test_gen_task(plan: &Plan) -> Task {
     acceptance.push(
         "No new test is skipped or ignored, and no existing test is removed or weakened".into(),
     );
+    (requirements, acceptance)
+}
+
+/// IMPL-001's reading steps and its steps per target.
+fn test_gen_steps(plan: &Plan) -> (Vec<FlowStep>, Vec<FlowStep>) {
     let pre = vec![
         step(
             "read_analysis",
@@ -168,7 +175,8 @@ pub fn test_gen_task(plan: &Plan) -> Task {
             "read_sources",
             format!(
                 "Read the target files: {}",
-                plan.targets
+                plan.layers
+                    .targets
                     .iter()
                     .map(|t| format!("`{}`", t.file))
                     .collect::<Vec<_>>()
@@ -178,6 +186,7 @@ pub fn test_gen_task(plan: &Plan) -> Task {
         ),
     ];
     let mut approach: Vec<FlowStep> = plan
+        .layers
         .targets
         .iter()
         .map(|t| {
@@ -201,8 +210,15 @@ pub fn test_gen_task(plan: &Plan) -> Task {
     approach.push(step(
         "run_all",
         "Run the whole suite once and record which new tests fail".into(),
-        plan.command.clone(),
+        plan.runner.command.clone(),
     ));
+    (pre, approach)
+}
+
+/// IMPL-001: write or extend the tests the plan names.
+pub fn test_gen_task(plan: &Plan) -> Task {
+    let (requirements, acceptance) = test_gen_goals(plan);
+    let (pre, approach) = test_gen_steps(plan);
     let mut m = meta(plan, TaskType::TestGen, plan.agents.test_gen.clone());
     m.coverage_target = Some(coverage_target(plan));
     task(
@@ -220,7 +236,7 @@ pub fn test_gen_task(plan: &Plan) -> Task {
         FlowControl {
             pre_analysis: pre,
             implementation_approach: approach,
-            target_files: plan.test_files_to_write.clone(),
+            target_files: plan.layers.test_files_to_write.clone(),
             test_commands: commands(plan),
             extra: Extra::new(),
         },
@@ -230,6 +246,7 @@ pub fn test_gen_task(plan: &Plan) -> Task {
 /// IMPL-001.3: the L0 gate on what IMPL-001 changed.
 pub fn validation_task(plan: &Plan) -> Task {
     let mut requirements: Vec<String> = plan
+        .layers
         .l0
         .iter()
         .map(|s| match &s.command {
@@ -239,22 +256,24 @@ pub fn validation_task(plan: &Plan) -> Task {
         .collect();
     requirements.push(format!(
         "Scope: the files IMPL-001 creates or changes (planned: {}); findings in untouched code are reported, not gating",
-        plan.test_files_to_write.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", ")
+        plan.layers.test_files_to_write.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", ")
     ));
     let mut acceptance: Vec<String> = plan
+        .layers
         .l0
         .iter()
         .filter_map(|s| s.command.as_ref().map(|c| format!("`{c}` exits 0")))
         .collect();
     acceptance.push(format!(
         "AI-issue scan on changed files: {} critical, ≤ {} errors, ≤ {} warnings",
-        plan.gate_critical, plan.gate_errors, plan.gate_warnings
+        plan.limits.gate_critical, plan.limits.gate_errors, plan.limits.gate_warnings
     ));
     acceptance.push(format!(
         "A soft failure goes to the fix agent at most {} times; critical findings block the session with a report",
-        plan.gate_retries
+        plan.limits.gate_retries
     ));
     let approach: Vec<FlowStep> = plan
+        .layers
         .l0
         .iter()
         .map(|s| {
@@ -271,10 +290,10 @@ pub fn validation_task(plan: &Plan) -> Task {
         Some(plan.agents.fix.clone()),
     );
     m.record.gate = Some(crate::artifacts::task_record::GateThresholds {
-        critical: plan.gate_critical,
-        error: plan.gate_errors,
-        warning: plan.gate_warnings,
-        max_retries: plan.gate_retries,
+        critical: plan.limits.gate_critical,
+        error: plan.limits.gate_errors,
+        warning: plan.limits.gate_warnings,
+        max_retries: plan.limits.gate_retries,
     });
     task(
         "IMPL-001.3",
@@ -295,7 +314,7 @@ pub fn validation_task(plan: &Plan) -> Task {
                 None,
             )],
             implementation_approach: approach,
-            target_files: plan.test_files_to_write.clone(),
+            target_files: plan.layers.test_files_to_write.clone(),
             test_commands: commands(plan),
             extra: Extra::new(),
         },
@@ -319,7 +338,8 @@ pub fn review_task(plan: &Plan) -> Task {
         ),
         format!(
             "Test anti-pattern scan on {}: empty tests, weak assertions, shared state, missing negative-path or edge-case tests, tautologies, tests that never use their subject",
-            plan.test_files_to_write
+            plan.layers
+                .test_files_to_write
                 .iter()
                 .map(|f| format!("`{f}`"))
                 .collect::<Vec<_>>()
@@ -328,7 +348,7 @@ pub fn review_task(plan: &Plan) -> Task {
         "Every targeted source file has at least one negative-path and one edge-case test".into(),
     ];
     let mut acceptance = vec![
-        if c.line.is_some() || plan.run_coverage.is_some() {
+        if c.line.is_some() || plan.runner.run_coverage.is_some() {
             format!(
                 "line coverage ≥ {:.1}%, branch ≥ {:.1}%, function ≥ {:.1}%",
                 c.target_line, c.target_branch, c.target_function
@@ -339,13 +359,17 @@ pub fn review_task(plan: &Plan) -> Task {
         },
         "no critical anti-pattern in the test files IMPL-001 changed".into(),
     ];
-    if let Some(cmd) = &plan.run_coverage {
+    if let Some(cmd) = &plan.runner.run_coverage {
         acceptance.push(format!(
             "`{cmd}` exits 0 and writes a report wfx can read (lcov, Cobertura or json-summary)"
         ));
     }
     let approach = vec![
-        step("coverage", c.measure.clone(), plan.run_coverage.clone()),
+        step(
+            "coverage",
+            c.measure.clone(),
+            plan.runner.run_coverage.clone(),
+        ),
         step(
             "anti_patterns",
             "Scan the changed test files for anti-patterns".into(),
@@ -369,7 +393,7 @@ pub fn review_task(plan: &Plan) -> Task {
         FlowControl {
             pre_analysis: Vec::new(),
             implementation_approach: approach,
-            target_files: plan.test_files_to_write.clone(),
+            target_files: plan.layers.test_files_to_write.clone(),
             test_commands: commands(plan),
             extra: Extra::new(),
         },
@@ -378,7 +402,7 @@ pub fn review_task(plan: &Plan) -> Task {
 
 /// IMPL-002: run, analyse, fix, retest.
 pub fn fix_task(plan: &Plan) -> Task {
-    let run = plan.command.clone().map_or_else(
+    let run = plan.runner.command.clone().map_or_else(
         || "the project's test command (none detected)".to_string(),
         |c| format!("`{c}`"),
     );
@@ -390,64 +414,26 @@ pub fn fix_task(plan: &Plan) -> Task {
             plan.agents.analysis.join(" → ")
         )
     };
-    let sources: Vec<String> = plan
-        .targets
-        .iter()
-        .map(|t| format!("`{}`", t.file))
-        .collect();
-    let requirements = vec![
-        format!("Run {run} and parse every failure (test id, file, line, error)"),
-        format!(
-            "Analyse failures with {analysis}; each fix comes from a fix strategy with modification points (file:function:lines)"
-        ),
-        format!(
-            "Fix the source, not the tests: failures in {} are fixed in the code under test",
-            if sources.is_empty() {
-                "the project".to_string()
-            } else {
-                sources.join(", ")
-            }
-        ),
-        format!(
-            "Fix mode: {}",
-            if plan.agents.fix == "manual" {
-                "manual — pause with the analysis and IMPL-fix-N.json for a person".to_string()
-            } else {
-                format!("agent `{}`", plan.agents.fix)
-            }
-        ),
-        format!(
-            "Retest {} after each fix; a full-suite run confirms completion",
-            if plan.progressive {
-                "the failing and affected tests"
-            } else {
-                "the full suite"
-            }
-        ),
-        format!(
-            "Never delete, skip or weaken a test to make it pass (test_edits.remove_or_skip = {})",
-            plan.test_edits_remove_or_skip
-        ),
-    ];
+    let requirements = fix_requirements(plan, &run, &analysis);
     let acceptance = vec![
-        match &plan.command {
+        match &plan.runner.command {
             Some(c) => format!("`{c}` passes 100% on a full-suite run"),
             None => "the project's test command passes 100% on a full-suite run".into(),
         },
         format!(
             "or: pass rate ≥ {:.1}% with every remaining failure of low criticality",
-            plan.pass_threshold
+            plan.limits.pass_threshold
         ),
         format!(
             "within {} fix attempts; no regression of more than {} percentage points is kept",
-            plan.max_iterations, plan.regression_threshold_pp
+            plan.limits.max_iterations, plan.limits.regression_threshold_pp
         ),
     ];
     let approach = vec![
         step(
             "run_tests",
             "Run the full suite and record test-results.json".into(),
-            plan.command.clone(),
+            plan.runner.command.clone(),
         ),
         step(
             "analyze_failures",
@@ -462,17 +448,18 @@ pub fn fix_task(plan: &Plan) -> Task {
         step(
             "retest",
             "Re-run the failing and affected tests".into(),
-            plan.run_specific.clone(),
+            plan.runner.run_specific.clone(),
         ),
         step(
             "final_validation",
             "Run the full suite; only a full run completes the session".into(),
-            plan.command.clone(),
+            plan.runner.command.clone(),
         ),
     ];
     let mut m = meta(plan, TaskType::TestFix, Some(plan.agents.fix.clone()));
-    m.max_iterations = Some(plan.max_iterations);
-    let mut target_files: Vec<String> = plan.targets.iter().map(|t| t.file.clone()).collect();
+    m.max_iterations = Some(plan.limits.max_iterations);
+    let mut target_files: Vec<String> =
+        plan.layers.targets.iter().map(|t| t.file.clone()).collect();
     target_files.sort();
     task(
         "IMPL-002",
@@ -498,6 +485,50 @@ pub fn fix_task(plan: &Plan) -> Task {
             extra: Extra::new(),
         },
     )
+}
+
+/// What IMPL-002 must do: run, analyse, fix the source, retest.
+fn fix_requirements(plan: &Plan, run: &str, analysis: &str) -> Vec<String> {
+    let sources: Vec<String> = plan
+        .layers
+        .targets
+        .iter()
+        .map(|t| format!("`{}`", t.file))
+        .collect();
+    vec![
+        format!("Run {run} and parse every failure (test id, file, line, error)"),
+        format!(
+            "Analyse failures with {analysis}; each fix comes from a fix strategy with modification points (file:function:lines)"
+        ),
+        format!(
+            "Fix the source, not the tests: failures in {} are fixed in the code under test",
+            if sources.is_empty() {
+                "the project".to_string()
+            } else {
+                sources.join(", ")
+            }
+        ),
+        format!(
+            "Fix mode: {}",
+            if plan.agents.fix == "manual" {
+                "manual — pause with the analysis and IMPL-fix-N.json for a person".to_string()
+            } else {
+                format!("agent `{}`", plan.agents.fix)
+            }
+        ),
+        format!(
+            "Retest {} after each fix; a full-suite run confirms completion",
+            if plan.limits.progressive {
+                "the failing and affected tests"
+            } else {
+                "the full suite"
+            }
+        ),
+        format!(
+            "Never delete, skip or weaken a test to make it pass (test_edits.remove_or_skip = {})",
+            plan.limits.test_edits_remove_or_skip
+        ),
+    ]
 }
 
 /// The four initial tasks with the file names they are created under.
@@ -673,7 +704,7 @@ pub fn write_all(
             .render("test-planning-notes.md.j2", plan)?
             .as_bytes(),
     )?;
-    let todo = render_todo_list(renderer, paths, &plan.description, &written, None)?;
+    let todo = render_todo_list(renderer, paths, &plan.session.description, &written, None)?;
     store::write_atomic(&paths.todo_list(), todo.as_bytes())?;
     Ok(written)
 }

@@ -107,29 +107,7 @@ pub fn pass_rate_chart_with(runs: &[RunView], threshold: f64, o: &ChartOptions) 
         s,
         r##"<rect x="0" y="0" width="{WIDTH}" height="{HEIGHT}" fill="#ffffff"/>"##
     );
-    for tick in [0, 25, 50, 75, 100] {
-        let y = y_of(tick as f64);
-        let _ = write!(
-            s,
-            r##"<line x1="{LEFT}" y1="{y:.1}" x2="{RIGHT}" y2="{y:.1}" stroke="#e5e7eb" stroke-width="1"/><text x="{:.1}" y="{:.1}" font-size="11" text-anchor="end" fill="#4b5563">{tick}%</text>"##,
-            LEFT - 6.0,
-            y + 4.0
-        );
-    }
-    let _ = write!(
-        s,
-        r##"<line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{BOTTOM}" stroke="#9ca3af" stroke-width="1"/>"##
-    );
-    let ty = y_of(threshold);
-    let _ = write!(
-        s,
-        r##"<g class="threshold"><title>pass threshold {t}</title><line x1="{LEFT}" y1="{ty:.1}" x2="{RIGHT}" y2="{ty:.1}" stroke="{THRESHOLD}" stroke-width="1.5" stroke-dasharray="6 4"/><text x="{:.1}" y="{:.1}" font-size="11" fill="{THRESHOLD}">threshold</text><text x="{:.1}" y="{:.1}" font-size="11" fill="{THRESHOLD}">{t}</text></g>"##,
-        RIGHT + 6.0,
-        ty - 2.0,
-        RIGHT + 6.0,
-        ty + 11.0,
-        t = escape(&pct(threshold))
-    );
+    grid(&mut s, threshold);
 
     let n = runs.len();
     if n == 0 {
@@ -155,50 +133,7 @@ pub fn pass_rate_chart_with(runs: &[RunView], threshold: f64, o: &ChartOptions) 
         for (i, r) in runs.iter().enumerate() {
             let (x, y) = (x_of(i, n), y_of(r.pass_rate));
             let colour = strategy_colour(r.strategy_before.as_deref());
-            let mut tip = if o.cycle && r.merged {
-                format!(
-                    "{} {} (iteration {}): {} {}; the suite {} (merged over the last full run)",
-                    o.point,
-                    r.run,
-                    r.iteration,
-                    r.scope_shown,
-                    Counts::of(r.ran_passed, r.ran_failed, r.ran_total),
-                    r.pass_rate_text,
-                )
-            } else if o.cycle {
-                format!(
-                    "{} {} (iteration {}): {} ({}, {} suite)",
-                    o.point,
-                    r.run,
-                    r.iteration,
-                    r.pass_rate_text,
-                    Counts::of(r.passed, r.failed, r.total),
-                    r.scope_shown
-                )
-            } else if r.total > 0 {
-                format!(
-                    "{} {}: {} ({})",
-                    o.point,
-                    r.iteration,
-                    r.pass_rate_text,
-                    Counts::of(r.passed, r.failed, r.total)
-                )
-            } else {
-                format!("{} {}: {}", o.point, r.iteration, r.pass_rate_text)
-            };
-            if let Some(st) = &r.strategy_before {
-                let article = if st.starts_with(['a', 'e', 'i', 'o', 'u']) {
-                    "an"
-                } else {
-                    "a"
-                };
-                let _ = write!(tip, ", after {article} {st} fix");
-            } else if o.cycle && i == 0 {
-                tip.push_str(", first run");
-            }
-            if let Some(res) = &r.result {
-                let _ = write!(tip, ", {}", res.replace('_', " "));
-            }
+            let tip = run_tip(r, i, o);
             let _ = write!(
                 s,
                 r#"<g class="run" data-iteration="{}" data-run="{}"><title>{}</title>"#,
@@ -260,6 +195,82 @@ pub fn pass_rate_chart_with(runs: &[RunView], threshold: f64, o: &ChartOptions) 
     legend(&mut s, o.cycle);
     s.push_str("</svg>");
     s
+}
+
+/// A point's tooltip: the run, its counts and the fix before it.
+fn run_tip(r: &RunView, i: usize, o: &ChartOptions) -> String {
+    let mut tip = if o.cycle && r.merged {
+        format!(
+            "{} {} (iteration {}): {} {}; the suite {} (merged over the last full run)",
+            o.point,
+            r.run,
+            r.iteration,
+            r.scope_shown,
+            Counts::of(r.ran_passed, r.ran_failed, r.ran_total),
+            r.pass_rate_text,
+        )
+    } else if o.cycle {
+        format!(
+            "{} {} (iteration {}): {} ({}, {} suite)",
+            o.point,
+            r.run,
+            r.iteration,
+            r.pass_rate_text,
+            Counts::of(r.passed, r.failed, r.total),
+            r.scope_shown
+        )
+    } else if r.total > 0 {
+        format!(
+            "{} {}: {} ({})",
+            o.point,
+            r.iteration,
+            r.pass_rate_text,
+            Counts::of(r.passed, r.failed, r.total)
+        )
+    } else {
+        format!("{} {}: {}", o.point, r.iteration, r.pass_rate_text)
+    };
+    if let Some(st) = &r.strategy_before {
+        let article = if st.starts_with(['a', 'e', 'i', 'o', 'u']) {
+            "an"
+        } else {
+            "a"
+        };
+        let _ = write!(tip, ", after {article} {st} fix");
+    } else if o.cycle && i == 0 {
+        tip.push_str(", first run");
+    }
+    if let Some(res) = &r.result {
+        let _ = write!(tip, ", {}", res.replace('_', " "));
+    }
+    tip
+}
+
+/// The axis, the percent lines and the pass threshold.
+fn grid(s: &mut String, threshold: f64) {
+    for tick in [0, 25, 50, 75, 100] {
+        let y = y_of(tick as f64);
+        let _ = write!(
+            s,
+            r##"<line x1="{LEFT}" y1="{y:.1}" x2="{RIGHT}" y2="{y:.1}" stroke="#e5e7eb" stroke-width="1"/><text x="{:.1}" y="{:.1}" font-size="11" text-anchor="end" fill="#4b5563">{tick}%</text>"##,
+            LEFT - 6.0,
+            y + 4.0
+        );
+    }
+    let _ = write!(
+        s,
+        r##"<line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{BOTTOM}" stroke="#9ca3af" stroke-width="1"/>"##
+    );
+    let ty = y_of(threshold);
+    let _ = write!(
+        s,
+        r##"<g class="threshold"><title>pass threshold {t}</title><line x1="{LEFT}" y1="{ty:.1}" x2="{RIGHT}" y2="{ty:.1}" stroke="{THRESHOLD}" stroke-width="1.5" stroke-dasharray="6 4"/><text x="{:.1}" y="{:.1}" font-size="11" fill="{THRESHOLD}">threshold</text><text x="{:.1}" y="{:.1}" font-size="11" fill="{THRESHOLD}">{t}</text></g>"##,
+        RIGHT + 6.0,
+        ty - 2.0,
+        RIGHT + 6.0,
+        ty + 11.0,
+        t = escape(&pct(threshold))
+    );
 }
 
 fn legend(s: &mut String, cycle: bool) {

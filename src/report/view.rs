@@ -321,25 +321,119 @@ pub struct NextStep {
 /// link from wherever the output will live (None: show it as text); it is
 /// only asked about files that exist in the session.
 pub fn build(data: &SessionData, link: &dyn Fn(&str) -> Option<String>) -> SessionView {
-    let href = |path: &str| -> Link {
-        let exists = data
+    let links = Links { data, link };
+    let href = |path: &str| links.href(path);
+    let s = &data.session;
+    let state = data.state.as_ref();
+    let records: &[IterationRecord] = state.map_or(&[], |st| st.iterations.as_slice());
+    let pass_threshold = data.config.cycle.pass_threshold;
+    let runs = run_views(data, records, &links);
+    let pass_rates: Vec<f64> = records.iter().map(|r| r.pass_rate).collect();
+    let history = data.history.as_ref();
+    let entries: &[FixAttempt] = history.map_or(&[], |h| h.entries.as_slice());
+    let calls: &[AgentCall] = history.map_or(&[], |h| h.agent_calls.as_slice());
+    let run = data
+        .run
+        .as_ref()
+        .map(|r| super::run::build(r, data.sref.location, &data.dir, &href));
+    let next = next_of(data, run.as_ref());
+    let outcome = match &run {
+        Some(r) => super::run::outcome(r),
+        None => outcome(data),
+    };
+    // The report of a block the session has since got past (resumed,
+    // completed) is history: among the artifacts, not beside the outcome.
+    let not_done = match outcome.kind.as_str() {
+        "completed" | "partial_success" | "planning" => None,
+        _ if run.is_some() => None,
+        _ => data
+            .results
+            .as_ref()
+            .and_then(|r| crate::cycle::decide::unmet(r, pass_threshold)),
+    };
+    let failure_report = (outcome.kind == "blocked")
+        .then(|| links.existing(format!("{}/.process/failure-report.md", data.dir)))
+        .flatten();
+
+    SessionView {
+        session_id: s.session_id.clone(),
+        description: s.description.clone(),
+        status: s.status.to_string(),
+        location: data.sref.location,
+        mode: name_of(&s.mode),
+        input: s.input.clone(),
+        source_session_id: s.source_session_id.clone(),
+        created: timestamp(&s.created_at),
+        updated: timestamp(&s.updated_at),
+        completed: s.completed_at.as_ref().map(timestamp),
+        elapsed: span(Some(s.created_at), s.completed_at.or(Some(s.updated_at))),
+        git_base_commit: s.git.base_commit.as_deref().map(short_commit),
+        git_branch: s.git.branch.clone(),
+        git_hooks_skipped: s.git.hooks_skipped,
+        wfx_version: s.wfx_version.clone(),
+        dir: data.dir.clone(),
+        outcome,
+        not_done,
+        phases: phase_views(s),
+        tasks: task_views(data, &links),
+        sparkline: sparkline(&pass_rates),
+        latest_pass_rate: pass_rates.last().copied(),
+        best_pass_rate: state
+            .and_then(|st| st.best_pass_rate)
+            .or_else(|| pass_rates.iter().copied().reduce(f64::max)),
+        pass_rates,
+        runs,
+        pass_threshold,
+        current_iteration: state.map(|st| st.current_iteration),
+        max_iterations: state.map(|st| st.max_iterations),
+        stuck_tests: state.map(|st| st.stuck_tests.clone()).unwrap_or_default(),
+        fixes: fix_views(data, entries, &links),
+        agent_calls: call_views(calls, &links),
+        cost: cost_view(calls, data.config.agents.max_cost_usd),
+        failure_groups: failure_groups(data, &links),
+        artifacts: artifact_views(data, &links),
+        failure_report,
+        next,
+        run,
+        problems: data.problems.iter().map(ToString::to_string).collect(),
+    }
+}
+
+/// Links to the session's files: only a file that exists gets an href.
+struct Links<'a> {
+    data: &'a SessionData,
+    link: &'a dyn Fn(&str) -> Option<String>,
+}
+
+impl Links<'_> {
+    fn href(&self, path: &str) -> Link {
+        let exists = self
+            .data
             .files
             .binary_search_by(|f| f.as_str().cmp(path))
             .is_ok();
         Link {
             path: path.to_string(),
-            href: if exists { link(path) } else { None },
+            href: if exists { (self.link)(path) } else { None },
         }
-    };
-    let existing = |path: String| -> Option<Link> {
-        data.files.binary_search(&path).is_ok().then(|| href(&path))
-    };
-    let s = &data.session;
-    let state = data.state.as_ref();
-    let records: &[IterationRecord] = state.map_or(&[], |st| st.iterations.as_slice());
-    let pass_threshold = data.config.cycle.pass_threshold;
+    }
 
-    let runs: Vec<RunView> = records
+    fn existing(&self, path: String) -> Option<Link> {
+        self.data
+            .files
+            .binary_search(&path)
+            .is_ok()
+            .then(|| self.href(&path))
+    }
+
+    /// A file of iteration `n` under `.process/`.
+    fn process(&self, n: u32, suffix: &str) -> String {
+        format!("{}/.process/iteration-{n}-{suffix}", self.data.dir)
+    }
+}
+
+fn run_views(data: &SessionData, records: &[IterationRecord], links: &Links) -> Vec<RunView> {
+    records
         .iter()
         .enumerate()
         .map(|(i, r)| {
@@ -377,7 +471,7 @@ pub fn build(data: &SessionData, link: &dyn Fn(&str) -> Option<String>) -> Sessi
                     .map(|s| s.to_string()),
                 result: r.result.map(|x| name_of(&x)),
                 analysis_tool: r.analysis_tool.clone(),
-                analysis: r.analysis_file.as_deref().map(href),
+                analysis: r.analysis_file.as_deref().map(|p| links.href(p)),
                 fix_task: r.fix_task.clone(),
                 fix_commit: r.fix_commit.as_deref().map(short_commit),
                 rollback_commit: r.rollback_commit.as_deref().map(short_commit),
@@ -387,18 +481,16 @@ pub fn build(data: &SessionData, link: &dyn Fn(&str) -> Option<String>) -> Sessi
                 duration: span(Some(r.started_at), r.completed_at),
             }
         })
-        .collect();
-    let pass_rates: Vec<f64> = records.iter().map(|r| r.pass_rate).collect();
+        .collect()
+}
 
-    let history = data.history.as_ref();
-    let entries: &[FixAttempt] = history.map_or(&[], |h| h.entries.as_slice());
+fn fix_views(data: &SessionData, entries: &[FixAttempt], links: &Links) -> Vec<FixView> {
     let max_change = entries
         .iter()
         .map(|e| e.diffstat.insertions.max(e.diffstat.deletions))
         .max()
         .unwrap_or(0);
-    let process = |n: u32, suffix: &str| format!("{}/.process/iteration-{n}-{suffix}", data.dir);
-    let fixes = entries
+    entries
         .iter()
         .map(|e| FixView {
             iteration: e.iteration,
@@ -435,13 +527,13 @@ pub fn build(data: &SessionData, link: &dyn Fn(&str) -> Option<String>) -> Sessi
             pass_after: e.pass_rate_after.map(pct).unwrap_or_else(|| "–".into()),
             outcome: e.outcome.to_string(),
             commit: e.commit.as_deref().map(short_commit),
-            prompt: existing(match e.candidate {
-                Some(c) => process(e.iteration, &format!("candidate-{c}/fix-prompt.md")),
-                None => process(e.iteration, "fix-prompt.md"),
+            prompt: links.existing(match e.candidate {
+                Some(c) => links.process(e.iteration, &format!("candidate-{c}/fix-prompt.md")),
+                None => links.process(e.iteration, "fix-prompt.md"),
             }),
-            output: existing(match e.candidate {
-                Some(c) => process(e.iteration, &format!("candidate-{c}/fix-cli-output.txt")),
-                None => process(e.iteration, "fix-cli-output.txt"),
+            output: links.existing(match e.candidate {
+                Some(c) => links.process(e.iteration, &format!("candidate-{c}/fix-cli-output.txt")),
+                None => links.process(e.iteration, "fix-cli-output.txt"),
             }),
             not_committed: e.not_committed.iter().map(ToString::to_string).collect(),
             outside_commit: e.outside_commit.clone(),
@@ -478,21 +570,22 @@ pub fn build(data: &SessionData, link: &dyn Fn(&str) -> Option<String>) -> Sessi
                         .join(" · "),
                     fixed: c.fixed,
                     broken: c.broken.clone(),
-                    prompt: existing(process(
+                    prompt: links.existing(links.process(
                         e.iteration,
                         &format!("candidate-{}/fix-prompt.md", c.candidate),
                     )),
-                    output: existing(process(
+                    output: links.existing(links.process(
                         e.iteration,
                         &format!("candidate-{}/fix-cli-output.txt", c.candidate),
                     )),
                 })
                 .collect(),
         })
-        .collect();
+        .collect()
+}
 
-    let calls: &[AgentCall] = history.map_or(&[], |h| h.agent_calls.as_slice());
-    let agent_calls = calls
+fn call_views(calls: &[AgentCall], links: &Links) -> Vec<CallView> {
+    calls
         .iter()
         .map(|c| CallView {
             iteration: c.iteration,
@@ -504,14 +597,15 @@ pub fn build(data: &SessionData, link: &dyn Fn(&str) -> Option<String>) -> Sessi
             turns: c.turns,
             outcome: c.outcome.to_string(),
             error: call_error(c),
-            prompt: c.prompt_file.as_deref().map(href),
-            output: c.output_file.as_deref().map(href),
+            prompt: c.prompt_file.as_deref().map(|p| links.href(p)),
+            output: c.output_file.as_deref().map(|p| links.href(p)),
         })
-        .collect();
-    let cost = cost_view(calls, data.config.agents.max_cost_usd);
+        .collect()
+}
 
-    let tasks = data
-        .tasks
+fn task_views(data: &SessionData, links: &Links) -> Vec<TaskView> {
+    let s = &data.session;
+    data.tasks
         .iter()
         .map(|(file, t)| {
             let (started, completed) = task_times(t);
@@ -522,7 +616,7 @@ pub fn build(data: &SessionData, link: &dyn Fn(&str) -> Option<String>) -> Sessi
                 status: t.status.to_string(),
                 kind: name_of(&t.meta.kind),
                 agent: t.meta.agent.clone(),
-                file: href(file),
+                file: links.href(file),
                 started_at: started,
                 completed_at: completed,
                 started: started.as_ref().map(timestamp).unwrap_or_default(),
@@ -539,10 +633,11 @@ pub fn build(data: &SessionData, link: &dyn Fn(&str) -> Option<String>) -> Sessi
                     .unwrap_or_default(),
             }
         })
-        .collect();
+        .collect()
+}
 
-    let phases = s
-        .phases
+fn phase_views(s: &crate::artifacts::WorkflowSession) -> Vec<PhaseView> {
+    s.phases
         .iter()
         .map(|p| {
             let ms = elapsed_ms(p.started_at, p.completed_at);
@@ -556,8 +651,10 @@ pub fn build(data: &SessionData, link: &dyn Fn(&str) -> Option<String>) -> Sessi
                 duration: ms.map(duration).unwrap_or_default(),
             }
         })
-        .collect();
+        .collect()
+}
 
+fn failure_groups(data: &SessionData, links: &Links) -> Vec<FailureGroup> {
     let mut sources: Vec<(String, Option<u32>, Link, &[Failure])> = data
         .iteration_failures
         .iter()
@@ -568,7 +665,7 @@ pub fn build(data: &SessionData, link: &dyn Fn(&str) -> Option<String>) -> Sessi
                     pct(f.pass_rate)
                 ),
                 Some(*n),
-                href(&process(*n, "failures.json")),
+                links.href(&links.process(*n, "failures.json")),
                 f.failures.as_slice(),
             )
         })
@@ -584,17 +681,19 @@ pub fn build(data: &SessionData, link: &dyn Fn(&str) -> Option<String>) -> Sessi
                 r.failed + r.errors
             ),
             None,
-            href(&format!("{}/.process/test-results.json", data.dir)),
+            links.href(&format!("{}/.process/test-results.json", data.dir)),
             &r.failures,
         ));
     }
     let limits = row_limits(&sources.iter().map(|s| s.3.len()).collect::<Vec<_>>());
-    let failure_groups: Vec<FailureGroup> = sources
+    sources
         .into_iter()
         .zip(limits)
         .map(|((title, n, source, all), limit)| failure_group(title, n, source, all, limit))
-        .collect();
+        .collect()
+}
 
+fn artifact_views(data: &SessionData, links: &Links) -> Vec<ArtifactView> {
     let mut artifacts: Vec<ArtifactView> = data
         .files
         .iter()
@@ -607,7 +706,7 @@ pub fn build(data: &SessionData, link: &dyn Fn(&str) -> Option<String>) -> Sessi
             ArtifactView {
                 description: describe_artifact(&name),
                 name,
-                link: href(path),
+                link: links.href(path),
             }
         })
         .collect();
@@ -615,12 +714,14 @@ pub fn build(data: &SessionData, link: &dyn Fn(&str) -> Option<String>) -> Sessi
     artifacts.sort_by(|a, b| {
         (a.name.matches('/').count(), &a.name).cmp(&(b.name.matches('/').count(), &b.name))
     });
+    artifacts
+}
 
-    let run = data
-        .run
-        .as_ref()
-        .map(|r| super::run::build(r, data.sref.location, &data.dir, &href));
-    let next = match &run {
+/// The next step: the run's own, or the dispatcher's for the session.
+fn next_of(data: &SessionData, run: Option<&super::run::RunSection>) -> NextStep {
+    let s = &data.session;
+    let state = data.state.as_ref();
+    match run {
         Some(r) => super::run::next_step(&s.session_id, data.sref.location, r),
         None => {
             let fix_task_file = awaiting_fix_task(data).map(|(_, file)| file.to_string());
@@ -642,67 +743,6 @@ pub fn build(data: &SessionData, link: &dyn Fn(&str) -> Option<String>) -> Sessi
                 fix_task_file.as_deref(),
             )
         }
-    };
-
-    let outcome = match &run {
-        Some(r) => super::run::outcome(r),
-        None => outcome(data),
-    };
-    // The report of a block the session has since got past (resumed,
-    // completed) is history: among the artifacts, not beside the outcome.
-    let not_done = match outcome.kind.as_str() {
-        "completed" | "partial_success" | "planning" => None,
-        _ if run.is_some() => None,
-        _ => data
-            .results
-            .as_ref()
-            .and_then(|r| crate::cycle::decide::unmet(r, pass_threshold)),
-    };
-    let failure_report = (outcome.kind == "blocked")
-        .then(|| existing(format!("{}/.process/failure-report.md", data.dir)))
-        .flatten();
-
-    SessionView {
-        session_id: s.session_id.clone(),
-        description: s.description.clone(),
-        status: s.status.to_string(),
-        location: data.sref.location,
-        mode: name_of(&s.mode),
-        input: s.input.clone(),
-        source_session_id: s.source_session_id.clone(),
-        created: timestamp(&s.created_at),
-        updated: timestamp(&s.updated_at),
-        completed: s.completed_at.as_ref().map(timestamp),
-        elapsed: span(Some(s.created_at), s.completed_at.or(Some(s.updated_at))),
-        git_base_commit: s.git.base_commit.as_deref().map(short_commit),
-        git_branch: s.git.branch.clone(),
-        git_hooks_skipped: s.git.hooks_skipped,
-        wfx_version: s.wfx_version.clone(),
-        dir: data.dir.clone(),
-        outcome,
-        not_done,
-        phases,
-        tasks,
-        sparkline: sparkline(&pass_rates),
-        latest_pass_rate: pass_rates.last().copied(),
-        best_pass_rate: state
-            .and_then(|st| st.best_pass_rate)
-            .or_else(|| pass_rates.iter().copied().reduce(f64::max)),
-        pass_rates,
-        runs,
-        pass_threshold,
-        current_iteration: state.map(|st| st.current_iteration),
-        max_iterations: state.map(|st| st.max_iterations),
-        stuck_tests: state.map(|st| st.stuck_tests.clone()).unwrap_or_default(),
-        fixes,
-        agent_calls,
-        cost,
-        failure_groups,
-        artifacts,
-        failure_report,
-        next,
-        run,
-        problems: data.problems.iter().map(ToString::to_string).collect(),
     }
 }
 
@@ -924,42 +964,13 @@ pub fn outcome(data: &SessionData) -> Outcome {
     let threshold = data.config.cycle.pass_threshold;
     let (kind, title, reason) = match data.session.status.meaning() {
         // `meaning()` maps other tools' values onto these.
-        SessionStatus::Completed | SessionStatus::Archived => (
-            "completed",
-            "Completed",
-            match last {
-                Some(r) if r.pass_rate >= 100.0 => format!(
-                    "all {} tests pass on the {} suite (run {}){}",
-                    r.passed,
-                    if r.scope == crate::artifacts::test_results::Scope::Full {
-                        "full"
-                    } else {
-                        "affected"
-                    },
-                    r.iteration,
-                    match r.total.saturating_sub(r.passed + r.failed) {
-                        0 => String::new(),
-                        n => format!("; {n} skipped"),
-                    }
-                ),
-                Some(r) => format!("completed at {} ({})", pct(r.pass_rate), r.counts()),
-                None => "completed without a recorded test run".into(),
-            },
-        ),
+        SessionStatus::Completed | SessionStatus::Archived => {
+            ("completed", "Completed", completed_reason(last))
+        }
         SessionStatus::PartialSuccess => (
             "partial_success",
             "Partial success",
-            match last {
-                Some(r) => format!(
-                    "{} of the tests pass (threshold {}) and the {} remaining failure{} {} low criticality",
-                    pct(r.pass_rate),
-                    pct(threshold),
-                    r.failed,
-                    if r.failed == 1 { "" } else { "s" },
-                    if r.failed == 1 { "is" } else { "are all" }
-                ),
-                None => format!("pass rate at or above the {} threshold", pct(threshold)),
-            },
+            partial_reason(last, threshold),
         ),
         SessionStatus::Abandoned => (
             "abandoned",
@@ -998,38 +1009,16 @@ pub fn outcome(data: &SessionData) -> Outcome {
                 None => "stopped (interrupted); resumable".into(),
             },
         ),
-        SessionStatus::Planning | SessionStatus::Initialized => (
-            "planning",
-            "Planning",
-            match (1u8..=4).find(|n| {
-                data.session.phase(*n).is_none_or(|p| {
-                    !matches!(p.status, PhaseStatus::Completed | PhaseStatus::Skipped)
-                })
-            }) {
-                Some(n) => format!(
-                    "phase {n} ({}) is not finished",
-                    crate::artifacts::session::PHASES[usize::from(n) - 1]
-                ),
-                None => "planning finished; the test cycle has not started".into(),
-            },
-        ),
+        SessionStatus::Planning | SessionStatus::Initialized => {
+            ("planning", "Planning", planning_reason(data))
+        }
         SessionStatus::Active
         | SessionStatus::InProgress
         | SessionStatus::Implementing
         | SessionStatus::Reviewing => (
             "in_progress",
             "In progress",
-            match (state, last) {
-                (Some(s), Some(r)) => format!(
-                    "{} test run{} so far, latest {}; next action `{}`",
-                    s.iterations.len(),
-                    if s.iterations.len() == 1 { "" } else { "s" },
-                    pct(r.pass_rate),
-                    s.next_action().as_str()
-                ),
-                (Some(s), None) => format!("next action `{}`", s.next_action().as_str()),
-                _ => "the test cycle has not started".into(),
-            },
+            in_progress_reason(state, last),
         ),
     };
     // Archived before it finished (`wfx session complete` on a paused
@@ -1049,6 +1038,73 @@ pub fn outcome(data: &SessionData) -> Outcome {
         kind: kind.into(),
         title: title.into(),
         reason,
+    }
+}
+
+/// Why a completed session is done.
+fn completed_reason(last: Option<&IterationRecord>) -> String {
+    match last {
+        Some(r) if r.pass_rate >= 100.0 => format!(
+            "all {} tests pass on the {} suite (run {}){}",
+            r.passed,
+            if r.scope == crate::artifacts::test_results::Scope::Full {
+                "full"
+            } else {
+                "affected"
+            },
+            r.iteration,
+            match r.total.saturating_sub(r.passed + r.failed) {
+                0 => String::new(),
+                n => format!("; {n} skipped"),
+            }
+        ),
+        Some(r) => format!("completed at {} ({})", pct(r.pass_rate), r.counts()),
+        None => "completed without a recorded test run".into(),
+    }
+}
+
+/// Why a session ended as a partial success.
+fn partial_reason(last: Option<&IterationRecord>, threshold: f64) -> String {
+    match last {
+        Some(r) => format!(
+            "{} of the tests pass (threshold {}) and the {} remaining failure{} {} low criticality",
+            pct(r.pass_rate),
+            pct(threshold),
+            r.failed,
+            if r.failed == 1 { "" } else { "s" },
+            if r.failed == 1 { "is" } else { "are all" }
+        ),
+        None => format!("pass rate at or above the {} threshold", pct(threshold)),
+    }
+}
+
+/// Which planning phase a session is still in.
+fn planning_reason(data: &SessionData) -> String {
+    match (1u8..=4).find(|n| {
+        data.session
+            .phase(*n)
+            .is_none_or(|p| !matches!(p.status, PhaseStatus::Completed | PhaseStatus::Skipped))
+    }) {
+        Some(n) => format!(
+            "phase {n} ({}) is not finished",
+            crate::artifacts::session::PHASES[usize::from(n) - 1]
+        ),
+        None => "planning finished; the test cycle has not started".into(),
+    }
+}
+
+/// How far a running cycle has got.
+fn in_progress_reason(state: Option<&IterationState>, last: Option<&IterationRecord>) -> String {
+    match (state, last) {
+        (Some(s), Some(r)) => format!(
+            "{} test run{} so far, latest {}; next action `{}`",
+            s.iterations.len(),
+            if s.iterations.len() == 1 { "" } else { "s" },
+            pct(r.pass_rate),
+            s.next_action().as_str()
+        ),
+        (Some(s), None) => format!("next action `{}`", s.next_action().as_str()),
+        _ => "the test cycle has not started".into(),
     }
 }
 

@@ -13,6 +13,8 @@ use std::path::{Path, PathBuf};
 
 use regex::Regex;
 
+use crate::artifacts::task_record::{Coverage, CoverageSource};
+
 /// Which report format a file is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
@@ -423,6 +425,37 @@ pub fn project_resolver<'a>(
     }
 }
 
+/// Read the first coverage report under `root` (DESIGN.md §5.7); `source`
+/// says how it came to be (`Command` after running the coverage command,
+/// `Report` for one found on disk).
+pub fn read(root: &Path, source: CoverageSource) -> Coverage {
+    let Some((path, format)) = find_report(root, None) else {
+        return Coverage::unknown(if source == CoverageSource::Command {
+            "the coverage command wrote no report wfx can read (lcov, Cobertura or json-summary)"
+        } else {
+            "no coverage report found and no test.coverage_command configured"
+        });
+    };
+    let rel = crate::session::Workspace::new(root).rel(&path);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) => return Coverage::unknown(format!("cannot read {rel}: {e}")),
+    };
+    let exists = |p: &str| root.join(p).is_file();
+    let resolve = project_resolver(root, &exists);
+    match parse(format, &text, &resolve) {
+        Ok(report) => Coverage {
+            source,
+            report: Some(rel),
+            line: report.totals.line_percent(),
+            branch: report.totals.branch_percent(),
+            function: report.totals.function_percent(),
+            note: None,
+        },
+        Err(e) => Coverage::unknown(format!("{rel}: {e}")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -528,5 +561,24 @@ SF:/home/u/.cargo/registry/dep.rs\nDA:1,1\nend_of_record\nSF:src/stats.rs\nDA:1,
         assert_eq!(percent(1, 3), Some(33.3));
         assert_eq!(percent(2, 3), Some(66.7));
         assert_eq!(percent(0, 0), None);
+    }
+
+    #[test]
+    fn coverage_from_an_lcov_report() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("coverage")).unwrap();
+        std::fs::write(dir.path().join("a.py"), "x\n").unwrap();
+        std::fs::write(
+            dir.path().join("coverage/lcov.info"),
+            "SF:a.py\nDA:1,1\nDA:2,0\nDA:3,1\nDA:4,1\nend_of_record\n",
+        )
+        .unwrap();
+        let c = read(dir.path(), CoverageSource::Report);
+        assert_eq!(c.report.as_deref(), Some("coverage/lcov.info"));
+        assert_eq!(c.line, Some(75.0));
+        assert_eq!(
+            read(tempfile::tempdir().unwrap().path(), CoverageSource::Report).source,
+            CoverageSource::Unknown
+        );
     }
 }

@@ -5,5 +5,5 @@
 pub mod ai_issues;
 pub mod antipatterns;
 pub mod coverage;
-pub mod findings;
+pub use crate::artifacts::findings;
 pub(crate) mod source;

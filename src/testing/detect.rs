@@ -243,6 +243,41 @@ pub fn has_rust_library(root: &Path) -> bool {
         && (root.join("src/lib.rs").is_file() || manifest.lines().any(|l| l.trim() == "[lib]"))
 }
 
+/// The project's virtualenv Python, else the one on PATH.
+fn python_program(root: &Path, has_program: &dyn Fn(&str) -> bool) -> String {
+    [".venv/bin/python", "venv/bin/python"]
+        .into_iter()
+        .find(|p| root.join(p).is_file())
+        .map(str::to_string)
+        .unwrap_or_else(|| {
+            if has_program("python") || !has_program("python3") {
+                "python".into()
+            } else {
+                "python3".into()
+            }
+        })
+}
+
+/// A package's test script, else a test runner among its dependencies.
+fn npm_runner(root: &Path, pkg: &serde_json::Value) -> Option<(Framework, String)> {
+    if let Some(script) = test_script(pkg) {
+        let command = match package_manager(root) {
+            "npm" => "npm test".to_string(),
+            other => format!("{other} test"),
+        };
+        return Some((classify_command(&script), command));
+    }
+    // No usable test script: a test runner among the dependencies.
+    match ["vitest", "jest"]
+        .into_iter()
+        .find(|dep| has_dependency(pkg, dep))
+    {
+        Some("vitest") => Some((Framework::Vitest, "npx vitest run".into())),
+        Some(_) => Some((Framework::Jest, "npx jest".into())),
+        None => None,
+    }
+}
+
 fn from_markers(root: &Path, has_program: &dyn Fn(&str) -> bool) -> Option<Detected> {
     let exists = |name: &str| root.join(name).is_file();
     let detected = |framework: Framework, command: String, signals: Vec<String>| {
@@ -291,56 +326,15 @@ fn from_markers(root: &Path, has_program: &dyn Fn(&str) -> bool) -> Option<Detec
     .map(|n| n.to_string())
     .collect();
     if !py_signals.is_empty() {
-        let python = [".venv/bin/python", "venv/bin/python"]
-            .into_iter()
-            .find(|p| root.join(p).is_file())
-            .map(str::to_string)
-            .unwrap_or_else(|| {
-                if has_program("python") || !has_program("python3") {
-                    "python".into()
-                } else {
-                    "python3".into()
-                }
-            });
+        let python = python_program(root, has_program);
         return detected(Framework::Pytest, format!("{python} -m pytest"), py_signals);
     }
 
     if exists("package.json")
         && let Some(pkg) = read_package_json(root)
+        && let Some((framework, command)) = npm_runner(root, &pkg)
     {
-        let manager = package_manager(root);
-        if let Some(script) = test_script(&pkg) {
-            let command = match manager {
-                "npm" => "npm test".to_string(),
-                other => format!("{other} test"),
-            };
-            return detected(
-                classify_command(&script),
-                command,
-                vec!["package.json".into()],
-            );
-        }
-        // No usable test script: a test runner among the dependencies.
-        let runner = ["vitest", "jest"]
-            .into_iter()
-            .find(|dep| has_dependency(&pkg, dep));
-        match runner {
-            Some("vitest") => {
-                return detected(
-                    Framework::Vitest,
-                    "npx vitest run".into(),
-                    vec!["package.json".into()],
-                );
-            }
-            Some(_) => {
-                return detected(
-                    Framework::Jest,
-                    "npx jest".into(),
-                    vec!["package.json".into()],
-                );
-            }
-            None => {}
-        }
+        return detected(framework, command, vec!["package.json".into()]);
     }
 
     if exists("go.mod") {

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use memchr::memmem;
 
 use super::detect::Framework;
-use crate::engine::duration;
+use crate::duration;
 
 /// Passed, failed and skipped tests seen so far.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

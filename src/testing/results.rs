@@ -70,33 +70,12 @@ pub fn build(parsed: ParsedRun, mut facts: RunFacts<'_>) -> TestResults {
     } else {
         parser
     };
-    let ran = cases
-        .iter()
-        .any(|c| matches!(c.status, Status::Passed | Status::Failed | Status::Error));
-    let failing = cases
-        .iter()
-        .any(|c| matches!(c.status, Status::Failed | Status::Error))
-        || !static_errors.is_empty();
-
-    if let Some(secs) = facts.timed_out_after {
-        static_errors.push(execution_error(&facts, format!("timed out after {secs} s")));
-    } else if cases.is_empty() && static_errors.is_empty() && facts.exit_code != Some(0) {
-        parser = "exit-code";
-        let error = if runner_found_no_tests(facts.framework, facts.exit_code, facts.output_tail) {
-            NO_TESTS_FOUND.to_string()
-        } else {
-            last_line(facts.output_tail).unwrap_or_else(|| describe_exit(&facts))
-        };
-        static_errors.push(execution_error(&facts, error));
-    } else if !ran && static_errors.is_empty() {
-        let error = if cases.is_empty() && unnamed_skipped == 0 {
-            NO_TESTS_FOUND.to_string()
-        } else {
-            "no tests ran (all were skipped)".to_string()
-        };
-        static_errors.push(execution_error(&facts, error));
-    } else if !failing && facts.exit_code != Some(0) {
-        let error = format!("{} although no test failed", describe_exit(&facts));
+    if let Some((error, from_exit_code)) =
+        run_error(&facts, &cases, !static_errors.is_empty(), unnamed_skipped)
+    {
+        if from_exit_code {
+            parser = "exit-code";
+        }
         static_errors.push(execution_error(&facts, error));
     }
 
@@ -215,6 +194,47 @@ pub fn found_no_tests(results: &TestResults) -> bool {
     results.cases.is_empty()
         && results.failures.len() == 1
         && results.failures[0].error == NO_TESTS_FOUND
+}
+
+/// The execution error of a run, if it has one (DESIGN.md §5.2), and
+/// whether it is all there is (the exit code is then the parser).
+fn run_error(
+    facts: &RunFacts<'_>,
+    cases: &[ParsedCase],
+    has_static_errors: bool,
+    unnamed_skipped: u32,
+) -> Option<(String, bool)> {
+    let ran = cases
+        .iter()
+        .any(|c| matches!(c.status, Status::Passed | Status::Failed | Status::Error));
+    let failing = cases
+        .iter()
+        .any(|c| matches!(c.status, Status::Failed | Status::Error))
+        || has_static_errors;
+    if let Some(secs) = facts.timed_out_after {
+        Some((format!("timed out after {secs} s"), false))
+    } else if cases.is_empty() && !has_static_errors && facts.exit_code != Some(0) {
+        let error = if runner_found_no_tests(facts.framework, facts.exit_code, facts.output_tail) {
+            NO_TESTS_FOUND.to_string()
+        } else {
+            last_line(facts.output_tail).unwrap_or_else(|| describe_exit(facts))
+        };
+        Some((error, true))
+    } else if !ran && !has_static_errors {
+        let error = if cases.is_empty() && unnamed_skipped == 0 {
+            NO_TESTS_FOUND.to_string()
+        } else {
+            "no tests ran (all were skipped)".to_string()
+        };
+        Some((error, false))
+    } else if !failing && facts.exit_code != Some(0) {
+        Some((
+            format!("{} although no test failed", describe_exit(facts)),
+            false,
+        ))
+    } else {
+        None
+    }
 }
 
 fn execution_error(facts: &RunFacts<'_>, error: String) -> ParsedCase {
@@ -357,13 +377,12 @@ pub fn criticality(j: &Judged<'_>) -> Criticality {
     Criticality::Medium
 }
 
-/// Merge a subset re-run over the last full run (DESIGN.md §5.4): tests not
-/// re-run keep their last status; a re-run test takes its new status, except
-/// that `skipped` never replaces a known result (runners report tests left
-/// out by a filter as skipped). Static failures come from the subset only.
-/// The result has `scope: "affected"` and the subset's command, exit code,
-/// timing and log.
-pub fn merge(last_full: &TestResults, subset: &TestResults) -> TestResults {
+/// The last full run's cases with the subset's statuses over them, and
+/// the ids the subset re-ran.
+fn merged_cases<'a>(
+    last_full: &TestResults,
+    subset: &'a TestResults,
+) -> (Vec<CaseResult>, HashSet<&'a str>) {
     let mut cases = last_full.cases.clone();
     let index: HashMap<String, usize> = cases
         .iter()
@@ -388,6 +407,32 @@ pub fn merge(last_full: &TestResults, subset: &TestResults) -> TestResults {
             }
         }
     }
+    (cases, rerun)
+}
+
+/// A failing case whose failure neither run recorded.
+fn unrecorded_failure(c: &CaseResult, layer: Layer) -> Failure {
+    Failure {
+        test: c.test.clone(),
+        file: c.file.clone(),
+        line: None,
+        error: String::new(),
+        message: String::new(),
+        criticality: Criticality::Medium,
+        test_type: layer,
+        flaky: false,
+        extra: Default::default(),
+    }
+}
+
+/// Merge a subset re-run over the last full run (DESIGN.md §5.4): tests not
+/// re-run keep their last status; a re-run test takes its new status, except
+/// that `skipped` never replaces a known result (runners report tests left
+/// out by a filter as skipped). Static failures come from the subset only.
+/// The result has `scope: "affected"` and the subset's command, exit code,
+/// timing and log.
+pub fn merge(last_full: &TestResults, subset: &TestResults) -> TestResults {
+    let (cases, rerun) = merged_cases(last_full, subset);
     let new_failures: HashMap<&str, &Failure> = subset
         .failures
         .iter()
@@ -437,17 +482,7 @@ pub fn merge(last_full: &TestResults, subset: &TestResults) -> TestResults {
                 };
                 failures.push(match source {
                     Some(f) => (*f).clone(),
-                    None => Failure {
-                        test: c.test.clone(),
-                        file: c.file.clone(),
-                        line: None,
-                        error: String::new(),
-                        message: String::new(),
-                        criticality: Criticality::Medium,
-                        test_type: layer,
-                        flaky: false,
-                        extra: Default::default(),
-                    },
+                    None => unrecorded_failure(c, layer),
                 });
             }
         }

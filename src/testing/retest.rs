@@ -82,7 +82,7 @@ pub const TOO_LARGE_PERCENT: usize = 80;
 use crate::artifacts::iteration_state::IterationRecord;
 pub use crate::artifacts::iteration_state::Tier;
 use crate::artifacts::test_results::Scope;
-use crate::engine::duration;
+use crate::duration;
 
 /// Everything the tiers depend on, gathered once per fix.
 #[derive(Debug, Clone, Copy)]

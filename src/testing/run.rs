@@ -133,23 +133,19 @@ pub fn node_options_quote(value: &str) -> String {
     format!("\"{}\"", value.replace('\\', "\\\\").replace('"', "\\\""))
 }
 
-/// Decide the exact command line for a run (pure; `node_options` is the
-/// current `NODE_OPTIONS`, which node's reporter flags are added to).
-pub fn plan(
+/// Where the run's machine-readable report goes, and the arguments,
+/// environment and helper files that make the runner write it.
+fn report_for(
     detected: &Detected,
     root: &Path,
-    subset: Option<&[String]>,
-    extra: &[String],
     report_dir: &Path,
     node_options: Option<&str>,
-) -> Plan {
-    let framework = detected.framework;
-    let mut args = Args::default();
-    let mut env = Vec::new();
-    let mut notes = detected.notes.clone();
-    let mut files = Vec::new();
+    args: &mut Args,
+    env: &mut Vec<(String, String)>,
+    files: &mut Vec<(PathBuf, &'static str)>,
+) -> Report {
     let path = |name: &str| report_dir.join(name);
-    let report = match framework {
+    match detected.framework {
         Framework::Pytest => {
             let p = path("pytest.xml");
             args.runner.push(format!("--junitxml={}", p.display()));
@@ -208,7 +204,33 @@ pub fn plan(
                 .map(Report::JunitGlob)
                 .unwrap_or(Report::Text),
         },
-    };
+    }
+}
+
+/// Decide the exact command line for a run (pure; `node_options` is the
+/// current `NODE_OPTIONS`, which node's reporter flags are added to).
+pub fn plan(
+    detected: &Detected,
+    root: &Path,
+    subset: Option<&[String]>,
+    extra: &[String],
+    report_dir: &Path,
+    node_options: Option<&str>,
+) -> Plan {
+    let framework = detected.framework;
+    let mut args = Args::default();
+    let mut env = Vec::new();
+    let mut notes = detected.notes.clone();
+    let mut files = Vec::new();
+    let report = report_for(
+        detected,
+        root,
+        report_dir,
+        node_options,
+        &mut args,
+        &mut env,
+        &mut files,
+    );
     let mut scope = Scope::Full;
     // nextest's doctest companion (`cargo test --doc`): its own filter.
     let mut doc_args: Option<Args> = detected.doctests.as_ref().map(|_| Args::default());
@@ -308,6 +330,65 @@ fn relative_command(exec: &str, root: &Path) -> String {
     exec.replace(&format!("{root}/"), "")
 }
 
+/// An empty report directory with the plan's helper files, and no log of
+/// an earlier run.
+fn prepare_files(req: &RunRequest<'_>, plan: &Plan) -> Result<()> {
+    prepare_dir(&req.report_dir, plan.uses_report_dir())?;
+    for (path, text) in &plan.files {
+        crate::fsx::write(path, text.as_bytes()).map_err(|e| Error::io(path, e))?;
+    }
+    if let Some(dir) = req.log.parent() {
+        crate::session::store::create_dirs(dir)?;
+    }
+    match std::fs::remove_file(&req.log) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(Error::io(&req.log, e)),
+    }
+    Ok(())
+}
+
+/// What the run reported: its report file, else its output in the
+/// runner's text format (or a sniffed one), plus nextest's doctests.
+fn parse_output(
+    req: &RunRequest<'_>,
+    plan: &Plan,
+    outcome: &process::Outcome,
+    started_wall: SystemTime,
+    notes: &mut Vec<String>,
+) -> Result<ParsedRun> {
+    let mut parsed = read_report(&plan.report, &req.root, started_wall, notes);
+    if parsed.is_none() {
+        let format = match req.detected.framework {
+            Framework::Cargo => Some(TextFormat::Libtest),
+            Framework::Nextest => Some(TextFormat::Nextest),
+            Framework::Go => Some(TextFormat::GoJson),
+            Framework::NodeTest => Some(TextFormat::Tap),
+            _ => None,
+        }
+        .filter(|_| outcome.total_bytes > 0)
+        .or_else(|| parse::sniff(&outcome.text()));
+        if let Some(format) = format {
+            let module = go_module(&req.root);
+            let run = parse_log(&req.log, format.parser(module.as_deref()))
+                .map_err(|e| Error::io(&req.log, e))?;
+            if !run.is_empty() {
+                parsed = Some(run);
+            }
+        }
+    }
+    // nextest's JUnit report has no doctests: read them from the output.
+    if plan.doctests
+        && let Some(run) = parsed.as_mut().filter(|r| r.parser == "junit")
+    {
+        let doc = parse_log(&req.log, Box::new(parse::libtest::Parser::doctests_only()))
+            .map_err(|e| Error::io(&req.log, e))?;
+        run.cases.extend(doc.cases);
+        run.static_errors.extend(doc.static_errors);
+    }
+    Ok(parsed.unwrap_or_default())
+}
+
 /// Run the tests and build the results. Errors: the command cannot be
 /// started or is not found (exit 127/126 with nothing parsed) → usage
 /// error; Ctrl-C → `Error::Interrupted` after the child group was ended.
@@ -327,18 +408,7 @@ pub fn run_tests(mut req: RunRequest<'_>) -> Result<TestResults> {
         &req.report_dir,
         node_options.as_deref(),
     );
-    prepare_dir(&req.report_dir, plan.uses_report_dir())?;
-    for (path, text) in &plan.files {
-        crate::fsx::write(path, text.as_bytes()).map_err(|e| Error::io(path, e))?;
-    }
-    if let Some(dir) = req.log.parent() {
-        crate::session::store::create_dirs(dir)?;
-    }
-    match std::fs::remove_file(&req.log) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(Error::io(&req.log, e)),
-    }
+    prepare_files(&req, &plan)?;
 
     let mut spec = Spec::shell(&plan.exec, &req.root)
         .log(&req.log)
@@ -388,36 +458,7 @@ pub fn run_tests(mut req: RunRequest<'_>) -> Result<TestResults> {
     }
 
     let mut notes = plan.notes.clone();
-    let mut parsed = read_report(&plan.report, &req.root, started_wall, &mut notes);
-    if parsed.is_none() {
-        let format = match req.detected.framework {
-            Framework::Cargo => Some(TextFormat::Libtest),
-            Framework::Nextest => Some(TextFormat::Nextest),
-            Framework::Go => Some(TextFormat::GoJson),
-            Framework::NodeTest => Some(TextFormat::Tap),
-            _ => None,
-        }
-        .filter(|_| outcome.total_bytes > 0)
-        .or_else(|| parse::sniff(&outcome.text()));
-        if let Some(format) = format {
-            let module = go_module(&req.root);
-            let run = parse_log(&req.log, format.parser(module.as_deref()))
-                .map_err(|e| Error::io(&req.log, e))?;
-            if !run.is_empty() {
-                parsed = Some(run);
-            }
-        }
-    }
-    // nextest's JUnit report has no doctests: read them from the output.
-    if plan.doctests
-        && let Some(run) = parsed.as_mut().filter(|r| r.parser == "junit")
-    {
-        let doc = parse_log(&req.log, Box::new(parse::libtest::Parser::doctests_only()))
-            .map_err(|e| Error::io(&req.log, e))?;
-        run.cases.extend(doc.cases);
-        run.static_errors.extend(doc.static_errors);
-    }
-    let mut parsed = parsed.unwrap_or_default();
+    let mut parsed = parse_output(&req, &plan, &outcome, started_wall, &mut notes)?;
     parsed.relativize(&req.root.display().to_string());
     resolve_files(&req.root, &req.detected, &mut parsed);
 
@@ -450,9 +491,14 @@ pub fn run_tests(mut req: RunRequest<'_>) -> Result<TestResults> {
         notes,
     };
     let mut results = results::build(parsed, facts);
-    // Keep ids and messages free of the absolute root (exit-code fallback
-    // carries raw output).
-    let root = req.root.display().to_string();
+    strip_root(&mut results, &req.root);
+    Ok(results)
+}
+
+/// Keep ids and messages free of the absolute root (the exit-code
+/// fallback carries raw output).
+fn strip_root(results: &mut TestResults, root: &Path) {
+    let root = root.display().to_string();
     for f in &mut results.failures {
         if f.message.contains(&root) {
             f.message = f
@@ -464,7 +510,6 @@ pub fn run_tests(mut req: RunRequest<'_>) -> Result<TestResults> {
             f.error = f.error.replace(&format!("{root}/"), "").replace(&root, ".");
         }
     }
-    Ok(results)
 }
 
 /// What the runner's related-tests query needs to know about the project

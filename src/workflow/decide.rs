@@ -6,7 +6,7 @@ use crate::artifacts::run_state::{
 };
 
 use super::model::OnFailure;
-use crate::engine::duration;
+use crate::duration;
 
 /// What a test step does after a test run (or after an attempt that
 /// counted as failed without one).

@@ -19,7 +19,7 @@ use crate::engine::real::RealPorts;
 use crate::engine::{DriverConfig, Ending, Event, Sinks};
 use crate::error::{Error, Result};
 use crate::git::Checkpoints;
-use crate::report::view::short_commit;
+use crate::git::short_commit;
 use crate::session::store::{self, SessionLock};
 use crate::session::{SessionRef, Workspace, id};
 use crate::ui::Printer;
@@ -248,8 +248,7 @@ pub fn resume(setup: &Setup, sref: SessionRef, state: Option<RunState>) -> Resul
             session.git.foreign_commits = Some(format!(
                 "HEAD moved from {} to {} while the run was paused",
                 short_commit(&then),
-                now.as_deref()
-                    .map_or_else(|| "nothing".into(), short_commit)
+                now.as_deref().map_or("nothing", short_commit)
             ));
         }
     }

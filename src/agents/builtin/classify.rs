@@ -220,6 +220,109 @@ fn no_tests(f: &Failure) -> Option<Verdict> {
     })
 }
 
+/// A Python module that cannot be imported.
+fn python_missing(
+    c: &regex::Captures,
+    text: &str,
+    facts: &ProjectFacts,
+    from_test: bool,
+) -> Option<Verdict> {
+    let module = &c[1];
+    let top = module.split('.').next().unwrap_or(module);
+    let path = module.replace('.', "/");
+    if facts.has_module_path(top) || facts.manifest.python.local_modules.contains(&py_norm(top)) {
+        if facts.has_module_path(&path) {
+            return None;
+        }
+        if let Some(file) = facts.generated_module(&path) {
+            // The line that says it, as the runner printed it.
+            let said = text
+                .lines()
+                .map(|l| l.trim().trim_start_matches("E ").trim())
+                .find(|l| l.contains(&c[0]))
+                .unwrap_or(&c[0]);
+            return Some(Verdict::env(
+                format!(
+                    "`{file}` is missing and git-ignored, so a build or install step generates it (`{said}`)"
+                ),
+                format!(
+                    "run the project's build or install step that writes `{file}` (for a Python package usually `pip install -e .`), then run again"
+                ),
+            ));
+        }
+        return Some(if from_test {
+            Verdict::test(format!(
+                "the test imports `{module}`, which does not exist in the project"
+            ))
+        } else {
+            Verdict {
+                kind: FailureKind::Code,
+                reason: format!(
+                    "the project imports its own module `{module}`, which does not exist"
+                ),
+                fix: None,
+            }
+        });
+    }
+    if PYTHON_STDLIB.contains(&top) {
+        return Some(Verdict::env(
+            format!("the Python installation lacks its standard module `{top}`"),
+            format!(
+                "use a Python build that includes `{top}` (often a missing system library when Python was compiled)"
+            ),
+        ));
+    }
+    let declared = python_importable(&facts.manifest)
+        .is_some_and(|d| d.contains(&py_norm(top)) || d.contains(top));
+    Some(Verdict::env(
+        format!("Python module `{top}` is not installed"),
+        if declared {
+            format!(
+                "install the project's declared dependencies (e.g. `pip install -e .`, or `pip install {top}`)"
+            )
+        } else {
+            format!(
+                "install `{top}` and declare it in the project's manifest, or remove the import if it was not meant"
+            )
+        },
+    ))
+}
+
+/// A JavaScript module or package that cannot be found.
+fn js_missing(c: &regex::Captures, facts: &ProjectFacts, from_test: bool) -> Option<Verdict> {
+    let spec = c.get(1).or(c.get(2)).map_or("", |m| m.as_str());
+    if spec.starts_with('.') || spec.starts_with('/') || spec.starts_with("file:") {
+        return Some(if from_test {
+            Verdict::test(format!("the test requires `{spec}`, which does not exist"))
+        } else {
+            Verdict {
+                kind: FailureKind::Code,
+                reason: format!("the code requires `{spec}`, which does not exist"),
+                fix: None,
+            }
+        });
+    }
+    let pkg = npm_package(spec);
+    if NODE_BUILTINS.contains(&pkg.as_str()) {
+        return None;
+    }
+    let declared = facts
+        .manifest
+        .npm
+        .as_ref()
+        .is_some_and(|n| n.packages.contains(&pkg));
+    Some(Verdict::env(
+        format!("npm package `{pkg}` is not installed"),
+        if declared {
+            "install the declared dependencies (`npm install`)".to_string()
+        } else {
+            format!(
+                "`npm install {pkg}` and add it to package.json, or remove the import if it was not meant"
+            )
+        },
+    ))
+}
+
 /// A module or package that cannot be found: the environment when it is a
 /// dependency (declared or not), the test when a test imports a project
 /// module that does not exist, else the code.
@@ -243,66 +346,7 @@ fn missing_module(f: &Failure, text: &str, facts: &ProjectFacts) -> Option<Verdi
         });
     let from_test = site.as_deref().is_some_and(is_test_path);
     if let Some(c) = re(&PY, r"No module named '?([\w.]+)'?").captures(text) {
-        let module = &c[1];
-        let top = module.split('.').next().unwrap_or(module);
-        let path = module.replace('.', "/");
-        if facts.has_module_path(top) || facts.manifest.python.local_modules.contains(&py_norm(top))
-        {
-            if facts.has_module_path(&path) {
-                return None;
-            }
-            if let Some(file) = facts.generated_module(&path) {
-                // The line that says it, as the runner printed it.
-                let said = text
-                    .lines()
-                    .map(|l| l.trim().trim_start_matches("E ").trim())
-                    .find(|l| l.contains(&c[0]))
-                    .unwrap_or(&c[0]);
-                return Some(Verdict::env(
-                    format!(
-                        "`{file}` is missing and git-ignored, so a build or install step generates it (`{said}`)"
-                    ),
-                    format!(
-                        "run the project's build or install step that writes `{file}` (for a Python package usually `pip install -e .`), then run again"
-                    ),
-                ));
-            }
-            return Some(if from_test {
-                Verdict::test(format!(
-                    "the test imports `{module}`, which does not exist in the project"
-                ))
-            } else {
-                Verdict {
-                    kind: FailureKind::Code,
-                    reason: format!(
-                        "the project imports its own module `{module}`, which does not exist"
-                    ),
-                    fix: None,
-                }
-            });
-        }
-        if PYTHON_STDLIB.contains(&top) {
-            return Some(Verdict::env(
-                format!("the Python installation lacks its standard module `{top}`"),
-                format!(
-                    "use a Python build that includes `{top}` (often a missing system library when Python was compiled)"
-                ),
-            ));
-        }
-        let declared = python_importable(&facts.manifest)
-            .is_some_and(|d| d.contains(&py_norm(top)) || d.contains(top));
-        return Some(Verdict::env(
-            format!("Python module `{top}` is not installed"),
-            if declared {
-                format!(
-                    "install the project's declared dependencies (e.g. `pip install -e .`, or `pip install {top}`)"
-                )
-            } else {
-                format!(
-                    "install `{top}` and declare it in the project's manifest, or remove the import if it was not meant"
-                )
-            },
-        ));
+        return python_missing(&c, text, facts, from_test);
     }
     if let Some(c) = re(
         &JS,
@@ -310,37 +354,7 @@ fn missing_module(f: &Failure, text: &str, facts: &ProjectFacts) -> Option<Verdi
     )
     .captures(text)
     {
-        let spec = c.get(1).or(c.get(2)).map_or("", |m| m.as_str());
-        if spec.starts_with('.') || spec.starts_with('/') || spec.starts_with("file:") {
-            return Some(if from_test {
-                Verdict::test(format!("the test requires `{spec}`, which does not exist"))
-            } else {
-                Verdict {
-                    kind: FailureKind::Code,
-                    reason: format!("the code requires `{spec}`, which does not exist"),
-                    fix: None,
-                }
-            });
-        }
-        let pkg = npm_package(spec);
-        if NODE_BUILTINS.contains(&pkg.as_str()) {
-            return None;
-        }
-        let declared = facts
-            .manifest
-            .npm
-            .as_ref()
-            .is_some_and(|n| n.packages.contains(&pkg));
-        return Some(Verdict::env(
-            format!("npm package `{pkg}` is not installed"),
-            if declared {
-                "install the declared dependencies (`npm install`)".to_string()
-            } else {
-                format!(
-                    "`npm install {pkg}` and add it to package.json, or remove the import if it was not meant"
-                )
-            },
-        ));
+        return js_missing(&c, facts, from_test);
     }
     if let Some(c) = re(
         &GO,

@@ -719,21 +719,7 @@ pub fn code_lines(lines: &[String], lang: Lang) -> Vec<String> {
 pub fn definitions(lines: &[String], lang: Lang) -> Vec<Def> {
     let mut out: Vec<Def> = Vec::new();
     let code = code_lines(lines, lang);
-    // Brace depth at the start of each line (brace languages).
-    let mut depth_before = Vec::with_capacity(lines.len());
-    let mut depth = 0i64;
-    for l in &code {
-        depth_before.push(depth);
-        if lang != Lang::Python {
-            for c in l.chars() {
-                match c {
-                    '{' => depth += 1,
-                    '}' => depth -= 1,
-                    _ => {}
-                }
-            }
-        }
-    }
+    let depth_before = depths_before(&code, lang);
     // Open owner blocks: (owner name, last line 0-based, indent, depth of
     // the lines directly inside it).
     let mut owners: Vec<(String, usize, usize, i64)> = Vec::new();
@@ -787,20 +773,10 @@ pub fn definitions(lines: &[String], lang: Lang) -> Vec<Def> {
         };
         // JS methods need an enclosing class; a brace language method's
         // owner is the innermost open block that is a class/impl.
-        let owner = head.owner.clone().or_else(|| {
-            owners
-                .iter()
-                .rev()
-                .find(|(_, end_line, ind, inside)| {
-                    *end_line >= i
-                        && if lang == Lang::Python {
-                            indent(line) > *ind
-                        } else {
-                            depth_before[i] == *inside
-                        }
-                })
-                .map(|(o, _, _, _)| o.clone())
-        });
+        let owner = head
+            .owner
+            .clone()
+            .or_else(|| open_owner(&owners, line, i, depth_before[i], lang));
         if lang == Lang::Js
             && head.kind == DefKind::Function
             && head.owner.is_none()
@@ -813,21 +789,7 @@ pub fn definitions(lines: &[String], lang: Lang) -> Vec<Def> {
             || decos
                 .iter()
                 .any(|d| d.starts_with("@staticmethod") || d.starts_with("@classmethod"));
-        let returns = head.returns.clone().map(|r| match (&owner, r.as_str()) {
-            (Some(o), "Self") => o.clone(),
-            _ => r,
-        });
-        let returns = returns
-            .or_else(|| {
-                (head.kind == DefKind::Function)
-                    .then(|| doc_return(lines, i))
-                    .flatten()
-            })
-            .or_else(|| {
-                (head.kind == DefKind::Function)
-                    .then(|| returned_type(&lines[i + 1..=end.max(i)], owner.as_deref()))
-                    .flatten()
-            });
+        let returns = return_type(&head, owner.as_ref(), lines, i, end);
         let is_test = head.kind == DefKind::Function && is_test_fn(lines, i, &head.name, lang);
         let def = Def {
             params: params(&head.params, lang),
@@ -852,6 +814,73 @@ pub fn definitions(lines: &[String], lang: Lang) -> Vec<Def> {
         out.push(def);
     }
     out
+}
+
+/// The innermost open class or impl block that line `i` is directly in.
+fn open_owner(
+    owners: &[(String, usize, usize, i64)],
+    line: &str,
+    i: usize,
+    depth: i64,
+    lang: Lang,
+) -> Option<String> {
+    owners
+        .iter()
+        .rev()
+        .find(|(_, end_line, ind, inside)| {
+            *end_line >= i
+                && if lang == Lang::Python {
+                    indent(line) > *ind
+                } else {
+                    depth == *inside
+                }
+        })
+        .map(|(o, _, _, _)| o.clone())
+}
+
+/// Brace depth at the start of each line (brace languages; 0 for Python).
+fn depths_before(code: &[String], lang: Lang) -> Vec<i64> {
+    let mut depth_before = Vec::with_capacity(code.len());
+    let mut depth = 0i64;
+    for l in code {
+        depth_before.push(depth);
+        if lang != Lang::Python {
+            for c in l.chars() {
+                match c {
+                    '{' => depth += 1,
+                    '}' => depth -= 1,
+                    _ => {}
+                }
+            }
+        }
+    }
+    depth_before
+}
+
+/// What a definition returns: declared (`Self` named), documented, or
+/// read from its `return` statements.
+fn return_type(
+    head: &Head,
+    owner: Option<&String>,
+    lines: &[String],
+    i: usize,
+    end: usize,
+) -> Option<String> {
+    let returns = head.returns.clone().map(|r| match (owner, r.as_str()) {
+        (Some(o), "Self") => o.clone(),
+        _ => r,
+    });
+    returns
+        .or_else(|| {
+            (head.kind == DefKind::Function)
+                .then(|| doc_return(lines, i))
+                .flatten()
+        })
+        .or_else(|| {
+            (head.kind == DefKind::Function)
+                .then(|| returned_type(&lines[i + 1..=end.max(i)], owner.map(String::as_str)))
+                .flatten()
+        })
 }
 
 /// The innermost function whose span holds `line` (1-based).

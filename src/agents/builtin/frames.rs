@@ -43,41 +43,51 @@ fn re(cell: &'static OnceLock<Regex>, pattern: &str) -> &'static Regex {
 
 /// Every location printed on one line of output.
 pub fn frames_in(line: &str) -> Vec<RawFrame> {
-    static PY_TB: OnceLock<Regex> = OnceLock::new();
-    static PY_SHORT: OnceLock<Regex> = OnceLock::new();
-    static RS_PANIC: OnceLock<Regex> = OnceLock::new();
-    static RS_ARROW: OnceLock<Regex> = OnceLock::new();
-    static RS_BT: OnceLock<Regex> = OnceLock::new();
-    static JAVA: OnceLock<Regex> = OnceLock::new();
-    static JS: OnceLock<Regex> = OnceLock::new();
-    static JS_FN: OnceLock<Regex> = OnceLock::new();
-    static TSC: OnceLock<Regex> = OnceLock::new();
-    static GO: OnceLock<Regex> = OnceLock::new();
-    static OTHER: OnceLock<Regex> = OnceLock::new();
+    let mut frames = Frames(Vec::new());
+    python_and_rust_frames(line, &mut frames);
+    jvm_and_js_frames(line, &mut frames);
+    other_frames(line, &mut frames);
+    frames.0
+}
 
-    let mut out: Vec<RawFrame> = Vec::new();
-    let mut push = |path: &str,
-                    line: &str,
-                    function: Option<String>,
-                    kind: FrameKind,
-                    hint: Option<String>| {
+/// The frames of one line, each place once.
+struct Frames(Vec<RawFrame>);
+
+impl Frames {
+    fn push(
+        &mut self,
+        path: &str,
+        line: &str,
+        function: Option<String>,
+        kind: FrameKind,
+        hint: Option<String>,
+    ) {
         let Ok(line) = line.parse::<u32>() else {
             return;
         };
-        if line == 0 || out.iter().any(|f| f.path == path && f.line == line) {
+        if line == 0 || self.0.iter().any(|f| f.path == path && f.line == line) {
             return;
         }
-        out.push(RawFrame {
+        self.0.push(RawFrame {
             path: path.to_string(),
             line,
             function,
             kind,
             hint,
         });
-    };
+    }
+}
+
+/// Python tracebacks and pytest lines; Rust panics, compile errors and backtraces.
+fn python_and_rust_frames(line: &str, frames: &mut Frames) {
+    static PY_TB: OnceLock<Regex> = OnceLock::new();
+    static PY_SHORT: OnceLock<Regex> = OnceLock::new();
+    static RS_PANIC: OnceLock<Regex> = OnceLock::new();
+    static RS_ARROW: OnceLock<Regex> = OnceLock::new();
+    static RS_BT: OnceLock<Regex> = OnceLock::new();
 
     for c in re(&PY_TB, r#"File "([^"]+)", line (\d+)(?:, in ([^\s]+))?"#).captures_iter(line) {
-        push(
+        frames.push(
             &c[1],
             &c[2],
             c.get(3).map(|m| m.as_str().to_string()),
@@ -91,7 +101,7 @@ pub fn frames_in(line: &str) -> Vec<RawFrame> {
     )
     .captures(line)
     {
-        push(
+        frames.push(
             &c[1],
             &c[2],
             c.get(3).map(|m| m.as_str().to_string()),
@@ -107,14 +117,23 @@ pub fn frames_in(line: &str) -> Vec<RawFrame> {
     )
     .captures(line)
     {
-        push(&c[1], &c[2], None, FrameKind::Panic, None);
+        frames.push(&c[1], &c[2], None, FrameKind::Panic, None);
     }
     if let Some(c) = re(&RS_ARROW, r"-->\s+([^\s:]+\.rs):(\d+):\d+").captures(line) {
-        push(&c[1], &c[2], None, FrameKind::Compile, None);
+        frames.push(&c[1], &c[2], None, FrameKind::Compile, None);
     }
     if let Some(c) = re(&RS_BT, r"^\s*at\s+([^\s:]+\.rs):(\d+):\d+").captures(line) {
-        push(&c[1], &c[2], None, FrameKind::Stack, None);
+        frames.push(&c[1], &c[2], None, FrameKind::Stack, None);
     }
+}
+
+/// JVM stack frames; JavaScript and TypeScript stacks and tsc errors.
+fn jvm_and_js_frames(line: &str, frames: &mut Frames) {
+    static JAVA: OnceLock<Regex> = OnceLock::new();
+    static JS: OnceLock<Regex> = OnceLock::new();
+    static JS_FN: OnceLock<Regex> = OnceLock::new();
+    static TSC: OnceLock<Regex> = OnceLock::new();
+
     for c in re(
         &JAVA,
         r"at\s+([\w$.]+)\.([\w$<>]+)\(([\w$]+\.(?:java|kt|scala|groovy)):(\d+)\)",
@@ -130,7 +149,7 @@ pub fn frames_in(line: &str) -> Vec<RawFrame> {
             Some(dir) => format!("{dir}/{}", &c[3]),
             None => c[3].to_string(),
         };
-        push(
+        frames.push(
             &path,
             &c[4],
             Some(c[2].to_string()),
@@ -155,18 +174,25 @@ pub fn frames_in(line: &str) -> Vec<RawFrame> {
         } else {
             FrameKind::Stack
         };
-        push(&c[1], &c[2], function, kind, None);
+        frames.push(&c[1], &c[2], function, kind, None);
     }
     if let Some(c) = re(&TSC, r"([^\s(]+\.tsx?)\((\d+),\d+\): error").captures(line) {
-        push(&c[1], &c[2], None, FrameKind::Compile, None);
+        frames.push(&c[1], &c[2], None, FrameKind::Compile, None);
     }
+}
+
+/// Go and the other languages: `file.ext:line`.
+fn other_frames(line: &str, frames: &mut Frames) {
+    static GO: OnceLock<Regex> = OnceLock::new();
+    static OTHER: OnceLock<Regex> = OnceLock::new();
+
     for c in re(
         &GO,
         r"(?:^|[\s\x22])([\w./-]+\.go):(\d+)(?::\d+)?(?::|\s|$)",
     )
     .captures_iter(line)
     {
-        push(&c[1], &c[2], None, FrameKind::Stack, None);
+        frames.push(&c[1], &c[2], None, FrameKind::Stack, None);
     }
     for c in re(
         &OTHER,
@@ -174,9 +200,8 @@ pub fn frames_in(line: &str) -> Vec<RawFrame> {
     )
     .captures_iter(line)
     {
-        push(&c[1], &c[2], None, FrameKind::Stack, None);
+        frames.push(&c[1], &c[2], None, FrameKind::Stack, None);
     }
-    out
 }
 
 /// Per-test output of `go test -json`, when the log is in that format:

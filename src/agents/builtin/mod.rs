@@ -581,18 +581,7 @@ pub fn analyze(
     }
 
     // 1. Signature groups over every failure, in order of first appearance.
-    let mut by_sig: Vec<(String, Vec<usize>)> = Vec::new();
-    let mut sig_index: std::collections::HashMap<String, usize> = Default::default();
-    for (i, f) in failures.iter().enumerate() {
-        let sig = signature(f);
-        match sig_index.get(&sig) {
-            Some(&g) => by_sig[g].1.push(i),
-            None => {
-                sig_index.insert(sig.clone(), by_sig.len());
-                by_sig.push((sig, vec![i]));
-            }
-        }
-    }
+    let by_sig = signature_groups(&failures);
     let each = quota(by_sig.len());
     let analysed: Vec<usize> = by_sig
         .iter()
@@ -608,31 +597,7 @@ pub fn analyze(
     }
 
     // 2. Each analysed failure on its own.
-    let ids: Vec<&str> = analysed
-        .iter()
-        .map(|&i| failures[i].test.as_str())
-        .collect();
-    let log_index = frames::LogIndex::new(log_text, &ids);
-    let go_outputs = frames::go_json_outputs(log_text);
-    let others: Vec<String> = ids.iter().map(|id| frames::stop_key(id)).collect();
-    let mut findings_by_index: BTreeMap<usize, Finding> = BTreeMap::new();
-    for &i in &analysed {
-        let f = failures[i];
-        let mine = frames::stop_key(&f.test);
-        let rest: Vec<String> = others.iter().filter(|o| **o != mine).cloned().collect();
-        findings_by_index.insert(
-            i,
-            find(
-                &project,
-                &resolver,
-                f,
-                &facts,
-                &log_index,
-                go_outputs.as_ref(),
-                &rest,
-            ),
-        );
-    }
+    let findings_by_index = find_each(&project, &resolver, &facts, &failures, &analysed, log_text);
     let verdicts: Vec<Verdict> = failures
         .iter()
         .enumerate()
@@ -647,74 +612,16 @@ pub fn analyze(
     // (first failure's index, group); the first failure was analysed.
     let mut causes: Vec<(usize, CauseGroup)> = Vec::new();
     for (sig, members) in &by_sig {
-        let mut parts: Vec<(Option<String>, Vec<usize>)> = Vec::new();
-        for &i in members {
-            let Some(found) = findings_by_index.get(&i) else {
-                continue;
-            };
-            let key = found.targets.first().map(Target::key);
-            match parts.iter_mut().find(|(k, _)| *k == key) {
-                Some((_, m)) => m.push(i),
-                None => parts.push((key, vec![i])),
-            }
-        }
-        // Failures not analysed join the largest part of their group.
-        if let Some(largest) = (0..parts.len()).max_by_key(|&p| parts[p].1.len()) {
-            for &i in members {
-                if !findings_by_index.contains_key(&i) {
-                    parts[largest].1.push(i);
-                }
-            }
-        }
-        for (_, part) in parts {
-            let rep = &findings_by_index[&part[0]];
-            let kinds = part.iter().map(|&i| &verdicts[i]);
-            let verdict = classify::majority(kinds.clone()).clone();
-            let mut points: Vec<String> = Vec::new();
-            let mut context: Vec<String> = Vec::new();
-            if verdict.kind == FailureKind::Code {
-                for t in group_targets(&rep.targets) {
-                    let p = point(t).to_string();
-                    if !points.contains(&p) {
-                        points.push(p);
-                    }
-                }
-                if let Some(top) = rep.targets.first() {
-                    context = top.via.clone();
-                }
-            }
-            let top = rep
-                .targets
-                .first()
-                .filter(|_| verdict.kind == FailureKind::Code);
-            let confidence = match verdict.kind {
-                FailureKind::Environment => 0.8,
-                FailureKind::Test => 0.6,
-                FailureKind::Code => top.map_or(UNLOCATED, Target::confidence),
-            };
-            let seen_before = top.is_some_and(|t| tried.contains_key(&t.file));
-            causes.push((
-                part[0],
-                CauseGroup {
-                    kind: verdict.kind,
-                    signature: sig.clone(),
-                    error: rep.error.clone(),
-                    tests: part.iter().map(|&i| failures[i].test.clone()).collect(),
-                    points,
-                    how: top.map(|t| t.how),
-                    evidence: top.map(|t| t.how.describe().to_string()),
-                    confidence,
-                    seen_before,
-                    reason: verdict.reason.clone(),
-                    fix: verdict.fix.clone(),
-                    cause: cause_text(&rep.error, rep.location.as_ref(), &rep.targets, &verdict),
-                    context,
-                    alternatives: top.map(|t| t.alternatives.clone()).unwrap_or_default(),
-                    file: rep.location.as_ref().map(|l| l.file.clone()),
-                    line: rep.location.as_ref().map(|l| l.line),
-                    location: rep.location.clone(),
-                },
-            ));
+        for (_, part) in split_by_place(members, &findings_by_index) {
+            let group = cause_group(
+                sig,
+                &part,
+                &findings_by_index[&part[0]],
+                &verdicts,
+                &failures,
+                &tried,
+            );
+            causes.push((part[0], group));
         }
     }
     // 4. Rank: the environment first (it must be fixed before anything
@@ -728,99 +635,20 @@ pub fn analyze(
             .then(ia.cmp(ib))
     });
     // Modification points: each code group's places, in rank order.
-    let mut points: Vec<ModificationPoint> = Vec::new();
-    for (first, _) in causes.iter().filter(|(_, g)| g.kind == FailureKind::Code) {
-        for t in group_targets(&findings_by_index[first].targets) {
-            let p = point(t);
-            if points.len() < MAX_POINTS
-                && !points
-                    .iter()
-                    .any(|q| q.file == p.file && q.function == p.function)
-            {
-                points.push(p);
-            }
-        }
-    }
+    let points = modification_points(&causes, &findings_by_index);
 
     let causes: Vec<CauseGroup> = causes.into_iter().map(|(_, g)| g).collect();
 
     // Fix history: a place changed before without success is a weaker lead.
-    let mut penalty = 0.0;
-    for p in &points {
-        if let Some(iterations) = tried.get(&p.file) {
-            penalty += 0.1;
-            notes.push(format!(
-                "{} was already changed in iteration(s) {} without fixing the failures; look beyond it",
-                p.file,
-                iterations
-                    .iter()
-                    .map(ToString::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
-        }
-    }
-    for g in &causes {
-        if g.how == Some(How::Ambiguous) {
-            notes.push(format!(
-                "unsure where `{}` is fixed: the failing line calls a name defined in several places ({}); confidence lowered",
-                g.tests[0],
-                g.alternatives.join(", ")
-            ));
-        }
-    }
+    let penalty = history_notes(&points, &causes, &tried, &mut notes);
 
-    let modified: Vec<String> = points.iter().map(|p| p.file.clone()).collect();
-    let mut affected: Vec<String> = failures.iter().map(|f| f.test.clone()).collect();
-    for t in importing_tests(&project, &modified) {
-        if !affected.contains(&t) {
-            affected.push(t);
-        }
-    }
+    let affected = affected_tests(&project, &failures, &points);
 
-    let total: usize = causes.iter().map(|g| g.tests.len()).sum::<usize>().max(1);
-    let weighted: f64 = causes
-        .iter()
-        .map(|g| g.confidence * g.tests.len() as f64)
-        .sum::<f64>()
-        / total as f64;
-    let base = if causes.is_empty() {
-        UNLOCATED
-    } else {
-        weighted
-    };
-    let confidence = ((base - penalty).clamp(0.05, MAX_CONFIDENCE) * 100.0).round() / 100.0;
+    let confidence = overall_confidence(&causes, penalty);
 
-    let classification = Classification {
-        kind: overall(causes.iter().map(|g| g.kind)),
-        groups: causes
-            .iter()
-            .map(|g| ClassifiedGroup {
-                signature: g.signature.clone(),
-                kind: g.kind,
-                reason: g.reason.clone(),
-                fix: g.fix.clone(),
-                tests: g.tests.clone(),
-            })
-            .collect(),
-    };
+    let classification = classification_of(&causes);
 
-    let root_causes: Vec<RootCause> = causes
-        .iter()
-        .map(|g| RootCause {
-            test: g.tests[0].clone(),
-            error: g.error.clone(),
-            cause: if g.tests.len() > 1 {
-                format!("{}; {} failing tests share it", g.cause, g.tests.len())
-            } else {
-                g.cause.clone()
-            },
-            file: g.file.clone(),
-            line: g.line,
-            failure_kind: Some(g.kind),
-            extra: Default::default(),
-        })
-        .collect();
+    let root_causes = root_causes(&causes);
     let approach = approach_text(&failures, &causes, &points, &classification);
     let groups = group_failures(failures.iter().copied());
     let strategy = FixStrategy {
@@ -850,6 +678,267 @@ pub fn analyze(
         classification,
         notes,
     }
+}
+
+/// The parts of one signature group, keyed by the place the analysed
+/// failures point at; failures not analysed join the largest part.
+fn split_by_place(
+    members: &[usize],
+    findings_by_index: &BTreeMap<usize, Finding>,
+) -> Vec<(Option<String>, Vec<usize>)> {
+    let mut parts: Vec<(Option<String>, Vec<usize>)> = Vec::new();
+    for &i in members {
+        let Some(found) = findings_by_index.get(&i) else {
+            continue;
+        };
+        let key = found.targets.first().map(Target::key);
+        match parts.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, m)) => m.push(i),
+            None => parts.push((key, vec![i])),
+        }
+    }
+    // Failures not analysed join the largest part of their group.
+    if let Some(largest) = (0..parts.len()).max_by_key(|&p| parts[p].1.len()) {
+        for &i in members {
+            if !findings_by_index.contains_key(&i) {
+                parts[largest].1.push(i);
+            }
+        }
+    }
+    parts
+}
+
+/// Each analysed failure on its own, by its index in `failures`.
+fn find_each(
+    project: &Project,
+    resolver: &Resolver,
+    facts: &ProjectFacts,
+    failures: &[&Failure],
+    analysed: &[usize],
+    log_text: &str,
+) -> BTreeMap<usize, Finding> {
+    let ids: Vec<&str> = analysed
+        .iter()
+        .map(|&i| failures[i].test.as_str())
+        .collect();
+    let log_index = frames::LogIndex::new(log_text, &ids);
+    let go_outputs = frames::go_json_outputs(log_text);
+    let others: Vec<String> = ids.iter().map(|id| frames::stop_key(id)).collect();
+    let mut findings_by_index: BTreeMap<usize, Finding> = BTreeMap::new();
+    for &i in analysed {
+        let f = failures[i];
+        let mine = frames::stop_key(&f.test);
+        let rest: Vec<String> = others.iter().filter(|o| **o != mine).cloned().collect();
+        findings_by_index.insert(
+            i,
+            find(
+                project,
+                resolver,
+                f,
+                facts,
+                &log_index,
+                go_outputs.as_ref(),
+                &rest,
+            ),
+        );
+    }
+    findings_by_index
+}
+
+fn classification_of(causes: &[CauseGroup]) -> Classification {
+    Classification {
+        kind: overall(causes.iter().map(|g| g.kind)),
+        groups: causes
+            .iter()
+            .map(|g| ClassifiedGroup {
+                signature: g.signature.clone(),
+                kind: g.kind,
+                reason: g.reason.clone(),
+                fix: g.fix.clone(),
+                tests: g.tests.clone(),
+            })
+            .collect(),
+    }
+}
+
+/// The failing tests and the tests that import a place to change.
+fn affected_tests(
+    project: &Project,
+    failures: &[&Failure],
+    points: &[ModificationPoint],
+) -> Vec<String> {
+    let modified: Vec<String> = points.iter().map(|p| p.file.clone()).collect();
+    let mut affected: Vec<String> = failures.iter().map(|f| f.test.clone()).collect();
+    for t in importing_tests(project, &modified) {
+        if !affected.contains(&t) {
+            affected.push(t);
+        }
+    }
+    affected
+}
+
+/// Failures grouped by signature, in order of first appearance.
+fn signature_groups(failures: &[&Failure]) -> Vec<(String, Vec<usize>)> {
+    let mut by_sig: Vec<(String, Vec<usize>)> = Vec::new();
+    let mut sig_index: std::collections::HashMap<String, usize> = Default::default();
+    for (i, f) in failures.iter().enumerate() {
+        let sig = signature(f);
+        match sig_index.get(&sig) {
+            Some(&g) => by_sig[g].1.push(i),
+            None => {
+                sig_index.insert(sig.clone(), by_sig.len());
+                by_sig.push((sig, vec![i]));
+            }
+        }
+    }
+    by_sig
+}
+
+/// One cause: the part of a signature group whose failures point at one place.
+fn cause_group(
+    sig: &str,
+    part: &[usize],
+    rep: &Finding,
+    verdicts: &[Verdict],
+    failures: &[&Failure],
+    tried: &BTreeMap<String, Vec<u32>>,
+) -> CauseGroup {
+    let kinds = part.iter().map(|&i| &verdicts[i]);
+    let verdict = classify::majority(kinds.clone()).clone();
+    let mut points: Vec<String> = Vec::new();
+    let mut context: Vec<String> = Vec::new();
+    if verdict.kind == FailureKind::Code {
+        for t in group_targets(&rep.targets) {
+            let p = point(t).to_string();
+            if !points.contains(&p) {
+                points.push(p);
+            }
+        }
+        if let Some(top) = rep.targets.first() {
+            context = top.via.clone();
+        }
+    }
+    let top = rep
+        .targets
+        .first()
+        .filter(|_| verdict.kind == FailureKind::Code);
+    let confidence = match verdict.kind {
+        FailureKind::Environment => 0.8,
+        FailureKind::Test => 0.6,
+        FailureKind::Code => top.map_or(UNLOCATED, Target::confidence),
+    };
+    let seen_before = top.is_some_and(|t| tried.contains_key(&t.file));
+    CauseGroup {
+        kind: verdict.kind,
+        signature: sig.to_string(),
+        error: rep.error.clone(),
+        tests: part.iter().map(|&i| failures[i].test.clone()).collect(),
+        points,
+        how: top.map(|t| t.how),
+        evidence: top.map(|t| t.how.describe().to_string()),
+        confidence,
+        seen_before,
+        reason: verdict.reason.clone(),
+        fix: verdict.fix.clone(),
+        cause: cause_text(&rep.error, rep.location.as_ref(), &rep.targets, &verdict),
+        context,
+        alternatives: top.map(|t| t.alternatives.clone()).unwrap_or_default(),
+        file: rep.location.as_ref().map(|l| l.file.clone()),
+        line: rep.location.as_ref().map(|l| l.line),
+        location: rep.location.clone(),
+    }
+}
+
+/// Each code group's places, in rank order, at most [`MAX_POINTS`].
+fn modification_points(
+    causes: &[(usize, CauseGroup)],
+    findings_by_index: &BTreeMap<usize, Finding>,
+) -> Vec<ModificationPoint> {
+    let mut points: Vec<ModificationPoint> = Vec::new();
+    for (first, _) in causes.iter().filter(|(_, g)| g.kind == FailureKind::Code) {
+        for t in group_targets(&findings_by_index[first].targets) {
+            let p = point(t);
+            if points.len() < MAX_POINTS
+                && !points
+                    .iter()
+                    .any(|q| q.file == p.file && q.function == p.function)
+            {
+                points.push(p);
+            }
+        }
+    }
+    points
+}
+
+/// Notes on places already changed without success and on ambiguous
+/// places; returns how much the confidence drops for the former.
+fn history_notes(
+    points: &[ModificationPoint],
+    causes: &[CauseGroup],
+    tried: &BTreeMap<String, Vec<u32>>,
+    notes: &mut Vec<String>,
+) -> f64 {
+    let mut penalty = 0.0;
+    for p in points {
+        if let Some(iterations) = tried.get(&p.file) {
+            penalty += 0.1;
+            notes.push(format!(
+                "{} was already changed in iteration(s) {} without fixing the failures; look beyond it",
+                p.file,
+                iterations
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+    }
+    for g in causes {
+        if g.how == Some(How::Ambiguous) {
+            notes.push(format!(
+                "unsure where `{}` is fixed: the failing line calls a name defined in several places ({}); confidence lowered",
+                g.tests[0],
+                g.alternatives.join(", ")
+            ));
+        }
+    }
+    penalty
+}
+
+/// The analysis's confidence: the groups' weighted by their size, less
+/// the history penalty.
+fn overall_confidence(causes: &[CauseGroup], penalty: f64) -> f64 {
+    let total: usize = causes.iter().map(|g| g.tests.len()).sum::<usize>().max(1);
+    let weighted: f64 = causes
+        .iter()
+        .map(|g| g.confidence * g.tests.len() as f64)
+        .sum::<f64>()
+        / total as f64;
+    let base = if causes.is_empty() {
+        UNLOCATED
+    } else {
+        weighted
+    };
+    ((base - penalty).clamp(0.05, MAX_CONFIDENCE) * 100.0).round() / 100.0
+}
+
+fn root_causes(causes: &[CauseGroup]) -> Vec<RootCause> {
+    causes
+        .iter()
+        .map(|g| RootCause {
+            test: g.tests[0].clone(),
+            error: g.error.clone(),
+            cause: if g.tests.len() > 1 {
+                format!("{}; {} failing tests share it", g.cause, g.tests.len())
+            } else {
+                g.cause.clone()
+            },
+            file: g.file.clone(),
+            line: g.line,
+            failure_kind: Some(g.kind),
+            extra: Default::default(),
+        })
+        .collect()
 }
 
 fn approach_text(

@@ -141,13 +141,113 @@ fn prio_rank(p: &str) -> u8 {
 /// Gather the context of the project at `input.root`.
 pub fn gather(input: &GatherInput) -> Result<Gathered> {
     let root = input.root;
-    let mut warnings = Vec::new();
     let (files, listing) = files::list_files(root)?;
     let classes: Vec<FileClass> = files.iter().map(|f| files::file_class(f)).collect();
     let file_set: BTreeSet<&str> = files.iter().map(String::as_str).collect();
+    let manifests = read_manifests(root, &files, &classes);
+    let detection = project::detect(&files, &classes, &manifests.near_root);
+    let facts = read_facts(root, &files, &classes, &manifests.crates);
+    let python_roots: Vec<String> = manifests.python_roots.iter().cloned().collect();
+    let links = mapping::link_tests(&mapping::Project {
+        files: &files,
+        classes: &classes,
+        facts: &facts,
+        crates: &manifests.crates,
+        go_modules: &manifests.go_modules,
+        python_roots: &python_roots,
+    });
+    let conventions = mapping::learn_conventions(&links);
+    let code = Code::new(&files, &classes, &links);
+    let mut warnings = Vec::new();
+    let (line_cov, cov_by_file) = read_line_coverage(root, &file_set, &mut warnings);
+    let missing = missing_tests(&code, &conventions, &manifests.crates, &cov_by_file);
+    let keywords = focus::keywords(input.description);
+    let source_context = input.source.map(|src| source_context(src, &file_set));
+    let focus = find_focus(&FocusInput {
+        root,
+        keywords: &keywords,
+        files: &files,
+        classes: &classes,
+        code: &code,
+        near_root: &manifests.near_root,
+        source_context: source_context.as_ref(),
+    });
+    let languages = languages(&classes);
+    let framework = input.framework.clone().unwrap_or_default();
+    let conv_lines = convention_lines(&conventions, &code, &links, &framework);
+    let stats = coverage_stats(&classes, &code, &links);
+    let assets = assets(&files, &classes, &code, &links, &focus.paths);
 
-    // Manifests: every Cargo.toml and go.mod (crate names and module
-    // paths for import resolution); the rest only near the root.
+    let complexity = match code.sources.len() {
+        0..=20 => "low",
+        21..=200 => "medium",
+        _ => "high",
+    };
+    let mut tech_stack: Vec<String> = languages.iter().map(|l| l.language.clone()).collect();
+    tech_stack.extend(detection.frameworks.iter().cloned());
+    if !framework.framework.is_empty() && !tech_stack.contains(&framework.framework) {
+        tech_stack.push(framework.framework.clone());
+    }
+
+    let mut package = ContextPackage {
+        metadata: ContextMetadata {
+            session_id: input.session_id.to_string(),
+            task_description: input.description.to_string(),
+            keywords,
+            complexity: complexity.into(),
+            tech_stack,
+            extra: Default::default(),
+        },
+        project: ProjectInfo {
+            languages,
+            project_type: detection.project_type,
+            frameworks: detection.frameworks,
+            files_scanned: files.len() as u32,
+            file_listing: Some(listing.as_str().to_string()),
+            extra: Default::default(),
+        },
+        test_framework: TestFrameworkInfo {
+            framework: framework.framework,
+            command: framework.command,
+            test_pattern: framework.test_pattern,
+            test_directory: framework.test_directory,
+            conventions: conv_lines,
+            signals: framework.signals,
+            extra: Default::default(),
+        },
+        assets,
+        test_coverage: TestCoverage {
+            existing_tests: links.iter().map(existing_test).collect(),
+            missing_tests: missing,
+            coverage_stats: stats,
+            line_coverage: line_cov,
+            extra: Default::default(),
+        },
+        focus_paths: focus.paths,
+        focus_areas: focus.areas,
+        source_context,
+        extra: Default::default(),
+    };
+    add_target_symbols(root, &mut package, &code.family_of);
+    Ok(Gathered { package, warnings })
+}
+
+/// The manifests wfx reads and what they say about import resolution.
+struct Manifests {
+    /// Near the root (at most two directories deep): project detection
+    /// and package names.
+    near_root: Vec<project::Manifest>,
+    /// Crate directory → crate name, from every Cargo.toml.
+    crates: BTreeMap<String, String>,
+    /// Module directory → module path, from every go.mod.
+    go_modules: BTreeMap<String, String>,
+    /// Where Python packages are imported from.
+    python_roots: BTreeSet<String>,
+}
+
+/// Manifests: every Cargo.toml and go.mod (crate names and module paths
+/// for import resolution); the rest only near the root.
+fn read_manifests(root: &Path, files: &[String], classes: &[FileClass]) -> Manifests {
     let manifest_idx: Vec<usize> = files
         .iter()
         .enumerate()
@@ -187,15 +287,26 @@ pub fn gather(input: &GatherInput) -> Result<Gathered> {
             _ => {}
         }
     }
-    let near_root: Vec<project::Manifest> = manifests
-        .iter()
+    let near_root = manifests
+        .into_iter()
         .filter(|m| m.path.matches('/').count() <= 2)
-        .cloned()
         .collect();
-    let detection = project::detect(&files, &classes, &near_root);
+    Manifests {
+        near_root,
+        crates,
+        go_modules,
+        python_roots,
+    }
+}
 
-    // Read what the paths cannot tell: Rust sources (inline tests) and
-    // test files (imports).
+/// Read what the paths cannot tell: Rust sources (inline tests) and test
+/// files (imports), by index into `files`.
+fn read_facts(
+    root: &Path,
+    files: &[String],
+    classes: &[FileClass],
+    crates: &BTreeMap<String, String>,
+) -> HashMap<usize, Facts> {
     let to_read: Vec<usize> = (0..files.len())
         .filter(|&i| {
             let c = &classes[i];
@@ -209,112 +320,136 @@ pub fn gather(input: &GatherInput) -> Result<Gathered> {
     let facts_vec: Vec<Facts> = par_map(&to_read, |&i| {
         let c = &classes[i];
         let family = c.family.expect("filtered on family");
-        let limit = if c.kind == Kind::Source {
-            READ_FULL
-        } else {
-            READ_IMPORTS
-        };
         if c.kind == Kind::Source {
             return Facts {
-                inline_tests: read_bytes(&root.join(&files[i]), limit)
+                inline_tests: read_bytes(&root.join(&files[i]), READ_FULL)
                     .is_some_and(|b| mapping::has_inline_rust_tests(&b)),
                 imports: Vec::new(),
             };
         }
-        let Some(text) = read_bounded(&root.join(&files[i]), limit) else {
+        let Some(text) = read_bounded(&root.join(&files[i]), READ_IMPORTS) else {
             return Facts::default();
         };
-        let ident = mapping::nearest_root(&crates, &files[i]).map(|(_, c)| c.as_str());
+        let ident = mapping::nearest_root(crates, &files[i]).map(|(_, c)| c.as_str());
         Facts {
             inline_tests: false,
             imports: mapping::extract(family, &text, ident),
         }
     });
-    let facts: HashMap<usize, Facts> = to_read.into_iter().zip(facts_vec).collect();
-    let python_roots: Vec<String> = python_roots.into_iter().collect();
-    let links = mapping::link_tests(&mapping::Project {
-        files: &files,
-        classes: &classes,
-        facts: &facts,
-        crates: &crates,
-        go_modules: &go_modules,
-        python_roots: &python_roots,
-    });
-    let conventions = mapping::learn_conventions(&links);
+    to_read.into_iter().zip(facts_vec).collect()
+}
 
-    // Source files wfx maps tests for, and which of them have tests.
-    let sources: Vec<&str> = files
-        .iter()
-        .zip(&classes)
-        .filter(|(_, c)| c.kind == Kind::Source && c.family.is_some())
-        .map(|(f, _)| f.as_str())
-        .collect();
-    let source_set: std::collections::HashSet<&str> = sources.iter().copied().collect();
-    let tested: BTreeSet<&str> = links
-        .iter()
-        .flat_map(|l| l.implementation_files.iter().map(String::as_str))
-        .collect();
-    let family_of: HashMap<&str, Lang> = files
-        .iter()
-        .zip(&classes)
-        .filter_map(|(f, c)| c.family.map(|fam| (f.as_str(), fam)))
-        .collect();
+/// Source files wfx maps tests for, and which of them have tests.
+struct Code<'a> {
+    sources: Vec<&'a str>,
+    source_set: std::collections::HashSet<&'a str>,
+    tested: BTreeSet<&'a str>,
+    family_of: HashMap<&'a str, Lang>,
+}
 
-    // Real line coverage, when a report exists.
-    let mut line_cov: Option<LineCoverage> = None;
-    let mut cov_by_file: HashMap<String, f64> = HashMap::new();
-    if let Some((path, format)) = coverage::find_report(root, None) {
-        let rel = crate::session::Workspace::new(root).rel(&path);
-        match std::fs::read_to_string(&path) {
-            Ok(text) => {
-                let exists = |p: &str| file_set.contains(p);
-                let resolver = coverage::project_resolver(root, &exists);
-                match coverage::parse(format, &text, &resolver) {
-                    Ok(report) => {
-                        let files_cov: Vec<FileLineCoverage> = report
-                            .files
-                            .iter()
-                            .filter(|f| f.counts.lines_total > 0)
-                            .map(|f| FileLineCoverage {
-                                path: f.path.clone(),
-                                lines_total: f.counts.lines_total,
-                                lines_covered: f.counts.lines_covered,
-                                percent: f.counts.line_percent().unwrap_or(0.0),
-                            })
-                            .collect();
-                        for f in &files_cov {
-                            cov_by_file.insert(f.path.clone(), f.percent);
-                        }
-                        line_cov = Some(LineCoverage {
-                            report: rel,
-                            format: format.as_str().to_string(),
-                            percent: report.totals.line_percent().unwrap_or(0.0),
-                            branch_percent: report.totals.branch_percent(),
-                            function_percent: report.totals.function_percent(),
-                            files: files_cov,
-                        });
-                    }
-                    Err(e) => warnings.push(format!("coverage report {rel} was not read: {e}")),
-                }
-            }
-            Err(e) => warnings.push(format!("coverage report {rel} was not read: {e}")),
+impl<'a> Code<'a> {
+    fn new(files: &'a [String], classes: &[FileClass], links: &'a [TestLink]) -> Self {
+        let sources: Vec<&str> = files
+            .iter()
+            .zip(classes)
+            .filter(|(_, c)| c.kind == Kind::Source && c.family.is_some())
+            .map(|(f, _)| f.as_str())
+            .collect();
+        Code {
+            source_set: sources.iter().copied().collect(),
+            sources,
+            tested: links
+                .iter()
+                .flat_map(|l| l.implementation_files.iter().map(String::as_str))
+                .collect(),
+            family_of: files
+                .iter()
+                .zip(classes)
+                .filter_map(|(f, c)| c.family.map(|fam| (f.as_str(), fam)))
+                .collect(),
         }
     }
 
-    // Where new tests go, per family.
+    fn tested_count(&self) -> usize {
+        self.sources
+            .iter()
+            .filter(|s| self.tested.contains(*s))
+            .count()
+    }
+}
+
+/// Real line coverage, when a report exists, and each file's percentage.
+fn read_line_coverage(
+    root: &Path,
+    file_set: &BTreeSet<&str>,
+    warnings: &mut Vec<String>,
+) -> (Option<LineCoverage>, HashMap<String, f64>) {
+    let mut cov_by_file: HashMap<String, f64> = HashMap::new();
+    let Some((path, format)) = coverage::find_report(root, None) else {
+        return (None, cov_by_file);
+    };
+    let rel = crate::session::Workspace::new(root).rel(&path);
+    let report = std::fs::read_to_string(&path)
+        .map_err(|e| e.to_string())
+        .and_then(|text| {
+            let exists = |p: &str| file_set.contains(p);
+            let resolver = coverage::project_resolver(root, &exists);
+            coverage::parse(format, &text, &resolver)
+        });
+    let report = match report {
+        Ok(report) => report,
+        Err(e) => {
+            warnings.push(format!("coverage report {rel} was not read: {e}"));
+            return (None, cov_by_file);
+        }
+    };
+    let files_cov: Vec<FileLineCoverage> = report
+        .files
+        .iter()
+        .filter(|f| f.counts.lines_total > 0)
+        .map(|f| FileLineCoverage {
+            path: f.path.clone(),
+            lines_total: f.counts.lines_total,
+            lines_covered: f.counts.lines_covered,
+            percent: f.counts.line_percent().unwrap_or(0.0),
+        })
+        .collect();
+    for f in &files_cov {
+        cov_by_file.insert(f.path.clone(), f.percent);
+    }
+    let line_cov = LineCoverage {
+        report: rel,
+        format: format.as_str().to_string(),
+        percent: report.totals.line_percent().unwrap_or(0.0),
+        branch_percent: report.totals.branch_percent(),
+        function_percent: report.totals.function_percent(),
+        files: files_cov,
+    };
+    (Some(line_cov), cov_by_file)
+}
+
+/// The sources no test covers, with where a new test goes (per family)
+/// and why it matters; most important first.
+fn missing_tests(
+    code: &Code,
+    conventions: &BTreeMap<Lang, mapping::Convention>,
+    crates: &BTreeMap<String, String>,
+    cov_by_file: &HashMap<String, f64>,
+) -> Vec<MissingTest> {
     let pkg_dir = |path: &str, family: Lang| -> String {
         match family {
-            Lang::Rust => mapping::nearest_root(&crates, path)
+            Lang::Rust => mapping::nearest_root(crates, path)
                 .map(|(d, _)| d.to_string())
                 .unwrap_or_default(),
             _ => String::new(),
         }
     };
-    let mut missing: Vec<MissingTest> = sources
+    let mut missing: Vec<MissingTest> = code
+        .sources
         .iter()
-        .filter(|s| !tested.contains(*s))
+        .filter(|s| !code.tested.contains(*s))
         .map(|s| {
-            let fam = family_of[s];
+            let fam = code.family_of[s];
             let (priority, word) = files::path_priority(s);
             let conv = &conventions[&fam];
             let mut reason = "no test file is named after it or imports it".to_string();
@@ -346,74 +481,35 @@ pub fn gather(input: &GatherInput) -> Result<Gathered> {
             .cmp(&prio_rank(&b.priority))
             .then_with(|| a.implementation_file.cmp(&b.implementation_file))
     });
+    missing
+}
 
-    // Focus: the source session's changed files, then keyword matches on
-    // paths, package names and (if that finds little) symbols.
-    let keywords = focus::keywords(input.description);
-    let mut focus_hits: BTreeMap<String, String> = BTreeMap::new();
+/// What the focus is found from.
+struct FocusInput<'a> {
+    root: &'a Path,
+    keywords: &'a [String],
+    files: &'a [String],
+    classes: &'a [FileClass],
+    code: &'a Code<'a>,
+    near_root: &'a [project::Manifest],
+    source_context: Option<&'a SourceContext>,
+}
+
+/// `focus_paths` and `focus_areas` of the package.
+struct Focus {
+    paths: Vec<String>,
+    areas: Vec<String>,
+}
+
+/// Focus: the source session's changed files, then keyword matches on
+/// paths, package names and (if that finds little) symbols.
+fn find_focus(input: &FocusInput) -> Focus {
+    let hits = focus_hits(input);
+    let sources = &input.code.sources;
     // Directory → (reason → files). Empty key: the "nothing matched" line.
     let mut areas: BTreeMap<String, BTreeMap<String, u32>> = BTreeMap::new();
-    let source_context = input.source.map(|src| source_context(src, &file_set));
-    if let Some(sc) = &source_context {
-        for f in &sc.changed_files {
-            let c = files::file_class(f);
-            if matches!(c.kind, Kind::Source | Kind::Test) {
-                focus_hits.insert(f.clone(), SOURCE_CHANGED.into());
-            }
-        }
-    }
-    for (f, c) in files.iter().zip(&classes) {
-        if !matches!(c.kind, Kind::Source | Kind::Test) || c.family.is_none() {
-            continue;
-        }
-        let without_ext = f.rsplit_once('.').map_or(f.as_str(), |(a, _)| a);
-        if let Some(k) = focus::first_match(&keywords, without_ext) {
-            focus_hits
-                .entry(f.clone())
-                .or_insert_with(|| format!("path matches '{k}'"));
-        }
-    }
-    for m in &near_root {
-        if let Some(name) = project::package_name(m)
-            && let Some(k) = focus::first_match(&keywords, &name)
-        {
-            let dir = files::parent_dir(&m.path);
-            for s in &sources {
-                if dir.is_empty() || s.starts_with(&format!("{dir}/")) {
-                    focus_hits
-                        .entry(s.to_string())
-                        .or_insert_with(|| format!("package '{name}' matches '{k}'"));
-                }
-            }
-        }
-    }
-    let path_matched_sources = focus_hits
-        .keys()
-        .filter(|f| source_set.contains(f.as_str()))
-        .count();
-    if !keywords.is_empty() && path_matched_sources < 3 {
-        let cands: Vec<&str> = sources
-            .iter()
-            .copied()
-            .filter(|s| !focus_hits.contains_key(*s))
-            .take(SYMBOL_SCAN_LIMIT)
-            .collect();
-        let found: Vec<Option<String>> = par_map(&cands, |s| {
-            let text = read_bounded(&root.join(s), READ_SYMBOLS)?;
-            let syms = focus::public_symbols(family_of[s], &text, 200);
-            syms.iter().find_map(|sym| {
-                focus::first_match(&keywords, sym)
-                    .map(|k| format!("defines '{sym}' (matches '{k}')"))
-            })
-        });
-        for (s, hit) in cands.iter().zip(found) {
-            if let Some(why) = hit {
-                focus_hits.insert(s.to_string(), why);
-            }
-        }
-    }
-    let focus_paths: Vec<String>;
-    if focus_hits.is_empty() {
+    let paths: Vec<String>;
+    if hits.is_empty() {
         // Nothing matched: the whole source tree is in scope, by its roots.
         let roots: BTreeSet<String> = sources
             .iter()
@@ -422,14 +518,15 @@ pub fn gather(input: &GatherInput) -> Result<Gathered> {
                     .map_or((*s).to_string(), |(d, _)| d.to_string())
             })
             .collect();
-        focus_paths = roots.into_iter().take(MAX_FOCUS).collect();
-        let msg = if keywords.is_empty() {
+        paths = roots.into_iter().take(MAX_FOCUS).collect();
+        let msg = if input.keywords.is_empty() {
             "the description names no file, module or symbol; every source root is in scope"
                 .to_string()
         } else {
             format!(
                 "no path, package or symbol matches {}; every source root is in scope",
-                keywords
+                input
+                    .keywords
                     .iter()
                     .map(|k| format!("'{k}'"))
                     .collect::<Vec<_>>()
@@ -438,15 +535,15 @@ pub fn gather(input: &GatherInput) -> Result<Gathered> {
         };
         areas.insert(String::new(), BTreeMap::from([(msg, 0)]));
     } else {
-        let mut hits: Vec<(&String, &String)> = focus_hits.iter().collect();
+        let mut sorted: Vec<(&String, &String)> = hits.iter().collect();
         // Sources before tests, then by path.
-        hits.sort_by_key(|(f, _)| (!source_set.contains(f.as_str()), f.as_str()));
-        focus_paths = hits
+        sorted.sort_by_key(|(f, _)| (!input.code.source_set.contains(f.as_str()), f.as_str()));
+        paths = sorted
             .iter()
             .take(MAX_FOCUS)
             .map(|(f, _)| (*f).clone())
             .collect();
-        for (f, why) in &focus_hits {
+        for (f, why) in &hits {
             let dir = files::parent_dir(f);
             let key = if dir.is_empty() {
                 ".".to_string()
@@ -461,22 +558,88 @@ pub fn gather(input: &GatherInput) -> Result<Gathered> {
         }
     }
     let area_count = areas.len();
-    let mut focus_areas: Vec<String> = areas
+    let mut area_lines: Vec<String> = areas
         .into_iter()
         .map(|(dir, reasons)| area_line(&dir, reasons))
         .collect();
     if area_count > MAX_AREAS {
-        focus_areas.truncate(MAX_AREAS);
-        focus_areas.push(format!("… and {} more directories", area_count - MAX_AREAS));
+        area_lines.truncate(MAX_AREAS);
+        area_lines.push(format!("… and {} more directories", area_count - MAX_AREAS));
     }
-    let focus_set: BTreeSet<&str> = focus_paths.iter().map(String::as_str).collect();
+    Focus {
+        paths,
+        areas: area_lines,
+    }
+}
 
-    // Existing tests.
-    let existing: Vec<ExistingTest> = links.iter().map(existing_test).collect();
+/// Each file in focus and why.
+fn focus_hits(input: &FocusInput) -> BTreeMap<String, String> {
+    let (keywords, code) = (input.keywords, input.code);
+    let mut hits: BTreeMap<String, String> = BTreeMap::new();
+    if let Some(sc) = input.source_context {
+        for f in &sc.changed_files {
+            let c = files::file_class(f);
+            if matches!(c.kind, Kind::Source | Kind::Test) {
+                hits.insert(f.clone(), SOURCE_CHANGED.into());
+            }
+        }
+    }
+    for (f, c) in input.files.iter().zip(input.classes) {
+        if !matches!(c.kind, Kind::Source | Kind::Test) || c.family.is_none() {
+            continue;
+        }
+        let without_ext = f.rsplit_once('.').map_or(f.as_str(), |(a, _)| a);
+        if let Some(k) = focus::first_match(keywords, without_ext) {
+            hits.entry(f.clone())
+                .or_insert_with(|| format!("path matches '{k}'"));
+        }
+    }
+    for m in input.near_root {
+        if let Some(name) = project::package_name(m)
+            && let Some(k) = focus::first_match(keywords, &name)
+        {
+            let dir = files::parent_dir(&m.path);
+            for s in &code.sources {
+                if dir.is_empty() || s.starts_with(&format!("{dir}/")) {
+                    hits.entry(s.to_string())
+                        .or_insert_with(|| format!("package '{name}' matches '{k}'"));
+                }
+            }
+        }
+    }
+    let path_matched_sources = hits
+        .keys()
+        .filter(|f| code.source_set.contains(f.as_str()))
+        .count();
+    if !keywords.is_empty() && path_matched_sources < 3 {
+        let cands: Vec<&str> = code
+            .sources
+            .iter()
+            .copied()
+            .filter(|s| !hits.contains_key(*s))
+            .take(SYMBOL_SCAN_LIMIT)
+            .collect();
+        let found: Vec<Option<String>> = par_map(&cands, |s| {
+            let text = read_bounded(&input.root.join(s), READ_SYMBOLS)?;
+            let syms = focus::public_symbols(code.family_of[s], &text, 200);
+            syms.iter().find_map(|sym| {
+                focus::first_match(keywords, sym)
+                    .map(|k| format!("defines '{sym}' (matches '{k}')"))
+            })
+        });
+        for (s, hit) in cands.iter().zip(found) {
+            if let Some(why) = hit {
+                hits.insert(s.to_string(), why);
+            }
+        }
+    }
+    hits
+}
 
-    // Languages of all code files.
+/// Languages of all code files, most files first.
+fn languages(classes: &[FileClass]) -> Vec<LanguageCount> {
     let mut langs: BTreeMap<&str, u32> = BTreeMap::new();
-    for c in &classes {
+    for c in classes {
         if let (Some(l), Kind::Source | Kind::Test | Kind::AuxCode) = (c.language(), c.kind) {
             *langs.entry(l).or_default() += 1;
         }
@@ -493,31 +656,38 @@ pub fn gather(input: &GatherInput) -> Result<Gathered> {
             .cmp(&a.files)
             .then_with(|| a.language.cmp(&b.language))
     });
+    languages
+}
 
-    let unmapped = classes
-        .iter()
-        .filter(|c| c.kind == Kind::Source && c.family.is_none())
-        .count() as u32;
-    let stats = CoverageStats {
-        source_files: sources.len() as u32,
-        source_files_with_tests: sources.iter().filter(|s| tested.contains(*s)).count() as u32,
+fn coverage_stats(classes: &[FileClass], code: &Code, links: &[TestLink]) -> CoverageStats {
+    let sources = code.sources.len();
+    CoverageStats {
+        source_files: sources as u32,
+        source_files_with_tests: code.tested_count() as u32,
         test_files: links.iter().filter(|l| !l.inline).count() as u32,
-        file_coverage_percent: if sources.is_empty() {
+        file_coverage_percent: if sources == 0 {
             0.0
         } else {
-            round1(
-                sources.iter().filter(|s| tested.contains(*s)).count() as f64 * 100.0
-                    / sources.len() as f64,
-            )
+            round1(code.tested_count() as f64 * 100.0 / sources as f64)
         },
         inline_test_modules: links.iter().filter(|l| l.inline).count() as u32,
-        unmapped_code_files: unmapped,
-    };
+        unmapped_code_files: classes
+            .iter()
+            .filter(|c| c.kind == Kind::Source && c.family.is_none())
+            .count() as u32,
+    }
+}
 
-    // Conventions, for people.
-    let mut conv_lines = Vec::new();
-    for (fam, conv) in &conventions {
-        let has_sources = sources.iter().any(|s| family_of[s] == *fam);
+/// The test conventions, for people.
+fn convention_lines(
+    conventions: &BTreeMap<Lang, mapping::Convention>,
+    code: &Code,
+    links: &[TestLink],
+    framework: &FrameworkFacts,
+) -> Vec<String> {
+    let mut lines = Vec::new();
+    for (fam, conv) in conventions {
+        let has_sources = code.sources.iter().any(|s| code.family_of[s] == *fam);
         if conv.evidence == 0 && !has_sources {
             continue;
         }
@@ -529,18 +699,43 @@ pub fn gather(input: &GatherInput) -> Result<Gathered> {
             .iter()
             .filter(|l| l.family == *fam && !l.inline)
             .count() as u32;
-        conv_lines.push(conv.describe(inline, dedicated));
+        lines.push(conv.describe(inline, dedicated));
     }
-    let framework = input.framework.clone().unwrap_or_default();
     if !framework.test_pattern.is_empty() {
-        conv_lines.push(format!(
+        lines.push(format!(
             "{} finds tests matching `{}`",
             framework.framework, framework.test_pattern
         ));
     }
+    lines
+}
 
-    // Assets.
-    let mut source_assets: Vec<Asset> = sources
+fn asset(path: &str, relevance: f64, priority: &str) -> Asset {
+    Asset {
+        path: path.to_string(),
+        relevance,
+        priority: priority.to_string(),
+        symbols: Vec::new(),
+    }
+}
+
+/// The files a person or an agent should read, most relevant first.
+fn assets(
+    files: &[String],
+    classes: &[FileClass],
+    code: &Code,
+    links: &[TestLink],
+    focus_paths: &[String],
+) -> Assets {
+    let focus_set: BTreeSet<&str> = focus_paths.iter().map(String::as_str).collect();
+    let of_kind = |kind: Kind| {
+        files
+            .iter()
+            .zip(classes)
+            .filter(move |(_, c)| c.kind == kind)
+    };
+    let mut source_code: Vec<Asset> = code
+        .sources
         .iter()
         .map(|s| {
             let (p, _) = files::path_priority(s);
@@ -553,18 +748,13 @@ pub fn gather(input: &GatherInput) -> Result<Gathered> {
             if focus_set.contains(s) {
                 r += 0.3;
             }
-            if !tested.contains(s) {
+            if !code.tested.contains(s) {
                 r += 0.1;
             }
-            Asset {
-                path: s.to_string(),
-                relevance: round2(r.min(1.0)),
-                priority: p.to_string(),
-                symbols: Vec::new(),
-            }
+            asset(s, round2(r.min(1.0)), p)
         })
         .collect();
-    let mut test_assets: Vec<Asset> = links
+    let mut tests: Vec<Asset> = links
         .iter()
         .filter(|l| !l.inline)
         .map(|l| {
@@ -586,30 +776,15 @@ pub fn gather(input: &GatherInput) -> Result<Gathered> {
             } else {
                 0.6
             };
-            Asset {
-                path: l.test_file.clone(),
-                relevance: r,
-                priority: prio.to_string(),
-                symbols: Vec::new(),
-            }
+            asset(&l.test_file, r, prio)
         })
         .collect();
-    test_assets.extend(
-        files
-            .iter()
-            .zip(&classes)
-            .filter(|(_, c)| c.kind == Kind::Test && c.role == PathRole::TestSupport)
-            .map(|(f, _)| Asset {
-                path: f.clone(),
-                relevance: 0.5,
-                priority: "medium".into(),
-                symbols: Vec::new(),
-            }),
+    tests.extend(
+        of_kind(Kind::Test)
+            .filter(|(_, c)| c.role == PathRole::TestSupport)
+            .map(|(f, _)| asset(f, 0.5, "medium")),
     );
-    let mut config_assets: Vec<Asset> = files
-        .iter()
-        .zip(&classes)
-        .filter(|(_, c)| c.kind == Kind::Config)
+    let mut config: Vec<Asset> = of_kind(Kind::Config)
         .map(|(f, _)| {
             let (r, p) = if files::file_class(f).role == PathRole::TestConfig {
                 (0.8, "high")
@@ -618,18 +793,10 @@ pub fn gather(input: &GatherInput) -> Result<Gathered> {
             } else {
                 (0.4, "low")
             };
-            Asset {
-                path: f.clone(),
-                relevance: r,
-                priority: p.into(),
-                symbols: Vec::new(),
-            }
+            asset(f, r, p)
         })
         .collect();
-    let mut doc_assets: Vec<Asset> = files
-        .iter()
-        .zip(&classes)
-        .filter(|(_, c)| c.kind == Kind::Documentation)
+    let mut documentation: Vec<Asset> = of_kind(Kind::Documentation)
         .map(|(f, _)| {
             let root_readme = !f.contains('/') && f.to_ascii_uppercase().starts_with("README");
             let (r, p) = if root_readme {
@@ -637,19 +804,14 @@ pub fn gather(input: &GatherInput) -> Result<Gathered> {
             } else {
                 (0.3, "low")
             };
-            Asset {
-                path: f.clone(),
-                relevance: r,
-                priority: p.into(),
-                symbols: Vec::new(),
-            }
+            asset(f, r, p)
         })
         .collect();
     for (list, cap) in [
-        (&mut source_assets, 100),
-        (&mut test_assets, 100),
-        (&mut config_assets, 50),
-        (&mut doc_assets, 50),
+        (&mut source_code, 100),
+        (&mut tests, 100),
+        (&mut config, 50),
+        (&mut documentation, 50),
     ] {
         list.sort_by(|a, b| {
             b.relevance
@@ -658,66 +820,18 @@ pub fn gather(input: &GatherInput) -> Result<Gathered> {
         });
         list.truncate(cap);
     }
-
-    let complexity = match sources.len() {
-        0..=20 => "low",
-        21..=200 => "medium",
-        _ => "high",
-    };
-    let mut tech_stack: Vec<String> = languages.iter().map(|l| l.language.clone()).collect();
-    tech_stack.extend(detection.frameworks.iter().cloned());
-    if !framework.framework.is_empty() && !tech_stack.contains(&framework.framework) {
-        tech_stack.push(framework.framework.clone());
+    Assets {
+        source_code,
+        tests,
+        config,
+        documentation,
     }
+}
 
-    let mut package = ContextPackage {
-        metadata: ContextMetadata {
-            session_id: input.session_id.to_string(),
-            task_description: input.description.to_string(),
-            keywords,
-            complexity: complexity.into(),
-            tech_stack,
-            extra: Default::default(),
-        },
-        project: ProjectInfo {
-            languages,
-            project_type: detection.project_type,
-            frameworks: detection.frameworks,
-            files_scanned: files.len() as u32,
-            file_listing: Some(listing.as_str().to_string()),
-            extra: Default::default(),
-        },
-        test_framework: TestFrameworkInfo {
-            framework: framework.framework,
-            command: framework.command,
-            test_pattern: framework.test_pattern,
-            test_directory: framework.test_directory,
-            conventions: conv_lines,
-            signals: framework.signals,
-            extra: Default::default(),
-        },
-        assets: Assets {
-            source_code: source_assets,
-            tests: test_assets,
-            config: config_assets,
-            documentation: doc_assets,
-        },
-        test_coverage: TestCoverage {
-            existing_tests: existing,
-            missing_tests: missing,
-            coverage_stats: stats,
-            line_coverage: line_cov,
-            extra: Default::default(),
-        },
-        focus_paths,
-        focus_areas,
-        source_context,
-        extra: Default::default(),
-    };
-
-    // Symbols of the files the plan will target, so task requirements can
-    // name what to call.
-    let targets: Vec<String> = select_targets(&package)
+/// Symbols of the files the plan will target, so task requirements can
+/// name what to call.
+fn add_target_symbols(root: &Path, package: &mut ContextPackage, family_of: &HashMap<&str, Lang>) {
+    let targets: Vec<String> = select_targets(package)
         .into_iter()
         .map(|t| t.file)
         .collect();
@@ -737,16 +851,12 @@ pub fn gather(input: &GatherInput) -> Result<Gathered> {
             Some(a) => a.symbols = syms,
             None => {
                 let (p, _) = files::path_priority(t);
-                package.assets.source_code.push(Asset {
-                    path: t.clone(),
-                    relevance: 0.5,
-                    priority: p.into(),
-                    symbols: syms,
-                });
+                let mut a = asset(t, 0.5, p);
+                a.symbols = syms;
+                package.assets.source_code.push(a);
             }
         }
     }
-    Ok(Gathered { package, warnings })
 }
 
 /// One `focus_areas` line: a directory, how many of its files are in

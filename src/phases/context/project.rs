@@ -368,148 +368,176 @@ pub struct Detection {
 /// Decide the project type from manifests (only those within two
 /// directories of the root) and the file layout.
 pub fn detect(files: &[String], classes: &[FileClass], manifests: &[Manifest]) -> Detection {
-    let mut signals: BTreeMap<Kind2, Vec<(f64, String)>> = BTreeMap::new();
-    let mut add = |k: Kind2, w: f64, s: String| signals.entry(k).or_default().push((w, s));
+    let mut signals = Signals::new();
     let mut frameworks = BTreeSet::new();
-
     for m in manifests {
-        let Some(eco) = ecosystem(&m.path) else {
+        manifest_signals(m, files, &mut signals, &mut frameworks);
+    }
+    layout_signals(files, classes, &mut signals);
+    Detection {
+        project_type: decide(&signals),
+        frameworks: frameworks.into_iter().collect(),
+    }
+}
+
+/// Weighted reasons for each kind of project.
+type Signals = BTreeMap<Kind2, Vec<(f64, String)>>;
+
+/// What one manifest says: its framework dependencies and entry points.
+fn manifest_signals(
+    m: &Manifest,
+    files: &[String],
+    signals: &mut Signals,
+    frameworks: &mut BTreeSet<String>,
+) {
+    let mut add = |k: Kind2, w: f64, s: String| signals.entry(k).or_default().push((w, s));
+    let Some(eco) = ecosystem(&m.path) else {
+        return;
+    };
+    let deps = dependencies(m);
+    for (e, kind, names) in DEPS {
+        if *e != eco {
             continue;
-        };
-        let deps = dependencies(m);
-        for (e, kind, names) in DEPS {
-            if *e != eco {
-                continue;
-            }
-            for name in names.iter().filter(|n| deps.contains(**n)) {
-                let short = name.rsplit('/').next().unwrap_or(name);
-                frameworks.insert(short.to_string());
-                add(*kind, 0.6, format!("{} depends on {name}", m.path));
-            }
         }
-        for (e, names) in TEST_DEPS {
-            if *e == eco {
-                for name in names.iter().filter(|n| deps.contains(**n)) {
-                    frameworks.insert(name.rsplit('/').next().unwrap_or(name).to_string());
-                }
-            }
-        }
-        let dir = parent_dir(&m.path);
-        let has = |rel: &str| {
-            let p = if dir.is_empty() {
-                rel.to_string()
-            } else {
-                format!("{dir}/{rel}")
-            };
-            files.binary_search(&p).is_ok()
-        };
-        let has_dir = |rel: &str| {
-            let p = if dir.is_empty() {
-                format!("{rel}/")
-            } else {
-                format!("{dir}/{rel}/")
-            };
-            let i = files.partition_point(|f| f.as_str() < p.as_str());
-            files.get(i).is_some_and(|f| f.starts_with(&p))
-        };
-        match file_name(&m.path) {
-            "Cargo.toml" => {
-                let bin = m.text.contains("[[bin]]") || has("src/main.rs") || has_dir("src/bin");
-                if bin {
-                    add(
-                        Kind2::Cli,
-                        0.45,
-                        format!(
-                            "{} builds a binary (src/main.rs, src/bin/ or [[bin]])",
-                            m.path
-                        ),
-                    );
-                }
-                if has("src/lib.rs") {
-                    add(
-                        Kind2::Library,
-                        0.6,
-                        format!("{} has a library target (src/lib.rs)", m.path),
-                    );
-                }
-            }
-            "package.json" => {
-                if let Ok(v) = serde_json::from_str::<serde_json::Value>(&m.text) {
-                    if v.get("bin").is_some() {
-                        add(Kind2::Cli, 0.6, format!("{} declares \"bin\"", m.path));
-                    }
-                    if v.get("main").is_some() || v.get("exports").is_some() {
-                        add(
-                            Kind2::Library,
-                            0.4,
-                            format!("{} declares \"main\"/\"exports\"", m.path),
-                        );
-                    }
-                    if v.get("bin").is_none()
-                        && v.get("main").is_none()
-                        && v.get("exports").is_none()
-                    {
-                        add(
-                            Kind2::Library,
-                            0.3,
-                            format!("{} has no entry point, server or UI dependency", m.path),
-                        );
-                    }
-                }
-            }
-            "pyproject.toml" | "setup.cfg" | "setup.py" => {
-                let t = &m.text;
-                if t.contains("[project.scripts]")
-                    || t.contains("[tool.poetry.scripts]")
-                    || t.contains("console_scripts")
-                {
-                    add(
-                        Kind2::Cli,
-                        0.6,
-                        format!("{} declares console scripts", m.path),
-                    );
-                } else if t.contains("[project]")
-                    || t.contains("[tool.poetry]")
-                    || t.contains("setup(")
-                    || t.contains("[metadata]")
-                {
-                    add(
-                        Kind2::Library,
-                        0.5,
-                        format!(
-                            "{} declares a distributable package without console scripts",
-                            m.path
-                        ),
-                    );
-                }
-            }
-            "go.mod" => {
-                if has("main.go") || has_dir("cmd") {
-                    add(
-                        Kind2::Cli,
-                        0.4,
-                        format!("{} module has a main package (main.go or cmd/)", m.path),
-                    );
-                } else {
-                    add(
-                        Kind2::Library,
-                        0.5,
-                        format!("{} module has no main package", m.path),
-                    );
-                }
-            }
-            "pom.xml" | "build.gradle" | "build.gradle.kts" => {
-                add(
-                    Kind2::Library,
-                    0.3,
-                    format!("{} builds a JVM artifact", m.path),
-                );
-            }
-            _ => {}
+        for name in names.iter().filter(|n| deps.contains(**n)) {
+            let short = name.rsplit('/').next().unwrap_or(name);
+            frameworks.insert(short.to_string());
+            add(*kind, 0.6, format!("{} depends on {name}", m.path));
         }
     }
+    for (e, names) in TEST_DEPS {
+        if *e == eco {
+            for name in names.iter().filter(|n| deps.contains(**n)) {
+                frameworks.insert(name.rsplit('/').next().unwrap_or(name).to_string());
+            }
+        }
+    }
+    entry_signals(m, files, &mut add);
+}
 
-    // Layout signals.
+/// What a manifest's entry points say: a binary, a library, scripts.
+fn entry_signals(m: &Manifest, files: &[String], add: &mut dyn FnMut(Kind2, f64, String)) {
+    let dir = parent_dir(&m.path);
+    let has = |rel: &str| {
+        let p = if dir.is_empty() {
+            rel.to_string()
+        } else {
+            format!("{dir}/{rel}")
+        };
+        files.binary_search(&p).is_ok()
+    };
+    let has_dir = |rel: &str| {
+        let p = if dir.is_empty() {
+            format!("{rel}/")
+        } else {
+            format!("{dir}/{rel}/")
+        };
+        let i = files.partition_point(|f| f.as_str() < p.as_str());
+        files.get(i).is_some_and(|f| f.starts_with(&p))
+    };
+    match file_name(&m.path) {
+        "Cargo.toml" => {
+            let bin = m.text.contains("[[bin]]") || has("src/main.rs") || has_dir("src/bin");
+            if bin {
+                add(
+                    Kind2::Cli,
+                    0.45,
+                    format!(
+                        "{} builds a binary (src/main.rs, src/bin/ or [[bin]])",
+                        m.path
+                    ),
+                );
+            }
+            if has("src/lib.rs") {
+                add(
+                    Kind2::Library,
+                    0.6,
+                    format!("{} has a library target (src/lib.rs)", m.path),
+                );
+            }
+        }
+        "package.json" => package_json_signals(m, add),
+        "pyproject.toml" | "setup.cfg" | "setup.py" => python_signals(m, add),
+        "go.mod" => {
+            if has("main.go") || has_dir("cmd") {
+                add(
+                    Kind2::Cli,
+                    0.4,
+                    format!("{} module has a main package (main.go or cmd/)", m.path),
+                );
+            } else {
+                add(
+                    Kind2::Library,
+                    0.5,
+                    format!("{} module has no main package", m.path),
+                );
+            }
+        }
+        "pom.xml" | "build.gradle" | "build.gradle.kts" => {
+            add(
+                Kind2::Library,
+                0.3,
+                format!("{} builds a JVM artifact", m.path),
+            );
+        }
+        _ => {}
+    }
+}
+
+/// A package.json: a `bin`, or `main`/`exports`, or neither.
+fn package_json_signals(m: &Manifest, add: &mut dyn FnMut(Kind2, f64, String)) {
+    if let Ok(v) = serde_json::from_str::<serde_json::Value>(&m.text) {
+        if v.get("bin").is_some() {
+            add(Kind2::Cli, 0.6, format!("{} declares \"bin\"", m.path));
+        }
+        if v.get("main").is_some() || v.get("exports").is_some() {
+            add(
+                Kind2::Library,
+                0.4,
+                format!("{} declares \"main\"/\"exports\"", m.path),
+            );
+        }
+        if v.get("bin").is_none() && v.get("main").is_none() && v.get("exports").is_none() {
+            add(
+                Kind2::Library,
+                0.3,
+                format!("{} has no entry point, server or UI dependency", m.path),
+            );
+        }
+    }
+}
+
+/// A Python package: console scripts, or a distributable package.
+fn python_signals(m: &Manifest, add: &mut dyn FnMut(Kind2, f64, String)) {
+    let t = &m.text;
+    if t.contains("[project.scripts]")
+        || t.contains("[tool.poetry.scripts]")
+        || t.contains("console_scripts")
+    {
+        add(
+            Kind2::Cli,
+            0.6,
+            format!("{} declares console scripts", m.path),
+        );
+    } else if t.contains("[project]")
+        || t.contains("[tool.poetry]")
+        || t.contains("setup(")
+        || t.contains("[metadata]")
+    {
+        add(
+            Kind2::Library,
+            0.5,
+            format!(
+                "{} declares a distributable package without console scripts",
+                m.path
+            ),
+        );
+    }
+}
+
+/// What the file layout says: UI components, API directories, entry points.
+fn layout_signals(files: &[String], classes: &[FileClass], signals: &mut Signals) {
+    let mut add = |k: Kind2, w: f64, s: String| signals.entry(k).or_default().push((w, s));
     let count = |pred: &dyn Fn(&str) -> bool| {
         files
             .iter()
@@ -564,7 +592,10 @@ pub fn detect(files: &[String], classes: &[FileClass], manifests: &[Manifest]) -
     if files.iter().any(|f| file_name(f) == "__main__.py") {
         add(Kind2::Cli, 0.35, "a __main__.py entry point".into());
     }
+}
 
+/// The most likely kind; full-stack when both UI and API are likely.
+fn decide(signals: &Signals) -> ProjectType {
     // Independent evidence combines like probabilities (noisy-or), capped:
     // layout and manifests never make wfx certain.
     let score =
@@ -594,7 +625,7 @@ pub fn detect(files: &[String], classes: &[FileClass], manifests: &[Manifest]) -
         .iter()
         .find(|(k, _)| *k == Kind2::ApiService)
         .map_or(0.0, |s| s.1);
-    let project_type = if ui >= 0.5 && api >= 0.5 {
+    if ui >= 0.5 && api >= 0.5 {
         let mut sig = shown(&signals[&Kind2::WebUi]);
         sig.extend(shown(&signals[&Kind2::ApiService]));
         ProjectType {
@@ -614,10 +645,6 @@ pub fn detect(files: &[String], classes: &[FileClass], manifests: &[Manifest]) -
             confidence: 0.0,
             signals: vec!["no manifest, framework dependency or entry point was recognised".into()],
         }
-    };
-    Detection {
-        project_type,
-        frameworks: frameworks.into_iter().collect(),
     }
 }
 

@@ -10,6 +10,10 @@ use super::tap::SEP;
 use super::{ParsedCase, ParsedRun, Status, best_location, excerpt, rust_panic, strip_ansi};
 use crate::artifacts::test_results::Layer;
 
+/// The `name` of the root element of the reports wfx writes
+/// (`ci::junit`), by which this parser knows its own reports.
+pub const ROOT_NAME: &str = "wfx";
+
 /// Which tool wrote a report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Dialect {
@@ -261,7 +265,7 @@ fn dialect(doc: &junit_parser::TestSuites) -> Dialect {
     if name == "nextest-run" {
         return Dialect::Nextest;
     }
-    if name == crate::ci::junit::ROOT_NAME {
+    if name == ROOT_NAME {
         return Dialect::Wfx;
     }
     if name == "pytest tests" || suite_names("pytest") {

@@ -1,12 +1,10 @@
-//! Types shared by the static scans (AI-issue scan, test anti-patterns) and
-//! the code-validation gate that judges their findings (REFERENCE.md
-//! "Gates"). Kept free of scanning logic so reports, prompts and artifacts can
-//! use them without pulling in the scanners.
+//! What the static scans (AI-issue scan, test anti-patterns) find, as
+//! task records keep it and the code-validation gate (`cycle::gates`)
+//! judges it (REFERENCE.md "Gates"). Kept free of scanning logic so
+//! reports, prompts and artifacts can use it without the scanners.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-
-use crate::artifacts::config::CodeValidationGate;
 
 /// How bad a finding is; the gate counts each level against its own limit.
 #[derive(
@@ -97,7 +95,8 @@ pub struct Counts {
     pub warning: u32,
 }
 
-/// Count findings per severity, the input of [`code_validation_gate`].
+/// Count findings per severity, the input of the code-validation gate
+/// (`cycle::gates::code_validation_gate`).
 pub fn counts(findings: &[Finding]) -> Counts {
     let mut c = Counts::default();
     for f in findings {
@@ -123,20 +122,6 @@ pub enum GateVerdict {
     HardFail,
 }
 
-/// The gate of REFERENCE.md "Gates": PASS = critical ≤ limit (0 by default),
-/// errors ≤ limit, warnings ≤ limit; SOFT_FAIL = within the critical limit but
-/// over another one; HARD_FAIL = over the critical limit. Spending the
-/// retries is the caller's business (it turns a soft fail into a block).
-pub fn code_validation_gate(c: &Counts, limits: &CodeValidationGate) -> GateVerdict {
-    if c.critical > limits.critical {
-        GateVerdict::HardFail
-    } else if c.error > limits.error || c.warning > limits.warning {
-        GateVerdict::SoftFail
-    } else {
-        GateVerdict::Pass
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -160,43 +145,6 @@ mod tests {
                 error: 2,
                 warning: 1
             }
-        );
-    }
-
-    #[test]
-    fn gate_table() {
-        let limits = CodeValidationGate::default();
-        let cases: &[((u32, u32, u32), GateVerdict)] = &[
-            ((0, 0, 0), GateVerdict::Pass),
-            ((0, 3, 10), GateVerdict::Pass),
-            ((0, 4, 0), GateVerdict::SoftFail),
-            ((0, 0, 11), GateVerdict::SoftFail),
-            ((0, 4, 11), GateVerdict::SoftFail),
-            ((1, 0, 0), GateVerdict::HardFail),
-            ((2, 9, 99), GateVerdict::HardFail),
-        ];
-        for &((critical, error, warning), want) in cases {
-            let c = Counts {
-                critical,
-                error,
-                warning,
-            };
-            assert_eq!(code_validation_gate(&c, &limits), want, "{c:?}");
-        }
-        let loose = CodeValidationGate {
-            critical: 1,
-            error: 0,
-            warning: 0,
-            max_retries: 2,
-        };
-        let one_critical = Counts {
-            critical: 1,
-            error: 0,
-            warning: 0,
-        };
-        assert_eq!(
-            code_validation_gate(&one_critical, &loose),
-            GateVerdict::Pass
         );
     }
 }
