@@ -142,7 +142,9 @@ pub fn create(path: &Path, mode: u32) -> std::io::Result<File> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => return Err(e),
     }
+    // Readable too, for a log kept to a size cap (see [`read_write`]).
     OpenOptions::new()
+        .read(true)
         .write(true)
         .create_new(true)
         .mode(mode)
@@ -153,16 +155,26 @@ pub fn create(path: &Path, mode: u32) -> std::io::Result<File> {
 /// `path` opened to append: only when it is a regular file of its own
 /// (one link, not a symlink); otherwise a new file replaces it.
 pub fn append(path: &Path) -> std::io::Result<File> {
+    reopen(path, OpenOptions::new().append(true))
+}
+
+/// `path` opened to read and write anywhere (a log kept to a size cap),
+/// under the conditions of [`append`].
+pub fn read_write(path: &Path) -> std::io::Result<File> {
+    reopen(path, OpenOptions::new().read(true).write(true))
+}
+
+/// `path` opened with `options` when it is a regular file of its own,
+/// else a new file (opened with the same access) in its place.
+fn reopen(path: &Path, options: &mut OpenOptions) -> std::io::Result<File> {
     use std::os::unix::fs::MetadataExt;
     real_parent(path)?;
+    options.custom_flags(libc::O_NOFOLLOW);
     if let Ok(meta) = std::fs::symlink_metadata(path)
         && meta.is_file()
         && meta.nlink() == 1
     {
-        let file = OpenOptions::new()
-            .append(true)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(path)?;
+        let file = options.open(path)?;
         // Still the file that was checked.
         if file.metadata()?.ino() == meta.ino() {
             return Ok(file);

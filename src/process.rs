@@ -1,8 +1,14 @@
 //! Child processes (DESIGN.md §6.2), shared by test runs, agents, gates and
 //! `wfx run`: each child gets its own process group, a closed (or fully fed
-//! then closed) stdin, output streamed to a log with only a bounded head and
-//! tail kept in memory, a timeout that ends the whole group, and on Linux a
-//! parent-death signal. Ctrl-C ends the group and is reported, never lost.
+//! then closed) stdin, output streamed to a log (whole, or kept to a cap:
+//! see [`LogLimit`]) with only a bounded head and tail kept in memory, a
+//! timeout that ends the whole group, and on Linux a parent-death signal.
+//! Ctrl-C ends the group and is reported, never lost.
+//!
+//! While a child runs, wfx blocks in one `poll(2)` on the output pipe, the
+//! child's exit (a pidfd) and Ctrl-C (a pipe the signal handler writes
+//! to), with the step's next deadline as its timeout: it wakes for one of
+//! them and for nothing else.
 
 use std::ffi::OsString;
 use std::io::{Read, Write};
@@ -10,12 +16,15 @@ use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
 
+mod log;
 mod procs;
+mod wake;
+use log::LogWriter;
+pub use log::{AGENT_LOG, LogLimit};
 pub use procs::start_time;
 
 /// Bytes of output kept from the start of a run.
@@ -23,7 +32,8 @@ pub const DEFAULT_HEAD: usize = 16 * 1024;
 /// Bytes of output kept from the end of a run.
 pub const DEFAULT_TAIL: usize = 64 * 1024;
 
-/// Called with each chunk of output as it arrives (on a reader thread).
+/// Called with each chunk of output as it arrives (on the thread that
+/// called [`run`]; keep it short: the output waits meanwhile).
 pub type OutputHook = Box<dyn FnMut(&[u8]) + Send>;
 
 /// What to run and how.
@@ -41,6 +51,8 @@ pub struct Spec {
     pub grace: Duration,
     /// Combined stdout+stderr is appended here as it arrives.
     pub log: Option<PathBuf>,
+    /// Keep the log to this size (its head and tail); `None`: whole.
+    pub log_limit: Option<LogLimit>,
     pub head_bytes: usize,
     pub tail_bytes: usize,
     pub on_output: Option<OutputHook>,
@@ -60,6 +72,7 @@ impl Spec {
             timeout: None,
             grace: Duration::from_secs(5),
             log: None,
+            log_limit: None,
             head_bytes: DEFAULT_HEAD,
             tail_bytes: DEFAULT_TAIL,
             on_output: None,
@@ -89,6 +102,11 @@ impl Spec {
     }
     pub fn log(mut self, path: impl Into<PathBuf>) -> Spec {
         self.log = Some(path.into());
+        self
+    }
+    /// Keep the log to `limit` (see [`LogLimit`]).
+    pub fn log_limit(mut self, limit: LogLimit) -> Spec {
+        self.log_limit = Some(limit);
         self
     }
     pub fn on_output(mut self, hook: OutputHook) -> Spec {
@@ -178,6 +196,7 @@ static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 static CURRENT_PGID: AtomicI32 = AtomicI32::new(0);
 
 extern "C" fn on_signal(_sig: libc::c_int) {
+    wake::wake_on_interrupt();
     if INTERRUPTED.swap(true, Ordering::SeqCst) {
         // Second Ctrl-C: end the child group and leave now. Only
         // async-signal-safe calls here.
@@ -194,6 +213,7 @@ extern "C" fn on_signal(_sig: libc::c_int) {
 pub fn install_interrupt_handler() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| unsafe {
+        wake::open_interrupt_pipe();
         let mut action: libc::sigaction = std::mem::zeroed();
         action.sa_sigaction = on_signal as *const () as usize;
         action.sa_flags = libc::SA_RESTART;
@@ -442,55 +462,82 @@ impl Capture {
     }
 }
 
-/// Read the child's output until end of file or until `stop` is set (a
-/// process outside wfx's reach may hold the pipe open forever): polls, so
-/// the flag is seen within 100 ms even when nothing arrives.
-fn spawn_reader(
-    mut pipe: std::io::PipeReader,
-    mut log: Option<std::fs::File>,
-    mut capture: Capture,
-    mut hook: Option<OutputHook>,
-    stop: std::sync::Arc<AtomicBool>,
-) -> std::thread::JoinHandle<std::io::Result<Capture>> {
-    use std::os::fd::AsRawFd;
-    std::thread::spawn(move || {
-        let mut buf = vec![0u8; 64 * 1024];
-        loop {
-            let mut fds = libc::pollfd {
-                fd: pipe.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            };
-            let ready = unsafe { libc::poll(&mut fds, 1, 100) };
-            if ready == 0
-                || (ready < 0
-                    && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted)
-            {
-                if stop.load(Ordering::SeqCst) {
-                    break;
+/// Where the output goes as it arrives: the log (capped or whole), the
+/// bounded capture, the caller's hook. A log that cannot be written is
+/// reported at the end; the output is still read, so the child never
+/// blocks on a full pipe.
+struct Sink {
+    log: Option<LogWriter>,
+    capture: Capture,
+    hook: Option<OutputHook>,
+    error: Option<std::io::Error>,
+}
+
+impl Sink {
+    fn push(&mut self, chunk: &[u8]) {
+        if let Some(log) = self.log.as_mut()
+            && let Err(e) = log.write(chunk)
+        {
+            self.error = Some(e);
+            self.log = None;
+        }
+        self.capture.push(chunk);
+        if let Some(h) = self.hook.as_mut() {
+            h(chunk);
+        }
+    }
+
+    fn finish(mut self) -> (Capture, Option<std::io::Error>) {
+        if let Some(log) = self.log.take()
+            && let Err(e) = log.finish()
+        {
+            self.error.get_or_insert(e);
+        }
+        (self.capture, self.error)
+    }
+}
+
+/// The read end of the output pipe, non-blocking: read while it has data.
+struct Output {
+    pipe: Option<std::io::PipeReader>,
+    buf: Vec<u8>,
+}
+
+impl Output {
+    fn new(pipe: std::io::PipeReader) -> Output {
+        use std::os::fd::AsRawFd;
+        unsafe {
+            let fd = pipe.as_raw_fd();
+            let flags = libc::fcntl(fd, libc::F_GETFL);
+            libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
+        }
+        Output {
+            pipe: Some(pipe),
+            buf: vec![0u8; 64 * 1024],
+        }
+    }
+
+    fn fd(&self) -> Option<std::os::fd::RawFd> {
+        use std::os::fd::AsRawFd;
+        self.pipe.as_ref().map(|p| p.as_raw_fd())
+    }
+
+    /// Read what is there into `sink`; at end of file (or a read error)
+    /// the pipe is closed.
+    fn drain(&mut self, sink: &mut Sink) {
+        while let Some(pipe) = self.pipe.as_mut() {
+            match pipe.read(&mut self.buf) {
+                Ok(0) => self.pipe = None,
+                Ok(n) => sink.push(&self.buf[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    sink.error.get_or_insert(e);
+                    self.pipe = None;
                 }
-                continue;
-            }
-            let n = match pipe.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
-            };
-            let chunk = &buf[..n];
-            if let Some(f) = log.as_mut() {
-                f.write_all(chunk)?;
-            }
-            capture.push(chunk);
-            if let Some(h) = hook.as_mut() {
-                h(chunk);
             }
         }
-        if let Some(f) = log.as_mut() {
-            f.flush()?;
-        }
-        Ok(capture)
-    })
+    }
 }
 
 /// Run a child to completion (or timeout / interrupt) as described in the
@@ -535,7 +582,11 @@ pub fn run(mut spec: Spec, on_spawn: &mut dyn FnMut(i32)) -> Result<Outcome> {
     let log = match &spec.log {
         // Appended to only when it is a file of its own: a link an agent
         // left in its place is replaced, never written through.
-        Some(path) => Some(crate::fsx::append(path).map_err(|e| Error::io(path, e))?),
+        Some(path) => Some(
+            crate::fsx::read_write(path)
+                .and_then(|f| LogWriter::new(f, spec.log_limit))
+                .map_err(|e| Error::io(path, e))?,
+        ),
         None => None,
     };
 
@@ -561,14 +612,6 @@ pub fn run(mut spec: Spec, on_spawn: &mut dyn FnMut(i32)) -> Result<Outcome> {
     CURRENT_PGID.store(pgid, Ordering::SeqCst);
     on_spawn(pgid);
 
-    let stop_reading = std::sync::Arc::new(AtomicBool::new(false));
-    let reader_thread = spawn_reader(
-        reader,
-        log,
-        Capture::new(spec.head_bytes, spec.tail_bytes),
-        spec.on_output.take(),
-        stop_reading.clone(),
-    );
     if let Some(input) = spec.stdin.take()
         && let Some(mut stdin) = child.stdin.take()
     {
@@ -577,45 +620,56 @@ pub fn run(mut spec: Spec, on_spawn: &mut dyn FnMut(i32)) -> Result<Outcome> {
             // dropping `stdin` closes it: agents never wait on an open pipe
         });
     }
+    let mut sink = Sink {
+        log,
+        capture: Capture::new(spec.head_bytes, spec.tail_bytes),
+        hook: spec.on_output.take(),
+        error: None,
+    };
+    let mut output = Output::new(reader);
+    let mut exit = wake::ExitWatch::new(child).map_err(|e| Error::io(&spec.cwd, e))?;
 
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait());
-    });
-
+    // One wait for whatever comes first: output, the exit, Ctrl-C, the
+    // timeout, the end of the grace after SIGTERM.
     let mut timed_out = false;
     let mut was_interrupted = false;
     let mut term_sent_at: Option<Instant> = None;
+    let mut killed = false;
+    let timeout_at = spec.timeout.and_then(|t| started.checked_add(t));
     let status = loop {
-        let now = Instant::now();
-        let wait = match (term_sent_at, spec.timeout) {
-            (Some(t), _) => (t + spec.grace).saturating_duration_since(now),
-            (None, Some(limit)) => (started + limit).saturating_duration_since(now),
-            (None, None) => Duration::from_millis(100),
+        if term_sent_at.is_none() && interrupted() {
+            was_interrupted = true;
+            signal_group(pgid, libc::SIGTERM);
+            term_sent_at = Some(Instant::now());
         }
-        .min(Duration::from_millis(100));
-        match rx.recv_timeout(wait) {
-            Ok(status) => break status.map_err(|e| Error::io(&spec.cwd, e))?,
-            Err(mpsc::RecvTimeoutError::Disconnected) => {
-                return Err(Error::Internal("child waiter vanished".into()));
-            }
-            Err(mpsc::RecvTimeoutError::Timeout) => {}
+        let deadline = match term_sent_at {
+            Some(t) if !killed => t.checked_add(spec.grace),
+            Some(_) => None,
+            None => timeout_at,
+        };
+        // Once Ctrl-C is handled its descriptor stays readable: left out.
+        let interrupt = wake::interrupt_fd().filter(|_| term_sent_at.is_none());
+        let fds: Vec<std::os::fd::RawFd> = [Some(exit.fd()), output.fd(), interrupt]
+            .into_iter()
+            .flatten()
+            .collect();
+        let ready = wake::ready(&fds, deadline);
+        output.drain(&mut sink);
+        if ready[0] {
+            break exit.status().map_err(|e| Error::io(&spec.cwd, e))?;
         }
         let now = Instant::now();
         match term_sent_at {
-            None => {
-                let over = spec.timeout.is_some_and(|l| now >= started + l);
-                if over || interrupted() {
-                    timed_out = over && !interrupted();
-                    was_interrupted = interrupted();
-                    signal_group(pgid, libc::SIGTERM);
-                    term_sent_at = Some(now);
-                }
+            None if timeout_at.is_some_and(|t| now >= t) => {
+                timed_out = true;
+                signal_group(pgid, libc::SIGTERM);
+                term_sent_at = Some(now);
             }
-            Some(t) if now >= t + spec.grace => {
+            Some(t) if !killed && t.checked_add(spec.grace).is_none_or(|k| now >= k) => {
                 signal_group(pgid, libc::SIGKILL);
+                killed = true;
             }
-            Some(_) => {}
+            _ => {}
         }
     };
 
@@ -632,15 +686,21 @@ pub fn run(mut spec: Spec, on_spawn: &mut dyn FnMut(i32)) -> Result<Outcome> {
     // The output is read until its end of file, but never longer than the
     // grace: a process wfx could not end (another user's, one that cleared
     // its marker and left before wfx adopted it) must not hang the step.
-    let deadline = Instant::now() + grace;
-    while !reader_thread.is_finished() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(10));
+    let read_until = wake::after(grace);
+    while let Some(fd) = output.fd() {
+        if read_until.is_some_and(|t| Instant::now() >= t) {
+            break;
+        }
+        wake::ready(&[fd], read_until);
+        output.drain(&mut sink);
     }
-    stop_reading.store(true, Ordering::SeqCst);
-    let capture = reader_thread
-        .join()
-        .map_err(|_| Error::Internal("output reader panicked".into()))?
-        .map_err(|e| Error::io(spec.log.as_deref().unwrap_or(Path::new("<output>")), e))?;
+    let (capture, log_error) = sink.finish();
+    if let Some(e) = log_error {
+        return Err(Error::io(
+            spec.log.as_deref().unwrap_or(Path::new("<output>")),
+            e,
+        ));
+    }
     let (head, tail, total_bytes) = capture.finish();
     Ok(Outcome {
         exit_code: status.code(),

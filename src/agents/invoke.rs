@@ -324,7 +324,8 @@ pub fn invoke(inv: &Invocation, on_spawn: &mut dyn FnMut(i32)) -> Result<CallRec
     let mut spec = Spec::new(argv, inv.cwd)
         .stdin(inv.prompt.as_bytes().to_vec())
         .timeout(agent.timeout)
-        .log(&inv.files.output);
+        .log(&inv.files.output)
+        .log_limit(process::AGENT_LOG);
     spec.head_bytes = 4 * 1024;
     spec.tail_bytes = 4 * 1024;
     for (k, v) in vars.env() {

@@ -196,7 +196,7 @@ pub fn run(ctx: &Ctx, args: InstallArgs) -> Result<Exit> {
             backup: backup.map(|b| ctx.ws.rel(&b)),
         });
     }
-    let on_path = crate::testing::detect::on_path("wfx");
+    let on_path = crate::testing::program::on_path("wfx");
     if ctx.ui.is_json() {
         ctx.ui.json(&serde_json::json!({
             "target": "claude",

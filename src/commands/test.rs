@@ -49,6 +49,8 @@ pub fn run(ctx: &Ctx, args: TestArgs) -> Result<Exit> {
             &ctx.ws.rel(&ctx.ws.config_path()),
         ))
     })?;
+    testing::program::check_on_path(&detected.command)
+        .map_err(|e| crate::cycle::not_on_path(&ctx.ws, &e))?;
 
     let cache = store::ensure_cache_dir(&ctx.ws)?;
     let results_path = cache.join("test-results.json");

@@ -768,7 +768,11 @@ pub fn unchecked_fixes(runs: &[IterationRecord], before: u32) -> Vec<u32> {
 /// variable the guard cannot see). Runs without per-case results are not
 /// judged for missing tests. A subset run (`selected`: the ids its tier
 /// asked for) judges only those: jest and vitest list the other tests of
-/// a file they ran as skipped.
+/// a file they ran as skipped. `failed_before` are the failing *tests*
+/// ([`crate::testing::results::failing_ids`]): a static failure (the
+/// placeholder of a run that crashed or could not start, named after the
+/// command; a collection error) is no test, and a fix that makes it go
+/// away removed nothing.
 pub fn vanished_tests(
     failed_before: &[String],
     run: &TestResults,
@@ -1874,14 +1878,23 @@ mod tests {
             case("tests/test_ops.py::test_add", CaseStatus::Passed),
             case("tests/test_ops.py::test_sub", CaseStatus::Failed),
         ];
-        let failed: Vec<String> = [
+        let mut failures: Vec<Failure> = [
             "tests/test_ops.py::test_div",
             "tests/test_ops.py::test_add",
             "tests/test_ops.py::test_sub",
             "tests/test_auth.py::test_token",
         ]
-        .map(String::from)
+        .map(|t| failure(t, "assert", Criticality::Medium))
         .to_vec();
+        // Static failures are no tests: the placeholder of a run that
+        // crashed (named after the command) and a collection error never
+        // vanish, though a full run lists neither.
+        for id in ["python -m pytest --junitxml=r.xml", "tests/test_cli.py"] {
+            let mut f = failure(id, "killed by signal 11", Criticality::High);
+            f.test_type = Layer::Static;
+            failures.push(f);
+        }
+        let failed = crate::testing::results::failing_ids(&results(Scope::Full, 1, 0, failures));
         let details = |r: &TestResults| -> Vec<String> {
             vanished_tests(&failed, r, None)
                 .into_iter()

@@ -2190,9 +2190,12 @@ impl CycleMachine {
         results: &TestResults,
         selected: Option<&[String]>,
     ) -> Vec<crate::artifacts::fix_history::TestEdit> {
-        let failed: Vec<String> = baseline.failures.iter().map(|f| f.test.clone()).collect();
         guard::recorded(
-            decide::vanished_tests(&failed, results, selected),
+            decide::vanished_tests(
+                &crate::testing::results::failing_ids(baseline),
+                results,
+                selected,
+            ),
             &self.config.cycle.test_edits,
         )
     }
@@ -2216,6 +2219,16 @@ impl CycleMachine {
         });
         s.touch(Doc::History);
         s.touch(Doc::IterationSummary(k));
+        let n = rollback
+            .run
+            .and_then(|r| s.record(r).map(|r| r.iteration))
+            .unwrap_or(k + 1);
+        self.after_undo(s, n, out);
+    }
+
+    /// After fix k was undone (reverted, or put back uncommitted): the
+    /// next analysis (of iteration `n`), or a block at a limit.
+    fn after_undo(&self, s: &mut CycleState, n: u32, out: &mut Vec<Event>) {
         s.iter.action = Action::AnalyzeFailures;
         let decision = decide::after_rollback(
             s.attempts(),
@@ -2226,10 +2239,6 @@ impl CycleMachine {
             policy::cost_cap(s.spent_usd(), self.config.agents.max_cost_usd),
             &self.limits,
         );
-        let n = rollback
-            .run
-            .and_then(|r| s.record(r).map(|r| r.iteration))
-            .unwrap_or(k + 1);
         self.apply(s, decision, n, out);
     }
 
@@ -2258,19 +2267,9 @@ impl CycleMachine {
             commit: revert_id,
             message: rollback.message.clone(),
         });
-        s.iter.action = Action::AnalyzeFailures;
-        let decision = decide::after_rollback(
-            s.attempts(),
-            decide::no_progress(
-                &settled_runs(&s.iter.iterations),
-                self.limits.no_progress_limit,
-            ),
-            policy::cost_cap(s.spent_usd(), self.config.agents.max_cost_usd),
-            &self.limits,
-        );
         s.touch(Doc::IterationSummary(k));
         s.touch(Doc::IterationSummary(n));
-        self.apply(s, decision, n, out);
+        self.after_undo(s, n, out);
     }
 
     /// Full or partial success: statuses and summaries; the archive and

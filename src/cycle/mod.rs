@@ -30,7 +30,6 @@ pub mod weaken;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
 use chrono::Utc;
 
@@ -200,7 +199,7 @@ pub fn run(ws: &Workspace, req: &CycleRequest, ui: &Printer) -> Result<Ending> {
         lock.claim_work_tree(&ws.work_tree_lock(), &ws.root)?;
     }
     if let Some(since) = &stale_since {
-        for file in clear_stale_git_locks(&root, since) {
+        for file in crate::git::sweep_dead_run(&root, since) {
             sinks.emit(&Event::StaleGitLock { file }, Utc::now());
         }
     }
@@ -496,16 +495,17 @@ fn detect_or_refuse(
             &ws.rel(&ws.config_path()),
         )));
     };
-    if let Some(program) = crate::testing::detect::program_of(&detected.command)
-        && !crate::testing::detect::on_path(&program)
-    {
-        return Err(Error::usage(format!(
-            "the test command `{}` needs `{program}`, which is not on PATH: install it, or set another command in {}",
-            detected.command,
-            ws.rel(&ws.config_path())
-        )));
-    }
+    crate::testing::program::check_on_path(&detected.command).map_err(|e| not_on_path(ws, &e))?;
     Ok(detected)
+}
+
+/// Exit 2 for a test command whose program is not on PATH, with what to
+/// do about it: the same words from the cycle, planning and `wfx test`.
+pub fn not_on_path(ws: &Workspace, e: &crate::testing::program::NotOnPath) -> Error {
+    Error::usage(format!(
+        "{e}: install it, or set another command in {}",
+        ws.rel(&ws.config_path())
+    ))
 }
 
 fn show_list(items: &[String]) -> String {
@@ -516,45 +516,6 @@ fn show_list(items: &[String]) -> String {
     } else {
         shown.join(", ")
     }
-}
-
-/// Git lock files (`index.lock`, `HEAD.lock`, the branch's ref lock) that
-/// a wfx run killed in the middle of a commit left behind: removed when the
-/// session lock says its previous holder died and the file was created
-/// after that holder started (so it is that run's, not another git
-/// process's). Returns the removed files, relative to the work tree.
-fn clear_stale_git_locks(root: &Path, since: &str) -> Vec<String> {
-    let Ok(started) = chrono::DateTime::parse_from_rfc3339(since) else {
-        return Vec::new();
-    };
-    let started: std::time::SystemTime = started.to_utc().into();
-    let Ok(repo) = git2::Repository::discover(root) else {
-        return Vec::new();
-    };
-    let gitdir = repo.path().to_path_buf();
-    let mut candidates = vec![gitdir.join("index.lock"), gitdir.join("HEAD.lock")];
-    if let Ok(head) = repo.find_reference("HEAD")
-        && let Ok(Some(target)) = head.symbolic_target()
-    {
-        candidates.push(repo.commondir().join(format!("{target}.lock")));
-    }
-    let mut removed = Vec::new();
-    for path in candidates {
-        let Ok(meta) = std::fs::metadata(&path) else {
-            continue;
-        };
-        let created = meta.modified().unwrap_or(std::time::UNIX_EPOCH);
-        // `since` has whole seconds: allow the second it was written in.
-        if created + Duration::from_secs(1) >= started && std::fs::remove_file(&path).is_ok() {
-            removed.push(
-                path.strip_prefix(repo.workdir().unwrap_or(&gitdir))
-                    .unwrap_or(&path)
-                    .display()
-                    .to_string(),
-            );
-        }
-    }
-    removed
 }
 
 /// `--worktree`: a worktree on branch `wfx/<id>` under

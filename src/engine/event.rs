@@ -50,7 +50,8 @@ pub enum Event {
     Start(Box<Start>),
     /// Processes an interrupted run left behind were ended.
     StaleProcesses { pgid: i32 },
-    /// A git lock file an interrupted run left behind was removed.
+    /// A git lock file (or libgit2 temp object) an interrupted run left
+    /// behind was removed.
     StaleGitLock { file: String },
     /// Not a git repository: no commits, no rollback.
     NoGit,

@@ -112,7 +112,9 @@ impl Ports for RealPorts<'_> {
                 Err(e) => return Err(Error::io(run.log, e)),
             }
         }
-        let mut spec = Spec::shell(run.command, run.cwd).log(run.log);
+        let mut spec = Spec::shell(run.command, run.cwd)
+            .log(run.log)
+            .log_limit(process::AGENT_LOG);
         for (k, v) in run.env {
             spec = spec.env(k.clone(), v.clone());
         }

@@ -34,9 +34,38 @@ pub struct HeadGuard {
 pub struct SessionFile {
     /// Its path in the repository.
     path: Vec<u8>,
-    bytes: Vec<u8>,
+    content: Content,
     mode: u32,
 }
+
+/// What is kept of a session file before an agent call.
+#[derive(Debug, Clone)]
+enum Content {
+    /// A small file (a session document): its bytes.
+    Bytes(Vec<u8>),
+    /// A big file (a log; up to hundreds of MiB): an open handle instead
+    /// of its bytes, which keeps the content when a `git reset`, `git
+    /// checkout` or `git clean` deletes or replaces the file (git unlinks
+    /// and writes anew), with the file's key then. Memory stays bounded
+    /// whatever an agent printed before; an agent that truncates a log in
+    /// place changes what the handle reads too, which is not undone.
+    Held {
+        file: std::sync::Arc<std::fs::File>,
+        key: crate::session::store::FileKey,
+    },
+}
+
+impl PartialEq for Content {
+    fn eq(&self, other: &Content) -> bool {
+        match (self, other) {
+            (Content::Bytes(a), Content::Bytes(b)) => a == b,
+            (Content::Held { key: a, .. }, Content::Held { key: b, .. }) => a == b,
+            _ => false,
+        }
+    }
+}
+
+impl Eq for Content {}
 
 impl Checkpoints {
     /// Record `HEAD`, its branch and the files under `session_dir` (an
@@ -238,17 +267,28 @@ impl Repo {
                 .get(entry.path())
                 .filter(|(k, _)| *k == key)
                 .map(|(_, b)| b.clone());
-            let bytes = match cached {
-                Some(b) => b,
+            let content = match cached {
+                Some(b) => Content::Bytes(b),
+                // Big files are never read: a handle keeps them.
+                None if meta.len() > CACHED_COPY_MAX as u64 => {
+                    match std::fs::File::open(entry.path()) {
+                        Ok(file) => Content::Held {
+                            key: file
+                                .metadata()
+                                .map(|m| crate::session::store::FileKey::of(&m))
+                                .unwrap_or(key),
+                            file: std::sync::Arc::new(file),
+                        },
+                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                        Err(e) => return Err(Error::io(entry.path(), e)),
+                    }
+                }
                 None => match std::fs::read(entry.path()) {
                     Ok(b) => {
-                        // Big logs are read each time rather than kept twice.
-                        if b.len() <= CACHED_COPY_MAX {
-                            self.session_copies
-                                .borrow_mut()
-                                .insert(entry.path().to_path_buf(), (key, b.clone()));
-                        }
-                        b
+                        self.session_copies
+                            .borrow_mut()
+                            .insert(entry.path().to_path_buf(), (key, b.clone()));
+                        Content::Bytes(b)
                     }
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
                     Err(e) => return Err(Error::io(entry.path(), e)),
@@ -262,7 +302,7 @@ impl Repo {
             path.extend_from_slice(&paths::path_to_bytes(rel));
             out.push(SessionFile {
                 path,
-                bytes,
+                content,
                 mode: if exec { 0o100755 } else { 0o100644 },
             });
         }
@@ -273,10 +313,31 @@ impl Repo {
     fn put_copy(&self, file: &SessionFile, done: &mut BTreeSet<Vec<u8>>) -> Result<()> {
         use std::os::unix::fs::PermissionsExt;
         let abs = self.abs(&file.path);
-        if std::fs::read(&abs).is_ok_and(|b| b == file.bytes) {
-            return Ok(());
+        match &file.content {
+            Content::Bytes(bytes) => {
+                // A file of another size differs without being read.
+                let same_len = std::fs::symlink_metadata(&abs)
+                    .is_ok_and(|m| m.is_file() && m.len() == bytes.len() as u64);
+                if same_len && std::fs::read(&abs).is_ok_and(|b| b == *bytes) {
+                    return Ok(());
+                }
+                crate::fsx::write(&abs, bytes).map_err(|e| Error::io(&abs, e))?;
+            }
+            Content::Held { file: held, key } => {
+                if crate::session::store::FileKey::at(&abs) == Some(*key) {
+                    return Ok(());
+                }
+                let copy = || -> std::io::Result<()> {
+                    use std::io::{Read, Seek};
+                    let mut from: &std::fs::File = held;
+                    from.rewind()?;
+                    let mut to = crate::fsx::create(&abs, 0o644)?;
+                    std::io::copy(&mut from.take(key.size()), &mut to)?;
+                    Ok(())
+                };
+                copy().map_err(|e| Error::io(&abs, e))?;
+            }
         }
-        crate::fsx::write(&abs, &file.bytes).map_err(|e| Error::io(&abs, e))?;
         let perm =
             std::fs::Permissions::from_mode(if file.mode == 0o100755 { 0o755 } else { 0o644 });
         std::fs::set_permissions(&abs, perm).map_err(|e| Error::io(&abs, e))?;

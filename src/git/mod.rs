@@ -33,6 +33,7 @@ mod message;
 mod paths;
 mod sealed;
 mod squash;
+mod sweep;
 mod wip;
 mod worktree;
 
@@ -45,6 +46,7 @@ pub use message::{
 };
 pub use sealed::{SealedCheckout, checkout_dir, remove_checkout, sweep_checkout};
 pub use squash::SquashOutcome;
+pub use sweep::{sweep_dead_run, sweep_ref_locks};
 pub use worktree::branch_name;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -108,32 +110,6 @@ impl Change {
 /// All paths of `changes` (both sides of renames), sorted and unique.
 /// [`Checkpoints::commit_paths`] is the same minus the user's untracked
 /// files, and is what a checkpoint should commit.
-/// Remove the lock files a killed wfx left beside its own refs
-/// (`refs/wfx/<session>/<name>.lock`, made by every ref update): the next
-/// update of that ref would fail on them. Only wfx's refs of `session` are
-/// touched, never `index.lock` or a ref a person's git may be updating.
-/// Call only while holding the session lock of a run that died. Returns
-/// how many were removed.
-pub fn sweep_ref_locks(root: &Path, session: &str) -> usize {
-    let Ok(repo) = Repository::discover(root) else {
-        return 0;
-    };
-    let dir = repo.commondir().join("refs/wfx").join(session);
-    let mut removed = 0;
-    for entry in walkdir::WalkDir::new(&dir)
-        .into_iter()
-        .filter_map(|e| e.ok())
-    {
-        if entry.file_type().is_file()
-            && entry.file_name().to_string_lossy().ends_with(".lock")
-            && std::fs::remove_file(entry.path()).is_ok()
-        {
-            removed += 1;
-        }
-    }
-    removed
-}
-
 pub fn change_paths(changes: &[Change]) -> Vec<String> {
     let set: BTreeSet<&str> = changes.iter().flat_map(Change::paths).collect();
     set.into_iter().map(str::to_string).collect()
@@ -1694,32 +1670,6 @@ fn in_conflict(index: &Index, path: &[u8]) -> bool {
 
 fn short_id(id: Oid) -> String {
     id.to_string().chars().take(12).collect()
-}
-
-#[cfg(test)]
-mod ref_lock_tests {
-    use super::*;
-
-    #[test]
-    fn a_killed_runs_ref_locks_are_swept_and_nothing_else() {
-        let tmp = tempfile::tempdir().unwrap();
-        let repo = Repository::init(tmp.path()).unwrap();
-        let refs = repo.path().join("refs/wfx/WFS-a/snapshots");
-        std::fs::create_dir_all(&refs).unwrap();
-        std::fs::write(refs.join("3.lock"), "").unwrap();
-        std::fs::write(repo.path().join("refs/wfx/WFS-a/latest.lock"), "").unwrap();
-        std::fs::create_dir_all(repo.path().join("refs/wfx/WFS-b")).unwrap();
-        std::fs::write(repo.path().join("refs/wfx/WFS-b/latest.lock"), "").unwrap();
-        std::fs::write(repo.path().join("index.lock"), "").unwrap();
-        assert_eq!(sweep_ref_locks(tmp.path(), "WFS-a"), 2);
-        assert!(!refs.join("3.lock").exists());
-        assert!(
-            repo.path().join("refs/wfx/WFS-b/latest.lock").exists(),
-            "another session's"
-        );
-        assert!(repo.path().join("index.lock").exists(), "git's own");
-        assert_eq!(sweep_ref_locks(&tmp.path().join("nowhere"), "WFS-a"), 0);
-    }
 }
 
 #[cfg(test)]

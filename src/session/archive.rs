@@ -60,6 +60,83 @@ pub fn rewrite_session_paths(text: &str, id: &str) -> Option<String> {
     changed.then_some(out)
 }
 
+/// Marks a copy of a session directory that is whole: what is left of
+/// the move is to remove the original (see [`move_dir`]).
+const COPIED: &str = ".wfx-copied";
+
+/// Move a session directory to `to` (in `archives/`), durably: a rename
+/// when both are on one filesystem; else (a session directory kept on
+/// another disk, `.workflow/active` a link to it) a copy into a hidden
+/// directory beside `to`, made durable and marked whole, renamed to `to`,
+/// and only then the original removed. A run killed on the way leaves the
+/// original, or a whole copy that the next archive finishes
+/// ([`finish_copy`]).
+fn move_dir(from: &Path, to: &Path) -> Result<()> {
+    let parent = |p: &Path| p.parent().unwrap_or(Path::new(".")).to_path_buf();
+    match std::fs::rename(from, to) {
+        Ok(()) => {}
+        Err(e) if e.raw_os_error() == Some(libc::EXDEV) => {
+            let name = to.file_name().unwrap_or_default().to_string_lossy();
+            let copy = parent(to).join(format!(".{name}.copying"));
+            if copy.exists() {
+                // An earlier copy a kill cut short.
+                fs_err::remove_dir_all(&copy).map_err(|e| Error::io(&copy, e))?;
+            }
+            copy_tree(from, &copy).map_err(|e| Error::io(from, e))?;
+            store::write_atomic(&copy.join(COPIED), b"")?;
+            std::fs::rename(&copy, to).map_err(|e| Error::io(&copy, e))?;
+            store::sync_dir(&parent(to));
+            finish_copy(from, to)?;
+            return Ok(());
+        }
+        Err(e) => return Err(Error::io(from, e)),
+    }
+    store::sync_dir(&parent(to));
+    store::sync_dir(&parent(from));
+    Ok(())
+}
+
+/// When `to` is a whole copy of `from` (marked by [`move_dir`]): remove
+/// `from`, then the mark. Whether it was one.
+fn finish_copy(from: &Path, to: &Path) -> Result<bool> {
+    let mark = to.join(COPIED);
+    if !mark.is_file() {
+        return Ok(false);
+    }
+    if from.exists() {
+        fs_err::remove_dir_all(from).map_err(|e| Error::io(from, e))?;
+        store::sync_dir(from.parent().unwrap_or(Path::new(".")));
+    }
+    fs_err::remove_file(&mark).map_err(|e| Error::io(&mark, e))?;
+    Ok(true)
+}
+
+/// Copy the tree `from` to the new directory `to`: files with their bytes
+/// and mode, made durable; links as links (never followed).
+fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    for entry in walkdir::WalkDir::new(from).follow_links(false) {
+        let entry = entry.map_err(std::io::Error::other)?;
+        let rel = entry.path().strip_prefix(from).unwrap_or(Path::new(""));
+        let target = to.join(rel);
+        let kind = entry.file_type();
+        if kind.is_dir() {
+            std::fs::create_dir(&target)?;
+        } else if kind.is_symlink() {
+            std::os::unix::fs::symlink(std::fs::read_link(entry.path())?, &target)?;
+        } else if kind.is_file() {
+            std::fs::copy(entry.path(), &target)?;
+            std::fs::File::open(&target)?.sync_all()?;
+        }
+    }
+    for entry in walkdir::WalkDir::new(to).contents_first(true) {
+        let entry = entry.map_err(std::io::Error::other)?;
+        if entry.file_type().is_dir() {
+            store::sync_dir(entry.path());
+        }
+    }
+    Ok(())
+}
+
 /// Files whose text may name session paths: JSON artifacts and Markdown.
 /// Raw logs and agent output stay byte for byte what the process printed.
 fn rewritable(path: &Path) -> bool {
@@ -136,7 +213,10 @@ impl Workspace {
         id::validate_existing_id(id)?;
         let active = self.active(id);
         let archived = self.archived(id);
-        if active.dir.is_dir() {
+        if active.dir.is_dir() && finish_copy(&active.dir, &archived.dir)? {
+            // A copy to another filesystem that a kill interrupted after
+            // it was whole: only the original was left to remove.
+        } else if active.dir.is_dir() {
             if archived.dir.exists() {
                 return Err(Error::usage(format!(
                     "cannot archive {id}: {} already exists",
@@ -191,9 +271,7 @@ impl Workspace {
             // The session's steps are durable already (the engine's
             // transaction); the move is made durable before the manifest
             // records it.
-            std::fs::rename(&active.dir, &archived.dir).map_err(|e| Error::io(&active.dir, e))?;
-            store::sync_dir(&self.archives_dir());
-            store::sync_dir(active.dir.parent().unwrap_or(Path::new(".")));
+            move_dir(&active.dir, &archived.dir)?;
         } else if !archived.dir.is_dir() {
             return Err(self
                 .find(id)
@@ -303,6 +381,47 @@ impl Workspace {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_copied_session_is_whole_and_a_marked_copy_is_finished() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let from = tmp.path().join("active/WFS-a");
+        std::fs::create_dir_all(from.join(".process")).unwrap();
+        std::fs::write(from.join("workflow-session.json"), "{}").unwrap();
+        std::fs::write(from.join(".process/run.sh"), "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(
+            from.join(".process/run.sh"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
+        std::os::unix::fs::symlink("/nonexistent/target", from.join("link")).unwrap();
+        let to = tmp.path().join("archives/WFS-a");
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        copy_tree(&from, &to).unwrap();
+        assert_eq!(
+            std::fs::read(to.join("workflow-session.json")).unwrap(),
+            b"{}"
+        );
+        let mode = std::fs::metadata(to.join(".process/run.sh"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o755);
+        assert_eq!(
+            std::fs::read_link(to.join("link")).unwrap(),
+            Path::new("/nonexistent/target")
+        );
+        // Not marked whole: nothing to finish, the original stays.
+        assert!(!finish_copy(&from, &to).unwrap());
+        assert!(from.is_dir());
+        // Marked (a kill after the copy's rename): the original goes.
+        std::fs::write(to.join(COPIED), "").unwrap();
+        assert!(finish_copy(&from, &to).unwrap());
+        assert!(!from.exists());
+        assert!(!to.join(COPIED).exists());
+        assert!(to.join("workflow-session.json").is_file());
+    }
 
     #[test]
     fn session_paths_are_rewritten_whole() {

@@ -67,6 +67,11 @@ impl FileKey {
         }
     }
 
+    /// The file's size when the key was taken.
+    pub fn size(&self) -> u64 {
+        self.len
+    }
+
     /// The key of the file at `path` (not following a last symlink).
     pub fn at(path: &Path) -> Option<FileKey> {
         std::fs::symlink_metadata(path)

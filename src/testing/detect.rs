@@ -160,7 +160,7 @@ pub const MARKERS: &[&str] = &[
 
 /// Detect the project's test command. `None` when nothing was found.
 pub fn detect(root: &Path, config: &TestConfig) -> Option<Detected> {
-    detect_with(root, config, &on_path)
+    detect_with(root, config, &super::program::on_path)
 }
 
 /// [`detect`] with the `PATH` lookup injected (tests decide whether
@@ -531,50 +531,6 @@ fn layout_for(root: &Path, framework: Framework) -> (String, String) {
                 },
                 d,
             )
-        }
-    }
-}
-
-/// The program a shell command line starts, when it can be told without
-/// running a shell: the first word after `VAR=value` assignments. `None`
-/// for paths (`./run-tests`), shell syntax and builtins, which only the
-/// shell can judge.
-pub fn program_of(command: &str) -> Option<String> {
-    const SHELL: &[&str] = &[
-        "cd", "export", "set", "exec", "env", "source", ".", "if", "for", "while", "case", "{",
-        "(", "!", "test", "[", "true", "false", "echo", "printf", "command", "eval", "time",
-    ];
-    let word = command
-        .split_whitespace()
-        .find(|w| !w.contains('=') || w.starts_with('='))?;
-    let plain = word
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '+'));
-    (plain && !SHELL.contains(&word) && word != ".").then(|| word.to_string())
-}
-
-/// Whether an executable of that name is on `PATH`.
-pub fn on_path(program: &str) -> bool {
-    !program.contains('/')
-        && crate::process::which(program, std::env::var_os("PATH").as_deref(), Path::new("/"))
-            .is_some()
-}
-
-#[cfg(test)]
-mod program_tests {
-    #[test]
-    fn the_program_of_a_command_line() {
-        for (command, want) in [
-            ("python -m pytest", Some("python")),
-            ("CI=1 npm test", Some("npm")),
-            ("cargo nextest run", Some("cargo")),
-            ("./scripts/test.sh", None),
-            ("cd sub && make check", None),
-            ("sh -c 'go test ./...'", Some("sh")),
-            ("$HOME/bin/t", None),
-            ("", None),
-        ] {
-            assert_eq!(super::program_of(command).as_deref(), want, "{command}");
         }
     }
 }

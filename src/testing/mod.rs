@@ -3,6 +3,8 @@
 //! runner wrote, and build `test-results.json`.
 //!
 //! - [`detect`]: which command and framework a project uses.
+//! - [`program`]: the program a test command needs on `PATH`, one check
+//!   for every command that runs tests.
 //! - [`parse`]: one pure parser per output format.
 //! - [`id`]: test identity — unique, stable ids (DESIGN.md §10.4).
 //! - [`results`]: parsed cases → `TestResults` (zero-tests rules, layers,
@@ -20,6 +22,7 @@ pub mod id;
 pub mod infra;
 pub mod live;
 pub mod parse;
+pub mod program;
 pub mod results;
 pub mod retest;
 pub mod run;

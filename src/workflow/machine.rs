@@ -763,7 +763,7 @@ impl RunMachine {
         let Some(detected) = crate::testing::detect::detect_with(
             &self.ws.root,
             &test_cfg,
-            &crate::testing::detect::on_path,
+            &crate::testing::program::on_path,
         ) else {
             return EngineStep::Do(Effect::Block(format!(
                 "{}: the test command is empty",

@@ -246,6 +246,16 @@ pub fn run(ws: &Workspace, ui: &Printer, opts: &RunOptions) -> Result<Outcome> {
             ws.root.display()
         ));
     }
+    if problem.is_none() {
+        // The same check as the cycle and `wfx test` make (a command whose
+        // program depends on a variable is left to the shell).
+        problem = wf.steps.iter().find_map(|s| match &s.action {
+            Action::Test(t) => crate::testing::program::check_on_path(&t.command.text)
+                .err()
+                .map(|e| format!("{}: {e}", s.label())),
+            Action::Run(_) => None,
+        });
+    }
     for note in &wf.ignored {
         ui.warn(note);
     }

@@ -191,11 +191,14 @@ pub fn resume(setup: &Setup, sref: SessionRef, state: Option<RunState>) -> Resul
     if let Some(pgid) = lock.ended_stale {
         sinks.emit(&Event::StaleProcesses { pgid }, Utc::now());
     }
-    if lock.stale.is_some() {
+    if let Some(stale) = &lock.stale {
         // A killed run may have been replacing a file: its temp is garbage
         // and must not be archived with the session (as in the cycle).
         crate::engine::txn::sweep_temps(&paths.session.dir);
         crate::git::sweep_ref_locks(&ws.root, sref.id());
+        for file in crate::git::sweep_dead_run(&ws.root, &stale.since) {
+            sinks.emit(&Event::StaleGitLock { file }, Utc::now());
+        }
     }
     let git = Checkpoints::open(&ws.root)?;
     let now = Utc::now();

@@ -3,6 +3,7 @@
 //! artifacts, `wfx validate` and exit codes — as a user would run it.
 
 use crate::common;
+use crate::common::fixture_text;
 
 use common::{Env, fake_agent, fixer_config, runs};
 use predicates::prelude::*;
@@ -65,16 +66,6 @@ fn validate(env: &Env) {
         .assert()
         .success()
         .stderr(predicate::str::contains("file(s) valid"));
-}
-
-fn fixture_text(project: &str, rel: &str) -> String {
-    std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("fixtures/projects")
-            .join(project)
-            .join(rel),
-    )
-    .unwrap()
 }
 
 #[test]

@@ -1047,6 +1047,39 @@ fn the_head_guard_restores_each_session_files_latest_version() {
     assert_eq!(env.read(&rel), "version 2\n");
 }
 
+/// A big session file (an agent's log) is kept as an open handle, not
+/// read: a `git clean` or `git checkout` that deletes or replaces it is
+/// still undone with its bytes.
+#[test]
+fn the_head_guard_restores_a_big_log_it_never_read() {
+    let env = project();
+    write_session(&env, 1);
+    let cp = open(&env);
+    let dir = env.root.join(SESSION);
+    let log: Vec<u8> = (0..3_000_000u32).map(|i| b'a' + (i % 26) as u8).collect();
+    env.write_bytes(
+        &format!("{SESSION}/.process/iteration-1-fix-cli-output.txt"),
+        &log,
+    );
+    let guard = cp.head_guard(Some(&dir)).unwrap();
+    let path = dir.join(".process/iteration-1-fix-cli-output.txt");
+    // Replaced by another file (as git writes: unlink, create).
+    std::fs::remove_file(&path).unwrap();
+    std::fs::write(&path, "the agent's version\n").unwrap();
+    cp.restore_to(&guard, None).unwrap();
+    assert!(
+        std::fs::read(&path).unwrap() == log,
+        "the log was not put back"
+    );
+    // Deleted.
+    std::fs::remove_file(&path).unwrap();
+    cp.restore_to(&guard, None).unwrap();
+    assert!(
+        std::fs::read(&path).unwrap() == log,
+        "the log was not put back"
+    );
+}
+
 #[test]
 fn project_root_in_a_subdirectory_sees_only_its_own_files() {
     let env = Env::new();

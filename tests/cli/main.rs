@@ -40,6 +40,7 @@ mod git_policy;
 mod hardening_artifacts;
 mod hardening_env;
 mod hardening_inputs;
+mod harness_regressions;
 mod help;
 mod interop_agent;
 mod interop_ccw;

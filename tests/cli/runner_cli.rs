@@ -59,12 +59,22 @@ fn no_test_command_exits_2_and_says_where_it_looked() {
 #[test]
 fn a_command_that_is_not_found_exits_2() {
     let env = Env::new();
+    // Refused before it runs, in the words the cycle uses.
     config(&env, "wfx-no-such-test-runner --all", 60);
     let out = env.wfx().arg("test").output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("cannot run `wfx-no-such-test-runner --all` (exit 127)"),
+        err.contains("the test command `wfx-no-such-test-runner --all` needs `wfx-no-such-test-runner`, which is not on PATH"),
+        "{err}"
+    );
+    // A path only the shell finds missing: exit 127.
+    config(&env, "./no-such-test-runner --all", 60);
+    let out = env.wfx().arg("test").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cannot run `./no-such-test-runner --all` (exit 127)"),
         "{err}"
     );
 }

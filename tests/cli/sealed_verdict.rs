@@ -6,21 +6,12 @@
 
 use crate::common;
 
-use crate::common::{Env, fixer_config};
+use crate::common::{Env, fixer_config, out_text};
 use serde_json::{Value, json};
 
 const ID: &str = "WFS-test-the-calculator";
 const ACTIVE: &str = ".workflow/active/WFS-test-the-calculator";
 const ARCHIVED: &str = ".workflow/archives/WFS-test-the-calculator";
-
-fn out_text(a: &assert_cmd::assert::Assert) -> String {
-    let o = a.get_output();
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
 
 fn runs(state: &Value) -> Vec<Value> {
     state["iterations"].as_array().unwrap().clone()

@@ -3,23 +3,12 @@
 //! `fixtures/projects/py-calc` with fixture agents that do the hostile
 //! thing (docs/hardening.md, "The agent cannot fool the loop").
 
-use crate::common;
-
-use common::{Env, fake_agent, fixer_config};
+use crate::common::{Env, fake_agent, fixer_config, fixture_text, out_text};
 use serde_json::{Value, json};
 
 const ID: &str = "WFS-test-the-calculator";
 const ACTIVE: &str = ".workflow/active/WFS-test-the-calculator";
 const ARCHIVED: &str = ".workflow/archives/WFS-test-the-calculator";
-
-fn fixture_text(rel: &str) -> String {
-    std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("fixtures/projects/py-calc")
-            .join(rel),
-    )
-    .unwrap()
-}
 
 fn with(mut config: Value, extra: Value) -> Value {
     for (k, v) in extra.as_object().unwrap() {
@@ -33,15 +22,6 @@ fn with(mut config: Value, extra: Value) -> Value {
         }
     }
     config
-}
-
-fn out_text(a: &assert_cmd::assert::Assert) -> String {
-    let o = a.get_output();
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 /// Case 3: a fix agent forges 20 successful fix-history entries and writes
@@ -117,7 +97,10 @@ fn an_analysis_that_edits_the_tree_is_undone_and_counts_as_failed() {
     let run = env.cycle(&[]).code(1);
     let text = out_text(&run);
     assert!(!text.contains("Completed"), "{text}");
-    assert_eq!(env.read("calc/ops.py"), fixture_text("calc/ops.py"));
+    assert_eq!(
+        env.read("calc/ops.py"),
+        fixture_text("py-calc", "calc/ops.py")
+    );
     assert_eq!(env.git(&["status", "--porcelain", "--", "calc"]), "");
     let history = env.json(&format!("{ACTIVE}/.process/fix-history.json"));
     let analysis: Vec<&Value> = history["agent_calls"]

@@ -3,29 +3,11 @@
 //! `fixtures/projects/py-calc` with fixture agents that do the hostile
 //! thing (docs/hardening.md).
 
-use crate::common::{Env, fake_agent, fixer_config};
+use crate::common::{Env, fake_agent, fixer_config, fixture_text, out_text};
 use serde_json::{Value, json};
 
 const ACTIVE: &str = ".workflow/active/WFS-test-the-calculator";
 const ARCHIVED: &str = ".workflow/archives/WFS-test-the-calculator";
-
-fn fixture_text(rel: &str) -> String {
-    std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("fixtures/projects/py-calc")
-            .join(rel),
-    )
-    .unwrap()
-}
-
-fn out_text(a: &assert_cmd::assert::Assert) -> String {
-    let o = a.get_output();
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
 
 /// Every path of HEAD's tree that git records as a symlink.
 fn committed_links(env: &Env) -> Vec<String> {
@@ -73,7 +55,10 @@ fn an_analysis_that_links_a_tracked_file_outside_is_undone_without_writing_throu
             .is_symlink(),
         "calc/ops.py is still a link"
     );
-    assert_eq!(env.read("calc/ops.py"), fixture_text("calc/ops.py"));
+    assert_eq!(
+        env.read("calc/ops.py"),
+        fixture_text("py-calc", "calc/ops.py")
+    );
     assert_eq!(env.git(&["status", "--porcelain", "--", "calc"]), "");
     let history = env.json(&format!("{ACTIVE}/.process/fix-history.json"));
     let analysis: Vec<&Value> = history["agent_calls"]
@@ -220,7 +205,7 @@ fn a_test_file_replaced_by_a_link_outside_is_put_back_before_the_tests_run() {
     );
     assert_eq!(
         env.read("tests/test_auth.py"),
-        fixture_text("tests/test_auth.py")
+        fixture_text("py-calc", "tests/test_auth.py")
     );
     let outside = std::fs::read_to_string(env.state_dir().join("test_auth.py")).unwrap();
     assert!(!outside.contains("tok_deadbeef\") is True"), "{outside}");

@@ -5,19 +5,10 @@
 //! `fixtures/projects/py-calc` with fixture agents that do the hostile
 //! thing.
 
-use crate::common::{Env, fixer_config};
+use crate::common::{Env, fixer_config, out_text};
 use serde_json::{Value, json};
 
 const ACTIVE: &str = ".workflow/active/WFS-test-the-calculator";
-
-fn out_text(a: &assert_cmd::assert::Assert) -> String {
-    let o = a.get_output();
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
 
 fn one_attempt(fixer: &str) -> Value {
     let mut config = fixer_config(fixer);

@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::cli::DemoLang;
-use crate::testing::detect::on_path;
+use crate::testing::program::on_path;
 
 /// Samples in the order the default picks them: the quickest suites first
 /// (a Python or Node suite runs in well under a second; the Rust crate

@@ -568,6 +568,16 @@ pub struct Out {
     pub stderr: String,
 }
 
+/// What a finished command printed, stdout then stderr, as text.
+pub fn out_text(a: &assert_cmd::assert::Assert) -> String {
+    let o = a.get_output();
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
 /// Run wfx in `env` with `args` to the end.
 pub fn wfx_out(env: &Env, args: &[&str]) -> Out {
     let out = env.wfx().args(args).output().unwrap();
@@ -618,4 +628,15 @@ impl Env {
             .args(args)
             .assert()
     }
+}
+
+/// A file of a sample project under `fixtures/projects/`, as committed.
+pub fn fixture_text(project: &str, rel: &str) -> String {
+    std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/projects")
+            .join(project)
+            .join(rel),
+    )
+    .unwrap()
 }
