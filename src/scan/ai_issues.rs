@@ -177,13 +177,10 @@ fn py_statements<'s>(src: &'s Source, f: &Func, logical: &[bool]) -> Vec<(usize,
     let first = src.line_index(a);
     let mut out = Vec::new();
     let mut direct: Option<usize> = None;
-    for idx in first
-        ..=src
-            .line_index(b.max(a))
-            .min(logical.len().saturating_sub(1))
-    {
+    let last = src.line_index(b.max(a));
+    for (idx, &is_logical) in logical.iter().enumerate().take(last + 1).skip(first) {
         let (ls, le) = (src.line_start(idx).max(a), src.line_end(idx).min(b.max(a)));
-        let t = if ls < le && (logical[idx] || idx == first) {
+        let t = if ls < le && (is_logical || idx == first) {
             src.masked[ls..le].trim()
         } else {
             ""
@@ -475,14 +472,16 @@ fn type_abuse(cx: &mut Ctx) {
                 .iter()
                 .any(|c| (c.line + 1 == idx || c.line == idx) && c.text.contains("no-explicit-any"))
         };
-        if line.contains("any") && !disabled() && !DOUBLE.is_match(line) {
-            if let Some(a) = ANY.find(line) {
-                hits.push((
-                    "explicit_any",
-                    src.line_start(idx) + a.start(),
-                    "explicit `any` type".into(),
-                ));
-            }
+        if line.contains("any")
+            && !disabled()
+            && !DOUBLE.is_match(line)
+            && let Some(a) = ANY.find(line)
+        {
+            hits.push((
+                "explicit_any",
+                src.line_start(idx) + a.start(),
+                "explicit `any` type".into(),
+            ));
         }
     }
     for c in DOUBLE
@@ -692,7 +691,7 @@ fn naming(cx: &mut Ctx, funcs: &[Func]) {
             && !s.chars().any(|c| c.is_ascii_uppercase())
             && !s.ends_with('_')
     };
-    let (mut camel, mut snake): (Vec<(usize, &str)>, Vec<(usize, &str)>) = (Vec::new(), Vec::new());
+    let (mut camel, mut snake) = (Vec::<(usize, &str)>::new(), Vec::<(usize, &str)>::new());
     let mut seen = BTreeSet::new();
     for (off, name) in idents.iter().filter(|(_, n)| seen.insert(n.as_str())) {
         let py_ok = lang == Lang::Python
@@ -1169,7 +1168,7 @@ fn has_assignment(stmt: &str) -> bool {
 /// `unclosed_resource`: a resource bound to a variable the file never
 /// releases (per language: what opens one, and how the message says to
 /// close it).
-fn unclosed<'h>(src: &Source, hits: &mut Vec<(&'h str, usize, String)>) {
+fn unclosed(src: &Source, hits: &mut Vec<(&str, usize, String)>) {
     const PY_OPENERS: &str = concat!(
         r"open|io\.open|codecs\.open|gzip\.open|bz2\.open|lzma\.open|socket\.socket|socket\.create_connection|",
         r"sqlite3\.connect|urllib\.request\.urlopen|urlopen|psycopg2?\.connect|pymysql\.connect|zipfile\.ZipFile|",
