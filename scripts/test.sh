@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Run wfx's whole test suite on a fresh machine: installs what the tests
 # need (pytest for the Python sample project, Go for `go test` under the
-# progress line, chromium for the report, the five agent CLIs from npm for
-# the contract suite), then builds once and runs every test.
+# progress line, chromium for the report, commitlint and the MCP SDK from
+# npm, the five agent CLIs from npm for the contract suite), then builds
+# once and runs every test.
 #
 # Each phase starts with a `== test.sh [elapsed] phase` header and the end
 # lists the wall time of every phase, so a CI log shows where the time goes:
@@ -31,7 +32,7 @@ phase() {
   echo "== test.sh [$(clock $((SECONDS - started)))] $1${2:+: $2}"
 }
 
-phase install "pytest, chromium, go, the agent CLIs (when missing)"
+phase install "pytest, chromium, go, npm tools, the agent CLIs (when missing)"
 if ! python3 -c 'import pytest' >/dev/null 2>&1; then
   python3 -m pip install --quiet --disable-pip-version-check pytest
 fi
@@ -51,8 +52,21 @@ if ! command -v actionlint >/dev/null 2>&1; then
   if command -v pyenv >/dev/null 2>&1; then pyenv rehash; fi
 fi
 
-# commitlint from npm, the commit-msg hook of tests/cli/git_convention.rs.
-tests/commitlint/install.sh >/dev/null
+# From npm, pinned and cached (tests/npm_install.sh): commitlint, the
+# commit-msg hook of tests/cli/git_convention.rs, and the official MCP
+# TypeScript SDK, the client of tests/cli/mcp_sdk.rs. A failed install fails
+# the run here; WFX_SKIP_NPM_TOOLS=1 skips those tests instead.
+if [ "${WFX_SKIP_NPM_TOOLS:-0}" = 1 ]; then
+  echo "test.sh: WFX_SKIP_NPM_TOOLS=1: the commitlint and MCP SDK tests are SKIPPED" >&2
+else
+  for tool in commitlint mcp_sdk; do
+    if ! tests/$tool/install.sh >/dev/null; then
+      echo "test.sh: FAILED: tests/$tool/install.sh (see above);" >&2
+      echo "         set WFX_SKIP_NPM_TOOLS=1 to run without the tests that need it" >&2
+      exit 1
+    fi
+  done
+fi
 
 apt_install() {
   if [ "$(id -u)" = 0 ]; then

@@ -44,6 +44,9 @@ pub struct Spec {
     pub cwd: PathBuf,
     /// Variables added to (or overriding) the inherited environment.
     pub env: Vec<(String, String)>,
+    /// Start from an empty environment instead of wfx's own (then only
+    /// `env` is set): a probe that must not find the person's credentials.
+    pub clear_env: bool,
     /// Fed to stdin, which is then closed; `None` → stdin is `/dev/null`.
     pub stdin: Option<Vec<u8>>,
     pub timeout: Option<Duration>,
@@ -68,6 +71,7 @@ impl Spec {
             argv: argv.into_iter().map(Into::into).collect(),
             cwd: cwd.into(),
             env: Vec::new(),
+            clear_env: false,
             stdin: None,
             timeout: None,
             grace: Duration::from_secs(5),
@@ -86,6 +90,10 @@ impl Spec {
 
     pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Spec {
         self.env.push((key.into(), value.into()));
+        self
+    }
+    pub fn clear_env(mut self) -> Spec {
+        self.clear_env = true;
         self
     }
     pub fn stdin(mut self, bytes: impl Into<Vec<u8>>) -> Spec {
@@ -552,6 +560,9 @@ pub fn run(mut spec: Spec, on_spawn: &mut dyn FnMut(i32)) -> Result<Outcome> {
     let token = next_step_token();
     let mut cmd = Command::new(program);
     cmd.args(args).current_dir(&spec.cwd).process_group(0);
+    if spec.clear_env {
+        cmd.env_clear();
+    }
     for (k, v) in &spec.env {
         cmd.env(k, v);
     }

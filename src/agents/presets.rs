@@ -35,6 +35,28 @@ pub struct CliInfo {
     pub verified: &'static str,
     /// Arguments that print the help of the mode wfx runs (`exec`, `run`).
     pub help: &'static [&'static str],
+    /// The argument parser it is built on: how `wfx doctor` runs its whole
+    /// command line without a model call, and how it refuses one.
+    pub parser: Parser,
+}
+
+/// An agent CLI's argument parser, as its refusals were recorded
+/// (fixtures/outputs/agents/dry-run/).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Parser {
+    /// clap (Rust): checks every argument and value before it acts on a
+    /// `--help` after them, and exits 2 on a bad one (`error: …`).
+    Clap,
+    /// commander.js: checks a value's choices as it reads it but acts on
+    /// `--help` before unknown flags, so the command line runs as it is,
+    /// with nothing on stdin: it stops at the missing prompt. A bad one:
+    /// exit 1, `error: …`.
+    Commander,
+    /// yargs: acts on `--help` before any check, so the command line runs
+    /// as it is, without credentials: it stops at the sign-in (or at the
+    /// missing prompt). A bad one: exit 1, the reason, then the usage that
+    /// starts with `usage`.
+    Yargs { usage: &'static str },
 }
 
 /// See [`CliInfo`].
@@ -45,30 +67,41 @@ pub fn info(preset: Preset) -> CliInfo {
             package: "@anthropic-ai/claude-code",
             verified: "2.1.330",
             help: &["--help"],
+            parser: Parser::Commander,
         },
         Preset::Gemini => CliInfo {
             program: "gemini",
             package: "@google/gemini-cli",
             verified: "0.61.0",
             help: &["--help"],
+            parser: Parser::Yargs {
+                usage: "Usage: gemini ",
+            },
         },
         Preset::Qwen => CliInfo {
             program: "qwen",
             package: "@qwen-code/qwen-code",
             verified: "0.24.4",
             help: &["--help"],
+            parser: Parser::Yargs {
+                usage: "Usage: qwen ",
+            },
         },
         Preset::Codex => CliInfo {
             program: "codex",
             package: "@openai/codex",
             verified: "0.169.0",
             help: &["exec", "--help"],
+            parser: Parser::Clap,
         },
         Preset::Opencode => CliInfo {
             program: "opencode",
             package: "opencode-ai",
             verified: "1.18.33",
             help: &["run", "--help"],
+            parser: Parser::Yargs {
+                usage: "opencode run [message..]",
+            },
         },
     }
 }

@@ -4,8 +4,11 @@
 //! CLI found on PATH that none does): whether its program is on PATH, its
 //! version (`--version`), and whether each flag wfx passes — and each value
 //! the CLI lists its choices for — appears in its `--help` (the help of the
-//! mode wfx runs: `codex exec --help`, `opencode run --help`). Each problem
-//! comes with the fix. Exit 0 when every configured agent can run, 1 when
+//! mode wfx runs: `codex exec --help`, `opencode run --help`); then the
+//! whole command line of each role, run the harmless way its CLI's parser
+//! allows (a dry run: `--help` appended for clap, else no prompt and no
+//! credentials), and whether the CLI refused it. Each problem comes with
+//! the fix. Exit 0 when every configured agent can run, 1 when
 //! one cannot, 2 for an invalid config.
 
 use std::path::{Path, PathBuf};
@@ -15,7 +18,7 @@ use serde::Serialize;
 
 use super::Ctx;
 use crate::agents::config::{self, AgentKind, MANUAL, ResolvedAgent, Role};
-use crate::agents::presets::{self, Arg};
+use crate::agents::presets::{self, Arg, Parser};
 use crate::artifacts::config::{AgentsConfig, CommandSpec, Preset};
 use crate::error::{Exit, Result};
 use crate::process::which;
@@ -35,6 +38,17 @@ pub struct FlagCheck {
     /// From the user's `args` in the config, not from the preset.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub from_config: bool,
+}
+
+/// One role's whole command line, run the harmless way its CLI allows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DryRun {
+    pub role: Role,
+    /// As run, program first (`--help` appended for clap CLIs).
+    pub argv: Vec<String>,
+    /// The CLI refused the command line: its own words.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refused: Option<String>,
 }
 
 /// Something that stops an agent from running as wfx calls it, and the fix.
@@ -63,6 +77,8 @@ pub struct AgentReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verified_version: Option<&'static str>,
     pub flags: Vec<FlagCheck>,
+    /// The dry run of each role's command line.
+    pub dry_runs: Vec<DryRun>,
     pub problems: Vec<Problem>,
     /// The Node.js version the CLI declares (`engines.node` of its
     /// `package.json`), when it declares one.
@@ -228,6 +244,88 @@ pub fn clashing_flags(name: &str, args: &[Arg]) -> Vec<Problem> {
     out
 }
 
+/// The dry run's command line: the role's argv with `--help` appended
+/// where the parser checks everything before acting on it (clap); the
+/// others run it as it is (see [`dry_run`]).
+pub fn dry_run_argv(parser: Parser, mut argv: Vec<String>) -> Vec<String> {
+    if parser == Parser::Clap {
+        argv.push("--help".into());
+    }
+    argv
+}
+
+/// Whether a dry run's output is the parser refusing the command line, and
+/// its reason; pure (the shapes are recorded in
+/// fixtures/outputs/agents/dry-run/). Anything else (the missing prompt,
+/// the missing sign-in, the help) means the flags were taken.
+pub fn refusal(parser: Parser, exit_code: Option<i32>, text: &str) -> Option<String> {
+    let first_error = || {
+        text.lines()
+            .map(str::trim)
+            .find(|l| l.starts_with("error: "))
+            .map(str::to_string)
+    };
+    match parser {
+        Parser::Clap if exit_code == Some(2) => {
+            Some(first_error().unwrap_or_else(|| "exit 2 (a usage error)".into()))
+        }
+        Parser::Commander if exit_code.is_some_and(|c| c != 0) => first_error(),
+        Parser::Yargs { usage } if exit_code.is_some_and(|c| c != 0) => {
+            let lines: Vec<&str> = text.lines().collect();
+            let at = lines.iter().position(|l| l.starts_with(usage))?;
+            // The reason is the block of lines right above the usage.
+            let reason: Vec<&str> = lines[..at]
+                .iter()
+                .rev()
+                .map(|l| l.trim())
+                .take_while(|l| !l.is_empty())
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
+            Some(if reason.is_empty() {
+                "it printed its usage without a reason".into()
+            } else {
+                reason.join(" ")
+            })
+        }
+        _ => None,
+    }
+}
+
+/// The problem of a refused dry run, and where to look.
+pub fn refusal_problem(
+    name: &str,
+    preset: Preset,
+    program: &str,
+    from_config: bool,
+    run: &DryRun,
+) -> Option<Problem> {
+    let reason = run.refused.as_ref()?;
+    let info = presets::info(preset);
+    let fix = if from_config {
+        format!(
+            "fix agents.definitions.{name}.args (or .model): the CLI refuses them; see `{}`",
+            std::iter::once(program)
+                .chain(info.help.iter().copied())
+                .collect::<Vec<_>>()
+                .join(" ")
+        )
+    } else {
+        format!(
+            "upgrade: npm install -g {}@{} (the version wfx was verified with)",
+            info.package, info.verified
+        )
+    };
+    Some(Problem {
+        message: format!(
+            "{program} refuses the command line of the {} role: {reason}",
+            run.role.as_str()
+        ),
+        fix,
+    })
+}
+
 /// Whether Node.js `version` (`v20.20.2`) satisfies `range` as npm
 /// writes `engines.node` (`>=22`, `>=20.0.0 <23`, `^20.19 || >=22.12`);
 /// `None` when the range has a form this does not read.
@@ -299,6 +397,65 @@ fn probe(program: &Path, args: &[&str], cwd: &Path) -> Option<String> {
     spec.tail_bytes = 0;
     let outcome = process::run(spec, &mut |_| {}).ok()?;
     Some(presets::strip_ansi(&outcome.text()))
+}
+
+/// The variables the agent CLIs take their model API's address from
+/// (Claude Code, Gemini CLI, Qwen Code, Codex and OpenCode's OpenAI
+/// providers).
+const DRY_RUN_BASE_URLS: [&str; 3] = [
+    "ANTHROPIC_BASE_URL",
+    "GOOGLE_GEMINI_BASE_URL",
+    "OPENAI_BASE_URL",
+];
+
+/// The discard port on loopback: nothing listens, a connection is refused.
+const CLOSED_PORT_URL: &str = "http://127.0.0.1:9";
+
+/// Run one role's whole command line the harmless way (see
+/// [`presets::Parser`]): in an empty scratch directory that is also HOME,
+/// with an empty environment but PATH and the preset's own variables (so
+/// no credentials of the person's are found) and nothing on stdin (so no
+/// prompt). Only a CLI's parser gets to work: it refuses the command line
+/// or stops at the missing prompt or sign-in.
+fn dry_run(exe: &Path, agent: &ResolvedAgent, preset: Preset, role: Role) -> DryRun {
+    let info = presets::info(preset);
+    let mut argv = presets::argv(preset, role, agent.model.as_deref(), &agent.args);
+    argv[0] = exe.to_string_lossy().into_owned();
+    let argv = dry_run_argv(info.parser, argv);
+    let refused = tempfile::tempdir().ok().and_then(|scratch| {
+        let mut spec = Spec::new(argv.clone(), scratch.path())
+            .clear_env()
+            .stdin(Vec::new())
+            .timeout(PROBE_TIMEOUT)
+            .env("HOME", scratch.path().to_string_lossy())
+            .env("NO_COLOR", "1");
+        if let Some(path) = std::env::var_os("PATH") {
+            spec = spec.env("PATH", path.to_string_lossy());
+        }
+        for (k, v) in presets::env(preset, role) {
+            spec = spec.env(k, v);
+        }
+        // A second fence, for a `program` that is a wrapper bringing its
+        // own key: the CLIs' API base URLs point at a closed port.
+        for k in DRY_RUN_BASE_URLS {
+            spec = spec.env(k, CLOSED_PORT_URL);
+        }
+        spec.head_bytes = 64 * 1024;
+        spec.tail_bytes = 0;
+        let outcome = process::run(spec, &mut |_| {}).ok()?;
+        refusal(
+            info.parser,
+            outcome.exit_code,
+            &presets::strip_ansi(&outcome.text()),
+        )
+    });
+    DryRun {
+        role,
+        argv: std::iter::once(agent.program.clone().unwrap_or(info.program.into()))
+            .chain(argv.into_iter().skip(1))
+            .collect(),
+        refused,
+    }
 }
 
 /// Every agent to check: the configured ones (roles first, then unused
@@ -375,6 +532,7 @@ fn check(
             };
             let mut version = None;
             let mut flags = Vec::new();
+            let mut dry_runs: Vec<DryRun> = Vec::new();
             if let Some(exe) = &path {
                 version = probe(exe, &["--version"], cwd)
                     .as_deref()
@@ -385,6 +543,14 @@ fn check(
                     .flat_map(|r| presets::args(*p, *r, agent.model.as_deref(), &agent.args))
                     .collect();
                 flags = check_flags(&help, &args);
+                // Each start of a CLI costs a second or two: only the
+                // command lines wfx will run.
+                if configured {
+                    dry_runs = checked_roles
+                        .iter()
+                        .map(|r| dry_run(exe, agent, *p, *r))
+                        .collect();
+                }
             }
             let args: Vec<Arg> = checked_roles
                 .iter()
@@ -417,6 +583,12 @@ fn check(
                 &flags,
             );
             problems.extend(clashing_flags(&agent.name, &args));
+            let from_config = !agent.args.is_empty() || agent.model.is_some();
+            problems.extend(
+                dry_runs
+                    .iter()
+                    .filter_map(|r| refusal_problem(&agent.name, *p, &program, from_config, r)),
+            );
             AgentReport {
                 name: agent.name.clone(),
                 kind: p.as_str().to_string(),
@@ -427,6 +599,7 @@ fn check(
                 version,
                 verified_version: Some(info.verified),
                 flags,
+                dry_runs,
                 problems,
                 node_required,
                 warnings,
@@ -464,6 +637,7 @@ fn check(
                 version: None,
                 verified_version: None,
                 flags: Vec::new(),
+                dry_runs: Vec::new(),
                 problems,
                 node_required: None,
                 warnings: Vec::new(),
@@ -557,6 +731,21 @@ pub fn render(reports: &[AgentReport], config_shown: &str) -> String {
                     format!(": {}", accepted.join(", "))
                 }
             ));
+        }
+        if !r.dry_runs.is_empty() {
+            let runs: Vec<String> = r
+                .dry_runs
+                .iter()
+                .map(|d| {
+                    let verdict = if d.refused.is_some() {
+                        "refused"
+                    } else {
+                        "taken"
+                    };
+                    format!("{} {verdict}", d.role.as_str())
+                })
+                .collect();
+            out.push_str(&format!("  dry run: {}\n", runs.join(", ")));
         }
         for p in &r.problems {
             out.push_str(&format!("  problem: {}\n    fix: {}\n", p.message, p.fix));
@@ -756,6 +945,128 @@ mod tests {
         assert_eq!(
             p[1].fix,
             "remove --sandbox from agents.definitions.gem.args"
+        );
+    }
+
+    /// Every dry run recorded from the real CLIs
+    /// (fixtures/outputs/agents/dry-run/<cli>-<version>-<case>.exit<N>.txt):
+    /// the preset's own command line is taken by the verified versions and
+    /// refused by Gemini CLI 0.20.0 (no `--skip-trust` yet); a bad value
+    /// and an unknown flag are refused, with the CLI's own reason (OpenCode
+    /// prints its usage without one).
+    #[test]
+    fn refusals_as_the_real_clis_print_them() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/outputs/agents/dry-run");
+        let mut seen = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            let Some(stem) = name.strip_suffix(".txt") else {
+                continue;
+            };
+            let (stem, exit) = stem.rsplit_once(".exit").unwrap();
+            let cli = stem.split('-').next().unwrap();
+            let case = ["preset", "bad-value", "unknown-flag"]
+                .into_iter()
+                .find(|c| stem.ends_with(c))
+                .unwrap();
+            let preset = Preset::ALL
+                .into_iter()
+                .find(|p| presets::info(*p).program == cli)
+                .unwrap();
+            let text = presets::strip_ansi(&std::fs::read_to_string(&path).unwrap());
+            let got = refusal(presets::info(preset).parser, exit.parse().ok(), &text);
+            match (case, &got) {
+                ("preset", Some(r)) if stem == "gemini-0.20.0-preset" => {
+                    assert_eq!(r, "Unknown arguments: skip-trust, skipTrust")
+                }
+                ("preset", None) => {}
+                ("unknown-flag", Some(r)) if cli == "opencode" => {
+                    assert_eq!(r, "it printed its usage without a reason", "{name}")
+                }
+                // yargs reads `--no-such-flag` as `--such-flag` negated.
+                ("unknown-flag", Some(r)) => assert!(r.contains("such-flag"), "{name}: {r}"),
+                ("bad-value", Some(r)) if cli == "opencode" => {
+                    assert_eq!(r, "it printed its usage without a reason", "{name}")
+                }
+                ("bad-value", Some(r)) => assert!(
+                    r.contains("bogus")
+                        || r.contains("'--sandbox <SANDBOX_MODE>' cannot be used multiple times"),
+                    "{name}: {r}"
+                ),
+                _ => panic!("{name}: {got:?}"),
+            }
+            seen += 1;
+        }
+        assert_eq!(seen, 16, "five CLIs, three cases each, and the old gemini");
+    }
+
+    #[test]
+    fn refusal_shapes() {
+        let yargs = Parser::Yargs {
+            usage: "Usage: gemini ",
+        };
+        for (parser, exit, text, want) in [
+            (Parser::Clap, Some(0), "Usage: codex exec", None),
+            (Parser::Clap, Some(1), "error: no prompt", None),
+            (
+                Parser::Clap,
+                Some(2),
+                "warn\nerror: unexpected argument '--x' found\n",
+                Some("error: unexpected argument '--x' found"),
+            ),
+            (
+                Parser::Commander,
+                Some(1),
+                "Error: Input must be provided",
+                None,
+            ),
+            (Parser::Commander, Some(0), "error: looks like one", None),
+            (
+                Parser::Commander,
+                Some(1),
+                "error: unknown option '--x'",
+                Some("error: unknown option '--x'"),
+            ),
+            (yargs, Some(41), "{\"error\": 1}", None),
+            (
+                yargs,
+                Some(1),
+                "noise\n\nUnknown arguments: x\nUsage: gemini [options]\n",
+                Some("Unknown arguments: x"),
+            ),
+            (
+                yargs,
+                Some(0),
+                "Unknown arguments: x\nUsage: gemini [options]\n",
+                None,
+            ),
+            (
+                yargs,
+                Some(1),
+                "Usage: gemini [options]\n",
+                Some("it printed its usage without a reason"),
+            ),
+            (
+                yargs,
+                None,
+                "Unknown arguments: x\nUsage: gemini [options]\n",
+                None,
+            ),
+        ] {
+            assert_eq!(
+                refusal(parser, exit, text).as_deref(),
+                want,
+                "{parser:?} {exit:?} {text}"
+            );
+        }
+        assert_eq!(
+            dry_run_argv(Parser::Clap, vec!["codex".into()]),
+            ["codex", "--help"]
+        );
+        assert_eq!(
+            dry_run_argv(Parser::Commander, vec!["claude".into()]),
+            ["claude"]
         );
     }
 }

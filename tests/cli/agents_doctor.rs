@@ -1,5 +1,6 @@
-//! `wfx doctor` against CLIs that answer `--version` and `--help` with the
-//! text recorded from the real CLIs (`fixtures/outputs/agents/help/`):
+//! `wfx doctor` against CLIs that answer `--version`, `--help` and the dry
+//! run of their command lines with the text recorded from the real CLIs
+//! (`fixtures/outputs/agents/help/`, `dry-run/`):
 //! the verified versions, and Gemini CLI 0.20.0, which predates
 //! `--skip-trust`. The contract suite runs it against the real CLIs too.
 
@@ -191,6 +192,9 @@ fn an_old_cli_a_missing_one_and_a_bad_config_arg_are_problems_with_fixes() {
         json!([{
             "message": "claude 2.1.330 does not accept `--no-such-flag` (not in `claude --help`)",
             "fix": "remove --no-such-flag from agents.definitions.claude.args"
+        }, {
+            "message": "claude refuses the command line of the fix role: error: unknown option '--no-such-flag'",
+            "fix": "fix agents.definitions.claude.args (or .model): the CLI refuses them; see `claude --help`"
         }])
     );
     // Found on PATH but not configured: reported, never a failure.
@@ -218,4 +222,190 @@ fn an_invalid_config_is_exit_2() {
     let out = env.wfx().env("PATH", path).arg("doctor").output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("/agents/fix"));
+}
+
+/// Each configured agent's whole command line is run the harmless way its
+/// CLI allows (fixtures replay what the real CLIs printed for it): bad
+/// values given in `args` are refused in the CLI's own words; the same
+/// CLIs without them take their command lines.
+#[test]
+fn a_dry_run_of_each_command_line_reports_what_the_cli_refuses() {
+    let env = Env::new();
+    let defs = json!({
+        "cl": {"preset": "claude", "args": ["--permission-mode", "bogus"]},
+        "gem": {"preset": "gemini", "args": ["--approval-mode", "bogus"]},
+        "qw": {"preset": "qwen", "args": ["--no-such-flag"]},
+        "cx": {"preset": "codex", "args": ["--sandbox", "nonsense"]},
+        "oc": {"preset": "opencode", "args": ["--format", "bogus"]},
+    });
+    env.write(
+        ".workflow/wfx.json",
+        &json!({"agents": {"analysis": ["gem", "qw", "cx", "oc"], "fix": "cl", "definitions": defs}})
+            .to_string(),
+    );
+    let (_bin, path) = path_of(&env, &CURRENT);
+    let (code, out) = doctor(&env, &path, true);
+    assert_eq!(code, Some(1), "{out}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let agent = |n: &str| {
+        v["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["name"] == n)
+            .unwrap_or_else(|| panic!("{n}: {out}"))
+            .clone()
+    };
+    for (name, program, role, reason) in [
+        (
+            "cl",
+            "claude",
+            "fix",
+            "error: option '--permission-mode <mode>' argument 'bogus' is invalid.",
+        ),
+        (
+            "gem",
+            "gemini",
+            "analysis",
+            "Invalid values: Argument: approval-mode, Given: \"bogus\"",
+        ),
+        (
+            "qw",
+            "qwen",
+            "analysis",
+            "Unknown arguments: such-flag, suchFlag",
+        ),
+        (
+            "cx",
+            "codex",
+            "analysis",
+            "error: the argument '--sandbox <SANDBOX_MODE>' cannot be used multiple times",
+        ),
+        (
+            "oc",
+            "opencode",
+            "analysis",
+            "it printed its usage without a reason",
+        ),
+    ] {
+        let a = agent(name);
+        let runs = a["dry_runs"].as_array().unwrap();
+        assert_eq!(runs.len(), 1, "{a}");
+        assert_eq!(runs[0]["role"], role);
+        let argv: Vec<&str> = runs[0]["argv"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_str().unwrap())
+            .collect();
+        assert_eq!(
+            argv[0], program,
+            "the program as configured, not a path: {argv:?}"
+        );
+        // Only clap's parser checks everything before acting on --help.
+        assert_eq!(
+            argv.last() == Some(&"--help"),
+            program == "codex",
+            "{argv:?}"
+        );
+        assert!(runs[0]["refused"].as_str().unwrap().contains(reason), "{a}");
+        let problem = a["problems"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| {
+                p["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("refuses the command line")
+            })
+            .unwrap_or_else(|| panic!("{a}"))
+            .clone();
+        assert_eq!(
+            problem["message"].as_str().unwrap(),
+            format!(
+                "{program} refuses the command line of the {role} role: {}",
+                runs[0]["refused"].as_str().unwrap()
+            )
+        );
+        assert!(
+            problem["fix"]
+                .as_str()
+                .unwrap()
+                .starts_with(&format!("fix agents.definitions.{name}.args")),
+            "{problem}"
+        );
+    }
+
+    // The same CLIs as the presets call them: every command line taken.
+    env.write(
+        ".workflow/wfx.json",
+        &json!({"agents": {"analysis": ["gemini", "qwen", "codex", "opencode"], "fix": "claude"}})
+            .to_string(),
+    );
+    let (code, out) = doctor(&env, &path, true);
+    assert_eq!(code, Some(0), "{out}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    for a in v["agents"].as_array().unwrap() {
+        let runs = a["dry_runs"].as_array().unwrap();
+        assert_eq!(runs.len(), 1, "{a}");
+        assert!(runs[0].get("refused").is_none(), "{a}");
+    }
+}
+
+/// What a dry run gives the CLI, seen by a wrapper named like it: none of
+/// the person's environment (an API key set for wfx does not reach it), a
+/// HOME of its own that is also its working directory (not the project),
+/// nothing on stdin, and the API base URLs on a closed port.
+#[test]
+fn a_dry_run_finds_no_credentials_no_project_and_no_prompt() {
+    let env = Env::new();
+    env.write(
+        ".workflow/wfx.json",
+        &json!({"agents": {"analysis": ["gemini"]}}).to_string(),
+    );
+    let (bin, path) = path_of(&env, &[("gemini", "gemini-0.61.0")]);
+    let seen = env.tmp.path().join("seen");
+    let wrapper = bin.join("gemini");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\ncase \"$*\" in --version|--help) ;; *) {{ env; echo \"cwd=$(pwd)\"; echo \"stdin=$(cat)\"; }} > '{}' ;; esac\nexec '{}' gemini-0.61.0 \"$@\"\n",
+            seen.display(),
+            fake_agent("cli-help").display()
+        ),
+    )
+    .unwrap();
+    let out = env
+        .wfx()
+        .env("PATH", &path)
+        .env("GEMINI_API_KEY", "secret-key")
+        .env("ANTHROPIC_API_KEY", "secret-key")
+        .args(["doctor", "--json"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let seen = std::fs::read_to_string(&seen).expect("the dry run ran the wrapper");
+    assert!(!seen.contains("secret-key"), "{seen}");
+    let var = |k: &str| {
+        seen.lines()
+            .find_map(|l| l.strip_prefix(&format!("{k}=")))
+            .map(str::to_string)
+    };
+    let home = var("HOME").unwrap();
+    assert_eq!(var("cwd").as_deref(), Some(home.as_str()), "{seen}");
+    assert_ne!(std::path::Path::new(&home), env.home, "{seen}");
+    assert_ne!(std::path::Path::new(&home), env.root, "{seen}");
+    assert_eq!(var("stdin").as_deref(), Some(""), "{seen}");
+    assert_eq!(var("GEMINI_CLI_TRUST_WORKSPACE").as_deref(), Some("true"));
+    for k in [
+        "GOOGLE_GEMINI_BASE_URL",
+        "ANTHROPIC_BASE_URL",
+        "OPENAI_BASE_URL",
+    ] {
+        assert_eq!(var(k).as_deref(), Some("http://127.0.0.1:9"), "{k}: {seen}");
+    }
+    // The scratch directory is gone afterwards.
+    assert!(!std::path::Path::new(&home).exists(), "{home}");
 }

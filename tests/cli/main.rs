@@ -45,6 +45,7 @@ mod help;
 mod interop_agent;
 mod interop_ccw;
 mod mcp_jsonrpc;
+mod mcp_sdk;
 mod preflight;
 mod progress_pty;
 mod report_browser;

@@ -522,7 +522,66 @@ fn doctor_accepts_every_flag_of_the_pinned_versions() {
         let flags = a["flags"].as_array().unwrap();
         assert!(!flags.is_empty());
         assert!(flags.iter().all(|f| f["accepted"] == true), "{a}");
+        // The whole command line, run dry: taken.
+        let runs = a["dry_runs"].as_array().unwrap();
+        assert_eq!(runs.len(), 1, "{a}");
+        assert!(runs[0].get("refused").is_none(), "{a}");
         assert_eq!(a["problems"], json!([]));
+    }
+}
+
+/// `wfx doctor`'s dry run with the real CLIs and bad values in `args`:
+/// each CLI refuses its command line and doctor says so in the CLI's own
+/// words (codex's `--sandbox nonsense`, gemini's `--approval-mode bogus`
+/// of issue 31, and the like for the others).
+#[test]
+fn doctor_dry_runs_find_what_each_real_cli_refuses() {
+    let Some(bin) = bin_dir() else { return };
+    let s = Setup::new(&bin);
+    s.write_config(&json!({"agents": {
+        "analysis": ["gem", "qw", "oc", "cl"],
+        "fix": "cx",
+        "definitions": {
+            "cx": {"preset": "codex", "args": ["--sandbox", "nonsense"]},
+            "gem": {"preset": "gemini", "args": ["--approval-mode", "bogus"]},
+            "qw": {"preset": "qwen", "args": ["--output-format", "yaml"]},
+            "oc": {"preset": "opencode", "args": ["--no-such-flag"]},
+            "cl": {"preset": "claude", "args": ["--permission-mode", "bogus"]}
+        }
+    }}));
+    let out = s.wfx().args(["doctor", "--json"]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    for (name, reason) in [
+        (
+            "cx",
+            "error: the argument '--sandbox <SANDBOX_MODE>' cannot be used multiple times",
+        ),
+        ("gem", "Argument: approval-mode, Given: \"bogus\""),
+        ("qw", "Argument: output-format, Given: \"yaml\""),
+        ("oc", "it printed its usage without a reason"),
+        (
+            "cl",
+            "error: option '--permission-mode <mode>' argument 'bogus' is invalid",
+        ),
+    ] {
+        let a = v["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["name"] == name)
+            .unwrap_or_else(|| panic!("{name}: {stdout}"));
+        let refused = a["dry_runs"][0]["refused"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{a}"));
+        assert!(refused.contains(reason), "{name}: {refused}");
+        assert!(
+            a["problems"]
+                .to_string()
+                .contains("refuses the command line"),
+            "{a}"
+        );
     }
 }
 

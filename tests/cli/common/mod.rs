@@ -308,6 +308,29 @@ impl Env {
     }
 }
 
+/// What `tests/<tool>/install.sh` prints (it installs pinned npm packages
+/// into a shared cache once; tests/npm_install.sh), or `None` when
+/// `WFX_SKIP_NPM_TOOLS=1` skips the tests that need them. A failed install
+/// fails the test loudly.
+pub fn npm_tool(tool: &str) -> Option<PathBuf> {
+    if std::env::var("WFX_SKIP_NPM_TOOLS").is_ok_and(|v| v == "1") {
+        eprintln!("SKIPPED: WFX_SKIP_NPM_TOOLS=1 (tests/{tool} is not installed from npm)");
+        return None;
+    }
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/{tool}/install.sh"));
+    let out = Command::new("bash")
+        .arg(&script)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "tests/{tool}/install.sh failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
+}
+
 /// `fixtures/agents/<name>`: a fake agent CLI script.
 pub fn fake_agent(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

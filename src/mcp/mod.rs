@@ -15,6 +15,12 @@
 //! Without a `session` argument the tools take the session `wfx status`
 //! takes (the one active wfx session, else the most recently updated).
 //! Nothing here writes a session: changing one stays with the CLI.
+//!
+//! Lines from the client pass [`lines`] first, which answers what rmcp
+//! would drop or misname (not JSON: -32700; a `tools/call` whose params do
+//! not fit: -32602).
+
+pub mod lines;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -46,6 +52,8 @@ pub struct WfxServer {
     root: PathBuf,
     /// The wfx binary run for `run_tests`.
     exe: PathBuf,
+    /// The tool calls running now.
+    running: Running,
 }
 
 fn schema(v: Value) -> Arc<serde_json::Map<String, Value>> {
@@ -111,7 +119,11 @@ fn arg_str<'a>(
 
 impl WfxServer {
     pub fn new(root: PathBuf, exe: PathBuf) -> Self {
-        WfxServer { root, exe }
+        WfxServer {
+            root,
+            exe,
+            running: Running::default(),
+        }
     }
 
     fn ws(&self) -> Workspace {
@@ -286,42 +298,89 @@ impl Cancel {
     }
 }
 
+/// The tool calls running now, so that a client who leaves (stdin ends)
+/// leaves no test run behind.
+#[derive(Clone, Default)]
+pub struct Running(Arc<std::sync::Mutex<Vec<Cancel>>>);
+
+impl Running {
+    fn calls(&self) -> std::sync::MutexGuard<'_, Vec<Cancel>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn start(&self) -> Cancel {
+        let cancel = Cancel::default();
+        self.calls().push(cancel.clone());
+        cancel
+    }
+
+    fn end(&self, cancel: &Cancel) {
+        self.calls().retain(|c| !Arc::ptr_eq(&c.0, &cancel.0));
+    }
+
+    /// Cancel every call running now.
+    pub fn cancel_all(&self) {
+        for c in self.calls().iter() {
+            c.cancel();
+        }
+    }
+}
+
 /// `run_tests` arguments stay inside the project: an argument naming a
-/// path (absolute, or climbing out with `..`, also after `--opt=`) outside
-/// the project root is refused, so an agent cannot point the test runner at
-/// files elsewhere on the machine.
+/// path (absolute, or climbing out with `..`, also after `--opt=` or as
+/// pytest's `@argsfile`) outside the project root is refused, so an agent
+/// cannot point the test runner at files elsewhere on the machine. Symlinks
+/// are followed as far as the path exists, so a link inside the project
+/// that points out of it is outside too.
 pub fn confined(root: &Path, arg: &str) -> Result<(), String> {
     let value = match arg.split_once('=') {
         Some((flag, v)) if flag.starts_with('-') => v,
         _ => arg,
     };
-    let path = Path::new(value);
-    let outside = if path.is_absolute() {
-        let resolved = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
-        !resolved.starts_with(root)
-    } else {
-        let mut depth: i64 = 0;
-        let mut out = false;
-        for c in path.components() {
-            match c {
-                std::path::Component::ParentDir => depth -= 1,
-                std::path::Component::Normal(_) => depth += 1,
-                _ => {}
-            }
-            out |= depth < 0;
-        }
-        out || root
-            .join(path)
-            .canonicalize()
-            .is_ok_and(|p| !p.starts_with(root))
-    };
-    if outside {
+    let value = value.strip_prefix('@').unwrap_or(value);
+    if !inside(root, &root.join(value)) {
         return Err(format!(
             "`args`: {arg:?} points outside the project ({}); run_tests only runs the project's own tests",
             root.display()
         ));
     }
     Ok(())
+}
+
+/// Whether `path` (absolute) stays under `root` (canonical): `..` is
+/// applied lexically, then the longest existing prefix is resolved with
+/// its symlinks and the rest appended.
+fn inside(root: &Path, path: &Path) -> bool {
+    use std::path::Component;
+    let mut lexical = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::ParentDir => {
+                // Climbing through a symlink is resolved below; lexically
+                // `..` above the filesystem root stays there.
+                let resolved = lexical.canonicalize().unwrap_or(lexical.clone());
+                lexical = resolved.parent().map(Path::to_path_buf).unwrap_or(resolved);
+            }
+            Component::CurDir => {}
+            other => lexical.push(other),
+        }
+    }
+    let mut existing = lexical.as_path();
+    let mut rest = Vec::new();
+    let resolved = loop {
+        match existing.canonicalize() {
+            Ok(p) => break p,
+            Err(_) => match (existing.parent(), existing.file_name()) {
+                (Some(parent), Some(name)) => {
+                    rest.push(name.to_owned());
+                    existing = parent;
+                }
+                _ => break existing.to_path_buf(),
+            },
+        }
+    };
+    let full = rest.iter().rev().fold(resolved, |p, n| p.join(n));
+    full.starts_with(root)
 }
 
 /// The analysis of the highest iteration that has one, bounded.
@@ -384,7 +443,7 @@ impl ServerHandler for WfxServer {
         let args = request.arguments.unwrap_or_default();
         // `notifications/cancelled` cancels the request's token: the test
         // run (its whole process group) is ended, not left running.
-        let cancel = Cancel::default();
+        let cancel = self.running.start();
         let flag = cancel.clone();
         let ct = context.ct.clone();
         let watcher = tokio::spawn(async move {
@@ -394,13 +453,17 @@ impl ServerHandler for WfxServer {
         let running = cancel.clone();
         let result = tokio::task::spawn_blocking(move || server.call_with(&name, &args, &running))
             .await
-            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None));
         watcher.abort();
+        self.running.end(&cancel);
+        let result = result?;
         Ok(result.into())
     }
 }
 
-/// Serve on stdin/stdout until the client closes the connection.
+/// Serve on stdin/stdout until the client closes the connection. When
+/// stdin ends (at any point: before `initialize`, during a `run_tests`)
+/// the running calls are cancelled and wfx exits 0.
 pub fn serve_stdio(root: PathBuf) -> crate::Result<()> {
     let exe = std::env::current_exe().map_err(|e| crate::Error::io("wfx", e))?;
     let server = WfxServer::new(root, exe);
@@ -410,17 +473,25 @@ pub fn serve_stdio(root: PathBuf) -> crate::Result<()> {
         .map_err(|e| crate::Error::Internal(format!("tokio runtime: {e}")))?;
     rt.block_on(async move {
         use rmcp::ServiceExt;
-        let running = match server.serve(rmcp::transport::stdio()).await {
-            Ok(r) => r,
+        let (stdin, stdout) = rmcp::transport::stdio_pipes();
+        let (out, lines) = tokio::sync::mpsc::channel(64);
+        let writer = tokio::spawn(lines::write_lines(stdout, lines));
+        let running = server.running.clone();
+        let transport = lines::LineTransport::new(stdin, out, move || running.cancel_all());
+        let served = match server.serve(transport).await {
+            Ok(service) => service
+                .waiting()
+                .await
+                .map(drop)
+                .map_err(|e| crate::Error::Internal(format!("MCP server: {e}"))),
             // The client left before (or while) initializing: a clean end.
-            Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
-            Err(e) => return Err(crate::Error::Internal(format!("MCP initialize: {e}"))),
+            Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => Ok(()),
+            Err(e) => Err(crate::Error::Internal(format!("MCP initialize: {e}"))),
         };
-        running
-            .waiting()
-            .await
-            .map_err(|e| crate::Error::Internal(format!("MCP server: {e}")))?;
-        Ok(())
+        // The transport is gone with the service: the writer drains what
+        // is left and ends.
+        let _ = writer.await;
+        served
     })
 }
 
@@ -450,5 +521,53 @@ mod tests {
         let r = s.call("latest_failures", &serde_json::Map::new());
         assert_eq!(r.is_error, Some(true));
         assert!(format!("{:?}", r.content).contains("call run_tests first"));
+    }
+
+    #[test]
+    fn run_tests_args_are_confined_to_the_project() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = tmp.path().canonicalize().unwrap();
+        let root = base.join("project");
+        std::fs::create_dir_all(root.join("tests/sub")).unwrap();
+        std::fs::create_dir_all(base.join("elsewhere")).unwrap();
+        std::fs::write(base.join("elsewhere/evil_test.py"), "").unwrap();
+        std::os::unix::fs::symlink(base.join("elsewhere"), root.join("tests/out")).unwrap();
+        std::os::unix::fs::symlink(root.join("tests/sub"), root.join("tests/in")).unwrap();
+        let outside_abs = base.join("elsewhere/evil_test.py").display().to_string();
+        let inside_abs = root.join("tests/sub").display().to_string();
+        for (arg, ok) in [
+            ("tests/test_ops.py", true),
+            ("tests/test_ops.py::test_add", true),
+            ("-x", true),
+            ("-k", true),
+            ("add and not sub", true),
+            ("tests/sub/../test_new.py", true),
+            ("tests/in/test_new.py", true),
+            (inside_abs.as_str(), true),
+            ("--rootdir=tests", true),
+            ("..", false),
+            ("../elsewhere/evil_test.py", false),
+            ("tests/../../elsewhere", false),
+            ("--rootdir=..", false),
+            ("--confcutdir=/", false),
+            (outside_abs.as_str(), false),
+            ("/etc/passwd", false),
+            ("/no/such/dir/test_x.py", false),
+            ("tests/out/evil_test.py", false),
+            ("tests/out/not_there_yet.py", false),
+            ("tests/out", false),
+            ("tests/in/../../../elsewhere", false),
+            ("tests/out/../project/tests", true),
+            ("@/etc/args", false),
+            ("@../args", false),
+            ("@tests/args", true),
+        ] {
+            assert_eq!(confined(&root, arg).is_ok(), ok, "{arg}");
+        }
+        let message = confined(&root, "../x").unwrap_err();
+        assert!(
+            message.contains("`args`: \"../x\" points outside the project"),
+            "{message}"
+        );
     }
 }
