@@ -11,6 +11,7 @@ pub mod chart;
 pub mod config_doc;
 pub mod html;
 pub mod run;
+pub mod scan_doc;
 pub mod view;
 
 use std::collections::BTreeMap;

@@ -1,42 +1,29 @@
 //! The AI-issue scan (L0.5, REFERENCE.md "AI-issue scan — 8 categories, 24
 //! checks") run by the code-validation gate IMPL-001.3 on the files the
-//! test-generation step changed. Line- and token-based heuristics over a
-//! lexical model of each file (strings and comments cannot trigger code
-//! checks); tuned to stay quiet on ordinary code. `docs/scans.md` lists
-//! every check id with its detection rule and blind spots.
+//! test-generation step changed: the AI-issue rows of [`RULES`], the regex
+//! ones run by [`Ctx::patterns`], the structural ones below. Line- and
+//! token-based heuristics over a lexical model of each file (strings and
+//! comments cannot trigger code checks), tuned to stay quiet on ordinary
+//! code. `docs/scans.md` lists every check with its detection rule and
+//! blind spots.
+//!
+//! [`RULES`]: super::rules::RULES
 
-mod imports;
-mod manifest;
-mod stdlib;
-
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 use std::sync::LazyLock;
 
 use regex::Regex;
 
-pub use manifest::{CargoManifest, GoManifest, Manifest, NpmManifest, PythonManifest};
-// For the built-in analyzer's failure classification (is a missing module
-// the project's, the standard library's, or a declared dependency?).
-pub(crate) use imports::{npm_package, python_importable};
-pub(crate) use manifest::py_norm;
-pub(crate) use stdlib::{NODE_BUILTINS, PYTHON_STDLIB};
-
-use super::findings::{Finding, Severity};
+use super::findings::Finding;
+use super::imports::{go_imports, js_imports};
+pub(crate) use super::imports::{npm_package, python_importable};
+pub use super::manifest::{CargoManifest, GoManifest, Manifest, NpmManifest, PythonManifest};
+pub(crate) use super::manifest::{Manifests, py_norm};
+use super::rules::Scan;
 use super::source::{Func, Lang, Source, scanned_lang};
-use crate::project::is_test_path;
-
-pub(crate) const HALLUCINATED: &str = "hallucinated_imports";
-const PLACEHOLDER: &str = "placeholder_code";
-const MOCK_LEAKAGE: &str = "mock_leakage";
-const TYPE_ABUSE: &str = "type_abuse";
-const NAMING: &str = "naming";
-const CONTROL_FLOW: &str = "control_flow";
-const RESOURCE_LEAKS: &str = "resource_leaks";
-const SECURITY: &str = "security";
-
-/// Files larger than this are skipped (generated or vendored code).
-pub(crate) const MAX_FILE_BYTES: u64 = 1 << 20;
+pub(crate) use super::stdlib::{NODE_BUILTINS, PYTHON_STDLIB};
+use super::{Ctx, imports, manifest, re, read_text, words};
 
 /// The manifests found in the project root. `scan_files` also looks for a
 /// nearer manifest per file (monorepos, workspaces) and merges it with this.
@@ -44,74 +31,26 @@ pub fn load_manifest(root: &Path) -> Manifest {
     manifest::load_dir(root, "")
 }
 
-/// State of one file's scan.
-pub(crate) struct Ctx<'a> {
-    pub root: &'a Path,
-    pub rel: &'a str,
-    pub src: Source<'a>,
-    pub manifest: &'a Manifest,
-    test_file: bool,
-    test_ranges: Vec<(usize, usize)>,
-    out: Vec<Finding>,
-}
-
-impl Ctx<'_> {
-    /// Is the code at `off` test code (by path, or inside `#[cfg(test)]`)?
-    fn is_test(&self, off: usize) -> bool {
-        self.test_file || self.test_ranges.iter().any(|&(a, b)| off >= a && off < b)
-    }
-
-    pub(crate) fn push(
-        &mut self,
-        category: &str,
-        check: &str,
-        severity: Severity,
-        off: usize,
-        message: String,
-    ) {
-        let line = self.src.line_no(off);
-        self.out.push(Finding::new(
-            category,
-            check,
-            severity,
-            self.rel,
-            Some(line),
-            message,
-        ));
-    }
-}
-
 /// Scan one file's text. `rel_path` is relative to `root`, `/`-separated;
 /// the language comes from its extension (others yield nothing). `root` is
 /// read only to resolve relative imports and list local modules.
 pub fn scan_file(root: &Path, rel_path: &str, text: &str, manifest: &Manifest) -> Vec<Finding> {
-    let Some(lang) = scanned_lang(rel_path) else {
+    let Some(mut cx) = Ctx::new(root, rel_path, text, manifest) else {
         return Vec::new();
     };
-    let src = Source::new(lang, text);
-    let test_ranges = src.cfg_test_ranges();
-    let mut cx = Ctx {
-        root,
-        rel: rel_path,
-        src,
-        manifest,
-        test_file: is_test_path(rel_path),
-        test_ranges,
-        out: Vec::new(),
-    };
     let funcs = cx.src.functions();
+    cx.patterns(Scan::AiIssues);
     imports::check(&mut cx);
     placeholders(&mut cx, &funcs);
     mock_leakage(&mut cx);
     type_abuse(&mut cx);
     naming(&mut cx, &funcs);
-    control_flow(&mut cx);
+    swallowed_errors(&mut cx);
+    unreachable_code(&mut cx);
+    infinite_loops(&mut cx);
     resource_leaks(&mut cx);
     security(&mut cx);
-    let mut out = cx.out;
-    out.sort_by(|a, b| (a.line, &a.check, &a.message).cmp(&(b.line, &b.check, &b.message)));
-    out.dedup_by(|a, b| a.line == b.line && a.check == b.check);
-    out
+    cx.finish(false)
 }
 
 /// Read and scan files (relative to `root`). Unreadable, binary and huge
@@ -119,144 +58,47 @@ pub fn scan_file(root: &Path, rel_path: &str, text: &str, manifest: &Manifest) -
 /// checked against the nearest manifest directory above it, merged with the
 /// root's.
 pub fn scan_files(root: &Path, rel_paths: &[String]) -> Vec<Finding> {
-    let root_manifest = load_manifest(root);
-    let mut by_dir: HashMap<String, Manifest> = HashMap::new();
-    let mut dir_cache: HashMap<String, String> = HashMap::new();
+    let mut manifests = Manifests::default();
     let mut out = Vec::new();
-    for rel in rel_paths {
-        let rel = rel.replace('\\', "/");
+    for rel in rel_paths.iter().map(|r| r.replace('\\', "/")) {
         if scanned_lang(&rel).is_none() {
             continue;
         }
-        let Some(text) = read_text(&root.join(&rel)) else {
-            continue;
-        };
-        let parent = Path::new(&rel)
-            .parent()
-            .map(|p| p.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let dir = dir_cache
-            .entry(parent)
-            .or_insert_with(|| nearest_manifest_dir(root, &rel))
-            .clone();
-        let manifest = if dir.is_empty() {
-            &root_manifest
-        } else {
-            by_dir
-                .entry(dir.clone())
-                .or_insert_with(|| manifest::merge(manifest::load_dir(root, &dir), &root_manifest))
-        };
-        out.extend(scan_file(root, &rel, &text, manifest));
+        if let Some(text) = read_text(&root.join(&rel)) {
+            out.extend(scan_file(root, &rel, &text, manifests.for_file(root, &rel)));
+        }
     }
     out
 }
 
-/// The manifests that apply to `rel`: the nearest directory above it that
-/// has one, merged with the root's.
-pub(crate) fn manifest_for(root: &Path, rel: &str) -> Manifest {
-    let root_manifest = load_manifest(root);
-    let dir = nearest_manifest_dir(root, rel);
-    if dir.is_empty() {
-        root_manifest
-    } else {
-        manifest::merge(manifest::load_dir(root, &dir), &root_manifest)
-    }
-}
-
-/// The lowercase words of an identifier (snake, kebab and camel case).
-pub(crate) fn identifier_words(ident: &str) -> Vec<String> {
-    words(ident)
-}
-
-/// The npm package a bare import specifier names.
-pub(crate) fn npm_package_name(spec: &str) -> String {
-    imports::npm_package(spec)
-}
-
-/// The file a relative JS/TS import resolves to (Node/TypeScript rules).
-pub(crate) fn resolve_js_import(
-    base: &Path,
-    spec: &str,
-    root: &Path,
-) -> Option<std::path::PathBuf> {
-    imports::resolve_js(base, spec, root)
-}
-
-/// The text of a file if it is a regular text file of at most 1 MiB.
-pub(crate) fn read_text(path: &Path) -> Option<String> {
-    let meta = std::fs::metadata(path).ok()?;
-    if !meta.is_file() || meta.len() > MAX_FILE_BYTES {
-        return None;
-    }
-    let bytes = std::fs::read(path).ok()?;
-    if bytes[..bytes.len().min(8192)].contains(&0) {
-        return None;
-    }
-    Some(match String::from_utf8(bytes) {
-        Ok(s) => s,
-        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-    })
-}
-
-fn nearest_manifest_dir(root: &Path, rel: &str) -> String {
-    let mut dir = Path::new(rel)
-        .parent()
-        .map(|p| p.to_path_buf())
-        .unwrap_or_default();
-    loop {
-        if dir.as_os_str().is_empty() {
-            return String::new();
-        }
-        if manifest::MANIFEST_FILES
-            .iter()
-            .any(|f| root.join(&dir).join(f).is_file())
-        {
-            return dir.to_string_lossy().replace('\\', "/");
-        }
-        if !dir.pop() {
-            return String::new();
-        }
-    }
-}
-
-// ---------------------------------------------------------------- helpers
-
-fn re(s: &str) -> Regex {
-    Regex::new(s).unwrap_or_else(|e| panic!("scan regex {s}: {e}"))
-}
+// ---------------------------------------------------------------- placeholder code
 
 /// The innermost function whose body contains `off`.
-fn enclosing_func(funcs: &[Func], off: usize) -> Option<usize> {
+fn enclosing_func(funcs: &[Func], off: usize) -> Option<&Func> {
     funcs
         .iter()
-        .enumerate()
-        .filter(|(_, f)| f.body.is_some_and(|(a, b)| off >= a && off <= b))
-        .max_by_key(|(_, f)| f.start)
-        .map(|(i, _)| i)
+        .filter(|f| f.body.is_some_and(|(a, b)| off >= a && off <= b))
+        .max_by_key(|f| f.start)
 }
 
 /// Python: the header lines (trimmed code) of the blocks enclosing line
 /// `idx`, innermost first.
 fn enclosing_headers<'s>(src: &'s Source, idx: usize) -> Vec<&'s str> {
-    let mut out = Vec::new();
     let logical = src.logical_starts();
+    let mut out = Vec::new();
     let mut ind = src.indent(idx);
-    let mut k = idx;
-    while k > 0 && ind > 0 {
-        k -= 1;
-        if src.is_blank(k) || !logical[k] {
-            continue;
+    for k in (0..idx).rev() {
+        if ind == 0 {
+            break;
         }
-        let i = src.indent(k);
-        if i < ind {
+        if !src.is_blank(k) && logical[k] && src.indent(k) < ind {
             out.push(src.code_line(k).trim());
-            ind = i;
+            ind = src.indent(k);
         }
     }
     out
 }
 
-/// Python: the header line of the nearest enclosing `class`.
 fn enclosing_class<'s>(src: &'s Source, idx: usize) -> Option<&'s str> {
     enclosing_headers(src, idx)
         .into_iter()
@@ -272,41 +114,20 @@ static ABSTRACT_CLASS: LazyLock<Regex> = LazyLock::new(|| {
 /// Python definitions that are meant to have no body: abstract methods,
 /// overloads, protocol/ABC members, stub files, `TYPE_CHECKING` stubs.
 fn py_abstract(src: &Source, f: &Func, rel: &str) -> bool {
-    if rel.ends_with(".pyi") {
-        return true;
-    }
-    if f.decorators
-        .iter()
-        .any(|d| d.contains("abstract") || d.contains("overload") || d.contains("override"))
-    {
-        return true;
-    }
     let headers = enclosing_headers(src, f.line);
-    if headers
-        .iter()
-        .any(|h| h.starts_with("if") && h.contains("TYPE_CHECKING"))
-    {
-        return true;
-    }
-    headers
-        .iter()
-        .find(|h| h.starts_with("class "))
-        .is_some_and(|class| ABSTRACT_CLASS.is_match(class))
-}
-
-/// The class name and whether it has explicit bases, from `class X(Y):`.
-fn class_parts(header: &str) -> (&str, bool) {
-    let rest = header.trim_start_matches("class ").trim();
-    let name_end = rest
-        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
-        .unwrap_or(rest.len());
-    let name = &rest[..name_end];
-    let bases = rest[name_end..]
-        .trim_start()
-        .strip_prefix('(')
-        .map(|b| b.split(')').next().unwrap_or("").trim())
-        .unwrap_or("");
-    (name, !bases.is_empty() && bases != "object")
+    rel.ends_with(".pyi")
+        || f.decorators.iter().any(|d| {
+            ["abstract", "overload", "override"]
+                .iter()
+                .any(|w| d.contains(w))
+        })
+        || headers
+            .iter()
+            .any(|h| h.starts_with("if") && h.contains("TYPE_CHECKING"))
+        || headers
+            .iter()
+            .find(|h| h.starts_with("class "))
+            .is_some_and(|c| ABSTRACT_CLASS.is_match(c))
 }
 
 /// Python: a method with no real body that is nevertheless deliberate — a
@@ -320,8 +141,17 @@ fn py_deliberate(src: &Source, funcs: &[Func], f: &Func, rel: &str, no_op: bool)
     let Some(class) = enclosing_class(src, f.line) else {
         return false;
     };
-    let (name, has_bases) = class_parts(class);
-    if no_op && has_bases {
+    // `class X(Y):` → the name, and whether it has explicit bases
+    let rest = class.trim_start_matches("class ").trim();
+    let name_end = rest
+        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .unwrap_or(rest.len());
+    let name = &rest[..name_end];
+    let bases = rest[name_end..]
+        .trim_start()
+        .strip_prefix('(')
+        .map_or("", |b| b.split(')').next().unwrap_or("").trim());
+    if no_op && !bases.is_empty() && bases != "object" {
         return true;
     }
     let polymorphic = funcs
@@ -344,20 +174,17 @@ fn py_statements<'s>(src: &'s Source, f: &Func, logical: &[bool]) -> Vec<(usize,
     let Some((a, b)) = f.body else {
         return Vec::new();
     };
-    let mut out = Vec::new();
     let first = src.line_index(a);
-    let last = src.line_index(b.max(a));
+    let mut out = Vec::new();
     let mut direct: Option<usize> = None;
-    for (idx, &starts) in logical.iter().enumerate().take(last + 1).skip(first) {
-        if !starts && idx != first {
-            continue;
-        }
-        let ls = src.line_start(idx).max(a);
-        let le = src.line_end(idx).min(b.max(a));
-        if ls >= le {
-            continue;
-        }
-        let t = src.masked[ls..le].trim();
+    let last = src.line_index(b.max(a));
+    for (idx, &is_logical) in logical.iter().enumerate().take(last + 1).skip(first) {
+        let (ls, le) = (src.line_start(idx).max(a), src.line_end(idx).min(b.max(a)));
+        let t = if ls < le && (is_logical || idx == first) {
+            src.masked[ls..le].trim()
+        } else {
+            ""
+        };
         if t.is_empty() {
             continue;
         }
@@ -366,22 +193,25 @@ fn py_statements<'s>(src: &'s Source, f: &Func, logical: &[bool]) -> Vec<(usize,
         } else {
             src.indent(idx)
         };
-        match direct {
-            None => direct = Some(ind),
-            Some(d) if d != ind => continue,
-            _ => {}
+        if *direct.get_or_insert(ind) == ind {
+            out.push((ls, t));
         }
-        out.push((ls, t));
     }
-    if let Some((_, t)) = out.first()
-        && (t.starts_with(['"', '\'']) || t.starts_with("r\"") || t.starts_with("r'"))
-    {
+    if out.first().is_some_and(|(_, t)| {
+        t.starts_with(['"', '\'']) || t.starts_with("r\"") || t.starts_with("r'")
+    }) {
         out.remove(0);
     }
     out
 }
 
-// ---------------------------------------------------------------- placeholder code
+fn truncate(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        format!("{}…", s.chars().take(n).collect::<String>())
+    }
+}
 
 fn placeholders(cx: &mut Ctx, funcs: &[Func]) {
     static PHRASE: LazyLock<Regex> = LazyLock::new(|| {
@@ -401,7 +231,6 @@ fn placeholders(cx: &mut Ctx, funcs: &[Func]) {
             r"(?i)^\s*(?:not\s+(?:yet\s+)?implemented|unimplemented|todo\b|implement\s+me|method\s+not\s+implemented)",
         )
     });
-    static RUST_TODO: LazyLock<Regex> = LazyLock::new(|| re(r"\b(todo|unimplemented)!\s*\("));
     static PY_RAISE: LazyLock<Regex> =
         LazyLock::new(|| re(r"(?m)^[ \t]*raise\s+NotImplementedError\b"));
     static THROW: LazyLock<Regex> = LazyLock::new(|| {
@@ -410,389 +239,210 @@ fn placeholders(cx: &mut Ctx, funcs: &[Func]) {
         )
     });
     static GO_PANIC: LazyLock<Regex> = LazyLock::new(|| re(r#"\bpanic\s*\(\s*""#));
-
-    // comments and docstring-like string statements
-    let comments: Vec<(usize, String)> = cx
-        .src
-        .comments
-        .iter()
-        .map(|c| (cx.src.line_start(c.line), c.text.clone()))
-        .collect();
-    for (off, text) in comments {
+    let src = &cx.src;
+    let mut hits: Vec<(&str, usize, String)> = Vec::new();
+    for c in &src.comments {
         // section rulers (`// ---- placeholder code ----`) are headings
-        let ruler = text.starts_with("---") || text.starts_with("===") || text.starts_with("***");
-        if !cx.is_test(off) && !ruler && PHRASE.is_match(&text) {
-            cx.push(
-                PLACEHOLDER,
-                "placeholder_comment",
-                Severity::Error,
-                off,
-                format!("placeholder left in code: \"{}\"", truncate(&text, 80)),
-            );
+        let ruler = ["---", "===", "***"].iter().any(|r| c.text.starts_with(r));
+        if !ruler && PHRASE.is_match(&c.text) {
+            let msg = format!("placeholder left in code: \"{}\"", truncate(&c.text, 80));
+            hits.push(("placeholder_comment", src.line_start(c.line), msg));
         }
     }
-    if cx.src.lang == Lang::Python {
-        let docs: Vec<(usize, String)> = cx
-            .src
-            .strings
-            .iter()
-            .filter(|s| {
-                let ls = cx.src.line_start(cx.src.line_index(s.open));
-                cx.src.text[ls..s.open]
+    match src.lang {
+        Lang::Python => {
+            // docstring-like string statements
+            let statement = |s: &&super::source::StrLit| {
+                let ls = src.line_start(src.line_index(s.open));
+                src.text[ls..s.open]
                     .trim()
                     .trim_start_matches(['r', 'u', 'R', 'U'])
                     .is_empty()
-            })
-            .flat_map(|s| {
-                let text = &cx.src.text[s.start..s.end];
+            };
+            for s in src.strings.iter().filter(statement) {
                 let mut off = s.start;
-                text.split('\n')
-                    .map(|l| {
-                        let o = off;
-                        off += l.len() + 1;
-                        (o, l.to_string())
-                    })
-                    .collect::<Vec<_>>()
-            })
-            .collect();
-        for (off, text) in docs {
-            if !cx.is_test(off) && PHRASE.is_match(&text) {
-                cx.push(
-                    PLACEHOLDER,
-                    "placeholder_comment",
-                    Severity::Error,
-                    off,
-                    format!(
-                        "placeholder left in a docstring: \"{}\"",
-                        truncate(text.trim(), 80)
-                    ),
-                );
-            }
-        }
-    }
-
-    // not-implemented bodies
-    let mut hits: Vec<(usize, String)> = Vec::new();
-    match cx.src.lang {
-        Lang::Rust => {
-            for c in RUST_TODO.captures_iter(&cx.src.masked) {
-                hits.push((
-                    c.get(0).unwrap().start(),
-                    format!("`{}!()` left in code", &c[1]),
-                ));
-            }
-        }
-        Lang::Python => {
-            let logical = cx.src.logical_starts().to_vec();
-            for m in PY_RAISE.find_iter(&cx.src.masked) {
-                let off = m.start();
-                let stmt = &cx.src.code[off..cx.src.line_end(cx.src.line_index(off))];
-                let low = stmt.to_ascii_lowercase();
-                if low.contains("subclass")
-                    || low.contains("override")
-                    || low.contains("must implement")
-                {
-                    continue;
-                }
-                let deliberate = enclosing_func(funcs, off)
-                    .is_some_and(|i| py_deliberate(&cx.src, funcs, &funcs[i], cx.rel, false));
-                let abstract_class = enclosing_class(&cx.src, cx.src.line_index(off))
-                    .is_some_and(|c| ABSTRACT_CLASS.is_match(c));
-                if !deliberate && !abstract_class {
-                    hits.push((off, "`raise NotImplementedError` left in code".to_string()));
+                for line in src.text[s.start..s.end].split('\n') {
+                    if PHRASE.is_match(line) {
+                        let msg = format!(
+                            "placeholder left in a docstring: \"{}\"",
+                            truncate(line.trim(), 80)
+                        );
+                        hits.push(("placeholder_comment", off, msg));
+                    }
+                    off += line.len() + 1;
                 }
             }
-            for f in funcs {
-                if cx.is_test(f.start) {
-                    continue;
+            let logical = src.logical_starts();
+            for m in PY_RAISE.find_iter(&src.masked) {
+                let low = src.code[m.start()..src.line_end(src.line_index(m.start()))]
+                    .to_ascii_lowercase();
+                let excused = ["subclass", "override", "must implement"]
+                    .iter()
+                    .any(|w| low.contains(w))
+                    || enclosing_func(funcs, m.start())
+                        .is_some_and(|f| py_deliberate(src, funcs, f, cx.rel, false))
+                    || enclosing_class(src, src.line_index(m.start()))
+                        .is_some_and(|c| ABSTRACT_CLASS.is_match(c));
+                if !excused {
+                    hits.push((
+                        "not_implemented_body",
+                        m.start(),
+                        "`raise NotImplementedError` left in code".into(),
+                    ));
                 }
-                let stmts = py_statements(&cx.src, f, &logical);
-                let noop_name = {
-                    let w = words(&f.name);
-                    w.iter().any(|x| x == "noop" || x == "nop")
-                        || w.windows(2).any(|p| {
-                            (p[0] == "no" && p[1] == "op") || (p[0] == "do" && p[1] == "nothing")
-                        })
-                };
+            }
+            for f in funcs.iter().filter(|f| !cx.is_test(f.start)) {
+                let stmts = py_statements(src, f, logical);
+                let w = words(&f.name);
+                let noop_name = w.iter().any(|x| x == "noop" || x == "nop")
+                    || w.windows(2).any(|p| {
+                        (p[0] == "no" && p[1] == "op") || (p[0] == "do" && p[1] == "nothing")
+                    });
                 let pass_only = stmts.len() == 1 && stmts[0].1 == "pass" && !noop_name && {
-                    let line = cx.src.line_index(stmts[0].0);
-                    !cx.src.comments.iter().any(|c| c.line == line)
+                    let line = src.line_index(stmts[0].0);
+                    !src.comments.iter().any(|c| c.line == line)
                 };
                 let ellipses: Vec<usize> = stmts
                     .iter()
                     .filter(|(_, t)| *t == "...")
                     .map(|(o, _)| *o)
                     .collect();
-                if (!pass_only && ellipses.is_empty())
-                    || py_deliberate(&cx.src, funcs, f, cx.rel, true)
+                if (!pass_only && ellipses.is_empty()) || py_deliberate(src, funcs, f, cx.rel, true)
                 {
                     continue;
                 }
                 if pass_only {
-                    hits.push((stmts[0].0, format!("`{}` has a bare `pass` body", f.name)));
+                    hits.push((
+                        "not_implemented_body",
+                        stmts[0].0,
+                        format!("`{}` has a bare `pass` body", f.name),
+                    ));
                 }
-                for off in ellipses {
-                    cx.push(
-                        PLACEHOLDER,
-                        "ellipsis_statement",
-                        Severity::Error,
-                        off,
-                        format!("`...` used as a statement in `{}`", f.name),
-                    );
-                }
+                let msg = format!("`...` used as a statement in `{}`", f.name);
+                hits.extend(
+                    ellipses
+                        .into_iter()
+                        .map(|off| ("ellipsis_statement", off, msg.clone())),
+                );
             }
         }
         Lang::Js | Lang::Ts | Lang::Java => {
-            for c in THROW.captures_iter(&cx.src.masked) {
+            for c in THROW.captures_iter(&src.masked) {
                 let whole = c.get(0).unwrap();
-                if c.get(3).is_some() {
-                    hits.push((whole.start(), format!("`throw new {}` left in code", &c[3])));
-                    continue;
-                }
-                let open = whole.end() - 1;
-                if let Some(msg) = cx.src.string_at(open)
-                    && NOT_IMPL_MSG.is_match(msg)
-                {
+                if let Some(name) = c.get(3) {
                     hits.push((
+                        "not_implemented_body",
                         whole.start(),
-                        format!(
-                            "`throw new {}(\"{}\")` left in code",
-                            &c[1],
-                            truncate(msg, 40)
-                        ),
+                        format!("`throw new {}` left in code", name.as_str()),
                     ));
+                } else if let Some(msg) = src
+                    .string_at(whole.end() - 1)
+                    .filter(|m| NOT_IMPL_MSG.is_match(m))
+                {
+                    let msg = format!(
+                        "`throw new {}(\"{}\")` left in code",
+                        &c[1],
+                        truncate(msg, 40)
+                    );
+                    hits.push(("not_implemented_body", whole.start(), msg));
                 }
             }
         }
         Lang::Go => {
-            for m in GO_PANIC.find_iter(&cx.src.masked) {
-                if let Some(msg) = cx.src.string_at(m.end() - 1)
-                    && NOT_IMPL_MSG.is_match(msg)
+            for m in GO_PANIC.find_iter(&src.masked) {
+                if let Some(msg) = src
+                    .string_at(m.end() - 1)
+                    .filter(|m| NOT_IMPL_MSG.is_match(m))
                 {
                     hits.push((
+                        "not_implemented_body",
                         m.start(),
                         format!("`panic(\"{}\")` left in code", truncate(msg, 40)),
                     ));
                 }
             }
         }
-        // Languages the scans do not read.
         _ => {}
     }
-    for (off, msg) in hits {
-        if !cx.is_test(off) {
-            cx.push(
-                PLACEHOLDER,
-                "not_implemented_body",
-                Severity::Error,
-                off,
-                msg,
-            );
-        }
-    }
-}
-
-fn truncate(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        s.to_string()
-    } else {
-        format!("{}…", s.chars().take(n).collect::<String>())
+    for (id, off, msg) in hits {
+        cx.report(id, off, msg);
     }
 }
 
 // ---------------------------------------------------------------- mock leakage
 
+/// Test doubles and test utilities imported by production code (the regex
+/// forms are rules of their own; these read the import lists).
 fn mock_leakage(cx: &mut Ctx) {
-    static JS_MOCK: LazyLock<Regex> = LazyLock::new(|| {
-        re(
-            r"(?:^|[^\w$.])(jest\s*\.\s*(?:fn|mock|spyOn|doMock|createMockFromModule)|vi\s*\.\s*(?:fn|mock|spyOn|doMock|stubGlobal|hoisted)|sinon\s*\.\s*\w+)\b",
-        )
+    static PY_TEST: LazyLock<Regex> = LazyLock::new(|| {
+        re(r"(?m)^[ \t]*(?:import|from)\s+(pytest|_pytest|hypothesis|pytest_\w+)\b")
     });
-    static PY_MOCK: LazyLock<Regex> = LazyLock::new(|| {
-        re(
-            r"(?m)^[ \t]*(?:from\s+unittest\.mock\s+import|from\s+unittest\s+import\s+(?:[\w, ]*\b)?mock\b|import\s+unittest\.mock|from\s+mock\s+import|import\s+mock\b|import\s+pytest_mock|from\s+pytest_mock\s+import)",
-        )
-    });
-    static RUST_MOCK: LazyLock<Regex> =
-        LazyLock::new(|| re(r"\buse\s+mockall\b|\bmockall\s*::|#\[\s*automock\s*\]|\bmock!\s*\{"));
-    static JAVA_MOCK: LazyLock<Regex> =
-        LazyLock::new(|| re(r"(?m)^[ \t]*import\s+(?:static\s+)?org\.mockito\b"));
-    // Test support (mocks, fakes, test utilities) is test code by path.
+    #[rustfmt::skip]
+    const JS_MOCKS: &[&str] = &[
+        "sinon", "jest-mock", "ts-mockito", "jest-mock-extended", "vitest-mock-extended",
+        "testdouble", "nock", "msw", "@sinonjs/fake-timers",
+    ];
+    #[rustfmt::skip]
+    const JS_TEST_UTILS: &[&str] = &[
+        "vitest", "@jest/globals", "jest", "chai", "mocha", "supertest", "@playwright/test",
+        "cypress", "enzyme", "react-test-renderer", "ava", "tap", "uvu",
+    ];
     if cx.test_file {
         return;
     }
-    let lang = cx.src.lang;
-    let mut hits: Vec<(usize, &str, Severity, String)> = Vec::new();
-    match lang {
+    let mut hits: Vec<(&str, usize, String)> = Vec::new();
+    match cx.src.lang {
         Lang::Js | Lang::Ts => {
-            for c in JS_MOCK.captures_iter(&cx.src.masked) {
-                let m = c.get(1).unwrap();
-                hits.push((
-                    m.start(),
-                    "mock_in_source",
-                    Severity::Critical,
-                    format!(
-                        "test double `{}` in production code",
-                        m.as_str().replace(' ', "")
-                    ),
-                ));
-            }
-            for imp in imports::js_imports(cx) {
-                let pkg = imports::npm_package(&imp.spec);
-                let mock_lib = matches!(
-                    pkg.as_str(),
-                    "sinon"
-                        | "jest-mock"
-                        | "ts-mockito"
-                        | "jest-mock-extended"
-                        | "vitest-mock-extended"
-                        | "testdouble"
-                        | "nock"
-                        | "msw"
-                        | "@sinonjs/fake-timers"
-                );
-                let test_util = pkg.starts_with("@testing-library/")
-                    || matches!(
-                        pkg.as_str(),
-                        "vitest"
-                            | "@jest/globals"
-                            | "jest"
-                            | "chai"
-                            | "mocha"
-                            | "supertest"
-                            | "@playwright/test"
-                            | "cypress"
-                            | "enzyme"
-                            | "react-test-renderer"
-                            | "ava"
-                            | "tap"
-                            | "uvu"
-                    )
-                    || imp.spec == "node:test";
-                if mock_lib {
-                    hits.push((
-                        imp.off,
-                        "mock_library_in_source",
-                        Severity::Critical,
-                        format!("mocking library `{pkg}` imported by production code"),
-                    ));
-                } else if test_util {
-                    hits.push((
-                        imp.off,
-                        "test_utility_in_source",
-                        Severity::Error,
-                        format!("test utility `{}` imported by production code", imp.spec),
-                    ));
+            for imp in js_imports(&cx.src) {
+                let pkg = npm_package(&imp.spec);
+                if JS_MOCKS.contains(&pkg.as_str()) {
+                    let msg = format!("mocking library `{pkg}` imported by production code");
+                    hits.push(("mock_library_in_source", imp.off, msg));
+                } else if pkg.starts_with("@testing-library/")
+                    || JS_TEST_UTILS.contains(&pkg.as_str())
+                    || imp.spec == "node:test"
+                {
+                    let msg = format!("test utility `{}` imported by production code", imp.spec);
+                    hits.push(("test_utility_in_source", imp.off, msg));
                 }
             }
         }
         Lang::Python => {
-            for m in PY_MOCK.find_iter(&cx.src.masked) {
-                let off = m.start() + m.as_str().len() - m.as_str().trim_start().len();
-                hits.push((
-                    off,
-                    "mock_library_in_source",
-                    Severity::Critical,
-                    "mocking library imported by production code".to_string(),
-                ));
-            }
-            static PY_TEST: LazyLock<Regex> = LazyLock::new(|| {
-                re(r"(?m)^[ \t]*(?:import|from)\s+(pytest|_pytest|hypothesis|pytest_\w+)\b")
-            });
             for c in PY_TEST.captures_iter(&cx.src.masked) {
-                if cx
+                // unless the project is that tool
+                if !cx
                     .manifest
                     .python
                     .local_modules
                     .contains(&c[1].to_ascii_lowercase())
                 {
-                    continue; // the project is that tool
+                    let msg = format!("test utility `{}` imported by production code", &c[1]);
+                    hits.push(("test_utility_in_source", c.get(0).unwrap().start(), msg));
                 }
-                let m = c.get(0).unwrap();
-                let off = m.start() + m.as_str().len() - m.as_str().trim_start().len();
-                hits.push((
-                    off,
-                    "test_utility_in_source",
-                    Severity::Error,
-                    format!("test utility `{}` imported by production code", &c[1]),
-                ));
-            }
-        }
-        Lang::Rust => {
-            for m in RUST_MOCK.find_iter(&cx.src.masked) {
-                hits.push((
-                    m.start(),
-                    "mock_library_in_source",
-                    Severity::Critical,
-                    "mockall used outside `#[cfg(test)]`".to_string(),
-                ));
-            }
-            static RUST_TEST: LazyLock<Regex> = LazyLock::new(|| {
-                re(
-                    r"\buse\s+(assert_cmd|insta|proptest|pretty_assertions|assert_fs|predicates|rstest|serial_test|mockito|wiremock)\b",
-                )
-            });
-            for c in RUST_TEST.captures_iter(&cx.src.masked) {
-                hits.push((
-                    c.get(0).unwrap().start(),
-                    "test_utility_in_source",
-                    Severity::Error,
-                    format!("test utility crate `{}` used outside tests", &c[1]),
-                ));
             }
         }
         Lang::Go => {
-            for imp in imports::go_imports(cx) {
+            for imp in go_imports(&cx.src) {
                 let p = imp.spec.as_str();
                 if p.ends_with("/gomock")
                     || p == "github.com/stretchr/testify/mock"
                     || p.ends_with("/mockery")
                 {
-                    hits.push((
-                        imp.off,
-                        "mock_library_in_source",
-                        Severity::Critical,
-                        format!("mocking package `{p}` imported by production code"),
-                    ));
+                    let msg = format!("mocking package `{p}` imported by production code");
+                    hits.push(("mock_library_in_source", imp.off, msg));
                 } else if p == "testing"
                     || p.starts_with("github.com/stretchr/testify/")
                     || p == "net/http/httptest"
                 {
-                    hits.push((
-                        imp.off,
-                        "test_utility_in_source",
-                        Severity::Error,
-                        format!("test package `{p}` imported by production code"),
-                    ));
+                    let msg = format!("test package `{p}` imported by production code");
+                    hits.push(("test_utility_in_source", imp.off, msg));
                 }
             }
         }
-        _ => {
-            for m in JAVA_MOCK.find_iter(&cx.src.masked) {
-                hits.push((
-                    m.start(),
-                    "mock_library_in_source",
-                    Severity::Critical,
-                    "Mockito imported by production code".to_string(),
-                ));
-            }
-            static JAVA_TEST: LazyLock<Regex> = LazyLock::new(|| {
-                re(r"(?m)^[ \t]*import\s+(?:static\s+)?(org\.junit|org\.assertj|org\.hamcrest)\b")
-            });
-            for c in JAVA_TEST.captures_iter(&cx.src.masked) {
-                hits.push((
-                    c.get(0).unwrap().start(),
-                    "test_utility_in_source",
-                    Severity::Error,
-                    format!("test library `{}` imported by production code", &c[1]),
-                ));
-            }
-        }
+        _ => {}
     }
-    for (off, check, sev, msg) in hits {
-        if !cx.is_test(off) {
-            cx.push(MOCK_LEAKAGE, check, sev, off, msg);
-        }
+    for (id, off, msg) in hits {
+        cx.report(id, off, msg);
     }
 }
 
@@ -812,62 +462,47 @@ fn type_abuse(cx: &mut Ctx) {
     if cx.src.lang != Lang::Ts {
         return;
     }
-    let mut hits: Vec<(usize, &str, Severity, String)> = Vec::new();
-    let lines = cx.src.line_count();
-    for idx in 0..lines {
-        let line = cx.src.masked_line(idx);
-        if !line.contains("any") {
-            continue;
-        }
-        let disabled =
-            cx.src.comments.iter().any(|c| {
-                (c.line + 1 == idx || c.line == idx) && c.text.contains("no-explicit-any")
-            });
-        if disabled {
-            continue;
-        }
-        if let Some(m) = ANY.find(line)
+    let src = &cx.src;
+    let m = &src.masked;
+    let mut hits: Vec<(&str, usize, String)> = Vec::new();
+    for idx in 0..src.line_count() {
+        let line = src.masked_line(idx);
+        let disabled = || {
+            src.comments
+                .iter()
+                .any(|c| (c.line + 1 == idx || c.line == idx) && c.text.contains("no-explicit-any"))
+        };
+        if line.contains("any")
+            && !disabled()
             && !DOUBLE.is_match(line)
+            && let Some(a) = ANY.find(line)
         {
             hits.push((
-                cx.src.line_start(idx) + m.start(),
                 "explicit_any",
-                Severity::Warning,
-                "explicit `any` type".to_string(),
+                src.line_start(idx) + a.start(),
+                "explicit `any` type".into(),
             ));
         }
     }
-    let m = cx.src.masked.clone();
-    for c in DOUBLE.captures_iter(&m) {
-        let target = &c[2];
-        if target.contains("Mock") || target.contains("Spy") {
-            continue;
-        }
-        hits.push((
-            c.get(0).unwrap().start(),
-            "double_cast",
-            Severity::Error,
-            format!(
-                "double cast `as {} as {target}` bypasses type checking",
-                &c[1]
-            ),
-        ));
+    for c in DOUBLE
+        .captures_iter(m)
+        .filter(|c| !c[2].contains("Mock") && !c[2].contains("Spy"))
+    {
+        let msg = format!(
+            "double cast `as {} as {}` bypasses type checking",
+            &c[1], &c[2]
+        );
+        hits.push(("double_cast", c.get(0).unwrap().start(), msg));
     }
-    for c in CHAIN.captures_iter(&m) {
-        let first = &c[1];
-        if matches!(first, "unknown" | "any" | "const") || c[2].starts_with("const") {
-            continue;
+    for c in CHAIN.captures_iter(m) {
+        if !matches!(&c[1], "unknown" | "any" | "const") && !c[2].starts_with("const") {
+            let msg = format!("chained type assertions `as {} as {}`", &c[1], &c[2]);
+            hits.push(("chained_assertion", c.get(0).unwrap().start(), msg));
         }
-        hits.push((
-            c.get(0).unwrap().start(),
-            "chained_assertion",
-            Severity::Error,
-            format!("chained type assertions `as {first} as {}`", &c[2]),
-        ));
     }
-    for c in AS_AFTER_PAREN.captures_iter(&m) {
+    for c in AS_AFTER_PAREN.captures_iter(m) {
         let close = c.get(0).unwrap().start();
-        let Some(open) = match_open(&m, close) else {
+        let Some(open) = match_open(m, close) else {
             continue;
         };
         // a grouping parenthesis, not a call's
@@ -876,35 +511,41 @@ fn type_abuse(cx: &mut Ctx) {
         {
             continue;
         }
-        let inner = &m[open + 1..close];
         // only an `as` at the top level of the parentheses
         let mut depth = 0i32;
-        let mut top = String::with_capacity(inner.len());
-        for ch in inner.chars() {
-            match ch {
-                '(' | '[' | '{' => depth += 1,
-                ')' | ']' | '}' => depth -= 1,
-                _ => {}
-            }
-            top.push(if depth == 0 { ch } else { ' ' });
-        }
-        if INNER_AS.is_match(&top) && !top.contains("as const") && !c[1].starts_with("const") {
-            let kind = if top.contains("as unknown") || top.contains("as any") {
-                ("double_cast", "double cast through `unknown`/`any`")
+        let top: String = m[open + 1..close]
+            .chars()
+            .map(|ch| {
+                depth += match ch {
+                    '(' | '[' | '{' => 1,
+                    ')' | ']' | '}' => -1,
+                    _ => 0,
+                };
+                if depth == 0 { ch } else { ' ' }
+            })
+            .collect();
+        if INNER_AS.is_match(&top)
+            && !top.contains("as const")
+            && !c[1].starts_with("const")
+            && !c[1].contains("Mock")
+        {
+            if top.contains("as unknown") || top.contains("as any") {
+                hits.push((
+                    "double_cast",
+                    open,
+                    "double cast through `unknown`/`any`".into(),
+                ));
             } else {
-                (
+                hits.push((
                     "chained_assertion",
-                    "chained type assertions `(x as A) as B`",
-                )
-            };
-            if c[1].contains("Mock") {
-                continue;
+                    open,
+                    "chained type assertions `(x as A) as B`".into(),
+                ));
             }
-            hits.push((open, kind.0, Severity::Error, kind.1.to_string()));
         }
     }
-    for (off, check, sev, msg) in hits {
-        cx.push(TYPE_ABUSE, check, sev, off, msg);
+    for (id, off, msg) in hits {
+        cx.report(id, off, msg);
     }
 }
 
@@ -913,17 +554,11 @@ fn type_abuse(cx: &mut Ctx) {
 fn match_open(m: &str, close: usize) -> Option<usize> {
     let b = m.as_bytes();
     let mut depth = 0i32;
-    let mut j = close + 1;
-    while j > 0 && close + 1 - j < 4000 {
-        j -= 1;
+    for j in (close.saturating_sub(3999)..=close).rev() {
         match b[j] {
             b')' => depth += 1,
-            b'(' => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(j);
-                }
-            }
+            b'(' if depth == 1 => return Some(j),
+            b'(' => depth -= 1,
             _ => {}
         }
     }
@@ -932,205 +567,67 @@ fn match_open(m: &str, close: usize) -> Option<usize> {
 
 // ---------------------------------------------------------------- naming
 
-/// Common misspellings found in identifiers, with the correct word.
-const MISSPELLINGS: &[(&str, &str)] = &[
-    ("recieve", "receive"),
-    ("recieved", "received"),
-    ("reciever", "receiver"),
-    ("recieving", "receiving"),
-    ("seperate", "separate"),
-    ("seperator", "separator"),
-    ("seperated", "separated"),
-    ("occured", "occurred"),
-    ("occurence", "occurrence"),
-    ("occurrance", "occurrence"),
-    ("lenght", "length"),
-    ("widht", "width"),
-    ("heigth", "height"),
-    ("hieght", "height"),
-    ("retreive", "retrieve"),
-    ("retrive", "retrieve"),
-    ("enviroment", "environment"),
-    ("envirnoment", "environment"),
-    ("paramter", "parameter"),
-    ("paramater", "parameter"),
-    ("parametre", "parameter"),
-    ("arguement", "argument"),
-    ("sucess", "success"),
-    ("succes", "success"),
-    ("successfull", "successful"),
-    ("succesful", "successful"),
-    ("accomodate", "accommodate"),
-    ("begining", "beginning"),
-    ("calender", "calendar"),
-    ("definately", "definitely"),
-    ("dependancy", "dependency"),
-    ("dependancies", "dependencies"),
-    ("existance", "existence"),
-    ("independant", "independent"),
-    ("refered", "referred"),
-    ("responce", "response"),
-    ("reponse", "response"),
-    ("respone", "response"),
-    ("thier", "their"),
-    ("untill", "until"),
-    ("accross", "across"),
-    ("acheive", "achieve"),
-    ("aquire", "acquire"),
-    ("apparant", "apparent"),
-    ("beleive", "believe"),
-    ("calulate", "calculate"),
-    ("caculate", "calculate"),
-    ("comming", "coming"),
-    ("commited", "committed"),
-    ("concatinate", "concatenate"),
-    ("conditon", "condition"),
-    ("configuartion", "configuration"),
-    ("connnection", "connection"),
-    ("conection", "connection"),
-    ("defualt", "default"),
-    ("delimeter", "delimiter"),
-    ("dictonary", "dictionary"),
-    ("dissapear", "disappear"),
-    ("exeption", "exception"),
-    ("excecute", "execute"),
-    ("exectue", "execute"),
-    ("fucntion", "function"),
-    ("funtion", "function"),
-    ("fuction", "function"),
-    ("garantee", "guarantee"),
-    ("heirarchy", "hierarchy"),
-    ("immediatly", "immediately"),
-    ("inital", "initial"),
-    ("intial", "initial"),
-    ("initalize", "initialize"),
-    ("intialize", "initialize"),
-    ("langauge", "language"),
-    ("libary", "library"),
-    ("maintainance", "maintenance"),
-    ("managment", "management"),
-    ("mesage", "message"),
-    ("messsage", "message"),
-    ("neccessary", "necessary"),
-    ("necesary", "necessary"),
-    ("orignal", "original"),
-    ("parrallel", "parallel"),
-    ("persistant", "persistent"),
-    ("posible", "possible"),
-    ("prefered", "preferred"),
-    ("proccess", "process"),
-    ("procces", "process"),
-    ("propogate", "propagate"),
-    ("publically", "publicly"),
-    ("recursivly", "recursively"),
-    ("refrence", "reference"),
-    ("referece", "reference"),
-    ("relevent", "relevant"),
-    ("resouce", "resource"),
-    ("resoruce", "resource"),
-    ("similiar", "similar"),
-    ("suprise", "surprise"),
-    ("tempory", "temporary"),
-    ("threshhold", "threshold"),
-    ("truely", "truly"),
-    ("unkown", "unknown"),
-    ("usefull", "useful"),
-    ("valiadte", "validate"),
-    ("validte", "validate"),
-    ("verfiy", "verify"),
-    ("wierd", "weird"),
-    ("writting", "writing"),
-    ("lenth", "length"),
-    ("adress", "address"),
-    ("adresses", "addresses"),
-    ("atribute", "attribute"),
-    ("attribtue", "attribute"),
-    ("availible", "available"),
-    ("avaiable", "available"),
-    ("boundry", "boundary"),
-    ("cancelation", "cancellation"),
-    ("charachter", "character"),
-    ("charater", "character"),
-    ("compatability", "compatibility"),
-    ("compatable", "compatible"),
-    ("completly", "completely"),
-    ("consistant", "consistent"),
-    ("contructor", "constructor"),
-    ("cordinate", "coordinate"),
-    ("destory", "destroy"),
-    ("diffrent", "different"),
-    ("elemnt", "element"),
-    ("equivelant", "equivalent"),
-    ("explicitely", "explicitly"),
-    ("familar", "familiar"),
-    ("guage", "gauge"),
-    ("happend", "happened"),
-    ("identifer", "identifier"),
-    ("implmentation", "implementation"),
-    ("implementaion", "implementation"),
-    ("indentifier", "identifier"),
-    ("informations", "information"),
-    ("instace", "instance"),
-    ("interupt", "interrupt"),
-    ("itterate", "iterate"),
-    ("lastest", "latest"),
-    ("minumum", "minimum"),
-    ("maxium", "maximum"),
-    ("mutiple", "multiple"),
-    ("nubmer", "number"),
-    ("numbr", "number"),
-    ("ouput", "output"),
-    ("outptu", "output"),
-    ("overriden", "overridden"),
-    ("pasword", "password"),
-    ("passowrd", "password"),
-    ("permision", "permission"),
-    ("posistion", "position"),
-    ("prefrence", "preference"),
-    ("priviledge", "privilege"),
-    ("quantitiy", "quantity"),
-    ("recipt", "receipt"),
-    ("reciept", "receipt"),
-    ("remvoe", "remove"),
-    ("repositry", "repository"),
-    ("requried", "required"),
-    ("reqest", "request"),
-    ("requets", "request"),
-    ("resposne", "response"),
-    ("retun", "return"),
-    ("scehma", "schema"),
-    ("sepcial", "special"),
-    ("sequnce", "sequence"),
-    ("stirng", "string"),
-    ("strng", "string"),
-    ("sturct", "struct"),
-    ("succeded", "succeeded"),
-    ("sucessful", "successful"),
-    ("supress", "suppress"),
-    ("tokne", "token"),
-    ("transfered", "transferred"),
-    ("udpate", "update"),
-    ("updte", "update"),
-    ("uniqe", "unique"),
-    ("vaule", "value"),
-    ("valeu", "value"),
-    ("varaible", "variable"),
-    ("variabel", "variable"),
-    ("visable", "visible"),
-    ("wether", "whether"),
-];
+/// Common misspellings found in identifiers, `wrong>right`.
+const MISSPELLINGS: &str = "\
+    recieve>receive recieved>received reciever>receiver recieving>receiving seperate>separate \
+    seperator>separator seperated>separated occured>occurred occurence>occurrence \
+    occurrance>occurrence lenght>length widht>width heigth>height hieght>height \
+    retreive>retrieve retrive>retrieve enviroment>environment envirnoment>environment \
+    paramter>parameter paramater>parameter parametre>parameter arguement>argument sucess>success \
+    succes>success successfull>successful succesful>successful accomodate>accommodate \
+    begining>beginning calender>calendar definately>definitely dependancy>dependency \
+    dependancies>dependencies existance>existence independant>independent refered>referred \
+    responce>response reponse>response respone>response thier>their untill>until accross>across \
+    acheive>achieve aquire>acquire apparant>apparent beleive>believe calulate>calculate \
+    caculate>calculate comming>coming commited>committed concatinate>concatenate \
+    conditon>condition configuartion>configuration connnection>connection conection>connection \
+    defualt>default delimeter>delimiter dictonary>dictionary dissapear>disappear \
+    exeption>exception excecute>execute exectue>execute fucntion>function funtion>function \
+    fuction>function garantee>guarantee heirarchy>hierarchy immediatly>immediately \
+    inital>initial intial>initial initalize>initialize intialize>initialize langauge>language \
+    libary>library maintainance>maintenance managment>management mesage>message messsage>message \
+    neccessary>necessary necesary>necessary orignal>original parrallel>parallel \
+    persistant>persistent posible>possible prefered>preferred proccess>process procces>process \
+    propogate>propagate publically>publicly recursivly>recursively refrence>reference \
+    referece>reference relevent>relevant resouce>resource resoruce>resource similiar>similar \
+    suprise>surprise tempory>temporary threshhold>threshold truely>truly unkown>unknown \
+    usefull>useful valiadte>validate validte>validate verfiy>verify wierd>weird writting>writing \
+    lenth>length adress>address adresses>addresses atribute>attribute attribtue>attribute \
+    availible>available avaiable>available boundry>boundary cancelation>cancellation \
+    charachter>character charater>character compatability>compatibility compatable>compatible \
+    completly>completely consistant>consistent contructor>constructor cordinate>coordinate \
+    destory>destroy diffrent>different elemnt>element equivelant>equivalent \
+    explicitely>explicitly familar>familiar guage>gauge happend>happened identifer>identifier \
+    implmentation>implementation implementaion>implementation indentifier>identifier \
+    informations>information instace>instance interupt>interrupt itterate>iterate lastest>latest \
+    minumum>minimum maxium>maximum mutiple>multiple nubmer>number numbr>number ouput>output \
+    outptu>output overriden>overridden pasword>password passowrd>password permision>permission \
+    posistion>position prefrence>preference priviledge>privilege quantitiy>quantity \
+    recipt>receipt reciept>receipt remvoe>remove repositry>repository requried>required \
+    reqest>request requets>request resposne>response retun>return scehma>schema sepcial>special \
+    sequnce>sequence stirng>string strng>string sturct>struct succeded>succeeded \
+    sucessful>successful supress>suppress tokne>token transfered>transferred udpate>update \
+    updte>update uniqe>unique vaule>value valeu>value varaible>variable variabel>variable \
+    visable>visible wether>whether";
+
+static MISSPELLED: LazyLock<HashMap<&str, &str>> = LazyLock::new(|| {
+    MISSPELLINGS
+        .split_whitespace()
+        .filter_map(|p| p.split_once('>'))
+        .collect()
+});
 
 /// Declared identifiers of a file with their offsets: functions, variables,
 /// classes/types.
 fn declared_identifiers(src: &Source, funcs: &[Func]) -> Vec<(usize, String)> {
-    static PY_ASSIGN: LazyLock<Regex> =
-        LazyLock::new(|| re(r"(?m)^[ \t]*([A-Za-z_]\w*)[ \t]*(?::[^=\n]+)?=[^=]"));
-    static JS_VAR: LazyLock<Regex> =
-        LazyLock::new(|| re(r"\b(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*[:=]"));
-    static RUST_LET: LazyLock<Regex> =
-        LazyLock::new(|| re(r"\blet\s+(?:mut\s+)?([A-Za-z_]\w*)\s*[:=]"));
-    static GO_VAR: LazyLock<Regex> =
-        LazyLock::new(|| re(r"(?m)(?:^|[\s(,])([A-Za-z_]\w*)\s*:=|\bvar\s+([A-Za-z_]\w*)\b"));
+    static VARS: LazyLock<[Regex; 4]> = LazyLock::new(|| {
+        [
+            re(r"(?m)^[ \t]*([A-Za-z_]\w*)[ \t]*(?::[^=\n]+)?=[^=]"),
+            re(r"\b(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*[:=]"),
+            re(r"\blet\s+(?:mut\s+)?([A-Za-z_]\w*)\s*[:=]"),
+            re(r"(?m)(?:^|[\s(,])([A-Za-z_]\w*)\s*:=|\bvar\s+([A-Za-z_]\w*)\b"),
+        ]
+    });
     static TYPES: LazyLock<Regex> =
         LazyLock::new(|| re(r"\b(?:class|struct|enum|trait|interface|type)\s+([A-Za-z_]\w*)"));
     let mut out: Vec<(usize, String)> = funcs
@@ -1138,147 +635,105 @@ fn declared_identifiers(src: &Source, funcs: &[Func]) -> Vec<(usize, String)> {
         .map(|f| (src.line_start(f.line), f.name.clone()))
         .collect();
     let m = &src.masked;
-    let var_re: &Regex = match src.lang {
-        Lang::Python => &PY_ASSIGN,
-        Lang::Js | Lang::Ts => &JS_VAR,
-        Lang::Rust => &RUST_LET,
-        Lang::Go => &GO_VAR,
-        _ => &JS_VAR,
-    };
+    let vars = &VARS[match src.lang {
+        Lang::Python => 0,
+        Lang::Rust => 2,
+        Lang::Go => 3,
+        _ => 1,
+    }];
     let logical = (src.lang == Lang::Python).then(|| src.logical_starts());
-    for c in var_re.captures_iter(m) {
-        if let Some(g) = c.get(1).or_else(|| c.get(2)) {
-            if logical
-                .as_ref()
-                .is_some_and(|l| !l[src.line_index(g.start())])
-            {
-                continue; // keyword arguments of a call spanning lines
-            }
+    for g in vars
+        .captures_iter(m)
+        .filter_map(|c| c.get(1).or_else(|| c.get(2)))
+    {
+        // not keyword arguments of a call spanning lines
+        if logical.is_none_or(|l| l[src.line_index(g.start())]) {
             out.push((g.start(), g.as_str().to_string()));
         }
     }
-    for c in TYPES.captures_iter(m) {
-        let g = c.get(1).unwrap();
-        out.push((g.start(), g.as_str().to_string()));
-    }
+    out.extend(
+        TYPES
+            .captures_iter(m)
+            .map(|c| c.get(1).unwrap())
+            .map(|g| (g.start(), g.as_str().to_string())),
+    );
     out.sort();
     out
 }
 
-/// Split an identifier into lowercase words (snake, kebab and camel case).
-fn words(ident: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for part in ident.split(['_', '$']) {
-        let mut cur = String::new();
-        let chars: Vec<char> = part.chars().collect();
-        for (i, &ch) in chars.iter().enumerate() {
-            let boundary = ch.is_ascii_uppercase()
-                && i > 0
-                && (chars[i - 1].is_ascii_lowercase()
-                    || chars.get(i + 1).is_some_and(|n| n.is_ascii_lowercase())
-                        && chars[i - 1].is_ascii_uppercase());
-            if boundary && !cur.is_empty() {
-                out.push(std::mem::take(&mut cur).to_ascii_lowercase());
-            }
-            cur.push(ch);
-        }
-        if !cur.is_empty() {
-            out.push(cur.to_ascii_lowercase());
-        }
-    }
-    out
-}
-
-fn is_camel(s: &str) -> bool {
-    s.starts_with(|c: char| c.is_ascii_lowercase())
-        && !s.contains('_')
-        && s.chars().any(|c| c.is_ascii_uppercase())
-}
-
-fn is_snake(s: &str) -> bool {
-    s.starts_with(|c: char| c.is_ascii_lowercase())
-        && s.contains('_')
-        && !s.chars().any(|c| c.is_ascii_uppercase())
-        && !s.ends_with('_')
-}
-
 fn naming(cx: &mut Ctx, funcs: &[Func]) {
+    #[rustfmt::skip]
+    const PY_CAMEL_OK: &[&str] = &[
+        "setUp", "tearDown", "setUpClass", "tearDownClass", "setUpModule", "tearDownModule",
+        "maxDiff", "asyncSetUp", "asyncTearDown",
+    ];
+    static PREDICATE: LazyLock<Regex> =
+        LazyLock::new(|| re(r"^(?:is|has|Is|Has)(?:[A-Z0-9]|_[a-z0-9])"));
+    static BAD_RETURN: LazyLock<[Regex; 2]> = LazyLock::new(|| {
+        [
+            re(
+                r#"(?m)^[ \t]*return[ \t]+(?:[rbfuRBFU]{0,2}["']|\[|\{|-?(?:[2-9]|\d{2,}|\d*\.\d+)\b)"#,
+            ),
+            re(r#"\breturn\s+(?:["'`]|\[|\{|-?(?:[2-9]|\d{2,}|\d*\.\d+)\b)"#),
+        ]
+    });
+    let lang = cx.src.lang;
     let idents = declared_identifiers(&cx.src, funcs);
     // mixed case styles
-    const PY_CAMEL_OK: &[&str] = &[
-        "setUp",
-        "tearDown",
-        "setUpClass",
-        "tearDownClass",
-        "setUpModule",
-        "tearDownModule",
-        "maxDiff",
-        "asyncSetUp",
-        "asyncTearDown",
-    ];
-    let mut camel: Vec<(usize, &str)> = Vec::new();
-    let mut snake: Vec<(usize, &str)> = Vec::new();
+    let is_camel = |s: &str| {
+        s.starts_with(|c: char| c.is_ascii_lowercase())
+            && !s.contains('_')
+            && s.chars().any(|c| c.is_ascii_uppercase())
+    };
+    let is_snake = |s: &str| {
+        s.starts_with(|c: char| c.is_ascii_lowercase())
+            && s.contains('_')
+            && !s.chars().any(|c| c.is_ascii_uppercase())
+            && !s.ends_with('_')
+    };
+    let (mut camel, mut snake) = (Vec::<(usize, &str)>::new(), Vec::<(usize, &str)>::new());
     let mut seen = BTreeSet::new();
-    for (off, name) in &idents {
-        if !seen.insert(name.as_str()) {
-            continue;
-        }
-        if is_camel(name)
-            && !(cx.src.lang == Lang::Python
-                && (PY_CAMEL_OK.contains(&name.as_str()) || name.starts_with("assert")))
-        {
+    for (off, name) in idents.iter().filter(|(_, n)| seen.insert(n.as_str())) {
+        let py_ok = lang == Lang::Python
+            && (PY_CAMEL_OK.contains(&name.as_str()) || name.starts_with("assert"));
+        if is_camel(name) && !py_ok {
             camel.push((*off, name));
         } else if is_snake(name) {
             snake.push((*off, name));
         }
     }
+    let mut hits: Vec<(&str, usize, String)> = Vec::new();
     if camel.len() >= 2 && snake.len() >= 2 {
-        let (odd, usual, style) = match cx.src.lang {
+        let (odd, usual, style) = match lang {
             Lang::Python | Lang::Rust => (&camel, &snake, "camelCase"),
             _ => (&snake, &camel, "snake_case"),
         };
-        let (off, name) = odd[0];
+        let (n_camel, n_snake, name) = (camel.len(), snake.len(), odd[0].1);
         let msg = format!(
-            "mixed naming: {} camelCase and {} snake_case names; `{name}` is {style} while e.g. `{}` is not",
-            camel.len(),
-            snake.len(),
+            "mixed naming: {n_camel} camelCase and {n_snake} snake_case names; `{name}` is {style} while e.g. `{}` is not",
             usual[0].1
         );
-        cx.push(NAMING, "mixed_naming", Severity::Warning, off, msg);
+        hits.push(("mixed_naming", odd[0].0, msg));
     }
-    // misspellings
-    let map: BTreeMap<&str, &str> = MISSPELLINGS.iter().copied().collect();
     let mut reported = BTreeSet::new();
     for (off, name) in &idents {
         for w in words(name) {
-            if let Some(right) = map.get(w.as_str())
+            if let Some(right) = MISSPELLED.get(w.as_str())
                 && reported.insert(w.clone())
             {
-                cx.push(
-                    NAMING,
-                    "misspelled_identifier",
-                    Severity::Warning,
-                    *off,
-                    format!("`{name}` contains the misspelling \"{w}\" (\"{right}\")"),
-                );
+                let msg = format!("`{name}` contains the misspelling \"{w}\" (\"{right}\")");
+                hits.push(("misspelled_identifier", *off, msg));
             }
         }
     }
-    // is*/has* predicates that do not return booleans
-    static PREDICATE: LazyLock<Regex> =
-        LazyLock::new(|| re(r"^(?:is|has|Is|Has)(?:[A-Z0-9]|_[a-z0-9])"));
-    static PY_BAD_RETURN: LazyLock<Regex> = LazyLock::new(|| {
-        re(r#"(?m)^[ \t]*return[ \t]+(?:[rbfuRBFU]{0,2}["']|\[|\{|-?(?:[2-9]|\d{2,}|\d*\.\d+)\b)"#)
-    });
-    static JS_BAD_RETURN: LazyLock<Regex> =
-        LazyLock::new(|| re(r#"\breturn\s+(?:["'`]|\[|\{|-?(?:[2-9]|\d{2,}|\d*\.\d+)\b)"#));
-    for f in funcs {
-        // tests are named after what they check (`fn is_valid_name()`)
-        if !PREDICATE.is_match(&f.name) || (f.ret.is_none() && cx.is_test(f.start)) {
-            continue;
-        }
+    // is*/has* predicates that do not return booleans; tests are named after
+    // what they check (`fn is_valid_name()`)
+    for f in funcs
+        .iter()
+        .filter(|f| PREDICATE.is_match(&f.name) && (f.ret.is_some() || !cx.is_test(f.start)))
+    {
         let declared = |ok: bool, r: &String| (!ok).then(|| format!("`{r}`"));
-        let verdict: Option<String> = match (&f.ret, cx.src.lang) {
+        let verdict: Option<String> = match (&f.ret, lang) {
             (Some(r), Lang::Ts | Lang::Js) => declared(
                 r.contains("boolean")
                     || r.contains(" is ")
@@ -1288,275 +743,130 @@ fn naming(cx: &mut Ctx, funcs: &[Func]) {
                 r,
             ),
             (Some(r), Lang::Python) => declared(
-                r.contains("bool")
-                    || r.contains("TypeGuard")
-                    || r.contains("TypeIs")
-                    || r.contains("Literal[True")
-                    || r.contains("Literal[False"),
+                [
+                    "bool",
+                    "TypeGuard",
+                    "TypeIs",
+                    "Literal[True",
+                    "Literal[False",
+                ]
+                .iter()
+                .any(|t| r.contains(t)),
                 r,
             ),
             (Some(r), Lang::Rust | Lang::Go) => declared(r.contains("bool"), r),
             (Some(r), Lang::Java) => declared(r == "boolean" || r == "Boolean", r),
             (None, Lang::Rust | Lang::Go) => f.body.map(|_| "nothing".to_string()),
             (None, Lang::Python | Lang::Js | Lang::Ts) => f.body.and_then(|(a, b)| {
-                let body = &cx.src.masked[a..b.max(a)];
-                let re: &Regex = if cx.src.lang == Lang::Python {
-                    &PY_BAD_RETURN
-                } else {
-                    &JS_BAD_RETURN
-                };
-                re.find(body).map(|_| "a non-boolean value".to_string())
+                let bad = &BAD_RETURN[usize::from(lang != Lang::Python)];
+                bad.find(&cx.src.masked[a..b.max(a)])
+                    .map(|_| "a non-boolean value".to_string())
             }),
             _ => None,
         };
         if let Some(ret) = verdict {
             let off = cx.src.line_start(f.line) + cx.src.indent_bytes(f.line);
-            cx.push(
-                NAMING,
+            hits.push((
                 "non_boolean_predicate",
-                Severity::Error,
                 off,
                 format!("`{}` is named like a predicate but returns {ret}", f.name),
-            );
+            ));
         }
+    }
+    for (id, off, msg) in hits {
+        cx.report(id, off, msg);
     }
 }
 
 // ---------------------------------------------------------------- control flow
 
-fn control_flow(cx: &mut Ctx) {
-    swallowed_errors(cx);
-    unreachable_code(cx);
-    infinite_loops(cx);
-}
-
+/// The structural forms of `swallowed_error` (its regex forms are patterns
+/// of the rule): empty `catch` blocks, `except: pass`, Rust `let _ =` on
+/// fallible I/O.
 fn swallowed_errors(cx: &mut Ctx) {
     static CATCH: LazyLock<Regex> = LazyLock::new(|| re(r"\bcatch\s*(?:\([^)]*\))?\s*\{"));
-    static PROMISE_CATCH: LazyLock<Regex> = LazyLock::new(|| {
-        re(r"\.catch\s*\(\s*(?:\(\s*[\w$]*\s*\)|[\w$]+)\s*=>\s*(?:\{\s*\}|undefined|null)\s*\)")
-    });
     static PY_EXCEPT: LazyLock<Regex> = LazyLock::new(|| {
         re(
             r"^[ \t]*except\s*(?:\(?\s*(?:Exception|BaseException)\s*\)?\s*(?:as\s+\w+\s*)?)?:\s*(.*)$",
         )
     });
-    static GO_ERR: LazyLock<Regex> = LazyLock::new(|| re(r"\bif\s+err\s*!=\s*nil\s*\{\s*\}"));
-    static GO_IGNORED: LazyLock<Regex> = LazyLock::new(|| {
-        re(
-            r"(?m)^[ \t]*[\w.]+\s*,\s*_\s*:?=\s*(?:os|ioutil|io|json|strconv|sql|http|filepath|bufio|yaml|xml|url)\.\w+\(",
-        )
-    });
     static RUST_LET_UNDERSCORE: LazyLock<Regex> = LazyLock::new(|| re(r"\blet\s+_\s*=\s*([^;]+);"));
     static RUST_IO: LazyLock<Regex> = LazyLock::new(|| {
-        re(
-            r"\bfs::\w+|\bFile::(?:create|open)|\.(?:write_all|flush|sync_all|sync_data|set_len|read_to_string|read_to_end|read_exact|set_permissions)\s*\(|\b(?:remove_file|remove_dir_all|create_dir_all)\s*\(",
-        )
+        re(concat!(
+            r"\bfs::\w+|\bFile::(?:create|open)|\.(?:write_all|flush|sync_all|sync_data|set_len|read_to_string|",
+            r"read_to_end|read_exact|set_permissions)\s*\(|\b(?:remove_file|remove_dir_all|create_dir_all)\s*\("
+        ))
     });
-    let lang = cx.src.lang;
+    let src = &cx.src;
     let mut hits: Vec<(usize, String)> = Vec::new();
-    if lang.braces() && lang != Lang::Rust && lang != Lang::Go {
-        for m in CATCH.find_iter(&cx.src.masked) {
-            let open = m.end() - 1;
-            let Some(close) = cx.src.match_close(open) else {
-                continue;
-            };
-            let body_code = &cx.src.code[open + 1..close];
-            let has_comment = cx.src.text[open + 1..close].trim() != body_code.trim();
-            if body_code.trim().is_empty() && !has_comment {
-                hits.push((
-                    m.start(),
-                    "empty `catch` block swallows the error".to_string(),
-                ));
-            }
-        }
-        for m in PROMISE_CATCH.find_iter(&cx.src.masked) {
-            hits.push((
-                m.start(),
-                "`.catch()` handler swallows the error".to_string(),
-            ));
-        }
-    }
-    if lang == Lang::Python {
-        let logical = cx.src.logical_starts().to_vec();
-        for idx in 0..cx.src.line_count() {
-            if !logical[idx] {
-                continue;
-            }
-            let line = cx.src.masked_line(idx);
-            let Some(c) = PY_EXCEPT.captures(line) else {
-                continue;
-            };
-            let inline = c[1].trim();
-            let (a, b) = if inline.is_empty() {
-                cx.src.py_block(idx, &logical)
-            } else {
-                (idx, idx + 1)
-            };
-            let body: Vec<&str> = if inline.is_empty() {
-                (a..b)
-                    .filter(|&k| logical[k] && !cx.src.is_blank(k))
-                    .map(|k| cx.src.masked_line(k).trim())
-                    .collect()
-            } else {
-                vec![inline]
-            };
-            // a comment in the handler says the silence is deliberate
-            let commented = cx
-                .src
-                .comments
-                .iter()
-                .any(|c| c.line >= idx && c.line < b.max(idx + 1));
-            if body.len() == 1 && (body[0] == "pass" || body[0] == "...") && !commented {
-                let what = if line.contains("BaseException") {
-                    "except BaseException"
-                } else if line.contains("Exception") {
-                    "except Exception"
-                } else {
-                    "except"
+    let commented =
+        |from: usize, to: usize| src.comments.iter().any(|c| c.line >= from && c.line < to);
+    match src.lang {
+        Lang::Js | Lang::Ts | Lang::Java => {
+            for m in CATCH.find_iter(&src.masked) {
+                let open = m.end() - 1;
+                let Some(close) = src.match_close(open) else {
+                    continue;
                 };
-                hits.push((
-                    cx.src.line_start(idx) + cx.src.indent_bytes(idx),
-                    format!("`{what}: pass` swallows every error"),
-                ));
+                // a comment in the block says the silence is deliberate
+                let code = src.code[open + 1..close].trim();
+                if code.is_empty() && src.text[open + 1..close].trim() == code {
+                    hits.push((m.start(), "empty `catch` block swallows the error".into()));
+                }
             }
         }
-    }
-    if lang == Lang::Go {
-        for m in GO_ERR.find_iter(&cx.src.masked) {
-            hits.push((
-                m.start(),
-                "`if err != nil {}` ignores the error".to_string(),
-            ));
-        }
-        for m in GO_IGNORED.find_iter(&cx.src.masked) {
-            let off = m.start() + m.as_str().len() - m.as_str().trim_start().len();
-            hits.push((off, "error of an I/O call discarded with `_`".to_string()));
-        }
-    }
-    if lang == Lang::Rust {
-        for c in RUST_LET_UNDERSCORE.captures_iter(&cx.src.masked) {
-            let expr = &c[1];
-            let m = c.get(0).unwrap();
-            let line = cx.src.line_index(m.start());
-            let commented = cx
-                .src
-                .comments
-                .iter()
-                .any(|c| c.line == line || c.line + 1 == line);
-            if RUST_IO.is_match(expr)
-                && !expr.contains("stderr")
-                && !expr.contains("stdout")
-                && !commented
-            {
-                hits.push((
-                    m.start(),
-                    "`let _ =` discards the `Result` of fallible I/O".to_string(),
-                ));
+        Lang::Python => {
+            let logical = src.logical_starts();
+            for idx in (0..src.line_count()).filter(|&i| logical[i]) {
+                let line = src.masked_line(idx);
+                let Some(c) = PY_EXCEPT.captures(line) else {
+                    continue;
+                };
+                let inline = c[1].trim();
+                let (a, b) = if inline.is_empty() {
+                    src.py_block(idx, logical)
+                } else {
+                    (idx, idx + 1)
+                };
+                let body: Vec<&str> = if inline.is_empty() {
+                    (a..b)
+                        .filter(|&k| logical[k] && !src.is_blank(k))
+                        .map(|k| src.masked_line(k).trim())
+                        .collect()
+                } else {
+                    vec![inline]
+                };
+                if body.len() == 1
+                    && (body[0] == "pass" || body[0] == "...")
+                    && !commented(idx, b.max(idx + 1))
+                {
+                    let what = ["BaseException", "Exception"]
+                        .into_iter()
+                        .find(|e| line.contains(e));
+                    let what = what.map_or("except".to_string(), |e| format!("except {e}"));
+                    hits.push((
+                        src.line_start(idx) + src.indent_bytes(idx),
+                        format!("`{what}: pass` swallows every error"),
+                    ));
+                }
             }
         }
+        Lang::Rust => {
+            for c in RUST_LET_UNDERSCORE.captures_iter(&src.masked) {
+                let (expr, at) = (&c[1], c.get(0).unwrap().start());
+                let line = src.line_index(at);
+                let quiet = expr.contains("stderr")
+                    || expr.contains("stdout")
+                    || commented(line.saturating_sub(1), line + 1);
+                if RUST_IO.is_match(expr) && !quiet {
+                    hits.push((at, "`let _ =` discards the `Result` of fallible I/O".into()));
+                }
+            }
+        }
+        _ => {}
     }
     for (off, msg) in hits {
-        cx.push(CONTROL_FLOW, "swallowed_error", Severity::Error, off, msg);
-    }
-}
-
-fn unreachable_code(cx: &mut Ctx) {
-    static EXIT: LazyLock<Regex> =
-        LazyLock::new(|| re(r"^(?:return|throw|raise|break|continue)\b"));
-    static LABEL: LazyLock<Regex> = LazyLock::new(|| re(r"^[A-Za-z_]\w*:$"));
-    let src = &cx.src;
-    let lang = src.lang;
-    let logical = if lang == Lang::Python {
-        src.logical_starts().to_vec()
-    } else {
-        vec![true; src.line_count()]
-    };
-    let mut hits = Vec::new();
-    let n = src.line_count();
-    for idx in 0..n {
-        let t = src.masked_line(idx).trim();
-        if !EXIT.is_match(t) || !logical[idx] {
-            continue;
-        }
-        // a complete statement on this line
-        let mut bal = 0i32;
-        for ch in t.chars() {
-            match ch {
-                '(' | '[' | '{' => bal += 1,
-                ')' | ']' | '}' => bal -= 1,
-                _ => {}
-            }
-        }
-        let open_end = t.ends_with([
-            ',', '(', '[', '{', '+', '-', '*', '/', '&', '|', '=', '.', '?', ':', '\\', '<', '>',
-        ]) && !(lang == Lang::Python && t.ends_with(':'));
-        if bal != 0 || open_end || (lang.braces() && t.contains('}')) {
-            continue;
-        }
-        if idx > 0 && src.masked_line(idx - 1).trim().starts_with("#[cfg") {
-            continue;
-        }
-        let ind = src.indent(idx);
-        let mut k = idx + 1;
-        while k < n && (src.is_blank(k) || !logical[k]) {
-            k += 1;
-        }
-        if k >= n || src.indent(k) != ind {
-            continue;
-        }
-        let next = src.masked_line(k).trim();
-        let ok_follow = next.starts_with(['}', ')', ']', '#', '@'])
-            || [
-                "case ",
-                "case(",
-                "default",
-                "else",
-                "elif",
-                "except",
-                "finally",
-                "catch",
-                "function ",
-                "async function",
-                "def ",
-                "async def",
-                "class ",
-            ]
-            .iter()
-            .any(|p| next.starts_with(p))
-            || LABEL.is_match(next)
-            || (lang == Lang::Rust
-                && [
-                    "fn ",
-                    "extern ",
-                    "struct ",
-                    "enum ",
-                    "impl",
-                    "use ",
-                    "mod ",
-                    "type ",
-                    "const ",
-                    "static ",
-                    "unsafe fn",
-                    "pub ",
-                    "macro_rules!",
-                ]
-                .iter()
-                .any(|p| next.starts_with(p)));
-        if ok_follow {
-            continue;
-        }
-        hits.push(src.line_start(k) + src.indent_bytes(k));
-    }
-    let macros = macro_ranges(src);
-    hits.retain(|&h| !macros.iter().any(|&(x, y)| h >= x && h < y));
-    for off in hits {
-        cx.push(
-            CONTROL_FLOW,
-            "unreachable_code",
-            Severity::Warning,
-            off,
-            "code after an unconditional return/throw/break is never run".to_string(),
-        );
+        cx.report("swallowed_error", off, msg);
     }
 }
 
@@ -1572,62 +882,135 @@ fn macro_ranges(src: &Source) -> Vec<(usize, usize)> {
         .collect()
 }
 
-fn infinite_loops(cx: &mut Ctx) {
-    static BRACE_LOOP: LazyLock<Regex> =
-        LazyLock::new(|| re(r"\bwhile\s*\(\s*(?:true|1)\s*\)\s*\{|\bfor\s*\(\s*;\s*;\s*\)\s*\{"));
-    static RUST_LOOP: LazyLock<Regex> = LazyLock::new(|| re(r"\bloop\s*\{"));
-    static GO_LOOP: LazyLock<Regex> = LazyLock::new(|| re(r"\bfor\s*\{"));
-    static PY_LOOP: LazyLock<Regex> = LazyLock::new(|| re(r"^[ \t]*while\s+(?:True|1)\s*:"));
-    static EXIT: LazyLock<Regex> = LazyLock::new(|| {
-        re(
-            r"\b(?:break|return|throw|raise|yield|goto)\b|process\.exit|\bexit\s*\(|sys\.exit|os\.Exit|process::exit|\bpanic!?\s*\(|unreachable!|log\.Fatal|\?\s*[;.)]|\?$",
-        )
-    });
+fn unreachable_code(cx: &mut Ctx) {
+    static EXIT: LazyLock<Regex> =
+        LazyLock::new(|| re(r"^(?:return|throw|raise|break|continue)\b"));
+    static LABEL: LazyLock<Regex> = LazyLock::new(|| re(r"^[A-Za-z_]\w*:$"));
+    #[rustfmt::skip]
+    const FOLLOWERS: &[&str] = &[
+        "case ", "case(", "default", "else", "elif", "except", "finally", "catch", "function ",
+        "async function", "def ", "async def", "class ",
+    ];
+    #[rustfmt::skip]
+    const RUST_ITEMS: &[&str] = &[
+        "fn ", "extern ", "struct ", "enum ", "impl", "use ", "mod ", "type ", "const ", "static ",
+        "unsafe fn", "pub ", "macro_rules!",
+    ];
     let src = &cx.src;
-    let mut bodies: Vec<(usize, usize, usize)> = Vec::new();
-    let re_loop: Option<&Regex> = match src.lang {
-        Lang::Js | Lang::Ts | Lang::Java => Some(&BRACE_LOOP),
-        Lang::Rust => Some(&RUST_LOOP),
-        Lang::Go => Some(&GO_LOOP),
-        _ => None,
-    };
-    if let Some(r) = re_loop {
-        for m in r.find_iter(&src.masked) {
-            let open = m.end() - 1;
-            if let Some(close) = src.match_close(open) {
-                bodies.push((m.start(), open + 1, close));
-            }
-        }
+    let lang = src.lang;
+    let n = src.line_count();
+    let all = vec![true; if lang == Lang::Python { 0 } else { n }];
+    let logical = if lang == Lang::Python {
+        src.logical_starts()
     } else {
-        let logical = src.logical_starts();
-        for idx in 0..src.line_count() {
-            if logical[idx] && PY_LOOP.is_match(src.masked_line(idx)) {
-                let (a, b) = src.py_block(idx, logical);
-                let start = src.line_start(a);
-                let end = if b > a { src.line_end(b - 1) } else { start };
-                bodies.push((src.line_start(idx) + src.indent_bytes(idx), start, end));
-            }
-        }
-    }
+        &all
+    };
     let macros = macro_ranges(src);
     let mut hits = Vec::new();
-    for (at, a, b) in bodies {
-        if macros.iter().any(|&(x, y)| at >= x && at < y) {
+    for idx in 0..n {
+        let t = src.masked_line(idx).trim();
+        if !EXIT.is_match(t) || !logical[idx] {
             continue;
         }
-        let body = &src.masked[a..b];
-        let exits = body.lines().any(|l| EXIT.is_match(l.trim_end()));
-        if !exits {
+        // a complete statement on this line
+        let bal: i32 = t
+            .chars()
+            .map(|ch| {
+                i32::from(matches!(ch, '(' | '[' | '{')) - i32::from(matches!(ch, ')' | ']' | '}'))
+            })
+            .sum();
+        let open_end = t.ends_with([
+            ',', '(', '[', '{', '+', '-', '*', '/', '&', '|', '=', '.', '?', ':', '\\', '<', '>',
+        ]) && !(lang == Lang::Python && t.ends_with(':'));
+        if bal != 0
+            || open_end
+            || (lang.braces() && t.contains('}'))
+            || (idx > 0 && src.masked_line(idx - 1).trim().starts_with("#[cfg"))
+        {
+            continue;
+        }
+        let Some(k) = (idx + 1..n).find(|&k| !src.is_blank(k) && logical[k]) else {
+            continue;
+        };
+        let next = src.masked_line(k).trim();
+        let ok_follow = next.starts_with(['}', ')', ']', '#', '@'])
+            || FOLLOWERS.iter().any(|p| next.starts_with(p))
+            || LABEL.is_match(next)
+            || (lang == Lang::Rust && RUST_ITEMS.iter().any(|p| next.starts_with(p)));
+        let at = src.line_start(k) + src.indent_bytes(k);
+        if src.indent(k) == src.indent(idx) && !ok_follow && !super::in_any(&macros, at) {
             hits.push(at);
         }
     }
     for off in hits {
-        cx.push(
-            CONTROL_FLOW,
-            "infinite_loop",
-            Severity::Warning,
+        cx.report(
+            "unreachable_code",
             off,
-            "infinite loop without a `break` (or any other exit)".to_string(),
+            "code after an unconditional return/throw/break is never run",
+        );
+    }
+}
+
+fn infinite_loops(cx: &mut Ctx) {
+    static LOOP: LazyLock<[Regex; 3]> = LazyLock::new(|| {
+        [
+            re(r"\bwhile\s*\(\s*(?:true|1)\s*\)\s*\{|\bfor\s*\(\s*;\s*;\s*\)\s*\{"),
+            re(r"\bloop\s*\{"),
+            re(r"\bfor\s*\{"),
+        ]
+    });
+    static PY_LOOP: LazyLock<Regex> = LazyLock::new(|| re(r"^[ \t]*while\s+(?:True|1)\s*:"));
+    static EXIT: LazyLock<Regex> = LazyLock::new(|| {
+        re(concat!(
+            r"\b(?:break|return|throw|raise|yield|goto)\b|process\.exit|\bexit\s*\(|sys\.exit|os\.Exit|",
+            r"process::exit|\bpanic!?\s*\(|unreachable!|log\.Fatal|\?\s*[;.)]|\?$"
+        ))
+    });
+    let src = &cx.src;
+    // (reported offset, body start, body end)
+    let mut bodies: Vec<(usize, usize, usize)> = Vec::new();
+    if src.lang == Lang::Python {
+        let logical = src.logical_starts();
+        for idx in
+            (0..src.line_count()).filter(|&i| logical[i] && PY_LOOP.is_match(src.masked_line(i)))
+        {
+            let (a, b) = src.py_block(idx, logical);
+            let start = src.line_start(a);
+            bodies.push((
+                src.line_start(idx) + src.indent_bytes(idx),
+                start,
+                if b > a { src.line_end(b - 1) } else { start },
+            ));
+        }
+    } else {
+        let r = &LOOP[match src.lang {
+            Lang::Rust => 1,
+            Lang::Go => 2,
+            _ => 0,
+        }];
+        for m in r.find_iter(&src.masked) {
+            bodies.extend(
+                src.match_close(m.end() - 1)
+                    .map(|close| (m.start(), m.end(), close)),
+            );
+        }
+    }
+    let macros = macro_ranges(src);
+    let hits: Vec<usize> = bodies
+        .into_iter()
+        .filter(|&(at, a, b)| {
+            !super::in_any(&macros, at)
+                && !src.masked[a..b]
+                    .lines()
+                    .any(|l| EXIT.is_match(l.trim_end()))
+        })
+        .map(|(at, ..)| at)
+        .collect();
+    for off in hits {
+        cx.report(
+            "infinite_loop",
+            off,
+            "infinite loop without a `break` (or any other exit)",
         );
     }
 }
@@ -1641,99 +1024,82 @@ fn resource_leaks(cx: &mut Ctx) {
         LazyLock::new(|| re(r"(?:^|[^\w$.])(?:window\.|global\.|globalThis\.)?setInterval\s*\("));
     static TICKER: LazyLock<Regex> = LazyLock::new(|| re(r"\b(\w+)\s*:?=\s*time\.NewTicker\s*\("));
     static SUBSCRIBE: LazyLock<Regex> = LazyLock::new(|| re(r"\.subscribe\s*\("));
-    let lang = cx.src.lang;
-    let m = cx.src.masked.clone();
-    let mut hits: Vec<(usize, &str, Severity, String)> = Vec::new();
-    if lang.is_js() {
-        for c in LISTENER.captures_iter(&m) {
+    #[rustfmt::skip]
+    const ENDS_SUBSCRIPTION: &[&str] = &[
+        "takeUntil", "take(", "first(", "takeWhile", "untilDestroyed", "takeUntilDestroyed",
+        "firstValueFrom", "lastValueFrom", "http.", "Http",
+    ];
+    let src = &cx.src;
+    let m = &src.masked;
+    let mut hits: Vec<(&str, usize, String)> = Vec::new();
+    if src.lang.is_js() {
+        for c in LISTENER.captures_iter(m) {
             let whole = c.get(0).unwrap();
-            let open = whole.end() - 1;
-            let event = cx.src.string_at(open).unwrap_or("");
+            let event = src.string_at(whole.end() - 1).unwrap_or("");
             let paren = whole.start() + m[whole.start()..].find('(').unwrap_or(0);
-            let args_end = cx.src.match_close(paren).unwrap_or(whole.end());
-            let args = &cx.src.code[paren..args_end];
+            let args = &src.code[paren..src.match_close(paren).unwrap_or(whole.end())];
             if args.contains("once") || args.contains("signal") {
                 continue;
             }
-            let removed = m.contains("removeEventListener") && {
-                let code = &cx.src.code;
-                code.match_indices("removeEventListener").any(|(i, _)| {
-                    let rest = &code[i..(i + 120).min(code.len())];
-                    rest.contains(&format!("'{event}'"))
-                        || rest.contains(&format!("\"{event}\""))
-                        || rest.contains(&format!("`{event}`"))
+            let code = &src.code;
+            let removed = m.contains("removeEventListener")
+                && code.match_indices("removeEventListener").any(|(i, _)| {
+                    let end = (i..=(i + 120).min(code.len()))
+                        .rev()
+                        .find(|&e| code.is_char_boundary(e))
+                        .unwrap_or(i);
+                    let rest = &code[i..end];
+                    ['\'', '"', '`']
+                        .iter()
+                        .any(|q| rest.contains(&format!("{q}{event}{q}")))
                         || !rest.contains(['\'', '"', '`'])
-                })
-            } || m.contains("AbortController");
-            if !removed {
-                hits.push((
-                    whole.start() + 1,
-                    "listener_not_removed",
-                    Severity::Warning,
-                    format!("listener for \"{event}\" is added but never removed"),
-                ));
+                });
+            if !removed && !m.contains("AbortController") {
+                let msg = format!("listener for \"{event}\" is added but never removed");
+                hits.push(("listener_not_removed", whole.start() + 1, msg));
             }
         }
         if !m.contains("clearInterval") {
-            for mm in INTERVAL.find_iter(&m) {
+            for i in INTERVAL.find_iter(m) {
                 hits.push((
-                    mm.end() - 1,
                     "listener_not_removed",
-                    Severity::Warning,
-                    "`setInterval` is never cleared".to_string(),
+                    i.end() - 1,
+                    "`setInterval` is never cleared".into(),
                 ));
             }
         }
-        for mm in SUBSCRIBE.find_iter(&m) {
-            let at = mm.start();
-            let stmt_start = statement_start(&m, at);
+        for s in SUBSCRIBE.find_iter(m) {
+            let at = s.start();
+            let stmt_start = statement_start(m, at);
             let stmt = &m[stmt_start..at];
-            let after_end = cx.src.match_close(mm.end() - 1).unwrap_or(mm.end());
+            let after = m[src.match_close(s.end() - 1).unwrap_or(s.end())..].trim_start();
             let handled = stmt.trim_start().starts_with("return")
                 || has_assignment(stmt)
                 || m[..stmt_start].trim_end().ends_with(['(', ','])
-                || [
-                    "takeUntil",
-                    "take(",
-                    "first(",
-                    "takeWhile",
-                    "untilDestroyed",
-                    "takeUntilDestroyed",
-                    "firstValueFrom",
-                    "lastValueFrom",
-                ]
-                .iter()
-                .any(|p| stmt.contains(p))
-                || stmt.contains("http.")
-                || stmt.contains("Http")
-                || m[after_end..].trim_start().starts_with(".unsubscribe")
-                || m[after_end..].trim_start().starts_with(".add");
+                || ENDS_SUBSCRIPTION.iter().any(|p| stmt.contains(p))
+                || after.starts_with(".unsubscribe")
+                || after.starts_with(".add");
             if !handled {
-                hits.push((
-                    at + 1,
-                    "observable_no_unsubscribe",
-                    Severity::Warning,
-                    "subscription is neither kept nor ended (no unsubscribe/takeUntil)".to_string(),
-                ));
+                let msg = "subscription is neither kept nor ended (no unsubscribe/takeUntil)";
+                hits.push(("observable_no_unsubscribe", at + 1, msg.into()));
             }
         }
     }
-    if lang == Lang::Go {
-        for c in TICKER.captures_iter(&m) {
-            let v = &c[1];
-            if !m.contains(&format!("{v}.Stop(")) {
-                hits.push((
-                    c.get(0).unwrap().start(),
-                    "listener_not_removed",
-                    Severity::Warning,
-                    format!("ticker `{v}` is never stopped"),
-                ));
-            }
+    if src.lang == Lang::Go {
+        for c in TICKER
+            .captures_iter(m)
+            .filter(|c| !m.contains(&format!("{}.Stop(", &c[1])))
+        {
+            hits.push((
+                "listener_not_removed",
+                c.get(0).unwrap().start(),
+                format!("ticker `{}` is never stopped", &c[1]),
+            ));
         }
     }
-    unclosed(cx, &m, &mut hits);
-    for (off, check, sev, msg) in hits {
-        cx.push(RESOURCE_LEAKS, check, sev, off, msg);
+    unclosed(src, &mut hits);
+    for (id, off, msg) in hits {
+        cx.report(id, off, msg);
     }
 }
 
@@ -1741,61 +1107,36 @@ fn resource_leaks(cx: &mut Ctx) {
 /// yielded, stored) or managed (`with`, `closing`, `pipe`) anywhere in the
 /// file?
 fn released(m: &str, v: &str) -> bool {
+    #[rustfmt::skip]
+    const CLOSE: &[&str] = &[
+        "close", "end", "destroy", "shutdown", "Close", "release", "pipe", "Body.Close", "dispose",
+    ];
+    const MANAGED: &[&str] = &[
+        "closing(",
+        "enter_context(",
+        "closeSync(",
+        "pipeline(",
+        "finished(",
+        "defer ",
+    ];
     let is_ident = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
-    for (i, _) in m.match_indices(v) {
+    m.match_indices(v).any(|(i, _)| {
         if m[..i].ends_with(is_ident) || m[i + v.len()..].starts_with(is_ident) {
-            continue;
+            return false;
         }
-        let after = m[i + v.len()..].trim_start();
-        let after = after.strip_prefix('.').map(str::trim_start).unwrap_or("");
-        if [
-            "close",
-            "end",
-            "destroy",
-            "shutdown",
-            "Close",
-            "release",
-            "pipe",
-            "Body.Close",
-            "dispose",
-        ]
-        .iter()
-        .any(|p| after.starts_with(p) && after[p.len()..].trim_start().starts_with('('))
-        {
-            return true;
-        }
-        let line_start = m[..i].rfind('\n').map_or(0, |p| p + 1);
-        let before = m[line_start..i].trim_start();
         let rest = m[i + v.len()..].trim_start();
+        let member = rest.strip_prefix('.').map(str::trim_start).unwrap_or("");
+        let before = m[m[..i].rfind('\n').map_or(0, |p| p + 1)..i].trim_start();
         // `return f` hands the resource over; `return f.read()` does not
-        let handed_over = (before.starts_with("return") || before.starts_with("yield"))
-            && !rest.starts_with(['.', '[', '(']);
-        if handed_over
-            || ["with ", "async with "]
-                .iter()
-                .any(|p| before.starts_with(p))
-            || [
-                "closing(",
-                "enter_context(",
-                "closeSync(",
-                "pipeline(",
-                "finished(",
-                "defer ",
-            ]
-            .iter()
-            .any(|p| before.contains(p))
-        {
-            return true;
-        }
-        // stored in a field: `self.f = f`, `this.conn = conn`
-        if before.ends_with('=')
-            && (before.contains("self.") || before.contains("this."))
-            && rest.starts_with([';', '\n', ')'])
-        {
-            return true;
-        }
-    }
-    false
+        let handed_over = (before.starts_with("return") || before.starts_with("yield")) && !rest.starts_with(['.', '[', '(']);
+        CLOSE.iter().any(|p| member.starts_with(p) && member[p.len()..].trim_start().starts_with('('))
+            || handed_over
+            || before.starts_with("with ")
+            || before.starts_with("async with ")
+            || MANAGED.iter().any(|p| before.contains(p))
+            // stored in a field: `self.f = f`, `this.conn = conn`
+            || (before.ends_with('=') && (before.contains("self.") || before.contains("this.")) && rest.starts_with([';', '\n', ')']))
+    })
 }
 
 /// Start of the statement containing `at` (after the previous `;`, `{` or
@@ -1803,17 +1144,11 @@ fn released(m: &str, v: &str) -> bool {
 fn statement_start(m: &str, at: usize) -> usize {
     let b = m.as_bytes();
     let mut depth = 0i32;
-    let mut j = at;
-    while j > 0 {
-        j -= 1;
+    for j in (0..at).rev() {
         match b[j] {
             b')' | b']' => depth += 1,
-            b'(' | b'[' => {
-                if depth == 0 {
-                    return j + 1;
-                }
-                depth -= 1;
-            }
+            b'(' | b'[' if depth == 0 => return j + 1,
+            b'(' | b'[' => depth -= 1,
             b';' | b'{' | b'}' if depth == 0 => return j + 1,
             _ => {}
         }
@@ -1825,348 +1160,191 @@ fn has_assignment(stmt: &str) -> bool {
     let b = stmt.as_bytes();
     (0..b.len()).any(|i| {
         b[i] == b'='
-            && b.get(i + 1) != Some(&b'=')
-            && b.get(i + 1) != Some(&b'>')
+            && !matches!(b.get(i + 1), Some(b'=' | b'>'))
             && (i == 0 || !matches!(b[i - 1], b'=' | b'!' | b'<' | b'>'))
     })
 }
 
-fn unclosed(cx: &Ctx, m: &str, hits: &mut Vec<(usize, &'static str, Severity, String)>) {
-    static PY_OPEN: LazyLock<Regex> = LazyLock::new(|| {
-        re(
-            r"(?m)^[ \t]*([A-Za-z_]\w*)\s*=\s*(?:open|io\.open|codecs\.open|gzip\.open|bz2\.open|lzma\.open|socket\.socket|socket\.create_connection|sqlite3\.connect|urllib\.request\.urlopen|urlopen|psycopg2?\.connect|pymysql\.connect|zipfile\.ZipFile|tarfile\.open|tempfile\.(?:NamedTemporaryFile|TemporaryFile))\s*\(",
-        )
+/// `unclosed_resource`: a resource bound to a variable the file never
+/// releases (per language: what opens one, and how the message says to
+/// close it).
+fn unclosed(src: &Source, hits: &mut Vec<(&str, usize, String)>) {
+    const PY_OPENERS: &str = concat!(
+        r"open|io\.open|codecs\.open|gzip\.open|bz2\.open|lzma\.open|socket\.socket|socket\.create_connection|",
+        r"sqlite3\.connect|urllib\.request\.urlopen|urlopen|psycopg2?\.connect|pymysql\.connect|zipfile\.ZipFile|",
+        r"tarfile\.open|tempfile\.(?:NamedTemporaryFile|TemporaryFile)"
+    );
+    static OPEN: LazyLock<[Regex; 4]> = LazyLock::new(|| {
+        [
+            re(&format!(
+                r"(?m)^[ \t]*([A-Za-z_]\w*)\s*=\s*(?:{PY_OPENERS})\s*\("
+            )),
+            re(concat!(
+                r"\b(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*=\s*(?:await\s+)?(?:fs\.openSync|fs\.promises\.open|fsp\.open|",
+                r"(?:fs\.)?createReadStream|(?:fs\.)?createWriteStream|net\.createConnection|net\.connect|new\s+WebSocket|",
+                r"mysql\.createConnection)\s*\("
+            )),
+            re(concat!(
+                r"\b([A-Za-z_]\w*)\s*,\s*(?:err|_)\s*:?=\s*(os\.Open|os\.Create|os\.OpenFile|os\.CreateTemp|ioutil\.TempFile|",
+                r"net\.Dial\w*|sql\.Open|http\.Get|http\.Post|http\.Head|http\.PostForm|zip\.OpenReader)\s*\("
+            )),
+            re(concat!(
+                r"\b([A-Za-z_]\w*)\s*=\s*new\s+(?:FileInputStream|FileOutputStream|FileReader|FileWriter|BufferedReader|",
+                r"BufferedWriter|Scanner|Socket|ServerSocket|RandomAccessFile|PrintWriter|ZipFile)\s*\("
+            )),
+        ]
     });
     static PY_INLINE: LazyLock<Regex> = LazyLock::new(|| re(r"(?:^|[^\w.])open\s*\("));
-    static JS_OPEN: LazyLock<Regex> = LazyLock::new(|| {
-        re(
-            r"\b(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*=\s*(?:await\s+)?(?:fs\.openSync|fs\.promises\.open|fsp\.open|(?:fs\.)?createReadStream|(?:fs\.)?createWriteStream|net\.createConnection|net\.connect|new\s+WebSocket|mysql\.createConnection)\s*\(",
-        )
-    });
-    static GO_OPEN: LazyLock<Regex> = LazyLock::new(|| {
-        re(
-            r"\b([A-Za-z_]\w*)\s*,\s*(?:err|_)\s*:?=\s*(os\.Open|os\.Create|os\.OpenFile|os\.CreateTemp|ioutil\.TempFile|net\.Dial\w*|sql\.Open|http\.Get|http\.Post|http\.Head|http\.PostForm|zip\.OpenReader)\s*\(",
-        )
-    });
-    static JAVA_OPEN: LazyLock<Regex> = LazyLock::new(|| {
-        re(
-            r"\b([A-Za-z_]\w*)\s*=\s*new\s+(?:FileInputStream|FileOutputStream|FileReader|FileWriter|BufferedReader|BufferedWriter|Scanner|Socket|ServerSocket|RandomAccessFile|PrintWriter|ZipFile)\s*\(",
-        )
-    });
-    let closed = |v: &str, _extra: &[&str]| -> bool { released(m, v) };
-    match cx.src.lang {
-        Lang::Python => {
-            for c in PY_OPEN.captures_iter(m) {
-                let v = &c[1];
-                if !closed(v, &[]) {
-                    hits.push((
-                        c.get(1).unwrap().start(),
-                        "unclosed_resource",
-                        Severity::Error,
-                        format!("`{v}` is opened but never closed (use `with`)"),
-                    ));
-                }
-            }
-            for mm in PY_INLINE.find_iter(m) {
-                let paren = mm.end() - 1;
-                let line = cx.src.line_index(paren);
-                let before = cx.src.masked_line(line);
-                if before.trim_start().starts_with("with ")
-                    || before.trim_start().starts_with("def ")
-                    || before.contains("closing(")
-                {
-                    continue;
-                }
-                let Some(close) = cx.src.match_close(paren) else {
-                    continue;
-                };
-                let after = m[close + 1..].trim_start();
-                if after.starts_with(".read") || after.starts_with(".write") {
-                    hits.push((
-                        paren,
-                        "unclosed_resource",
-                        Severity::Error,
-                        "file opened inline is never closed (use `with open(...)`)".to_string(),
-                    ));
-                }
-            }
+    let m = &src.masked;
+    let i = match src.lang {
+        Lang::Python => 0,
+        Lang::Js | Lang::Ts => 1,
+        Lang::Go => 2,
+        Lang::Java => 3,
+        _ => return,
+    };
+    for c in OPEN[i].captures_iter(m) {
+        let (var, v) = (c.get(1).unwrap(), &c[1]);
+        let http = src.lang == Lang::Go && c[2].starts_with("http.");
+        let ok = released(m, v)
+            || (http && m.contains(&format!("{v}.Body.Close(")))
+            || (src.lang == Lang::Go && v == "_")
+            || (src.lang == Lang::Java
+                && src
+                    .masked_line(src.line_index(c.get(0).unwrap().start()))
+                    .contains("try"));
+        let how = match src.lang {
+            Lang::Python => " (use `with`)".to_string(),
+            Lang::Go => format!(
+                " (missing `defer {v}{}.Close()`)",
+                if http { ".Body" } else { "" }
+            ),
+            Lang::Java => " (use try-with-resources)".to_string(),
+            _ => String::new(),
+        };
+        if !ok {
+            hits.push((
+                "unclosed_resource",
+                var.start(),
+                format!("`{v}` is opened but never closed{how}"),
+            ));
         }
-        Lang::Js | Lang::Ts => {
-            for c in JS_OPEN.captures_iter(m) {
-                let v = &c[1];
-                if !closed(v, &[]) {
-                    hits.push((
-                        c.get(1).unwrap().start(),
-                        "unclosed_resource",
-                        Severity::Error,
-                        format!("`{v}` is opened but never closed"),
-                    ));
-                }
-            }
+    }
+    if src.lang != Lang::Python {
+        return;
+    }
+    for o in PY_INLINE.find_iter(m) {
+        let paren = o.end() - 1;
+        let line = src.masked_line(src.line_index(paren));
+        let managed = ["with ", "def "]
+            .iter()
+            .any(|p| line.trim_start().starts_with(p))
+            || line.contains("closing(");
+        let Some(close) = src.match_close(paren).filter(|_| !managed) else {
+            continue;
+        };
+        let after = m[close + 1..].trim_start();
+        if after.starts_with(".read") || after.starts_with(".write") {
+            let msg = "file opened inline is never closed (use `with open(...)`)";
+            hits.push(("unclosed_resource", paren, msg.into()));
         }
-        Lang::Go => {
-            for c in GO_OPEN.captures_iter(m) {
-                let v = &c[1];
-                let http = c[2].starts_with("http.");
-                let ok = if http {
-                    m.contains(&format!("{v}.Body.Close(")) || closed(v, &[])
-                } else {
-                    closed(v, &[])
-                };
-                if !ok && v != "_" {
-                    hits.push((
-                        c.get(1).unwrap().start(),
-                        "unclosed_resource",
-                        Severity::Error,
-                        format!(
-                            "`{v}` is opened but never closed (missing `defer {v}{}.Close()`)",
-                            if http { ".Body" } else { "" }
-                        ),
-                    ));
-                }
-            }
-        }
-        Lang::Java => {
-            for c in JAVA_OPEN.captures_iter(m) {
-                let v = &c[1];
-                let line = cx
-                    .src
-                    .masked_line(cx.src.line_index(c.get(0).unwrap().start()));
-                if line.contains("try") || closed(v, &[]) {
-                    continue;
-                }
-                hits.push((
-                    c.get(1).unwrap().start(),
-                    "unclosed_resource",
-                    Severity::Error,
-                    format!("`{v}` is opened but never closed (use try-with-resources)"),
-                ));
-            }
-        }
-        _ => {}
     }
 }
 
 // ---------------------------------------------------------------- security
 
+/// Words of a name that say it holds a secret, unless its last word is
+/// harmless (`password_length`) or it starts with a verb (`hash_password`).
+#[rustfmt::skip]
 const SENSITIVE_WORDS: &[&str] = &[
-    "password",
-    "passwd",
-    "secret",
-    "apikey",
-    "token",
-    "credential",
-    "credentials",
-    "ssn",
-    "cvv",
+    "password", "passwd", "secret", "apikey", "token", "credential", "credentials", "ssn", "cvv",
     "passphrase",
 ];
-const SENSITIVE_PAIRS: &[(&str, &str)] = &[
-    ("api", "key"),
-    ("private", "key"),
-    ("access", "key"),
-    ("secret", "key"),
-    ("credit", "card"),
-    ("card", "number"),
-    ("auth", "token"),
-    ("client", "secret"),
-];
+
+#[rustfmt::skip]
 const HARMLESS_LAST: &[&str] = &[
-    "count",
-    "len",
-    "length",
-    "type",
-    "policy",
-    "min",
-    "max",
-    "valid",
-    "validity",
-    "expiry",
-    "expires",
-    "expiration",
-    "url",
-    "uri",
-    "path",
-    "file",
-    "name",
-    "field",
-    "label",
-    "hint",
-    "prompt",
-    "id",
-    "ttl",
-    "timeout",
-    "strength",
-    "required",
-    "changed",
-    "updated",
-    "reset",
-    "error",
-    "errors",
-    "input",
-    "selector",
-    "param",
-    "placeholder",
-    "pattern",
-    "regex",
-    "re",
-    "env",
-    "var",
-    "header",
-    "endpoint",
-    "format",
-    "message",
-    "msg",
-    "text",
-    "title",
-    "key_name",
-    "schema",
-    "column",
-    "size",
-    "prefix",
-    "suffix",
-    "kind",
-    "mode",
-    "enabled",
-    "visible",
-    "help",
-    "form",
-    "dialog",
-    "page",
-    "route",
-    "view",
-    "component",
-    "style",
-    "class",
-    "rule",
-    "rules",
-    "validator",
-    "location",
-    "dir",
-    "filename",
-    "attempts",
-    "retries",
-    "age",
-    "lifetime",
-    "generator",
-    "manager",
-    "service",
-    "provider",
-    "store",
-    "cache",
-    "model",
-    "hasher",
-    "tokenizer",
-    "tokens",
-    "store",
-    "ref",
-    "callback",
-    "handler",
-    "fn",
-    "func",
+    "count", "len", "length", "type", "policy", "min", "max", "valid", "validity", "expiry",
+    "expires", "expiration", "url", "uri", "path", "file", "name", "field", "label", "hint",
+    "prompt", "id", "ttl", "timeout", "strength", "required", "changed", "updated", "reset",
+    "error", "errors", "input", "selector", "param", "placeholder", "pattern", "regex", "re", "env",
+    "var", "header", "endpoint", "format", "message", "msg", "text", "title", "key_name", "schema",
+    "column", "size", "prefix", "suffix", "kind", "mode", "enabled", "visible", "help", "form",
+    "dialog", "page", "route", "view", "component", "style", "class", "rule", "rules", "validator",
+    "location", "dir", "filename", "attempts", "retries", "age", "lifetime", "generator", "manager",
+    "service", "provider", "store", "cache", "model", "hasher", "tokenizer", "tokens", "store",
+    "ref", "callback", "handler", "fn", "func",
+];
+
+#[rustfmt::skip]
+const SENSITIVE_PAIRS: &[(&str, &str)] = &[
+    ("api", "key"), ("private", "key"), ("access", "key"), ("secret", "key"), ("credit", "card"),
+    ("card", "number"), ("auth", "token"), ("client", "secret"),
+];
+
+/// Values that are not secrets however they are assigned.
+#[rustfmt::skip]
+const PLACEHOLDERS: &[&str] = &[
+    "password", "secret", "token", "changeme", "change_me", "change-me", "example", "placeholder",
+    "dummy", "sample", "none", "null", "undefined", "redacted", "hidden", "bearer", "basic", "your",
+    "replace", "insert", "enter", "xxx", "todo", "fixme", "test", "fake", "mock", "masked",
+    "secret_key", "api_key", "apikey", "default", "string", "required",
+];
+
+#[rustfmt::skip]
+const VERBS: &[&str] = &[
+    "is", "has", "should", "min", "max", "num", "show", "validate", "check", "get", "set", "on",
+    "handle", "use", "forgot", "reset", "hash", "verify", "generate", "create", "encrypt",
+    "decrypt", "parse", "load", "read", "fetch", "update", "change", "new", "request", "send",
+    "compare", "mask", "redact", "strip", "sanitize",
 ];
 
 /// Is this identifier the name of a secret value?
 fn sensitive_name(ident: &str) -> bool {
-    const VERBS: &[&str] = &[
-        "is", "has", "should", "min", "max", "num", "show", "validate", "check", "get", "set",
-        "on", "handle", "use", "forgot", "reset", "hash", "verify", "generate", "create",
-        "encrypt", "decrypt", "parse", "load", "read", "fetch", "update", "change", "new",
-        "request", "send", "compare", "mask", "redact", "strip", "sanitize",
-    ];
     let w = words(ident);
     let Some(last) = w.last() else { return false };
     if HARMLESS_LAST.contains(&last.as_str()) || (w.len() > 1 && VERBS.contains(&w[0].as_str())) {
         return false;
     }
-    if w.iter().any(|x| SENSITIVE_WORDS.contains(&x.as_str())) {
-        return true;
-    }
-    w.windows(2).any(|p| {
-        SENSITIVE_PAIRS
-            .iter()
-            .any(|(a, b)| p[0] == *a && p[1] == *b)
-    })
+    w.iter().any(|x| SENSITIVE_WORDS.contains(&x.as_str()))
+        || w.windows(2).any(|p| {
+            SENSITIVE_PAIRS
+                .iter()
+                .any(|(a, b)| p[0] == *a && p[1] == *b)
+        })
 }
 
 /// A string value that looks like a real secret, not a placeholder, prose,
 /// a template or the name of the thing.
 fn secret_value(value: &str, key: &str) -> bool {
     let v = value.trim();
-    if v.chars().count() < 4 || v.chars().any(char::is_whitespace) {
-        return false;
-    }
     let low = v.to_ascii_lowercase();
     let first = v.chars().next().unwrap_or(' ');
-    if v.chars().all(|c| c == first) {
-        return false;
-    }
-    if v.contains(['{', '}', '$', '<', '>', '%']) || v.starts_with("/") || low.starts_with("http") {
-        return false;
-    }
-    const PLACEHOLDERS: &[&str] = &[
-        "password",
-        "secret",
-        "token",
-        "changeme",
-        "change_me",
-        "change-me",
-        "example",
-        "placeholder",
-        "dummy",
-        "sample",
-        "none",
-        "null",
-        "undefined",
-        "redacted",
-        "hidden",
-        "bearer",
-        "basic",
-        "your",
-        "replace",
-        "insert",
-        "enter",
-        "xxx",
-        "todo",
-        "fixme",
-        "test",
-        "fake",
-        "mock",
-        "masked",
-        "secret_key",
-        "api_key",
-        "apikey",
-        "default",
-        "string",
-        "required",
-    ];
-    let compact: String = low.chars().filter(|c| c.is_ascii_alphanumeric()).collect();
-    let key_compact: String = key
-        .to_ascii_lowercase()
+    let compact = |s: &str| -> String {
+        s.to_ascii_lowercase()
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric())
+            .collect()
+    };
+    let env_name = v
         .chars()
-        .filter(|c| c.is_ascii_alphanumeric())
-        .collect();
-    if compact == key_compact
-        || PLACEHOLDERS.iter().any(|p| low.starts_with(p) || low == *p)
-        || low.contains("example")
-    {
-        return false;
-    }
-    // an environment variable or config key name, not a value
-    if v.chars()
         .all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit())
-        && v.contains('_')
-    {
-        return false;
-    }
+        && v.contains('_');
     // a dotted or kebab identifier (i18n key, setting name)
-    if v.chars()
-        .all(|c| c.is_ascii_lowercase() || c == '.' || c == '_' || c == '-')
-        && v.contains(['.', '-', '_'])
-    {
-        return false;
-    }
-    true
+    let dotted = v
+        .chars()
+        .all(|c| c.is_ascii_lowercase() || matches!(c, '.' | '_' | '-'))
+        && v.contains(['.', '-', '_']);
+    !(v.chars().count() < 4
+        || v.chars().any(char::is_whitespace)
+        || v.chars().all(|c| c == first)
+        || v.contains(['{', '}', '$', '<', '>', '%'])
+        || v.starts_with('/')
+        || low.starts_with("http")
+        || compact(v) == compact(key)
+        || PLACEHOLDERS.iter().any(|p| low.starts_with(p))
+        || low.contains("example")
+        || env_name
+        || dotted)
 }
 
 fn security(cx: &mut Ctx) {
@@ -2176,9 +1354,10 @@ fn security(cx: &mut Ctx) {
         )
     });
     static TOKEN: LazyLock<Regex> = LazyLock::new(|| {
-        re(
-            r"AKIA[0-9A-Z]{16}|\bgh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{50,}|\bxox[abprs]-[A-Za-z0-9-]{10,}|\bsk_live_[A-Za-z0-9]{16,}|\bsk-(?:proj-)?[A-Za-z0-9_-]{32,}|\bAIza[0-9A-Za-z_-]{35}",
-        )
+        re(concat!(
+            r"AKIA[0-9A-Z]{16}|\bgh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{50,}|\bxox[abprs]-[A-Za-z0-9-]{10,}",
+            r"|\bsk_live_[A-Za-z0-9]{16,}|\bsk-(?:proj-)?[A-Za-z0-9_-]{32,}|\bAIza[0-9A-Za-z_-]{35}"
+        ))
     });
     static PRIVATE_KEY: LazyLock<Regex> = LazyLock::new(|| {
         re(r"-----BEGIN (?:RSA |EC |DSA |OPENSSH |ENCRYPTED |PGP )?PRIVATE KEY(?: BLOCK)?-----")
@@ -2186,9 +1365,11 @@ fn security(cx: &mut Ctx) {
     static URL_CRED: LazyLock<Regex> =
         LazyLock::new(|| re(r"^[a-z][a-z0-9+.-]*://[^/\s:@]+:([^/\s@]+)@"));
     static LOG_CALL: LazyLock<Regex> = LazyLock::new(|| {
-        re(
-            r"(?:^|[^\w$.])(console\.(?:log|info|debug|warn|error|trace)|print|println!|eprintln!|print!|eprint!|fmt\.(?:Print|Fprint|Sprint)\w*|log\.(?:Print|Fatal|Panic)\w*|(?:log|logger|logging|LOG|LOGGER|slog|zap|tracing)\.\w+|log::\w+!|(?:info|debug|warn|error|trace)!|System\.(?:out|err)\.print\w*)\s*\(",
-        )
+        re(concat!(
+            r"(?:^|[^\w$.])(console\.(?:log|info|debug|warn|error|trace)|print|println!|eprintln!|print!|eprint!|",
+            r"fmt\.(?:Print|Fprint|Sprint)\w*|log\.(?:Print|Fatal|Panic)\w*|(?:log|logger|logging|LOG|LOGGER|slog|zap|",
+            r"tracing)\.\w+|log::\w+!|(?:info|debug|warn|error|trace)!|System\.(?:out|err)\.print\w*)\s*\("
+        ))
     });
     static EVAL_JS: LazyLock<Regex> = LazyLock::new(|| {
         re(
@@ -2199,176 +1380,134 @@ fn security(cx: &mut Ctx) {
     static IDENT: LazyLock<Regex> = LazyLock::new(|| re(r"[A-Za-z_$][\w$]*"));
     static INTERP_NAME: LazyLock<Regex> =
         LazyLock::new(|| re(r"\{\s*([A-Za-z_]\w*)\s*(?:[:}?!.])"));
-
-    let mut hits: Vec<(usize, &str, Severity, String)> = Vec::new();
     let src = &cx.src;
+    let mut hits: Vec<(&str, usize, String)> = Vec::new();
+    let mut tokens: Vec<(usize, String)> = Vec::new();
     // hard-coded secrets: string literals assigned to secret-named keys
     for s in &src.strings {
-        let off = s.open;
         let value = &src.text[s.start..s.end];
-        if let Some(t) = TOKEN.find(value)
-            && !value.to_ascii_uppercase().contains("EXAMPLE")
+        if let Some(t) = TOKEN
+            .find(value)
+            .filter(|_| !value.to_ascii_uppercase().contains("EXAMPLE"))
+        {
+            // a provider's token shape: reported in test code too
+            let msg = format!(
+                "string looks like a real credential (`{}…`)",
+                &t.as_str()[..t.as_str().len().min(6)]
+            );
+            tokens.push((s.open, msg));
+            continue;
+        }
+        if URL_CRED
+            .captures(value)
+            .is_some_and(|c| secret_value(&c[1], ""))
         {
             hits.push((
-                off,
                 "hardcoded_secret",
-                Severity::Critical,
-                format!(
-                    "string looks like a real credential (`{}…`)",
-                    &t.as_str()[..t.as_str().len().min(6)]
-                ),
+                s.open,
+                "credentials embedded in a connection URL".into(),
             ));
             continue;
         }
-        if cx.is_test(off) {
-            continue;
-        }
-        if let Some(c) = URL_CRED.captures(value)
-            && secret_value(&c[1], "")
-        {
-            hits.push((
-                off,
-                "hardcoded_secret",
-                Severity::Critical,
-                "credentials embedded in a connection URL".to_string(),
-            ));
-            continue;
-        }
-        let ls = src.line_start(src.line_index(off));
-        let before = &src.code[ls..off];
+        let before = &src.code[src.line_start(src.line_index(s.open))..s.open];
         let Some(c) = ASSIGN_BEFORE.captures(before) else {
             continue;
         };
         let key = c[1].rsplit('.').next().unwrap_or(&c[1]);
         if sensitive_name(key) && secret_value(value, key) {
             hits.push((
-                off,
                 "hardcoded_secret",
-                Severity::Critical,
+                s.open,
                 format!("hard-coded secret assigned to `{key}`"),
             ));
         }
     }
-    if let Some(m) = PRIVATE_KEY.find(src.text)
-        && !cx.is_test(m.start())
-    {
+    if let Some(m) = PRIVATE_KEY.find(src.text) {
         hits.push((
-            m.start(),
             "hardcoded_secret",
-            Severity::Critical,
-            "private key block in source".to_string(),
+            m.start(),
+            "private key block in source".into(),
         ));
     }
     // sensitive values printed or logged
-    if !cx.test_file {
-        for c in LOG_CALL.captures_iter(&src.masked) {
-            let name = c.get(1).unwrap();
-            if cx.is_test(name.start())
-                || (src.lang == Lang::Python
-                    && name.as_str() != "print"
-                    && !name.as_str().contains('.'))
+    let logging = if cx.test_file {
+        ""
+    } else {
+        src.masked.as_str()
+    };
+    for c in LOG_CALL.captures_iter(logging) {
+        let name = c.get(1).unwrap();
+        if src.lang == Lang::Python && name.as_str() != "print" && !name.as_str().contains('.') {
+            continue;
+        }
+        let paren = c.get(0).unwrap().end() - 1;
+        let Some(close) = src.match_close(paren) else {
+            continue;
+        };
+        let args = &src.masked[paren + 1..close];
+        let named = IDENT.find_iter(args).find_map(|id| {
+            let before = args[..id.start()].trim_end();
+            if before.ends_with('.') {
+                return None; // a property of something else: user.password is caught by its own name below
+            }
+            // user.password → look at the last member
+            let (mut ident, mut rest) = (id.as_str(), &args[id.end()..]);
+            while let Some(next) = rest
+                .strip_prefix('.')
+                .and_then(|r| IDENT.find(r).filter(|n| n.start() == 0).map(|n| (r, n)))
             {
-                continue;
+                (ident, rest) = (next.1.as_str(), &next.0[next.1.end()..]);
             }
-            let paren = c.get(0).unwrap().end() - 1;
-            let Some(close) = src.match_close(paren) else {
-                continue;
-            };
-            let args = &src.masked[paren + 1..close];
-            let mut found: Option<String> = None;
-            for id in IDENT.find_iter(args) {
-                let after = &args[id.end()..];
-                let before = &args[..id.start()];
-                if before.trim_end().ends_with('.') {
-                    continue; // a property of something else: user.password is caught by its own name below
-                }
-                let mut ident = id.as_str().to_string();
-                // user.password → look at the last member
-                let mut rest = after;
-                while let Some(r) = rest.strip_prefix('.') {
-                    let Some(next) = IDENT.find(r).filter(|n| n.start() == 0) else {
-                        break;
-                    };
-                    ident = next.as_str().to_string();
-                    rest = &r[next.end()..];
-                }
-                let harmless_after = [".length", ".len()", ".size", ".count", ".is_"]
-                    .iter()
-                    .any(|p| rest.starts_with(p));
-                if sensitive_name(&ident) && !harmless_after && !before.trim_end().ends_with("len(")
-                {
-                    found = Some(ident);
-                    break;
-                }
-            }
-            if found.is_none() {
-                // Rust inline format args / Python format fields
-                for s in src
-                    .strings
-                    .iter()
-                    .filter(|s| s.open > paren && s.open < close)
-                {
-                    let content = &src.text[s.start..s.end];
-                    if let Some(n) = INTERP_NAME
-                        .captures_iter(content)
+            let harmless = [".length", ".len()", ".size", ".count", ".is_"]
+                .iter()
+                .any(|p| rest.starts_with(p));
+            (sensitive_name(ident) && !harmless && !before.ends_with("len("))
+                .then(|| ident.to_string())
+        });
+        // Rust inline format args / Python format fields
+        let interpolated = || {
+            let inside = src
+                .strings
+                .iter()
+                .filter(|s| s.open > paren && s.open < close);
+            inside
+                .flat_map(|s| {
+                    INTERP_NAME
+                        .captures_iter(&src.text[s.start..s.end])
                         .map(|c| c[1].to_string())
-                        .find(|n| sensitive_name(n))
-                    {
-                        found = Some(n);
-                        break;
-                    }
-                }
-            }
-            if let Some(n) = found {
-                hits.push((
-                    name.start(),
-                    "sensitive_logging",
-                    Severity::Warning,
-                    format!("`{}` outputs the sensitive value `{n}`", name.as_str()),
-                ));
-            }
+                })
+                .find(|n| sensitive_name(n))
+        };
+        if let Some(n) = named.or_else(interpolated) {
+            hits.push((
+                "sensitive_logging",
+                name.start(),
+                format!("`{}` outputs the sensitive value `{n}`", name.as_str()),
+            ));
         }
     }
     // dynamic code execution
-    match src.lang {
-        Lang::Js | Lang::Ts => {
-            for c in EVAL_JS.captures_iter(&src.masked) {
-                let g = c.get(1).or_else(|| c.get(2)).or_else(|| c.get(3)).unwrap();
-                let before = src.masked[..g.start()].trim_end();
-                if before.ends_with("function") {
-                    continue;
-                }
-                let what = match g.as_str() {
-                    "eval" => "`eval()` runs a string as code".to_string(),
-                    "Function" => "`new Function()` compiles a string into code".to_string(),
-                    other => format!("`{other}` with a string argument evaluates it as code"),
-                };
-                hits.push((
-                    g.start(),
-                    "dynamic_code_execution",
-                    Severity::Critical,
-                    what,
-                ));
-            }
+    let (evals, after): (&Regex, _) = match src.lang {
+        Lang::Js | Lang::Ts => (&EVAL_JS, "function"),
+        Lang::Python => (&EVAL_PY, "def"),
+        _ => (&EVAL_PY, ""),
+    };
+    for c in evals.captures_iter(if after.is_empty() { "" } else { &src.masked }) {
+        let g = c.get(1).or_else(|| c.get(2)).or_else(|| c.get(3)).unwrap();
+        if src.masked[..g.start()].trim_end().ends_with(after) {
+            continue; // a definition named `eval`
         }
-        Lang::Python => {
-            for c in EVAL_PY.captures_iter(&src.masked) {
-                let g = c.get(1).unwrap();
-                let before = src.masked[..g.start()].trim_end();
-                if before.ends_with("def") {
-                    continue;
-                }
-                hits.push((
-                    g.start(),
-                    "dynamic_code_execution",
-                    Severity::Critical,
-                    format!("`{}()` runs a string as code", g.as_str()),
-                ));
-            }
-        }
-        _ => {}
+        let what = match g.as_str() {
+            "eval" | "exec" => format!("`{}()` runs a string as code", g.as_str()),
+            "Function" => "`new Function()` compiles a string into code".to_string(),
+            other => format!("`{other}` with a string argument evaluates it as code"),
+        };
+        hits.push(("dynamic_code_execution", g.start(), what));
     }
-    for (off, check, sev, msg) in hits {
-        cx.push(SECURITY, check, sev, off, msg);
+    for (off, msg) in tokens {
+        cx.emit("hardcoded_secret", off, msg);
+    }
+    for (id, off, msg) in hits {
+        cx.report(id, off, msg);
     }
 }

@@ -1,11 +1,14 @@
 //! The test anti-pattern scan (REFERENCE.md "Test anti-patterns
 //! (IMPL-001.5)") run by the test-quality gate on the test files the
-//! test-generation step changed. It finds the tests of a file (pytest and
-//! unittest functions, jest/vitest/mocha/node:test calls, Rust `#[test]`
-//! functions, Go `TestXxx`, JUnit `@Test` methods), classifies their
-//! assertions, and reads the subject's source (what the test file imports)
-//! for the coverage checks. `order_dependence` is not checked: it cannot be
-//! decided statically (see `docs/scans.md`).
+//! test-generation step changed: the anti-pattern rows of [`RULES`]. It
+//! finds the tests of a file (pytest and unittest functions,
+//! jest/vitest/mocha/node:test calls, Rust `#[test]` functions, Go
+//! `TestXxx`, JUnit `@Test` methods), classifies their assertions, and
+//! reads the subject's source (what the test file imports) for the coverage
+//! checks. `order_dependence` is not checked: it cannot be decided
+//! statically (see `docs/scans.md`).
+//!
+//! [`RULES`]: super::rules::RULES
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -13,26 +16,18 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::ai_issues::{self, Manifest};
-use super::findings::{Finding, Severity};
+use super::findings::Finding;
+use super::imports::{go_imports, js_specs, npm_package, resolve_js};
+use super::manifest::{Manifest, Manifests};
+use super::rules::Scan;
 use super::source::{Lang, Source, scanned_lang, split_args};
+use super::{Ctx, in_any, re, read_text, words};
 use crate::project::is_test_path;
-
-const EMPTY_TESTS: &str = "empty_tests";
-const WEAK: &str = "weak_assertions";
-const ISOLATION: &str = "isolation";
-const COVERAGE: &str = "incomplete_coverage";
-const AI: &str = "ai_generated";
-
-fn re(s: &str) -> Regex {
-    Regex::new(s).unwrap_or_else(|e| panic!("scan regex {s}: {e}"))
-}
 
 /// Scan one test file's text. `root` is read to find the subject (the
 /// source files the test imports) and the project's manifests.
 pub fn scan_test_file(root: &Path, rel_path: &str, text: &str) -> Vec<Finding> {
-    let mut cache = Cache::default();
-    scan_one(root, rel_path, text, &mut cache)
+    scan_one(root, rel_path, text, &mut Cache::default())
 }
 
 /// Read and scan test files (relative to `root`); unreadable, binary and
@@ -40,12 +35,10 @@ pub fn scan_test_file(root: &Path, rel_path: &str, text: &str) -> Vec<Finding> {
 pub fn scan_test_files(root: &Path, rel_paths: &[String]) -> Vec<Finding> {
     let mut cache = Cache::default();
     let mut out = Vec::new();
-    for rel in rel_paths {
-        let rel = rel.replace('\\', "/");
-        if scanned_lang(&rel).is_none() {
-            continue;
-        }
-        if let Some(text) = ai_issues::read_text(&root.join(&rel)) {
+    for rel in rel_paths.iter().map(|r| r.replace('\\', "/")) {
+        if scanned_lang(&rel).is_some()
+            && let Some(text) = read_text(&root.join(&rel))
+        {
             out.extend(scan_one(root, &rel, &text, &mut cache));
         }
     }
@@ -56,7 +49,7 @@ pub fn scan_test_files(root: &Path, rel_paths: &[String]) -> Vec<Finding> {
 #[derive(Default)]
 struct Cache {
     subjects: HashMap<PathBuf, Vec<SubjectFn>>,
-    manifests: HashMap<String, Manifest>,
+    manifests: Manifests,
     rust_sources: HashMap<PathBuf, Vec<PathBuf>>,
     /// Go: non-test files of a package directory and the names they define.
     go_packages: HashMap<PathBuf, (Vec<PathBuf>, BTreeSet<String>)>,
@@ -86,8 +79,16 @@ struct Assertion {
     tautology: Option<String>,
 }
 
+fn assertion(off: usize, kind: Kind) -> Assertion {
+    Assertion {
+        off,
+        kind,
+        tautology: None,
+    }
+}
+
 /// One test found in the file.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 struct TestCase {
     name: String,
     /// Offset reported for the test (its declaration).
@@ -99,89 +100,55 @@ struct TestCase {
     is_async: bool,
     /// Python parameters (fixtures).
     params: Vec<String>,
-    /// Attributes/decorators text (Rust `#[should_panic]`, Python marks).
+    /// Attributes/decorators text (Rust `#[should_panic]`, Python marks;
+    /// `group` for a skipped `describe`).
     attrs: String,
 }
 
-struct Scan<'a> {
-    rel: &'a str,
-    src: Source<'a>,
-    out: Vec<Finding>,
-}
-
-impl Scan<'_> {
-    fn push(
-        &mut self,
-        category: &str,
-        check: &str,
-        severity: Severity,
-        off: usize,
-        message: String,
-    ) {
-        let line = self.src.line_no(off);
-        self.out.push(Finding::new(
-            category,
-            check,
-            severity,
-            self.rel,
-            Some(line),
-            message,
-        ));
+impl TestCase {
+    fn new(name: impl Into<String>, off: usize, body: (usize, usize)) -> TestCase {
+        TestCase {
+            name: name.into(),
+            off,
+            body,
+            ..TestCase::default()
+        }
     }
 }
 
 fn scan_one(root: &Path, rel: &str, text: &str, cache: &mut Cache) -> Vec<Finding> {
-    let Some(lang) = scanned_lang(rel) else {
+    static NO_MANIFEST: LazyLock<Manifest> = LazyLock::new(Manifest::default);
+    let Some(mut cx) = Ctx::new(root, rel, text, &NO_MANIFEST) else {
         return Vec::new();
     };
-    let src = Source::new(lang, text);
-    let mut sc = Scan {
-        rel,
-        src,
-        out: Vec::new(),
-    };
-    let tests = find_tests(&sc.src, rel);
-    only_left_in(&mut sc);
-    commented_out(&mut sc);
+    let tests = find_tests(&cx.src);
+    cx.patterns(Scan::AntiPatterns);
+    commented_out(&mut cx);
     if !tests.is_empty() {
-        let helpers = assertion_helpers(&sc.src, &tests);
+        let helpers = assertion_helpers(&cx.src, &tests);
         let assertions: Vec<Vec<Assertion>> = tests
             .iter()
-            .map(|t| assertions_of(&sc.src, t, &helpers))
+            .map(|t| assertions_of(&cx.src, t, &helpers))
             .collect();
-        empty_and_weak(&mut sc, &tests, &assertions);
-        copy_pasted(&mut sc, &tests);
-        isolation(&mut sc, &tests);
-        missing_cleanup(&mut sc);
-        let manifest = cache
-            .manifests
-            .entry(nearest_dir(root, rel))
-            .or_insert_with(|| ai_issues::manifest_for(root, rel))
-            .clone();
-        subject_checks(&mut sc, root, &tests, &assertions, &manifest, cache);
+        empty_and_weak(&mut cx, &tests, &assertions);
+        copy_pasted(&mut cx, &tests);
+        isolation(&mut cx, &tests);
+        missing_cleanup(&mut cx);
+        let manifest = cache.manifests.for_file(root, rel).clone();
+        subject_checks(&mut cx, &tests, &assertions, &manifest, cache);
     }
-    let mut out = sc.out;
-    out.sort_by(|a, b| (a.line, &a.check, &a.message).cmp(&(b.line, &b.check, &b.message)));
-    out.dedup_by(|a, b| a.line == b.line && a.check == b.check && a.message == b.message);
-    out
-}
-
-fn nearest_dir(_root: &Path, rel: &str) -> String {
-    Path::new(rel)
-        .parent()
-        .map(|p| p.to_string_lossy().into_owned())
-        .unwrap_or_default()
+    cx.finish(true)
 }
 
 // ---------------------------------------------------------------- finding tests
 
-fn find_tests(src: &Source, rel: &str) -> Vec<TestCase> {
+fn find_tests(src: &Source) -> Vec<TestCase> {
     match src.lang {
         Lang::Python => python_tests(src),
         Lang::Js | Lang::Ts => js_tests(src),
         Lang::Rust => rust_tests(src),
         Lang::Go => go_tests(src),
-        _ => java_tests(src, rel),
+        _ => java_tests(src),
     }
 }
 
@@ -190,72 +157,62 @@ fn python_tests(src: &Source) -> Vec<TestCase> {
         LazyLock::new(|| re(r"^(?:pytest\.skip|self\.skipTest|unittest\.skip)\s*\("));
     let logical = src.logical_starts();
     let mut out = Vec::new();
-    for f in src.functions() {
-        if !f.name.starts_with("test") {
-            continue;
-        }
+    for f in src
+        .functions()
+        .into_iter()
+        .filter(|f| f.name.starts_with("test"))
+    {
         let Some(body) = f.body else { continue };
         let attrs = f.decorators.join("\n");
         let mut skipped = None;
         for d in &f.decorators {
             let head = d.split('(').next().unwrap_or(d).trim_start_matches('@');
             let last = head.rsplit('.').next().unwrap_or(head).to_ascii_lowercase();
-            if !last.starts_with("skip") {
-                continue;
-            }
             let args = d
                 .split_once('(')
-                .map(|(_, a)| a.trim_end().trim_end_matches(')').trim())
-                .unwrap_or("");
-            let reason = match last.as_str() {
-                "skip" => !args.is_empty(),
-                "skipif" | "skipunless" => args.contains("reason") || split_top(args).len() >= 2,
+                .map_or("", |(_, a)| a.trim_end().trim_end_matches(')').trim());
+            skipped = match last.as_str() {
+                "skip" => Some(!args.is_empty()),
+                "skipif" | "skipunless" => {
+                    Some(args.contains("reason") || split_top(args).len() >= 2)
+                }
                 // `@skip_win32`, `@skipif_no_numpy`: the name is the reason
-                _ => true,
+                l if l.starts_with("skip") => Some(true),
+                _ => skipped,
             };
-            skipped = Some(reason);
         }
-        // `pytest.skip("…")` as the first statement of the body
-        if skipped.is_none() {
-            let first = src.line_index(body.0);
-            for (idx, &starts) in logical.iter().enumerate().take(first + 40).skip(first) {
-                if !starts || src.is_blank(idx) {
-                    continue;
-                }
-                let ls = src.line_start(idx).max(body.0);
-                if ls >= body.1 {
-                    break;
-                }
-                let t = src.masked[ls..src.line_end(idx)].trim();
-                if t.starts_with(['"', '\'']) {
-                    continue; // docstring
-                }
+        // `pytest.skip("…")` as the first statement of the body (after a docstring)
+        let first = src.line_index(body.0);
+        for idx in
+            (first..logical.len().min(first + 40)).filter(|&i| logical[i] && !src.is_blank(i))
+        {
+            let ls = src.line_start(idx).max(body.0);
+            if skipped.is_some() || ls >= body.1 {
+                break;
+            }
+            let t = src.masked[ls..src.line_end(idx)].trim();
+            if !t.starts_with(['"', '\'']) {
                 if let Some(m) = SKIP_CALL.find(t) {
-                    let rest = t[m.end()..].trim_start();
-                    skipped = Some(!rest.starts_with(')'));
+                    skipped = Some(!t[m.end()..].trim_start().starts_with(')'));
                 }
                 break;
             }
         }
-        let params = src.code[f.params.0..f.params.1]
-            .split(',')
-            .filter_map(|p| {
-                let n = p.split([':', '=']).next()?.trim().trim_start_matches('*');
-                (!n.is_empty()).then(|| n.to_string())
-            })
-            .collect();
+        let params = src.code[f.params.0..f.params.1].split(',').filter_map(|p| {
+            let n = p.split([':', '=']).next()?.trim().trim_start_matches('*');
+            (!n.is_empty()).then(|| n.to_string())
+        });
         let is_async = f.is_async
-            || attrs.contains("asyncio")
-            || attrs.contains("anyio")
-            || attrs.contains("trio");
+            || ["asyncio", "anyio", "trio"]
+                .iter()
+                .any(|a| attrs.contains(a));
+        let off = src.line_start(f.line) + src.indent_bytes(f.line);
         out.push(TestCase {
-            name: f.name.clone(),
-            off: src.line_start(f.line) + src.indent_bytes(f.line),
-            body,
             skipped,
             is_async,
-            params,
+            params: params.collect(),
             attrs,
+            ..TestCase::new(f.name, off, body)
         });
     }
     out
@@ -266,11 +223,11 @@ fn split_top(s: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut depth = 0i32;
     let mut start = 0;
-    for (i, c) in s.char_indices() {
+    for (i, c) in s.char_indices().chain([(s.len(), ',')]) {
         match c {
             '(' | '[' | '{' => depth += 1,
             ')' | ']' | '}' => depth -= 1,
-            ',' if depth == 0 => {
+            ',' if depth == 0 || i == s.len() => {
                 if !s[start..i].trim().is_empty() {
                     out.push(s[start..i].trim());
                 }
@@ -278,9 +235,6 @@ fn split_top(s: &str) -> Vec<&str> {
             }
             _ => {}
         }
-    }
-    if !s[start..].trim().is_empty() {
-        out.push(s[start..].trim());
     }
     out
 }
@@ -302,31 +256,29 @@ fn js_tests(src: &Source) -> Vec<TestCase> {
     });
     let m = &src.masked;
     let b = m.as_bytes();
+    let skip_ws = |mut p: usize| {
+        while p < b.len() && b[p].is_ascii_whitespace() {
+            p += 1;
+        }
+        p
+    };
     let mut out = Vec::new();
     // ranges of skipped describe blocks: their tests inherit the skip
     let mut skipped_groups: Vec<(usize, usize)> = Vec::new();
     for c in CALL.captures_iter(m) {
         let name_m = c.get(1).unwrap();
         let word = name_m.as_str();
-        let mut p = name_m.end();
-        let mut mods: Vec<String> = Vec::new();
-        loop {
-            while p < b.len() && b[p].is_ascii_whitespace() {
-                p += 1;
-            }
-            if b.get(p) != Some(&b'.') {
-                break;
-            }
-            p += 1;
-            let s = p;
-            while p < b.len() && (b[p].is_ascii_alphanumeric() || b[p] == b'_') {
-                p += 1;
-            }
-            let md = m[s..p].to_string();
-            while p < b.len() && b[p].is_ascii_whitespace() {
-                p += 1;
-            }
-            if matches!(md.as_str(), "each" | "skipIf" | "runIf" | "for") {
+        // the modifier chain: `.only`, `.skip`, `.each(…)`, `.skipIf(…)`
+        let mut p = skip_ws(name_m.end());
+        let mut mods: Vec<&str> = Vec::new();
+        while b.get(p) == Some(&b'.') {
+            let s = p + 1;
+            p = s + m[s..]
+                .find(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_'))
+                .unwrap_or(m.len() - s);
+            let md = &m[s..p];
+            p = skip_ws(p);
+            if matches!(md, "each" | "skipIf" | "runIf" | "for") {
                 match b.get(p) {
                     Some(b'(') => p = src.match_close(p).map_or(p, |e| e + 1),
                     Some(b'`') => p = m[p + 1..].find('`').map_or(p, |e| p + e + 2),
@@ -334,122 +286,116 @@ fn js_tests(src: &Source) -> Vec<TestCase> {
                 }
             }
             mods.push(md);
+            p = skip_ws(p);
         }
         if b.get(p) != Some(&b'(') {
             continue;
         }
-        let open = p;
-        let Some(close) = src.match_close(open) else {
+        let Some(close) = src.match_close(p) else {
             continue;
         };
+        let open = p;
         let args = split_args(m, open + 1, close);
-        let is_group = matches!(
-            word,
-            "describe" | "context" | "suite" | "xdescribe" | "fdescribe"
-        );
-        let skip_mod = mods.iter().any(|x| x == "skip") || word.starts_with('x');
-        let todo = mods.iter().any(|x| x == "todo");
-        let conditional = mods.iter().any(|x| x == "skipIf" || x == "runIf");
+        let has = |x: &str| mods.contains(&x);
         // node:test options object `{ skip: … }`
         let mut opt_skip: Option<bool> = None;
-        for &(a, z) in args.iter().skip(1) {
-            let t = &src.code[a..z];
-            if t.starts_with('{') {
-                if let Some(i) = t.find("skip") {
-                    let v = t[i + 4..].trim_start().trim_start_matches(':').trim_start();
-                    opt_skip = Some(v.starts_with(['\'', '"', '`']));
-                }
-                if t.contains("todo") {
-                    opt_skip = Some(true);
-                }
+        for t in args
+            .iter()
+            .skip(1)
+            .map(|&(a, z)| &src.code[a..z])
+            .filter(|t| t.starts_with('{'))
+        {
+            if let Some(i) = t.find("skip") {
+                opt_skip = Some(
+                    t[i + 4..]
+                        .trim_start()
+                        .trim_start_matches(':')
+                        .trim_start()
+                        .starts_with(['\'', '"', '`']),
+                );
+            }
+            if t.contains("todo") {
+                opt_skip = Some(true);
             }
         }
-        let skipped = if todo || conditional {
+        let skipped = if has("todo") || has("skipIf") || has("runIf") {
             Some(true)
-        } else if skip_mod {
+        } else if has("skip") || word.starts_with('x') {
             Some(comment_near(src, name_m.start()))
         } else {
             opt_skip
         };
-        if is_group {
+        let title = test_title(src, &args);
+        if matches!(
+            word,
+            "describe" | "context" | "suite" | "xdescribe" | "fdescribe"
+        ) {
             if let Some(reason) = skipped {
                 skipped_groups.push((open, close));
                 if !reason {
+                    let group =
+                        TestCase::new(format!("describe: {title}"), name_m.start(), (close, close));
                     out.push(TestCase {
-                        name: format!("describe: {}", test_title(src, &args)),
-                        off: name_m.start(),
-                        body: (close, close),
                         skipped: Some(false),
-                        is_async: false,
-                        params: Vec::new(),
-                        attrs: "group".to_string(),
+                        attrs: "group".into(),
+                        ..group
                     });
                 }
             }
             continue;
         }
         // the callback: an argument containing `=>` or starting with `function`
-        let Some(&(ca, cz)) = args.iter().skip(1).rev().find(|&&(a, z)| {
+        let callback = args.iter().skip(1).rev().find(|&&(a, z)| {
             let t = &m[a..z];
             t.contains("=>") || t.starts_with("function") || t.starts_with("async")
-        }) else {
-            if skipped.is_some() || todo {
+        });
+        let Some(&(ca, cz)) = callback else {
+            if skipped.is_some() || has("todo") {
+                let case = TestCase::new(title, name_m.start(), (close, close));
                 out.push(TestCase {
-                    name: test_title(src, &args),
-                    off: name_m.start(),
-                    body: (close, close),
                     skipped: Some(skipped.unwrap_or(true)),
-                    is_async: false,
-                    params: Vec::new(),
-                    attrs: String::new(),
+                    ..case
                 });
             }
             continue;
         };
         let cb = &m[ca..cz];
-        let is_async = cb.trim_start().starts_with("async");
-        let body = if let Some(arrow) = cb.find("=>") {
-            let after = ca + arrow + 2;
-            let rest = m[after..cz].trim_start();
-            let start = after + (m[after..cz].len() - rest.len());
-            if rest.starts_with('{') {
-                src.match_close(start)
-                    .map_or((start + 1, cz), |e| (start + 1, e))
-            } else {
-                (start, cz)
+        let braced = |o: usize| src.match_close(o).map_or((o + 1, cz), |e| (o + 1, e));
+        let body = match cb.find("=>") {
+            Some(arrow) => {
+                let start = cz - m[ca + arrow + 2..cz].trim_start().len();
+                if m[start..cz].starts_with('{') {
+                    braced(start)
+                } else {
+                    (start, cz)
+                }
             }
-        } else {
-            match m[ca..cz].find('{') {
-                Some(o) => src
-                    .match_close(ca + o)
-                    .map_or((ca + o + 1, cz), |e| (ca + o + 1, e)),
-                None => (cz, cz),
-            }
+            None => cb.find('{').map_or((cz, cz), |o| braced(ca + o)),
         };
         let mut skipped = skipped;
         // `t.skip(…)` / `this.skip()` inside the body
-        if skipped.is_none() {
-            let body_m = &m[body.0..body.1];
-            if let Some(i) = body_m.find(".skip(") {
-                let before = body_m[..i].trim_end();
-                if before.ends_with('t') || before.ends_with("this") || before.ends_with("ctx") {
-                    let rest = body_m[i + 6..].trim_start();
-                    skipped = Some(!rest.starts_with(')'));
-                }
+        if let Some(i) = m[body.0..body.1]
+            .find(".skip(")
+            .filter(|_| skipped.is_none())
+        {
+            let (before, rest) = (
+                m[body.0..body.0 + i].trim_end(),
+                m[body.0 + i + 6..body.1].trim_start(),
+            );
+            if ["t", "this", "ctx"].iter().any(|w| before.ends_with(w)) {
+                skipped = Some(!rest.starts_with(')'));
             }
         }
+        let is_async = cb.trim_start().starts_with("async");
         out.push(TestCase {
-            name: test_title(src, &args),
-            off: name_m.start(),
-            body,
             skipped,
             is_async,
-            params: Vec::new(),
             attrs: mods.join("."),
+            ..TestCase::new(title, name_m.start(), body)
         });
     }
-    for t in &mut out {
-        if t.skipped.is_none() && skipped_groups.iter().any(|&(a, z)| t.off > a && t.off < z) {
+    for t in out.iter_mut().filter(|t| t.skipped.is_none()) {
+        if skipped_groups.iter().any(|&(a, z)| t.off > a && t.off < z) {
             t.skipped = Some(true);
         }
     }
@@ -459,8 +405,10 @@ fn js_tests(src: &Source) -> Vec<TestCase> {
 fn test_title(src: &Source, args: &[(usize, usize)]) -> String {
     args.first()
         .map(|&(a, z)| {
-            let t = src.code[a..z].trim();
-            t.trim_matches(['\'', '"', '`']).to_string()
+            src.code[a..z]
+                .trim()
+                .trim_matches(['\'', '"', '`'])
+                .to_string()
         })
         .unwrap_or_default()
 }
@@ -476,11 +424,11 @@ fn rust_tests(src: &Source) -> Vec<TestCase> {
     for a in ATTR.captures_iter(m) {
         let path = &a[1];
         let last = path.rsplit("::").next().unwrap_or(path);
-        if !(last == "test"
-            || matches!(
+        if last != "test"
+            && !matches!(
                 path,
                 "rstest" | "test_case" | "quickcheck" | "test_log::test"
-            ))
+            )
         {
             continue;
         }
@@ -489,19 +437,17 @@ fn rust_tests(src: &Source) -> Vec<TestCase> {
         let mut p = start;
         let mut attrs = String::new();
         loop {
-            let rest = &m[p..];
-            let trimmed = rest.trim_start();
-            p += rest.len() - trimmed.len();
-            if trimmed.starts_with("#[") {
-                let Some(close) = src.match_close(p + 1) else {
-                    break;
-                };
-                attrs.push_str(&src.code[p..=close]);
-                attrs.push('\n');
-                p = close + 1;
-                continue;
-            }
-            break;
+            p += m[p..].len() - m[p..].trim_start().len();
+            let Some(close) = m[p..]
+                .starts_with("#[")
+                .then(|| src.match_close(p + 1))
+                .flatten()
+            else {
+                break;
+            };
+            attrs.push_str(&src.code[p..=close]);
+            attrs.push('\n');
+            p = close + 1;
         }
         let Some(fc) = FN.captures(&m[p..]) else {
             continue;
@@ -517,17 +463,16 @@ fn rust_tests(src: &Source) -> Vec<TestCase> {
         let Some(close) = src.match_close(open) else {
             continue;
         };
-        let ignore_attr = attrs.lines().find(|l| l.contains("ignore"));
+        let ignore = attrs.lines().find(|l| l.contains("ignore"));
         let skipped =
-            ignore_attr.map(|l| l.contains('=') || l.contains('"') || comment_near(src, start));
+            ignore.map(|l| l.contains('=') || l.contains('"') || comment_near(src, start));
+        let is_async =
+            fc.get(1).is_some() || attrs.contains("tokio") || attrs.contains("async_std");
         out.push(TestCase {
-            name: name_m.as_str().to_string(),
-            off: name_off,
-            body: (open + 1, close),
             skipped,
-            is_async: fc.get(1).is_some() || attrs.contains("tokio") || attrs.contains("async_std"),
-            params: Vec::new(),
+            is_async,
             attrs,
+            ..TestCase::new(name_m.as_str(), name_off, (open + 1, close))
         });
     }
     out
@@ -539,40 +484,33 @@ fn go_tests(src: &Source) -> Vec<TestCase> {
     let m = &src.masked;
     let mut out = Vec::new();
     for c in FN.captures_iter(m) {
-        let whole = c.get(0).unwrap();
-        let Some(open) = src.body_open(whole.end()) else {
+        let Some(open) = src.body_open(c.get(0).unwrap().end()) else {
             continue;
         };
         let Some(close) = src.match_close(open) else {
             continue;
         };
         let t = &c[2];
-        let body = &m[open + 1..close];
         // an unconditional skip: `t.Skip…` on the body's first statement line
-        let first_stmt = body
+        let first = m[open + 1..close]
             .lines()
             .map(str::trim)
             .find(|l| !l.is_empty())
             .unwrap_or("");
-        let skipped = if first_stmt.starts_with(&format!("{t}.Skip")) {
-            Some(!first_stmt.contains("SkipNow") && !first_stmt.contains("Skip()"))
-        } else {
-            None
-        };
+        let skipped = first
+            .starts_with(&format!("{t}.Skip"))
+            .then(|| !first.contains("SkipNow") && !first.contains("Skip()"));
+        let case = TestCase::new(&c[1], c.get(1).unwrap().start(), (open + 1, close));
         out.push(TestCase {
-            name: c[1].to_string(),
-            off: c.get(1).unwrap().start(),
-            body: (open + 1, close),
             skipped,
-            is_async: false,
             params: vec![t.to_string()],
-            attrs: String::new(),
+            ..case
         });
     }
     out
 }
 
-fn java_tests(src: &Source, _rel: &str) -> Vec<TestCase> {
+fn java_tests(src: &Source) -> Vec<TestCase> {
     static TEST: LazyLock<Regex> =
         LazyLock::new(|| re(r"@(?:Test|ParameterizedTest|RepeatedTest)\b"));
     static METHOD: LazyLock<Regex> = LazyLock::new(|| re(r"\b(\w+)\s*\("));
@@ -584,9 +522,8 @@ fn java_tests(src: &Source, _rel: &str) -> Vec<TestCase> {
         let Some(open) = src.body_open(t.end()) else {
             continue;
         };
-        let header = &m[t.end()..open];
-        let Some(mc) = METHOD
-            .captures_iter(header)
+        let methods = METHOD.captures_iter(&m[t.end()..open]);
+        let Some(mc) = methods
             .filter(|c| !matches!(&c[1], "Test" | "DisplayName" | "Timeout" | "Tag"))
             .last()
         else {
@@ -601,14 +538,15 @@ fn java_tests(src: &Source, _rel: &str) -> Vec<TestCase> {
                 .find(a)
                 .map(|i| around[i + a.len()..].trim_start().starts_with("(\""))
         });
+        let case = TestCase::new(
+            &mc[1],
+            t.end() + mc.get(1).unwrap().start(),
+            (open + 1, close),
+        );
         out.push(TestCase {
-            name: mc[1].to_string(),
-            off: t.end() + mc.get(1).unwrap().start(),
-            body: (open + 1, close),
             skipped,
-            is_async: false,
-            params: Vec::new(),
             attrs: around.to_string(),
+            ..case
         });
     }
     out
@@ -626,17 +564,8 @@ fn assertion_helpers(src: &Source, tests: &[TestCase]) -> BTreeSet<String> {
         if test_offs.contains(&a) || f.name.starts_with("test") || f.name.starts_with("Test") {
             continue;
         }
-        let probe = TestCase {
-            name: f.name.clone(),
-            off: a,
-            body: (a, b),
-            skipped: None,
-            is_async: false,
-            params: Vec::new(),
-            attrs: String::new(),
-        };
-        if !assertions_of(src, &probe, &BTreeSet::new()).is_empty() {
-            out.insert(f.name.clone());
+        if !assertions_of(src, &TestCase::new(&f.name, a, (a, b)), &BTreeSet::new()).is_empty() {
+            out.insert(f.name);
         }
     }
     out
@@ -667,25 +596,32 @@ fn same_sides(a: &str, b: &str) -> bool {
     a == b && (is_simple(&a) || is_literal(&a))
 }
 
+/// `{head}a, b) compares a value with itself` when the first two arguments
+/// are the same.
+fn self_compare(head: &str, args: &[&str]) -> Option<String> {
+    (args.len() >= 2 && same_sides(args[0], args[1])).then(|| {
+        format!(
+            "{head}{}, {}) compares a value with itself",
+            args[0], args[1]
+        )
+    })
+}
+
 /// An always-true literal (`true`, `1`, a non-empty string).
 fn truthy_literal(s: &str) -> bool {
     let s = s.trim();
-    if !is_literal(s) {
-        return false;
-    }
-    matches!(s, "true" | "True" | "1")
-        || ((s.starts_with('"') || s.starts_with('\'')) && s.len() > 2)
-        || s.parse::<f64>().is_ok_and(|v| v != 0.0)
+    is_literal(s)
+        && (matches!(s, "true" | "True" | "1")
+            || ((s.starts_with('"') || s.starts_with('\'')) && s.len() > 2)
+            || s.parse::<f64>().is_ok_and(|v| v != 0.0))
 }
 
-fn has_comparison(s: &str) -> bool {
-    static CMP: LazyLock<Regex> = LazyLock::new(|| {
-        re(r"==|!=|<=|>=|[^=!<>-]>|<[^<]|\bin\b|\bis\b|\binstanceof\b|\bnot\s+in\b")
-    });
-    CMP.is_match(s)
+fn weak_if(weak: bool) -> Kind {
+    if weak { Kind::Weak } else { Kind::Strong }
 }
 
 fn assertions_of(src: &Source, t: &TestCase, helpers: &BTreeSet<String>) -> Vec<Assertion> {
+    static CALL: LazyLock<Regex> = LazyLock::new(|| re(r"([A-Za-z_$][\w$]*)\s*\("));
     let mut out = Vec::new();
     let (a, z) = t.body;
     if a >= z {
@@ -700,16 +636,10 @@ fn assertions_of(src: &Source, t: &TestCase, helpers: &BTreeSet<String>) -> Vec<
     }
     // calls of assertion helpers defined in this file
     if !helpers.is_empty() {
-        static CALL: LazyLock<Regex> = LazyLock::new(|| re(r"([A-Za-z_$][\w$]*)\s*\("));
         let body = &src.masked[a..z];
-        for c in CALL.captures_iter(body) {
-            let g = c.get(1).unwrap();
+        for g in CALL.captures_iter(body).map(|c| c.get(1).unwrap()) {
             if helpers.contains(g.as_str()) && !body[..g.start()].ends_with('.') {
-                out.push(Assertion {
-                    off: a + g.start(),
-                    kind: Kind::Strong,
-                    tautology: None,
-                });
+                out.push(assertion(a + g.start(), Kind::Strong));
             }
         }
     }
@@ -733,8 +663,7 @@ fn assertion_end(src: &Source, off: usize) -> usize {
         j += 1;
     }
     if src.lang == Lang::Python && src.masked[..j].trim_end().ends_with(':') {
-        let line = src.line_index(off);
-        let (_, end) = src.py_block(line, src.logical_starts());
+        let (_, end) = src.py_block(src.line_index(off), src.logical_starts());
         if end > 0 {
             return src.line_end(end - 1).max(j);
         }
@@ -759,86 +688,76 @@ fn js_assertions(src: &Source, a: usize, z: usize, out: &mut Vec<Assertion>) {
     static ASSERT: LazyLock<Regex> =
         LazyLock::new(|| re(r"(?:^|[^\w$.])assert\s*(?:\.\s*(\w+)\s*)?\("));
     static OTHER: LazyLock<Regex> = LazyLock::new(|| {
-        re(
-            r"\.expect\s*\(|\.should\b|(?:^|[^\w$.])(?:expect|assert|verify|check|should)[A-Z_]\w*\s*\(|\bt\s*\.\s*(?:is|not|deepEqual|notDeepEqual|like|throws|throwsAsync|notThrows|regex|true|false|assert|fail|equal|same|strictSame|match|ok|notOk|error)\s*\(|\b(?:chai\.)?assert\s*\.\s*\w+\s*\(",
-        )
+        re(concat!(
+            r"\.expect\s*\(|\.should\b|(?:^|[^\w$.])(?:expect|assert|verify|check|should)[A-Z_]\w*\s*\(|\bt\s*\.\s*",
+            r"(?:is|not|deepEqual|notDeepEqual|like|throws|throwsAsync|notThrows|regex|true|false|assert|fail|equal|",
+            r"same|strictSame|match|ok|notOk|error)\s*\(|\b(?:chai\.)?assert\s*\.\s*\w+\s*\("
+        ))
     });
     static SINON: LazyLock<Regex> = LazyLock::new(|| re(r"\bsinon\s*\.\s*assert\s*\.\s*\w+\s*\("));
+    #[rustfmt::skip]
+    const MOCK_MATCHERS: &[&str] = &[
+        "toHaveBeenCalled", "toBeCalled", "toHaveBeenLastCalled", "toHaveBeenNthCalled",
+        "toHaveReturned", "toReturn", "lastCalledWith",
+    ];
     let m = &src.masked;
     let body = &m[a..z];
-    let mut taken: BTreeSet<usize> = BTreeSet::new();
     for e in EXPECT.find_iter(body) {
         let open = a + e.end() - 1;
         let (args, close) = call_args(src, open);
         // the matcher chain after `expect(…)`
         let mut p = close + 1;
         let mut chain: Vec<&str> = Vec::new();
-        let bytes = m.as_bytes();
-        loop {
-            let rest = &m[p..];
-            let t = rest.trim_start();
-            let Some(t2) = t.strip_prefix('.') else { break };
-            let t2 = t2.trim_start();
-            let id_len = t2
+        while let Some(t) = m[p..].trim_start().strip_prefix('.') {
+            let t = t.trim_start();
+            let len = t
                 .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
-                .unwrap_or(t2.len());
-            if id_len == 0 {
+                .unwrap_or(t.len());
+            if len == 0 {
                 break;
             }
-            let start = p + (rest.len() - t.len()) + 1 + (t.len() - 1 - t2.len());
-            chain.push(&m[start..start + id_len]);
-            p = start + id_len;
+            let start = m.len() - t.len();
+            chain.push(&m[start..start + len]);
+            p = start + len;
         }
         let matcher = chain.last().copied().unwrap_or("");
         let not = chain.contains(&"not");
-        let matcher_args: Vec<&str> = {
-            let rest = m[p..].trim_start();
-            if rest.starts_with('(') && bytes.get(p + (m[p..].len() - rest.len())).is_some() {
-                call_args(src, p + (m[p..].len() - rest.len())).0
-            } else {
-                Vec::new()
-            }
+        let rest = m[p..].trim_start();
+        let matcher_args = if rest.starts_with('(') {
+            call_args(src, m.len() - rest.len()).0
+        } else {
+            Vec::new()
         };
-        taken.insert(open);
         let subject = args.first().copied().unwrap_or("");
         let kind = if matcher.contains("Snapshot") {
             Kind::Snapshot
-        } else if matcher.starts_with("toHaveBeenCalled")
-            || matcher.starts_with("toBeCalled")
-            || matcher.starts_with("toHaveBeenLastCalled")
-            || matcher.starts_with("toHaveBeenNthCalled")
-            || matcher.starts_with("toHaveReturned")
-            || matcher.starts_with("toReturn")
-            || matcher.starts_with("lastCalledWith")
+        } else if MOCK_MATCHERS.iter().any(|x| matcher.starts_with(x))
             || chain
                 .iter()
                 .any(|c| c.starts_with("called") || *c == "callCount")
         {
             Kind::Mock
-        } else if matches!(
-            matcher,
-            "toBeDefined" | "toBeTruthy" | "toBeFalsy" | "exist" | "ok"
-        ) || (not
-            && matches!(matcher, "toBeNull" | "toBeUndefined" | "null" | "undefined"))
-        {
-            Kind::Weak
         } else {
-            Kind::Strong
+            let existence = matches!(
+                matcher,
+                "toBeDefined" | "toBeTruthy" | "toBeFalsy" | "exist" | "ok"
+            );
+            weak_if(
+                existence
+                    || (not
+                        && matches!(matcher, "toBeNull" | "toBeUndefined" | "null" | "undefined")),
+            )
         };
         let tautology = if is_literal(subject) && !subject.is_empty() {
             Some(format!("expect({subject}) checks a constant"))
-        } else if !not
-            && matches!(
+        } else {
+            let equality = matches!(
                 matcher,
                 "toBe" | "toEqual" | "toStrictEqual" | "equal" | "eql" | "equals"
+            );
+            (!not && equality && matcher_args.first().is_some_and(|x| same_sides(x, subject))).then(
+                || format!("expect({subject}).{matcher}({subject}) compares a value with itself"),
             )
-            && matcher_args.first().is_some_and(|x| same_sides(x, subject))
-        {
-            Some(format!(
-                "expect({subject}).{matcher}({subject}) compares a value with itself"
-            ))
-        } else {
-            None
         };
         out.push(Assertion {
             off: a + e.start(),
@@ -848,59 +767,52 @@ fn js_assertions(src: &Source, a: usize, z: usize, out: &mut Vec<Assertion>) {
     }
     for c in ASSERT.captures_iter(body) {
         let whole = c.get(0).unwrap();
-        let open = a + whole.end() - 1;
         let method = c.get(1).map_or("", |m| m.as_str());
-        let (args, _) = call_args(src, open);
+        let (args, _) = call_args(src, a + whole.end() - 1);
         let first = args.first().copied().unwrap_or("");
         let (kind, tautology) = match method {
-            "" | "ok" | "isOk" | "isTrue" | "exists" | "isDefined" | "isNotNull" => {
-                let weak = !has_comparison(first) && !first.contains('(');
-                let taut = truthy_literal(first).then(|| format!("assert({first}) is always true"));
-                (if weak { Kind::Weak } else { Kind::Strong }, taut)
-            }
+            "" | "ok" | "isOk" | "isTrue" | "exists" | "isDefined" | "isNotNull" => (
+                weak_if(!has_comparison(first) && !first.contains('(')),
+                truthy_literal(first).then(|| format!("assert({first}) is always true")),
+            ),
             "equal" | "strictEqual" | "deepEqual" | "deepStrictEqual" | "equals" | "same"
-            | "eql" => {
-                let taut = (args.len() >= 2 && same_sides(args[0], args[1])).then(|| {
-                    format!(
-                        "assert.{method}({}, {}) compares a value with itself",
-                        args[0], args[1]
-                    )
-                });
-                (Kind::Strong, taut)
-            }
+            | "eql" => (
+                Kind::Strong,
+                self_compare(&format!("assert.{method}("), &args),
+            ),
             _ => (Kind::Strong, None),
         };
+        let off = a + whole.start() + whole.as_str().find("assert").unwrap_or(0);
         out.push(Assertion {
-            off: a + whole.start() + whole.as_str().find("assert").unwrap_or(0),
+            off,
             kind,
             tautology,
         });
     }
-    for s in SINON.find_iter(body) {
-        out.push(Assertion {
-            off: a + s.start(),
-            kind: Kind::Mock,
-            tautology: None,
-        });
-    }
+    out.extend(
+        SINON
+            .find_iter(body)
+            .map(|s| assertion(a + s.start(), Kind::Mock)),
+    );
     for o in OTHER.find_iter(body) {
-        if o.as_str().contains("assert") && o.as_str().contains('.') && !o.as_str().starts_with('t')
-        {
+        let t = o.as_str();
+        if t.contains("assert") && t.contains('.') && !t.starts_with('t') {
             continue; // assert.x( already counted
         }
-        let kind = if o.as_str().contains("snapshot") {
+        let kind = if t.contains("snapshot") {
             Kind::Snapshot
-        } else if o.as_str().contains("truthy") {
-            Kind::Weak
         } else {
-            Kind::Strong
+            weak_if(t.contains("truthy"))
         };
-        out.push(Assertion {
-            off: a + o.start(),
-            kind,
-            tautology: None,
-        });
+        out.push(assertion(a + o.start(), kind));
     }
+}
+
+fn has_comparison(s: &str) -> bool {
+    static CMP: LazyLock<Regex> = LazyLock::new(|| {
+        re(r"==|!=|<=|>=|[^=!<>-]>|<[^<]|\bin\b|\bis\b|\binstanceof\b|\bnot\s+in\b")
+    });
+    CMP.is_match(s)
 }
 
 fn py_assertions(src: &Source, a: usize, z: usize, out: &mut Vec<Assertion>) {
@@ -911,9 +823,10 @@ fn py_assertions(src: &Source, a: usize, z: usize, out: &mut Vec<Assertion>) {
         re(r"\.assert_(?:called|not_called|any_call|has_calls|awaited|not_awaited)\w*\s*\(")
     });
     static STRONG: LazyLock<Regex> = LazyLock::new(|| {
-        re(
-            r"\bpytest\s*\.\s*(?:raises|warns|fail|deprecated_call)\s*\(|\braise\s+AssertionError\b|\.assert_\w+\s*\(|(?:^|[^\w])(?:[Aa]ssert|[Cc]heck|[Vv]erify|[Ee]xpect)\w*\s*\(|\bsnapshot\s*\.\s*assert_match\s*\(",
-        )
+        re(concat!(
+            r"\bpytest\s*\.\s*(?:raises|warns|fail|deprecated_call)\s*\(|\braise\s+AssertionError\b|\.assert_\w+\s*\(|",
+            r"(?:^|[^\w])(?:[Aa]ssert|[Cc]heck|[Vv]erify|[Ee]xpect)\w*\s*\(|\bsnapshot\s*\.\s*assert_match\s*\("
+        ))
     });
     static MOCK_ATTR: LazyLock<Regex> = LazyLock::new(|| {
         re(
@@ -924,53 +837,43 @@ fn py_assertions(src: &Source, a: usize, z: usize, out: &mut Vec<Assertion>) {
         LazyLock::new(|| re(r"^\s*(?:not\s+)?(?:isinstance|hasattr|callable)\s*\("));
     let m = &src.masked;
     let body = &m[a..z];
+    let logical = src.logical_starts();
     for s in ASSERT_STMT.find_iter(body) {
         let start = a + s.end();
         // the logical statement: up to the end of its last physical line
-        let logical = src.logical_starts();
         let mut line = src.line_index(start);
         while line + 1 < src.line_count() && !logical[line + 1] {
             line += 1;
         }
-        let end = src.line_end(line).min(z.max(start));
-        let stmt_m = &m[start..end];
+        let stmt_m = &m[start..src.line_end(line).min(z.max(start))];
         // drop the message after a top-level comma
         let mut depth = 0i32;
-        let mut cut = stmt_m.len();
-        for (i, ch) in stmt_m.char_indices() {
-            match ch {
-                '(' | '[' | '{' => depth += 1,
-                ')' | ']' | '}' => depth -= 1,
-                ',' if depth == 0 => {
-                    cut = i;
-                    break;
-                }
-                _ => {}
-            }
-        }
-        let expr_m = stmt_m[..cut].trim();
-        let expr = src.code[start..start + cut].trim();
+        let top_comma = stmt_m.char_indices().find(|&(_, ch)| {
+            depth +=
+                i32::from(matches!(ch, '(' | '[' | '{')) - i32::from(matches!(ch, ')' | ']' | '}'));
+            ch == ',' && depth == 0
+        });
+        let cut = top_comma.map_or(stmt_m.len(), |(i, _)| i);
+        let (expr_m, expr) = (stmt_m[..cut].trim(), src.code[start..start + cut].trim());
         let off = a + s.start() + (s.as_str().len() - s.as_str().trim_start().len());
-        let (kind, tautology) = if expr.contains("snapshot")
-            && (expr.contains("==") || expr.contains("match"))
-        {
-            (Kind::Snapshot, None)
-        } else if MOCK_ATTR.is_match(expr_m) {
-            (Kind::Mock, None)
-        } else {
-            let taut = if truthy_literal(expr) {
-                Some(format!("`assert {expr}` is always true"))
-            } else if let Some((l, r)) = expr.split_once("==") {
-                same_sides(l, r).then(|| format!("`assert {expr}` compares a value with itself"))
+        let (kind, tautology) =
+            if expr.contains("snapshot") && (expr.contains("==") || expr.contains("match")) {
+                (Kind::Snapshot, None)
+            } else if MOCK_ATTR.is_match(expr_m) {
+                (Kind::Mock, None)
             } else {
-                None
+                let tautology = if truthy_literal(expr) {
+                    Some(format!("`assert {expr}` is always true"))
+                } else {
+                    let same = expr.split_once("==").is_some_and(|(l, r)| same_sides(l, r));
+                    same.then(|| format!("`assert {expr}` compares a value with itself"))
+                };
+                let weak = is_simple(expr.trim_start_matches("not ").trim())
+                    || WEAK_CALL.is_match(expr)
+                    || expr.ends_with("is not None")
+                    || expr.ends_with("!= None");
+                (weak_if(weak), tautology)
             };
-            let weak = is_simple(expr.trim_start_matches("not ").trim())
-                || WEAK_CALL.is_match(expr)
-                || expr.ends_with("is not None")
-                || expr.ends_with("!= None");
-            (if weak { Kind::Weak } else { Kind::Strong }, taut)
-        };
         out.push(Assertion {
             off,
             kind,
@@ -979,62 +882,44 @@ fn py_assertions(src: &Source, a: usize, z: usize, out: &mut Vec<Assertion>) {
     }
     for c in SELF_ASSERT.captures_iter(body) {
         let whole = c.get(0).unwrap();
-        let open = a + whole.end() - 1;
         let method = &c[1];
-        let (args, _) = call_args(src, open);
+        let (args, _) = call_args(src, a + whole.end() - 1);
         let first = args.first().copied().unwrap_or("");
-        let (kind, taut) = match method {
+        let (kind, tautology) = match method {
             "assertTrue" | "assert_" | "failUnless" => (
-                if is_simple(first) {
-                    Kind::Weak
-                } else {
-                    Kind::Strong
-                },
+                weak_if(is_simple(first)),
                 truthy_literal(first).then(|| format!("self.{method}({first}) is always true")),
             ),
             "assertIsNotNone" => (Kind::Weak, None),
             "assertEqual" | "assertEquals" | "assertIs" | "assertDictEqual" | "assertListEqual"
             | "assertCountEqual" => (
                 Kind::Strong,
-                (args.len() >= 2 && same_sides(args[0], args[1])).then(|| {
-                    format!(
-                        "self.{method}({}, {}) compares a value with itself",
-                        args[0], args[1]
-                    )
-                }),
+                self_compare(&format!("self.{method}("), &args),
             ),
             _ => (Kind::Strong, None),
         };
         out.push(Assertion {
             off: a + whole.start(),
             kind,
-            tautology: taut,
+            tautology,
         });
     }
-    for mm in MOCK.find_iter(body) {
-        out.push(Assertion {
-            off: a + mm.start(),
-            kind: Kind::Mock,
-            tautology: None,
-        });
-    }
+    out.extend(
+        MOCK.find_iter(body)
+            .map(|x| assertion(a + x.start(), Kind::Mock)),
+    );
     for s in STRONG.find_iter(body) {
-        if MOCK.is_match(s.as_str())
+        let skip = MOCK.is_match(s.as_str())
             || s.as_str().contains("self.")
-            || body[..s.start()].trim_end().ends_with("self.")
-        {
-            continue;
+            || body[..s.start()].trim_end().ends_with("self.");
+        if !skip {
+            let kind = if s.as_str().contains("snapshot") {
+                Kind::Snapshot
+            } else {
+                Kind::Strong
+            };
+            out.push(assertion(a + s.start(), kind));
         }
-        let kind = if s.as_str().contains("snapshot") {
-            Kind::Snapshot
-        } else {
-            Kind::Strong
-        };
-        out.push(Assertion {
-            off: a + s.start(),
-            kind,
-            tautology: None,
-        });
     }
 }
 
@@ -1047,9 +932,10 @@ fn rust_assertions(src: &Source, t: &TestCase, a: usize, z: usize, out: &mut Vec
     });
     static MOCK: LazyLock<Regex> = LazyLock::new(|| re(r"\.expect_\w+\s*\(\s*\)"));
     static HELPER: LazyLock<Regex> = LazyLock::new(|| {
-        re(
-            r"(?:^|[^\w.:])(?:assert_\w+|check_\w+|verify_\w+)\s*(?:::\s*<[^>]*>)?\s*\(|\.assert\w*\s*\(|\.compile_fail\s*\(",
-        )
+        re(concat!(
+            r"(?:^|[^\w.:])(?:assert_\w+|check_\w+|verify_\w+)\s*(?:::\s*<[^>]*>)?\s*\(|\.assert\w*\s*\(|",
+            r"\.compile_fail\s*\("
+        ))
     });
     static SOME_OK: LazyLock<Regex> = LazyLock::new(|| {
         re(r"^!?\s*[^=<>|&]+\.(?:is_some|is_ok)\s*\(\s*\)$|^!\s*[^=<>|&]+\.is_empty\s*\(\s*\)$")
@@ -1057,82 +943,53 @@ fn rust_assertions(src: &Source, t: &TestCase, a: usize, z: usize, out: &mut Vec
     let m = &src.masked;
     let body = &m[a..z];
     if t.attrs.contains("should_panic") {
-        out.push(Assertion {
-            off: t.off,
-            kind: Kind::Strong,
-            tautology: None,
-        });
+        out.push(assertion(t.off, Kind::Strong));
     }
     for c in MACRO.captures_iter(body) {
-        let name = &c[1];
-        let whole = c.get(0).unwrap();
+        let (name, whole) = (&c[1], c.get(0).unwrap());
         let open = a + whole.end() - 1;
-        let args: Vec<&str> = if m.as_bytes()[open] == b'(' {
+        let args = if m.as_bytes()[open] == b'(' {
             call_args(src, open).0
         } else {
             Vec::new()
         };
         let first = args.first().copied().unwrap_or("");
-        let (kind, taut) = if name.contains("snapshot") {
+        let (kind, tautology) = if name.contains("snapshot") {
             (Kind::Snapshot, None)
         } else if name == "assert" || name.ends_with("_assert") {
             (
-                if SOME_OK.is_match(first) {
-                    Kind::Weak
-                } else {
-                    Kind::Strong
-                },
+                weak_if(SOME_OK.is_match(first)),
                 (first == "true").then(|| format!("{name}!(true) is always true")),
             )
         } else if name == "assert_eq" || name.ends_with("_assert_eq") {
-            (
-                Kind::Strong,
-                (args.len() >= 2 && same_sides(args[0], args[1])).then(|| {
-                    format!(
-                        "{name}!({}, {}) compares a value with itself",
-                        args[0], args[1]
-                    )
-                }),
-            )
+            (Kind::Strong, self_compare(&format!("{name}!("), &args))
         } else {
             (Kind::Strong, None)
         };
         out.push(Assertion {
             off: a + whole.start(),
             kind,
-            tautology: taut,
+            tautology,
         });
     }
-    for w in WEAK.find_iter(body) {
-        let kind = if w.as_str().contains("err") {
-            Kind::Strong
-        } else {
-            Kind::Weak
-        };
-        out.push(Assertion {
-            off: a + w.start(),
-            kind,
-            tautology: None,
-        });
-    }
-    for mm in MOCK.find_iter(body) {
-        out.push(Assertion {
-            off: a + mm.start(),
-            kind: Kind::Mock,
-            tautology: None,
-        });
-    }
+    out.extend(
+        WEAK.find_iter(body)
+            .map(|w| assertion(a + w.start(), weak_if(!w.as_str().contains("err")))),
+    );
+    out.extend(
+        MOCK.find_iter(body)
+            .map(|x| assertion(a + x.start(), Kind::Mock)),
+    );
     for h in HELPER.find_iter(body) {
-        let kind = if h.as_str().contains(".assert") && body.contains("expect![") {
-            Kind::Snapshot
-        } else {
-            Kind::Strong
-        };
-        out.push(Assertion {
-            off: a + h.start(),
-            kind,
-            tautology: None,
-        });
+        let snapshot = h.as_str().contains(".assert") && body.contains("expect![");
+        out.push(assertion(
+            a + h.start(),
+            if snapshot {
+                Kind::Snapshot
+            } else {
+                Kind::Strong
+            },
+        ));
     }
 }
 
@@ -1145,116 +1002,75 @@ fn go_assertions(src: &Source, t: &TestCase, a: usize, z: usize, out: &mut Vec<A
     static T_ARG: LazyLock<Regex> =
         LazyLock::new(|| re(r"(?:^|[^\w.])[\w.]+\s*\(\s*([A-Za-z_]\w*)\s*[,)]"));
     let tv = t.params.first().map_or("t", String::as_str);
-    let m = &src.masked;
-    let body = &m[a..z];
-    for c in T_CALL
-        .captures_iter(body)
-        .filter(|c| &c[1] == tv)
-        .map(|c| c.get(0).unwrap())
-    {
-        out.push(Assertion {
-            off: a + c.start(),
-            kind: Kind::Strong,
-            tautology: None,
-        });
+    let body = &src.masked[a..z];
+    for c in T_CALL.captures_iter(body).filter(|c| &c[1] == tv) {
+        out.push(assertion(a + c.get(0).unwrap().start(), Kind::Strong));
     }
     let mut lib_offs = BTreeSet::new();
     for c in LIB.captures_iter(body) {
-        let whole = c.get(0).unwrap();
-        let method = &c[2];
-        let open = a + whole.end() - 1;
-        let (args, _) = call_args(src, open);
+        let (whole, lib, method) = (c.get(0).unwrap(), &c[1], &c[2]);
+        let (args, _) = call_args(src, a + whole.end() - 1);
         lib_offs.insert(whole.start());
-        let rest: Vec<&str> = args.iter().skip(1).copied().collect();
+        let rest = args.get(1..).unwrap_or(&[]);
         let kind = if method.starts_with("Assert") && method != "Assert" {
             Kind::Mock
-        } else if matches!(method, "NotNil" | "NotEmpty" | "NoError")
-            || (matches!(method, "True") && rest.first().is_some_and(|x| is_simple(x)))
-        {
-            Kind::Weak
         } else {
-            Kind::Strong
+            weak_if(
+                matches!(method, "NotNil" | "NotEmpty" | "NoError")
+                    || (method == "True" && rest.first().is_some_and(|x| is_simple(x))),
+            )
         };
-        let taut = if matches!(method, "Equal" | "Equalf" | "EqualValues" | "Exactly")
-            && rest.len() >= 2
-            && same_sides(rest[0], rest[1])
-        {
-            Some(format!(
-                "{}.{method}(t, {}, {}) compares a value with itself",
-                &c[1], rest[0], rest[1]
-            ))
-        } else if method == "True" && rest.first().is_some_and(|x| *x == "true") {
-            Some(format!("{}.True(t, true) is always true", &c[1]))
+        let tautology = if matches!(method, "Equal" | "Equalf" | "EqualValues" | "Exactly") {
+            self_compare(&format!("{lib}.{method}(t, "), rest)
         } else {
-            None
+            (method == "True" && rest.first() == Some(&"true"))
+                .then(|| format!("{lib}.True(t, true) is always true"))
         };
         out.push(Assertion {
             off: a + whole.start(),
             kind,
-            tautology: taut,
+            tautology,
         });
     }
-    for c in T_ARG
+    for x in T_ARG
         .captures_iter(body)
         .filter(|c| &c[1] == tv)
         .map(|c| c.get(0).unwrap())
     {
-        let s = c.start()
-            + (c.as_str().len()
-                - c.as_str()
-                    .trim_start_matches(|ch: char| !ch.is_alphanumeric())
-                    .len());
-        if lib_offs.iter().any(|&o| o.abs_diff(s) < 3)
-            || c.as_str().contains(".Run(")
-            || c.as_str().contains(".Parallel(")
-        {
-            continue;
+        let s = x.start() + x.as_str().len()
+            - x.as_str()
+                .trim_start_matches(|ch: char| !ch.is_alphanumeric())
+                .len();
+        let helper_call = !lib_offs.iter().any(|&o| o.abs_diff(s) < 3);
+        if helper_call && !x.as_str().contains(".Run(") && !x.as_str().contains(".Parallel(") {
+            out.push(assertion(a + x.start(), Kind::Strong));
         }
-        out.push(Assertion {
-            off: a + c.start(),
-            kind: Kind::Strong,
-            tautology: None,
-        });
     }
 }
 
 fn java_assertions(src: &Source, a: usize, z: usize, out: &mut Vec<Assertion>) {
     static ASSERT: LazyLock<Regex> =
         LazyLock::new(|| re(r"(?:^|[^\w.])(?:Assertions\.|Assert\.)?(assert\w*|fail|verify)\s*\("));
-    let m = &src.masked;
-    let body = &m[a..z];
-    for c in ASSERT.captures_iter(body) {
-        let whole = c.get(0).unwrap();
-        let name = &c[1];
-        let open = a + whole.end() - 1;
-        let (args, _) = call_args(src, open);
+    for c in ASSERT.captures_iter(&src.masked[a..z]) {
+        let (whole, name) = (c.get(0).unwrap(), &c[1]);
+        let (args, _) = call_args(src, a + whole.end() - 1);
         let first = args.first().copied().unwrap_or("");
-        let (kind, taut) = match name {
+        let (kind, tautology) = match name {
             "verify" => (Kind::Mock, None),
             "assertNotNull" => (Kind::Weak, None),
             "assertTrue" => (
-                if is_simple(first) {
-                    Kind::Weak
-                } else {
-                    Kind::Strong
-                },
-                (first == "true").then(|| "assertTrue(true) is always true".to_string()),
+                weak_if(is_simple(first)),
+                (first == "true").then(|| "assertTrue(true) is always true".into()),
             ),
-            "assertEquals" | "assertSame" => (
-                Kind::Strong,
-                (args.len() >= 2 && same_sides(args[0], args[1])).then(|| {
-                    format!(
-                        "{name}({}, {}) compares a value with itself",
-                        args[0], args[1]
-                    )
-                }),
-            ),
+            "assertEquals" | "assertSame" => {
+                (Kind::Strong, self_compare(&format!("{name}("), &args))
+            }
             _ => (Kind::Strong, None),
         };
         out.push(Assertion {
             off: a + whole.start(),
             kind,
-            tautology: taut,
+            tautology,
         });
     }
 }
@@ -1270,13 +1086,13 @@ fn setup_only(src: &Source, t: &TestCase) -> bool {
         )
     });
     static SETUP_VALUE: LazyLock<Regex> = LazyLock::new(|| {
-        re(
-            r#"^(?:new\s+[A-Z][\w$.]*\s*\(.*\)|&?[A-Z][\w$]*(?:::new|::default|::from)?\s*[({].*[)}]|(?:jest|vi)\.fn\(.*\)|(?:Magic|Async)?Mock\(.*\)|mocker\.\w+\(.*\)|sinon\.\w+\(.*\)|Default::default\(\)|vec!\[.*\]|String::(?:new|from)\(.*\)|\[.*\]|\{.*\}|["'`_].*|-?\d[\d_.]*|true|false|True|False|None|null|undefined|nil)$"#,
-        )
+        re(concat!(
+            r#"^(?:new\s+[A-Z][\w$.]*\s*\(.*\)|&?[A-Z][\w$]*(?:::new|::default|::from)?\s*[({].*[)}]|(?:jest|vi)\.fn\(.*\)|"#,
+            r#"(?:Magic|Async)?Mock\(.*\)|mocker\.\w+\(.*\)|sinon\.\w+\(.*\)|Default::default\(\)|vec!\[.*\]|"#,
+            r#"String::(?:new|from)\(.*\)|\[.*\]|\{.*\}|["'`_].*|-?\d[\d_.]*|true|false|True|False|None|null|undefined|nil)$"#
+        ))
     });
-    let (a, z) = t.body;
-    let body = &src.code[a..z];
-    let stmts: Vec<&str> = body
+    let stmts: Vec<&str> = src.code[t.body.0..t.body.1]
         .split([';', '\n'])
         .map(str::trim)
         .filter(|s| !s.is_empty() && *s != "pass")
@@ -1289,8 +1105,11 @@ fn setup_only(src: &Source, t: &TestCase) -> bool {
         })
 }
 
-fn empty_and_weak(sc: &mut Scan, tests: &[TestCase], assertions: &[Vec<Assertion>]) {
+fn empty_and_weak(cx: &mut Ctx, tests: &[TestCase], assertions: &[Vec<Assertion>]) {
+    static EQ_TEST: LazyLock<Regex> =
+        LazyLock::new(|| re(r"(?i)eq|equal|reflexiv|compar|identity|same|ord"));
     for (t, asserts) in tests.iter().zip(assertions) {
+        let name = &t.name;
         if let Some(reason) = t.skipped {
             if !reason {
                 let what = if t.attrs == "group" {
@@ -1298,183 +1117,112 @@ fn empty_and_weak(sc: &mut Scan, tests: &[TestCase], assertions: &[Vec<Assertion
                 } else {
                     "test"
                 };
-                sc.push(
-                    EMPTY_TESTS,
+                cx.report(
                     "skipped_without_reason",
-                    Severity::Warning,
                     t.off,
-                    format!("{what} `{}` is skipped without a reason", t.name),
+                    format!("{what} `{name}` is skipped without a reason"),
                 );
             }
             continue;
         }
-        static EQ_TEST: LazyLock<Regex> =
-            LazyLock::new(|| re(r"(?i)eq|equal|reflexiv|compar|identity|same|ord"));
-        for x in asserts {
-            if let Some(why) = &x.tautology {
-                if EQ_TEST.is_match(&t.name) && why.contains("with itself") {
-                    continue; // testing an equality implementation
-                }
-                sc.push(
-                    AI,
+        for (x, why) in asserts
+            .iter()
+            .filter_map(|x| Some((x, x.tautology.as_ref()?)))
+        {
+            // testing an equality implementation may compare a value with itself
+            if !EQ_TEST.is_match(name) || !why.contains("with itself") {
+                cx.report(
                     "tautology",
-                    Severity::Critical,
                     x.off,
-                    format!("tautological assertion in `{}`: {why}", t.name),
+                    format!("tautological assertion in `{name}`: {why}"),
                 );
             }
-        }
-        if asserts.is_empty() {
-            let (a, z) = t.body;
-            let empty =
-                sc.src.masked[a..z].trim().is_empty() || sc.src.masked[a..z].trim() == "pass";
-            if !empty && setup_only(&sc.src, t) {
-                sc.push(
-                    EMPTY_TESTS,
-                    "setup_only",
-                    Severity::Error,
-                    t.off,
-                    format!(
-                        "test `{}` only sets up objects: nothing is exercised or checked",
-                        t.name
-                    ),
-                );
-            } else {
-                sc.push(
-                    EMPTY_TESTS,
-                    "no_assertion",
-                    Severity::Critical,
-                    t.off,
-                    if empty {
-                        format!("test `{}` is empty", t.name)
-                    } else {
-                        format!("test `{}` has no assertion", t.name)
-                    },
-                );
-            }
-            continue;
         }
         let all = |k: Kind| asserts.iter().all(|x| x.kind == k);
-        if all(Kind::Snapshot) {
-            sc.push(
-                WEAK,
+        if asserts.is_empty() {
+            let body = cx.src.masked[t.body.0..t.body.1].trim();
+            let empty = body.is_empty() || body == "pass";
+            if !empty && setup_only(&cx.src, t) {
+                let msg =
+                    format!("test `{name}` only sets up objects: nothing is exercised or checked");
+                cx.report("setup_only", t.off, msg);
+            } else {
+                let what = if empty {
+                    "is empty"
+                } else {
+                    "has no assertion"
+                };
+                cx.report("no_assertion", t.off, format!("test `{name}` {what}"));
+            }
+        } else if all(Kind::Snapshot) {
+            cx.report(
                 "snapshot_only",
-                Severity::Warning,
                 t.off,
-                format!("test `{}` only compares snapshots", t.name),
+                format!("test `{name}` only compares snapshots"),
             );
         } else if all(Kind::Mock) {
-            sc.push(
-                AI,
-                "asserts_only_on_mocks",
-                Severity::Error,
-                t.off,
-                format!(
-                    "test `{}` only checks how mocks were called, never a result",
-                    t.name
-                ),
-            );
-        } else if asserts.iter().all(|x| x.kind == Kind::Weak) {
-            sc.push(
-                WEAK,
+            let msg = format!("test `{name}` only checks how mocks were called, never a result");
+            cx.report("asserts_only_on_mocks", t.off, msg);
+        } else if all(Kind::Weak) {
+            cx.report(
                 "weak_assertion",
-                Severity::Warning,
                 t.off,
-                format!(
-                    "test `{}` only checks that a value exists or is truthy",
-                    t.name
-                ),
+                format!("test `{name}` only checks that a value exists or is truthy"),
             );
         }
     }
 }
 
-fn only_left_in(sc: &mut Scan) {
-    static ONLY: LazyLock<Regex> = LazyLock::new(|| {
-        re(
-            r"\b(?:describe|it|test|context|suite|specify)\s*\.\s*only\s*\(|(?:^|[^\w$.])(?:fit|fdescribe|ftest)\s*\(|\bonly\s*:\s*true\b",
-        )
+fn commented_out(cx: &mut Ctx) {
+    static TEST_DEF: LazyLock<[Regex; 5]> = LazyLock::new(|| {
+        [
+            re(r"^(?:async\s+)?def\s+test\w*\s*\(|^@pytest\.mark\."),
+            re(r#"^(?:it|test|describe|specify)(?:\.\w+)?\s*\(\s*['"`]"#),
+            re(r"^#\[(?:\w+::)?test\]|^(?:async\s+)?fn\s+test_\w*\s*\("),
+            re(r"^func\s+Test\w*\s*\("),
+            re(r"^@Test\b"),
+        ]
     });
-    if !sc.src.lang.is_js() {
-        return;
-    }
-    let hits: Vec<(usize, String)> = ONLY
-        .find_iter(&sc.src.masked)
-        .map(|m| {
-            let t = m
-                .as_str()
-                .trim_start_matches(|c: char| !c.is_alphanumeric());
-            (
-                m.start() + (m.as_str().len() - t.len()),
-                t.trim_end_matches('(').trim().to_string(),
-            )
-        })
-        .collect();
-    for (off, what) in hits {
-        sc.push(
-            EMPTY_TESTS,
-            "only_left_in",
-            Severity::Critical,
-            off,
-            format!("`{what}` left in: every other test is silently skipped"),
-        );
-    }
-}
-
-fn commented_out(sc: &mut Scan) {
-    static PY: LazyLock<Regex> =
-        LazyLock::new(|| re(r"^(?:async\s+)?def\s+test\w*\s*\(|^@pytest\.mark\."));
-    static JS: LazyLock<Regex> =
-        LazyLock::new(|| re(r#"^(?:it|test|describe|specify)(?:\.\w+)?\s*\(\s*['"`]"#));
-    static RUST: LazyLock<Regex> =
-        LazyLock::new(|| re(r"^#\[(?:\w+::)?test\]|^(?:async\s+)?fn\s+test_\w*\s*\("));
-    static GO: LazyLock<Regex> = LazyLock::new(|| re(r"^func\s+Test\w*\s*\("));
-    static JAVA: LazyLock<Regex> = LazyLock::new(|| re(r"^@Test\b"));
-    let r: &Regex = match sc.src.lang {
-        Lang::Python => &PY,
-        Lang::Js | Lang::Ts => &JS,
-        Lang::Rust => &RUST,
-        Lang::Go => &GO,
-        _ => &JAVA,
-    };
+    let src = &cx.src;
+    let def = &TEST_DEF[match src.lang {
+        Lang::Python => 0,
+        Lang::Js | Lang::Ts => 1,
+        Lang::Rust => 2,
+        Lang::Go => 3,
+        _ => 4,
+    }];
     let mut last_line: Option<usize> = None;
     let mut hits = Vec::new();
-    for c in &sc.src.comments {
-        let raw = sc.src.text[sc.src.line_start(c.line)..sc.src.line_end(c.line)].trim_start();
-        let doc = raw.starts_with("///")
-            || raw.starts_with("//!")
-            || raw.starts_with("/**")
-            || raw.starts_with('*');
-        if !doc && r.is_match(c.text.trim()) {
+    for c in &src.comments {
+        let raw = src.text[src.line_start(c.line)..src.line_end(c.line)].trim_start();
+        let doc = ["///", "//!", "/**", "*"]
+            .iter()
+            .any(|d| raw.starts_with(d));
+        if !doc && def.is_match(c.text.trim()) {
             // one finding per block of commented-out lines
             if last_line.is_none_or(|l| c.line > l + 3) {
-                hits.push(sc.src.line_start(c.line) + sc.src.indent_bytes(c.line));
+                hits.push(src.line_start(c.line) + src.indent_bytes(c.line));
             }
             last_line = Some(c.line);
         }
     }
     for off in hits {
-        sc.push(
-            EMPTY_TESTS,
+        cx.report(
             "commented_out_test",
-            Severity::Warning,
             off,
-            "commented-out test: delete it or skip it with a reason".to_string(),
+            "commented-out test: delete it or skip it with a reason",
         );
     }
 }
 
-// ---------------------------------------------------------------- AI-generated: copy-paste
-
-fn copy_pasted(sc: &mut Scan, tests: &[TestCase]) {
-    let mut seen: BTreeMap<String, (String, u32)> = BTreeMap::new();
+fn copy_pasted(cx: &mut Ctx, tests: &[TestCase]) {
+    let mut seen: BTreeMap<String, (&str, u32)> = BTreeMap::new();
     let mut hits = Vec::new();
-    for t in tests {
-        let (a, z) = t.body;
-        if a >= z || t.skipped.is_some() {
-            continue;
-        }
-        let body = norm(&sc.src.code[a..z]);
+    for t in tests
+        .iter()
+        .filter(|t| t.body.0 < t.body.1 && t.skipped.is_none())
+    {
+        let body = norm(&cx.src.code[t.body.0..t.body.1]);
         if body.len() < 40 {
             continue;
         }
@@ -1487,185 +1235,168 @@ fn copy_pasted(sc: &mut Scan, tests: &[TestCase]) {
                 ),
             )),
             None => {
-                seen.insert(body, (t.name.clone(), sc.src.line_no(t.off)));
+                seen.insert(body, (&t.name, cx.src.line_no(t.off)));
             }
         }
     }
     for (off, msg) in hits {
-        sc.push(AI, "copy_pasted_bodies", Severity::Warning, off, msg);
+        cx.report("copy_pasted_bodies", off, msg);
     }
 }
 
 // ---------------------------------------------------------------- isolation
-
-fn in_any(ranges: &[(usize, usize)], off: usize) -> bool {
-    ranges.iter().any(|&(a, z)| off >= a && off < z)
-}
 
 /// Bodies of setup/teardown hooks (`beforeEach`, `setUp`, fixtures…).
 fn hook_ranges(src: &Source) -> Vec<(usize, usize)> {
     static JS_HOOK: LazyLock<Regex> = LazyLock::new(|| {
         re(r"\b(?:beforeEach|afterEach|beforeAll|afterAll|before|after|setup|teardown)\s*\(")
     });
-    let mut out = Vec::new();
-    match src.lang {
-        Lang::Js | Lang::Ts => {
-            for m in JS_HOOK.find_iter(&src.masked) {
-                if let Some(close) = src.match_close(m.end() - 1) {
-                    out.push((m.end(), close));
-                }
-            }
-        }
-        _ => {
-            for f in src.functions() {
-                let n = f.name.to_ascii_lowercase();
-                let hook = n.starts_with("setup")
-                    || n.starts_with("teardown")
-                    || n.starts_with("set_up")
-                    || n.starts_with("tear_down")
-                    || n == "testmain"
-                    || f.decorators.iter().any(|d| d.contains("fixture"));
-                if hook && let Some(b) = f.body {
-                    out.push(b);
-                }
-            }
-        }
+    if src.lang.is_js() {
+        return JS_HOOK
+            .find_iter(&src.masked)
+            .filter_map(|m| src.match_close(m.end() - 1).map(|c| (m.end(), c)))
+            .collect();
     }
-    out
+    let hook = |f: &super::source::Func| {
+        let n = f.name.to_ascii_lowercase();
+        ["setup", "teardown", "set_up", "tear_down"]
+            .iter()
+            .any(|p| n.starts_with(p))
+            || n == "testmain"
+            || f.decorators.iter().any(|d| d.contains("fixture"))
+    };
+    src.functions()
+        .iter()
+        .filter(|f| hook(f))
+        .filter_map(|f| f.body)
+        .collect()
 }
 
-fn isolation(sc: &mut Scan, tests: &[TestCase]) {
-    let bodies: Vec<(usize, usize)> = tests
-        .iter()
-        .filter(|t| t.skipped.is_none())
-        .map(|t| t.body)
-        .collect();
-    let hooks = hook_ranges(&sc.src);
-    let m = sc.src.masked.clone();
-    let mut hits: Vec<(usize, String)> = Vec::new();
-    // shared variables by language
-    let mut shared: Vec<(String, usize)> = Vec::new();
-    match sc.src.lang {
-        Lang::Js | Lang::Ts => {
-            static DECL: LazyLock<Regex> = LazyLock::new(|| {
-                re(
-                    r"\b(?:(let|var)\s+([A-Za-z_$][\w$]*)|const\s+([A-Za-z_$][\w$]*)\s*=\s*(?:\[|\{|new\s+(?:Map|Set|Array|WeakMap)\b))",
-                )
-            });
-            for c in DECL.captures_iter(&m) {
-                let g = c.get(2).or_else(|| c.get(3)).unwrap();
-                if !in_any(&bodies, g.start()) && !in_any(&hooks, g.start()) {
-                    shared.push((g.as_str().to_string(), g.start()));
-                }
+/// Variables declared outside the tests that a test may share: `(name,
+/// offset)`; and Python `global x` rebinding in a test.
+fn shared_variables(
+    cx: &Ctx,
+    bodies: &[(usize, usize)],
+    hooks: &[(usize, usize)],
+    hits: &mut Vec<(usize, String)>,
+) -> Vec<(String, usize)> {
+    static DECL: LazyLock<[Regex; 5]> = LazyLock::new(|| {
+        [
+            re(
+                r"(?m)^([A-Za-z_]\w*)\s*(?::[^=\n]+)?=\s*(?:\[|\{|set\(|dict\(|list\(|collections\.\w+\(|defaultdict\(|deque\(|Counter\(|OrderedDict\()",
+            ),
+            re(
+                r"\b(?:(let|var)\s+([A-Za-z_$][\w$]*)|const\s+([A-Za-z_$][\w$]*)\s*=\s*(?:\[|\{|new\s+(?:Map|Set|Array|WeakMap)\b))",
+            ),
+            re(
+                r"\bstatic\s+(?:mut\s+([A-Z_][A-Z0-9_]*)|([A-Z_][A-Z0-9_]*)\s*:\s*(?:std::sync::atomic::)?Atomic\w+)",
+            ),
+            re(r"(?m)^var\s+([A-Za-z_]\w*)"),
+            re(
+                r"\bstatic\s+((?:(?:private|public|protected|volatile|final)\s+)*)[\w<>\[\], ]+?\s+([a-zA-Z_]\w*)\s*[=;]",
+            ),
+        ]
+    });
+    static GLOBAL: LazyLock<Regex> = LazyLock::new(|| re(r"(?m)^[ \t]+global\s+(\w+)"));
+    static VAR_BLOCK: LazyLock<Regex> = LazyLock::new(|| re(r"(?m)^var\s*\("));
+    let m = &cx.src.masked;
+    let lang = cx.src.lang;
+    let i = match lang {
+        Lang::Python => 0,
+        Lang::Js | Lang::Ts => 1,
+        Lang::Rust => 2,
+        Lang::Go => 3,
+        _ => 4,
+    };
+    let mut shared = Vec::new();
+    for c in DECL[i].captures_iter(m) {
+        let g = match lang {
+            Lang::Java if c[1].contains("final") => continue,
+            Lang::Java => c.get(2),
+            Lang::Js | Lang::Ts => c.get(2).or_else(|| c.get(3)),
+            _ => c.get(1).or_else(|| c.get(2)),
+        };
+        let Some(g) = g else { continue };
+        if !lang.is_js() || (!in_any(bodies, g.start()) && !in_any(hooks, g.start())) {
+            shared.push((g.as_str().to_string(), g.start()));
+        }
+    }
+    if lang == Lang::Python {
+        for c in GLOBAL.captures_iter(m) {
+            let g = c.get(0).unwrap();
+            let off = g.start() + (g.as_str().len() - g.as_str().trim_start().len());
+            if in_any(bodies, off) {
+                hits.push((off, format!("test rebinds the module global `{}`", &c[1])));
             }
         }
-        Lang::Python => {
-            static DECL: LazyLock<Regex> = LazyLock::new(|| {
-                re(
-                    r"(?m)^([A-Za-z_]\w*)\s*(?::[^=\n]+)?=\s*(?:\[|\{|set\(|dict\(|list\(|collections\.\w+\(|defaultdict\(|deque\(|Counter\(|OrderedDict\()",
-                )
-            });
-            static GLOBAL: LazyLock<Regex> = LazyLock::new(|| re(r"(?m)^[ \t]+global\s+(\w+)"));
-            for c in DECL.captures_iter(&m) {
-                shared.push((c[1].to_string(), c.get(1).unwrap().start()));
-            }
-            for c in GLOBAL.captures_iter(&m) {
-                let g = c.get(0).unwrap();
-                let off = g.start() + (g.as_str().len() - g.as_str().trim_start().len());
-                if in_any(&bodies, off) {
-                    hits.push((off, format!("test rebinds the module global `{}`", &c[1])));
-                }
-            }
-        }
-        Lang::Rust => {
-            static DECL: LazyLock<Regex> = LazyLock::new(|| {
-                re(
-                    r"\bstatic\s+(?:mut\s+([A-Z_][A-Z0-9_]*)|([A-Z_][A-Z0-9_]*)\s*:\s*(?:std::sync::atomic::)?Atomic\w+)",
-                )
-            });
-            for c in DECL.captures_iter(&m) {
-                let g = c.get(1).or_else(|| c.get(2)).unwrap();
-                shared.push((g.as_str().to_string(), g.start()));
-            }
-        }
-        Lang::Go => {
-            static DECL: LazyLock<Regex> = LazyLock::new(|| re(r"(?m)^var\s+([A-Za-z_]\w*)"));
-            static VAR_BLOCK: LazyLock<Regex> = LazyLock::new(|| re(r"(?m)^var\s*\("));
-            for c in DECL.captures_iter(&m) {
-                if let Some(g) = c.get(1) {
-                    shared.push((g.as_str().to_string(), g.start()));
-                }
-            }
-            for b in VAR_BLOCK.find_iter(&m) {
-                if let Some(close) = sc.src.match_close(b.end() - 1) {
-                    for line in m[b.end()..close].lines() {
-                        if let Some(name) = line.split_whitespace().next()
-                            && name.chars().all(|c| c.is_alphanumeric() || c == '_')
-                            && !name.is_empty()
-                        {
-                            let off = b.end() + m[b.end()..close].find(line).unwrap_or(0);
-                            shared.push((name.to_string(), off));
-                        }
-                    }
-                }
-            }
-        }
-        _ => {
-            static DECL2: LazyLock<Regex> = LazyLock::new(|| {
-                re(
-                    r"\bstatic\s+((?:(?:private|public|protected|volatile|final)\s+)*)[\w<>\[\], ]+?\s+([a-zA-Z_]\w*)\s*[=;]",
-                )
-            });
-            for c in DECL2.captures_iter(&m) {
-                if !c[1].contains("final") {
-                    let g = c.get(2).unwrap();
-                    shared.push((g.as_str().to_string(), g.start()));
+    }
+    if lang == Lang::Go {
+        for b in VAR_BLOCK.find_iter(m) {
+            let Some(close) = cx.src.match_close(b.end() - 1) else {
+                continue;
+            };
+            let block = &m[b.end()..close];
+            for line in block.lines() {
+                if let Some(name) = line.split_whitespace().next()
+                    && name.chars().all(|c| c.is_alphanumeric() || c == '_')
+                {
+                    shared.push((name.to_string(), b.end() + block.find(line).unwrap_or(0)));
                 }
             }
         }
     }
+    shared
+}
+
+fn isolation(cx: &mut Ctx, tests: &[TestCase]) {
     // every mutation in the tests, by the name mutated
     static MUTATE: LazyLock<Regex> = LazyLock::new(|| {
         re(concat!(
             r"(?:^|[^\w$.])([A-Za-z_$][\w$]*)\s*(?:\+\+|--|[+\-*/|&]?=[^=>])",
             r"|(?:\+\+|--)([A-Za-z_$][\w$]*)",
-            r"|(?:^|[^\w$.])([A-Za-z_$][\w$]*)\s*\.\s*(?:push|pop|shift|unshift|splice|set|add|delete|clear|append|extend|update|insert|remove|setdefault|sort|reverse|store|fetch_\w+|swap)\s*\(",
+            r"|(?:^|[^\w$.])([A-Za-z_$][\w$]*)\s*\.\s*(?:push|pop|shift|unshift|splice|set|add|delete|clear|append|",
+            r"extend|update|insert|remove|setdefault|sort|reverse|store|fetch_\w+|swap)\s*\(",
             r"|(?:^|[^\w$.])([A-Za-z_$][\w$]*)\s*\[[^\]\n]*\]\s*=[^=]",
         ))
     });
+    let bodies: Vec<(usize, usize)> = tests
+        .iter()
+        .filter(|t| t.skipped.is_none())
+        .map(|t| t.body)
+        .collect();
+    let hooks = hook_ranges(&cx.src);
+    let mut hits: Vec<(usize, String)> = Vec::new();
+    let shared = shared_variables(cx, &bodies, &hooks, &mut hits);
+    let m = &cx.src.masked;
     let shared_names: BTreeMap<&str, usize> =
         shared.iter().map(|(n, d)| (n.as_str(), *d)).collect();
-    let hook_text: Vec<&str> = hooks.iter().map(|&(a, z)| &m[a..z]).collect();
-    let reset = |name: &str| {
-        hook_text.iter().any(|h| {
-            MUTATE
-                .captures_iter(h)
-                .any(|c| c.iter().skip(1).flatten().any(|g| g.as_str() == name))
-        })
+    let mutated = |text: &str, name: &str| {
+        MUTATE
+            .captures_iter(text)
+            .any(|c| c.iter().skip(1).flatten().any(|g| g.as_str() == name))
     };
     let mut reported = BTreeSet::new();
     for &(a, z) in &bodies {
         let body = &m[a..z];
-        for c in MUTATE.captures_iter(body) {
-            let Some(g) = c.iter().skip(1).flatten().next() else {
-                continue;
-            };
+        for g in MUTATE
+            .captures_iter(body)
+            .filter_map(|c| c.iter().skip(1).flatten().next())
+        {
             let name = g.as_str();
             let Some(&decl) = shared_names.get(name) else {
                 continue;
             };
-            if (decl >= a && decl < z) || reported.contains(name) {
-                continue;
-            }
             // restored by a cleanup in the same test, reset by a hook, or a local
-            if body.contains("Cleanup(")
-                || (body.contains("defer") && sc.src.lang == Lang::Go)
-                || reset(name)
-                || shadowed(sc.src.lang, name, body)
+            if (decl >= a && decl < z)
+                || reported.contains(name)
+                || body.contains("Cleanup(")
+                || (body.contains("defer") && cx.src.lang == Lang::Go)
+                || hooks.iter().any(|&(ha, hz)| mutated(&m[ha..hz], name))
+                || shadowed(cx.src.lang, name, body)
             {
                 continue;
             }
-            reported.insert(name.to_string());
+            reported.insert(name);
             hits.push((
                 a + g.start(),
                 format!("test mutates `{name}`, shared by every test of the file and never reset"),
@@ -1673,7 +1404,7 @@ fn isolation(sc: &mut Scan, tests: &[TestCase]) {
         }
     }
     for (off, msg) in hits {
-        sc.push(ISOLATION, "shared_mutable_state", Severity::Error, off, msg);
+        cx.report("shared_mutable_state", off, msg);
     }
 }
 
@@ -1690,126 +1421,69 @@ fn shadowed(lang: Lang, name: &str, body: &str) -> bool {
     Regex::new(&pat).is_ok_and(|r| r.is_match(body))
 }
 
-fn missing_cleanup(sc: &mut Scan) {
-    // (language, creation pattern, cleanup pattern, what)
-    struct Rule {
-        lang: &'static [Lang],
-        create: &'static str,
-        cleanup: &'static str,
-        what: &'static str,
-    }
+fn missing_cleanup(cx: &mut Ctx) {
     const JS: &[Lang] = &[Lang::Js, Lang::Ts];
-    const RULES: &[Rule] = &[
-        Rule {
-            lang: &[Lang::Python],
-            create: r"\btempfile\s*\.\s*(?:mkdtemp|mkstemp)\s*\(|\bNamedTemporaryFile\s*\([^)]*delete\s*=\s*False",
-            cleanup: r"\bshutil\s*\.\s*rmtree\b|\bos\s*\.\s*(?:remove|unlink|rmdir)\b|\.unlink\s*\(|\baddCleanup\b|\.cleanup\s*\(|\brmtree\b",
-            what: "temporary file or directory",
-        },
-        Rule {
-            lang: &[Lang::Python],
-            create: r"\b(?:HTTPServer|ThreadingHTTPServer|TCPServer|UDPServer|socketserver\.\w+Server)\s*\(|\bsubprocess\s*\.\s*Popen\s*\(",
-            cleanup: r"\.(?:shutdown|server_close|terminate|kill|close|wait|communicate)\s*\(|\baddCleanup\b|\bwith\s+subprocess\b",
-            what: "server or process",
-        },
-        Rule {
-            lang: JS,
-            create: r"\b(?:mkdtempSync|mkdtemp)\s*\(|\btmp\s*\.\s*dirSync\s*\(",
-            cleanup: r"\b(?:rmSync|rmdirSync|unlinkSync|rimraf|removeCallback)\b|\.rm\s*\(|\brm\s*\(",
-            what: "temporary directory",
-        },
-        Rule {
-            lang: JS,
-            create: r"\.listen\s*\(|\bcreateServer\s*\(|\bsetupServer\s*\(|\bpuppeteer\s*\.\s*launch\s*\(|\bchromium\s*\.\s*launch\s*\(",
-            cleanup: r"\.close\s*\(|\.stop\s*\(|\.destroy\s*\(",
-            what: "server or browser",
-        },
-        Rule {
-            lang: &[Lang::Rust],
-            create: r"\btemp_dir\s*\(\s*\)",
-            cleanup: r"\bremove_file\b|\bremove_dir_all\b|\bremove_dir\b",
-            what: "file under the system temp directory",
-        },
-        Rule {
-            lang: &[Lang::Rust],
-            create: r"\.spawn\s*\(\s*\)",
-            cleanup: r"\.kill\s*\(|\.wait\s*\(|\.wait_with_output\s*\(|\.join\s*\(",
-            what: "spawned process or thread",
-        },
-        Rule {
-            lang: &[Lang::Go],
-            create: r"\b(?:os\.MkdirTemp|ioutil\.TempDir|os\.CreateTemp|ioutil\.TempFile)\s*\(",
-            cleanup: r"\bos\.RemoveAll\b|\bos\.Remove\b",
-            what: "temporary file or directory",
-        },
-        Rule {
-            lang: &[Lang::Go],
-            create: r"\bhttptest\.New(?:TLS|Unstarted)?Server\s*\(|\bnet\.Listen\s*\(",
-            cleanup: r"\.Close\s*\(",
-            what: "test server or listener",
-        },
-        Rule {
-            lang: &[Lang::Java],
-            create: r"\b(?:File\.createTempFile|Files\.createTemp(?:File|Directory))\s*\(",
-            cleanup: r"\.delete\s*\(|deleteOnExit|Files\.delete|@TempDir|deleteRecursively",
-            what: "temporary file",
-        },
+    /// (languages, what creates the resource, what cleans it up, what it is)
+    #[rustfmt::skip]
+    const RESOURCES: &[(&[Lang], &str, &str, &str)] = &[
+        (&[Lang::Python], r"\btempfile\s*\.\s*(?:mkdtemp|mkstemp)\s*\(|\bNamedTemporaryFile\s*\([^)]*delete\s*=\s*False",
+            r"\bshutil\s*\.\s*rmtree\b|\bos\s*\.\s*(?:remove|unlink|rmdir)\b|\.unlink\s*\(|\baddCleanup\b|\.cleanup\s*\(|\brmtree\b",
+            "temporary file or directory"),
+        (&[Lang::Python], r"\b(?:HTTPServer|ThreadingHTTPServer|TCPServer|UDPServer|socketserver\.\w+Server)\s*\(|\bsubprocess\s*\.\s*Popen\s*\(",
+            r"\.(?:shutdown|server_close|terminate|kill|close|wait|communicate)\s*\(|\baddCleanup\b|\bwith\s+subprocess\b",
+            "server or process"),
+        (JS, r"\b(?:mkdtempSync|mkdtemp)\s*\(|\btmp\s*\.\s*dirSync\s*\(",
+            r"\b(?:rmSync|rmdirSync|unlinkSync|rimraf|removeCallback)\b|\.rm\s*\(|\brm\s*\(", "temporary directory"),
+        (JS, r"\.listen\s*\(|\bcreateServer\s*\(|\bsetupServer\s*\(|\bpuppeteer\s*\.\s*launch\s*\(|\bchromium\s*\.\s*launch\s*\(",
+            r"\.close\s*\(|\.stop\s*\(|\.destroy\s*\(", "server or browser"),
+        (&[Lang::Rust], r"\btemp_dir\s*\(\s*\)", r"\bremove_file\b|\bremove_dir_all\b|\bremove_dir\b",
+            "file under the system temp directory"),
+        (&[Lang::Rust], r"\.spawn\s*\(\s*\)", r"\.kill\s*\(|\.wait\s*\(|\.wait_with_output\s*\(|\.join\s*\(",
+            "spawned process or thread"),
+        (&[Lang::Go], r"\b(?:os\.MkdirTemp|ioutil\.TempDir|os\.CreateTemp|ioutil\.TempFile)\s*\(",
+            r"\bos\.RemoveAll\b|\bos\.Remove\b", "temporary file or directory"),
+        (&[Lang::Go], r"\bhttptest\.New(?:TLS|Unstarted)?Server\s*\(|\bnet\.Listen\s*\(", r"\.Close\s*\(",
+            "test server or listener"),
+        (&[Lang::Java], r"\b(?:File\.createTempFile|Files\.createTemp(?:File|Directory))\s*\(",
+            r"\.delete\s*\(|deleteOnExit|Files\.delete|@TempDir|deleteRecursively", "temporary file"),
     ];
-    static COMPILED: LazyLock<Vec<(Regex, Regex)>> = LazyLock::new(|| {
-        RULES
-            .iter()
-            .map(|r| (re(r.create), re(r.cleanup)))
-            .collect()
-    });
-    let m = sc.src.masked.clone();
+    static COMPILED: LazyLock<Vec<(Regex, Regex)>> =
+        LazyLock::new(|| RESOURCES.iter().map(|r| (re(r.1), re(r.2))).collect());
+    let src = &cx.src;
+    let m = &src.masked;
     let mut hits = Vec::new();
-    for (r, (create, cleanup)) in RULES.iter().zip(COMPILED.iter()) {
-        if !r.lang.contains(&sc.src.lang) {
+    for ((langs, .., what), (create, cleanup)) in RESOURCES.iter().zip(COMPILED.iter()) {
+        if !langs.contains(&src.lang) || cleanup.is_match(m) {
             continue;
         }
-        if cleanup.is_match(&m) {
-            continue;
-        }
-        for c in create.find_iter(&m) {
-            let line = sc.src.masked_line(sc.src.line_index(c.start()));
-            if line.trim_start().starts_with("with ") || line.contains("using ") {
-                continue;
+        for c in create.find_iter(m) {
+            let line = src.masked_line(src.line_index(c.start()));
+            if !line.trim_start().starts_with("with ") && !line.contains("using ") {
+                let skip = c.as_str().len()
+                    - c.as_str()
+                        .trim_start_matches(|ch: char| !ch.is_alphanumeric())
+                        .len();
+                hits.push((
+                    c.start() + skip,
+                    format!("{what} is created but never cleaned up"),
+                ));
             }
-            hits.push((
-                c.start()
-                    + (c.as_str().len()
-                        - c.as_str()
-                            .trim_start_matches(|ch: char| !ch.is_alphanumeric())
-                            .len()),
-                r.what,
-            ));
         }
     }
-    for (off, what) in hits {
-        sc.push(
-            ISOLATION,
-            "missing_cleanup",
-            Severity::Warning,
-            off,
-            format!("{what} is created but never cleaned up"),
-        );
+    for (off, msg) in hits {
+        cx.report("missing_cleanup", off, msg);
     }
 }
 
 // ---------------------------------------------------------------- subject: coverage and use
 
-/// Local files the test file imports (its subject), resolved on disk.
-fn subject_files(
-    sc: &Scan,
-    root: &Path,
-    manifest: &Manifest,
-    cache: &mut Cache,
-) -> (Vec<PathBuf>, bool) {
-    let rel = sc.rel;
+/// Local files the test file imports (its subject), resolved on disk, and
+/// whether it imports or uses the project's code at all.
+fn subject_files(cx: &Ctx, manifest: &Manifest, cache: &mut Cache) -> (Vec<PathBuf>, bool) {
+    let (root, rel, src) = (cx.root, cx.rel, &cx.src);
     let fdir = root.join(Path::new(rel).parent().unwrap_or(Path::new("")));
-    let src = &sc.src;
     let mut files = Vec::new();
-    let mut imports_local = false;
+    let mut local = false;
     match src.lang {
         Lang::Python => {
             static FROM: LazyLock<Regex> = LazyLock::new(|| {
@@ -1823,327 +1497,238 @@ fn subject_files(
                 root.to_path_buf(),
                 fdir.clone(),
             ];
-            let mut modules: Vec<(PathBuf, Vec<String>)> = Vec::new();
             let resolve = |base: &Path, comps: &[&str]| -> Option<PathBuf> {
-                let mut p = base.to_path_buf();
-                for c in comps {
-                    p.push(c);
-                }
-                let file = p.with_extension("py");
-                if file.is_file() {
-                    Some(file)
-                } else if p.join("__init__.py").is_file() {
-                    Some(p.join("__init__.py"))
-                } else {
-                    None
-                }
+                let p = comps.iter().fold(base.to_path_buf(), |p, c| p.join(c));
+                [p.with_extension("py"), p.join("__init__.py")]
+                    .into_iter()
+                    .find(|f| f.is_file())
             };
+            let find = |comps: &[&str]| bases.iter().find_map(|b| resolve(b, comps));
+            let is_local = |top: &str, dir_too: bool| {
+                manifest
+                    .python
+                    .local_modules
+                    .contains(&top.to_ascii_lowercase())
+                    || fdir.join(format!("{top}.py")).is_file()
+                    || (dir_too && fdir.join(top).is_dir())
+            };
+            let mut modules: Vec<PathBuf> = Vec::new();
             for c in FROM.captures_iter(&src.masked) {
                 let dots = c[1].len();
                 let comps: Vec<&str> = c[2].split('.').filter(|s| !s.is_empty()).collect();
-                let names: Vec<String> = c[3]
+                let names: Vec<&str> = c[3]
                     .split(',')
-                    .filter_map(|n| n.split_whitespace().next().map(str::to_string))
+                    .filter_map(|n| n.split_whitespace().next())
                     .collect();
                 if dots > 0 {
                     let mut base = fdir.clone();
                     for _ in 1..dots {
                         base.pop();
                     }
-                    imports_local = true;
+                    local = true;
                     if comps.is_empty() {
-                        for n in &names {
-                            if let Some(p) = resolve(&base, &[n]) {
-                                modules.push((p, Vec::new()));
-                            }
-                        }
-                        if let Some(p) = resolve(&base, &[]) {
-                            modules.push((p, names.clone()));
-                        }
-                    } else if let Some(p) = resolve(&base, &comps) {
-                        modules.push((p, names));
+                        modules.extend(names.iter().filter_map(|n| resolve(&base, &[n])));
+                        modules.extend(resolve(&base, &[]));
+                    } else {
+                        modules.extend(resolve(&base, &comps));
                     }
                     continue;
                 }
-                let Some(top) = comps.first() else { continue };
-                if !manifest
-                    .python
-                    .local_modules
-                    .contains(&top.to_ascii_lowercase())
-                    && !fdir.join(format!("{top}.py")).is_file()
-                    && !fdir.join(top).is_dir()
-                {
+                let Some(top) = comps.first().filter(|top| is_local(top, true)) else {
                     continue;
-                }
-                imports_local = true;
-                if let Some(p) = bases.iter().find_map(|b| resolve(b, &comps)) {
+                };
+                local = true;
+                let _ = top;
+                if let Some(p) = find(&comps) {
                     // `from pkg import mod` may name a module
                     for n in &names {
-                        let mut sub = comps.clone();
-                        sub.push(n);
-                        if let Some(q) = bases.iter().find_map(|b| resolve(b, &sub)) {
-                            modules.push((q, Vec::new()));
-                        }
+                        modules.extend(find(&[&comps[..], &[n]].concat()));
                     }
-                    modules.push((p, names));
+                    modules.push(p);
                 }
             }
             for c in IMPORT.captures_iter(&src.masked) {
                 let comps: Vec<&str> = c[1].split('.').collect();
-                let top = comps[0];
-                if manifest
-                    .python
-                    .local_modules
-                    .contains(&top.to_ascii_lowercase())
-                    || fdir.join(format!("{top}.py")).is_file()
-                {
-                    imports_local = true;
-                    if let Some(p) = bases.iter().find_map(|b| resolve(b, &comps)) {
-                        modules.push((p, Vec::new()));
-                    }
+                if is_local(comps[0], false) {
+                    local = true;
+                    modules.extend(find(&comps));
                 }
             }
             // follow re-exports of package __init__ files one level
-            for (p, _) in &modules {
-                files.push(p.clone());
+            for p in modules {
                 if p.file_name().is_some_and(|n| n == "__init__.py")
-                    && let Some(text) = ai_issues::read_text(p)
+                    && let Some(text) = read_text(&p)
                 {
                     let init = Source::new(Lang::Python, &text);
-                    let dir = p.parent().unwrap_or(Path::new("")).to_path_buf();
-                    for c in FROM.captures_iter(&init.masked) {
-                        if c[1].len() == 1 {
-                            let comps: Vec<&str> =
-                                c[2].split('.').filter(|s| !s.is_empty()).collect();
-                            if let Some(q) = resolve(&dir, &comps) {
-                                files.push(q);
-                            }
-                        }
+                    let dir = p.parent().unwrap_or(Path::new(""));
+                    for c in FROM.captures_iter(&init.masked).filter(|c| c[1].len() == 1) {
+                        let comps: Vec<&str> = c[2].split('.').filter(|s| !s.is_empty()).collect();
+                        files.extend(resolve(dir, &comps));
                     }
                 }
+                files.push(p);
             }
         }
         Lang::Js | Lang::Ts => {
-            static RE: LazyLock<Regex> = LazyLock::new(|| {
-                re(
-                    r#"(?:^|[^\w$.])(?:from|import)\s*["'`]|(?:^|[^\w$.])(?:require|import)\s*\(\s*["'`]"#,
-                )
-            });
-            for mm in RE.find_iter(&src.masked) {
-                let Some(spec) = src.string_at(mm.end() - 1) else {
-                    continue;
-                };
+            // `jest.requireActual(…)` names a module, not the subject
+            for (_, spec, _) in js_specs(src)
+                .into_iter()
+                .filter(|(.., m)| !m.contains("Actual"))
+            {
                 if spec.starts_with('.') {
-                    imports_local = true;
-                    if let Some(p) = resolve_js_pub(&fdir, spec, root) {
-                        files.push(p);
-                    }
-                } else if spec.starts_with("@/")
-                    || spec.starts_with('~')
-                    || spec.starts_with('#')
-                    || spec.starts_with('$')
-                {
-                    imports_local = true;
+                    local = true;
+                    files.extend(resolve_js(&fdir, spec, root));
+                } else if spec.starts_with("@/") || spec.starts_with(['~', '#', '$']) {
+                    local = true;
                 } else if let Some(npm) = &manifest.npm {
                     let first = spec.split('/').next().unwrap_or("");
-                    if npm
+                    // an alias, or the package itself or a workspace member
+                    local |= npm
                         .aliases
                         .iter()
                         .any(|a| !a.is_empty() && spec.starts_with(a.as_str()))
                         || npm.base_url_entries.contains(first)
-                    {
-                        imports_local = true;
-                    }
-                    // the package itself or a workspace member
-                    let pkg = ai_issues::npm_package_name(spec);
-                    if npm.own_names.contains(&pkg) {
-                        imports_local = true;
-                    }
+                        || npm.own_names.contains(&npm_package(spec));
                 }
             }
         }
+        Lang::Rust if !is_test_path(rel) => {
+            local = true;
+            files.push(root.join(rel));
+        }
         Lang::Rust => {
-            let in_module = !is_test_path(rel);
-            if in_module {
-                imports_local = true;
-                files.push(root.join(rel));
-            } else if let Some(cargo) = &manifest.cargo {
-                let text = &src.masked;
-                imports_local = cargo.crate_names.iter().any(|n| {
-                    text.contains(&format!("{n}::")) || text.contains(&format!("use {n}"))
-                }) || text.contains("super::")
-                    || text.contains("crate::")
-                    || text.contains("trybuild")
-                    || text.contains("CARGO_BIN_EXE_")
-                    || text.contains("cargo_bin")
-                    || text.contains("CARGO_MANIFEST_DIR")
-                    || Regex::new(r"(?m)^[ \t]*mod\s+\w+\s*;").is_ok_and(|r| r.is_match(text));
-                let crate_dir = root.join(&cargo.dir);
-                let list = cache
-                    .rust_sources
-                    .entry(crate_dir.clone())
-                    .or_insert_with(|| {
-                        walkdir::WalkDir::new(crate_dir.join("src"))
-                            .max_depth(6)
-                            .into_iter()
-                            .filter_map(|e| e.ok())
-                            .filter(|e| {
-                                e.file_type().is_file()
-                                    && e.path().extension().is_some_and(|x| x == "rs")
-                            })
-                            .map(|e| e.into_path())
-                            .take(400)
-                            .collect()
-                    });
-                files.extend(list.iter().cloned());
-            } else {
-                imports_local = true; // undecidable without Cargo.toml
-            }
+            static MOD: LazyLock<Regex> = LazyLock::new(|| re(r"(?m)^[ \t]*mod\s+\w+\s*;"));
+            let Some(cargo) = &manifest.cargo else {
+                return (files, true); // undecidable without Cargo.toml
+            };
+            let t = &src.masked;
+            #[rustfmt::skip]
+            const USES: &[&str] = &[
+                "super::", "crate::", "trybuild", "CARGO_BIN_EXE_", "cargo_bin", "CARGO_MANIFEST_DIR",
+            ];
+            local = cargo
+                .crate_names
+                .iter()
+                .any(|n| t.contains(&format!("{n}::")) || t.contains(&format!("use {n}")))
+                || USES.iter().any(|u| t.contains(u))
+                || MOD.is_match(t);
+            let crate_dir = root.join(&cargo.dir);
+            let list = cache
+                .rust_sources
+                .entry(crate_dir.clone())
+                .or_insert_with(|| {
+                    walkdir::WalkDir::new(crate_dir.join("src"))
+                        .max_depth(6)
+                        .into_iter()
+                        .filter_map(|e| e.ok())
+                        .filter(|e| {
+                            e.file_type().is_file()
+                                && e.path().extension().is_some_and(|x| x == "rs")
+                        })
+                        .map(|e| e.into_path())
+                        .take(400)
+                        .collect()
+                });
+            files.extend(list.iter().cloned());
         }
         Lang::Go => {
             static PKG: LazyLock<Regex> = LazyLock::new(|| re(r"(?m)^package\s+(\w+)"));
+            static DEF: LazyLock<Regex> = LazyLock::new(|| {
+                re(r"(?m)^(?:func\s+(?:\([^)]*\)\s*)?|type\s+|var\s+|const\s+)([A-Za-z_]\w*)")
+            });
+            static IDENT: LazyLock<Regex> = LazyLock::new(|| re(r"[A-Za-z_]\w*"));
             let pkg = PKG
                 .captures(&src.masked)
                 .map(|c| c[1].to_string())
                 .unwrap_or_default();
-            let (pkg_files, names) = cache
-                .go_packages
-                .entry(fdir.clone())
-                .or_insert_with(|| {
-                    static DEF: LazyLock<Regex> =
-                        LazyLock::new(|| re(r"(?m)^(?:func\s+(?:\([^)]*\)\s*)?|type\s+|var\s+|const\s+)([A-Za-z_]\w*)"));
-                    let mut files = Vec::new();
-                    let mut names = BTreeSet::new();
-                    if let Ok(rd) = std::fs::read_dir(&fdir) {
-                        for e in rd.filter_map(|e| e.ok()) {
-                            let n = e.file_name().to_string_lossy().into_owned();
-                            if n.ends_with(".go") && !n.ends_with("_test.go") {
-                                if let Some(text) = ai_issues::read_text(&e.path()) {
-                                    names.extend(DEF.captures_iter(&text).map(|c| c[1].to_string()));
-                                }
-                                files.push(e.path());
-                            }
+            let (pkg_files, names) = cache.go_packages.entry(fdir.clone()).or_insert_with(|| {
+                let mut files = Vec::new();
+                let mut names = BTreeSet::new();
+                for e in std::fs::read_dir(&fdir)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|e| e.ok())
+                {
+                    let n = e.file_name().to_string_lossy().into_owned();
+                    if n.ends_with(".go") && !n.ends_with("_test.go") {
+                        if let Some(text) = read_text(&e.path()) {
+                            names.extend(DEF.captures_iter(&text).map(|c| c[1].to_string()));
                         }
+                        files.push(e.path());
                     }
-                    (files, names)
+                }
+                (files, names)
+            });
+            files.extend(pkg_files.iter().cloned());
+            let module = manifest.go.as_ref().map_or("", |g| g.module.as_str());
+            local = (!module.is_empty() && src.strings.iter().any(|s| src.text[s.start..s.end].starts_with(module)))
+                // a `package x_test` importing the package under test
+                || pkg.strip_suffix("_test").is_some_and(|base| {
+                    go_imports(src).iter().any(|p| p.spec.rsplit('/').next() == Some(base))
                 })
-                .clone();
-            files.extend(pkg_files);
-            if let Some(gomod) = &manifest.go {
-                let module = &gomod.module;
-                if !module.is_empty()
-                    && src
-                        .strings
-                        .iter()
-                        .any(|s| src.text[s.start..s.end].starts_with(module.as_str()))
-                {
-                    imports_local = true;
-                }
-            }
-            if let Some(base) = pkg.strip_suffix("_test")
-                && go_import_paths(src)
-                    .iter()
-                    .any(|p| p.rsplit('/').next() == Some(base))
-            {
-                imports_local = true;
-            }
-            if !pkg.ends_with("_test") && !names.is_empty() {
                 // same package: uses the subject if it names one of its identifiers
-                static IDENT: LazyLock<Regex> = LazyLock::new(|| re(r"[A-Za-z_]\w*"));
-                if IDENT
-                    .find_iter(&src.masked)
-                    .any(|i| names.contains(i.as_str()))
-                {
-                    imports_local = true;
-                }
-            }
+                || (!pkg.ends_with("_test") && !names.is_empty() && IDENT.find_iter(&src.masked).any(|i| names.contains(i.as_str())));
         }
-        _ => imports_local = true,
+        _ => local = true,
     }
     files.sort();
     files.dedup();
-    (files, imports_local)
+    (files, local)
 }
 
-/// Import paths of a Go file.
-fn go_import_paths(src: &Source) -> Vec<String> {
-    static BLOCK: LazyLock<Regex> = LazyLock::new(|| re(r"(?m)^[ \t]*import\s*\("));
-    static SINGLE: LazyLock<Regex> =
-        LazyLock::new(|| re(r#"(?m)^[ \t]*import\s+(?:[\w.]+\s+)?["`]"#));
-    let mut out = Vec::new();
-    for m in BLOCK.find_iter(&src.masked) {
-        if let Some(close) = src.match_close(m.end() - 1) {
-            for s in src
-                .strings
-                .iter()
-                .filter(|s| s.open > m.end() && s.open < close)
-            {
-                out.push(src.text[s.start..s.end].to_string());
-            }
-        }
-    }
-    for m in SINGLE.find_iter(&src.masked) {
-        if let Some(p) = src.string_at(m.end() - 1) {
-            out.push(p.to_string());
-        }
-    }
-    out
-}
-
-fn resolve_js_pub(base: &Path, spec: &str, root: &Path) -> Option<PathBuf> {
-    ai_issues::resolve_js_import(base, spec, root)
-}
-
+/// The functions of a subject file: whether each has an error path, is
+/// async, takes parameters (`exclude_tests`: leave out `#[cfg(test)]`
+/// items).
 fn subject_functions(path: &Path, cache: &mut Cache, exclude_tests: bool) -> Vec<SubjectFn> {
+    static NEGATIVE: LazyLock<[Regex; 4]> = LazyLock::new(|| {
+        [
+            re(r"\braise\b|\breturn\s+(?:None|False)\b|(?m)^[ \t]*return\s*$"),
+            re(
+                r"\bthrow\b|\breturn\s+(?:null|undefined|false)\b|\bPromise\s*\.\s*reject\b|\breject\s*\(",
+            ),
+            re(r"\bpanic!|\bassert!|\bunreachable!|\bbail!|\bErr\s*\(|\bNone\b"),
+            re(r"\bpanic\s*\(|errors\.New|fmt\.Errorf|\breturn\s+(?:nil|false)\b"),
+        ]
+    });
     if let Some(v) = cache.subjects.get(path) {
         return v.clone();
     }
     let mut out = Vec::new();
-    let lang = path.to_str().and_then(scanned_lang);
-    if let (Some(lang), Some(text)) = (lang, ai_issues::read_text(path)) {
+    if let (Some(lang), Some(text)) = (path.to_str().and_then(scanned_lang), read_text(path)) {
         let src = Source::new(lang, &text);
         let tests = src.cfg_test_ranges();
-        static PY_NEG: LazyLock<Regex> =
-            LazyLock::new(|| re(r"\braise\b|\breturn\s+(?:None|False)\b|(?m)^[ \t]*return\s*$"));
-        static JS_NEG: LazyLock<Regex> = LazyLock::new(|| {
-            re(
-                r"\bthrow\b|\breturn\s+(?:null|undefined|false)\b|\bPromise\s*\.\s*reject\b|\breject\s*\(",
-            )
-        });
-        static RUST_NEG: LazyLock<Regex> =
-            LazyLock::new(|| re(r"\bpanic!|\bassert!|\bunreachable!|\bbail!|\bErr\s*\(|\bNone\b"));
-        static GO_NEG: LazyLock<Regex> = LazyLock::new(|| {
-            re(r"\bpanic\s*\(|errors\.New|fmt\.Errorf|\breturn\s+(?:nil|false)\b")
-        });
-        for f in src.functions() {
-            if exclude_tests && in_any(&tests, f.start) {
-                continue;
-            }
+        for f in src
+            .functions()
+            .into_iter()
+            .filter(|f| !exclude_tests || !in_any(&tests, f.start))
+        {
             let Some((a, b)) = f.body else { continue };
             let body = &src.masked[a..b.max(a)];
-            let ret = f.ret.clone().unwrap_or_default();
+            let ret = f.ret.unwrap_or_default();
             let negative = match lang {
-                Lang::Python => PY_NEG.is_match(body),
-                Lang::Js | Lang::Ts => JS_NEG.is_match(body),
+                Lang::Python => NEGATIVE[0].is_match(body),
+                Lang::Js | Lang::Ts => NEGATIVE[1].is_match(body),
                 Lang::Rust => {
-                    ret.contains("Result") || ret.contains("Option") || RUST_NEG.is_match(body)
+                    ret.contains("Result") || ret.contains("Option") || NEGATIVE[2].is_match(body)
                 }
-                Lang::Go => ret.contains("error") || GO_NEG.is_match(body),
+                Lang::Go => ret.contains("error") || NEGATIVE[3].is_match(body),
                 _ => body.contains("throw "),
+            };
+            let counted = |&&(x, y): &&(usize, usize)| {
+                let p = src.code[x..y].trim();
+                !matches!(p, "self" | "cls" | "&self" | "&mut self" | "mut self")
+                    && !p.starts_with('*')
+                    || p.starts_with("*args")
             };
             let params = split_args(&src.masked, f.params.0, f.params.1)
                 .iter()
-                .filter(|&&(x, y)| {
-                    let p = src.code[x..y].trim();
-                    !matches!(p, "self" | "cls" | "&self" | "&mut self" | "mut self")
-                        && !p.starts_with('*')
-                        || p.starts_with("*args")
-                })
+                .filter(counted)
                 .count();
+            let is_async = f.is_async || ret.contains("Promise<") || ret.contains("Future");
             out.push(SubjectFn {
-                name: f.name.clone(),
+                name: f.name,
                 negative,
-                is_async: f.is_async || ret.contains("Promise<") || ret.contains("Future"),
+                is_async,
                 params,
             });
         }
@@ -2152,101 +1737,97 @@ fn subject_functions(path: &Path, cache: &mut Cache, exclude_tests: bool) -> Vec
     out
 }
 
+/// pytest's own fixtures: a test taking only these gets no subject from them.
+#[rustfmt::skip]
 const BUILTIN_FIXTURES: &[&str] = &[
-    "self",
-    "cls",
-    "tmp_path",
-    "tmp_path_factory",
-    "tmpdir",
-    "tmpdir_factory",
-    "monkeypatch",
-    "capsys",
-    "capsysbinary",
-    "capfd",
-    "capfdbinary",
-    "caplog",
-    "request",
-    "recwarn",
-    "pytestconfig",
-    "record_property",
-    "record_testsuite_property",
-    "record_xml_attribute",
-    "testdir",
-    "pytester",
-    "doctest_namespace",
-    "cache",
-    "mocker",
-    "event_loop",
-    "anyio_backend",
+    "self", "cls", "tmp_path", "tmp_path_factory", "tmpdir", "tmpdir_factory", "monkeypatch",
+    "capsys", "capsysbinary", "capfd", "capfdbinary", "caplog", "request", "recwarn",
+    "pytestconfig", "record_property", "record_testsuite_property", "record_xml_attribute",
+    "testdir", "pytester", "doctest_namespace", "cache", "mocker", "event_loop", "anyio_backend",
     "subtests",
 ];
 
+/// What marks a test file as driving the program from outside (end to end):
+/// it needs no import of the subject.
+#[rustfmt::skip]
+const E2E_MARKS: &[&str] = &[
+    "page.goto", "cy.visit", "@playwright/test", "puppeteer", "supertest", "webdriverio",
+    "selenium", "subprocess", "http://localhost", "http://127.0.0.1", "exec.Command", "os/exec",
+    "Command::new",
+];
+
+static NEG_NAME: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)error|invalid|fail|throw|raise|reject|negative|bad|wrong|missing|none|null|nil|empty|zero|exceed|overflow|illegal|unauthori|forbidden|denied|not_?found|garbage|malformed|panic|incorrect|expired|short|too|boundary|edge|refuse|deny|absent|unknown",
+    )
+});
+static NEG_BODY: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"toThrow|\.rejects|\bthrows\b|\bassert\s*\.\s*(?:throws|rejects)|pytest\s*\.\s*raises|assertRaises|is_err|is_none|unwrap_err|expect_err|\bErr\s*\(|\bNone\b|\bnull\b|\bundefined\b|\bFalse\b|\bfalse\b|\bnil\b|\bError\b|errors\.Is|assertThrows|toBeNull|toBeUndefined|toBeFalsy|\.err\b|\berr\s*==|\berr\s*!=",
+    )
+});
+static EDGE_NAME: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)edge|empty|zero|boundar|limit|null|none|nil|negative|overflow|underflow|large|huge|long|unicode|whitespace|blank|single|min|max|corner|extreme",
+    )
+});
+static EDGE_ARG: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r#"^(?:&?\[\s*\]|\{\s*\}|\(\s*\)|""|''|``|-?0(?:\.0+)?|-\s*\d[\d_.]*|None|null|undefined|nil|NaN|-?Infinity|vec!\[\s*\]|Vec::new\(\)|String::new\(\)|HashMap::new\(\)|float\(['"]-?(?:inf|nan)['"]\)|math\.(?:inf|nan)|f(?:32|64)::(?:NAN|INFINITY|NEG_INFINITY)|["']\s+["'])$|::MAX\b|::MIN\b|MAX_VALUE|MIN_VALUE|MAX_SAFE_INTEGER|MIN_SAFE_INTEGER|maxsize|\bEPSILON\b|\*\s*\d{3,}|\.repeat\s*\(\s*\d{3,}"#,
+    )
+});
+static EDGE_TOKEN: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r#"(?:^|[\s(,=:{])(?:""|''|\[\s*\]|\{\s*\}|-\s*\d|0(?:\.0+)?\b|None\b|null\b|undefined\b|nil\b|NaN\b|-?Infinity\b|math\.inf\b)|vec!\[\s*\]|Vec::new\(\)|String::new\(\)|::MAX\b|::MIN\b|MAX_VALUE|MIN_VALUE|MAX_SAFE_INTEGER|sys\.maxsize|\bEPSILON\b|\.repeat\(\s*\d{3,}|\*\s*\d{3,}"#,
+    )
+});
+
+/// `subject_not_used`, and the coverage of each subject function the tests
+/// call: an error path, an edge value, an awaited async call.
 fn subject_checks(
-    sc: &mut Scan,
-    root: &Path,
+    cx: &mut Ctx,
     tests: &[TestCase],
     assertions: &[Vec<Assertion>],
     manifest: &Manifest,
     cache: &mut Cache,
 ) {
-    let (files, imports_local) = subject_files(sc, root, manifest, cache);
-    let active: Vec<&TestCase> = tests
-        .iter()
-        .filter(|t| t.skipped.is_none() && t.attrs != "group")
-        .collect();
+    let (files, imports_local) = subject_files(cx, manifest, cache);
+    let is_active = |t: &TestCase| t.skipped.is_none() && t.attrs != "group";
+    let active: Vec<&TestCase> = tests.iter().filter(|t| is_active(t)).collect();
     // where each active test asserts: (start, end) of its assertion statements
     let spans: Vec<Vec<(usize, usize)>> = tests
         .iter()
         .zip(assertions)
-        .filter(|(t, _)| t.skipped.is_none() && t.attrs != "group")
+        .filter(|(t, _)| is_active(t))
         .map(|(_, xs)| {
             xs.iter()
-                .map(|x| (x.off, assertion_end(&sc.src, x.off)))
+                .map(|x| (x.off, assertion_end(&cx.src, x.off)))
                 .collect()
         })
         .collect();
-    if active.is_empty() {
+    let Some(first_active) = active.first() else {
         return;
-    }
-    // subject never imported or used
-    let e2e = {
-        let text = &sc.src.code;
-        let layer_e2e =
-            sc.rel.contains("e2e") || sc.rel.contains("cypress") || sc.rel.contains("playwright");
-        layer_e2e
-            || [
-                "page.goto",
-                "cy.visit",
-                "@playwright/test",
-                "puppeteer",
-                "supertest",
-                "webdriverio",
-                "selenium",
-                "subprocess",
-                "http://localhost",
-                "http://127.0.0.1",
-                "exec.Command",
-                "os/exec",
-                "Command::new",
-            ]
-            .iter()
-            .any(|p| text.contains(p))
     };
-    let fixture_params = sc.src.lang == Lang::Python && {
+    let e2e = ["e2e", "cypress", "playwright"]
+        .iter()
+        .any(|p| cx.rel.contains(p))
+        || E2E_MARKS.iter().any(|p| cx.src.code.contains(p));
+    let fixture_params = cx.src.lang == Lang::Python && {
         let parametrized: BTreeSet<String> = tests
             .iter()
             .flat_map(|t| {
                 t.attrs
                     .lines()
                     .filter(|l| l.contains("parametrize"))
-                    .flat_map(|l| {
-                        let inner = l.split_once('(').map_or("", |(_, r)| r);
-                        let first = inner.split(['"', '\'']).nth(1).unwrap_or("");
-                        first
-                            .split(',')
-                            .map(|s| s.trim().to_string())
-                            .collect::<Vec<_>>()
-                    })
+                    .map(str::to_string)
+                    .collect::<Vec<_>>()
+            })
+            .flat_map(|l| {
+                let inner = l.split_once('(').map_or("", |(_, r)| r);
+                let first = inner.split(['"', '\'']).nth(1).unwrap_or("");
+                first
+                    .split(',')
+                    .map(|s| s.trim().to_string())
                     .collect::<Vec<_>>()
             })
             .collect();
@@ -2256,59 +1837,30 @@ fn subject_checks(
                 .any(|p| !BUILTIN_FIXTURES.contains(&p.as_str()) && !parametrized.contains(p))
         })
     };
-    if !imports_local && !e2e && !fixture_params && sc.src.lang != Lang::Java {
-        let off = active[0].off;
-        sc.push(
-            AI,
+    if !imports_local && !e2e && !fixture_params && cx.src.lang != Lang::Java {
+        cx.report(
             "subject_not_used",
-            Severity::Critical,
-            off,
-            "the test file never imports or uses the code under test".to_string(),
+            first_active.off,
+            "the test file never imports or uses the code under test",
         );
     }
-    // coverage of each subject function the tests call
-    let exclude_tests = sc.src.lang == Lang::Rust;
+    let exclude_tests = cx.src.lang == Lang::Rust;
     let mut funcs: BTreeMap<String, SubjectFn> = BTreeMap::new();
     for f in &files {
         for sf in subject_functions(f, cache, exclude_tests) {
-            if sf.name.starts_with("test")
+            if !(sf.name.starts_with("test")
                 || sf.name.starts_with("Test")
-                || sf.name.starts_with('_')
+                || sf.name.starts_with('_'))
             {
-                continue;
+                funcs.entry(sf.name.clone()).or_insert(sf);
             }
-            funcs.entry(sf.name.clone()).or_insert(sf);
         }
     }
     if funcs.is_empty() {
         return;
     }
-    static NEG_NAME: LazyLock<Regex> = LazyLock::new(|| {
-        re(
-            r"(?i)error|invalid|fail|throw|raise|reject|negative|bad|wrong|missing|none|null|nil|empty|zero|exceed|overflow|illegal|unauthori|forbidden|denied|not_?found|garbage|malformed|panic|incorrect|expired|short|too|boundary|edge|refuse|deny|absent|unknown",
-        )
-    });
-    static NEG_BODY: LazyLock<Regex> = LazyLock::new(|| {
-        re(
-            r"toThrow|\.rejects|\bthrows\b|\bassert\s*\.\s*(?:throws|rejects)|pytest\s*\.\s*raises|assertRaises|is_err|is_none|unwrap_err|expect_err|\bErr\s*\(|\bNone\b|\bnull\b|\bundefined\b|\bFalse\b|\bfalse\b|\bnil\b|\bError\b|errors\.Is|assertThrows|toBeNull|toBeUndefined|toBeFalsy|\.err\b|\berr\s*==|\berr\s*!=",
-        )
-    });
-    static EDGE_NAME: LazyLock<Regex> = LazyLock::new(|| {
-        re(
-            r"(?i)edge|empty|zero|boundar|limit|null|none|nil|negative|overflow|underflow|large|huge|long|unicode|whitespace|blank|single|min|max|corner|extreme",
-        )
-    });
-    static EDGE_ARG: LazyLock<Regex> = LazyLock::new(|| {
-        re(
-            r#"^(?:&?\[\s*\]|\{\s*\}|\(\s*\)|""|''|``|-?0(?:\.0+)?|-\s*\d[\d_.]*|None|null|undefined|nil|NaN|-?Infinity|vec!\[\s*\]|Vec::new\(\)|String::new\(\)|HashMap::new\(\)|float\(['"]-?(?:inf|nan)['"]\)|math\.(?:inf|nan)|f(?:32|64)::(?:NAN|INFINITY|NEG_INFINITY)|["']\s+["'])$|::MAX\b|::MIN\b|MAX_VALUE|MIN_VALUE|MAX_SAFE_INTEGER|MIN_SAFE_INTEGER|maxsize|\bEPSILON\b|\*\s*\d{3,}|\.repeat\s*\(\s*\d{3,}"#,
-        )
-    });
-    static EDGE_TOKEN: LazyLock<Regex> = LazyLock::new(|| {
-        re(
-            r#"(?:^|[\s(,=:{])(?:""|''|\[\s*\]|\{\s*\}|-\s*\d|0(?:\.0+)?\b|None\b|null\b|undefined\b|nil\b|NaN\b|-?Infinity\b|math\.inf\b)|vec!\[\s*\]|Vec::new\(\)|String::new\(\)|::MAX\b|::MIN\b|MAX_VALUE|MIN_VALUE|MAX_SAFE_INTEGER|sys\.maxsize|\bEPSILON\b|\.repeat\(\s*\d{3,}|\*\s*\d{3,}"#,
-        )
-    });
-    let m = sc.src.masked.clone();
+    let src = &cx.src;
+    let m = &src.masked;
     // every call site in the tests: name → (test index, offset of `(`)
     // (no look-behind: a match must not swallow the `(` of an enclosing call)
     static CALL: LazyLock<Regex> = LazyLock::new(|| re(r"([A-Za-z_$][\w$]*)\s*\("));
@@ -2316,36 +1868,32 @@ fn subject_checks(
     for (ti, t) in active.iter().enumerate() {
         let (a, z) = t.body;
         for c in CALL.captures_iter(&m[a..z]) {
-            let g = c.get(1).unwrap();
+            let g = c.get(1).expect("group 1");
             if funcs.contains_key(g.as_str()) {
                 calls
                     .entry(g.as_str())
                     .or_default()
-                    .push((ti, a + c.get(0).unwrap().end() - 1));
+                    .push((ti, a + c.get(0).expect("group 0").end() - 1));
             }
         }
     }
-    let mut reports: Vec<(usize, &str, Severity, String)> = Vec::new();
+    let mut reports: Vec<(usize, &str, String)> = Vec::new();
     for (name, sf) in &funcs {
         let Some(sites) = calls.get(name.as_str()) else {
             continue;
         };
         // the tests whose subject `name` is: named after it, or asserting on
         // a call of it (not tests that merely use it for setup)
-        let name_words = ai_issues::identifier_words(name);
+        let name_words = words(name);
         let mut callers: Vec<&TestCase> = Vec::new();
         let mut seen_tests = BTreeSet::new();
         let mut edge = false;
         for &(ti, open) in sites {
             let t = active[ti];
-            let named = {
-                let tw = ai_issues::identifier_words(
-                    &t.name.replace(|c: char| !c.is_alphanumeric(), "_"),
-                );
-                name_words
-                    .iter()
-                    .all(|w| tw.iter().any(|x| x.starts_with(w.as_str())))
-            };
+            let tw = words(&t.name.replace(|c: char| !c.is_alphanumeric(), "_"));
+            let named = name_words
+                .iter()
+                .all(|w| tw.iter().any(|x| x.starts_with(w.as_str())));
             let asserted = spans[ti].iter().any(|&(a, z)| open >= a && open <= z);
             if !(named || asserted) {
                 continue;
@@ -2355,77 +1903,69 @@ fn subject_checks(
                 // edge values may sit in test data (tables, parametrize)
                 // rather than in the call itself
                 let (a, z) = t.body;
-                if EDGE_NAME.is_match(&t.name)
-                    || EDGE_TOKEN.is_match(&sc.src.code[a..z])
-                    || EDGE_TOKEN.is_match(&t.attrs)
-                {
-                    edge = true;
-                }
+                edge |= EDGE_NAME.is_match(&t.name)
+                    || EDGE_TOKEN.is_match(&src.code[a..z])
+                    || EDGE_TOKEN.is_match(&t.attrs);
             }
             if !edge {
-                let (args, _) = call_args(&sc.src, open);
-                if args.iter().any(|x| {
+                let (args, _) = call_args(src, open);
+                edge = args.iter().any(|x| {
                     let x = x.trim();
                     EDGE_ARG.is_match(x)
                         || split_top(x.trim_matches(['[', ']', '(', ')', '&']))
                             .iter()
                             .any(|y| EDGE_ARG.is_match(y))
-                }) {
-                    edge = true;
-                }
+                });
             }
         }
         let Some(first) = callers.first() else {
             continue;
         };
-        if sf.negative {
-            let negative = callers.iter().any(|t| {
+        if sf.negative
+            && !callers.iter().any(|t| {
                 let (a, z) = t.body;
                 NEG_NAME.is_match(&t.name)
-                    || NEG_BODY.is_match(&sc.src.code[a..z])
+                    || NEG_BODY.is_match(&src.code[a..z])
                     || t.attrs.contains("should_panic")
-            });
-            if !negative {
-                reports.push((
-                    first.off,
-                    "no_negative_path_test",
-                    Severity::Error,
-                    format!("`{name}` has an error path but no test exercises it"),
-                ));
-            }
+            })
+        {
+            reports.push((
+                first.off,
+                "no_negative_path_test",
+                format!("`{name}` has an error path but no test exercises it"),
+            ));
         }
         if sf.params > 0 && !edge {
-            reports.push((first.off, "no_edge_case_test", Severity::Error, format!("no test calls `{name}` with an edge value (empty, zero, negative, null, boundary)")));
+            let msg = format!(
+                "no test calls `{name}` with an edge value (empty, zero, negative, null, boundary)"
+            );
+            reports.push((first.off, "no_edge_case_test", msg));
         }
-        if sf.is_async {
-            let sync_caller = callers.iter().find(|t| {
-                let (a, z) = t.body;
-                let body = &m[a..z];
-                !t.is_async
-                    && !body.contains("await")
-                    && !body.contains(".then(")
-                    && !body.contains("resolves")
-                    && !body.contains("rejects")
-                    && !body.contains("block_on")
-                    && !body.contains("asyncio.run")
-                    && !body.contains("run_until_complete")
-                    && !body.contains("done(")
-                    && !body.trim_start().starts_with("return")
-            });
-            if let Some(t) = sync_caller {
-                reports.push((
-                    t.off,
-                    "async_without_async_test",
-                    Severity::Warning,
-                    format!(
-                        "`{name}` is async but test `{}` neither awaits it nor is async",
-                        t.name
-                    ),
-                ));
-            }
+        const AWAITED: &[&str] = &[
+            "await",
+            ".then(",
+            "resolves",
+            "rejects",
+            "block_on",
+            "asyncio.run",
+            "run_until_complete",
+            "done(",
+        ];
+        let sync_caller = callers.iter().find(|t| {
+            let body = &m[t.body.0..t.body.1];
+            !t.is_async
+                && !AWAITED.iter().any(|w| body.contains(w))
+                && !body.trim_start().starts_with("return")
+        });
+        if let (true, Some(t)) = (sf.is_async, sync_caller) {
+            let msg = format!(
+                "`{name}` is async but test `{}` neither awaits it nor is async",
+                t.name
+            );
+            reports.push((t.off, "async_without_async_test", msg));
         }
     }
-    for (off, check, sev, msg) in reports {
-        sc.push(COVERAGE, check, sev, off, msg);
+    for (off, id, msg) in reports {
+        cx.report(id, off, msg);
     }
 }

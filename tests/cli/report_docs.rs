@@ -1,11 +1,12 @@
 //! Generated documentation must match what the code generates:
-//! `docs/config-reference.md` from `schemas/config.schema.json`.
+//! `docs/config-reference.md` from `schemas/config.schema.json`, the check
+//! tables of `docs/scans.md` from the scan rules.
 //! Regenerate with:
 //!     WFX_UPDATE_DOCS=1 cargo test --test cli report_docs::
 
 use std::path::Path;
 
-use wfx::report::config_doc;
+use wfx::report::{config_doc, scan_doc};
 
 fn schema() -> serde_json::Value {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas/config.schema.json");
@@ -25,6 +26,38 @@ fn config_reference_is_current() {
         have == want,
         "docs/config-reference.md is stale; regenerate with: {}",
         config_doc::REGENERATE
+    );
+}
+
+#[test]
+fn scan_tables_are_current() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/scans.md");
+    let have = std::fs::read_to_string(&path).unwrap();
+    let want = scan_doc::update(&have).expect("docs/scans.md keeps its <!-- rules:… --> markers");
+    if std::env::var_os("WFX_UPDATE_DOCS").is_some() {
+        std::fs::write(&path, &want).unwrap();
+        return;
+    }
+    assert!(
+        have == want,
+        "docs/scans.md is stale; regenerate with: {}",
+        scan_doc::REGENERATE
+    );
+}
+
+/// Every rule of the tables also has its paragraph: what it detects.
+#[test]
+fn every_scan_rule_is_described() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/scans.md");
+    let page = std::fs::read_to_string(path).unwrap();
+    let missing: Vec<&str> = wfx::scan::rules::RULES
+        .iter()
+        .map(|r| r.id)
+        .filter(|id| !page.contains(&format!("- **`{id}`**")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "scan rules without a paragraph in docs/scans.md: {missing:?}"
     );
 }
 

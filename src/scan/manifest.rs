@@ -4,13 +4,13 @@
 //! / `setup.cfg` / `setup.py` / `Pipfile`, and `go.mod`. An ecosystem without
 //! a manifest is `None`, which the import checks read as "cannot decide".
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::super::source::{Lang, Source};
+use super::source::{Lang, Source};
 
 /// Declared packages per ecosystem, for one project directory.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -121,6 +121,55 @@ pub(crate) fn load_dir(root: &Path, dir: &str) -> Manifest {
         python: load_python(&base),
         go: load_go(&base, dir),
     }
+}
+
+/// The manifests that apply to the files of one scan, each directory read
+/// once: per file, the nearest directory above it that has a manifest,
+/// merged with the root's.
+#[derive(Default)]
+pub(crate) struct Manifests {
+    root: Option<Manifest>,
+    /// Manifest directory (`""` for the root) of each file directory.
+    dir_of: HashMap<String, String>,
+    merged: HashMap<String, Manifest>,
+}
+
+impl Manifests {
+    pub fn for_file(&mut self, root: &Path, rel: &str) -> &Manifest {
+        let parent = Path::new(rel)
+            .parent()
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let dir = self
+            .dir_of
+            .entry(parent)
+            .or_insert_with(|| nearest_manifest_dir(root, rel))
+            .clone();
+        let outer = self.root.get_or_insert_with(|| load_dir(root, ""));
+        if dir.is_empty() {
+            return outer;
+        }
+        self.merged
+            .entry(dir)
+            .or_insert_with_key(|dir| merge(load_dir(root, dir), outer))
+    }
+}
+
+fn nearest_manifest_dir(root: &Path, rel: &str) -> String {
+    let mut dir = Path::new(rel)
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    while !dir.as_os_str().is_empty() {
+        if MANIFEST_FILES
+            .iter()
+            .any(|f| root.join(&dir).join(f).is_file())
+        {
+            return dir.to_string_lossy().replace('\\', "/");
+        }
+        dir.pop();
+    }
+    String::new()
 }
 
 /// `nested` with whatever it lacks taken from `outer` (the root): npm and
