@@ -456,11 +456,13 @@ impl Watch {
         let mut hook = hook.unwrap_or_else(|| Box::new(|_| {}));
         let tid = Arc::new(std::sync::atomic::AtomicI64::new(0));
         let own_tid = tid.clone();
+        // Times count from the run's start, not from when the thread at
+        // nice 19 first gets a core (hundreds of ms later on a busy machine).
+        let started = Instant::now();
         let thread = std::thread::Builder::new()
             .name("wfx-progress".into())
             .spawn(move || {
                 own_tid.store(lowest_priority(), Ordering::Release);
-                let started = Instant::now();
                 let mut counter = Counter::new(framework);
                 let mut file: Option<File> = None;
                 let mut buf = vec![0u8; 64 * 1024];
