@@ -25,7 +25,8 @@ use crate::artifacts::iteration_state::{
 use crate::artifacts::task::TaskStatus;
 use crate::artifacts::test_results::TestResults;
 use crate::engine::candidates::{
-    self, CandidateEnd, CandidateTests, Measured, TierPlan, broken_tests, fixed_count,
+    self, CandidateEnd, CandidateTests, Measured, TierPlan, broken_tests, common_record,
+    fixed_count,
 };
 use crate::engine::event::{CandidateChosen, CandidateVerdictEvent};
 use crate::engine::step::{
@@ -344,68 +345,19 @@ fn measure(
     strategy: Option<Strategy>,
     end: &CandidateEnd,
 ) -> (CandidateAttempt, Measured, Option<String>) {
-    let mut row = CandidateAttempt {
-        candidate: index,
-        agent,
-        strategy,
-        verdict: CandidateVerdict::Untested,
-        reason: String::new(),
-        duration_ms: 0,
-        exit_code: None,
-        timed_out: false,
-        cost_usd: None,
-        turns: None,
-        files_changed: Vec::new(),
-        diffstat: Diffstat::default(),
-        diff: Default::default(),
-        test_edits: Vec::new(),
-        tiers: Vec::new(),
-        pass_rate_after: None,
-        fixed: 0,
-        broken: Vec::new(),
-        tamper: None,
-    };
-    let mut me = Measured::default();
-    let r = match end {
-        CandidateEnd::NotStarted(why) => {
-            me.not_started = true;
-            row.reason = format!("not started: {why}");
+    let (mut row, mut me, r) = match common_record(index, agent, strategy, end) {
+        Ok(ran) => ran,
+        Err(never_ran) => {
+            let (row, me) = *never_ran;
             return (row, me, None);
         }
-        CandidateEnd::Broken(why) => {
-            me.changed = true;
-            row.reason = format!("could not run: {why}");
-            return (row, me, None);
-        }
-        CandidateEnd::Ran(r) => r,
     };
-    row.duration_ms = r.duration_ms;
-    row.files_changed = r.inspection.files_changed();
-    row.diffstat = Diffstat {
-        files: r.inspection.diffstat.files as u32,
-        insertions: r.inspection.diffstat.insertions as u32,
-        deletions: r.inspection.diffstat.deletions as u32,
-    };
-    row.diff = r.inspection.diff.clone();
     if let Some(c) = &r.call {
-        row.exit_code = c.exit_code;
-        row.timed_out = c.timed_out;
-        row.cost_usd = c.cost_usd;
-        row.turns = c.turns;
-        row.tamper = c.tamper;
-        me.timed_out = c.timed_out;
-        me.error = c.failed();
         me.unavailable = policy::pause_for(c, Role::Fix, "fixing").is_some();
-    }
-    if !r.links_undone.is_empty() {
-        row.tamper = Some(crate::artifacts::fix_history::Tamper::LinkPlanted);
     }
     let (edits, rejected) = m.test_edits(s, &r.inspection);
     row.test_edits = edits;
     me.rejected = rejected.is_some();
-    me.changed = !r.inspection.changes.is_empty();
-    me.tested = r.merged.is_some();
-    me.diff_lines = (r.inspection.diffstat.insertions + r.inspection.diffstat.deletions) as usize;
     row.tiers = r
         .runs
         .iter()

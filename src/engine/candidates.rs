@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use super::step::{Inspection, ProcessEnd, Snapshot};
 use crate::agents::{CallFiles, CallRecord, ResolvedAgent, Role, Vars};
-use crate::artifacts::fix_history::CandidateVerdict;
+use crate::artifacts::fix_history::{CandidateAttempt, CandidateVerdict, Diffstat, Tamper};
 use crate::artifacts::iteration_state::{RanCounts, SealedEnvironment, Strategy, Tier};
 use crate::artifacts::test_results::{Layer, TestResults};
 use crate::error::Result;
@@ -154,6 +154,86 @@ impl CandidateRan {
     pub fn interrupted(&self) -> bool {
         self.call.as_ref().is_some_and(|c| c.interrupted)
     }
+}
+
+/// The record of a candidate that never ran, and what the choice reads of it.
+pub type NeverRan = (CandidateAttempt, Measured);
+
+/// The part of a candidate's record both front ends fill alike: who it
+/// was and, for one that ran, its time, diff, call or command, links put
+/// back and whether it changed and tested anything. `Err` is the whole
+/// record of one that never ran (not started, or could not run).
+pub fn common_record(
+    index: u32,
+    agent: String,
+    strategy: Option<Strategy>,
+    end: &CandidateEnd,
+) -> std::result::Result<(CandidateAttempt, Measured, &CandidateRan), Box<NeverRan>> {
+    let mut row = CandidateAttempt {
+        candidate: index,
+        agent,
+        strategy,
+        verdict: CandidateVerdict::Untested,
+        reason: String::new(),
+        duration_ms: 0,
+        exit_code: None,
+        timed_out: false,
+        cost_usd: None,
+        turns: None,
+        files_changed: Vec::new(),
+        diffstat: Diffstat::default(),
+        diff: Default::default(),
+        test_edits: Vec::new(),
+        tiers: Vec::new(),
+        pass_rate_after: None,
+        fixed: 0,
+        broken: Vec::new(),
+        tamper: None,
+    };
+    let mut me = Measured::default();
+    let r = match end {
+        CandidateEnd::NotStarted(why) => {
+            me.not_started = true;
+            row.reason = format!("not started: {why}");
+            return Err(Box::new((row, me)));
+        }
+        CandidateEnd::Broken(why) => {
+            me.changed = true;
+            row.reason = format!("could not run: {why}");
+            return Err(Box::new((row, me)));
+        }
+        CandidateEnd::Ran(r) => r,
+    };
+    row.duration_ms = r.duration_ms;
+    row.files_changed = r.inspection.files_changed();
+    row.diffstat = Diffstat {
+        files: r.inspection.diffstat.files as u32,
+        insertions: r.inspection.diffstat.insertions as u32,
+        deletions: r.inspection.diffstat.deletions as u32,
+    };
+    row.diff = r.inspection.diff.clone();
+    if let Some(c) = &r.call {
+        row.exit_code = c.exit_code;
+        row.timed_out = c.timed_out;
+        row.cost_usd = c.cost_usd;
+        row.turns = c.turns;
+        row.tamper = c.tamper;
+        me.timed_out = c.timed_out;
+        me.error = c.failed();
+    }
+    if let Some(e) = &r.shell {
+        row.exit_code = e.exit_code;
+        row.timed_out = e.timed_out;
+        me.timed_out = e.timed_out;
+        me.error = !e.success();
+    }
+    if !r.links_undone.is_empty() {
+        row.tamper = Some(Tamper::LinkPlanted);
+    }
+    me.changed = !r.inspection.changes.is_empty();
+    me.tested = r.merged.is_some();
+    me.diff_lines = (r.inspection.diffstat.insertions + r.inspection.diffstat.deletions) as usize;
+    Ok((row, me, r))
 }
 
 /// One test run of a candidate.

@@ -13,10 +13,10 @@ use super::RunMachine;
 use super::{RunDoc, RunSession};
 use crate::agents::vars::Mode;
 use crate::agents::{CallFiles, Role, Vars};
-use crate::artifacts::fix_history::{CandidateAttempt, CandidateVerdict, Diffstat};
+use crate::artifacts::fix_history::{CandidateAttempt, CandidateVerdict};
 use crate::artifacts::iteration_state::ChosenCandidate;
 use crate::artifacts::run_state::{AttemptOutcome, TestRunRecord};
-use crate::engine::candidates::{CandidateEnd, CandidateTests, Measured, choose};
+use crate::engine::candidates::{CandidateEnd, CandidateTests, Measured, choose, common_record};
 use crate::engine::event::{CandidateChosen, CandidateVerdictEvent, Event};
 use crate::engine::step::{
     AgentRequest, ApplyRequest, CandidateRequest, CandidateWorkRequest, CandidatesDone,
@@ -264,70 +264,13 @@ fn measure(
     agent: &str,
     end: &CandidateEnd,
 ) -> (CandidateAttempt, Measured, Option<String>) {
-    let mut row = CandidateAttempt {
-        candidate: index,
-        agent: agent.to_string(),
-        strategy: None,
-        verdict: CandidateVerdict::Untested,
-        reason: String::new(),
-        duration_ms: 0,
-        exit_code: None,
-        timed_out: false,
-        cost_usd: None,
-        turns: None,
-        files_changed: Vec::new(),
-        diffstat: Diffstat::default(),
-        diff: Default::default(),
-        test_edits: Vec::new(),
-        tiers: Vec::new(),
-        pass_rate_after: None,
-        fixed: 0,
-        broken: Vec::new(),
-        tamper: None,
-    };
-    let mut me = Measured::default();
-    let r = match end {
-        CandidateEnd::NotStarted(why) => {
-            me.not_started = true;
-            row.reason = format!("not started: {why}");
+    let (mut row, mut me, r) = match common_record(index, agent.to_string(), None, end) {
+        Ok(ran) => ran,
+        Err(never_ran) => {
+            let (row, me) = *never_ran;
             return (row, me, None);
         }
-        CandidateEnd::Broken(why) => {
-            me.changed = true;
-            row.reason = format!("could not run: {why}");
-            return (row, me, None);
-        }
-        CandidateEnd::Ran(r) => r,
     };
-    row.duration_ms = r.duration_ms;
-    row.files_changed = r.inspection.files_changed();
-    row.diffstat = Diffstat {
-        files: r.inspection.diffstat.files as u32,
-        insertions: r.inspection.diffstat.insertions as u32,
-        deletions: r.inspection.diffstat.deletions as u32,
-    };
-    row.diff = r.inspection.diff.clone();
-    if let Some(c) = &r.call {
-        row.exit_code = c.exit_code;
-        row.timed_out = c.timed_out;
-        row.cost_usd = c.cost_usd;
-        row.turns = c.turns;
-        row.tamper = c.tamper;
-        me.timed_out = c.timed_out;
-        me.error = c.failed();
-    }
-    if let Some(e) = &r.shell {
-        row.exit_code = e.exit_code;
-        row.timed_out = e.timed_out;
-        me.timed_out = e.timed_out;
-        me.error = !e.success();
-    }
-    if !r.links_undone.is_empty() {
-        row.tamper = Some(crate::artifacts::fix_history::Tamper::LinkPlanted);
-    }
-    me.changed = !r.inspection.changes.is_empty();
-    me.tested = r.merged.is_some();
-    me.diff_lines = (r.inspection.diffstat.insertions + r.inspection.diffstat.deletions) as usize;
     if let Some(after) = &r.merged {
         let passed = after.exit_code == Some(0);
         let failing = if passed && after.total == 0 {
