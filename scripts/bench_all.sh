@@ -9,8 +9,8 @@
 # bench_retest.py (retest tiers on more-itertools from PyPI, about an hour),
 # bench_prodigy.py (the seed-000 loop against prodigy, quiet and under an
 # fsync load; PRODIGY=<binary>), bench_test5k.py (`wfx test --json` on
-# 5,000 pytest results), bench_sealed.py (the sealed verdict's cost),
-# bench_candidates.py parallel (a step of 3 speculative candidates), and
+# 5,000 pytest results), bench_sealed.py (the sealed verdict's cost: pytest, node --test, a
+# crate), bench_candidates.py parallel (a step of 3 speculative candidates), and
 # own time per action alternated with a previous release (BASE_WFX=<binary>).
 #
 #   [PRODIGY=…/prodigy] [BASE_WFX=…/wfx-173e5460] \
@@ -126,7 +126,8 @@ fi
 log "wfx test --json on 5,000 pytest results"
 python3 scripts/bench_test5k.py --wfx "$actions_wfx" ${BASE_WFX:+--base "$BASE_WFX"} --runs 15 --json >"$out/test5k.json"
 log "the sealed verdict: wfx test --sealed against wfx test"
-python3 scripts/bench_sealed.py --wfx "$actions_wfx" --runs 5 --big --json >"$out/sealed.json"
+python3 scripts/bench_sealed.py --wfx "$actions_wfx" --runs 5 --only small,larger,big,node,rust \
+  --json >"$out/sealed.json"
 log "speculative candidates: one step of 3 candidates sleeping 2 s against the slowest"
 python3 scripts/bench_candidates.py parallel --wfx "$actions_wfx" --runs "$runs" --sleep 2 --json >"$out/candidates.json"
 

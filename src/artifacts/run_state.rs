@@ -211,6 +211,14 @@ pub struct AttemptRecord {
     pub outcome: Option<AttemptOutcome>,
     #[serde(default)]
     pub reason: Option<String>,
+    /// `on_failure.candidates` > 1: every copy of the debug command that
+    /// ran in its own checkout, with its verdict.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub candidates: Vec<crate::artifacts::fix_history::CandidateAttempt>,
+    /// The candidate chosen: its changes are put into the work tree next
+    /// (kept after, as the record of what was applied).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chosen: Option<crate::artifacts::iteration_state::ChosenCandidate>,
     #[serde(flatten)]
     pub extra: Extra,
 }

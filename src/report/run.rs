@@ -915,6 +915,8 @@ mod tests {
             debug: debug_rec,
             test,
             reason: None,
+            candidates: Vec::new(),
+            chosen: None,
             extra: Default::default(),
         }
     }

@@ -21,6 +21,10 @@ pub const TEST_VARS: &[&str] = &[
     "test.attempt",
 ];
 
+/// Inside `on_failure:` with `candidates:` > 1: which copy of the debug
+/// command this is (1-based).
+pub const CANDIDATE_VAR: &str = "candidate";
+
 /// The variables a step with an `id` defines for later steps.
 pub fn step_output_names(id: &str, outputs: &[String]) -> Vec<String> {
     let mut names = vec![format!("{id}.output"), format!("{id}.exit_code")];
@@ -57,6 +61,9 @@ pub fn variables(wf: &Workflow, given: &BTreeSet<String>) -> Vec<Issue> {
                 if let Some(f) = &t.on_failure {
                     let mut inner = here.clone();
                     inner.extend(TEST_VARS.iter().map(|s| s.to_string()));
+                    if f.candidates > 1 {
+                        inner.insert(CANDIDATE_VAR.to_string());
+                    }
                     let field = match &f.debug {
                         Exec::Claude(_) => "on_failure.claude",
                         Exec::Shell(_) => "on_failure.shell",

@@ -153,6 +153,7 @@ mod tests {
             fail_workflow: fail,
             commit_required: false,
             timeout: None,
+            candidates: 1,
         }
     }
 
@@ -270,6 +271,8 @@ mod tests {
             test: Some(run(Some(1), 1, 0)),
             outcome: Some(outcome),
             reason: None,
+            candidates: Vec::new(),
+            chosen: None,
             extra: Default::default(),
         };
         let mut s = StepRecord {

@@ -34,6 +34,8 @@ use crate::error::{Exit, Result};
 use crate::git::{CommitKind, Trailers};
 use crate::session::Workspace;
 
+mod speculative;
+
 /// What a run works with that does not change while it runs.
 pub struct RunMachine {
     pub ws: Workspace,
@@ -752,23 +754,9 @@ impl RunMachine {
 
     fn test_run(&self, s: &RunSession, step: &Step, t: &TestSpec, dir: PathBuf) -> EngineStep {
         let vars = self.vars_for(s, step);
-        let command = match crate::agents::interpolate(&t.command.text, &vars, Mode::Shell) {
-            Ok(c) => c,
-            Err(e) => return EngineStep::Do(Effect::Block(format!("{}: {e}", step.label()))),
-        };
-        let test_cfg = TestConfig {
-            command: Some(command.clone()),
-            ..TestConfig::default()
-        };
-        let Some(detected) = crate::testing::detect::detect_with(
-            &self.ws.root,
-            &test_cfg,
-            &crate::testing::program::on_path,
-        ) else {
-            return EngineStep::Do(Effect::Block(format!(
-                "{}: the test command is empty",
-                step.label()
-            )));
+        let (detected, command) = match self.detect(s, step, t) {
+            Ok(d) => d,
+            Err(why) => return EngineStep::Do(Effect::Block(why)),
         };
         let log = dir.join("test-output.log");
         EngineStep::Do(Effect::RunTests(TestRequest {
@@ -785,6 +773,29 @@ impl RunMachine {
             flaky: None,
             seal: None,
         }))
+    }
+
+    /// The step's test command resolved, and how its output is read.
+    fn detect(
+        &self,
+        s: &RunSession,
+        step: &Step,
+        t: &TestSpec,
+    ) -> std::result::Result<(crate::testing::Detected, String), String> {
+        let vars = self.vars_for(s, step);
+        let command = crate::agents::interpolate(&t.command.text, &vars, Mode::Shell)
+            .map_err(|e| format!("{}: {e}", step.label()))?;
+        let test_cfg = TestConfig {
+            command: Some(command.clone()),
+            ..TestConfig::default()
+        };
+        crate::testing::detect::detect_with(
+            &self.ws.root,
+            &test_cfg,
+            &crate::testing::program::on_path,
+        )
+        .map(|d| (d, command))
+        .ok_or_else(|| format!("{}: the test command is empty", step.label()))
     }
 
     fn next_debug(
@@ -819,10 +830,19 @@ impl RunMachine {
             self.ws.root.join(&before.output_file),
             before.output_file.clone(),
         ));
-        let inspect = Some(Before::Recorded(Snapshot {
+        let snapshot = Snapshot {
             tree: debug.snapshot_before.clone(),
             head: debug.head_before.clone(),
-        }));
+        };
+        if f.candidates > 1 {
+            let input = speculative::DebugInput {
+                vars,
+                test_output,
+                log: before.output_file.clone(),
+            };
+            return self.next_candidates(s, step, f, k, snapshot, input);
+        }
+        let inspect = Some(Before::Recorded(snapshot));
         let label = step.label();
         match &f.debug {
             Exec::Shell(t) => EngineStep::Do(Effect::Shell(ShellRequest {
@@ -975,6 +995,27 @@ impl RunMachine {
                     out,
                 );
             }
+            (TestPhase::Debug, Observed::Candidates(done)) => {
+                if let Some(f) = f {
+                    self.candidates_observed(s, step, f, *done, out);
+                }
+            }
+            (TestPhase::Debug, Observed::Applied(inspection)) => {
+                let k = s.state.steps[index - 1].attempt;
+                let debug = s.state.steps[index - 1].attempts[k as usize - 1]
+                    .debug
+                    .clone();
+                if let Some(d) = debug {
+                    self.debug_done(
+                        s,
+                        step,
+                        f,
+                        (d.exit_code, false, d.duration_ms, d.cost_usd, None),
+                        Some(inspection),
+                        out,
+                    );
+                }
+            }
             (TestPhase::Retest, Observed::Tests(run)) => {
                 let k = s.state.steps[index - 1].attempt;
                 let run = self.run_record(s, *run, &self.paths.attempt_dir(index, k));
@@ -1066,6 +1107,8 @@ impl RunMachine {
                         test: None,
                         outcome: None,
                         reason: None,
+                        candidates: Vec::new(),
+                        chosen: None,
                         extra: Default::default(),
                     });
                 }
@@ -1130,6 +1173,8 @@ impl RunMachine {
                 test: None,
                 outcome: None,
                 reason: None,
+                candidates: Vec::new(),
+                chosen: None,
                 extra: Default::default(),
             });
         }
@@ -1157,7 +1202,6 @@ impl RunMachine {
         let Some(f) = f else { return };
         let index = step.index;
         let k = s.state.steps[index - 1].attempt;
-        let max = f.max_attempts;
         let committed = inspection.as_ref().is_some_and(|i| i.head_moved());
         let files_changed = inspection
             .as_ref()
@@ -1183,23 +1227,8 @@ impl RunMachine {
                 d.finished = true;
             }
         }
-        let debugger = match &f.debug {
-            Exec::Claude(_) => self.claude.as_ref().map_or("claude", |a| a.name.as_str()),
-            Exec::Shell(_) => "shell",
-        }
-        .to_string();
         if let Some(before) = &before {
-            out.push(Event::Attempt(AttemptEvent {
-                step: index,
-                attempt: k,
-                max_attempts: max,
-                before_exit_code: before.exit_code,
-                before_timed_out: before.timed_out,
-                before_failing: before.failing,
-                debugger,
-                duration_ms,
-                note,
-            }));
+            out.push(self.attempt_event(index, k, f, before, duration_ms, note));
         }
         if no_change {
             {
@@ -1216,6 +1245,37 @@ impl RunMachine {
         } else {
             s.rec(index).phase = Some(TestPhase::Retest);
         }
+    }
+
+    /// Who runs the debug command: the agent's name, or `shell`.
+    fn debugger(&self, f: &OnFailure) -> &str {
+        match &f.debug {
+            Exec::Claude(_) => self.claude.as_ref().map_or("claude", |a| a.name.as_str()),
+            Exec::Shell(_) => "shell",
+        }
+    }
+
+    /// Attempt k's debug command ended (after the run `before`).
+    fn attempt_event(
+        &self,
+        index: usize,
+        k: u32,
+        f: &OnFailure,
+        before: &TestRunRecord,
+        duration_ms: u64,
+        note: Option<String>,
+    ) -> Event {
+        Event::Attempt(AttemptEvent {
+            step: index,
+            attempt: k,
+            max_attempts: f.max_attempts,
+            before_exit_code: before.exit_code,
+            before_timed_out: before.timed_out,
+            before_failing: before.failing,
+            debugger: self.debugger(f).to_string(),
+            duration_ms,
+            note,
+        })
     }
 
     /// A test step's last run decides it; `fail_workflow` may stop the run.

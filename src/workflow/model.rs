@@ -10,6 +10,8 @@ use super::yaml::{self, Key, Node, Pos, Value};
 pub const DEFAULT_MAX_ATTEMPTS: u32 = 3;
 /// Upper bound on `max_attempts`, to catch typos such as `300`.
 pub const MAX_ATTEMPTS_LIMIT: u32 = 100;
+/// Upper bound on `on_failure.candidates`: each is a checkout and a test run.
+pub const CANDIDATES_LIMIT: u32 = 16;
 
 /// A string from the file and where it is (for variable errors).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,6 +59,10 @@ pub struct OnFailure {
     /// Seconds the debug command may run; default: the agent's timeout for
     /// claude, none for shell.
     pub timeout: Option<u64>,
+    /// Copies of the debug command run at once per attempt, each in its
+    /// own checkout; the best by its tests is applied (default 1: one run
+    /// in the work tree).
+    pub candidates: u32,
 }
 
 /// `test:`.
@@ -211,6 +217,7 @@ const ON_FAILURE_KEYS: &[&str] = &[
     "fail_workflow",
     "commit_required",
     "timeout",
+    "candidates",
 ];
 /// Names an `id` cannot take: they start variables wfx defines.
 const RESERVED_IDS: &[&str] = &["test", "session", "env"];
@@ -739,6 +746,7 @@ impl Parser {
             fail_workflow: false,
             commit_required: false,
             timeout: None,
+            candidates: 1,
         };
         let before = self.issues.len();
         for (k, v) in entries {
@@ -767,6 +775,11 @@ impl Parser {
                 }
                 "timeout" => {
                     f.timeout = self.count(v, &ptr, &format!("{field} (seconds)"), u32::MAX as u64)
+                }
+                "candidates" => {
+                    if let Some(n) = self.count(v, &ptr, &field, CANDIDATES_LIMIT as u64) {
+                        f.candidates = n as u32;
+                    }
                 }
                 _ => {}
             }
@@ -937,7 +950,7 @@ commands:
                 "commands:\n  - test:\n      command: t\n      on_failure:\n        claude: c\n        max_attempt: 5\n"
             ),
             vec![
-                "/commands/0/test/on_failure/max_attempt line 6, column 9: unknown key \"max_attempt\" in step 1 (test): on_failure; known keys: claude, shell, max_attempts, stop_on_success, fail_workflow, commit_required, timeout",
+                "/commands/0/test/on_failure/max_attempt line 6, column 9: unknown key \"max_attempt\" in step 1 (test): on_failure; known keys: claude, shell, max_attempts, stop_on_success, fail_workflow, commit_required, timeout, candidates",
             ]
         );
     }

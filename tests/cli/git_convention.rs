@@ -35,7 +35,10 @@ fn project(message: serde_json::Value) -> Option<(Env, PathBuf)> {
                     "writer": {"command": [fake_agent("test-writer").display().to_string()]}
                 }
             },
-            "git": {"hooks": true, "message": message}
+            "git": {"hooks": true, "message": message},
+            // A fix that helps nothing is then committed, measured on the
+            // full suite and reverted: every kind of subject is made.
+            "cycle": {"progressive": false}
         }))
         .unwrap(),
     );

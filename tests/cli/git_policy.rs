@@ -17,6 +17,15 @@ fn config(fixer: &str, git: serde_json::Value) -> serde_json::Value {
     c
 }
 
+/// [`config`] where every fix is judged on the full suite, so a fix that
+/// helps nothing is committed, found to regress and rolled back (with
+/// progressive retests it is put back uncommitted after its first tier).
+fn rollback_config(fixer: &str, git: serde_json::Value) -> serde_json::Value {
+    let mut c = config(fixer, git);
+    c["cycle"] = serde_json::json!({"progressive": false});
+    c
+}
+
 /// Every path any commit of HEAD's history touched.
 fn committed_paths(env: &Env) -> Vec<String> {
     let mut paths: Vec<String> = env
@@ -42,7 +51,7 @@ fn artifacts_none_commits_no_session_file_and_rollback_still_works() {
     let env = Env::new();
     env.cycle_project(
         "node-calc",
-        &config("break-more", serde_json::json!({"artifacts": "none"})),
+        &rollback_config("break-more", serde_json::json!({"artifacts": "none"})),
     );
     env.plan_calculator();
     env.cycle(&[])
@@ -210,7 +219,7 @@ fn squash_folds_the_sessions_commits_into_one_that_lists_the_iterations() {
     let env = Env::new();
     env.cycle_project(
         "node-calc",
-        &config("break-more", serde_json::json!({"squash": true})),
+        &rollback_config("break-more", serde_json::json!({"squash": true})),
     );
     env.plan_calculator();
     env.cycle(&[])

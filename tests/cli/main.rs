@@ -72,6 +72,7 @@ mod trust_processes;
 mod trust_secrets;
 mod trust_tests_guard;
 mod ux_states;
+mod workflow_candidates;
 mod workflow_cli;
 mod workflow_live;
 

@@ -15,6 +15,15 @@ fn py_calc(env: &Env, fixer: &str) {
     env.plan_calculator();
 }
 
+/// [`py_calc`] where every fix is judged on the full suite, so a fix that
+/// breaks passing tests is committed, found to regress and rolled back.
+fn py_calc_full_retests(env: &Env, fixer: &str) {
+    let mut c = fixer_config(fixer);
+    c["cycle"] = serde_json::json!({"progressive": false});
+    env.cycle_project("py-calc", &c);
+    env.plan_calculator();
+}
+
 fn fixture(rel: &str) -> Vec<u8> {
     std::fs::read(
         std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -43,7 +52,7 @@ fn entry(history: &Value, iteration: u64) -> Value {
 #[test]
 fn agent_commits_are_folded_and_rolled_back_with_the_attempt() {
     let env = Env::new();
-    py_calc(&env, "commit-break");
+    py_calc_full_retests(&env, "commit-break");
     let base = env.git(&["rev-parse", "HEAD"]);
     env.cycle(&[]).success();
     let h = history(&env, ARCHIVED);
@@ -165,7 +174,7 @@ fn a_reused_session_id_makes_its_own_commits() {
 #[test]
 fn allow_dirty_never_commits_work_in_progress_and_rollback_keeps_it() {
     let env = Env::new();
-    py_calc(&env, "break-more");
+    py_calc_full_retests(&env, "break-more");
     let wip = [fixture("calc/ops.py"), b"# WIP\n".to_vec()].concat();
     env.write_bytes("calc/ops.py", &wip);
     env.cycle(&["--allow-dirty"]).success();

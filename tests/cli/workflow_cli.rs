@@ -50,7 +50,7 @@ fn unknown_keys_exit_2_naming_key_and_step() {
     assert_eq!(out.code, 2);
     assert_eq!(
         out.stderr,
-        "error: wf.yml: /commands/1/test/on_failure/max_attempt: line 7, column 9: unknown key \"max_attempt\" in step 2 (test): on_failure; known keys: claude, shell, max_attempts, stop_on_success, fail_workflow, commit_required, timeout\n"
+        "error: wf.yml: /commands/1/test/on_failure/max_attempt: line 7, column 9: unknown key \"max_attempt\" in step 2 (test): on_failure; known keys: claude, shell, max_attempts, stop_on_success, fail_workflow, commit_required, timeout, candidates\n"
     );
     let out = wfx(&env, &["--json", "run", "wf.yml"]);
     let v: Value = serde_json::from_str(&out.stdout).unwrap();
