@@ -19,7 +19,7 @@ Each run is a fresh copy of the project in a fresh repository; medians over
 
     cargo build --release
     scripts/bench_candidates.py steps    [--wfx target/release/wfx] [--runs 5] [--sleep 2]
-    scripts/bench_candidates.py parallel [--wfx target/release/wfx] [--runs 5] [--sleep 2]
+    scripts/bench_candidates.py parallel [--wfx target/release/wfx] [--runs 5] [--sleep 2] [--json]
 """
 import argparse, json, os, shutil, statistics, subprocess, sys, tempfile, time
 
@@ -89,7 +89,7 @@ def steps(args):
             "wall_s": round(statistics.median(w for _, _, w in r), 2),
             "range_s": [round(min(w for _, _, w in r), 2), round(max(w for _, _, w in r), 2)],
         }
-    print(json.dumps(out, indent=2))
+    print(json.dumps(out, indent=None if args.json else 2))
 
 
 def parallel(args):
@@ -112,7 +112,7 @@ def parallel(args):
         "ratio": round(statistics.median(ratios), 2),
         "ratio_range": [round(min(ratios), 2), round(max(ratios), 2)],
         "sum_of_candidates_would_be_s": round(3 * statistics.median(slowest_s), 2),
-    }, indent=2))
+    }, indent=None if args.json else 2))
 
 
 def main():
@@ -122,6 +122,7 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--sleep", type=float, default=2.0)
     ap.add_argument("--max-parallel", type=int, default=3)
+    ap.add_argument("--json", action="store_true", help="one line of JSON (for scripts/bench_all.sh)")
     args = ap.parse_args()
     args.wfx = os.path.abspath(args.wfx)
     {"steps": steps, "parallel": parallel}[args.what](args)

@@ -166,6 +166,14 @@ def main():
                     f"{x['rebuilt_ms']:.0f} ms", f"in place {x['in_place_ms']:.0f} ms",
                     f"+{x['own_rebuild_ms']:.0f} ms", "report", None)
 
+    c = jload(d, "candidates.json")
+    if c:
+        add(f"one step of 3 speculative candidates, each agent sleeping 2 s (`--candidates 3`; ratio range "
+            f"{c['ratio_range'][0]}–{c['ratio_range'][1]}×; one after another it would be "
+            f"{c['sum_of_candidates_would_be_s']} s)",
+            f"{c['step_s']} s", f"slowest candidate {c['slowest_candidate_s']} s", f"{c['ratio']}×",
+            "≤ 1.3× the slowest", c["ratio"] <= 1.3)
+
     if os.path.exists(os.path.join(d, "stream.txt")):
         srows, size = stream_rows(read(os.path.join(d, "stream.txt")))
         cat = srows.get("sh: generator | cat > /dev/null")

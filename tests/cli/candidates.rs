@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 /// Three fix agents, each `sleepy` with its action: the order of the chain
 /// is the order of the candidates.
-fn config(actions: &[&str], candidates: u32) -> Value {
+pub(crate) fn config(actions: &[&str], candidates: u32) -> Value {
     let mut defs = serde_json::Map::new();
     let mut names = Vec::new();
     for a in actions {
@@ -27,7 +27,7 @@ fn config(actions: &[&str], candidates: u32) -> Value {
     })
 }
 
-fn plan(env: &Env, title: &str) {
+pub(crate) fn plan(env: &Env, title: &str) {
     env.wfx_live()
         .args(["test-fix-gen", title, "--plan-only"])
         .assert()
@@ -46,7 +46,7 @@ fn of_kind<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
 }
 
 /// Lines of `git log` subjects, newest first, with their Wfx-Candidate.
-fn commits(env: &Env) -> Vec<String> {
+pub(crate) fn commits(env: &Env) -> Vec<String> {
     env.git(&[
         "log",
         "--format=%s|%(trailers:key=Wfx-Candidate,valueonly,separator=)",
@@ -58,15 +58,24 @@ fn commits(env: &Env) -> Vec<String> {
 
 /// Nothing of the candidates is left: no worktree registered, no
 /// candidate ref, no checkout in the temp directory for the session.
-fn nothing_left(env: &Env, session: &str) {
+pub(crate) fn nothing_left(env: &Env, session: &str) {
     assert_eq!(env.git(&["worktree", "list"]).lines().count(), 1);
     assert_eq!(env.git(&["for-each-ref", "refs/wfx"]), "");
-    let prefix = format!("wfx-candidate-{session}-");
+    // This project's checkouts only: tests running at the same time may
+    // use the same session name in other projects.
+    let prefixes: Vec<String> = [env.root.clone(), env.root.canonicalize().unwrap()]
+        .iter()
+        .map(|root| {
+            let dir = wfx::git::candidate_dir(root, session, 0);
+            let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+            name.strip_suffix('0').unwrap().to_string()
+        })
+        .collect();
     let left: Vec<String> = std::fs::read_dir(std::env::temp_dir())
         .unwrap()
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with(&prefix))
+        .filter(|n| prefixes.iter().any(|p| n.starts_with(p.as_str())))
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
@@ -307,7 +316,7 @@ fn no_candidate_better_than_the_run_before_is_a_failed_attempt() {
 }
 
 /// The process exists and is not a zombie waiting for its reaper.
-fn running(pid: i32) -> bool {
+pub(crate) fn running(pid: i32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .ok()
         .and_then(|s| {

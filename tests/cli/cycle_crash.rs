@@ -92,15 +92,26 @@ fn state_file(root: &Path) -> Option<String> {
 }
 
 fn lock_pgid(root: &Path) -> Option<i32> {
-    for dir in [ACTIVE, ARCHIVED] {
-        if let Ok(text) = std::fs::read_to_string(root.join(dir).join(".lock"))
+    lock_groups(root, ID).first().copied()
+}
+
+/// Process groups the session lock of `id` names: the child's, then the
+/// other children's (speculative candidates).
+fn lock_groups(root: &Path, id: &str) -> Vec<i32> {
+    for dir in [".workflow/active", ".workflow/archives"] {
+        if let Ok(text) = std::fs::read_to_string(root.join(dir).join(id).join(".lock"))
             && let Ok(v) = serde_json::from_str::<Value>(text.trim())
-            && let Some(p) = v["child_pgid"].as_i64()
         {
-            return Some(p as i32);
+            let more = v["more_children"].as_array().into_iter().flatten();
+            return v["child_pgid"]
+                .as_i64()
+                .into_iter()
+                .chain(more.filter_map(|c| c[0].as_i64()))
+                .map(|p| p as i32)
+                .collect();
         }
     }
-    None
+    Vec::new()
 }
 
 /// Run one scenario to the end (resuming after the kill) and collect what
@@ -383,5 +394,226 @@ fn a_resume_after_a_kill_during_a_ref_update_sweeps_the_ref_locks() {
     assert!(
         env.root.join(".git/refs/heads/mine.lock").exists(),
         "a lock that is not wfx's stays"
+    );
+}
+
+// Speculative candidates (`--candidates 3`): `kill -9` at a random instant
+// of the candidate phase, then `--resume-session`, ends as if one attempt
+// had been in flight.
+
+const CANDIDATES_ID: &str = "WFS-test-the-killed-candidates";
+
+/// `n` delays in `[0, span)` from a fixed seed (splitmix64): the same
+/// instants on every run, spread over the whole span.
+fn seeded_delays(seed: u64, n: usize, span: Duration) -> Vec<Duration> {
+    let mut x = seed;
+    (0..n)
+        .map(|_| {
+            x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = x;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^= z >> 31;
+            span.mul_f64((z >> 11) as f64 / (1u64 << 53) as f64)
+        })
+        .collect()
+}
+
+/// py-calc with the chain [fix-one, break, fix-all] as three candidates
+/// (the `sleepy` fixture agent), planned.
+fn candidates_project() -> Env {
+    let env = Env::new();
+    env.cycle_project(
+        "py-calc",
+        &crate::candidates::config(&["fix-one", "break", "fix-all"], 3),
+    );
+    crate::candidates::plan(&env, "Test the killed candidates");
+    env
+}
+
+/// `wfx --json` with the agents sleeping `sleep_s`; the `--json` events
+/// arrive on the receiver as `(when, event)`.
+fn candidates_wfx(
+    env: &Env,
+    sleep_s: &str,
+    args: &[&str],
+) -> (Child, std::sync::mpsc::Receiver<(Instant, String)>) {
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("wfx"));
+    env.apply(&mut cmd);
+    env.apply_toolchains(&mut cmd);
+    let mut child = cmd
+        .env("FIXER_STATE", env.state_dir())
+        .env("SLEEPY_S", sleep_s)
+        .arg("--json")
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("wfx starts");
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if let Ok(v) = serde_json::from_str::<Value>(&line)
+                && let Some(e) = v["event"].as_str()
+            {
+                let _ = tx.send((Instant::now(), e.to_string()));
+            }
+        }
+    });
+    (child, rx)
+}
+
+/// When the first candidate started, or None if the run ended first.
+fn first_candidate(rx: &std::sync::mpsc::Receiver<(Instant, String)>) -> Option<Instant> {
+    rx.iter()
+        .find(|(_, e)| e == "candidate-started")
+        .map(|(t, _)| t)
+}
+
+/// One trial: SIGKILL wfx `delay` after its first candidate started (the
+/// agents sleeping `sleep_s`), resume until done, check what is left.
+/// Returns whether the kill landed before wfx ended by itself.
+fn candidates_trial(sleep_s: &str, delay: Duration) -> bool {
+    let env = candidates_project();
+    let (mut child, rx) = candidates_wfx(&env, sleep_s, &["test-cycle-execute"]);
+    let pid = child.id() as i32;
+    let started = first_candidate(&rx).expect("the candidates start");
+    // The candidates' process groups, as the lock names them.
+    let groups = Arc::new(Mutex::new(Vec::<i32>::new()));
+    let done = Arc::new(AtomicBool::new(false));
+    let watcher = {
+        let (groups, done, root) = (groups.clone(), done.clone(), env.root.clone());
+        std::thread::spawn(move || {
+            while !done.load(Ordering::SeqCst) {
+                let mut g = groups.lock().unwrap();
+                for p in lock_groups(&root, CANDIDATES_ID) {
+                    if !g.contains(&p) {
+                        g.push(p);
+                    }
+                }
+                drop(g);
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        })
+    };
+    std::thread::sleep(delay.saturating_sub(started.elapsed()));
+    // Not reaped yet: the pid is still this child's even if it has ended.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+    let status = child.wait().unwrap();
+    done.store(true, Ordering::SeqCst);
+    watcher.join().unwrap();
+    let killed = status.code().is_none();
+    let what = format!("sleep {sleep_s} s, kill {delay:?} into the candidates");
+    if !killed {
+        assert_eq!(status.code(), Some(0), "{what}");
+    }
+    // Resume until done (a resume may pause once more: exit 3).
+    for resumes in 1..=3 {
+        if !killed {
+            break;
+        }
+        let (child, _) = candidates_wfx(
+            &env,
+            "0",
+            &["test-cycle-execute", "--resume-session", CANDIDATES_ID],
+        );
+        let code = child.wait_with_output().unwrap().status.code();
+        assert!(
+            code == Some(0) || (code == Some(3) && resumes < 3),
+            "{what}: resume {resumes} exited {code:?}"
+        );
+        if code == Some(0) {
+            break;
+        }
+    }
+    // No candidate agent and no group of the killed run is left.
+    let agents: Vec<i32> = std::fs::read_to_string(env.state_dir().join("sleepy.pids"))
+        .unwrap()
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect();
+    for pid in agents {
+        assert!(
+            !crate::candidates::running(pid),
+            "{what}: candidate agent {pid} survived the resume"
+        );
+    }
+    let deadline = Instant::now() + Duration::from_secs(5);
+    for &g in groups.lock().unwrap().iter() {
+        while wfx::process::group_alive(g) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(!wfx::process::group_alive(g), "{what}: group {g} survived");
+    }
+    // Exactly one fix commit, the chosen candidate's.
+    let fixes: Vec<String> = crate::candidates::commits(&env)
+        .into_iter()
+        .filter(|c| c.contains(" - ") && c.starts_with("test-cycle: iteration"))
+        .collect();
+    assert_eq!(
+        fixes,
+        ["test-cycle: iteration 1 - surgical strategy (pass: 81.8% → 100.0%)|3"],
+        "{what}"
+    );
+    // Only the main tree, no candidate ref or checkout, nothing dirty.
+    crate::candidates::nothing_left(&env, CANDIDATES_ID);
+    assert_eq!(env.git(&["status", "--porcelain"]), "", "{what}");
+    let state = env.json(&format!(
+        ".workflow/archives/{CANDIDATES_ID}/.process/iteration-state.json"
+    ));
+    assert_eq!(state["status"], "completed", "{what}");
+    killed
+}
+
+/// 30 seeded kills: 15 while the agents sleep (30 s each: only the resume
+/// can end them) and 15 spread over a phase of instant agents (the tiers in
+/// the candidates' checkouts, the choice, the apply and the commit),
+/// whose length a reference run measures.
+#[test]
+fn kill_9_at_random_instants_of_the_candidates_then_resume_leaves_one_commit() {
+    // The reference: how long the candidate phase of instant agents lasts,
+    // from the first `candidate-started` to the end of the run.
+    let env = candidates_project();
+    let (child, rx) = candidates_wfx(&env, "0", &["test-cycle-execute"]);
+    let started = first_candidate(&rx).expect("the candidates start");
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let phase = started.elapsed();
+    eprintln!("reference candidate phase to the end: {phase:?}");
+    let mut trials: Vec<(&str, Duration)> = seeded_delays(28, 15, Duration::from_millis(1500))
+        .into_iter()
+        .map(|d| ("30", d))
+        .collect();
+    trials.extend(seeded_delays(2811, 15, phase).into_iter().map(|d| ("0", d)));
+    let total = trials.len();
+    let queue = Arc::new(Mutex::new(trials));
+    let killed = Arc::new(Mutex::new(0usize));
+    let workers: Vec<_> = (0..3)
+        .map(|_| {
+            let (queue, killed) = (queue.clone(), killed.clone());
+            std::thread::spawn(move || {
+                loop {
+                    let Some((sleep_s, delay)) = queue.lock().unwrap().pop() else {
+                        break;
+                    };
+                    let k = candidates_trial(sleep_s, delay);
+                    eprintln!("sleep {sleep_s} s, kill at {delay:?}: killed {k}");
+                    *killed.lock().unwrap() += usize::from(k);
+                }
+            })
+        })
+        .collect();
+    for w in workers {
+        w.join().expect("a trial failed (see above)");
+    }
+    let killed = *killed.lock().unwrap();
+    assert!(
+        killed * 10 >= total * 8,
+        "only {killed} of {total} trials were interrupted"
     );
 }
