@@ -21,7 +21,7 @@ use super::imports::{go_imports, js_specs, npm_package, resolve_js};
 use super::manifest::{Manifest, Manifests};
 use super::rules::Scan;
 use super::source::{Lang, Source, scanned_lang, split_args};
-use super::{Ctx, in_any, re, read_text, words};
+use super::{Ctx, compile as re, in_any, read_text, words};
 use crate::project::is_test_path;
 
 /// Scan one test file's text. `root` is read to find the subject (the

@@ -9,9 +9,9 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::manifest::{Manifest, py_norm};
-use super::source::{Lang, Source, edit_distance};
+use super::source::{Func, Lang, Source, edit_distance};
 use super::stdlib::{NODE_BUILTINS, PYTHON_IMPORT_NAMES, PYTHON_STDLIB};
-use super::{Ctx, re};
+use super::{Ctx, compile as re};
 
 /// One import as written, at the offset of its statement (or specifier).
 #[derive(Debug, Clone)]
@@ -36,7 +36,7 @@ impl Import {
     }
 }
 
-pub(crate) fn check(cx: &mut Ctx) {
+pub(crate) fn check(cx: &Ctx, _: &[Func]) {
     match cx.src.lang {
         Lang::Python => python(cx),
         Lang::Js | Lang::Ts => js(cx),
@@ -57,7 +57,7 @@ fn near_miss<'a>(name: &str, candidates: impl Iterator<Item = &'a String>) -> Op
 }
 
 fn report_undeclared(
-    cx: &mut Ctx,
+    cx: &Ctx,
     off: usize,
     shown: &str,
     declared: &BTreeSet<String>,
@@ -208,7 +208,7 @@ pub(crate) fn python_importable(manifest: &Manifest) -> Option<BTreeSet<String>>
     })
 }
 
-fn python(cx: &mut Ctx) {
+fn python(cx: &Ctx) {
     let imports = python_imports(cx);
     if imports.is_empty() {
         return;
@@ -275,7 +275,7 @@ fn python(cx: &mut Ctx) {
     }
 }
 
-fn python_relative(cx: &mut Ctx, imp: &Import, dots: usize, fdir: Option<&Path>) {
+fn python_relative(cx: &Ctx, imp: &Import, dots: usize, fdir: Option<&Path>) {
     let Some(fdir) = fdir else { return };
     let mut base = fdir.to_path_buf();
     for _ in 1..dots {
@@ -426,7 +426,7 @@ pub(crate) fn npm_package(spec: &str) -> String {
     }
 }
 
-fn js(cx: &mut Ctx) {
+fn js(cx: &Ctx) {
     let imports = js_imports(&cx.src);
     if imports.is_empty() {
         return;
@@ -476,7 +476,7 @@ fn js(cx: &mut Ctx) {
 
 // ---------------------------------------------------------------- Rust
 
-fn rust(cx: &mut Ctx) {
+fn rust(cx: &Ctx) {
     static USE: LazyLock<Regex> = LazyLock::new(|| {
         re(r"(?m)^[ \t]*(?:pub(?:\s*\([^)]*\))?\s+)?use\s+(::\s*)?([A-Za-z_][A-Za-z0-9_]*)")
     });
@@ -568,7 +568,7 @@ pub(crate) fn go_imports(src: &Source) -> Vec<Import> {
     out
 }
 
-fn go(cx: &mut Ctx) {
+fn go(cx: &Ctx) {
     let Some(gomod) = cx.manifest.go.clone() else {
         return;
     };
