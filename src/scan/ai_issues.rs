@@ -289,7 +289,7 @@ fn py_placeholders(cx: &Ctx, funcs: &[Func]) {
             .any(|w| low.contains(w))
             || enclosing_func(funcs, m.start())
                 .is_some_and(|f| py_deliberate(src, funcs, f, cx.rel, false))
-            || enclosing_class(src, src.line_index(m.start())).is_some_and(|c| abstract_class(c));
+            || enclosing_class(src, src.line_index(m.start())).is_some_and(abstract_class);
         if !excused {
             cx.report(
                 "not_implemented_body",
