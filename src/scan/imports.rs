@@ -2,16 +2,12 @@
 //! of declared names (typos), and local sub-paths that do not exist. Also
 //! the import readers the other checks share.
 
-use std::collections::BTreeSet;
-use std::path::{Component, Path, PathBuf};
-use std::sync::LazyLock;
-
-use regex::Regex;
-
+use super::Ctx;
 use super::manifest::{Manifest, py_norm};
 use super::source::{Func, Lang, Source, edit_distance};
 use super::stdlib::{NODE_BUILTINS, PYTHON_IMPORT_NAMES, PYTHON_STDLIB};
-use super::{Ctx, compile as re};
+use std::collections::BTreeSet;
+use std::path::{Component, Path, PathBuf};
 
 /// One import as written, at the offset of its statement (or specifier).
 #[derive(Debug, Clone)]
@@ -105,9 +101,6 @@ fn join_within(root: &Path, base: &Path, rel: &str) -> Option<PathBuf> {
 // ---------------------------------------------------------------- Python
 
 fn python_imports(cx: &Ctx) -> Vec<Import> {
-    static IMPORT: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*import\s+(.+)$"));
-    static FROM: LazyLock<Regex> =
-        LazyLock::new(|| re(r"^\s*from\s+(\.*)\s*([\w.]*)\s+import\s+(.+)$"));
     let src = &cx.src;
     let logical = src.logical_starts();
     let mut out = Vec::new();
@@ -124,14 +117,15 @@ fn python_imports(cx: &Ctx) -> Vec<Import> {
         let text: String = src.code[start..src.line_end(end - 1)].replace(['\n', '\\'], " ");
         let optional = in_try_block(&cx.src, idx, logical);
         let stmt = text.split(';').next().unwrap_or("");
-        if let Some(c) = IMPORT.captures(stmt) {
+        if let Some(c) = re!(r"^\s*import\s+(.+)$").captures(stmt) {
             for module in c[1].split(',').filter_map(|p| p.split_whitespace().next()) {
                 out.push(Import {
                     optional,
                     ..Import::at(start, module)
                 });
             }
-        } else if let Some(c) = FROM.captures(stmt) {
+        } else if let Some(c) = re!(r"^\s*from\s+(\.*)\s*([\w.]*)\s+import\s+(.+)$").captures(stmt)
+        {
             let names = c[3].replace(['(', ')'], " ");
             let names = names
                 .split(',')
@@ -323,15 +317,13 @@ fn python_relative(cx: &Ctx, imp: &Import, dots: usize, fdir: Option<&Path>) {
 /// `import … from`, `import '…'`, `export … from`, `require()`,
 /// `import()` and `jest|vi.requireActual|importActual()`.
 pub(crate) fn js_specs<'s>(src: &'s Source) -> Vec<(usize, &'s str, &'s str)> {
-    static RE: LazyLock<Regex> = LazyLock::new(|| {
-        re(concat!(
-            r#"(?:^|[^\w$.])(?:from|import)\s*["'`]"#,
-            r#"|(?:^|[^\w$.])(?:require|import)\s*\(\s*["'`]"#,
-            r#"|(?:^|[^\w$.])(?:jest|vi)\s*\.\s*(?:requireActual|importActual)\s*\(\s*["'`]"#
-        ))
-    });
+    let spec = re!(concat!(
+        r#"(?:^|[^\w$.])(?:from|import)\s*["'`]"#,
+        r#"|(?:^|[^\w$.])(?:require|import)\s*\(\s*["'`]"#,
+        r#"|(?:^|[^\w$.])(?:jest|vi)\s*\.\s*(?:requireActual|importActual)\s*\(\s*["'`]"#
+    ));
     let m = &src.masked;
-    RE.find_iter(m)
+    spec.find_iter(m)
         .filter_map(|x| {
             Some((
                 x.end() - 1,
@@ -477,17 +469,6 @@ fn js(cx: &Ctx) {
 // ---------------------------------------------------------------- Rust
 
 fn rust(cx: &Ctx) {
-    static USE: LazyLock<Regex> = LazyLock::new(|| {
-        re(r"(?m)^[ \t]*(?:pub(?:\s*\([^)]*\))?\s+)?use\s+(::\s*)?([A-Za-z_][A-Za-z0-9_]*)")
-    });
-    static EXTERN: LazyLock<Regex> = LazyLock::new(|| {
-        re(r"(?m)^[ \t]*(?:pub\s+)?extern\s+crate\s+([A-Za-z_]\w*)(?:\s+as\s+(\w+))?")
-    });
-    static ITEM: LazyLock<Regex> = LazyLock::new(|| {
-        re(r"\b(?:mod|enum|struct|trait|type|fn|const|static|union|macro_rules!)\s+([A-Za-z_]\w*)")
-    });
-    static USE_STMT: LazyLock<Regex> = LazyLock::new(|| re(r"\buse\s+([^;]+);"));
-    static IDENT: LazyLock<Regex> = LazyLock::new(|| re(r"[A-Za-z_]\w*"));
     const STD: &[&str] = &[
         "std",
         "core",
@@ -499,26 +480,34 @@ fn rust(cx: &Ctx) {
         "super",
         "Self",
     ];
+    let item = re!(
+        r"\b(?:mod|enum|struct|trait|type|fn|const|static|union|macro_rules!)\s+([A-Za-z_]\w*)"
+    );
+    let ident = re!(r"[A-Za-z_]\w*");
     let Some(cargo) = cx.manifest.cargo.clone() else {
         return;
     };
     let m = &cx.src.masked;
-    let mut in_scope: BTreeSet<String> = ITEM.captures_iter(m).map(|c| c[1].to_string()).collect();
+    let mut in_scope: BTreeSet<String> = item.captures_iter(m).map(|c| c[1].to_string()).collect();
     // every name a use tree brings in (over-approximated: all but the first
     // segment)
-    for c in USE_STMT.captures_iter(m) {
+    for c in re!(r"\buse\s+([^;]+);").captures_iter(m) {
         in_scope.extend(
-            IDENT
+            ident
                 .find_iter(&c[1])
                 .skip(1)
                 .map(|id| id.as_str().to_string()),
         );
     }
-    let mut uses: Vec<(usize, String)> = USE
+    let uses =
+        re!(r"(?m)^[ \t]*(?:pub(?:\s*\([^)]*\))?\s+)?use\s+(::\s*)?([A-Za-z_][A-Za-z0-9_]*)");
+    let mut uses: Vec<(usize, String)> = uses
         .captures_iter(m)
         .map(|c| (c.get(0).unwrap().start(), c[2].to_string()))
         .collect();
-    for c in EXTERN.captures_iter(m) {
+    let extern_crate =
+        re!(r"(?m)^[ \t]*(?:pub\s+)?extern\s+crate\s+([A-Za-z_]\w*)(?:\s+as\s+(\w+))?");
+    for c in extern_crate.captures_iter(m) {
         uses.push((c.get(0).unwrap().start(), c[1].to_string()));
         in_scope.extend(c.get(2).map(|a| a.as_str().to_string()));
     }
@@ -545,11 +534,8 @@ fn rust(cx: &Ctx) {
 
 /// The import paths of a Go file, at the offset of their quote.
 pub(crate) fn go_imports(src: &Source) -> Vec<Import> {
-    static BLOCK: LazyLock<Regex> = LazyLock::new(|| re(r"(?m)^[ \t]*import\s*\("));
-    static SINGLE: LazyLock<Regex> =
-        LazyLock::new(|| re(r#"(?m)^[ \t]*import\s+(?:[\w.]+\s+)?["`]"#));
     let mut out = Vec::new();
-    for m in BLOCK.find_iter(&src.masked) {
+    for m in re!(r"(?m)^[ \t]*import\s*\(").find_iter(&src.masked) {
         let open = m.end() - 1;
         if let Some(close) = src.match_close(open) {
             let inside = src
@@ -559,7 +545,7 @@ pub(crate) fn go_imports(src: &Source) -> Vec<Import> {
             out.extend(inside.map(|s| Import::at(s.open, &src.text[s.start..s.end])));
         }
     }
-    for m in SINGLE.find_iter(&src.masked) {
+    for m in re!(r#"(?m)^[ \t]*import\s+(?:[\w.]+\s+)?["`]"#).find_iter(&src.masked) {
         out.extend(
             src.string_at(m.end() - 1)
                 .map(|spec| Import::at(m.end() - 1, spec)),
