@@ -324,23 +324,12 @@ impl Lexer<'_> {
             while s > 0 && is_ident(self.code[s - 1]) {
                 s -= 1;
             }
-            let word = &self.code[s..k];
-            return matches!(
-                word,
-                b"return"
-                    | b"typeof"
-                    | b"case"
-                    | b"do"
-                    | b"else"
-                    | b"in"
-                    | b"of"
-                    | b"new"
-                    | b"delete"
-                    | b"void"
-                    | b"throw"
-                    | b"yield"
-                    | b"await"
-            );
+            // the keywords after which an expression (a regex) starts
+            const BEFORE_EXPR: &[&[u8]] = &[
+                b"return", b"typeof", b"case", b"do", b"else", b"in", b"of", b"new", b"delete",
+                b"void", b"throw", b"yield", b"await",
+            ];
+            return BEFORE_EXPR.contains(&&self.code[s..k]);
         }
         !matches!(p, b')' | b']' | b'.' | b'\'' | b'"' | b'`')
     }
