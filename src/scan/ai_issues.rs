@@ -94,26 +94,8 @@ fn enclosing_func(funcs: &[Func], off: usize) -> Option<&Func> {
         .max_by_key(|f| f.start)
 }
 
-/// Python: the header lines (trimmed code) of the blocks enclosing line
-/// `idx`, innermost first.
-fn enclosing_headers<'s>(src: &'s Source, idx: usize) -> Vec<&'s str> {
-    let logical = src.logical_starts();
-    let mut out = Vec::new();
-    let mut ind = src.indent(idx);
-    for k in (0..idx).rev() {
-        if ind == 0 {
-            break;
-        }
-        if !src.is_blank(k) && logical[k] && src.indent(k) < ind {
-            out.push(src.code_line(k).trim());
-            ind = src.indent(k);
-        }
-    }
-    out
-}
-
 fn enclosing_class<'s>(src: &'s Source, idx: usize) -> Option<&'s str> {
-    enclosing_headers(src, idx)
+    src.py_headers(idx)
         .into_iter()
         .find(|h| h.starts_with("class "))
 }
@@ -128,7 +110,7 @@ fn abstract_class(header: &str) -> bool {
 /// Python definitions that are meant to have no body: abstract methods,
 /// overloads, protocol/ABC members, stub files, `TYPE_CHECKING` stubs.
 fn py_abstract(src: &Source, f: &Func, rel: &str) -> bool {
-    let headers = enclosing_headers(src, f.line);
+    let headers = src.py_headers(f.line);
     rel.ends_with(".pyi")
         || f.decorators.iter().any(|d| {
             ["abstract", "overload", "override"]

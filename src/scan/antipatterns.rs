@@ -211,23 +211,10 @@ fn python_tests(src: &Source) -> Vec<TestCase> {
 
 /// Split `a, b(c, d), e` at top-level commas (plain text).
 fn split_top(s: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut depth = 0i32;
-    let mut start = 0;
-    for (i, c) in s.char_indices().chain([(s.len(), ',')]) {
-        match c {
-            '(' | '[' | '{' => depth += 1,
-            ')' | ']' | '}' => depth -= 1,
-            ',' if depth == 0 || i == s.len() => {
-                if !s[start..i].trim().is_empty() {
-                    out.push(s[start..i].trim());
-                }
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    out
+    let parts = split_args(s, 0, s.len())
+        .into_iter()
+        .map(|(a, z)| s[a..z].trim());
+    parts.filter(|p| !p.is_empty()).collect()
 }
 
 /// A comment on the line of `off` or on the line before it (a reason for a

@@ -115,7 +115,7 @@ fn python_imports(cx: &Ctx) -> Vec<Import> {
             .unwrap_or(src.line_count());
         let start = src.line_start(idx);
         let text: String = src.code[start..src.line_end(end - 1)].replace(['\n', '\\'], " ");
-        let optional = in_try_block(&cx.src, idx, logical);
+        let optional = in_try_block(&cx.src, idx);
         let stmt = text.split(';').next().unwrap_or("");
         if let Some(c) = re!(r"^\s*import\s+(.+)$").captures(stmt) {
             for module in c[1].split(',').filter_map(|p| p.split_whitespace().next()) {
@@ -142,18 +142,10 @@ fn python_imports(cx: &Ctx) -> Vec<Import> {
 }
 
 /// The import sits in a `try:` block (an optional dependency with a
-/// fallback guarded by `except ImportError`): the nearest less-indented
-/// header is `try:`.
-fn in_try_block(src: &Source, idx: usize, logical: &[bool]) -> bool {
-    let ind = src.indent(idx);
-    ind > 0
-        && (0..idx)
-            .rev()
-            .find(|&k| logical[k] && !src.is_blank(k) && src.indent(k) < ind)
-            .is_some_and(|k| {
-                let t = src.masked_line(k).trim();
-                t.starts_with("try") && t.ends_with(':')
-            })
+/// fallback guarded by `except ImportError`).
+fn in_try_block(src: &Source, idx: usize) -> bool {
+    let header = src.py_headers(idx).into_iter().next();
+    header.is_some_and(|t| t.starts_with("try") && t.ends_with(':'))
 }
 
 /// Does `base/a/b/…` resolve to a module or package for every component?

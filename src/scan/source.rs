@@ -182,38 +182,24 @@ impl Lexer<'_> {
                 if c != b'"' && c != b'\'' {
                     return None;
                 }
-                let mut k = i;
-                while k > 0
-                    && i - k < 2
-                    && matches!(
-                        self.b[k - 1],
+                // up to two prefix letters (`rb`, `f`…) not ending a longer word
+                let prefix = |k: usize| {
+                    matches!(
+                        self.b[k],
                         b'r' | b'R' | b'b' | b'B' | b'u' | b'U' | b'f' | b'F'
                     )
-                {
+                };
+                let mut k = i;
+                while k > 0 && i - k < 2 && prefix(k - 1) {
                     k -= 1;
                 }
                 let prefix_ok = k == 0 || !is_ident(self.b[k - 1]);
-                let prefix = if prefix_ok {
-                    &self.b[k..i]
-                } else {
-                    &self.b[i..i]
-                };
-                let interp = prefix.iter().any(|p| matches!(p, b'f' | b'F'));
+                let interp = prefix_ok && self.b[k..i].iter().any(|p| matches!(p, b'f' | b'F'));
                 let triple = self.at(i + 1) == c && self.at(i + 2) == c;
-                let q: &[u8] = if triple {
-                    if c == b'"' { b"\"\"\"" } else { b"'''" }
-                } else if c == b'"' {
-                    b"\""
-                } else {
-                    b"'"
-                };
-                Some(self.quoted(
-                    i,
-                    q,
-                    true,
-                    triple,
-                    if interp { Interp::Brace } else { Interp::None },
-                ))
+                let b = self.b;
+                let q = &b[i..i + if triple { 3 } else { 1 }];
+                let interp = if interp { Interp::Brace } else { Interp::None };
+                Some(self.quoted(i, q, true, triple, interp))
             }
             Lang::Js | Lang::Ts => match c {
                 b'"' => Some(self.quoted(i, b"\"", true, false, Interp::None)),
@@ -692,6 +678,24 @@ impl<'a> Source<'a> {
             return (last, last + 1);
         }
         (last + 1, end.max(last + 1))
+    }
+
+    /// Python: the header lines (trimmed code) of the blocks enclosing line
+    /// `idx`, innermost first.
+    pub fn py_headers(&self, idx: usize) -> Vec<&str> {
+        let logical = self.logical_starts();
+        let mut out = Vec::new();
+        let mut ind = self.indent(idx);
+        for k in (0..idx).rev() {
+            if ind == 0 {
+                break;
+            }
+            if !self.is_blank(k) && logical[k] && self.indent(k) < ind {
+                out.push(self.code_line(k).trim());
+                ind = self.indent(k);
+            }
+        }
+        out
     }
 
     /// Functions and methods of the file, for checks that look at names,
