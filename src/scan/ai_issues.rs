@@ -18,17 +18,20 @@ use regex::Regex;
 use super::findings::Finding;
 use super::imports::{go_imports, js_imports};
 pub(crate) use super::imports::{npm_package, python_importable};
-pub use super::manifest::{CargoManifest, GoManifest, Manifest, NpmManifest, PythonManifest};
-pub(crate) use super::manifest::{Manifests, py_norm};
 use super::rules::Scan;
-use super::source::{Comment, Func, Lang, Source, StrLit, scanned_lang};
-pub(crate) use super::stdlib::{NODE_BUILTINS, PYTHON_STDLIB};
-use super::{Ctx, imports, in_any, manifest, read_text, words};
+use super::{Ctx, imports, in_any, read_text, scanned_lang, words};
+pub use crate::project::dependencies::{
+    CargoManifest, GoManifest, Manifest, NpmManifest, PythonManifest,
+};
+pub(crate) use crate::project::dependencies::{Manifests, load_dir, py_norm};
+use crate::project::source::{Comment, Func, Source, StrLit};
+pub(crate) use crate::project::stdlib::{NODE_BUILTINS, PYTHON_STDLIB};
+use crate::project::{Lang, re};
 
 /// The manifests found in the project root. `scan_files` also looks for a
 /// nearer manifest per file (monorepos, workspaces) and merges it with this.
 pub fn load_manifest(root: &Path) -> Manifest {
-    manifest::load_dir(root, "")
+    load_dir(root, "")
 }
 
 /// Scan one file's text. `rel_path` is relative to `root`, `/`-separated;

@@ -18,11 +18,12 @@ use regex::Regex;
 
 use super::findings::Finding;
 use super::imports::{go_imports, js_specs, npm_package, resolve_js};
-use super::manifest::{Manifest, Manifests};
 use super::rules::Scan;
-use super::source::{Func, Lang, Source, scanned_lang, split_args};
-use super::{Ctx, compile, in_any, read_text, words};
+use super::{Ctx, in_any, read_text, scanned_lang, words};
+use crate::project::dependencies::{Manifest, Manifests};
 use crate::project::is_test_path;
+use crate::project::source::{Func, Source, split_args};
+use crate::project::{Lang, compile, re};
 
 /// Scan one test file's text. `root` is read to find the subject (the
 /// source files the test imports) and the project's manifests.

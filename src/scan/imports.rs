@@ -3,9 +3,10 @@
 //! the import readers the other checks share.
 
 use super::Ctx;
-use super::manifest::{Manifest, py_norm};
-use super::source::{Func, Lang, Source, edit_distance};
-use super::stdlib::{NODE_BUILTINS, PYTHON_IMPORT_NAMES, PYTHON_STDLIB};
+use crate::project::dependencies::{Manifest, py_norm};
+use crate::project::source::{Func, Source};
+use crate::project::stdlib::{NODE_BUILTINS, PYTHON_IMPORT_NAMES, PYTHON_STDLIB};
+use crate::project::{Lang, re};
 use std::collections::BTreeSet;
 use std::path::{Component, Path, PathBuf};
 
@@ -595,5 +596,54 @@ fn go(cx: &Ctx) {
                 format!("`{path}` is not required in go.mod"),
             ),
         }
+    }
+}
+
+/// Levenshtein distance, bounded: returns `max + 1` as soon as it is
+/// certain to exceed `max`.
+fn edit_distance(a: &str, b: &str, max: usize) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    if a.len().abs_diff(b.len()) > max {
+        return max + 1;
+    }
+    let w = b.len() + 1;
+    let mut d = vec![0usize; (a.len() + 1) * w];
+    for (j, v) in d.iter_mut().enumerate().take(w) {
+        *v = j;
+    }
+    for i in 1..=a.len() {
+        d[i * w] = i;
+        let mut row_min = i;
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut v = (d[(i - 1) * w + j] + 1)
+                .min(d[i * w + j - 1] + 1)
+                .min(d[(i - 1) * w + j - 1] + cost);
+            // a swap of two neighbours is one typo
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                v = v.min(d[(i - 2) * w + j - 2] + 1);
+            }
+            d[i * w + j] = v;
+            row_min = row_min.min(v);
+        }
+        if row_min > max {
+            return max + 1;
+        }
+    }
+    d[a.len() * w + b.len()].min(max + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn distance() {
+        assert_eq!(edit_distance("requests", "reqeusts", 2), 1);
+        assert_eq!(edit_distance("lodash", "lodahs", 2), 1);
+        assert_eq!(edit_distance("express", "expresss", 2), 1);
+        assert_eq!(edit_distance("react", "redux", 2), 3);
+        assert_eq!(edit_distance("abc", "abc", 2), 0);
     }
 }

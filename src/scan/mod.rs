@@ -3,41 +3,30 @@
 //! readers of IMPL-001.5. The checks are the rows of [`rules::RULES`]; both
 //! scans read a file through one context, [`Ctx`].
 
-/// A regex compiled once, the first time the code that names it runs.
-macro_rules! re {
-    ($pattern:expr) => {{
-        static RE: std::sync::LazyLock<regex::Regex> =
-            std::sync::LazyLock::new(|| $crate::scan::compile($pattern));
-        &*RE
-    }};
-}
-
 pub mod ai_issues;
 pub mod antipatterns;
 pub mod coverage;
 pub use crate::artifacts::findings;
 mod imports;
-mod manifest;
 pub mod rules;
-pub(crate) mod source;
-mod stdlib;
 
 use std::cell::RefCell;
 use std::path::Path;
 
-use regex::Regex;
-
-use crate::project::is_test_path;
+pub use crate::project::dependencies::Manifest;
+use crate::project::source::Source;
+use crate::project::{Lang, is_test_path};
 use findings::Finding;
-pub use manifest::Manifest;
 use rules::{PATTERNS, Scan, Scope, rule_of};
-use source::{Source, scanned_lang};
 
 /// Files larger than this are skipped (generated or vendored code).
 pub(crate) const MAX_FILE_BYTES: u64 = 1 << 20;
 
-fn compile(s: &str) -> Regex {
-    Regex::new(s).unwrap_or_else(|e| panic!("scan regex {s}: {e}"))
+/// The language of a file the scans read (Python, JavaScript, TypeScript,
+/// Rust, Go, Java); `None` for any other.
+pub(crate) fn scanned_lang(rel: &str) -> Option<Lang> {
+    use Lang::{Go, Java, Js, Python, Rust, Ts};
+    Lang::of(rel).filter(|l| matches!(l, Python | Js | Ts | Rust | Go | Java))
 }
 
 /// One file being scanned, by either scan: its text read once, the

@@ -10,7 +10,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::source::{Lang, Source};
+use super::Lang;
+use super::source::Source;
 
 /// Declared packages per ecosystem, for one project directory.
 #[derive(Debug, Clone, Default, PartialEq)]

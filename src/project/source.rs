@@ -6,18 +6,7 @@
 //! strings and comments cannot fool a regex) can be read back from `code` or
 //! the original text at the same offsets.
 
-pub(crate) use crate::project::Lang;
-
-/// The language of a file the scans read (Python, JavaScript, TypeScript,
-/// Rust, Go, Java); `None` for any other.
-pub(crate) fn scanned_lang(rel: &str) -> Option<Lang> {
-    Lang::of(rel).filter(|l| {
-        matches!(
-            l,
-            Lang::Python | Lang::Js | Lang::Ts | Lang::Rust | Lang::Go | Lang::Java
-        )
-    })
-}
+use super::Lang;
 
 /// One comment line (a block comment contributes one entry per line).
 #[derive(Debug, Clone)]
@@ -1090,41 +1079,6 @@ pub(crate) fn split_args(masked: &str, from: usize, to: usize) -> Vec<(usize, us
     out
 }
 
-/// Levenshtein distance, bounded: returns `max + 1` as soon as it is
-/// certain to exceed `max`.
-pub(crate) fn edit_distance(a: &str, b: &str, max: usize) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    if a.len().abs_diff(b.len()) > max {
-        return max + 1;
-    }
-    let w = b.len() + 1;
-    let mut d = vec![0usize; (a.len() + 1) * w];
-    for (j, v) in d.iter_mut().enumerate().take(w) {
-        *v = j;
-    }
-    for i in 1..=a.len() {
-        d[i * w] = i;
-        let mut row_min = i;
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut v = (d[(i - 1) * w + j] + 1)
-                .min(d[i * w + j - 1] + 1)
-                .min(d[(i - 1) * w + j - 1] + cost);
-            // a swap of two neighbours is one typo
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                v = v.min(d[(i - 2) * w + j - 2] + 1);
-            }
-            d[i * w + j] = v;
-            row_min = row_min.min(v);
-        }
-        if row_min > max {
-            return max + 1;
-        }
-    }
-    d[a.len() * w + b.len()].min(max + 1)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1223,14 +1177,5 @@ mod tests {
         assert_eq!(r.len(), 1);
         assert_eq!(s.line_index(r[0].0), 1);
         assert_eq!(s.line_index(r[0].1 - 1), 4);
-    }
-
-    #[test]
-    fn distance() {
-        assert_eq!(edit_distance("requests", "reqeusts", 2), 1);
-        assert_eq!(edit_distance("lodash", "lodahs", 2), 1);
-        assert_eq!(edit_distance("express", "expresss", 2), 1);
-        assert_eq!(edit_distance("react", "redux", 2), 3);
-        assert_eq!(edit_distance("abc", "abc", 2), 0);
     }
 }
