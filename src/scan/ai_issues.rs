@@ -18,40 +18,56 @@ use regex::Regex;
 use super::findings::Finding;
 use super::imports::{go_imports, js_imports};
 pub(crate) use super::imports::{npm_package, python_importable};
-pub use super::manifest::{CargoManifest, GoManifest, Manifest, NpmManifest, PythonManifest};
-pub(crate) use super::manifest::{Manifests, py_norm};
 use super::rules::Scan;
-use super::source::{Func, Lang, Source, scanned_lang};
-pub(crate) use super::stdlib::{NODE_BUILTINS, PYTHON_STDLIB};
-use super::{Ctx, imports, manifest, re, read_text, words};
+use super::{Ctx, imports, in_any, read_text, scanned_lang, words};
+pub use crate::project::dependencies::{
+    CargoManifest, GoManifest, Manifest, NpmManifest, PythonManifest,
+};
+pub(crate) use crate::project::dependencies::{Manifests, load_dir, py_norm};
+use crate::project::source::{Comment, Func, Source, StrLit};
+pub(crate) use crate::project::stdlib::{NODE_BUILTINS, PYTHON_STDLIB};
+use crate::project::{Lang, re};
 
 /// The manifests found in the project root. `scan_files` also looks for a
 /// nearer manifest per file (monorepos, workspaces) and merges it with this.
 pub fn load_manifest(root: &Path) -> Manifest {
-    manifest::load_dir(root, "")
+    load_dir(root, "")
 }
 
 /// Scan one file's text. `rel_path` is relative to `root`, `/`-separated;
 /// the language comes from its extension (others yield nothing). `root` is
 /// read only to resolve relative imports and list local modules.
 pub fn scan_file(root: &Path, rel_path: &str, text: &str, manifest: &Manifest) -> Vec<Finding> {
-    let Some(mut cx) = Ctx::new(root, rel_path, text, manifest) else {
+    let Some(cx) = Ctx::new(root, rel_path, text, manifest) else {
         return Vec::new();
     };
     let funcs = cx.src.functions();
     cx.patterns(Scan::AiIssues);
-    imports::check(&mut cx);
-    placeholders(&mut cx, &funcs);
-    mock_leakage(&mut cx);
-    type_abuse(&mut cx);
-    naming(&mut cx, &funcs);
-    swallowed_errors(&mut cx);
-    unreachable_code(&mut cx);
-    infinite_loops(&mut cx);
-    resource_leaks(&mut cx);
-    security(&mut cx);
+    for check in CHECKS {
+        check(&cx, &funcs);
+    }
     cx.finish(false)
 }
+
+/// The structural checks, each given the file and its functions.
+const CHECKS: &[fn(&Ctx, &[Func])] = &[
+    imports::check,
+    placeholder_comments,
+    py_placeholders,
+    thrown_placeholders,
+    mock_leakage,
+    type_abuse,
+    naming,
+    predicates,
+    swallowed_errors,
+    unreachable_code,
+    infinite_loops,
+    listeners,
+    unclosed,
+    hardcoded_secrets,
+    sensitive_logging,
+    dynamic_code,
+];
 
 /// Read and scan files (relative to `root`). Unreadable, binary and huge
 /// (> 1 MiB) files are skipped; non-UTF-8 text is read lossily. Each file is
@@ -81,40 +97,23 @@ fn enclosing_func(funcs: &[Func], off: usize) -> Option<&Func> {
         .max_by_key(|f| f.start)
 }
 
-/// Python: the header lines (trimmed code) of the blocks enclosing line
-/// `idx`, innermost first.
-fn enclosing_headers<'s>(src: &'s Source, idx: usize) -> Vec<&'s str> {
-    let logical = src.logical_starts();
-    let mut out = Vec::new();
-    let mut ind = src.indent(idx);
-    for k in (0..idx).rev() {
-        if ind == 0 {
-            break;
-        }
-        if !src.is_blank(k) && logical[k] && src.indent(k) < ind {
-            out.push(src.code_line(k).trim());
-            ind = src.indent(k);
-        }
-    }
-    out
-}
-
 fn enclosing_class<'s>(src: &'s Source, idx: usize) -> Option<&'s str> {
-    enclosing_headers(src, idx)
+    src.py_headers(idx)
         .into_iter()
         .find(|h| h.starts_with("class "))
 }
 
-static ABSTRACT_CLASS: LazyLock<Regex> = LazyLock::new(|| {
-    re(
-        r"class\s+(?:Base\w*|Abstract\w*|\w*(?:Base|Mixin|Interface|Protocol|ABC))\b|\b(?:ABC|ABCMeta|Protocol)\b",
-    )
-});
+/// A class header that names an abstract base (`class BaseX`, `(ABC)`,
+/// `Protocol`…).
+fn abstract_class(header: &str) -> bool {
+    re!(r"class\s+(?:Base\w*|Abstract\w*|\w*(?:Base|Mixin|Interface|Protocol|ABC))\b|\b(?:ABC|ABCMeta|Protocol)\b")
+        .is_match(header)
+}
 
 /// Python definitions that are meant to have no body: abstract methods,
 /// overloads, protocol/ABC members, stub files, `TYPE_CHECKING` stubs.
 fn py_abstract(src: &Source, f: &Func, rel: &str) -> bool {
-    let headers = enclosing_headers(src, f.line);
+    let headers = src.py_headers(f.line);
     rel.ends_with(".pyi")
         || f.decorators.iter().any(|d| {
             ["abstract", "overload", "override"]
@@ -127,7 +126,7 @@ fn py_abstract(src: &Source, f: &Func, rel: &str) -> bool {
         || headers
             .iter()
             .find(|h| h.starts_with("class "))
-            .is_some_and(|c| ABSTRACT_CLASS.is_match(c))
+            .is_some_and(|c| abstract_class(c))
 }
 
 /// Python: a method with no real body that is nevertheless deliberate — a
@@ -213,159 +212,149 @@ fn truncate(s: &str, n: usize) -> String {
     }
 }
 
-fn placeholders(cx: &mut Ctx, funcs: &[Func]) {
-    static PHRASE: LazyLock<Regex> = LazyLock::new(|| {
-        re(concat!(
-            r"(?i)\b(?:todo|fixme|xxx)\b\s*[:\-]?\s*(?:implement\b|add\s+(?:the\s+)?(?:implementation|logic|code)\b)",
-            r"|\b(?:add|put|insert|write|place)\s+(?:your|the)\s+(?:own\s+)?(?:code|logic|implementation)\s+here\b",
-            r"|\byour\s+(?:code|implementation|logic)\s+(?:goes\s+)?here\b",
-            r"|\bimplementation\s+(?:is\s+)?pending\b",
-            r"|^\s*implement\s+(?:me|this)\b",
-            r"|\bplaceholder\s+(?:implementation|logic|code)\b",
-            r"|(?:\.\.\.|…)\s*(?:rest|remainder)\s+of\s+(?:the\s+)?(?:code|implementation|function|file|logic)",
-            r"|(?:\.\.\.|…)\s*(?:existing|remaining|other)\s+(?:code|logic|implementation)"
-        ))
-    });
-    static NOT_IMPL_MSG: LazyLock<Regex> = LazyLock::new(|| {
-        re(
-            r"(?i)^\s*(?:not\s+(?:yet\s+)?implemented|unimplemented|todo\b|implement\s+me|method\s+not\s+implemented)",
-        )
-    });
-    static PY_RAISE: LazyLock<Regex> =
-        LazyLock::new(|| re(r"(?m)^[ \t]*raise\s+NotImplementedError\b"));
-    static THROW: LazyLock<Regex> = LazyLock::new(|| {
-        re(
-            r"\bthrow\s+new\s+(\w*(?:Error|Exception))\s*\(\s*([`'\x22])|\bthrow\s+new\s+(NotImplemented\w*)\s*\(",
-        )
-    });
-    static GO_PANIC: LazyLock<Regex> = LazyLock::new(|| re(r#"\bpanic\s*\(\s*""#));
+/// `placeholder_comment`: a placeholder phrase in a comment (section rulers
+/// such as `// ---- placeholder code ----` are headings) or in a Python
+/// string statement (a docstring).
+fn placeholder_comments(cx: &Ctx, _: &[Func]) {
+    let phrase = re!(concat!(
+        r"(?i)\b(?:todo|fixme|xxx)\b\s*[:\-]?\s*(?:implement\b|add\s+(?:the\s+)?(?:implementation|logic|code)\b)",
+        r"|\b(?:add|put|insert|write|place)\s+(?:your|the)\s+(?:own\s+)?(?:code|logic|implementation)\s+here\b",
+        r"|\byour\s+(?:code|implementation|logic)\s+(?:goes\s+)?here\b",
+        r"|\bimplementation\s+(?:is\s+)?pending\b",
+        r"|^\s*implement\s+(?:me|this)\b",
+        r"|\bplaceholder\s+(?:implementation|logic|code)\b",
+        r"|(?:\.\.\.|…)\s*(?:rest|remainder)\s+of\s+(?:the\s+)?(?:code|implementation|function|file|logic)",
+        r"|(?:\.\.\.|…)\s*(?:existing|remaining|other)\s+(?:code|logic|implementation)"
+    ));
     let src = &cx.src;
-    let mut hits: Vec<(&str, usize, String)> = Vec::new();
     for c in &src.comments {
-        // section rulers (`// ---- placeholder code ----`) are headings
         let ruler = ["---", "===", "***"].iter().any(|r| c.text.starts_with(r));
-        if !ruler && PHRASE.is_match(&c.text) {
+        if !ruler && phrase.is_match(&c.text) {
             let msg = format!("placeholder left in code: \"{}\"", truncate(&c.text, 80));
-            hits.push(("placeholder_comment", src.line_start(c.line), msg));
+            cx.report("placeholder_comment", src.line_start(c.line), msg);
         }
     }
-    match src.lang {
-        Lang::Python => {
-            // docstring-like string statements
-            let statement = |s: &&super::source::StrLit| {
-                let ls = src.line_start(src.line_index(s.open));
-                src.text[ls..s.open]
-                    .trim()
-                    .trim_start_matches(['r', 'u', 'R', 'U'])
-                    .is_empty()
-            };
-            for s in src.strings.iter().filter(statement) {
-                let mut off = s.start;
-                for line in src.text[s.start..s.end].split('\n') {
-                    if PHRASE.is_match(line) {
-                        let msg = format!(
-                            "placeholder left in a docstring: \"{}\"",
-                            truncate(line.trim(), 80)
-                        );
-                        hits.push(("placeholder_comment", off, msg));
-                    }
-                    off += line.len() + 1;
-                }
-            }
-            let logical = src.logical_starts();
-            for m in PY_RAISE.find_iter(&src.masked) {
-                let low = src.code[m.start()..src.line_end(src.line_index(m.start()))]
-                    .to_ascii_lowercase();
-                let excused = ["subclass", "override", "must implement"]
-                    .iter()
-                    .any(|w| low.contains(w))
-                    || enclosing_func(funcs, m.start())
-                        .is_some_and(|f| py_deliberate(src, funcs, f, cx.rel, false))
-                    || enclosing_class(src, src.line_index(m.start()))
-                        .is_some_and(|c| ABSTRACT_CLASS.is_match(c));
-                if !excused {
-                    hits.push((
-                        "not_implemented_body",
-                        m.start(),
-                        "`raise NotImplementedError` left in code".into(),
-                    ));
-                }
-            }
-            for f in funcs.iter().filter(|f| !cx.is_test(f.start)) {
-                let stmts = py_statements(src, f, logical);
-                let w = words(&f.name);
-                let noop_name = w.iter().any(|x| x == "noop" || x == "nop")
-                    || w.windows(2).any(|p| {
-                        (p[0] == "no" && p[1] == "op") || (p[0] == "do" && p[1] == "nothing")
-                    });
-                let pass_only = stmts.len() == 1 && stmts[0].1 == "pass" && !noop_name && {
-                    let line = src.line_index(stmts[0].0);
-                    !src.comments.iter().any(|c| c.line == line)
-                };
-                let ellipses: Vec<usize> = stmts
-                    .iter()
-                    .filter(|(_, t)| *t == "...")
-                    .map(|(o, _)| *o)
-                    .collect();
-                if (!pass_only && ellipses.is_empty()) || py_deliberate(src, funcs, f, cx.rel, true)
-                {
-                    continue;
-                }
-                if pass_only {
-                    hits.push((
-                        "not_implemented_body",
-                        stmts[0].0,
-                        format!("`{}` has a bare `pass` body", f.name),
-                    ));
-                }
-                let msg = format!("`...` used as a statement in `{}`", f.name);
-                hits.extend(
-                    ellipses
-                        .into_iter()
-                        .map(|off| ("ellipsis_statement", off, msg.clone())),
+    if src.lang != Lang::Python {
+        return;
+    }
+    let statement = |s: &&StrLit| {
+        let ls = src.line_start(src.line_index(s.open));
+        src.text[ls..s.open]
+            .trim()
+            .trim_start_matches(['r', 'u', 'R', 'U'])
+            .is_empty()
+    };
+    for s in src.strings.iter().filter(statement) {
+        let mut off = s.start;
+        for line in src.text[s.start..s.end].split('\n') {
+            if phrase.is_match(line) {
+                let msg = format!(
+                    "placeholder left in a docstring: \"{}\"",
+                    truncate(line.trim(), 80)
                 );
+                cx.report("placeholder_comment", off, msg);
             }
+            off += line.len() + 1;
         }
+    }
+}
+
+/// `not_implemented_body` and `ellipsis_statement` in Python: `raise
+/// NotImplementedError`, a bare `pass` body, `...` as a statement, unless
+/// the definition is deliberately empty ([`py_deliberate`]).
+fn py_placeholders(cx: &Ctx, funcs: &[Func]) {
+    let src = &cx.src;
+    if src.lang != Lang::Python {
+        return;
+    }
+    for m in re!(r"(?m)^[ \t]*raise\s+NotImplementedError\b").find_iter(&src.masked) {
+        let low = src.code[m.start()..src.line_end(src.line_index(m.start()))].to_ascii_lowercase();
+        let excused = ["subclass", "override", "must implement"]
+            .iter()
+            .any(|w| low.contains(w))
+            || enclosing_func(funcs, m.start())
+                .is_some_and(|f| py_deliberate(src, funcs, f, cx.rel, false))
+            || enclosing_class(src, src.line_index(m.start())).is_some_and(abstract_class);
+        if !excused {
+            cx.report(
+                "not_implemented_body",
+                m.start(),
+                "`raise NotImplementedError` left in code",
+            );
+        }
+    }
+    for f in funcs.iter().filter(|f| !cx.is_test(f.start)) {
+        let stmts = py_statements(src, f, src.logical_starts());
+        let w = words(&f.name);
+        let noop_name = w.iter().any(|x| x == "noop" || x == "nop")
+            || w.windows(2)
+                .any(|p| (p[0] == "no" && p[1] == "op") || (p[0] == "do" && p[1] == "nothing"));
+        let pass_only = stmts.len() == 1 && stmts[0].1 == "pass" && !noop_name && {
+            let line = src.line_index(stmts[0].0);
+            !src.comments.iter().any(|c| c.line == line)
+        };
+        let ellipses = stmts.iter().filter(|(_, t)| *t == "...");
+        if (!pass_only && ellipses.clone().next().is_none())
+            || py_deliberate(src, funcs, f, cx.rel, true)
+        {
+            continue;
+        }
+        if pass_only {
+            cx.report(
+                "not_implemented_body",
+                stmts[0].0,
+                format!("`{}` has a bare `pass` body", f.name),
+            );
+        }
+        for (off, _) in ellipses {
+            cx.report(
+                "ellipsis_statement",
+                *off,
+                format!("`...` used as a statement in `{}`", f.name),
+            );
+        }
+    }
+}
+
+/// `not_implemented_body` in JS/TS/Java (`throw new Error("not
+/// implemented")`, `throw new NotImplementedError()`) and Go (`panic("not
+/// implemented")`).
+fn thrown_placeholders(cx: &Ctx, _: &[Func]) {
+    let not_impl = |msg: &&str| {
+        re!(r"(?i)^\s*(?:not\s+(?:yet\s+)?implemented|unimplemented|todo\b|implement\s+me|method\s+not\s+implemented)")
+            .is_match(msg)
+    };
+    let src = &cx.src;
+    match src.lang {
         Lang::Js | Lang::Ts | Lang::Java => {
-            for c in THROW.captures_iter(&src.masked) {
+            let throw = re!(
+                r"\bthrow\s+new\s+(\w*(?:Error|Exception))\s*\(\s*([`'\x22])|\bthrow\s+new\s+(NotImplemented\w*)\s*\("
+            );
+            for c in throw.captures_iter(&src.masked) {
                 let whole = c.get(0).unwrap();
-                if let Some(name) = c.get(3) {
-                    hits.push((
-                        "not_implemented_body",
-                        whole.start(),
-                        format!("`throw new {}` left in code", name.as_str()),
-                    ));
-                } else if let Some(msg) = src
-                    .string_at(whole.end() - 1)
-                    .filter(|m| NOT_IMPL_MSG.is_match(m))
-                {
-                    let msg = format!(
+                let msg = if let Some(name) = c.get(3) {
+                    format!("`throw new {}` left in code", name.as_str())
+                } else if let Some(msg) = src.string_at(whole.end() - 1).filter(not_impl) {
+                    format!(
                         "`throw new {}(\"{}\")` left in code",
                         &c[1],
                         truncate(msg, 40)
-                    );
-                    hits.push(("not_implemented_body", whole.start(), msg));
-                }
+                    )
+                } else {
+                    continue;
+                };
+                cx.report("not_implemented_body", whole.start(), msg);
             }
         }
         Lang::Go => {
-            for m in GO_PANIC.find_iter(&src.masked) {
-                if let Some(msg) = src
-                    .string_at(m.end() - 1)
-                    .filter(|m| NOT_IMPL_MSG.is_match(m))
-                {
-                    hits.push((
-                        "not_implemented_body",
-                        m.start(),
-                        format!("`panic(\"{}\")` left in code", truncate(msg, 40)),
-                    ));
+            for m in re!(r#"\bpanic\s*\(\s*""#).find_iter(&src.masked) {
+                if let Some(msg) = src.string_at(m.end() - 1).filter(not_impl) {
+                    let msg = format!("`panic(\"{}\")` left in code", truncate(msg, 40));
+                    cx.report("not_implemented_body", m.start(), msg);
                 }
             }
         }
         _ => {}
-    }
-    for (id, off, msg) in hits {
-        cx.report(id, off, msg);
     }
 }
 
@@ -373,10 +362,7 @@ fn placeholders(cx: &mut Ctx, funcs: &[Func]) {
 
 /// Test doubles and test utilities imported by production code (the regex
 /// forms are rules of their own; these read the import lists).
-fn mock_leakage(cx: &mut Ctx) {
-    static PY_TEST: LazyLock<Regex> = LazyLock::new(|| {
-        re(r"(?m)^[ \t]*(?:import|from)\s+(pytest|_pytest|hypothesis|pytest_\w+)\b")
-    });
+fn mock_leakage(cx: &Ctx, _: &[Func]) {
     #[rustfmt::skip]
     const JS_MOCKS: &[&str] = &[
         "sinon", "jest-mock", "ts-mockito", "jest-mock-extended", "vitest-mock-extended",
@@ -390,25 +376,30 @@ fn mock_leakage(cx: &mut Ctx) {
     if cx.test_file {
         return;
     }
-    let mut hits: Vec<(&str, usize, String)> = Vec::new();
+    let (mock, util) = ("mock_library_in_source", "test_utility_in_source");
     match cx.src.lang {
         Lang::Js | Lang::Ts => {
             for imp in js_imports(&cx.src) {
                 let pkg = npm_package(&imp.spec);
                 if JS_MOCKS.contains(&pkg.as_str()) {
-                    let msg = format!("mocking library `{pkg}` imported by production code");
-                    hits.push(("mock_library_in_source", imp.off, msg));
+                    cx.report(
+                        mock,
+                        imp.off,
+                        format!("mocking library `{pkg}` imported by production code"),
+                    );
                 } else if pkg.starts_with("@testing-library/")
                     || JS_TEST_UTILS.contains(&pkg.as_str())
                     || imp.spec == "node:test"
                 {
                     let msg = format!("test utility `{}` imported by production code", imp.spec);
-                    hits.push(("test_utility_in_source", imp.off, msg));
+                    cx.report(util, imp.off, msg);
                 }
             }
         }
         Lang::Python => {
-            for c in PY_TEST.captures_iter(&cx.src.masked) {
+            let test_import =
+                re!(r"(?m)^[ \t]*(?:import|from)\s+(pytest|_pytest|hypothesis|pytest_\w+)\b");
+            for c in test_import.captures_iter(&cx.src.masked) {
                 // unless the project is that tool
                 if !cx
                     .manifest
@@ -417,7 +408,7 @@ fn mock_leakage(cx: &mut Ctx) {
                     .contains(&c[1].to_ascii_lowercase())
                 {
                     let msg = format!("test utility `{}` imported by production code", &c[1]);
-                    hits.push(("test_utility_in_source", c.get(0).unwrap().start(), msg));
+                    cx.report(util, c.get(0).unwrap().start(), msg);
                 }
             }
         }
@@ -428,63 +419,61 @@ fn mock_leakage(cx: &mut Ctx) {
                     || p == "github.com/stretchr/testify/mock"
                     || p.ends_with("/mockery")
                 {
-                    let msg = format!("mocking package `{p}` imported by production code");
-                    hits.push(("mock_library_in_source", imp.off, msg));
+                    cx.report(
+                        mock,
+                        imp.off,
+                        format!("mocking package `{p}` imported by production code"),
+                    );
                 } else if p == "testing"
                     || p.starts_with("github.com/stretchr/testify/")
                     || p == "net/http/httptest"
                 {
-                    let msg = format!("test package `{p}` imported by production code");
-                    hits.push(("test_utility_in_source", imp.off, msg));
+                    cx.report(
+                        util,
+                        imp.off,
+                        format!("test package `{p}` imported by production code"),
+                    );
                 }
             }
         }
         _ => {}
     }
-    for (id, off, msg) in hits {
-        cx.report(id, off, msg);
-    }
 }
 
 // ---------------------------------------------------------------- type abuse
 
-fn type_abuse(cx: &mut Ctx) {
-    static ANY: LazyLock<Regex> = LazyLock::new(|| {
-        re(r"(?:[:|&<(]\s*|\bas\s+|,\s*)any\b(\s*[^\s\w$.(=:]|\s*$|\s+[|&]|\s*[=)])")
-    });
-    static DOUBLE: LazyLock<Regex> =
-        LazyLock::new(|| re(r"\bas\s+(unknown|any)\s+as\s+([A-Za-z_$][\w$.]*(?:<[^>;]*>)?)"));
-    static CHAIN: LazyLock<Regex> = LazyLock::new(|| {
-        re(r"\bas\s+([A-Za-z_$][\w$.]*(?:<[^>;()]*>)?(?:\[\])*)\s+as\s+([A-Za-z_$][\w$.]*)")
-    });
-    static AS_AFTER_PAREN: LazyLock<Regex> = LazyLock::new(|| re(r"\)\s*as\s+([A-Za-z_$][\w$.]*)"));
-    static INNER_AS: LazyLock<Regex> = LazyLock::new(|| re(r"\bas\s+[A-Za-z_$]"));
-    if cx.src.lang != Lang::Ts {
+fn type_abuse(cx: &Ctx, _: &[Func]) {
+    let src = &cx.src;
+    if src.lang != Lang::Ts {
         return;
     }
-    let src = &cx.src;
+    let any = re!(r"(?:[:|&<(]\s*|\bas\s+|,\s*)any\b(\s*[^\s\w$.(=:]|\s*$|\s+[|&]|\s*[=)])");
+    let double = re!(r"\bas\s+(unknown|any)\s+as\s+([A-Za-z_$][\w$.]*(?:<[^>;]*>)?)");
+    let chain =
+        re!(r"\bas\s+([A-Za-z_$][\w$.]*(?:<[^>;()]*>)?(?:\[\])*)\s+as\s+([A-Za-z_$][\w$.]*)");
     let m = &src.masked;
-    let mut hits: Vec<(&str, usize, String)> = Vec::new();
     for idx in 0..src.line_count() {
         let line = src.masked_line(idx);
         let disabled = || {
+            let near = |c: &&Comment| c.line + 1 == idx || c.line == idx;
             src.comments
                 .iter()
-                .any(|c| (c.line + 1 == idx || c.line == idx) && c.text.contains("no-explicit-any"))
+                .filter(near)
+                .any(|c| c.text.contains("no-explicit-any"))
         };
         if line.contains("any")
             && !disabled()
-            && !DOUBLE.is_match(line)
-            && let Some(a) = ANY.find(line)
+            && !double.is_match(line)
+            && let Some(a) = any.find(line)
         {
-            hits.push((
+            cx.report(
                 "explicit_any",
                 src.line_start(idx) + a.start(),
-                "explicit `any` type".into(),
-            ));
+                "explicit `any` type",
+            );
         }
     }
-    for c in DOUBLE
+    for c in double
         .captures_iter(m)
         .filter(|c| !c[2].contains("Mock") && !c[2].contains("Spy"))
     {
@@ -492,15 +481,15 @@ fn type_abuse(cx: &mut Ctx) {
             "double cast `as {} as {}` bypasses type checking",
             &c[1], &c[2]
         );
-        hits.push(("double_cast", c.get(0).unwrap().start(), msg));
+        cx.report("double_cast", c.get(0).unwrap().start(), msg);
     }
-    for c in CHAIN.captures_iter(m) {
+    for c in chain.captures_iter(m) {
         if !matches!(&c[1], "unknown" | "any" | "const") && !c[2].starts_with("const") {
             let msg = format!("chained type assertions `as {} as {}`", &c[1], &c[2]);
-            hits.push(("chained_assertion", c.get(0).unwrap().start(), msg));
+            cx.report("chained_assertion", c.get(0).unwrap().start(), msg);
         }
     }
-    for c in AS_AFTER_PAREN.captures_iter(m) {
+    for c in re!(r"\)\s*as\s+([A-Za-z_$][\w$.]*)").captures_iter(m) {
         let close = c.get(0).unwrap().start();
         let Some(open) = match_open(m, close) else {
             continue;
@@ -524,28 +513,21 @@ fn type_abuse(cx: &mut Ctx) {
                 if depth == 0 { ch } else { ' ' }
             })
             .collect();
-        if INNER_AS.is_match(&top)
+        if re!(r"\bas\s+[A-Za-z_$]").is_match(&top)
             && !top.contains("as const")
             && !c[1].starts_with("const")
             && !c[1].contains("Mock")
         {
             if top.contains("as unknown") || top.contains("as any") {
-                hits.push((
-                    "double_cast",
-                    open,
-                    "double cast through `unknown`/`any`".into(),
-                ));
+                cx.report("double_cast", open, "double cast through `unknown`/`any`");
             } else {
-                hits.push((
+                cx.report(
                     "chained_assertion",
                     open,
-                    "chained type assertions `(x as A) as B`".into(),
-                ));
+                    "chained type assertions `(x as A) as B`",
+                );
             }
         }
-    }
-    for (id, off, msg) in hits {
-        cx.report(id, off, msg);
     }
 }
 
@@ -620,27 +602,17 @@ static MISSPELLED: LazyLock<HashMap<&str, &str>> = LazyLock::new(|| {
 /// Declared identifiers of a file with their offsets: functions, variables,
 /// classes/types.
 fn declared_identifiers(src: &Source, funcs: &[Func]) -> Vec<(usize, String)> {
-    static VARS: LazyLock<[Regex; 4]> = LazyLock::new(|| {
-        [
-            re(r"(?m)^[ \t]*([A-Za-z_]\w*)[ \t]*(?::[^=\n]+)?=[^=]"),
-            re(r"\b(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*[:=]"),
-            re(r"\blet\s+(?:mut\s+)?([A-Za-z_]\w*)\s*[:=]"),
-            re(r"(?m)(?:^|[\s(,])([A-Za-z_]\w*)\s*:=|\bvar\s+([A-Za-z_]\w*)\b"),
-        ]
-    });
-    static TYPES: LazyLock<Regex> =
-        LazyLock::new(|| re(r"\b(?:class|struct|enum|trait|interface|type)\s+([A-Za-z_]\w*)"));
     let mut out: Vec<(usize, String)> = funcs
         .iter()
         .map(|f| (src.line_start(f.line), f.name.clone()))
         .collect();
     let m = &src.masked;
-    let vars = &VARS[match src.lang {
-        Lang::Python => 0,
-        Lang::Rust => 2,
-        Lang::Go => 3,
-        _ => 1,
-    }];
+    let vars = match src.lang {
+        Lang::Python => re!(r"(?m)^[ \t]*([A-Za-z_]\w*)[ \t]*(?::[^=\n]+)?=[^=]"),
+        Lang::Rust => re!(r"\blet\s+(?:mut\s+)?([A-Za-z_]\w*)\s*[:=]"),
+        Lang::Go => re!(r"(?m)(?:^|[\s(,])([A-Za-z_]\w*)\s*:=|\bvar\s+([A-Za-z_]\w*)\b"),
+        _ => re!(r"\b(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*[:=]"),
+    };
     let logical = (src.lang == Lang::Python).then(|| src.logical_starts());
     for g in vars
         .captures_iter(m)
@@ -651,8 +623,9 @@ fn declared_identifiers(src: &Source, funcs: &[Func]) -> Vec<(usize, String)> {
             out.push((g.start(), g.as_str().to_string()));
         }
     }
+    let types = re!(r"\b(?:class|struct|enum|trait|interface|type)\s+([A-Za-z_]\w*)");
     out.extend(
-        TYPES
+        types
             .captures_iter(m)
             .map(|c| c.get(1).unwrap())
             .map(|g| (g.start(), g.as_str().to_string())),
@@ -661,25 +634,16 @@ fn declared_identifiers(src: &Source, funcs: &[Func]) -> Vec<(usize, String)> {
     out
 }
 
-fn naming(cx: &mut Ctx, funcs: &[Func]) {
+/// `mixed_naming` (camelCase and snake_case names in one file) and
+/// `misspelled_identifier`.
+fn naming(cx: &Ctx, funcs: &[Func]) {
     #[rustfmt::skip]
     const PY_CAMEL_OK: &[&str] = &[
         "setUp", "tearDown", "setUpClass", "tearDownClass", "setUpModule", "tearDownModule",
         "maxDiff", "asyncSetUp", "asyncTearDown",
     ];
-    static PREDICATE: LazyLock<Regex> =
-        LazyLock::new(|| re(r"^(?:is|has|Is|Has)(?:[A-Z0-9]|_[a-z0-9])"));
-    static BAD_RETURN: LazyLock<[Regex; 2]> = LazyLock::new(|| {
-        [
-            re(
-                r#"(?m)^[ \t]*return[ \t]+(?:[rbfuRBFU]{0,2}["']|\[|\{|-?(?:[2-9]|\d{2,}|\d*\.\d+)\b)"#,
-            ),
-            re(r#"\breturn\s+(?:["'`]|\[|\{|-?(?:[2-9]|\d{2,}|\d*\.\d+)\b)"#),
-        ]
-    });
     let lang = cx.src.lang;
     let idents = declared_identifiers(&cx.src, funcs);
-    // mixed case styles
     let is_camel = |s: &str| {
         s.starts_with(|c: char| c.is_ascii_lowercase())
             && !s.contains('_')
@@ -702,18 +666,16 @@ fn naming(cx: &mut Ctx, funcs: &[Func]) {
             snake.push((*off, name));
         }
     }
-    let mut hits: Vec<(&str, usize, String)> = Vec::new();
     if camel.len() >= 2 && snake.len() >= 2 {
         let (odd, usual, style) = match lang {
             Lang::Python | Lang::Rust => (&camel, &snake, "camelCase"),
             _ => (&snake, &camel, "snake_case"),
         };
-        let (n_camel, n_snake, name) = (camel.len(), snake.len(), odd[0].1);
+        let (n_camel, n_snake, name, other) = (camel.len(), snake.len(), odd[0].1, usual[0].1);
         let msg = format!(
-            "mixed naming: {n_camel} camelCase and {n_snake} snake_case names; `{name}` is {style} while e.g. `{}` is not",
-            usual[0].1
+            "mixed naming: {n_camel} camelCase and {n_snake} snake_case names; `{name}` is {style} while e.g. `{other}` is not"
         );
-        hits.push(("mixed_naming", odd[0].0, msg));
+        cx.report("mixed_naming", odd[0].0, msg);
     }
     let mut reported = BTreeSet::new();
     for (off, name) in &idents {
@@ -722,59 +684,57 @@ fn naming(cx: &mut Ctx, funcs: &[Func]) {
                 && reported.insert(w.clone())
             {
                 let msg = format!("`{name}` contains the misspelling \"{w}\" (\"{right}\")");
-                hits.push(("misspelled_identifier", *off, msg));
+                cx.report("misspelled_identifier", *off, msg);
             }
         }
     }
-    // is*/has* predicates that do not return booleans; tests are named after
-    // what they check (`fn is_valid_name()`)
+}
+
+/// `non_boolean_predicate`: is*/has* functions that do not return booleans
+/// (by the declared return type, or else by what they return); tests are
+/// named after what they check (`fn is_valid_name()`).
+fn predicates(cx: &Ctx, funcs: &[Func]) {
+    let lang = cx.src.lang;
+    let predicate = re!(r"^(?:is|has|Is|Has)(?:[A-Z0-9]|_[a-z0-9])");
+    const PY_BOOL: [&str; 5] = [
+        "bool",
+        "TypeGuard",
+        "TypeIs",
+        "Literal[True",
+        "Literal[False",
+    ];
     for f in funcs
         .iter()
-        .filter(|f| PREDICATE.is_match(&f.name) && (f.ret.is_some() || !cx.is_test(f.start)))
+        .filter(|f| predicate.is_match(&f.name) && (f.ret.is_some() || !cx.is_test(f.start)))
     {
         let declared = |ok: bool, r: &String| (!ok).then(|| format!("`{r}`"));
         let verdict: Option<String> = match (&f.ret, lang) {
             (Some(r), Lang::Ts | Lang::Js) => declared(
-                r.contains("boolean")
-                    || r.contains(" is ")
-                    || r.starts_with("asserts")
-                    || r == "any"
-                    || r == "unknown",
+                r.contains("boolean") || r.contains(" is ") || r.starts_with("asserts") || r == "any" || r == "unknown",
                 r,
             ),
-            (Some(r), Lang::Python) => declared(
-                [
-                    "bool",
-                    "TypeGuard",
-                    "TypeIs",
-                    "Literal[True",
-                    "Literal[False",
-                ]
-                .iter()
-                .any(|t| r.contains(t)),
-                r,
-            ),
+            (Some(r), Lang::Python) => declared(PY_BOOL.iter().any(|t| r.contains(t)), r),
             (Some(r), Lang::Rust | Lang::Go) => declared(r.contains("bool"), r),
             (Some(r), Lang::Java) => declared(r == "boolean" || r == "Boolean", r),
             (None, Lang::Rust | Lang::Go) => f.body.map(|_| "nothing".to_string()),
             (None, Lang::Python | Lang::Js | Lang::Ts) => f.body.and_then(|(a, b)| {
-                let bad = &BAD_RETURN[usize::from(lang != Lang::Python)];
-                bad.find(&cx.src.masked[a..b.max(a)])
-                    .map(|_| "a non-boolean value".to_string())
+                let bad = if lang == Lang::Python {
+                    re!(r#"(?m)^[ \t]*return[ \t]+(?:[rbfuRBFU]{0,2}["']|\[|\{|-?(?:[2-9]|\d{2,}|\d*\.\d+)\b)"#)
+                } else {
+                    re!(r#"\breturn\s+(?:["'`]|\[|\{|-?(?:[2-9]|\d{2,}|\d*\.\d+)\b)"#)
+                };
+                bad.find(&cx.src.masked[a..b.max(a)]).map(|_| "a non-boolean value".to_string())
             }),
             _ => None,
         };
         if let Some(ret) = verdict {
             let off = cx.src.line_start(f.line) + cx.src.indent_bytes(f.line);
-            hits.push((
+            cx.report(
                 "non_boolean_predicate",
                 off,
                 format!("`{}` is named like a predicate but returns {ret}", f.name),
-            ));
+            );
         }
-    }
-    for (id, off, msg) in hits {
-        cx.report(id, off, msg);
     }
 }
 
@@ -783,27 +743,14 @@ fn naming(cx: &mut Ctx, funcs: &[Func]) {
 /// The structural forms of `swallowed_error` (its regex forms are patterns
 /// of the rule): empty `catch` blocks, `except: pass`, Rust `let _ =` on
 /// fallible I/O.
-fn swallowed_errors(cx: &mut Ctx) {
-    static CATCH: LazyLock<Regex> = LazyLock::new(|| re(r"\bcatch\s*(?:\([^)]*\))?\s*\{"));
-    static PY_EXCEPT: LazyLock<Regex> = LazyLock::new(|| {
-        re(
-            r"^[ \t]*except\s*(?:\(?\s*(?:Exception|BaseException)\s*\)?\s*(?:as\s+\w+\s*)?)?:\s*(.*)$",
-        )
-    });
-    static RUST_LET_UNDERSCORE: LazyLock<Regex> = LazyLock::new(|| re(r"\blet\s+_\s*=\s*([^;]+);"));
-    static RUST_IO: LazyLock<Regex> = LazyLock::new(|| {
-        re(concat!(
-            r"\bfs::\w+|\bFile::(?:create|open)|\.(?:write_all|flush|sync_all|sync_data|set_len|read_to_string|",
-            r"read_to_end|read_exact|set_permissions)\s*\(|\b(?:remove_file|remove_dir_all|create_dir_all)\s*\("
-        ))
-    });
+fn swallowed_errors(cx: &Ctx, _: &[Func]) {
     let src = &cx.src;
-    let mut hits: Vec<(usize, String)> = Vec::new();
     let commented =
         |from: usize, to: usize| src.comments.iter().any(|c| c.line >= from && c.line < to);
+    let id = "swallowed_error";
     match src.lang {
         Lang::Js | Lang::Ts | Lang::Java => {
-            for m in CATCH.find_iter(&src.masked) {
+            for m in re!(r"\bcatch\s*(?:\([^)]*\))?\s*\{").find_iter(&src.masked) {
                 let open = m.end() - 1;
                 let Some(close) = src.match_close(open) else {
                     continue;
@@ -811,15 +758,18 @@ fn swallowed_errors(cx: &mut Ctx) {
                 // a comment in the block says the silence is deliberate
                 let code = src.code[open + 1..close].trim();
                 if code.is_empty() && src.text[open + 1..close].trim() == code {
-                    hits.push((m.start(), "empty `catch` block swallows the error".into()));
+                    cx.report(id, m.start(), "empty `catch` block swallows the error");
                 }
             }
         }
         Lang::Python => {
+            let except = re!(
+                r"^[ \t]*except\s*(?:\(?\s*(?:Exception|BaseException)\s*\)?\s*(?:as\s+\w+\s*)?)?:\s*(.*)$"
+            );
             let logical = src.logical_starts();
             for idx in (0..src.line_count()).filter(|&i| logical[i]) {
                 let line = src.masked_line(idx);
-                let Some(c) = PY_EXCEPT.captures(line) else {
+                let Some(c) = except.captures(line) else {
                     continue;
                 };
                 let inline = c[1].trim();
@@ -844,48 +794,43 @@ fn swallowed_errors(cx: &mut Ctx) {
                         .into_iter()
                         .find(|e| line.contains(e));
                     let what = what.map_or("except".to_string(), |e| format!("except {e}"));
-                    hits.push((
-                        src.line_start(idx) + src.indent_bytes(idx),
-                        format!("`{what}: pass` swallows every error"),
-                    ));
+                    let off = src.line_start(idx) + src.indent_bytes(idx);
+                    cx.report(id, off, format!("`{what}: pass` swallows every error"));
                 }
             }
         }
         Lang::Rust => {
-            for c in RUST_LET_UNDERSCORE.captures_iter(&src.masked) {
+            let io = re!(concat!(
+                r"\bfs::\w+|\bFile::(?:create|open)|\.(?:write_all|flush|sync_all|sync_data|set_len|read_to_string|",
+                r"read_to_end|read_exact|set_permissions)\s*\(|\b(?:remove_file|remove_dir_all|create_dir_all)\s*\("
+            ));
+            for c in re!(r"\blet\s+_\s*=\s*([^;]+);").captures_iter(&src.masked) {
                 let (expr, at) = (&c[1], c.get(0).unwrap().start());
                 let line = src.line_index(at);
                 let quiet = expr.contains("stderr")
                     || expr.contains("stdout")
                     || commented(line.saturating_sub(1), line + 1);
-                if RUST_IO.is_match(expr) && !quiet {
-                    hits.push((at, "`let _ =` discards the `Result` of fallible I/O".into()));
+                if io.is_match(expr) && !quiet {
+                    cx.report(id, at, "`let _ =` discards the `Result` of fallible I/O");
                 }
             }
         }
         _ => {}
     }
-    for (off, msg) in hits {
-        cx.report("swallowed_error", off, msg);
-    }
 }
 
 /// Rust `macro_rules!` bodies: token patterns, not code.
 fn macro_ranges(src: &Source) -> Vec<(usize, usize)> {
-    static MACRO: LazyLock<Regex> = LazyLock::new(|| re(r"\bmacro_rules!\s*\w+\s*\{"));
     if src.lang != Lang::Rust {
         return Vec::new();
     }
-    MACRO
+    re!(r"\bmacro_rules!\s*\w+\s*\{")
         .find_iter(&src.masked)
         .filter_map(|m| src.match_close(m.end() - 1).map(|c| (m.start(), c)))
         .collect()
 }
 
-fn unreachable_code(cx: &mut Ctx) {
-    static EXIT: LazyLock<Regex> =
-        LazyLock::new(|| re(r"^(?:return|throw|raise|break|continue)\b"));
-    static LABEL: LazyLock<Regex> = LazyLock::new(|| re(r"^[A-Za-z_]\w*:$"));
+fn unreachable_code(cx: &Ctx, _: &[Func]) {
     #[rustfmt::skip]
     const FOLLOWERS: &[&str] = &[
         "case ", "case(", "default", "else", "elif", "except", "finally", "catch", "function ",
@@ -895,6 +840,9 @@ fn unreachable_code(cx: &mut Ctx) {
     const RUST_ITEMS: &[&str] = &[
         "fn ", "extern ", "struct ", "enum ", "impl", "use ", "mod ", "type ", "const ", "static ",
         "unsafe fn", "pub ", "macro_rules!",
+    ];
+    const OPEN_END: &[char] = &[
+        ',', '(', '[', '{', '+', '-', '*', '/', '&', '|', '=', '.', '?', ':', '\\', '<', '>',
     ];
     let src = &cx.src;
     let lang = src.lang;
@@ -906,10 +854,9 @@ fn unreachable_code(cx: &mut Ctx) {
         &all
     };
     let macros = macro_ranges(src);
-    let mut hits = Vec::new();
     for idx in 0..n {
         let t = src.masked_line(idx).trim();
-        if !EXIT.is_match(t) || !logical[idx] {
+        if !re!(r"^(?:return|throw|raise|break|continue)\b").is_match(t) || !logical[idx] {
             continue;
         }
         // a complete statement on this line
@@ -919,9 +866,7 @@ fn unreachable_code(cx: &mut Ctx) {
                 i32::from(matches!(ch, '(' | '[' | '{')) - i32::from(matches!(ch, ')' | ']' | '}'))
             })
             .sum();
-        let open_end = t.ends_with([
-            ',', '(', '[', '{', '+', '-', '*', '/', '&', '|', '=', '.', '?', ':', '\\', '<', '>',
-        ]) && !(lang == Lang::Python && t.ends_with(':'));
+        let open_end = t.ends_with(OPEN_END) && !(lang == Lang::Python && t.ends_with(':'));
         if bal != 0
             || open_end
             || (lang.braces() && t.contains('}'))
@@ -935,60 +880,45 @@ fn unreachable_code(cx: &mut Ctx) {
         let next = src.masked_line(k).trim();
         let ok_follow = next.starts_with(['}', ')', ']', '#', '@'])
             || FOLLOWERS.iter().any(|p| next.starts_with(p))
-            || LABEL.is_match(next)
+            || re!(r"^[A-Za-z_]\w*:$").is_match(next)
             || (lang == Lang::Rust && RUST_ITEMS.iter().any(|p| next.starts_with(p)));
         let at = src.line_start(k) + src.indent_bytes(k);
-        if src.indent(k) == src.indent(idx) && !ok_follow && !super::in_any(&macros, at) {
-            hits.push(at);
+        if src.indent(k) == src.indent(idx) && !ok_follow && !in_any(&macros, at) {
+            cx.report(
+                "unreachable_code",
+                at,
+                "code after an unconditional return/throw/break is never run",
+            );
         }
-    }
-    for off in hits {
-        cx.report(
-            "unreachable_code",
-            off,
-            "code after an unconditional return/throw/break is never run",
-        );
     }
 }
 
-fn infinite_loops(cx: &mut Ctx) {
-    static LOOP: LazyLock<[Regex; 3]> = LazyLock::new(|| {
-        [
-            re(r"\bwhile\s*\(\s*(?:true|1)\s*\)\s*\{|\bfor\s*\(\s*;\s*;\s*\)\s*\{"),
-            re(r"\bloop\s*\{"),
-            re(r"\bfor\s*\{"),
-        ]
-    });
-    static PY_LOOP: LazyLock<Regex> = LazyLock::new(|| re(r"^[ \t]*while\s+(?:True|1)\s*:"));
-    static EXIT: LazyLock<Regex> = LazyLock::new(|| {
-        re(concat!(
-            r"\b(?:break|return|throw|raise|yield|goto)\b|process\.exit|\bexit\s*\(|sys\.exit|os\.Exit|",
-            r"process::exit|\bpanic!?\s*\(|unreachable!|log\.Fatal|\?\s*[;.)]|\?$"
-        ))
-    });
+fn infinite_loops(cx: &Ctx, _: &[Func]) {
+    let exit = re!(concat!(
+        r"\b(?:break|return|throw|raise|yield|goto)\b|process\.exit|\bexit\s*\(|sys\.exit|os\.Exit|",
+        r"process::exit|\bpanic!?\s*\(|unreachable!|log\.Fatal|\?\s*[;.)]|\?$"
+    ));
     let src = &cx.src;
     // (reported offset, body start, body end)
     let mut bodies: Vec<(usize, usize, usize)> = Vec::new();
     if src.lang == Lang::Python {
         let logical = src.logical_starts();
+        let header = re!(r"^[ \t]*while\s+(?:True|1)\s*:");
         for idx in
-            (0..src.line_count()).filter(|&i| logical[i] && PY_LOOP.is_match(src.masked_line(i)))
+            (0..src.line_count()).filter(|&i| logical[i] && header.is_match(src.masked_line(i)))
         {
             let (a, b) = src.py_block(idx, logical);
             let start = src.line_start(a);
-            bodies.push((
-                src.line_start(idx) + src.indent_bytes(idx),
-                start,
-                if b > a { src.line_end(b - 1) } else { start },
-            ));
+            let end = if b > a { src.line_end(b - 1) } else { start };
+            bodies.push((src.line_start(idx) + src.indent_bytes(idx), start, end));
         }
     } else {
-        let r = &LOOP[match src.lang {
-            Lang::Rust => 1,
-            Lang::Go => 2,
-            _ => 0,
-        }];
-        for m in r.find_iter(&src.masked) {
+        let head = match src.lang {
+            Lang::Rust => re!(r"\bloop\s*\{"),
+            Lang::Go => re!(r"\bfor\s*\{"),
+            _ => re!(r"\bwhile\s*\(\s*(?:true|1)\s*\)\s*\{|\bfor\s*\(\s*;\s*;\s*\)\s*\{"),
+        };
+        for m in head.find_iter(&src.masked) {
             bodies.extend(
                 src.match_close(m.end() - 1)
                     .map(|close| (m.start(), m.end(), close)),
@@ -996,110 +926,95 @@ fn infinite_loops(cx: &mut Ctx) {
         }
     }
     let macros = macro_ranges(src);
-    let hits: Vec<usize> = bodies
-        .into_iter()
-        .filter(|&(at, a, b)| {
-            !super::in_any(&macros, at)
-                && !src.masked[a..b]
-                    .lines()
-                    .any(|l| EXIT.is_match(l.trim_end()))
-        })
-        .map(|(at, ..)| at)
-        .collect();
-    for off in hits {
-        cx.report(
-            "infinite_loop",
-            off,
-            "infinite loop without a `break` (or any other exit)",
-        );
+    for (at, a, b) in bodies {
+        if !in_any(&macros, at)
+            && !src.masked[a..b]
+                .lines()
+                .any(|l| exit.is_match(l.trim_end()))
+        {
+            cx.report(
+                "infinite_loop",
+                at,
+                "infinite loop without a `break` (or any other exit)",
+            );
+        }
     }
 }
 
 // ---------------------------------------------------------------- resource leaks
 
-fn resource_leaks(cx: &mut Ctx) {
-    static LISTENER: LazyLock<Regex> =
-        LazyLock::new(|| re(r"\.addEventListener\s*\(\s*(['\x22`])"));
-    static INTERVAL: LazyLock<Regex> =
-        LazyLock::new(|| re(r"(?:^|[^\w$.])(?:window\.|global\.|globalThis\.)?setInterval\s*\("));
-    static TICKER: LazyLock<Regex> = LazyLock::new(|| re(r"\b(\w+)\s*:?=\s*time\.NewTicker\s*\("));
-    static SUBSCRIBE: LazyLock<Regex> = LazyLock::new(|| re(r"\.subscribe\s*\("));
+/// `listener_not_removed` (JS listeners and intervals, Go tickers) and
+/// `observable_no_unsubscribe`.
+fn listeners(cx: &Ctx, _: &[Func]) {
     #[rustfmt::skip]
     const ENDS_SUBSCRIPTION: &[&str] = &[
         "takeUntil", "take(", "first(", "takeWhile", "untilDestroyed", "takeUntilDestroyed",
         "firstValueFrom", "lastValueFrom", "http.", "Http",
     ];
     let src = &cx.src;
-    let m = &src.masked;
-    let mut hits: Vec<(&str, usize, String)> = Vec::new();
-    if src.lang.is_js() {
-        for c in LISTENER.captures_iter(m) {
-            let whole = c.get(0).unwrap();
-            let event = src.string_at(whole.end() - 1).unwrap_or("");
-            let paren = whole.start() + m[whole.start()..].find('(').unwrap_or(0);
-            let args = &src.code[paren..src.match_close(paren).unwrap_or(whole.end())];
-            if args.contains("once") || args.contains("signal") {
-                continue;
-            }
-            let code = &src.code;
-            let removed = m.contains("removeEventListener")
-                && code.match_indices("removeEventListener").any(|(i, _)| {
-                    let end = (i..=(i + 120).min(code.len()))
-                        .rev()
-                        .find(|&e| code.is_char_boundary(e))
-                        .unwrap_or(i);
-                    let rest = &code[i..end];
-                    ['\'', '"', '`']
-                        .iter()
-                        .any(|q| rest.contains(&format!("{q}{event}{q}")))
-                        || !rest.contains(['\'', '"', '`'])
-                });
-            if !removed && !m.contains("AbortController") {
-                let msg = format!("listener for \"{event}\" is added but never removed");
-                hits.push(("listener_not_removed", whole.start() + 1, msg));
-            }
-        }
-        if !m.contains("clearInterval") {
-            for i in INTERVAL.find_iter(m) {
-                hits.push((
-                    "listener_not_removed",
-                    i.end() - 1,
-                    "`setInterval` is never cleared".into(),
-                ));
-            }
-        }
-        for s in SUBSCRIBE.find_iter(m) {
-            let at = s.start();
-            let stmt_start = statement_start(m, at);
-            let stmt = &m[stmt_start..at];
-            let after = m[src.match_close(s.end() - 1).unwrap_or(s.end())..].trim_start();
-            let handled = stmt.trim_start().starts_with("return")
-                || has_assignment(stmt)
-                || m[..stmt_start].trim_end().ends_with(['(', ','])
-                || ENDS_SUBSCRIPTION.iter().any(|p| stmt.contains(p))
-                || after.starts_with(".unsubscribe")
-                || after.starts_with(".add");
-            if !handled {
-                let msg = "subscription is neither kept nor ended (no unsubscribe/takeUntil)";
-                hits.push(("observable_no_unsubscribe", at + 1, msg.into()));
-            }
-        }
-    }
+    let (m, code) = (&src.masked, &src.code);
     if src.lang == Lang::Go {
-        for c in TICKER
-            .captures_iter(m)
-            .filter(|c| !m.contains(&format!("{}.Stop(", &c[1])))
-        {
-            hits.push((
-                "listener_not_removed",
-                c.get(0).unwrap().start(),
-                format!("ticker `{}` is never stopped", &c[1]),
-            ));
+        for c in re!(r"\b(\w+)\s*:?=\s*time\.NewTicker\s*\(").captures_iter(m) {
+            if !m.contains(&format!("{}.Stop(", &c[1])) {
+                let msg = format!("ticker `{}` is never stopped", &c[1]);
+                cx.report("listener_not_removed", c.get(0).unwrap().start(), msg);
+            }
         }
     }
-    unclosed(src, &mut hits);
-    for (id, off, msg) in hits {
-        cx.report(id, off, msg);
+    if !src.lang.is_js() {
+        return;
+    }
+    for c in re!(r"\.addEventListener\s*\(\s*(['\x22`])").captures_iter(m) {
+        let whole = c.get(0).unwrap();
+        let event = src.string_at(whole.end() - 1).unwrap_or("");
+        let paren = whole.start() + m[whole.start()..].find('(').unwrap_or(0);
+        let args = &code[paren..src.match_close(paren).unwrap_or(whole.end())];
+        if args.contains("once") || args.contains("signal") {
+            continue;
+        }
+        let removed = m.contains("removeEventListener")
+            && code.match_indices("removeEventListener").any(|(i, _)| {
+                let end = (i..=(i + 120).min(code.len()))
+                    .rev()
+                    .find(|&e| code.is_char_boundary(e))
+                    .unwrap_or(i);
+                let rest = &code[i..end];
+                ['\'', '"', '`']
+                    .iter()
+                    .any(|q| rest.contains(&format!("{q}{event}{q}")))
+                    || !rest.contains(['\'', '"', '`'])
+            });
+        if !removed && !m.contains("AbortController") {
+            let msg = format!("listener for \"{event}\" is added but never removed");
+            cx.report("listener_not_removed", whole.start() + 1, msg);
+        }
+    }
+    if !m.contains("clearInterval") {
+        for i in
+            re!(r"(?:^|[^\w$.])(?:window\.|global\.|globalThis\.)?setInterval\s*\(").find_iter(m)
+        {
+            cx.report(
+                "listener_not_removed",
+                i.end() - 1,
+                "`setInterval` is never cleared",
+            );
+        }
+    }
+    for s in re!(r"\.subscribe\s*\(").find_iter(m) {
+        let at = s.start();
+        let stmt_start = statement_start(m, at);
+        let stmt = &m[stmt_start..at];
+        let after = m[src.match_close(s.end() - 1).unwrap_or(s.end())..].trim_start();
+        let handled = stmt.trim_start().starts_with("return")
+            || has_assignment(stmt)
+            || m[..stmt_start].trim_end().ends_with(['(', ','])
+            || ENDS_SUBSCRIPTION.iter().any(|p| stmt.contains(p))
+            || after.starts_with(".unsubscribe")
+            || after.starts_with(".add");
+        if !handled {
+            let msg = "subscription is neither kept nor ended (no unsubscribe/takeUntil)";
+            cx.report("observable_no_unsubscribe", at + 1, msg);
+        }
     }
 }
 
@@ -1167,73 +1082,77 @@ fn has_assignment(stmt: &str) -> bool {
 
 /// `unclosed_resource`: a resource bound to a variable the file never
 /// releases (per language: what opens one, and how the message says to
-/// close it).
-fn unclosed(src: &Source, hits: &mut Vec<(&str, usize, String)>) {
+/// close it), and a Python file read or written inline.
+fn unclosed(cx: &Ctx, _: &[Func]) {
     const PY_OPENERS: &str = concat!(
         r"open|io\.open|codecs\.open|gzip\.open|bz2\.open|lzma\.open|socket\.socket|socket\.create_connection|",
         r"sqlite3\.connect|urllib\.request\.urlopen|urlopen|psycopg2?\.connect|pymysql\.connect|zipfile\.ZipFile|",
         r"tarfile\.open|tempfile\.(?:NamedTemporaryFile|TemporaryFile)"
     );
-    static OPEN: LazyLock<[Regex; 4]> = LazyLock::new(|| {
-        [
-            re(&format!(
+    let src = &cx.src;
+    let m = &src.masked;
+    let (open, how) = match src.lang {
+        Lang::Python => (
+            re!(&format!(
                 r"(?m)^[ \t]*([A-Za-z_]\w*)\s*=\s*(?:{PY_OPENERS})\s*\("
             )),
-            re(concat!(
+            " (use `with`)",
+        ),
+        Lang::Js | Lang::Ts => (
+            re!(concat!(
                 r"\b(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*=\s*(?:await\s+)?(?:fs\.openSync|fs\.promises\.open|fsp\.open|",
                 r"(?:fs\.)?createReadStream|(?:fs\.)?createWriteStream|net\.createConnection|net\.connect|new\s+WebSocket|",
                 r"mysql\.createConnection)\s*\("
             )),
-            re(concat!(
+            "",
+        ),
+        Lang::Go => (
+            re!(concat!(
                 r"\b([A-Za-z_]\w*)\s*,\s*(?:err|_)\s*:?=\s*(os\.Open|os\.Create|os\.OpenFile|os\.CreateTemp|ioutil\.TempFile|",
                 r"net\.Dial\w*|sql\.Open|http\.Get|http\.Post|http\.Head|http\.PostForm|zip\.OpenReader)\s*\("
             )),
-            re(concat!(
+            "",
+        ),
+        Lang::Java => (
+            re!(concat!(
                 r"\b([A-Za-z_]\w*)\s*=\s*new\s+(?:FileInputStream|FileOutputStream|FileReader|FileWriter|BufferedReader|",
                 r"BufferedWriter|Scanner|Socket|ServerSocket|RandomAccessFile|PrintWriter|ZipFile)\s*\("
             )),
-        ]
-    });
-    static PY_INLINE: LazyLock<Regex> = LazyLock::new(|| re(r"(?:^|[^\w.])open\s*\("));
-    let m = &src.masked;
-    let i = match src.lang {
-        Lang::Python => 0,
-        Lang::Js | Lang::Ts => 1,
-        Lang::Go => 2,
-        Lang::Java => 3,
+            " (use try-with-resources)",
+        ),
         _ => return,
     };
-    for c in OPEN[i].captures_iter(m) {
+    for c in open.captures_iter(m) {
         let (var, v) = (c.get(1).unwrap(), &c[1]);
-        let http = src.lang == Lang::Go && c[2].starts_with("http.");
+        let go = src.lang == Lang::Go;
+        let http = go && c[2].starts_with("http.");
         let ok = released(m, v)
             || (http && m.contains(&format!("{v}.Body.Close(")))
-            || (src.lang == Lang::Go && v == "_")
+            || (go && v == "_")
             || (src.lang == Lang::Java
                 && src
                     .masked_line(src.line_index(c.get(0).unwrap().start()))
                     .contains("try"));
-        let how = match src.lang {
-            Lang::Python => " (use `with`)".to_string(),
-            Lang::Go => format!(
+        let how = if go {
+            format!(
                 " (missing `defer {v}{}.Close()`)",
                 if http { ".Body" } else { "" }
-            ),
-            Lang::Java => " (use try-with-resources)".to_string(),
-            _ => String::new(),
+            )
+        } else {
+            how.into()
         };
         if !ok {
-            hits.push((
+            cx.report(
                 "unclosed_resource",
                 var.start(),
                 format!("`{v}` is opened but never closed{how}"),
-            ));
+            );
         }
     }
     if src.lang != Lang::Python {
         return;
     }
-    for o in PY_INLINE.find_iter(m) {
+    for o in re!(r"(?:^|[^\w.])open\s*\(").find_iter(m) {
         let paren = o.end() - 1;
         let line = src.masked_line(src.line_index(paren));
         let managed = ["with ", "def "]
@@ -1245,8 +1164,11 @@ fn unclosed(src: &Source, hits: &mut Vec<(&str, usize, String)>) {
         };
         let after = m[close + 1..].trim_start();
         if after.starts_with(".read") || after.starts_with(".write") {
-            let msg = "file opened inline is never closed (use `with open(...)`)";
-            hits.push(("unclosed_resource", paren, msg.into()));
+            cx.report(
+                "unclosed_resource",
+                paren,
+                "file opened inline is never closed (use `with open(...)`)",
+            );
         }
     }
 }
@@ -1347,95 +1269,73 @@ fn secret_value(value: &str, key: &str) -> bool {
         || dotted)
 }
 
-fn security(cx: &mut Ctx) {
-    static ASSIGN_BEFORE: LazyLock<Regex> = LazyLock::new(|| {
-        re(
-            r#"["']?([A-Za-z_$][\w$.-]*)["']?\s*(?::\s*[\w&'<>\[\] ]+?\s*)?(?::=|=>|=|:)\s*[rbfuRBFU]{0,2}$"#,
-        )
-    });
-    static TOKEN: LazyLock<Regex> = LazyLock::new(|| {
-        re(concat!(
-            r"AKIA[0-9A-Z]{16}|\bgh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{50,}|\bxox[abprs]-[A-Za-z0-9-]{10,}",
-            r"|\bsk_live_[A-Za-z0-9]{16,}|\bsk-(?:proj-)?[A-Za-z0-9_-]{32,}|\bAIza[0-9A-Za-z_-]{35}"
-        ))
-    });
-    static PRIVATE_KEY: LazyLock<Regex> = LazyLock::new(|| {
-        re(r"-----BEGIN (?:RSA |EC |DSA |OPENSSH |ENCRYPTED |PGP )?PRIVATE KEY(?: BLOCK)?-----")
-    });
-    static URL_CRED: LazyLock<Regex> =
-        LazyLock::new(|| re(r"^[a-z][a-z0-9+.-]*://[^/\s:@]+:([^/\s@]+)@"));
-    static LOG_CALL: LazyLock<Regex> = LazyLock::new(|| {
-        re(concat!(
-            r"(?:^|[^\w$.])(console\.(?:log|info|debug|warn|error|trace)|print|println!|eprintln!|print!|eprint!|",
-            r"fmt\.(?:Print|Fprint|Sprint)\w*|log\.(?:Print|Fatal|Panic)\w*|(?:log|logger|logging|LOG|LOGGER|slog|zap|",
-            r"tracing)\.\w+|log::\w+!|(?:info|debug|warn|error|trace)!|System\.(?:out|err)\.print\w*)\s*\("
-        ))
-    });
-    static EVAL_JS: LazyLock<Regex> = LazyLock::new(|| {
-        re(
-            r"(?:^|[^\w$.])(eval)\s*\(|\bnew\s+(Function)\s*\(|(?:^|[^\w$.])(setTimeout|setInterval)\s*\(\s*['\x22`]",
-        )
-    });
-    static EVAL_PY: LazyLock<Regex> = LazyLock::new(|| re(r"(?:^|[^\w.])(eval|exec)\s*\("));
-    static IDENT: LazyLock<Regex> = LazyLock::new(|| re(r"[A-Za-z_$][\w$]*"));
-    static INTERP_NAME: LazyLock<Regex> =
-        LazyLock::new(|| re(r"\{\s*([A-Za-z_]\w*)\s*(?:[:}?!.])"));
+/// `hardcoded_secret`: a provider's token shape anywhere (test code
+/// included), credentials in a URL, a secret-looking value assigned to a
+/// secret-named key, a private key block.
+fn hardcoded_secrets(cx: &Ctx, _: &[Func]) {
+    let assign_before = re!(
+        r#"["']?([A-Za-z_$][\w$.-]*)["']?\s*(?::\s*[\w&'<>\[\] ]+?\s*)?(?::=|=>|=|:)\s*[rbfuRBFU]{0,2}$"#
+    );
+    let token = re!(concat!(
+        r"AKIA[0-9A-Z]{16}|\bgh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{50,}|\bxox[abprs]-[A-Za-z0-9-]{10,}",
+        r"|\bsk_live_[A-Za-z0-9]{16,}|\bsk-(?:proj-)?[A-Za-z0-9_-]{32,}|\bAIza[0-9A-Za-z_-]{35}"
+    ));
     let src = &cx.src;
-    let mut hits: Vec<(&str, usize, String)> = Vec::new();
-    let mut tokens: Vec<(usize, String)> = Vec::new();
-    // hard-coded secrets: string literals assigned to secret-named keys
+    let id = "hardcoded_secret";
     for s in &src.strings {
         let value = &src.text[s.start..s.end];
-        if let Some(t) = TOKEN
+        if let Some(t) = token
             .find(value)
             .filter(|_| !value.to_ascii_uppercase().contains("EXAMPLE"))
         {
-            // a provider's token shape: reported in test code too
-            let msg = format!(
-                "string looks like a real credential (`{}…`)",
-                &t.as_str()[..t.as_str().len().min(6)]
+            let shown = &t.as_str()[..t.as_str().len().min(6)];
+            cx.emit(
+                id,
+                s.open,
+                format!("string looks like a real credential (`{shown}…`)"),
             );
-            tokens.push((s.open, msg));
             continue;
         }
-        if URL_CRED
+        let url_cred = re!(r"^[a-z][a-z0-9+.-]*://[^/\s:@]+:([^/\s@]+)@");
+        if url_cred
             .captures(value)
             .is_some_and(|c| secret_value(&c[1], ""))
         {
-            hits.push((
-                "hardcoded_secret",
-                s.open,
-                "credentials embedded in a connection URL".into(),
-            ));
+            cx.report(id, s.open, "credentials embedded in a connection URL");
             continue;
         }
         let before = &src.code[src.line_start(src.line_index(s.open))..s.open];
-        let Some(c) = ASSIGN_BEFORE.captures(before) else {
+        let Some(c) = assign_before.captures(before) else {
             continue;
         };
         let key = c[1].rsplit('.').next().unwrap_or(&c[1]);
         if sensitive_name(key) && secret_value(value, key) {
-            hits.push((
-                "hardcoded_secret",
-                s.open,
-                format!("hard-coded secret assigned to `{key}`"),
-            ));
+            cx.report(id, s.open, format!("hard-coded secret assigned to `{key}`"));
         }
     }
-    if let Some(m) = PRIVATE_KEY.find(src.text) {
-        hits.push((
-            "hardcoded_secret",
-            m.start(),
-            "private key block in source".into(),
-        ));
+    let private_key =
+        re!(r"-----BEGIN (?:RSA |EC |DSA |OPENSSH |ENCRYPTED |PGP )?PRIVATE KEY(?: BLOCK)?-----");
+    if let Some(m) = private_key.find(src.text) {
+        cx.report(id, m.start(), "private key block in source");
     }
-    // sensitive values printed or logged
+}
+
+/// `sensitive_logging`: a print or log call outputs a secret-named value
+/// (an argument, a member, or a name interpolated into its format string).
+fn sensitive_logging(cx: &Ctx, _: &[Func]) {
+    let log_call = re!(concat!(
+        r"(?:^|[^\w$.])(console\.(?:log|info|debug|warn|error|trace)|print|println!|eprintln!|print!|eprint!|",
+        r"fmt\.(?:Print|Fprint|Sprint)\w*|log\.(?:Print|Fatal|Panic)\w*|(?:log|logger|logging|LOG|LOGGER|slog|zap|",
+        r"tracing)\.\w+|log::\w+!|(?:info|debug|warn|error|trace)!|System\.(?:out|err)\.print\w*)\s*\("
+    ));
+    let ident = re!(r"[A-Za-z_$][\w$]*");
+    let src = &cx.src;
     let logging = if cx.test_file {
         ""
     } else {
         src.masked.as_str()
     };
-    for c in LOG_CALL.captures_iter(logging) {
+    for c in log_call.captures_iter(logging) {
         let name = c.get(1).unwrap();
         if src.lang == Lang::Python && name.as_str() != "print" && !name.as_str().contains('.') {
             continue;
@@ -1445,24 +1345,24 @@ fn security(cx: &mut Ctx) {
             continue;
         };
         let args = &src.masked[paren + 1..close];
-        let named = IDENT.find_iter(args).find_map(|id| {
+        let named = ident.find_iter(args).find_map(|id| {
             let before = args[..id.start()].trim_end();
             if before.ends_with('.') {
                 return None; // a property of something else: user.password is caught by its own name below
             }
             // user.password → look at the last member
-            let (mut ident, mut rest) = (id.as_str(), &args[id.end()..]);
-            while let Some(next) = rest
+            let (mut name, mut rest) = (id.as_str(), &args[id.end()..]);
+            while let Some((r, n)) = rest
                 .strip_prefix('.')
-                .and_then(|r| IDENT.find(r).filter(|n| n.start() == 0).map(|n| (r, n)))
+                .and_then(|r| ident.find(r).filter(|n| n.start() == 0).map(|n| (r, n)))
             {
-                (ident, rest) = (next.1.as_str(), &next.0[next.1.end()..]);
+                (name, rest) = (n.as_str(), &r[n.end()..]);
             }
             let harmless = [".length", ".len()", ".size", ".count", ".is_"]
                 .iter()
                 .any(|p| rest.starts_with(p));
-            (sensitive_name(ident) && !harmless && !before.ends_with("len("))
-                .then(|| ident.to_string())
+            (sensitive_name(name) && !harmless && !before.ends_with("len("))
+                .then(|| name.to_string())
         });
         // Rust inline format args / Python format fields
         let interpolated = || {
@@ -1472,27 +1372,33 @@ fn security(cx: &mut Ctx) {
                 .filter(|s| s.open > paren && s.open < close);
             inside
                 .flat_map(|s| {
-                    INTERP_NAME
+                    re!(r"\{\s*([A-Za-z_]\w*)\s*(?:[:}?!.])")
                         .captures_iter(&src.text[s.start..s.end])
                         .map(|c| c[1].to_string())
                 })
                 .find(|n| sensitive_name(n))
         };
         if let Some(n) = named.or_else(interpolated) {
-            hits.push((
-                "sensitive_logging",
-                name.start(),
-                format!("`{}` outputs the sensitive value `{n}`", name.as_str()),
-            ));
+            let msg = format!("`{}` outputs the sensitive value `{n}`", name.as_str());
+            cx.report("sensitive_logging", name.start(), msg);
         }
     }
-    // dynamic code execution
-    let (evals, after): (&Regex, _) = match src.lang {
-        Lang::Js | Lang::Ts => (&EVAL_JS, "function"),
-        Lang::Python => (&EVAL_PY, "def"),
-        _ => (&EVAL_PY, ""),
+}
+
+/// `dynamic_code_execution`: `eval`/`exec`, `new Function`, string timers.
+fn dynamic_code(cx: &Ctx, _: &[Func]) {
+    let src = &cx.src;
+    let (evals, after) = match src.lang {
+        Lang::Js | Lang::Ts => (
+            re!(
+                r"(?:^|[^\w$.])(eval)\s*\(|\bnew\s+(Function)\s*\(|(?:^|[^\w$.])(setTimeout|setInterval)\s*\(\s*['\x22`]"
+            ),
+            "function",
+        ),
+        Lang::Python => (re!(r"(?:^|[^\w.])(eval|exec)\s*\("), "def"),
+        _ => return,
     };
-    for c in evals.captures_iter(if after.is_empty() { "" } else { &src.masked }) {
+    for c in evals.captures_iter(&src.masked) {
         let g = c.get(1).or_else(|| c.get(2)).or_else(|| c.get(3)).unwrap();
         if src.masked[..g.start()].trim_end().ends_with(after) {
             continue; // a definition named `eval`
@@ -1502,12 +1408,6 @@ fn security(cx: &mut Ctx) {
             "Function" => "`new Function()` compiles a string into code".to_string(),
             other => format!("`{other}` with a string argument evaluates it as code"),
         };
-        hits.push(("dynamic_code_execution", g.start(), what));
-    }
-    for (off, msg) in tokens {
-        cx.emit("hardcoded_secret", off, msg);
-    }
-    for (id, off, msg) in hits {
-        cx.report(id, off, msg);
+        cx.report("dynamic_code_execution", g.start(), what);
     }
 }

@@ -2,16 +2,13 @@
 //! of declared names (typos), and local sub-paths that do not exist. Also
 //! the import readers the other checks share.
 
+use super::Ctx;
+use crate::project::dependencies::{Manifest, py_norm};
+use crate::project::source::{Func, Source};
+use crate::project::stdlib::{NODE_BUILTINS, PYTHON_IMPORT_NAMES, PYTHON_STDLIB};
+use crate::project::{Lang, re};
 use std::collections::BTreeSet;
 use std::path::{Component, Path, PathBuf};
-use std::sync::LazyLock;
-
-use regex::Regex;
-
-use super::manifest::{Manifest, py_norm};
-use super::source::{Lang, Source, edit_distance};
-use super::stdlib::{NODE_BUILTINS, PYTHON_IMPORT_NAMES, PYTHON_STDLIB};
-use super::{Ctx, re};
 
 /// One import as written, at the offset of its statement (or specifier).
 #[derive(Debug, Clone)]
@@ -36,7 +33,7 @@ impl Import {
     }
 }
 
-pub(crate) fn check(cx: &mut Ctx) {
+pub(crate) fn check(cx: &Ctx, _: &[Func]) {
     match cx.src.lang {
         Lang::Python => python(cx),
         Lang::Js | Lang::Ts => js(cx),
@@ -57,7 +54,7 @@ fn near_miss<'a>(name: &str, candidates: impl Iterator<Item = &'a String>) -> Op
 }
 
 fn report_undeclared(
-    cx: &mut Ctx,
+    cx: &Ctx,
     off: usize,
     shown: &str,
     declared: &BTreeSet<String>,
@@ -105,9 +102,6 @@ fn join_within(root: &Path, base: &Path, rel: &str) -> Option<PathBuf> {
 // ---------------------------------------------------------------- Python
 
 fn python_imports(cx: &Ctx) -> Vec<Import> {
-    static IMPORT: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*import\s+(.+)$"));
-    static FROM: LazyLock<Regex> =
-        LazyLock::new(|| re(r"^\s*from\s+(\.*)\s*([\w.]*)\s+import\s+(.+)$"));
     let src = &cx.src;
     let logical = src.logical_starts();
     let mut out = Vec::new();
@@ -122,16 +116,17 @@ fn python_imports(cx: &Ctx) -> Vec<Import> {
             .unwrap_or(src.line_count());
         let start = src.line_start(idx);
         let text: String = src.code[start..src.line_end(end - 1)].replace(['\n', '\\'], " ");
-        let optional = in_try_block(&cx.src, idx, logical);
+        let optional = in_try_block(&cx.src, idx);
         let stmt = text.split(';').next().unwrap_or("");
-        if let Some(c) = IMPORT.captures(stmt) {
+        if let Some(c) = re!(r"^\s*import\s+(.+)$").captures(stmt) {
             for module in c[1].split(',').filter_map(|p| p.split_whitespace().next()) {
                 out.push(Import {
                     optional,
                     ..Import::at(start, module)
                 });
             }
-        } else if let Some(c) = FROM.captures(stmt) {
+        } else if let Some(c) = re!(r"^\s*from\s+(\.*)\s*([\w.]*)\s+import\s+(.+)$").captures(stmt)
+        {
             let names = c[3].replace(['(', ')'], " ");
             let names = names
                 .split(',')
@@ -148,18 +143,10 @@ fn python_imports(cx: &Ctx) -> Vec<Import> {
 }
 
 /// The import sits in a `try:` block (an optional dependency with a
-/// fallback guarded by `except ImportError`): the nearest less-indented
-/// header is `try:`.
-fn in_try_block(src: &Source, idx: usize, logical: &[bool]) -> bool {
-    let ind = src.indent(idx);
-    ind > 0
-        && (0..idx)
-            .rev()
-            .find(|&k| logical[k] && !src.is_blank(k) && src.indent(k) < ind)
-            .is_some_and(|k| {
-                let t = src.masked_line(k).trim();
-                t.starts_with("try") && t.ends_with(':')
-            })
+/// fallback guarded by `except ImportError`).
+fn in_try_block(src: &Source, idx: usize) -> bool {
+    let header = src.py_headers(idx).into_iter().next();
+    header.is_some_and(|t| t.starts_with("try") && t.ends_with(':'))
 }
 
 /// Does `base/a/b/…` resolve to a module or package for every component?
@@ -208,7 +195,7 @@ pub(crate) fn python_importable(manifest: &Manifest) -> Option<BTreeSet<String>>
     })
 }
 
-fn python(cx: &mut Ctx) {
+fn python(cx: &Ctx) {
     let imports = python_imports(cx);
     if imports.is_empty() {
         return;
@@ -275,7 +262,7 @@ fn python(cx: &mut Ctx) {
     }
 }
 
-fn python_relative(cx: &mut Ctx, imp: &Import, dots: usize, fdir: Option<&Path>) {
+fn python_relative(cx: &Ctx, imp: &Import, dots: usize, fdir: Option<&Path>) {
     let Some(fdir) = fdir else { return };
     let mut base = fdir.to_path_buf();
     for _ in 1..dots {
@@ -323,15 +310,13 @@ fn python_relative(cx: &mut Ctx, imp: &Import, dots: usize, fdir: Option<&Path>)
 /// `import … from`, `import '…'`, `export … from`, `require()`,
 /// `import()` and `jest|vi.requireActual|importActual()`.
 pub(crate) fn js_specs<'s>(src: &'s Source) -> Vec<(usize, &'s str, &'s str)> {
-    static RE: LazyLock<Regex> = LazyLock::new(|| {
-        re(concat!(
-            r#"(?:^|[^\w$.])(?:from|import)\s*["'`]"#,
-            r#"|(?:^|[^\w$.])(?:require|import)\s*\(\s*["'`]"#,
-            r#"|(?:^|[^\w$.])(?:jest|vi)\s*\.\s*(?:requireActual|importActual)\s*\(\s*["'`]"#
-        ))
-    });
+    let spec = re!(concat!(
+        r#"(?:^|[^\w$.])(?:from|import)\s*["'`]"#,
+        r#"|(?:^|[^\w$.])(?:require|import)\s*\(\s*["'`]"#,
+        r#"|(?:^|[^\w$.])(?:jest|vi)\s*\.\s*(?:requireActual|importActual)\s*\(\s*["'`]"#
+    ));
     let m = &src.masked;
-    RE.find_iter(m)
+    spec.find_iter(m)
         .filter_map(|x| {
             Some((
                 x.end() - 1,
@@ -426,7 +411,7 @@ pub(crate) fn npm_package(spec: &str) -> String {
     }
 }
 
-fn js(cx: &mut Ctx) {
+fn js(cx: &Ctx) {
     let imports = js_imports(&cx.src);
     if imports.is_empty() {
         return;
@@ -476,18 +461,7 @@ fn js(cx: &mut Ctx) {
 
 // ---------------------------------------------------------------- Rust
 
-fn rust(cx: &mut Ctx) {
-    static USE: LazyLock<Regex> = LazyLock::new(|| {
-        re(r"(?m)^[ \t]*(?:pub(?:\s*\([^)]*\))?\s+)?use\s+(::\s*)?([A-Za-z_][A-Za-z0-9_]*)")
-    });
-    static EXTERN: LazyLock<Regex> = LazyLock::new(|| {
-        re(r"(?m)^[ \t]*(?:pub\s+)?extern\s+crate\s+([A-Za-z_]\w*)(?:\s+as\s+(\w+))?")
-    });
-    static ITEM: LazyLock<Regex> = LazyLock::new(|| {
-        re(r"\b(?:mod|enum|struct|trait|type|fn|const|static|union|macro_rules!)\s+([A-Za-z_]\w*)")
-    });
-    static USE_STMT: LazyLock<Regex> = LazyLock::new(|| re(r"\buse\s+([^;]+);"));
-    static IDENT: LazyLock<Regex> = LazyLock::new(|| re(r"[A-Za-z_]\w*"));
+fn rust(cx: &Ctx) {
     const STD: &[&str] = &[
         "std",
         "core",
@@ -499,26 +473,34 @@ fn rust(cx: &mut Ctx) {
         "super",
         "Self",
     ];
+    let item = re!(
+        r"\b(?:mod|enum|struct|trait|type|fn|const|static|union|macro_rules!)\s+([A-Za-z_]\w*)"
+    );
+    let ident = re!(r"[A-Za-z_]\w*");
     let Some(cargo) = cx.manifest.cargo.clone() else {
         return;
     };
     let m = &cx.src.masked;
-    let mut in_scope: BTreeSet<String> = ITEM.captures_iter(m).map(|c| c[1].to_string()).collect();
+    let mut in_scope: BTreeSet<String> = item.captures_iter(m).map(|c| c[1].to_string()).collect();
     // every name a use tree brings in (over-approximated: all but the first
     // segment)
-    for c in USE_STMT.captures_iter(m) {
+    for c in re!(r"\buse\s+([^;]+);").captures_iter(m) {
         in_scope.extend(
-            IDENT
+            ident
                 .find_iter(&c[1])
                 .skip(1)
                 .map(|id| id.as_str().to_string()),
         );
     }
-    let mut uses: Vec<(usize, String)> = USE
+    let uses =
+        re!(r"(?m)^[ \t]*(?:pub(?:\s*\([^)]*\))?\s+)?use\s+(::\s*)?([A-Za-z_][A-Za-z0-9_]*)");
+    let mut uses: Vec<(usize, String)> = uses
         .captures_iter(m)
         .map(|c| (c.get(0).unwrap().start(), c[2].to_string()))
         .collect();
-    for c in EXTERN.captures_iter(m) {
+    let extern_crate =
+        re!(r"(?m)^[ \t]*(?:pub\s+)?extern\s+crate\s+([A-Za-z_]\w*)(?:\s+as\s+(\w+))?");
+    for c in extern_crate.captures_iter(m) {
         uses.push((c.get(0).unwrap().start(), c[1].to_string()));
         in_scope.extend(c.get(2).map(|a| a.as_str().to_string()));
     }
@@ -545,11 +527,8 @@ fn rust(cx: &mut Ctx) {
 
 /// The import paths of a Go file, at the offset of their quote.
 pub(crate) fn go_imports(src: &Source) -> Vec<Import> {
-    static BLOCK: LazyLock<Regex> = LazyLock::new(|| re(r"(?m)^[ \t]*import\s*\("));
-    static SINGLE: LazyLock<Regex> =
-        LazyLock::new(|| re(r#"(?m)^[ \t]*import\s+(?:[\w.]+\s+)?["`]"#));
     let mut out = Vec::new();
-    for m in BLOCK.find_iter(&src.masked) {
+    for m in re!(r"(?m)^[ \t]*import\s*\(").find_iter(&src.masked) {
         let open = m.end() - 1;
         if let Some(close) = src.match_close(open) {
             let inside = src
@@ -559,7 +538,7 @@ pub(crate) fn go_imports(src: &Source) -> Vec<Import> {
             out.extend(inside.map(|s| Import::at(s.open, &src.text[s.start..s.end])));
         }
     }
-    for m in SINGLE.find_iter(&src.masked) {
+    for m in re!(r#"(?m)^[ \t]*import\s+(?:[\w.]+\s+)?["`]"#).find_iter(&src.masked) {
         out.extend(
             src.string_at(m.end() - 1)
                 .map(|spec| Import::at(m.end() - 1, spec)),
@@ -568,7 +547,7 @@ pub(crate) fn go_imports(src: &Source) -> Vec<Import> {
     out
 }
 
-fn go(cx: &mut Ctx) {
+fn go(cx: &Ctx) {
     let Some(gomod) = cx.manifest.go.clone() else {
         return;
     };
@@ -617,5 +596,54 @@ fn go(cx: &mut Ctx) {
                 format!("`{path}` is not required in go.mod"),
             ),
         }
+    }
+}
+
+/// Levenshtein distance, bounded: returns `max + 1` as soon as it is
+/// certain to exceed `max`.
+fn edit_distance(a: &str, b: &str, max: usize) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    if a.len().abs_diff(b.len()) > max {
+        return max + 1;
+    }
+    let w = b.len() + 1;
+    let mut d = vec![0usize; (a.len() + 1) * w];
+    for (j, v) in d.iter_mut().enumerate().take(w) {
+        *v = j;
+    }
+    for i in 1..=a.len() {
+        d[i * w] = i;
+        let mut row_min = i;
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut v = (d[(i - 1) * w + j] + 1)
+                .min(d[i * w + j - 1] + 1)
+                .min(d[(i - 1) * w + j - 1] + cost);
+            // a swap of two neighbours is one typo
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                v = v.min(d[(i - 2) * w + j - 2] + 1);
+            }
+            d[i * w + j] = v;
+            row_min = row_min.min(v);
+        }
+        if row_min > max {
+            return max + 1;
+        }
+    }
+    d[a.len() * w + b.len()].min(max + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn distance() {
+        assert_eq!(edit_distance("requests", "reqeusts", 2), 1);
+        assert_eq!(edit_distance("lodash", "lodahs", 2), 1);
+        assert_eq!(edit_distance("express", "expresss", 2), 1);
+        assert_eq!(edit_distance("react", "redux", 2), 3);
+        assert_eq!(edit_distance("abc", "abc", 2), 0);
     }
 }

@@ -8,30 +8,30 @@ pub mod antipatterns;
 pub mod coverage;
 pub use crate::artifacts::findings;
 mod imports;
-mod manifest;
 pub mod rules;
-pub(crate) mod source;
-mod stdlib;
 
+use std::cell::RefCell;
 use std::path::Path;
 
-use regex::Regex;
-
-use crate::project::is_test_path;
+pub use crate::project::dependencies::Manifest;
+use crate::project::source::Source;
+use crate::project::{Lang, is_test_path};
 use findings::Finding;
-pub use manifest::Manifest;
 use rules::{PATTERNS, Scan, Scope, rule_of};
-use source::{Source, scanned_lang};
 
 /// Files larger than this are skipped (generated or vendored code).
 pub(crate) const MAX_FILE_BYTES: u64 = 1 << 20;
 
-fn re(s: &str) -> Regex {
-    Regex::new(s).unwrap_or_else(|e| panic!("scan regex {s}: {e}"))
+/// The language of a file the scans read (Python, JavaScript, TypeScript,
+/// Rust, Go, Java); `None` for any other.
+pub(crate) fn scanned_lang(rel: &str) -> Option<Lang> {
+    use Lang::{Go, Java, Js, Python, Rust, Ts};
+    Lang::of(rel).filter(|l| matches!(l, Python | Js | Ts | Rust | Go | Java))
 }
 
 /// One file being scanned, by either scan: its text read once, the
-/// manifests that apply to it, which of it is test code, and the findings.
+/// manifests that apply to it, which of it is test code, and the findings
+/// (behind a `RefCell`, so a check reports while it reads `src`).
 pub(crate) struct Ctx<'a> {
     pub root: &'a Path,
     pub rel: &'a str,
@@ -40,7 +40,7 @@ pub(crate) struct Ctx<'a> {
     /// The whole file is test code (by path).
     pub test_file: bool,
     test_ranges: Vec<(usize, usize)>,
-    out: Vec<Finding>,
+    out: RefCell<Vec<Finding>>,
 }
 
 impl<'a> Ctx<'a> {
@@ -59,7 +59,7 @@ impl<'a> Ctx<'a> {
             src,
             manifest,
             test_file: is_test_path(rel),
-            out: Vec::new(),
+            out: RefCell::default(),
         })
     }
 
@@ -70,40 +70,32 @@ impl<'a> Ctx<'a> {
 
     /// A finding of rule `id` at `off`, unless the rule's scope leaves out
     /// the code there.
-    pub fn report(&mut self, id: &str, off: usize, message: impl Into<String>) {
+    pub fn report(&self, id: &str, off: usize, message: impl Into<String>) {
         if rule_of(id).scope != Scope::Source || !self.is_test(off) {
             self.emit(id, off, message);
         }
     }
 
     /// A finding of rule `id` at `off`, test code or not.
-    pub fn emit(&mut self, id: &str, off: usize, message: impl Into<String>) {
+    pub fn emit(&self, id: &str, off: usize, message: impl Into<String>) {
         let r = rule_of(id);
         let line = Some(self.src.line_no(off));
         let f = Finding::new(r.category, r.id, r.severity, self.rel, line, message);
-        self.out.push(f);
+        self.out.borrow_mut().push(f);
     }
 
     /// Run the regex rules of `scan` that read this file's language.
-    pub fn patterns(&mut self, scan: Scan) {
+    pub fn patterns(&self, scan: Scan) {
         let lang = self.src.lang;
         for (rule, p, regex) in PATTERNS.iter() {
             if rule.scan != scan || !p.langs.contains(&lang) {
                 continue;
             }
-            let hits: Vec<(usize, String)> = regex
-                .captures_iter(&self.src.masked)
-                .map(|c| {
-                    let m = c.get(0).expect("group 0");
-                    let mut message = String::new();
-                    c.expand(p.message, &mut message);
-                    (
-                        m.start() + usize::from(m.as_str().starts_with('\n')),
-                        message,
-                    )
-                })
-                .collect();
-            for (off, message) in hits {
+            for c in regex.captures_iter(&self.src.masked) {
+                let m = c.get(0).expect("group 0");
+                let mut message = String::new();
+                c.expand(p.message, &mut message);
+                let off = m.start() + usize::from(m.as_str().starts_with('\n'));
                 self.report(rule.id, off, message);
             }
         }
@@ -112,7 +104,7 @@ impl<'a> Ctx<'a> {
     /// The findings sorted by line; one per line and check (`per_message`:
     /// one per line, check and message).
     pub fn finish(self, per_message: bool) -> Vec<Finding> {
-        let mut out = self.out;
+        let mut out = self.out.into_inner();
         out.sort_by(|a, b| (a.line, &a.check, &a.message).cmp(&(b.line, &b.check, &b.message)));
         out.dedup_by(|a, b| {
             a.line == b.line && a.check == b.check && (!per_message || a.message == b.message)

@@ -188,7 +188,7 @@ pub(crate) static PATTERNS: LazyLock<Vec<(&'static Rule, &'static Pattern, Regex
         RULES
             .iter()
             .flat_map(|r| r.patterns.iter().map(move |p| (r, p)))
-            .map(|(r, p)| (r, p, super::re(p.regex)))
+            .map(|(r, p)| (r, p, crate::project::compile(p.regex)))
             .collect()
     });
 

@@ -706,7 +706,7 @@ pub fn code_lines(lines: &[String], lang: Lang) -> Vec<String> {
         return lines.iter().map(|l| code_only(l)).collect();
     }
     let text = lines.join("\n");
-    let source = crate::scan::source::Source::new(lang, &text);
+    let source = crate::project::source::Source::new(lang, &text);
     let code: Vec<String> = source.masked.split('\n').map(str::to_string).collect();
     if code.len() == lines.len() {
         code

@@ -10,7 +10,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::source::{Lang, Source};
+use super::Lang;
+use super::source::Source;
 
 /// Declared packages per ecosystem, for one project directory.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -81,15 +82,10 @@ pub struct GoManifest {
 }
 
 /// Files whose presence marks a directory as a project (or sub-project).
+#[rustfmt::skip]
 pub(crate) const MANIFEST_FILES: &[&str] = &[
-    "package.json",
-    "Cargo.toml",
-    "pyproject.toml",
-    "setup.py",
-    "setup.cfg",
-    "requirements.txt",
-    "Pipfile",
-    "go.mod",
+    "package.json", "Cargo.toml", "pyproject.toml", "setup.py", "setup.cfg", "requirements.txt",
+    "Pipfile", "go.mod",
 ];
 
 fn read(path: &Path) -> Option<String> {
@@ -218,12 +214,10 @@ fn load_npm(base: &Path) -> Option<NpmManifest> {
         m.packages.insert(name.to_string());
         m.own_names.insert(name.to_string());
     }
-    for key in [
-        "dependencies",
-        "devDependencies",
-        "peerDependencies",
-        "optionalDependencies",
-    ] {
+    #[rustfmt::skip]
+    const DEPENDENCIES: [&str; 4] =
+        ["dependencies", "devDependencies", "peerDependencies", "optionalDependencies"];
+    for key in DEPENDENCIES {
         if let Some(obj) = json.get(key).and_then(|d| d.as_object()) {
             for name in obj.keys() {
                 add_npm_name(&mut m.packages, name);

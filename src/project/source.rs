@@ -6,22 +6,7 @@
 //! strings and comments cannot fool a regex) can be read back from `code` or
 //! the original text at the same offsets.
 
-use std::sync::LazyLock;
-
-use regex::Regex;
-
-pub(crate) use crate::project::Lang;
-
-/// The language of a file the scans read (Python, JavaScript, TypeScript,
-/// Rust, Go, Java); `None` for any other.
-pub(crate) fn scanned_lang(rel: &str) -> Option<Lang> {
-    Lang::of(rel).filter(|l| {
-        matches!(
-            l,
-            Lang::Python | Lang::Js | Lang::Ts | Lang::Rust | Lang::Go | Lang::Java
-        )
-    })
-}
+use super::Lang;
 
 /// One comment line (a block comment contributes one entry per line).
 #[derive(Debug, Clone)]
@@ -186,38 +171,24 @@ impl Lexer<'_> {
                 if c != b'"' && c != b'\'' {
                     return None;
                 }
-                let mut k = i;
-                while k > 0
-                    && i - k < 2
-                    && matches!(
-                        self.b[k - 1],
+                // up to two prefix letters (`rb`, `f`…) not ending a longer word
+                let prefix = |k: usize| {
+                    matches!(
+                        self.b[k],
                         b'r' | b'R' | b'b' | b'B' | b'u' | b'U' | b'f' | b'F'
                     )
-                {
+                };
+                let mut k = i;
+                while k > 0 && i - k < 2 && prefix(k - 1) {
                     k -= 1;
                 }
                 let prefix_ok = k == 0 || !is_ident(self.b[k - 1]);
-                let prefix = if prefix_ok {
-                    &self.b[k..i]
-                } else {
-                    &self.b[i..i]
-                };
-                let interp = prefix.iter().any(|p| matches!(p, b'f' | b'F'));
+                let interp = prefix_ok && self.b[k..i].iter().any(|p| matches!(p, b'f' | b'F'));
                 let triple = self.at(i + 1) == c && self.at(i + 2) == c;
-                let q: &[u8] = if triple {
-                    if c == b'"' { b"\"\"\"" } else { b"'''" }
-                } else if c == b'"' {
-                    b"\""
-                } else {
-                    b"'"
-                };
-                Some(self.quoted(
-                    i,
-                    q,
-                    true,
-                    triple,
-                    if interp { Interp::Brace } else { Interp::None },
-                ))
+                let b = self.b;
+                let q = &b[i..i + if triple { 3 } else { 1 }];
+                let interp = if interp { Interp::Brace } else { Interp::None };
+                Some(self.quoted(i, q, true, triple, interp))
             }
             Lang::Js | Lang::Ts => match c {
                 b'"' => Some(self.quoted(i, b"\"", true, false, Interp::None)),
@@ -328,23 +299,12 @@ impl Lexer<'_> {
             while s > 0 && is_ident(self.code[s - 1]) {
                 s -= 1;
             }
-            let word = &self.code[s..k];
-            return matches!(
-                word,
-                b"return"
-                    | b"typeof"
-                    | b"case"
-                    | b"do"
-                    | b"else"
-                    | b"in"
-                    | b"of"
-                    | b"new"
-                    | b"delete"
-                    | b"void"
-                    | b"throw"
-                    | b"yield"
-                    | b"await"
-            );
+            // the keywords after which an expression (a regex) starts
+            const BEFORE_EXPR: &[&[u8]] = &[
+                b"return", b"typeof", b"case", b"do", b"else", b"in", b"of", b"new", b"delete",
+                b"void", b"throw", b"yield", b"await",
+            ];
+            return BEFORE_EXPR.contains(&&self.code[s..k]);
         }
         !matches!(p, b')' | b']' | b'.' | b'\'' | b'"' | b'`')
     }
@@ -709,35 +669,66 @@ impl<'a> Source<'a> {
         (last + 1, end.max(last + 1))
     }
 
+    /// Python: the header lines (trimmed code) of the blocks enclosing line
+    /// `idx`, innermost first.
+    pub fn py_headers(&self, idx: usize) -> Vec<&str> {
+        let logical = self.logical_starts();
+        let mut out = Vec::new();
+        let mut ind = self.indent(idx);
+        for k in (0..idx).rev() {
+            if ind == 0 {
+                break;
+            }
+            if !self.is_blank(k) && logical[k] && self.indent(k) < ind {
+                out.push(self.code_line(k).trim());
+                ind = self.indent(k);
+            }
+        }
+        out
+    }
+
     /// Functions and methods of the file, for checks that look at names,
     /// return types and bodies.
     pub fn functions(&self) -> Vec<Func> {
         match self.lang {
             Lang::Python => self.py_functions(),
-            _ => self.brace_functions(),
+            Lang::Js | Lang::Ts => self.js_functions(),
+            _ => self.sig_functions(),
+        }
+    }
+
+    /// A [`Func`] named `name` on the line of `at`, its declaration
+    /// starting at `start`.
+    fn func(&self, at: usize, name: &str, start: usize, params: (usize, usize)) -> Func {
+        let line = self.line_index(at);
+        let (name, indent) = (name.to_string(), self.indent(line));
+        Func {
+            name,
+            line,
+            start,
+            params,
+            ret: None,
+            body: None,
+            is_async: false,
+            decorators: vec![],
+            indent,
         }
     }
 
     fn py_functions(&self) -> Vec<Func> {
-        static DEF: LazyLock<Regex> =
-            LazyLock::new(|| Regex::new(r"^[ \t]*(async[ \t]+)?def[ \t]+(\w+)[ \t]*\(").unwrap());
+        let def = re!(r"^[ \t]*(async[ \t]+)?def[ \t]+(\w+)[ \t]*\(");
         let logical = self.logical_starts();
         let mut out = Vec::new();
-        for idx in 0..self.line_count() {
-            if !logical[idx] {
-                continue;
-            }
-            let line = self.masked_line(idx);
-            let Some(c) = DEF.captures(line) else {
+        for idx in (0..self.line_count()).filter(|&i| logical[i]) {
+            let start = self.line_start(idx);
+            let Some(c) = def.captures(self.masked_line(idx)) else {
                 continue;
             };
-            let start = self.line_start(idx);
             let paren = start + c.get(0).map_or(0, |m| m.end()) - 1;
             let Some(close) = self.match_close(paren) else {
                 continue;
             };
-            let after = &self.masked[close + 1..];
-            let colon = after.find(':').map(|p| close + 1 + p);
+            let colon = self.masked[close + 1..].find(':').map(|p| close + 1 + p);
             let ret = colon.and_then(|colon| {
                 let r = self.code[close + 1..colon].trim();
                 r.strip_prefix("->").map(|t| t.trim().to_string())
@@ -756,242 +747,202 @@ impl<'a> Source<'a> {
             let mut decorators = Vec::new();
             let ind = self.indent(idx);
             let mut next_start = start;
-            let mut k = idx;
-            while k > 0 {
-                k -= 1;
-                if !logical[k] {
-                    continue;
+            for k in (0..idx).rev().filter(|&k| logical[k]) {
+                if !self.code_line(k).trim_start().starts_with('@') || self.indent(k) != ind {
+                    break;
                 }
-                if self.code_line(k).trim_start().starts_with('@') && self.indent(k) == ind {
-                    let text: String = self.code[self.line_start(k)..next_start]
-                        .split_whitespace()
-                        .collect::<Vec<_>>()
-                        .join(" ");
-                    decorators.push(text);
-                    next_start = self.line_start(k);
-                    continue;
-                }
-                break;
+                let text = self.code[self.line_start(k)..next_start].split_whitespace();
+                decorators.push(text.collect::<Vec<_>>().join(" "));
+                next_start = self.line_start(k);
             }
             decorators.reverse();
+            let f = self.func(start, &c[2], start, (paren + 1, close));
+            let body = Some((body_start, body_end));
             out.push(Func {
-                name: c[2].to_string(),
-                line: idx,
-                start,
-                params: (paren + 1, close),
                 ret,
-                body: Some((body_start, body_end)),
+                body,
                 is_async: c.get(1).is_some(),
                 decorators,
-                indent: ind,
+                ..f
             });
         }
         out
     }
 
-    fn brace_functions(&self) -> Vec<Func> {
-        static JS: LazyLock<Regex> = LazyLock::new(|| {
-            Regex::new(concat!(
-                r"(?m)(?:\b(async\s+)?function\s*\*?\s*([A-Za-z_$][\w$]*)\s*(?:<[^>()]*>)?\s*\(",
-                r"|\b(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*(?::[^=;]+)?=\s*(async\s+)?(?:function\b\s*\*?\s*[\w$]*\s*\(|(?:<[^>()]*>)?\((?:[^()\n]|\([^()\n]*\))*\)\s*(?::[^=;{]+)?=>|[A-Za-z_$][\w$]*\s*=>)",
-                r"|^[ \t]*(?:(?:public|private|protected|static|readonly|override|abstract|async|get|set)\s+)*(async\s+)?([A-Za-z_$][\w$]*)\s*(?:<[^>()]*>)?\((?:[^()\n]|\([^()\n]*\))*\)\s*(?::\s*[^{;=\n]+)?\{)"
-            ))
-            .unwrap()
-        });
-        static RUST: LazyLock<Regex> = LazyLock::new(|| {
-            Regex::new(r"\b(?:const\s+)?(async\s+)?(?:unsafe\s+)?(?:extern\s+(?:_+\s+)?)?fn\s+([A-Za-z_]\w*)").unwrap()
-        });
-        static GO: LazyLock<Regex> = LazyLock::new(|| {
-            Regex::new(r"(?m)^func\s*(?:\([^)]*\)\s*)?([A-Za-z_]\w*)\s*(?:\[[^\]]*\])?\s*\(")
-                .unwrap()
-        });
-        static JAVA: LazyLock<Regex> = LazyLock::new(|| {
-            Regex::new(r"(?m)^[ \t]*(?:(?:public|private|protected|static|final|abstract|synchronized|native|default)\s+)*(?:<[^>]*>\s+)?([\w.<>\[\]?, ]+?)\s+([A-Za-z_]\w*)\s*\(").unwrap()
-        });
-        const KEYWORDS: &[&str] = &[
-            "if",
-            "for",
-            "while",
-            "switch",
-            "catch",
-            "function",
-            "return",
-            "with",
-            "else",
-            "do",
-            "try",
-            "new",
-            "await",
-            "typeof",
-            "super",
-            "constructor",
-        ];
+    fn js_functions(&self) -> Vec<Func> {
+        let decl = re!(concat!(
+            r"(?m)(?:\b(async\s+)?function\s*\*?\s*([A-Za-z_$][\w$]*)\s*(?:<[^>()]*>)?\s*\(",
+            r"|\b(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*(?::[^=;]+)?=\s*(async\s+)?(?:function\b\s*\*?\s*[\w$]*\s*\(|(?:<[^>()]*>)?\((?:[^()\n]|\([^()\n]*\))*\)\s*(?::[^=;{]+)?=>|[A-Za-z_$][\w$]*\s*=>)",
+            r"|^[ \t]*(?:(?:public|private|protected|static|readonly|override|abstract|async|get|set)\s+)*(async\s+)?([A-Za-z_$][\w$]*)\s*(?:<[^>()]*>)?\((?:[^()\n]|\([^()\n]*\))*\)\s*(?::\s*[^{;=\n]+)?\{)"
+        ));
         let m = &self.masked;
         let mut out = Vec::new();
-        match self.lang {
-            Lang::Js | Lang::Ts => {
-                for c in JS.captures_iter(m) {
-                    let whole = c.get(0).unwrap();
-                    let (name, is_async) = if let Some(n) = c.get(2) {
-                        (n, c.get(1).is_some())
-                    } else if let Some(n) = c.get(3) {
-                        (n, c.get(4).is_some())
-                    } else if let Some(n) = c.get(6) {
-                        (n, c.get(5).is_some() || whole.as_str().contains("async "))
-                    } else {
-                        continue;
-                    };
-                    if KEYWORDS.contains(&name.as_str()) {
-                        continue;
-                    }
-                    let line = self.line_index(name.start());
-                    let Some(paren) = m[name.end()..whole.end()].find('(').map(|p| name.end() + p)
-                    else {
-                        // `x = y => …`: a single bare parameter
-                        if let Some(arrow) = m[name.end()..whole.end()]
-                            .find("=>")
-                            .map(|p| name.end() + p)
-                        {
-                            out.push(Func {
-                                name: name.as_str().to_string(),
-                                line,
-                                start: whole.start(),
-                                params: (arrow, arrow),
-                                ret: None,
-                                body: Some(self.arrow_body(arrow + 2)),
-                                is_async,
-                                decorators: vec![],
-                                indent: self.indent(line),
-                            });
-                        }
-                        continue;
-                    };
-                    let Some(close) = self.match_close(paren) else {
-                        continue;
-                    };
-                    let rest = &m[close + 1..];
-                    let ret_text = rest.trim_start();
-                    let (ret, after_ret) = if let Some(r) = ret_text.strip_prefix(':') {
-                        let stop = r.find(['{', ';']).unwrap_or(r.len());
-                        let stop = r.find("=>").map_or(stop, |a| a.min(stop));
-                        let off = close + 1 + (rest.len() - ret_text.len()) + 1;
-                        (
-                            Some(self.code[off..off + stop].trim().to_string()),
-                            off + stop,
-                        )
-                    } else {
-                        (None, close + 1)
-                    };
-                    let tail = m[after_ret..].trim_start();
-                    let body = if tail.starts_with("=>") {
-                        let a = after_ret + (m[after_ret..].len() - tail.len()) + 2;
-                        Some(self.arrow_body(a))
-                    } else if tail.starts_with('{') {
-                        let open = after_ret + (m[after_ret..].len() - tail.len());
-                        self.match_close(open).map(|e| (open + 1, e))
-                    } else {
-                        None
-                    };
+        for c in decl.captures_iter(m) {
+            let whole = c.get(0).unwrap();
+            let (name, is_async) = if let Some(n) = c.get(2) {
+                (n, c.get(1).is_some())
+            } else if let Some(n) = c.get(3) {
+                (n, c.get(4).is_some())
+            } else if let Some(n) = c.get(6) {
+                (n, c.get(5).is_some() || whole.as_str().contains("async "))
+            } else {
+                continue;
+            };
+            if KEYWORDS.contains(&name.as_str()) {
+                continue;
+            }
+            let head = &m[name.end()..whole.end()];
+            let Some(paren) = head.find('(').map(|p| name.end() + p) else {
+                // `x = y => …`: a single bare parameter
+                if let Some(arrow) = head.find("=>").map(|p| name.end() + p) {
+                    let body = Some(self.arrow_body(arrow + 2));
+                    let f = self.func(name.start(), name.as_str(), whole.start(), (arrow, arrow));
                     out.push(Func {
-                        name: name.as_str().to_string(),
-                        line,
-                        start: whole.start(),
-                        params: (paren + 1, close),
-                        ret,
                         body,
                         is_async,
-                        decorators: vec![],
-                        indent: self.indent(line),
+                        ..f
                     });
                 }
-            }
-            Lang::Rust | Lang::Go | Lang::Java => {
-                let re: &Regex = match self.lang {
-                    Lang::Rust => &RUST,
-                    Lang::Go => &GO,
-                    _ => &JAVA,
-                };
-                for c in re.captures_iter(m) {
-                    let (name, is_async, java_ret) = match self.lang {
-                        Lang::Rust => (c.get(2).unwrap(), c.get(1).is_some(), None),
-                        Lang::Go => (c.get(1).unwrap(), false, None),
-                        _ => {
-                            let ret = c.get(1).unwrap().as_str().trim();
-                            let ret_last = ret.rsplit(' ').next().unwrap_or(ret);
-                            if matches!(ret_last, "new" | "return" | "else" | "throw")
-                                || KEYWORDS.contains(&c[2].trim())
-                            {
-                                continue;
-                            }
-                            (c.get(2).unwrap(), false, Some(ret_last.to_string()))
-                        }
-                    };
-                    let mut p = name.end();
-                    let bytes = m.as_bytes();
-                    while p < bytes.len() && bytes[p].is_ascii_whitespace() {
-                        p += 1;
-                    }
-                    if bytes.get(p) == Some(&b'<') {
-                        // skip generics, minding `->` inside them
-                        let mut depth = 0i32;
-                        while p < bytes.len() {
-                            match bytes[p] {
-                                b'<' => depth += 1,
-                                b'>' if bytes[p - 1] != b'-' => {
-                                    depth -= 1;
-                                    if depth == 0 {
-                                        p += 1;
-                                        break;
-                                    }
-                                }
-                                b'{' | b';' => break,
-                                _ => {}
-                            }
-                            p += 1;
-                        }
-                    }
-                    let Some(paren) = m[p..].find('(').map(|x| p + x) else {
-                        continue;
-                    };
-                    if !m[p..paren].trim().is_empty() && self.lang == Lang::Rust {
-                        continue;
-                    }
-                    let Some(close) = self.match_close(paren) else {
-                        continue;
-                    };
-                    let open = self.body_open(close + 1);
-                    let sig_end =
-                        open.unwrap_or_else(|| m[close..].find(';').map_or(m.len(), |x| close + x));
-                    let ret = match self.lang {
-                        Lang::Rust => {
-                            let t = self.code[close + 1..sig_end].trim();
-                            let t = t.split(" where").next().unwrap_or(t).trim();
-                            t.strip_prefix("->").map(|r| r.trim().to_string())
-                        }
-                        Lang::Go => {
-                            let t = self.code[close + 1..sig_end].trim();
-                            (!t.is_empty()).then(|| t.to_string())
-                        }
-                        _ => java_ret,
-                    };
-                    let body = open.and_then(|o| self.match_close(o).map(|e| (o + 1, e)));
-                    let line = self.line_index(name.start());
-                    out.push(Func {
-                        name: name.as_str().to_string(),
-                        line,
-                        start: c.get(0).unwrap().start(),
-                        params: (paren + 1, close),
-                        ret,
-                        body,
-                        is_async,
-                        decorators: vec![],
-                        indent: self.indent(line),
-                    });
-                }
-            }
-            _ => {}
+                continue;
+            };
+            let Some(close) = self.match_close(paren) else {
+                continue;
+            };
+            let rest = &m[close + 1..];
+            let ret_text = rest.trim_start();
+            let (ret, after_ret) = if let Some(r) = ret_text.strip_prefix(':') {
+                let stop = r.find(['{', ';']).unwrap_or(r.len());
+                let stop = r.find("=>").map_or(stop, |a| a.min(stop));
+                let off = close + 1 + (rest.len() - ret_text.len()) + 1;
+                (
+                    Some(self.code[off..off + stop].trim().to_string()),
+                    off + stop,
+                )
+            } else {
+                (None, close + 1)
+            };
+            let tail = m[after_ret..].trim_start();
+            let at = after_ret + (m[after_ret..].len() - tail.len());
+            let body = if tail.starts_with("=>") {
+                Some(self.arrow_body(at + 2))
+            } else if tail.starts_with('{') {
+                self.match_close(at).map(|e| (at + 1, e))
+            } else {
+                None
+            };
+            let f = self.func(
+                name.start(),
+                name.as_str(),
+                whole.start(),
+                (paren + 1, close),
+            );
+            out.push(Func {
+                ret,
+                body,
+                is_async,
+                ..f
+            });
         }
         out
+    }
+
+    /// Rust, Go and Java functions and methods: a signature, then a body or
+    /// a `;`.
+    fn sig_functions(&self) -> Vec<Func> {
+        let decl = match self.lang {
+            Lang::Rust => re!(
+                r"\b(?:const\s+)?(async\s+)?(?:unsafe\s+)?(?:extern\s+(?:_+\s+)?)?fn\s+([A-Za-z_]\w*)"
+            ),
+            Lang::Go => re!(r"(?m)^func\s*(?:\([^)]*\)\s*)?([A-Za-z_]\w*)\s*(?:\[[^\]]*\])?\s*\("),
+            _ => re!(
+                r"(?m)^[ \t]*(?:(?:public|private|protected|static|final|abstract|synchronized|native|default)\s+)*(?:<[^>]*>\s+)?([\w.<>\[\]?, ]+?)\s+([A-Za-z_]\w*)\s*\("
+            ),
+        };
+        let m = &self.masked;
+        let mut out = Vec::new();
+        for c in decl.captures_iter(m) {
+            let (name, is_async, java_ret) = match self.lang {
+                Lang::Rust => (c.get(2).unwrap(), c.get(1).is_some(), None),
+                Lang::Go => (c.get(1).unwrap(), false, None),
+                _ => {
+                    let ret = c.get(1).unwrap().as_str().trim();
+                    let ret_last = ret.rsplit(' ').next().unwrap_or(ret);
+                    if matches!(ret_last, "new" | "return" | "else" | "throw")
+                        || KEYWORDS.contains(&c[2].trim())
+                    {
+                        continue;
+                    }
+                    (c.get(2).unwrap(), false, Some(ret_last.to_string()))
+                }
+            };
+            let p = self.skip_generics(name.end());
+            let Some(paren) = m[p..].find('(').map(|x| p + x) else {
+                continue;
+            };
+            if !m[p..paren].trim().is_empty() && self.lang == Lang::Rust {
+                continue;
+            }
+            let Some(close) = self.match_close(paren) else {
+                continue;
+            };
+            let open = self.body_open(close + 1);
+            let sig_end =
+                open.unwrap_or_else(|| m[close..].find(';').map_or(m.len(), |x| close + x));
+            let sig = self.code[close + 1..sig_end].trim();
+            let ret = match self.lang {
+                Lang::Rust => sig
+                    .split(" where")
+                    .next()
+                    .unwrap_or(sig)
+                    .trim()
+                    .strip_prefix("->")
+                    .map(|r| r.trim().to_string()),
+                Lang::Go => (!sig.is_empty()).then(|| sig.to_string()),
+                _ => java_ret,
+            };
+            let body = open.and_then(|o| self.match_close(o).map(|e| (o + 1, e)));
+            let f = self.func(
+                name.start(),
+                name.as_str(),
+                c.get(0).unwrap().start(),
+                (paren + 1, close),
+            );
+            out.push(Func {
+                ret,
+                body,
+                is_async,
+                ..f
+            });
+        }
+        out
+    }
+
+    /// The offset after whitespace and a generic parameter list `<…>` at
+    /// `p` (minding `->` inside it).
+    fn skip_generics(&self, mut p: usize) -> usize {
+        let bytes = self.masked.as_bytes();
+        while p < bytes.len() && bytes[p].is_ascii_whitespace() {
+            p += 1;
+        }
+        if bytes.get(p) != Some(&b'<') {
+            return p;
+        }
+        let mut depth = 0i32;
+        while p < bytes.len() {
+            match bytes[p] {
+                b'<' => depth += 1,
+                b'>' if bytes[p - 1] != b'-' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return p + 1;
+                    }
+                }
+                b'{' | b';' => return p,
+                _ => {}
+            }
+            p += 1;
+        }
+        p
     }
 
     /// The body of an arrow function starting at `from` (after `=>`): a
@@ -1033,13 +984,11 @@ impl<'a> Source<'a> {
     /// Byte ranges of test code inside a non-test file: Rust items under
     /// `#[cfg(test)]` (usually `mod tests { … }`).
     pub fn cfg_test_ranges(&self) -> Vec<(usize, usize)> {
-        static CFG: LazyLock<Regex> =
-            LazyLock::new(|| Regex::new(r"#\[\s*cfg\s*\(\s*(?:all\s*\(\s*)?test\b").unwrap());
         if self.lang != Lang::Rust {
             return Vec::new();
         }
         let mut out = Vec::new();
-        for m in CFG.find_iter(&self.masked) {
+        for m in re!(r"#\[\s*cfg\s*\(\s*(?:all\s*\(\s*)?test\b").find_iter(&self.masked) {
             let Some(attr_end) = self.match_close(m.start() + 1) else {
                 continue;
             };
@@ -1054,6 +1003,13 @@ impl<'a> Source<'a> {
         out
     }
 }
+
+/// Words a JS or Java function pattern may take for a name.
+#[rustfmt::skip]
+const KEYWORDS: &[&str] = &[
+    "if", "for", "while", "switch", "catch", "function", "return", "with", "else", "do", "try",
+    "new", "await", "typeof", "super", "constructor",
+];
 
 /// A function or method found by [`Source::functions`].
 #[derive(Debug, Clone)]
@@ -1121,41 +1077,6 @@ pub(crate) fn split_args(masked: &str, from: usize, to: usize) -> Vec<(usize, us
     }
     push(s, to.min(b.len()), &mut out);
     out
-}
-
-/// Levenshtein distance, bounded: returns `max + 1` as soon as it is
-/// certain to exceed `max`.
-pub(crate) fn edit_distance(a: &str, b: &str, max: usize) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    if a.len().abs_diff(b.len()) > max {
-        return max + 1;
-    }
-    let w = b.len() + 1;
-    let mut d = vec![0usize; (a.len() + 1) * w];
-    for (j, v) in d.iter_mut().enumerate().take(w) {
-        *v = j;
-    }
-    for i in 1..=a.len() {
-        d[i * w] = i;
-        let mut row_min = i;
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut v = (d[(i - 1) * w + j] + 1)
-                .min(d[i * w + j - 1] + 1)
-                .min(d[(i - 1) * w + j - 1] + cost);
-            // a swap of two neighbours is one typo
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                v = v.min(d[(i - 2) * w + j - 2] + 1);
-            }
-            d[i * w + j] = v;
-            row_min = row_min.min(v);
-        }
-        if row_min > max {
-            return max + 1;
-        }
-    }
-    d[a.len() * w + b.len()].min(max + 1)
 }
 
 #[cfg(test)]
@@ -1256,14 +1177,5 @@ mod tests {
         assert_eq!(r.len(), 1);
         assert_eq!(s.line_index(r[0].0), 1);
         assert_eq!(s.line_index(r[0].1 - 1), 4);
-    }
-
-    #[test]
-    fn distance() {
-        assert_eq!(edit_distance("requests", "reqeusts", 2), 1);
-        assert_eq!(edit_distance("lodash", "lodahs", 2), 1);
-        assert_eq!(edit_distance("express", "expresss", 2), 1);
-        assert_eq!(edit_distance("react", "redux", 2), 3);
-        assert_eq!(edit_distance("abc", "abc", 2), 0);
     }
 }
