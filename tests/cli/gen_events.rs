@@ -29,6 +29,19 @@ fn events(stdout: &[u8]) -> Vec<Value> {
         .collect()
 }
 
+/// `wfx --json test-fix-gen INPUT` to its end (exit 0): its events.
+fn gen_json(env: &Env, input: &str) -> Vec<Value> {
+    let out = env
+        .wfx_live()
+        .env("FIXER_STATE", env.state_dir())
+        .args(["--json", "test-fix-gen", input])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    events(&out.stdout)
+}
+
 /// `(event, phase, status)` of the planning events, in order.
 fn planning(events: &[Value]) -> Vec<(String, u64, String)> {
     events
@@ -52,19 +65,7 @@ fn phase(event: &str, n: u64, status: &str) -> (String, u64, String) {
 fn a_fresh_run_streams_every_phase_and_the_plan_before_phase_5() {
     let env = Env::new();
     env.cycle_project("node-calc", &fixer_config("fix-all"));
-    let out = env
-        .wfx_live()
-        .env("FIXER_STATE", env.state_dir())
-        .args(["--json", "test-fix-gen", "Test the calculator"])
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let events = events(&out.stdout);
+    let events = gen_json(&env, "Test the calculator");
     let mut want = Vec::new();
     for n in 1..=4 {
         want.push(phase("phase_started", n, ""));
@@ -114,19 +115,7 @@ fn a_continued_session_says_where_it_resumes() {
     let doc: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
     assert_eq!(doc["stopped_after_phase"], 2, "{doc}");
 
-    let out = env
-        .wfx_live()
-        .env("FIXER_STATE", env.state_dir())
-        .args(["--json", "test-fix-gen", ID])
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let events = events(&out.stdout);
+    let events = gen_json(&env, ID);
     assert_eq!(
         planning(&events),
         [
