@@ -138,23 +138,8 @@ impl Printer {
         }
     }
 
-    /// One JSON Lines progress event `{"event": name, ...fields}` (JSON mode only).
-    pub fn event(&self, name: &str, fields: serde_json::Value) {
-        if self.mode != Mode::Json {
-            return;
-        }
-        let mut obj = serde_json::Map::new();
-        obj.insert("event".into(), name.into());
-        if let serde_json::Value::Object(map) = fields {
-            obj.extend(map);
-        }
-        let mut out = std::io::stdout().lock();
-        let _ = serde_json::to_writer(&mut out, &obj);
-        let _ = writeln!(out);
-        let _ = out.flush();
-    }
-
-    /// One JSON Lines event whose fields (including `event`) are given.
+    /// One JSON Lines event whose fields (including `event`) are given
+    /// (JSON mode only): the JSON Lines sink's output.
     pub fn event_fields(&self, fields: serde_json::Map<String, serde_json::Value>) {
         if self.mode != Mode::Json {
             return;

@@ -87,6 +87,16 @@ pub enum InputMode {
     Session,
 }
 
+impl InputMode {
+    /// `prompt` or `session`, as in the session file.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            InputMode::Prompt => "prompt",
+            InputMode::Session => "session",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PhaseStatus {

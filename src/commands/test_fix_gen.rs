@@ -1,21 +1,32 @@
 //! `wfx test-fix-gen INPUT`: phases 1–4, the summary, then phase 5
 //! (unless `--plan-only`).
 
+use chrono::Utc;
+
 use super::{Ctx, test_cycle_execute};
 use crate::cli::TestFixGenArgs;
 use crate::cycle::{self, CycleRequest};
+use crate::engine::{Event, Sinks};
 use crate::error::{Exit, Result};
 use crate::phases::{self, GenRequest};
 
 pub fn run(ctx: &Ctx, args: TestFixGenArgs) -> Result<Exit> {
     let p = &args.pipeline;
+    // Phase 5 follows: `--json` streams events from the first phase on;
+    // otherwise it prints one document at the end.
+    let streams = !args.plan_only && args.stop_after_phase.is_none();
     let req = GenRequest {
         input: args.input.clone(),
         options: test_cycle_execute::options(p),
         stop_after_phase: args.stop_after_phase,
-        preflight: !args.plan_only && args.stop_after_phase.is_none(),
+        preflight: streams,
     };
-    let out = phases::run(&ctx.ws, &req, ctx.ui)?;
+    let mut sinks = if streams || !ctx.ui.is_json() {
+        Sinks::new(ctx.ui)
+    } else {
+        Sinks::to(ctx.ui, Vec::new())
+    };
+    let out = phases::run(&ctx.ws, &req, &mut sinks)?;
     for w in &out.warnings {
         ctx.ui.warn(w);
     }
@@ -38,31 +49,14 @@ pub fn run(ctx: &Ctx, args: TestFixGenArgs) -> Result<Exit> {
         return Ok(Exit::Success);
     };
     let continue_cycle = !args.plan_only && out.stopped_after.is_none();
-    if ctx.ui.is_json() {
-        let tasks = phases::tasks::initial_tasks(plan);
-        let doc = serde_json::json!({
-            "session_id": out.session_id,
-            "resumed": out.resumed,
-            "phases_run": out.phases_run,
-            "mode": plan.session.mode,
-            "input": plan.session.input,
-            "tasks": tasks.iter().map(|(_, t)| serde_json::json!({"id": t.id, "title": t.title, "agent": t.meta.agent})).collect::<Vec<_>>(),
-            "thresholds": {
-                "code_validation": {"critical": plan.limits.gate_critical, "error": plan.limits.gate_errors, "warning": plan.limits.gate_warnings},
-                "coverage": {"line": plan.coverage.target_line, "branch": plan.coverage.target_branch, "function": plan.coverage.target_function},
-                "pass_threshold": plan.limits.pass_threshold,
-                "max_iterations": plan.limits.max_iterations,
-            },
-            "artifacts": plan.artifacts,
-            "next_command": plan.next.next_command,
-        });
-        if continue_cycle {
-            // Phase 5 streams JSON Lines: the plan is the first event.
-            ctx.ui.event("planned", doc);
-        } else {
-            ctx.ui.json(&doc);
-        }
+    let planned = phases::planned(&out, plan);
+    if ctx.ui.is_json() && !continue_cycle {
+        ctx.ui.json(&planned);
     } else {
+        // Phase 5's JSON Lines follow the plan's event.
+        sinks.emit(&Event::Planned(Box::new(planned)), Utc::now());
+    }
+    if !ctx.ui.is_json() {
         // When the loop starts right away, a "Next:" command would only
         // repeat what is already happening.
         let mut shown = plan.clone();

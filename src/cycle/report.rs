@@ -185,7 +185,7 @@ pub(super) fn iteration_summary(
         "n": rec.iteration,
         "scope": json_str(&rec.scope),
         "pass_rate": rec.pass_rate,
-        "delta": crate::engine::event::delta_text(
+        "delta": crate::engine::sink::displayer::delta_text(
             prev.map(|p| p.pass_rate),
             rec.pass_rate,
             prev.and_then(|p| rec.change_since(p)),

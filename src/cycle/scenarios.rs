@@ -15,9 +15,9 @@ use crate::artifacts::Config;
 use crate::artifacts::iteration_state::{IterationState, NextAction};
 use crate::artifacts::session::{InputMode, PhaseStatus, SessionStatus, WorkflowSession};
 use crate::artifacts::task::Task;
-use crate::engine::event::Captured;
 use crate::engine::fake::{AgentAct, FakePorts, FakeTest};
 use crate::engine::ports::Wake;
+use crate::engine::sink::{Capture, Captured};
 use crate::engine::{
     DriverConfig, Ending, Event, Machine, Observation, Ports, Sinks, Step, driver::run,
 };
@@ -256,7 +256,8 @@ fn drive_watching(
     watch: bool,
 ) -> (Ending, Captured) {
     let ui = Printer::plain();
-    let mut sinks = Sinks::capture(&ui);
+    let capture = Capture::default();
+    let mut sinks = Sinks::capture(&ui, &capture);
     let rec = Recording {
         inner: m,
         seen: Default::default(),
@@ -280,7 +281,7 @@ fn drive_watching(
             "{from} → {to} is not in cycle::transitions::TRANSITIONS"
         );
     }
-    (ending, sinks.memory.unwrap())
+    (ending, capture.take())
 }
 
 /// `(iteration, scope, pass rate)` of every run.
@@ -568,7 +569,7 @@ fn a_crash_between_tiers_resumes_to_the_same_end() {
         fixer(&mut p, script);
         let mut s = fresh(&h.machine, p.now());
         let ui = Printer::plain();
-        let mut sinks = Sinks::capture(&ui);
+        let mut sinks = Sinks::capture(&ui, &Capture::default());
         let mut crash = CrashAfter {
             inner: &mut p,
             commits_left: k,
@@ -1220,7 +1221,7 @@ fn crash_and_resume(
     fixer(&mut p, script);
     let mut s = fresh(m, p.now());
     let ui = Printer::plain();
-    let mut sinks = Sinks::capture(&ui);
+    let mut sinks = Sinks::capture(&ui, &Capture::default());
     let mut crash = CrashAfter {
         inner: &mut p,
         commits_left: k,

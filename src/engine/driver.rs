@@ -11,11 +11,10 @@ use std::time::SystemTime;
 use super::candidates::{
     self, Candidate, CandidateBatch, CandidateDone, CandidateEnd, CandidateNote, CandidateWork,
 };
-use super::event::{
-    CandidateEvent, CandidateFinished, CandidateTierEvent, Event, Sinks, WakeCause,
-};
+use super::event::{CandidateEvent, CandidateFinished, CandidateTierEvent, Event, WakeCause};
 use super::policy;
 use super::ports::{Ports, ShellRun, TestRun, Wake};
+use super::sink::Sinks;
 use super::step::{
     AgentCallDone, AgentRequest, AnalysisRequest, ArchiveRequest, Before, CandidateWorkRequest,
     CandidatesDone, CandidatesRequest, Effect, Ending, Observation, Observed, PauseReason,

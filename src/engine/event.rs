@@ -1,26 +1,24 @@
-//! The one event stream of both front ends (DESIGN.md §10.1): [`Event`]
-//! is serialised with its name in `event`; [`Sinks`] sends each event to
-//! people (a line on stderr), to machines (JSON Lines on stdout with
-//! `--json`) and to the session's `.process/run.log` (timestamped lines).
-//! The JSON form also carries `message`, the line people read.
-//! `docs/events.md` lists them; `schemas/event.schema.json` is generated
-//! from [`EventLine`].
-
-use std::io::Write;
-use std::path::{Path, PathBuf};
+//! The one event stream of both front ends and of `wfx test-fix-gen`'s
+//! planning (DESIGN.md §10.1): [`Event`] is serialised with its name in
+//! `event`. This module holds the data only; `super::sink` sends each
+//! event to people, to machines (`--json`) and to the session's run log,
+//! and its displayer renders the line people read, which the JSON form
+//! also carries as `message`. `docs/events.md` lists them;
+//! `schemas/event.schema.json` is generated from [`EventLine`].
 
 use schemars::JsonSchema;
 use serde::Serialize;
 
+pub use super::phase_event::{
+    CoverageTargets, GateThresholds, PhaseEvent, PhaseFinished, PhasesResumed, PlanArtifacts,
+    Planned, PlannedTask, Thresholds,
+};
 use super::step::PauseReason;
-use crate::artifacts::Timestamp;
 use crate::artifacts::fix_history::TestEdit;
 use crate::artifacts::iteration_state::{CommitPurpose, IterationResult, Strategy};
 use crate::artifacts::session::SessionStatus;
 use crate::artifacts::task::TaskStatus;
 use crate::artifacts::test_results::Scope;
-use crate::duration;
-use crate::ui::{Printer, Style};
 
 /// Which front end a session belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
@@ -59,6 +57,15 @@ pub enum Event {
     Worktree { worktree: String, branch: String },
     /// Something a person should know; the run goes on.
     Warning { message: String },
+    /// `wfx test-fix-gen` continues a session planned before.
+    PhasesResumed(PhasesResumed),
+    /// A phase (1–4) of `wfx test-fix-gen` started.
+    PhaseStarted(PhaseEvent),
+    /// A phase of `wfx test-fix-gen` ended.
+    PhaseFinished(PhaseFinished),
+    /// Phases 1–4 are done: the plan phase 5 runs (the first JSON line of
+    /// `wfx test-fix-gen --json` when phase 5 follows).
+    Planned(Box<Planned>),
     /// An initial task of phase 5 finished (or was skipped).
     Task {
         task: String,
@@ -276,23 +283,6 @@ pub struct CandidateEvent {
     pub strategy: Option<Strategy>,
 }
 
-impl CandidateEvent {
-    /// `Iteration 2 · candidate 1/3 (claude, conservative)`.
-    fn lead(&self) -> String {
-        let at = match self.step {
-            Some(step) => format!("test step {step} · attempt {}", self.iteration),
-            None => format!("Iteration {}", self.iteration),
-        };
-        format!(
-            "{at} · candidate {}/{} ({}{})",
-            self.candidate,
-            self.of,
-            self.agent,
-            self.strategy.map_or(String::new(), |s| format!(", {s}"))
-        )
-    }
-}
-
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct CandidateFinished {
     #[serde(flatten)]
@@ -440,44 +430,13 @@ pub struct EventLine {
     pub message: Option<String>,
 }
 
-/// How a human line is coloured (identity without colour).
-pub type Paint<'a> = &'a dyn Fn(Style, &str) -> String;
-
-/// `(+12.0)`, `(-3.5)`, `(±0.0)`: the change against the previous run:
-/// `change` (computed from the counts) when known, else the difference of
-/// the two rates.
-pub fn delta_text(prev: Option<f64>, cur: f64, change: Option<f64>) -> String {
-    match prev {
-        None => String::new(),
-        Some(p) => {
-            let d = (change.unwrap_or(cur - p) * 10.0).round() / 10.0;
-            if d > 0.0 {
-                format!(" (+{d:.1})")
-            } else if d < 0.0 {
-                format!(" ({d:.1})")
-            } else {
-                " (±0.0)".to_string()
-            }
-        }
-    }
-}
-
-/// ` $0.12` for a reported cost.
-pub fn cost_text(cost: Option<f64>) -> String {
-    match cost {
-        Some(c) => format!(" {}", crate::money::usd(c)),
-        None => String::new(),
-    }
-}
-
-/// `exit 1`, `timed out`, `killed`.
-pub fn exit_text(exit_code: Option<i32>, timed_out: bool) -> String {
-    if timed_out {
-        "timed out".into()
-    } else {
-        match exit_code {
-            Some(c) => format!("exit {c}"),
-            None => "killed".into(),
+impl EventLine {
+    /// The JSON line of `event` whose line for people is `line`; a
+    /// warning's message is its own field already.
+    pub fn new(event: &Event, line: Option<String>) -> EventLine {
+        EventLine {
+            event: event.clone(),
+            message: line.filter(|_| !event.is_warning()),
         }
     }
 }
@@ -492,6 +451,10 @@ impl Event {
             Event::NoGit => "no_git",
             Event::Worktree { .. } => "worktree",
             Event::Warning { .. } => "warning",
+            Event::PhasesResumed(_) => "phases_resumed",
+            Event::PhaseStarted(_) => "phase_started",
+            Event::PhaseFinished(_) => "phase_finished",
+            Event::Planned(_) => "planned",
             Event::Task { .. } => "task",
             Event::Run(_) => "run",
             Event::Flaky { .. } => "flaky",
@@ -524,491 +487,9 @@ impl Event {
         }
     }
 
-    /// The line people read (progress on stderr, the run log), if any.
-    /// Pauses and the end are told on stdout by the command instead.
-    pub fn human(&self, paint: Paint) -> Option<String> {
-        Some(match self {
-            Event::Start(s) => match s.front_end {
-                FrontEnd::Cycle => format!(
-                    "{} {} · {} · fix: {} · analysis: {} · at most {} fix attempts{}",
-                    if s.resumed { "Resuming" } else { "Phase 5/5" },
-                    s.session_id,
-                    s.test_command
-                        .clone()
-                        .unwrap_or_else(|| "no test command".into()),
-                    s.fix_agent.as_deref().unwrap_or("manual"),
-                    s.analysis.as_deref().unwrap_or("built-in"),
-                    s.max_iterations.unwrap_or_default(),
-                    if s.commits { "" } else { " · no commits" },
-                ),
-                FrontEnd::Run if s.resumed => format!("resume {} at {}", s.session_id, s.at),
-                FrontEnd::Run => {
-                    let n = s.steps.unwrap_or_default();
-                    format!(
-                        "run {} · workflow {} · {n} step{}",
-                        s.session_id,
-                        s.workflow.as_deref().unwrap_or_default(),
-                        if n == 1 { "" } else { "s" }
-                    )
-                }
-            },
-            Event::StaleProcesses { pgid } => {
-                format!("Ended the processes an interrupted run left behind (process group {pgid})")
-            }
-            Event::StaleGitLock { file } => {
-                format!("Removed {file}, left by the interrupted run")
-            }
-            Event::NoGit => {
-                "Not a git repository: running without commits (no checkpoints, no rollback)".into()
-            }
-            Event::Worktree { worktree, branch } => format!(
-                "Working in the git worktree {worktree} on branch {branch} (created from HEAD; your own changes are not in it)"
-            ),
-            Event::Warning { message } => message.clone(),
-            Event::Task { line, .. } => line.clone(),
-            Event::Run(r) => {
-                let mark = match r.result {
-                    Some(IterationResult::Success) => paint(Style::Green, " ✓"),
-                    Some(IterationResult::Regression) => paint(Style::Red, " regression"),
-                    Some(IterationResult::Error) => paint(Style::Red, " execution error"),
-                    _ => String::new(),
-                };
-                let notes = if r.notes.is_empty() {
-                    String::new()
-                } else {
-                    format!(" · note: {}", r.notes.join("; "))
-                };
-                // No test was parsed (none found, or the runner failed
-                // before its first test): a pass rate and "1 failing" would
-                // count the command itself as a failing test.
-                let counts = if r.total == 0 && r.passed == 0 {
-                    crate::artifacts::test_results::NO_TEST_RAN.to_string()
-                } else {
-                    format!(
-                        "{}{} · {} failing{}",
-                        paint(Style::Bold, &format!("{:.1}%", r.pass_rate)),
-                        delta_text(r.previous_pass_rate, r.pass_rate, r.change),
-                        r.failed,
-                        // Skipped tests are not in the rate: say so, so
-                        // "77.7%" of a suite of 10 reads as 7 of 9.
-                        match r.skipped {
-                            0 => String::new(),
-                            n => format!(" · {n} skipped (left out of the rate)"),
-                        }
-                    )
-                };
-                let sealed = r.sealed_commit.as_deref().map_or(String::new(), |c| {
-                    format!(", sealed on {}", crate::git::short_commit(c))
-                });
-                format!(
-                    "Iteration {} · {counts} · {}{sealed} {}{mark}{notes}",
-                    r.iteration,
-                    r.label,
-                    duration::millis(r.duration_ms),
-                )
-            }
-            Event::Flaky { iteration, tests } => format!(
-                "Iteration {iteration} · {} flaky (failed, then passed on a re-run): {}",
-                tests.len(),
-                tests.join(", ")
-            ),
-            Event::Stuck {
-                iteration,
-                tests,
-                after,
-            } => format!(
-                "Iteration {iteration} · stuck: {} failed in {after} runs in a row: {}",
-                tests.len(),
-                tests.join(", ")
-            ),
-            Event::Analysis(a) => {
-                let tried = if a.tried.is_empty() {
-                    String::new()
-                } else {
-                    let t: Vec<String> = a
-                        .tried
-                        .iter()
-                        .map(|t| format!("{}: {}", t.tool, t.reason))
-                        .collect();
-                    format!(" (passed over: {})", t.join(", "))
-                };
-                format!(
-                    "Iteration {} · {} · analysis by {}{tried} · {} modification point(s) · confidence {:.2}",
-                    a.iteration, a.strategy, a.tool, a.modification_points, a.confidence
-                )
-            }
-            Event::Fix(f) => {
-                let how = if f.by_hand {
-                    "fix by hand".to_string()
-                } else {
-                    format!(
-                        "fix by {} {}{}{}",
-                        f.agent,
-                        duration::millis(f.duration_ms),
-                        cost_text(f.cost_usd),
-                        if f.timed_out {
-                            " (timed out)".to_string()
-                        } else if let Some(e) = &f.error {
-                            format!(" (failed: {e})")
-                        } else {
-                            String::new()
-                        }
-                    )
-                };
-                format!(
-                    "Iteration {} · {}{}{} · {} failing · {how} · {} file(s) changed",
-                    f.iteration,
-                    f.pass_rate_before
-                        .map_or("-".to_string(), |p| format!("{p:.1}%")),
-                    f.pass_rate_before.map_or(String::new(), |p| delta_text(
-                        f.earlier_pass_rate,
-                        p,
-                        f.change
-                    )),
-                    // A person's fix follows no strategy of wfx's.
-                    match (f.by_hand, f.strategy) {
-                        (true, _) => String::new(),
-                        (false, s) =>
-                            format!(" · {}", s.map_or("-".to_string(), |s| s.to_string())),
-                    },
-                    f.failing,
-                    f.files_changed.len(),
-                )
-            }
-            Event::TestEdits {
-                iteration,
-                rejected: Some(why),
-                ..
-            } => format!("Iteration {iteration} · the fix edited the tests: {why}; rejected"),
-            Event::TestEdits {
-                iteration,
-                rejected: None,
-                test_edits,
-            } => format!(
-                "Iteration {iteration} · the fix changed tests (flagged, kept): {}",
-                test_edits
-                    .iter()
-                    .take(3)
-                    .map(|e| format!("{}: {}", e.file, e.detail))
-                    .collect::<Vec<_>>()
-                    .join("; ")
-            ),
-            Event::Undone {
-                iteration,
-                files,
-                reason,
-            } => format!(
-                "Undone iteration {iteration} ({reason}): {} file(s) put back, nothing committed",
-                files.len()
-            ),
-            Event::Commit {
-                commit, message, ..
-            } => format!("Committed {} {message}", crate::git::short_commit(commit)),
-            Event::Rollback {
-                iteration,
-                commit,
-                message,
-            } => format!(
-                "Rolled back iteration {iteration}{}: {message} · next strategy: surgical",
-                commit.as_deref().map_or(String::new(), |c| format!(
-                    " ({})",
-                    crate::git::short_commit(c)
-                ))
-            ),
-            Event::Complete {
-                session_id,
-                status,
-                pass_rate,
-            } => format!(
-                "{} {session_id} · {pass_rate:.1}%",
-                paint(
-                    Style::Green,
-                    if *status == SessionStatus::PartialSuccess {
-                        "Partial success:"
-                    } else {
-                        "Completed:"
-                    }
-                )
-            ),
-            Event::Step(s) => {
-                let mut line = format!("{} · {}", s.label, duration::millis(s.duration_ms));
-                match &s.reason {
-                    None => line.push_str(" · ok"),
-                    Some(r) => line.push_str(&format!(" · FAILED: {r}")),
-                }
-                line
-            }
-            Event::TestRun(t) if t.attempt == 0 => format!(
-                "test step {} · initial run · {} · {} failing · {}",
-                t.step,
-                exit_text(t.exit_code, t.timed_out),
-                t.failing,
-                duration::millis(t.duration_ms)
-            ),
-            Event::TestRun(t) => format!(
-                "test step {} · re-run after attempt {}/{} · {} · {} failing · {}",
-                t.step,
-                t.attempt,
-                t.max_attempts,
-                exit_text(t.exit_code, t.timed_out),
-                t.failing,
-                if t.passed { "passed" } else { "failed" }
-            ),
-            Event::Attempt(a) => {
-                let mut line = format!(
-                    "test step {} · attempt {}/{} · {} · {} failing · debug by {} {}",
-                    a.step,
-                    a.attempt,
-                    a.max_attempts,
-                    exit_text(a.before_exit_code, a.before_timed_out),
-                    a.before_failing,
-                    a.debugger,
-                    duration::millis(a.duration_ms)
-                );
-                if let Some(n) = &a.note {
-                    line.push_str(" · ");
-                    line.push_str(n);
-                }
-                line
-            }
-            Event::TestStep { step, outcome, .. } => format!("test step {step} · {outcome}"),
-            Event::Watching { enter } => format!(
-                "Watching the project's files: saving one retests{}; Ctrl-C pauses",
-                if *enter { ", so does Enter" } else { "" }
-            ),
-            Event::Woken {
-                by: WakeCause::Enter,
-                ..
-            } => "Enter pressed: retesting".to_string(),
-            Event::Woken { files, .. } => format!("Saved {}: retesting", files.join(", ")),
-            Event::CandidateStarted(c) => format!("{} · started", c.lead()),
-            Event::CandidateFinished(c) => candidate_finished_line(c),
-            Event::CandidateChosen(c) => candidate_chosen_line(c, paint),
-            Event::Blocked { reason } => format!("{} {reason}", paint(Style::Red, "Blocked:")),
-            Event::Paused { .. } | Event::Done(_) => return None,
-        })
-    }
-
     /// A warning (printed as `warning: …` for people).
-    fn is_warning(&self) -> bool {
+    pub fn is_warning(&self) -> bool {
         matches!(self, Event::Warning { .. })
-    }
-}
-
-/// `Iteration 1 · candidate 2/3 (codex, aggressive) · 2.1 s $0.03 · 1
-/// file(s) changed · failed 2/2 · affected 5/6 · fixes 2`.
-fn candidate_finished_line(c: &CandidateFinished) -> String {
-    if let Some(why) = &c.not_started {
-        return format!("{} · not started: {why}", c.who.lead());
-    }
-    let mut line = format!(
-        "{} · {}{}",
-        c.who.lead(),
-        duration::millis(c.duration_ms),
-        cost_text(c.cost_usd)
-    );
-    if c.timed_out {
-        line.push_str(" · timed out");
-    } else if let Some(e) = &c.error {
-        line.push_str(&format!(" · failed: {e}"));
-    }
-    line.push_str(&format!(" · {} file(s) changed", c.files_changed.len()));
-    for t in &c.tiers {
-        line.push_str(&format!(" · {} {}/{}", t.tier.as_str(), t.passed, t.total));
-    }
-    if let Some(n) = c.fixed {
-        line.push_str(&format!(" · fixes {n}"));
-    }
-    line
-}
-
-/// `Iteration 1 · chose candidate 3/3 (claude, surgical): …` or `… no
-/// candidate is better than the run before: …`.
-fn candidate_chosen_line(c: &CandidateChosen, paint: Paint) -> String {
-    let at = match c.step {
-        Some(step) => format!("test step {step} · attempt {}", c.iteration),
-        None => format!("Iteration {}", c.iteration),
-    };
-    let verdicts: Vec<String> = c
-        .verdicts
-        .iter()
-        .map(|v| format!("{} {}", v.candidate, v.verdict))
-        .collect();
-    match c.candidate {
-        Some(n) => format!(
-            "{at} · {} {n}/{} ({}{}): {} · {}",
-            paint(Style::Bold, "chose candidate"),
-            c.of,
-            c.agent.as_deref().unwrap_or_default(),
-            c.strategy.map_or(String::new(), |s| format!(", {s}")),
-            c.reason,
-            verdicts.join(", ")
-        ),
-        None => format!(
-            "{at} · no candidate is better than the run before ({}): {}",
-            verdicts.join(", "),
-            c.reason
-        ),
-    }
-}
-
-/// Where events go: the printer (stderr lines or JSON Lines on stdout)
-/// and the session's run log. In tests, a memory of both instead.
-pub struct Sinks<'a> {
-    ui: &'a Printer,
-    run_log: Option<PathBuf>,
-    /// Tests: the lines people would read and the JSON Lines, kept here
-    /// instead of printed (and no run log).
-    pub memory: Option<Captured>,
-    /// Notes of runs already shown to people: a note that holds for every
-    /// subset run (doctests cannot be filtered exactly) is said once.
-    notes_shown: std::collections::HashSet<String>,
-}
-
-/// What a test's sinks captured.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Captured {
-    /// Progress lines as printed on stderr (warnings with `warning: `).
-    pub human: Vec<String>,
-    /// The JSON Lines, one value each.
-    pub json: Vec<serde_json::Value>,
-}
-
-impl<'a> Sinks<'a> {
-    pub fn new(ui: &'a Printer) -> Sinks<'a> {
-        Sinks {
-            ui,
-            run_log: None,
-            memory: None,
-            notes_shown: Default::default(),
-        }
-    }
-
-    /// Sinks that keep everything in [`Sinks::memory`] (for tests).
-    pub fn capture(ui: &'a Printer) -> Sinks<'a> {
-        Sinks {
-            ui,
-            run_log: None,
-            memory: Some(Captured::default()),
-            notes_shown: Default::default(),
-        }
-    }
-
-    pub fn printer(&self) -> &Printer {
-        self.ui
-    }
-
-    /// Append every event to this file too (`None`: no run log).
-    pub fn set_run_log(&mut self, path: Option<PathBuf>) {
-        self.run_log = path;
-    }
-
-    /// Lines of a command's result for people (stdout; nothing with
-    /// `--json`, whose events said it), told before the run ends.
-    pub fn say(&mut self, lines: &[String]) {
-        if let Some(memory) = &mut self.memory {
-            memory.human.extend(lines.iter().cloned());
-            return;
-        }
-        for line in lines {
-            self.ui.out(line);
-        }
-    }
-
-    /// A line for the run log only (bookkeeping people may look up).
-    pub fn note(&mut self, text: &str, at: Timestamp) {
-        self.append(text, at);
-    }
-
-    fn append(&self, text: &str, at: Timestamp) {
-        // The run log is a convenience for people: never worth failing a
-        // step for (a full disk shows up at the next state commit).
-        let Some(path) = &self.run_log else { return };
-        if self.memory.is_some() {
-            return;
-        }
-        // Not once the session moved away (archived): its directory is not
-        // made again for a log line.
-        if !path.parent().is_some_and(Path::is_dir) {
-            return;
-        }
-        if let Ok(mut f) = crate::fsx::append(path) {
-            let _ = writeln!(
-                f,
-                "{} {text}",
-                at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-            );
-        }
-    }
-
-    /// Send one event to every sink.
-    pub fn emit(&mut self, event: &Event, at: Timestamp) {
-        // People read a run's note once; the JSON event keeps all of them.
-        let once;
-        let shown = match event {
-            Event::Run(r) if !r.notes.is_empty() => {
-                let mut r = r.clone();
-                r.notes.retain(|n| self.notes_shown.insert(n.clone()));
-                once = Event::Run(r);
-                &once
-            }
-            _ => event,
-        };
-        let plain = shown.human(&|_, t| t.to_string());
-        if let Some(memory) = &mut self.memory {
-            if let Some(text) = &plain {
-                memory.human.push(if event.is_warning() {
-                    format!("warning: {text}")
-                } else {
-                    text.clone()
-                });
-            }
-            let line = EventLine {
-                event: event.clone(),
-                message: plain.clone().filter(|_| !event.is_warning()),
-            };
-            if let Ok(v) = serde_json::to_value(&line) {
-                memory.json.push(v);
-            }
-            return;
-        }
-        if self.ui.is_json() {
-            let line = EventLine {
-                event: event.clone(),
-                // A warning's message is its own field already.
-                message: plain.clone().filter(|_| !event.is_warning()),
-            };
-            if let Ok(serde_json::Value::Object(fields)) = serde_json::to_value(&line) {
-                self.ui.event_fields(fields);
-            }
-        } else if event.is_warning() {
-            if let Some(text) = &plain {
-                self.ui.warn(text);
-            }
-        } else if let Some(text) = shown.human(&|s, t| self.ui.paint(s, t)) {
-            self.ui.status(text);
-        }
-        if let Event::Paused { reason, .. } = event
-            && reason.needs_person()
-        {
-            self.ui.bell();
-        }
-        if self.run_log.is_some() {
-            let text = match (&plain, event) {
-                (Some(t), Event::Warning { .. }) => format!("warning: {t}"),
-                (Some(t), _) => t.clone(),
-                (None, Event::Paused { message, .. }) => {
-                    format!("paused: {}", message.lines().next().unwrap_or_default())
-                }
-                (None, Event::Done(d)) => format!(
-                    "done: {} (exit {})",
-                    d.status.map_or("-", |s| s.as_str()),
-                    d.exit_code
-                ),
-                (None, _) => return,
-            };
-            self.append(&text, at);
-        }
     }
 }
 
@@ -1025,174 +506,39 @@ pub fn schema() -> (&'static str, serde_json::Value) {
     )
 }
 
+/// Every event name of the schema (tests).
+#[cfg(test)]
+pub(crate) fn schema_event_names() -> Vec<String> {
+    fn names(v: &serde_json::Value, out: &mut Vec<String>) {
+        match v {
+            serde_json::Value::Object(m) => {
+                if let Some(c) = m
+                    .get("properties")
+                    .and_then(|p| p.get("event"))
+                    .and_then(|e| e.get("const"))
+                    .and_then(|c| c.as_str())
+                {
+                    out.push(c.to_string());
+                }
+                m.values().for_each(|x| names(x, out));
+            }
+            serde_json::Value::Array(a) => a.iter().for_each(|x| names(x, out)),
+            _ => {}
+        }
+    }
+    let mut all = Vec::new();
+    names(&schema().1, &mut all);
+    all
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn deltas_and_costs() {
-        assert_eq!(delta_text(None, 50.0, None), "");
-        assert_eq!(delta_text(Some(70.0), 82.0, None), " (+12.0)");
-        assert_eq!(delta_text(Some(82.0), 78.5, None), " (-3.5)");
-        assert_eq!(delta_text(Some(80.0), 80.0, None), " (±0.0)");
-        // 7/9 (77.7%, rounded down) → 9/9: the counts say +22.2.
-        let change = 100.0 - 7.0 * 100.0 / 9.0;
-        assert_eq!(delta_text(Some(77.7), 100.0, Some(change)), " (+22.2)");
-        assert_eq!(cost_text(Some(0.123)), " $0.12");
-        assert_eq!(cost_text(Some(0.0078)), " $0.0078");
-        assert_eq!(cost_text(None), "");
-    }
-
-    /// A run's line: the change from the counts, and the skipped tests
-    /// named, since the rate leaves them out (7 of 9 of a suite of 10).
-    #[test]
-    fn a_run_line_names_what_the_rate_leaves_out() {
-        let plain = |_: Style, text: &str| text.to_string();
-        let line = |skipped: u32| {
-            Event::Run(RunEvent {
-                iteration: 3,
-                run: 4,
-                scope: Scope::Full,
-                pass_rate: 100.0,
-                previous_pass_rate: Some(77.7),
-                change: Some(100.0 - 700.0 / 9.0),
-                total: 9 + skipped,
-                passed: 9,
-                failed: 0,
-                skipped,
-                new_failures: Vec::new(),
-                result: None,
-                duration_ms: 1200,
-                command: "npm test".into(),
-                label: "full suite".into(),
-                notes: Vec::new(),
-                sealed_commit: None,
-            })
-            .human(&plain)
-            .unwrap()
-        };
-        assert_eq!(
-            line(0),
-            "Iteration 3 · 100.0% (+22.2) · 0 failing · full suite 1.2 s"
-        );
-        assert_eq!(
-            line(1),
-            "Iteration 3 · 100.0% (+22.2) · 0 failing · 1 skipped (left out of the rate) · full suite 1.2 s"
-        );
-    }
-
-    /// A note that holds for every subset run is said to people once; the
-    /// JSON events keep it on every run.
-    #[test]
-    fn a_run_note_is_said_once() {
-        let ui = crate::ui::Printer::plain();
-        let mut sinks = Sinks::capture(&ui);
-        let note = "doctest names cannot be filtered exactly through cargo".to_string();
-        for run in [2, 3, 4] {
-            let event = Event::Run(RunEvent {
-                iteration: 2,
-                run,
-                scope: Scope::Affected,
-                pass_rate: 84.6,
-                previous_pass_rate: None,
-                change: None,
-                total: 13,
-                passed: 11,
-                failed: 2,
-                skipped: 0,
-                new_failures: Vec::new(),
-                result: None,
-                duration_ms: 500,
-                command: "cargo test".into(),
-                label: "tier 1".into(),
-                notes: if run == 4 {
-                    vec!["another note".into(), note.clone()]
-                } else {
-                    vec![note.clone()]
-                },
-                sealed_commit: None,
-            });
-            sinks.emit(&event, chrono::Utc::now());
-        }
-        let said = sinks.memory.unwrap();
-        assert_eq!(
-            said.human,
-            [
-                format!("Iteration 2 · 84.6% · 2 failing · tier 1 500 ms · note: {note}"),
-                "Iteration 2 · 84.6% · 2 failing · tier 1 500 ms".to_string(),
-                "Iteration 2 · 84.6% · 2 failing · tier 1 500 ms · note: another note".to_string(),
-            ]
-        );
-        for json in &said.json {
-            assert!(
-                json["notes"]
-                    .as_array()
-                    .unwrap()
-                    .contains(&note.clone().into()),
-                "{json}"
-            );
-        }
-    }
-
-    /// The fix line names the strategy of an agent's fix, never of a
-    /// person's (#20 item 9).
-    #[test]
-    fn a_fix_by_hand_names_no_strategy() {
-        let plain = |_: Style, text: &str| text.to_string();
-        let fix = |by_hand: bool| {
-            Event::Fix(FixEvent {
-                iteration: 2,
-                agent: if by_hand { "manual" } else { "claude" }.into(),
-                strategy: Some(Strategy::Conservative),
-                duration_ms: 1500,
-                exit_code: Some(0),
-                timed_out: false,
-                cost_usd: None,
-                files_changed: vec!["src/a.py".into()],
-                test_edits: Vec::new(),
-                pass_rate_before: Some(50.0),
-                earlier_pass_rate: Some(40.0),
-                change: None,
-                failing: 3,
-                error: None,
-                by_hand,
-            })
-            .human(&plain)
-            .unwrap()
-        };
-        assert_eq!(
-            fix(true),
-            "Iteration 2 · 50.0% (+10.0) · 3 failing · fix by hand · 1 file(s) changed"
-        );
-        assert_eq!(
-            fix(false),
-            "Iteration 2 · 50.0% (+10.0) · conservative · 3 failing · fix by claude 1.5 s · 1 file(s) changed"
-        );
-    }
-
     /// docs/events.md has a section for every event of the schema.
     #[test]
     fn every_event_is_documented() {
-        let schema = schema().1;
-        fn names(v: &serde_json::Value, out: &mut Vec<String>) {
-            match v {
-                serde_json::Value::Object(m) => {
-                    if let Some(c) = m
-                        .get("properties")
-                        .and_then(|p| p.get("event"))
-                        .and_then(|e| e.get("const"))
-                        .and_then(|c| c.as_str())
-                    {
-                        out.push(c.to_string());
-                    }
-                    m.values().for_each(|x| names(x, out));
-                }
-                serde_json::Value::Array(a) => a.iter().for_each(|x| names(x, out)),
-                _ => {}
-            }
-        }
-        let mut all = Vec::new();
-        names(&schema, &mut all);
+        let all = schema_event_names();
         assert!(all.len() >= 20, "{all:?}");
         let doc = std::fs::read_to_string(
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/events.md"),

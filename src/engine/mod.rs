@@ -13,8 +13,10 @@
 //!
 //! - [`step`]: `Step`, `Effect`, `Observation` and the requests.
 //! - [`ports`]: the `Ports` trait; [`real`]: the real one.
-//! - [`event`]: `Event` and the sinks; the one duration formatter is
-//!   `crate::duration`.
+//! - [`event`]: `Event`, data only ([`phase_event`]: the planning's);
+//!   [`sink`]: the `Sink` trait, its human, JSON Lines, run-log and
+//!   capture sinks, and the displayer that renders the lines people read;
+//!   the one duration formatter is `crate::duration`.
 //! - [`watch`]: `--watch`, waiting in-process for a person's fix.
 
 pub mod candidates;
@@ -25,9 +27,11 @@ pub mod driver;
 pub use crate::duration;
 pub mod event;
 pub mod head;
+pub mod phase_event;
 pub mod policy;
 pub mod ports;
 pub mod real;
+pub mod sink;
 pub mod step;
 pub mod tamper;
 pub mod txn;
@@ -37,7 +41,8 @@ pub mod watch;
 pub mod fake;
 
 pub use driver::{DriverConfig, Machine, call_agent, run};
-pub use event::{Done, Event, FrontEnd, Sinks};
+pub use event::{Done, Event, FrontEnd};
 pub use ports::Ports;
+pub use sink::{Sink, Sinks};
 pub use step::{Effect, Ending, Observation, Observed, PauseReason, Step};
 pub use txn::{Document, Durability, SessionTxn};

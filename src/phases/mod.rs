@@ -14,12 +14,18 @@ pub mod session_start;
 pub mod tasks;
 
 use std::path::Path;
+use std::time::Instant;
 
 use chrono::Utc;
 
 use crate::artifacts::config::{Config, Preset};
 use crate::artifacts::context::ContextPackage;
 use crate::artifacts::session::{InputMode, PhaseStatus, WorkflowSession};
+use crate::engine::event::{
+    CoverageTargets, Event, GateThresholds, PhaseEvent, PhaseFinished, PhasesResumed, Planned,
+    PlannedTask, Thresholds,
+};
+use crate::engine::sink::Sinks;
 use crate::error::{Error, Result};
 use crate::render::Renderer;
 use crate::session::store::{self, SessionLock};
@@ -161,8 +167,9 @@ struct Running {
     lock: SessionLock,
 }
 
-/// Run phases 1–4 (or continue them).
-pub fn run(ws: &Workspace, req: &GenRequest, ui: &Printer) -> Result<GenOutcome> {
+/// Run phases 1–4 (or continue them), telling `sinks` each phase's start
+/// and end.
+pub fn run(ws: &Workspace, req: &GenRequest, sinks: &mut Sinks) -> Result<GenOutcome> {
     let config = ws.load_config()?;
     check_fix_agent(&config, &req.options)?;
     let cwd = std::env::current_dir().unwrap_or_else(|_| ws.root.clone());
@@ -173,8 +180,8 @@ pub fn run(ws: &Workspace, req: &GenRequest, ui: &Printer) -> Result<GenOutcome>
     let mut phases_run = Vec::new();
     let mut warnings = Vec::new();
     let (mut run, resumed, source) = match start {
-        Start::New(new) => open_new(ws, new, req, ui, &mut phases_run)?,
-        Start::Resume(sref) => open_resumed(ws, &sref, req, ui, &mut phases_run)?,
+        Start::New(new) => open_new(ws, new, req, sinks, &mut phases_run)?,
+        Start::Resume(sref) => open_resumed(ws, &sref, req, sinks, &mut phases_run)?,
     };
     let stop = |n: u8| req.stop_after_phase.is_some_and(|s| s <= n);
     let outcome = |run: &Running,
@@ -198,18 +205,17 @@ pub fn run(ws: &Workspace, req: &GenRequest, ui: &Printer) -> Result<GenOutcome>
 
     // Phase 2: context gather.
     if !phase_done(&run.session, 2) {
-        ui.status(format!("Phase 2/5 {}", PHASE_TITLES[1]));
-        set_phase(&run.paths, &mut run.session, 2, PhaseStatus::InProgress)?;
+        let started = begin_phase(&mut run, 2, sinks)?;
         let result = gather_phase(
             ws,
             &run,
             &config,
             &pkg_path,
             source.as_ref(),
-            ui,
+            sinks.printer(),
             &mut warnings,
         );
-        finish_phase(&run.paths, &mut run.session, 2, result)?;
+        finish_phase(&mut run, 2, started, result, sinks)?;
         phases_run.push(2);
     }
     if stop(2) {
@@ -230,8 +236,7 @@ pub fn run(ws: &Workspace, req: &GenRequest, ui: &Printer) -> Result<GenOutcome>
 
     // Phase 3: analysis.
     if !phase_done(&run.session, 3) {
-        ui.status(format!("Phase 3/5 {}", PHASE_TITLES[2]));
-        set_phase(&run.paths, &mut run.session, 3, PhaseStatus::InProgress)?;
+        let started = begin_phase(&mut run, 3, sinks)?;
         let result = analysis::write(ws, &renderer, &run.paths, &plan, &config, &mut run.lock);
         let result = result.map(|review| {
             if let (Some(r), Some(p)) = (review, run.session.phase_mut(3)) {
@@ -247,7 +252,7 @@ pub fn run(ws: &Workspace, req: &GenRequest, ui: &Printer) -> Result<GenOutcome>
                 }
             }
         });
-        finish_phase(&run.paths, &mut run.session, 3, result)?;
+        finish_phase(&mut run, 3, started, result, sinks)?;
         phases_run.push(3);
     }
     if stop(3) {
@@ -256,13 +261,12 @@ pub fn run(ws: &Workspace, req: &GenRequest, ui: &Printer) -> Result<GenOutcome>
 
     // Phase 4: task generation.
     if !phase_done(&run.session, 4) {
-        ui.status(format!("Phase 4/5 {}", PHASE_TITLES[3]));
-        set_phase(&run.paths, &mut run.session, 4, PhaseStatus::InProgress)?;
+        let started = begin_phase(&mut run, 4, sinks)?;
         // The status stays `planning` until phase 5 starts (DESIGN.md
         // §10.6: CCW shows `planning` until execution), also with
         // `--plan-only`.
         let result = tasks::write_all(&renderer, &run.paths, &plan).map(|_| ());
-        finish_phase(&run.paths, &mut run.session, 4, result)?;
+        finish_phase(&mut run, 4, started, result, sinks)?;
         phases_run.push(4);
     }
     let stopped = stop(4).then_some(4);
@@ -274,21 +278,29 @@ fn open_new(
     ws: &Workspace,
     new: session_start::NewSession,
     req: &GenRequest,
-    ui: &Printer,
+    sinks: &mut Sinks,
     phases_run: &mut Vec<u8>,
 ) -> Result<(Running, bool, Option<context::SourceSession>)> {
+    let started = Instant::now();
     let now = Utc::now();
     let (paths, lock, mut session) = session_start::create(ws, &new, req.options.clone(), now)?;
-    ui.status(format!(
-        "Phase 1/5 {}: {} ({} mode)",
-        PHASE_TITLES[0],
-        paths.id,
-        mode_name(new.mode)
-    ));
+    sinks.emit(
+        &Event::PhaseStarted(PhaseEvent {
+            session_id: paths.id.clone(),
+            phase: 1,
+            title: PHASE_TITLES[0].into(),
+            mode: Some(new.mode),
+        }),
+        now,
+    );
     if new.requirements_text != new.description {
         store::write_atomic(&requirements_path(&paths), new.requirements_text.as_bytes())?;
     }
     set_phase(&paths, &mut session, 1, PhaseStatus::Completed)?;
+    sinks.emit(
+        &phase_finished(&paths, 1, started, PhaseStatus::Completed),
+        Utc::now(),
+    );
     phases_run.push(1);
     Ok((
         Running {
@@ -306,9 +318,10 @@ fn open_resumed(
     ws: &Workspace,
     sref: &crate::session::SessionRef,
     req: &GenRequest,
-    ui: &Printer,
+    sinks: &mut Sinks,
     phases_run: &mut Vec<u8>,
 ) -> Result<(Running, bool, Option<context::SourceSession>)> {
+    let started = Instant::now();
     let lock = SessionLock::acquire(&sref.paths.lock(), sref.id())?;
     // Nothing is written to a session with a damaged artifact.
     ws.ensure_session_valid(&sref.paths)?;
@@ -319,18 +332,20 @@ fn open_resumed(
     session.resumed_at = Some(Utc::now());
     store::write_json(&sref.paths.session_json(), &session)?;
     let first = (1..=4).find(|&n| !phase_done(&session, n));
-    match first {
-        Some(n) => ui.status(format!(
-            "Continuing {} at phase {n}/4 ({})",
-            sref.id(),
-            PHASE_TITLES[n as usize - 1]
-        )),
-        None => ui.status(format!("{}: phases 1–4 are already complete", sref.id())),
-    }
+    sinks.emit(
+        &Event::PhasesResumed(PhasesResumed {
+            session_id: sref.id().to_string(),
+            phase: first,
+            title: first.map(|n| PHASE_TITLES[n as usize - 1].to_string()),
+        }),
+        Utc::now(),
+    );
     if !phase_done(&session, 1) {
         // Phase 1 only writes the session file; finishing it is all
         // that is left.
         set_phase(&sref.paths, &mut session, 1, PhaseStatus::Completed)?;
+        let done = phase_finished(&sref.paths, 1, started, PhaseStatus::Completed);
+        sinks.emit(&done, Utc::now());
         phases_run.push(1);
     }
     let source = match (&session.source_session_id, session.mode) {
@@ -386,20 +401,51 @@ fn gather_phase(
     write_ccw_context_copy(&run.paths, run.session.mode, &gathered.package)
 }
 
+/// Phase `n` (2–4) starts: told, then recorded.
+fn begin_phase(run: &mut Running, n: u8, sinks: &mut Sinks) -> Result<Instant> {
+    let event = PhaseEvent {
+        session_id: run.paths.id.clone(),
+        phase: n,
+        title: PHASE_TITLES[n as usize - 1].into(),
+        mode: None,
+    };
+    sinks.emit(&Event::PhaseStarted(event), Utc::now());
+    set_phase(&run.paths, &mut run.session, n, PhaseStatus::InProgress)?;
+    Ok(Instant::now())
+}
+
+fn phase_finished(paths: &SessionPaths, n: u8, started: Instant, status: PhaseStatus) -> Event {
+    Event::PhaseFinished(PhaseFinished {
+        session_id: paths.id.clone(),
+        phase: n,
+        title: PHASE_TITLES[n as usize - 1].into(),
+        status,
+        duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+    })
+}
+
+/// Phase `n` ended with `result`: recorded, then told.
 fn finish_phase(
-    paths: &SessionPaths,
-    session: &mut WorkflowSession,
-    phase: u8,
+    run: &mut Running,
+    n: u8,
+    started: Instant,
     result: Result<()>,
+    sinks: &mut Sinks,
 ) -> Result<()> {
-    match result {
-        Ok(()) => set_phase(paths, session, phase, PhaseStatus::Completed),
-        Err(e) => {
-            // Record the failure; the original error is what the user sees.
-            let _ = set_phase(paths, session, phase, PhaseStatus::Failed);
-            Err(e)
+    let (paths, session) = (&run.paths, &mut run.session);
+    let status = match &result {
+        Ok(()) => {
+            set_phase(paths, session, n, PhaseStatus::Completed)?;
+            PhaseStatus::Completed
         }
-    }
+        Err(_) => {
+            // Record the failure; the original error is what the user sees.
+            let _ = set_phase(paths, session, n, PhaseStatus::Failed);
+            PhaseStatus::Failed
+        }
+    };
+    sinks.emit(&phase_finished(paths, n, started, status), Utc::now());
+    result
 }
 
 /// The whole request text: `.process/requirements.md` when the input was
@@ -409,10 +455,39 @@ fn read_requirements(paths: &SessionPaths, session: &WorkflowSession) -> String 
         .unwrap_or_else(|_| session.description.clone())
 }
 
-fn mode_name(mode: InputMode) -> &'static str {
-    match mode {
-        InputMode::Prompt => "prompt",
-        InputMode::Session => "session",
+/// The `planned` event (and `--plan-only --json` document) of a plan.
+pub fn planned(out: &GenOutcome, plan: &Plan) -> Planned {
+    let tasks = tasks::initial_tasks(plan)
+        .into_iter()
+        .map(|(_, t)| PlannedTask {
+            id: t.id,
+            title: t.title,
+            agent: t.meta.agent,
+        })
+        .collect();
+    Planned {
+        session_id: out.session_id.clone(),
+        resumed: out.resumed,
+        phases_run: out.phases_run.clone(),
+        mode: plan.session.mode.to_string(),
+        input: plan.session.input.clone(),
+        tasks,
+        thresholds: Thresholds {
+            code_validation: GateThresholds {
+                critical: plan.limits.gate_critical,
+                error: plan.limits.gate_errors,
+                warning: plan.limits.gate_warnings,
+            },
+            coverage: CoverageTargets {
+                line: plan.coverage.target_line,
+                branch: plan.coverage.target_branch,
+                function: plan.coverage.target_function,
+            },
+            pass_threshold: plan.limits.pass_threshold,
+            max_iterations: plan.limits.max_iterations,
+        },
+        artifacts: plan.artifacts.clone(),
+        next_command: plan.next.next_command.clone(),
     }
 }
 

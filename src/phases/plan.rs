@@ -68,18 +68,8 @@ pub struct CoverageView {
     pub measured: bool,
 }
 
-#[derive(Debug, Clone, Serialize)]
-pub struct Artifacts {
-    pub session_dir: String,
-    pub workflow_session: String,
-    pub impl_plan: String,
-    pub todo_list: String,
-    pub planning_notes: String,
-    pub analysis: String,
-    pub context_package: String,
-    pub task_dir: String,
-    pub summaries_dir: String,
-}
+/// The session's files (also a field of the `planned` event).
+pub use crate::engine::phase_event::PlanArtifacts as Artifacts;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct TaskFiles {
@@ -731,10 +721,7 @@ impl PlanSession {
     fn new(session: &WorkflowSession, requirements_text: &str) -> Self {
         PlanSession {
             session_id: session.session_id.clone(),
-            mode: match session.mode {
-                InputMode::Prompt => "prompt",
-                InputMode::Session => "session",
-            },
+            mode: session.mode.as_str(),
             description: session.description.clone(),
             requirements_text: requirements_text.to_string(),
             input: session.input.clone(),

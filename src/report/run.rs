@@ -525,7 +525,7 @@ pub fn test_view(
         failed: x.failed + x.errors,
         skipped: x.skipped,
     });
-    let exit = crate::engine::event::exit_text(r.exit_code, r.timed_out);
+    let exit = crate::engine::sink::displayer::exit_text(r.exit_code, r.timed_out);
     let result = match counts {
         Some(c) => {
             let skipped = if c.skipped > 0 {

@@ -1307,7 +1307,7 @@ impl RunMachine {
                 rec.reason = (!passed).then(|| {
                     format!(
                         "{} · {} failing",
-                        crate::engine::event::exit_text(r.exit_code, r.timed_out),
+                        crate::engine::sink::displayer::exit_text(r.exit_code, r.timed_out),
                         r.failing
                     )
                 });

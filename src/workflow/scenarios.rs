@@ -12,8 +12,8 @@ use crate::agents::ErrorKind;
 use crate::artifacts::Config;
 use crate::artifacts::run_state::{RunState, RunStatus, StepStatus};
 use crate::artifacts::session::{InputMode, SessionStatus, WorkflowSession};
-use crate::engine::event::Captured;
 use crate::engine::fake::{AgentAct, FakePorts, FakeTest};
+use crate::engine::sink::{Capture, Captured};
 use crate::engine::{DriverConfig, Ending, Ports, Sinks, driver::run};
 use crate::error::Exit;
 use crate::session::Workspace;
@@ -116,7 +116,8 @@ fn drive(
     resumed: bool,
 ) -> (Ending, Captured) {
     let ui = Printer::plain();
-    let mut sinks = Sinks::capture(&ui);
+    let capture = Capture::default();
+    let mut sinks = Sinks::capture(&ui, &capture);
     let ending = run(
         m,
         s,
@@ -130,7 +131,7 @@ fn drive(
         },
     )
     .unwrap();
-    (ending, sinks.memory.unwrap())
+    (ending, capture.take())
 }
 
 fn transcript(c: &Captured, e: &Ending) -> String {

@@ -32,6 +32,7 @@ mod cycle_watch;
 mod demo;
 mod fix_diff;
 mod gen_agent;
+mod gen_events;
 mod gen_lead;
 mod gen_modes;
 mod gen_snapshots;
