@@ -237,7 +237,7 @@ pub fn run(ws: &Workspace, req: &CycleRequest, ui: &Printer) -> Result<Ending> {
                 // The user's work in progress, never to be committed.
                 cp.record_wip(&cp.dirty_paths()?)?;
             }
-            initial_state(&sref.paths.id, &tasks, limits.max_iterations)
+            initial_state(&sref.paths.id, &tasks, limits.max_iterations, Utc::now())
         }
     };
 
@@ -570,6 +570,7 @@ pub(crate) fn initial_state(
     id: &str,
     tasks: &[(PathBuf, crate::artifacts::Task)],
     max_iterations: u32,
+    now: crate::artifacts::Timestamp,
 ) -> IterationState {
     let pending: Vec<String> = INITIAL_TASKS
         .iter()
@@ -584,7 +585,6 @@ pub(crate) fn initial_state(
         Some((first, rest)) => (first.clone(), rest.to_vec(), Action::ExecuteTask),
         None => (LOOP_TASK.to_string(), Vec::new(), Action::RunTests),
     };
-    let now = Utc::now();
     IterationState {
         session_id: id.to_string(),
         current_task: Some(current),

@@ -140,7 +140,7 @@ fn fresh(m: &CycleMachine, now: crate::artifacts::Timestamp) -> CycleState {
         }
     }
     CycleState {
-        iter: super::initial_state(ID, &tasks, m.limits.max_iterations),
+        iter: super::initial_state(ID, &tasks, m.limits.max_iterations, now),
         history: Default::default(),
         tasks,
         session,
