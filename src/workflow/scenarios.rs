@@ -378,3 +378,40 @@ fn both_front_ends_pause_alike() {
         assert_eq!(shape(a), shape(b), "the same done fields");
     }
 }
+
+/// DESIGN.md §10.2 in `wfx run`, which makes no checkpoint of its own: a
+/// `claude:` debug command's commit stays on the branch; a later one
+/// that resets it away is undone (branch, tree) and that attempt fails,
+/// even though its edit would have made the tests pass.
+#[test]
+fn a_workflow_keeps_an_agent_commit_and_undoes_a_reset() {
+    use crate::engine::fake::{GitAct, MAIN};
+    let h = harness(&LOOP.replace("shell: fix ${test.attempt}", "claude: fix the tests"));
+    let mut p = ports();
+    p.agent = Box::new(|_, n, _| match n {
+        1 => AgentAct {
+            git: vec![GitAct::Commit("agent: notes".into())],
+            ..AgentAct::writes(&[("notes.txt", "tried")])
+        },
+        2 => AgentAct {
+            git: vec![GitAct::ResetHard(1)],
+            writes_after_git: vec![("calc/ops.py".into(), FIXED.into())],
+            ..AgentAct::writes(&[])
+        },
+        _ => AgentAct::writes(&[("calc/ops.py", FIXED)]),
+    });
+    let mut s = fresh(&h.machine, p.now());
+    let (ending, _) = drive(&h.machine, &mut s, &mut p, false);
+    assert_eq!(ending.exit, Exit::Success, "{:?}", p.journal);
+    let attempts = &s.state.steps[1].attempts;
+    assert_eq!(attempts.len(), 3, "{attempts:?}");
+    let debug = |i: usize| attempts[i].debug.clone().unwrap();
+    assert!(debug(0).committed, "{attempts:?}");
+    let moved = debug(1).error.unwrap_or_default();
+    assert!(moved.contains("moved HEAD"), "{attempts:?}");
+    // Its edit was undone with the reset: the tests still failed.
+    assert_eq!(attempts[1].test.as_ref().map(|t| t.failing), Some(1));
+    assert_eq!(p.subjects(), ["agent: notes"], "{:?}", p.journal);
+    assert_eq!(p.branch.as_deref(), Some(MAIN));
+    assert!(p.journal.iter().any(|l| l.starts_with("restore HEAD")));
+}
