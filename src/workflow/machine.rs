@@ -87,7 +87,7 @@ pub enum RunDoc {
 }
 
 impl RunSession {
-    fn touch(&mut self, doc: RunDoc) {
+    pub(crate) fn touch(&mut self, doc: RunDoc) {
         if !self.outbox.contains(&doc) {
             self.outbox.push(doc);
         }
