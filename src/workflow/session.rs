@@ -205,10 +205,33 @@ fn new_state(
 
 /// Continue an unfinished run at the step, attempt and phase where it stopped.
 pub fn resume(setup: &Setup, sref: SessionRef, state: Option<RunState>) -> Result<RunOutcome> {
+    let mut sinks = Sinks::new(setup.ui);
+    let r = prepare_resume(setup, sref, state, &mut sinks)?;
+    drive(
+        setup, r.paths, r.state, r.session, r.opened, r.git, &mut sinks, true,
+    )
+}
+
+/// A run ready to go on: its session opened and fitted to the workflow.
+pub(crate) struct Resumable {
+    pub paths: RunPaths,
+    pub state: RunState,
+    pub session: WorkflowSession,
+    pub opened: Opened,
+    pub git: Checkpoints,
+}
+
+/// Open an unfinished run (see [`crate::engine::open`]) and fit its saved
+/// state to the (possibly edited) workflow.
+pub(crate) fn prepare_resume(
+    setup: &Setup,
+    sref: SessionRef,
+    state: Option<RunState>,
+    sinks: &mut Sinks,
+) -> Result<Resumable> {
     let ws = setup.ws;
     let paths = RunPaths::new(sref.paths.clone());
-    let mut sinks = Sinks::new(setup.ui);
-    let opened = claimed(ws, &paths, &mut sinks)?;
+    let opened = claimed(ws, &paths, sinks)?;
     let git = Checkpoints::open(&ws.root)?;
     let now = Utc::now();
     let mut state = match state {
@@ -249,7 +272,13 @@ pub fn resume(setup: &Setup, sref: SessionRef, state: Option<RunState>) -> Resul
             ));
         }
     }
-    drive(setup, paths, state, session, opened, git, &mut sinks, true)
+    Ok(Resumable {
+        paths,
+        state,
+        session,
+        opened,
+        git,
+    })
 }
 
 #[allow(clippy::too_many_arguments)]
