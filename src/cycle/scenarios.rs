@@ -1928,3 +1928,59 @@ fn a_crash_during_an_agent_that_commits_resumes_as_uninterrupted() {
     );
     on_main_without(&p, &s.history.entries[0].agent_commits);
 }
+
+/// Every time a value a string of `json` holds (RFC 3339), recursively.
+fn times_in(v: &serde_json::Value, out: &mut Vec<String>) {
+    match v {
+        serde_json::Value::String(s)
+            if s.len() >= 20 && chrono::DateTime::parse_from_rfc3339(s).is_ok() =>
+        {
+            out.push(s.clone())
+        }
+        serde_json::Value::Array(a) => a.iter().for_each(|x| times_in(x, out)),
+        serde_json::Value::Object(o) => o.values().for_each(|x| times_in(x, out)),
+        _ => {}
+    }
+}
+
+/// Issue #29: time goes through `Ports`. Every time the documents and
+/// events of a run hold is the fake clock's (2026-01-01, a few seconds
+/// in), never the wall clock's: a run with a rollback, and one with
+/// speculative candidates.
+#[test]
+fn every_time_recorded_comes_from_the_ports_clock() {
+    let runs: [(
+        Harness,
+        fn(Role, u32, &crate::engine::fake::Work) -> AgentAct,
+    ); 2] = [
+        (harness(true, Limits::default(), None), |_, n, _| {
+            if n == 1 {
+                AgentAct::writes(&[("calc/ops.py", BROKEN), ("calc/other.py", "ok = False\n")])
+            } else {
+                AgentAct::writes(&[("calc/ops.py", FIXED)])
+            }
+        }),
+        (candidates_harness(3, None), three_kinds),
+    ];
+    for (h, script) in runs {
+        let mut p = ports();
+        fixer(&mut p, script);
+        let mut s = fresh(&h.machine, p.now());
+        let (ending, out) = drive(&h.machine, &mut s, &mut p, false);
+        assert_eq!(ending.exit, Exit::Success, "{:?}", p.journal);
+        let mut times = Vec::new();
+        for bytes in p.files.values() {
+            if let Ok(v) = serde_json::from_slice::<serde_json::Value>(bytes) {
+                times_in(&v, &mut times);
+            }
+        }
+        out.json.iter().for_each(|e| times_in(e, &mut times));
+        assert!(times.len() > 10, "{times:?}");
+        for t in &times {
+            assert!(
+                t.starts_with("2026-01-01T00:0"),
+                "{t} is not the fake clock's"
+            );
+        }
+    }
+}
