@@ -1949,10 +1949,8 @@ fn times_in(v: &serde_json::Value, out: &mut Vec<String>) {
 /// speculative candidates.
 #[test]
 fn every_time_recorded_comes_from_the_ports_clock() {
-    let runs: [(
-        Harness,
-        fn(Role, u32, &crate::engine::fake::Work) -> AgentAct,
-    ); 2] = [
+    type Script = fn(Role, u32, &crate::engine::fake::Work) -> AgentAct;
+    let runs: [(Harness, Script); 2] = [
         (harness(true, Limits::default(), None), |_, n, _| {
             if n == 1 {
                 AgentAct::writes(&[("calc/ops.py", BROKEN), ("calc/other.py", "ok = False\n")])
