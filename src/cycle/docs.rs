@@ -262,7 +262,7 @@ mod tests {
         }))
         .unwrap();
         let done = |status: LoopStatus| {
-            let mut st = crate::cycle::initial_state("WFS-a", &[], 10);
+            let mut st = crate::cycle::initial_state("WFS-a", &[], 10, rec.started_at);
             st.status = status;
             st.iterations.push(rec.clone());
             st

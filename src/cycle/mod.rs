@@ -38,14 +38,15 @@ use crate::agents::{self, Role};
 use crate::artifacts::iteration_state::{Action, IterationState, LoopStatus};
 use crate::artifacts::session::{PhaseStatus, WorkflowSession};
 use crate::artifacts::task::{TaskStatus, TaskType};
+use crate::engine::open::Opened;
 use crate::engine::real::RealPorts;
 use crate::engine::{DriverConfig, Ending, Event, Sinks};
 use crate::error::{Error, Result};
 use crate::git::Checkpoints;
 use crate::phases::plan::CycleOptions;
 use crate::render::Renderer;
-use crate::session::store::{self, SessionLock};
-use crate::session::{Location, Workspace};
+use crate::session::store;
+use crate::session::{Location, SessionRef, Workspace};
 use crate::ui::Printer;
 
 use decide::Limits;
@@ -75,61 +76,35 @@ pub struct CycleRequest {
 /// sent the final `done` event).
 pub fn run(ws: &Workspace, req: &CycleRequest, ui: &Printer) -> Result<Ending> {
     crate::process::install_interrupt_handler();
-    let mut config = ws.load_config()?;
-    let sref = ws.resolve(req.session.as_deref(), Some("test"), req.options.yes)?;
-    let mut lock = SessionLock::acquire(&sref.paths.lock(), sref.id())?;
     let mut sinks = Sinks::new(ui);
-    sinks.set_run_log(Some(sref.paths.process_dir().join("run.log")));
-    if let Some(pgid) = lock.ended_stale {
-        sinks.emit(&Event::StaleProcesses { pgid }, Utc::now());
-    }
-    let stale_since = lock.stale.as_ref().map(|s| s.since.clone());
-    if stale_since.is_some() {
-        // A killed run may have been replacing a file: its temp is garbage.
-        crate::engine::txn::sweep_temps(&sref.paths.dir);
-        crate::git::sweep_ref_locks(&ws.root, sref.id());
-        let archives = ws.archives_dir();
-        if let Ok(entries) = std::fs::read_dir(&archives) {
-            for e in entries.flatten() {
-                let name = e.file_name().to_string_lossy().into_owned();
-                if name.starts_with(".manifest.json.") && name.ends_with(".tmp") {
-                    let _ = std::fs::remove_file(e.path());
-                }
-            }
-        }
-    }
-    lock.set_child(None)?;
-    // A sealed checkout a killed (or interrupted) run left (DESIGN.md §11.1).
-    crate::git::sweep_checkout(&ws.root, sref.id());
-    // Nothing is written to a session with a damaged artifact (DESIGN.md §3).
-    ws.ensure_session_valid(&sref.paths)?;
-    let mut session = ws.load_session(&sref)?;
-    if session.kind != "test" {
-        return Err(Error::usage(format!(
-            "{} is a `{}` session; test-cycle-execute runs test sessions",
-            sref.id(),
-            session.kind
-        )));
-    }
-    if let Some(n) = (1..=4).find(|&n| {
-        session
-            .phase(n)
-            .is_none_or(|p| p.status != PhaseStatus::Completed)
-    }) {
-        return Err(Error::usage(format!(
-            "{}: planning stopped before phase {n} finished; continue it with `wfx test-fix-gen {}`",
-            sref.id(),
-            sref.id()
-        )));
-    }
+    let mut ready = prepare(ws, req, &mut sinks)?;
+    crate::engine::run(
+        &ready.machine,
+        &mut ready.state,
+        &mut ready.ports,
+        &mut sinks,
+        &ready.driver,
+    )
+}
 
-    // Flags given now win over the recorded ones and are recorded.
-    let mut options = cycle_options_of(&session);
-    options.merge(&req.options);
-    if sref.location == Location::Active && session.cycle_options.as_ref() != Some(&options) {
-        session.cycle_options = Some(options.clone());
-        store::write_json(&sref.paths.session_json(), &session)?;
-    }
+/// A cycle ready for the engine: the session opened, every refusal made.
+pub(crate) struct Ready<'a> {
+    pub machine: CycleMachine,
+    pub state: CycleState,
+    pub ports: RealPorts<'a>,
+    pub driver: DriverConfig,
+}
+
+/// Open the session (see [`crate::engine::open`]), check it can run and
+/// resolve agents, limits and where the code is.
+pub(crate) fn prepare<'a>(
+    ws: &'a Workspace,
+    req: &CycleRequest,
+    sinks: &mut Sinks,
+) -> Result<Ready<'a>> {
+    let mut config = ws.load_config()?;
+    let (sref, mut opened, mut session) = open_session(ws, req, sinks)?;
+    let options = record_options(&sref, &mut session, &req.options)?;
     let fix_agent =
         agents::config::role_agent(&config.agents, Role::Fix, options.fix_agent.as_deref())?;
     if req.watch
@@ -146,87 +121,18 @@ pub fn run(ws: &Workspace, req: &CycleRequest, ui: &Printer) -> Result<Ending> {
         );
     }
     let chain = agents::config::analysis_chain(&config.agents)?;
-
     let tasks = ws.load_tasks(&sref.paths)?;
     let loaded = ws.load_iteration_state(&sref)?;
-    let meta_max = tasks
-        .iter()
-        .find(|(_, t)| t.id == LOOP_TASK)
-        .and_then(|(_, t)| t.meta.max_iterations);
-    let limits = Limits {
-        max_iterations: decide::resolve_max_iterations(
-            options.max_iterations,
-            meta_max,
-            Some(config.cycle.max_iterations),
-        ),
-        pass_threshold: config.cycle.pass_threshold,
-        regression_threshold_pp: config.cycle.regression_threshold_pp,
-        stuck_after: config.cycle.stuck_after,
-        no_progress_limit: config.cycle.no_progress_limit,
-    };
-    let history = {
-        let path = sref.paths.fix_history();
-        store::read_json_opt(&path, &ws.rel(&path))?.unwrap_or_else(|| {
-            crate::artifacts::FixHistory {
-                session_id: sref.id().to_string(),
-                ..Default::default()
-            }
-        })
-    };
+    let limits = limits_of(&config, &options, &tasks);
+    let history = load_history(ws, &sref)?;
     if let Some(st) = &loaded {
         check_resumable(sref.id(), sref.location, st, &session, &history, &limits)?;
     }
-
-    // Where the code is: the project, or the session's own worktree.
     let resumed = loaded.is_some();
-    let mut worktree: Option<PathBuf> = session.git.worktree.as_ref().map(|w| ws.root.join(w));
-    if options.worktree && worktree.is_none() && sref.location == Location::Active {
-        worktree = Some(create_worktree(
-            ws,
-            &sref.paths.id,
-            &mut session,
-            &mut sinks,
-        )?);
-        store::write_json(&sref.paths.session_json(), &session)?;
-    } else if let Some(dir) = &worktree
-        && !dir.is_dir()
-        && sref.location == Location::Active
-    {
-        let main = Checkpoints::open(&ws.root)?;
-        main.worktree_add(sref.id(), dir)?;
-    }
+    let worktree = place_code(ws, &sref, &options, &mut session, &mut opened, sinks)?;
     let root = worktree.clone().unwrap_or_else(|| ws.root.clone());
-    if worktree.is_none() {
-        lock.claim_work_tree(&ws.work_tree_lock(), &ws.root)?;
-    }
-    if let Some(since) = &stale_since {
-        for file in crate::git::sweep_dead_run(&root, since) {
-            sinks.emit(&Event::StaleGitLock { file }, Utc::now());
-        }
-    }
-    let commits_wanted = !options.no_commit && config.cycle.commit;
-    let cp = if commits_wanted {
-        Checkpoints::open(&root)?
-    } else {
-        Checkpoints::disabled()
-    };
-    if commits_wanted && !cp.is_repo() {
-        sinks.emit(&Event::NoGit, Utc::now());
-    }
-    let cp = if cp.is_repo() {
-        let run = session_run_id(&mut session, &sref.paths.session_json())?;
-        if !config.git.hooks && !session.git.hooks_skipped {
-            session.git.hooks_skipped = true;
-            store::write_json(&sref.paths.session_json(), &session)?;
-        }
-        cp.with_run(&run)
-            .with_session(sref.id())
-            .with_max_new_file_mib(config.git.max_new_file_mib)
-            .with_hooks(config.git.hooks)
-    } else {
-        cp
-    };
-
+    opened.sweep_git_locks(&root, sinks);
+    let cp = checkpoints(&config, &options, &root, &sref, &mut session, sinks)?;
     let iter = match loaded {
         Some(s) => s,
         None => {
@@ -237,69 +143,21 @@ pub fn run(ws: &Workspace, req: &CycleRequest, ui: &Printer) -> Result<Ending> {
                 // The user's work in progress, never to be committed.
                 cp.record_wip(&cp.dirty_paths()?)?;
             }
-            initial_state(&sref.paths.id, &tasks, limits.max_iterations)
+            initial_state(&sref.paths.id, &tasks, limits.max_iterations, Utc::now())
         }
     };
-
     if sref.location == Location::Active {
         // A finished session waiting for its archive keeps the footprint
         // it finished with.
-        match docs::finished_gitignore(config.git.artifacts, &iter, &history) {
-            Some(text) => store::write_atomic(&sref.paths.gitignore(), text.as_bytes())?,
-            None => store::apply_artifact_policy(&sref.paths, config.git.artifacts)?,
-        }
+        let finished = docs::finished_gitignore(config.git.artifacts, &iter, &history);
+        opened.apply_artifact_policy(&sref.paths, config.git.artifacts, finished)?;
     }
-    let finished = matches!(
-        iter.status,
-        LoopStatus::Completed | LoopStatus::PartialSuccess | LoopStatus::Blocked
-    );
-    let detected = if finished {
-        crate::testing::detect(&root, &config.test)
-    } else {
-        Some(detect_or_refuse(ws, &config, &root)?)
-    };
-    let test_gen_pending = tasks.iter().any(|(_, t)| {
-        t.meta.kind == TaskType::TestGen
-            && !matches!(
-                t.status,
-                TaskStatus::Completed | TaskStatus::Skipped | TaskStatus::Failed
-            )
-    });
-    let test_gen_agent = if test_gen_pending {
-        agents::config::role_agent(&config.agents, Role::TestGen, None)?
-    } else {
-        None
-    };
+    let detected = detection(ws, &config, &root, &iter)?;
+    let test_gen_agent = test_gen_agent(&config, &tasks)?;
     let analysis_text = std::fs::read_to_string(sref.paths.analysis_results()).unwrap_or_default();
     let results = load_results(ws, &sref.paths, &iter)?;
-
-    let on_ci = crate::ci::on_ci();
-    if req.watch && fix_agent.is_none() && on_ci {
-        // Nobody saves a file on CI: the pause (exit 3) says what to fix.
-        sinks.emit(
-            &Event::warning(
-                "--watch is ignored on CI (CI=true): nobody is there to make the fix; the session pauses (exit 3) instead",
-            ),
-            Utc::now(),
-        );
-    }
-    let watch = req.watch && fix_agent.is_none() && !on_ci;
-    // Speculative attempts: `--candidates` over `fix.candidates`; at most
-    // as many at once as there are cores unless the config says.
-    if let Some(n) = options.candidates {
-        config.fix.candidates = n;
-    }
-    if config.fix.max_parallel.is_none() {
-        config.fix.max_parallel =
-            Some(std::thread::available_parallelism().map_or(1, |n| n.get() as u32));
-    }
-    let fix_agents = if config.fix.candidates > 1 {
-        agents::config::fix_agents(&config.agents, options.fix_agent.as_deref())?
-    } else {
-        Vec::new()
-    };
-    // Candidate checkouts a killed run left are removed.
-    crate::git::sweep_candidates(&ws.root, sref.id());
+    let watch = watch_mode(req, fix_agent.is_some(), sinks);
+    let fix_agents = speculation(&mut config, &options)?;
     let machine = CycleMachine {
         ws: Workspace::new(ws.root.clone()),
         id: sref.id().to_string(),
@@ -320,7 +178,7 @@ pub fn run(ws: &Workspace, req: &CycleRequest, ui: &Printer) -> Result<Ending> {
         watch,
         config,
     };
-    let mut state = CycleState {
+    let state = CycleState {
         iter,
         history,
         tasks,
@@ -333,27 +191,237 @@ pub fn run(ws: &Workspace, req: &CycleRequest, ui: &Printer) -> Result<Ending> {
         now: Utc::now(),
         outbox: Vec::new(),
     };
-    let mut ports = RealPorts::new(ws, root, lock, cp, sref.paths.dir.clone());
+    let ports = opened.into_ports(ws, root, cp, sref.paths.dir.clone());
     let driver = DriverConfig {
         max_cost_usd: machine.config.agents.max_cost_usd,
         resumed,
         fold_agent_commits: ports.cp.is_repo(),
         watch: machine.watch,
     };
-    crate::engine::run(&machine, &mut state, &mut ports, &mut sinks, &driver)
+    Ok(Ready {
+        machine,
+        state,
+        ports,
+        driver,
+    })
 }
 
-/// The session's `Wfx-Run` (DESIGN.md §10.2): made and recorded in
-/// `workflow-session.json` the first time phase 5 commits, the same on
-/// every resume after.
-fn session_run_id(session: &mut WorkflowSession, path: &std::path::Path) -> Result<String> {
-    if let Some(run) = &session.git.run_id {
-        return Ok(run.clone());
+/// Find the test session, open it, and refuse one that is not a test
+/// session or whose planning did not finish.
+fn open_session(
+    ws: &Workspace,
+    req: &CycleRequest,
+    sinks: &mut Sinks,
+) -> Result<(SessionRef, Opened, WorkflowSession)> {
+    let sref = ws.resolve(req.session.as_deref(), Some("test"), req.options.yes)?;
+    let opened = crate::engine::open::open(ws, &sref.paths, sinks)?;
+    let session = ws.load_session(&sref)?;
+    if session.kind != "test" {
+        return Err(Error::usage(format!(
+            "{} is a `{}` session; test-cycle-execute runs test sessions",
+            sref.id(),
+            session.kind
+        )));
     }
-    let run = crate::git::new_run_id();
-    session.git.run_id = Some(run.clone());
-    store::write_json(path, session)?;
-    Ok(run)
+    if let Some(n) = (1..=4).find(|&n| {
+        session
+            .phase(n)
+            .is_none_or(|p| p.status != PhaseStatus::Completed)
+    }) {
+        return Err(Error::usage(format!(
+            "{}: planning stopped before phase {n} finished; continue it with `wfx test-fix-gen {}`",
+            sref.id(),
+            sref.id()
+        )));
+    }
+    Ok((sref, opened, session))
+}
+
+/// Flags given now win over the recorded ones and are recorded.
+fn record_options(
+    sref: &SessionRef,
+    session: &mut WorkflowSession,
+    given: &CycleOptions,
+) -> Result<CycleOptions> {
+    let mut options = cycle_options_of(session);
+    options.merge(given);
+    if sref.location == Location::Active && session.cycle_options.as_ref() != Some(&options) {
+        session.cycle_options = Some(options.clone());
+        store::write_json(&sref.paths.session_json(), session)?;
+    }
+    Ok(options)
+}
+
+/// The loop's limits: flags, then the loop task's meta, then the config.
+fn limits_of(
+    config: &crate::artifacts::Config,
+    options: &CycleOptions,
+    tasks: &[(PathBuf, crate::artifacts::Task)],
+) -> Limits {
+    let meta_max = tasks
+        .iter()
+        .find(|(_, t)| t.id == LOOP_TASK)
+        .and_then(|(_, t)| t.meta.max_iterations);
+    Limits {
+        max_iterations: decide::resolve_max_iterations(
+            options.max_iterations,
+            meta_max,
+            Some(config.cycle.max_iterations),
+        ),
+        pass_threshold: config.cycle.pass_threshold,
+        regression_threshold_pp: config.cycle.regression_threshold_pp,
+        stuck_after: config.cycle.stuck_after,
+        no_progress_limit: config.cycle.no_progress_limit,
+    }
+}
+
+fn load_history(ws: &Workspace, sref: &SessionRef) -> Result<crate::artifacts::FixHistory> {
+    let path = sref.paths.fix_history();
+    Ok(
+        store::read_json_opt(&path, &ws.rel(&path))?.unwrap_or_else(|| {
+            crate::artifacts::FixHistory {
+                session_id: sref.id().to_string(),
+                ..Default::default()
+            }
+        }),
+    )
+}
+
+/// Where the code is: the project (its work tree claimed), or the
+/// session's own worktree (made now for `--worktree`, or put back).
+fn place_code(
+    ws: &Workspace,
+    sref: &SessionRef,
+    options: &CycleOptions,
+    session: &mut WorkflowSession,
+    opened: &mut Opened,
+    sinks: &mut Sinks,
+) -> Result<Option<PathBuf>> {
+    let mut worktree: Option<PathBuf> = session.git.worktree.as_ref().map(|w| ws.root.join(w));
+    if options.worktree && worktree.is_none() && sref.location == Location::Active {
+        worktree = Some(create_worktree(ws, &sref.paths.id, session, sinks)?);
+        store::write_json(&sref.paths.session_json(), session)?;
+    } else if let Some(dir) = &worktree
+        && !dir.is_dir()
+        && sref.location == Location::Active
+    {
+        let main = Checkpoints::open(&ws.root)?;
+        main.worktree_add(sref.id(), dir)?;
+    }
+    if worktree.is_none() {
+        opened
+            .lock
+            .claim_work_tree(&ws.work_tree_lock(), &ws.root)?;
+    }
+    Ok(worktree)
+}
+
+/// git for the run: none with `--no-commit` (or `cycle.commit: false`);
+/// otherwise the session's `Wfx-Run`, hooks and size limit.
+fn checkpoints(
+    config: &crate::artifacts::Config,
+    options: &CycleOptions,
+    root: &Path,
+    sref: &SessionRef,
+    session: &mut WorkflowSession,
+    sinks: &mut Sinks,
+) -> Result<Checkpoints> {
+    let commits_wanted = !options.no_commit && config.cycle.commit;
+    let cp = if commits_wanted {
+        Checkpoints::open(root)?
+    } else {
+        Checkpoints::disabled()
+    };
+    if commits_wanted && !cp.is_repo() {
+        sinks.emit(&Event::NoGit, Utc::now());
+    }
+    if !cp.is_repo() {
+        return Ok(cp);
+    }
+    let run = crate::engine::open::run_id(session, &sref.paths.session_json())?;
+    if !config.git.hooks && !session.git.hooks_skipped {
+        session.git.hooks_skipped = true;
+        store::write_json(&sref.paths.session_json(), session)?;
+    }
+    Ok(cp
+        .with_run(&run)
+        .with_session(sref.id())
+        .with_max_new_file_mib(config.git.max_new_file_mib)
+        .with_hooks(config.git.hooks))
+}
+
+/// The project's test command: refused (exit 2) when missing, unless the
+/// loop has finished and only its archive is left to do.
+fn detection(
+    ws: &Workspace,
+    config: &crate::artifacts::Config,
+    root: &Path,
+    iter: &IterationState,
+) -> Result<Option<crate::testing::detect::Detected>> {
+    let finished = matches!(
+        iter.status,
+        LoopStatus::Completed | LoopStatus::PartialSuccess | LoopStatus::Blocked
+    );
+    if finished {
+        Ok(crate::testing::detect(root, &config.test))
+    } else {
+        detect_or_refuse(ws, config, root).map(Some)
+    }
+}
+
+/// The test-generation agent, when a test-generation task is still to do.
+fn test_gen_agent(
+    config: &crate::artifacts::Config,
+    tasks: &[(PathBuf, crate::artifacts::Task)],
+) -> Result<Option<agents::ResolvedAgent>> {
+    let pending = tasks.iter().any(|(_, t)| {
+        t.meta.kind == TaskType::TestGen
+            && !matches!(
+                t.status,
+                TaskStatus::Completed | TaskStatus::Skipped | TaskStatus::Failed
+            )
+    });
+    if pending {
+        agents::config::role_agent(&config.agents, Role::TestGen, None)
+    } else {
+        Ok(None)
+    }
+}
+
+/// `--watch` applies when a person makes the fixes, and not on CI.
+fn watch_mode(req: &CycleRequest, fix_agent: bool, sinks: &mut Sinks) -> bool {
+    let on_ci = crate::ci::on_ci();
+    if req.watch && !fix_agent && on_ci {
+        // Nobody saves a file on CI: the pause (exit 3) says what to fix.
+        sinks.emit(
+            &Event::warning(
+                "--watch is ignored on CI (CI=true): nobody is there to make the fix; the session pauses (exit 3) instead",
+            ),
+            Utc::now(),
+        );
+    }
+    req.watch && !fix_agent && !on_ci
+}
+
+/// Speculative attempts: `--candidates` over `fix.candidates`; at most as
+/// many at once as there are cores unless the config says. The agents
+/// the candidates use.
+fn speculation(
+    config: &mut crate::artifacts::Config,
+    options: &CycleOptions,
+) -> Result<Vec<agents::ResolvedAgent>> {
+    if let Some(n) = options.candidates {
+        config.fix.candidates = n;
+    }
+    if config.fix.max_parallel.is_none() {
+        config.fix.max_parallel =
+            Some(std::thread::available_parallelism().map_or(1, |n| n.get() as u32));
+    }
+    if config.fix.candidates > 1 {
+        agents::config::fix_agents(&config.agents, options.fix_agent.as_deref())
+    } else {
+        Ok(Vec::new())
+    }
 }
 
 /// Refusals of a loaded state before anything is written: an archived
@@ -570,6 +638,7 @@ pub(crate) fn initial_state(
     id: &str,
     tasks: &[(PathBuf, crate::artifacts::Task)],
     max_iterations: u32,
+    now: crate::artifacts::Timestamp,
 ) -> IterationState {
     let pending: Vec<String> = INITIAL_TASKS
         .iter()
@@ -584,7 +653,6 @@ pub(crate) fn initial_state(
         Some((first, rest)) => (first.clone(), rest.to_vec(), Action::ExecuteTask),
         None => (LOOP_TASK.to_string(), Vec::new(), Action::RunTests),
     };
-    let now = Utc::now();
     IterationState {
         session_id: id.to_string(),
         current_task: Some(current),

@@ -140,7 +140,7 @@ fn fresh(m: &CycleMachine, now: crate::artifacts::Timestamp) -> CycleState {
         }
     }
     CycleState {
-        iter: super::initial_state(ID, &tasks, m.limits.max_iterations),
+        iter: super::initial_state(ID, &tasks, m.limits.max_iterations, now),
         history: Default::default(),
         tasks,
         session,
@@ -1279,6 +1279,15 @@ impl crate::engine::Ports for CrashAfter<'_> {
         undo_session_edits() -> crate::error::Result<Vec<std::path::PathBuf>>;
         undo_tree_edits(before: &crate::engine::step::Snapshot) -> crate::error::Result<Vec<String>>;
         apply_tree(before: &str, tree: &str) -> crate::error::Result<Vec<String>>;
+        head_guard() -> crate::error::Result<crate::git::HeadGuard>;
+        head_now() -> crate::error::Result<Option<String>>;
+        commits_since(pre: Option<&str>, post: &str) -> crate::error::Result<Option<Vec<String>>>;
+        branch_now() -> crate::error::Result<Option<String>>;
+        fold_head(pre: Option<&str>) -> crate::error::Result<()>;
+        restore_head(guard: &crate::git::HeadGuard, snapshot: Option<&str>) -> crate::error::Result<Vec<String>>;
+    }
+    fn previous_run_died(&self) -> bool {
+        self.inner.previous_run_died()
     }
     fn run_candidates(
         &mut self,
@@ -1697,5 +1706,289 @@ fn pause_or_crash_at_every_step_of_a_speculative_run_ends_as_an_uninterrupted_on
             want,
             "crash after commit {k}"
         );
+    }
+}
+
+// DESIGN.md §10.2, HEAD after every agent call, in-process: the fake
+// ports keep a commit graph with a HEAD and branches, so an agent that
+// commits, resets, checks out another branch or is killed after its
+// commit runs through the same checks as against real git.
+
+use crate::artifacts::fix_history::{FixOutcome, Tamper};
+use crate::engine::fake::{GitAct, MAIN};
+
+/// An agent act that writes `files` and then does `git` things.
+fn with_git(files: &[(&str, &str)], git: Vec<GitAct>) -> AgentAct {
+    AgentAct {
+        git,
+        ..AgentAct::writes(files)
+    }
+}
+
+/// What a HEAD scenario checks after the run: the branch is the one the
+/// run started on, at `HEAD`; no agent commit is on it.
+fn on_main_without(p: &FakePorts, agent_commits: &[String]) {
+    assert_eq!(p.branch.as_deref(), Some(MAIN), "{:?}", p.journal);
+    assert_eq!(p.branches.get(MAIN).map(String::as_str), p.head_commit());
+    let log = p.log();
+    for c in agent_commits {
+        assert!(!log.contains(c), "agent commit {c} on the branch: {log:?}");
+    }
+}
+
+/// Case 1 of issue #15: the agent commits its own (breaking) change. Its
+/// commit is folded into wfx's checkpoint, so the rollback reverts the
+/// breakage; the second attempt's commit is folded too.
+#[test]
+fn agent_commits_are_folded_into_the_attempt_and_rolled_back_with_it() {
+    let h = harness(true, Limits::default(), None);
+    let mut p = ports();
+    let base = p.head_commit().unwrap().to_string();
+    fixer(&mut p, |_, n, _| match n {
+        1 => with_git(
+            &[("calc/ops.py", BROKEN), ("calc/other.py", "ok = False\n")],
+            vec![GitAct::Commit("x".into())],
+        ),
+        _ => with_git(&[("calc/ops.py", FIXED)], vec![GitAct::Commit("y".into())]),
+    });
+    let mut s = fresh(&h.machine, p.now());
+    let (ending, _) = drive(&h.machine, &mut s, &mut p, false);
+    assert_eq!(ending.exit, Exit::Success, "{:?}", p.journal);
+    let first = &s.history.entries[0];
+    assert_eq!(first.outcome, FixOutcome::RolledBack, "{first:?}");
+    assert_eq!(first.agent_commits.len(), 1, "{first:?}");
+    let fix = first.commit.clone().expect("a checkpoint");
+    let rollback = first.rollback_commit.clone().expect("a rollback");
+    // The checkpoint sits on the pre-call HEAD and holds the agent's change.
+    assert_eq!(p.log().last(), Some(&base));
+    assert_eq!(p.tree_of(&fix).unwrap()["calc/ops.py"], BROKEN);
+    assert_eq!(p.tree_of(&rollback).unwrap()["calc/ops.py"], BUGGY);
+    let second = &s.history.entries[1];
+    assert_eq!(second.agent_commits.len(), 1, "{second:?}");
+    assert!(p.subjects().iter().all(|s| s != "x" && s != "y"));
+    let all: Vec<String> = s
+        .history
+        .entries
+        .iter()
+        .flat_map(|e| e.agent_commits.clone())
+        .collect();
+    on_main_without(&p, &all);
+    assert_eq!(p.work["calc/ops.py"], FIXED);
+}
+
+/// Case 2: `git reset --hard HEAD~1` in the agent's second call, which
+/// drops wfx's checkpoint of the first. Branch and work tree come back,
+/// the attempt fails with `tamper: head_moved`, the run completes.
+#[test]
+fn a_reset_by_the_agent_is_undone_and_the_attempt_fails() {
+    let h = harness(true, Limits::default(), None);
+    let mut p = ports();
+    fixer(&mut p, |_, n, work| match n {
+        1 => AgentAct::writes(&[("calc/ops.py", HALF)]),
+        2 => {
+            let edited = format!("{}# reset by the agent\n", work["calc/ops.py"]);
+            AgentAct {
+                git: vec![GitAct::ResetHard(1)],
+                writes_after_git: vec![("calc/ops.py".into(), edited)],
+                ..AgentAct::writes(&[])
+            }
+        }
+        _ => AgentAct::writes(&[("calc/ops.py", FIXED)]),
+    });
+    let mut s = fresh(&h.machine, p.now());
+    let (ending, _) = drive(&h.machine, &mut s, &mut p, false);
+    assert_eq!(ending.exit, Exit::Success, "{:?}", p.journal);
+    let first = &s.history.entries[0];
+    let second = &s.history.entries[1];
+    assert_eq!(first.tamper, None, "{first:?}");
+    assert_eq!(second.tamper, Some(Tamper::HeadMoved), "{second:?}");
+    assert_ne!(second.outcome, FixOutcome::Success);
+    // Iteration 1's checkpoint is still on the branch.
+    let fix1 = first.commit.clone().expect("iteration 1 committed");
+    assert!(p.log().contains(&fix1), "{:?}", p.journal);
+    // The edit made after the reset is undone with it, never committed.
+    assert!(p.journal.iter().any(|l| l.starts_with("restore HEAD")));
+    for c in p.log() {
+        let files = p.tree_of(&c).unwrap();
+        assert!(!files.values().any(|f| f.contains("reset by the agent")));
+    }
+    assert_eq!(p.work["calc/ops.py"], FIXED);
+    on_main_without(&p, &[]);
+    assert!(
+        s.history
+            .agent_calls
+            .iter()
+            .any(|c| c.iteration == Some(2) && c.tamper == Some(Tamper::HeadMoved)),
+        "{:?}",
+        s.history.agent_calls
+    );
+}
+
+/// A checkout of an older commit on a new branch, `git switch -c` at the
+/// same commit, or that and a commit there: the branch the run is on
+/// comes back, at its commit, the attempt fails (`head_moved`), and no
+/// wfx commit lands on another branch.
+#[test]
+fn an_agent_that_switches_branches_is_put_back_on_the_run_branch() {
+    for (name, acts) in [
+        (
+            "checkout of an older commit",
+            vec![GitAct::Switch("elsewhere".into(), 1)],
+        ),
+        (
+            "a new branch at the same commit",
+            vec![GitAct::Switch("elsewhere".into(), 0)],
+        ),
+        (
+            "a new branch with a commit",
+            vec![
+                GitAct::Switch("elsewhere".into(), 0),
+                GitAct::Commit("z".into()),
+            ],
+        ),
+    ] {
+        let h = harness(true, Limits::default(), None);
+        let mut p = ports();
+        fixer(&mut p, move |_, n, _| match n {
+            1 => AgentAct::writes(&[("calc/ops.py", HALF)]),
+            2 => with_git(&[("calc/ops.py", FIXED)], acts.clone()),
+            _ => AgentAct::writes(&[("calc/ops.py", FIXED)]),
+        });
+        let mut s = fresh(&h.machine, p.now());
+        let (ending, _) = drive(&h.machine, &mut s, &mut p, false);
+        assert_eq!(ending.exit, Exit::Success, "{name}: {:?}", p.journal);
+        on_main_without(&p, &[]);
+        assert_eq!(
+            s.history.entries[1].tamper,
+            Some(Tamper::HeadMoved),
+            "{name}"
+        );
+        // Every checkpoint is on the run's branch; none made after the
+        // switch is on the agent's.
+        let elsewhere = p.branches.get("refs/heads/elsewhere").cloned();
+        for (i, e) in s.history.entries.iter().enumerate() {
+            if let Some(c) = &e.commit {
+                assert!(
+                    p.log().contains(c),
+                    "{name}: {c} is not on the run's branch"
+                );
+                if i > 0 {
+                    assert_ne!(Some(c), elsewhere.as_ref(), "{name}");
+                }
+            }
+        }
+    }
+}
+
+/// `kill -9` while a fix agent that commits its own fix runs, then a
+/// resume (the lock says the run died): the commit the agent made before
+/// it died is folded into the attempt as in an uninterrupted run — the
+/// same commits, pass rates and one attempt with one agent commit.
+#[test]
+fn a_crash_during_an_agent_that_commits_resumes_as_uninterrupted() {
+    let h = harness(true, Limits::default(), None);
+    let script = |killed: bool| {
+        move |_: Role, n: u32, work: &crate::engine::fake::Work| {
+            // A re-run after the kill finds the fix already committed.
+            let git = if work["calc/ops.py"] == FIXED {
+                Vec::new()
+            } else {
+                vec![GitAct::Commit("agent: fix".into())]
+            };
+            AgentAct {
+                killed: killed && n == 1,
+                ..with_git(&[("calc/ops.py", FIXED)], git)
+            }
+        }
+    };
+    let mut reference = ports();
+    fixer(&mut reference, script(false));
+    let mut s = fresh(&h.machine, reference.now());
+    drive(&h.machine, &mut s, &mut reference, false);
+    let want = (runs(&s), reference.subjects());
+    assert_eq!(s.history.entries.len(), 1);
+    assert_eq!(s.history.entries[0].agent_commits.len(), 1);
+
+    let mut p = ports();
+    fixer(&mut p, script(true));
+    let mut s = fresh(&h.machine, p.now());
+    let ui = Printer::plain();
+    let died = run(
+        &h.machine,
+        &mut s,
+        &mut p,
+        &mut Sinks::capture(&ui, &Capture::default()),
+        &DriverConfig {
+            fold_agent_commits: true,
+            ..DriverConfig::default()
+        },
+    );
+    assert!(died.is_err(), "the run was killed");
+    p.previous_run_died = true;
+    let mut s = reload(&h.machine, &p, Location::Active);
+    let (ending, _) = drive(&h.machine, &mut s, &mut p, true);
+    assert_eq!(ending.exit, Exit::Success, "{:?}", p.journal);
+    assert_eq!((runs(&s), p.subjects()), want, "{:?}", p.journal);
+    assert_eq!(s.history.entries.len(), 1);
+    assert_eq!(
+        s.history.entries[0].agent_commits.len(),
+        1,
+        "{:?}",
+        p.journal
+    );
+    on_main_without(&p, &s.history.entries[0].agent_commits);
+}
+
+/// Every time a value a string of `json` holds (RFC 3339), recursively.
+fn times_in(v: &serde_json::Value, out: &mut Vec<String>) {
+    match v {
+        serde_json::Value::String(s)
+            if s.len() >= 20 && chrono::DateTime::parse_from_rfc3339(s).is_ok() =>
+        {
+            out.push(s.clone())
+        }
+        serde_json::Value::Array(a) => a.iter().for_each(|x| times_in(x, out)),
+        serde_json::Value::Object(o) => o.values().for_each(|x| times_in(x, out)),
+        _ => {}
+    }
+}
+
+/// Issue #29: time goes through `Ports`. Every time the documents and
+/// events of a run hold is the fake clock's (2026-01-01, a few seconds
+/// in), never the wall clock's: a run with a rollback, and one with
+/// speculative candidates.
+#[test]
+fn every_time_recorded_comes_from_the_ports_clock() {
+    type Script = fn(Role, u32, &crate::engine::fake::Work) -> AgentAct;
+    let runs: [(Harness, Script); 2] = [
+        (harness(true, Limits::default(), None), |_, n, _| {
+            if n == 1 {
+                AgentAct::writes(&[("calc/ops.py", BROKEN), ("calc/other.py", "ok = False\n")])
+            } else {
+                AgentAct::writes(&[("calc/ops.py", FIXED)])
+            }
+        }),
+        (candidates_harness(3, None), three_kinds),
+    ];
+    for (h, script) in runs {
+        let mut p = ports();
+        fixer(&mut p, script);
+        let mut s = fresh(&h.machine, p.now());
+        let (ending, out) = drive(&h.machine, &mut s, &mut p, false);
+        assert_eq!(ending.exit, Exit::Success, "{:?}", p.journal);
+        let mut times = Vec::new();
+        for bytes in p.files.values() {
+            if let Ok(v) = serde_json::from_slice::<serde_json::Value>(bytes) {
+                times_in(&v, &mut times);
+            }
+        }
+        out.json.iter().for_each(|e| times_in(e, &mut times));
+        assert!(times.len() > 10, "{times:?}");
+        for t in &times {
+            assert!(
+                t.starts_with("2026-01-01T00:0"),
+                "{t} is not the fake clock's"
+            );
+        }
     }
 }

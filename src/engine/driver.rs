@@ -308,7 +308,7 @@ impl Driver<'_, '_, '_> {
                 sinks.emit(&event, at);
             });
         // The project's own checks, also after Ctrl-C.
-        let mut call = batch_record();
+        let mut call = batch_record(self.ports.now());
         super::head::after_call(self.ports, &guard, Some(&before), self.fold, &mut call)?;
         super::tamper::after_call(self.ports, &mut call, &repo, Some(&before), None)?;
         let done = ran?;
@@ -455,7 +455,7 @@ impl Driver<'_, '_, '_> {
             None => None,
         };
         let (prompt, vars) = self.resolve(&req.prompt)?;
-        let started = SystemTime::now();
+        let started = SystemTime::from(self.ports.now());
         let spinner = self.sinks.printer().spinner(req.spinner.clone());
         let invoked = call_agent(
             self.ports,
@@ -543,7 +543,7 @@ impl Driver<'_, '_, '_> {
             Some(Before::Recorded(s)) => Some(s.clone()),
             None => None,
         };
-        let started = SystemTime::now();
+        let started = SystemTime::from(self.ports.now());
         let spinner = self.sinks.printer().spinner(req.spinner.clone());
         let end = self.ports.shell(&ShellRun {
             command: &command,
@@ -667,7 +667,7 @@ impl Driver<'_, '_, '_> {
                             "git.squash: {folded} commits of this session folded into {}",
                             &commit[..commit.len().min(12)]
                         )),
-                        chrono::Utc::now(),
+                        self.ports.now(),
                     );
                     Some(commit)
                 }
@@ -676,7 +676,7 @@ impl Driver<'_, '_, '_> {
                         &Event::warning(format!(
                             "git.squash: the session's commits are left as they are: {why}"
                         )),
-                        chrono::Utc::now(),
+                        self.ports.now(),
                     );
                     commit
                 }
@@ -728,10 +728,10 @@ pub fn call_agent(
 
 /// The record the checks after a batch of candidates annotate: what the
 /// candidates did to the project itself, none of them in particular.
-fn batch_record() -> CallRecord {
+fn batch_record(at: crate::artifacts::Timestamp) -> CallRecord {
     CallRecord {
         exit_code: Some(0),
-        ..CallRecord::new("candidates", Role::Fix, chrono::Utc::now())
+        ..CallRecord::new("candidates", Role::Fix, at)
     }
 }
 

@@ -16,7 +16,7 @@ use crate::artifacts::Timestamp;
 use crate::artifacts::task_record::{Coverage, CoverageSource, Finding};
 use crate::artifacts::test_results::{Scope, TestResults};
 use crate::error::{Error, Result};
-use crate::git::{Change, ChangeKind, DiffStat, FileVersions, Trailers};
+use crate::git::{Change, ChangeKind, DiffStat, FileVersions, HeadGuard, Trailers};
 use crate::testing::Progress;
 use crate::testing::parse::{ParsedCase, ParsedRun, Status};
 
@@ -62,6 +62,26 @@ pub struct AgentAct {
     pub interrupted: bool,
     /// Session documents it overwrites (`Some`) or removes (`None`).
     pub session_writes: Vec<(PathBuf, Option<String>)>,
+    /// What it does to the repository, after its writes.
+    pub git: Vec<GitAct>,
+    /// Files it writes after that (an edit after a reset).
+    pub writes_after_git: Vec<(String, String)>,
+    /// wfx is killed (`kill -9`) while the call runs, after the agent did
+    /// all of the above: the call returns an error, as a dead process
+    /// reports nothing.
+    pub killed: bool,
+}
+
+/// What a scripted agent does with git (DESIGN.md §10.2's cases).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GitAct {
+    /// `git commit -am <message>`: the whole work tree, on top of `HEAD`.
+    Commit(String),
+    /// `git reset --hard HEAD~n`.
+    ResetHard(usize),
+    /// `git checkout -b <name> HEAD~n`: a new branch at `HEAD`'s n-th
+    /// ancestor, checked out with its files (`n = 0`: `git switch -c`).
+    Switch(String, usize),
 }
 
 impl AgentAct {
@@ -85,8 +105,10 @@ pub type ShellScript = Box<dyn FnMut(&str, &Work) -> (i32, String, Vec<(String, 
 #[derive(Debug, Clone)]
 struct FakeCommit {
     id: String,
+    parent: Option<String>,
     message: String,
-    trailers: Trailers,
+    /// wfx's trailers (`None`: a commit somebody else made).
+    trailers: Option<Trailers>,
     /// The work tree (paths committed) before and after.
     before: Work,
     after: Work,
@@ -128,7 +150,19 @@ pub struct FakePorts {
     /// `--watch`: what each wait ends with, and the files the person saved
     /// first; with none left, a wait ends with Ctrl-C.
     pub wakes: std::collections::VecDeque<(Wake, Vec<(String, String)>)>,
+    /// `HEAD`'s commit; the commits form a graph through their parents.
+    head: Option<String>,
+    /// The branch `HEAD` is on (`refs/heads/…`; `None`: detached).
+    pub branch: Option<String>,
+    /// Every branch and its commit.
+    pub branches: BTreeMap<String, String>,
+    /// The run before this one was killed instead of releasing the
+    /// session (what the real ports read from a stale lock).
+    pub previous_run_died: bool,
 }
+
+/// The branch a fake project starts on.
+pub const MAIN: &str = "refs/heads/main";
 
 impl FakePorts {
     /// A project of these files, committed (as `initial`), and its suite.
@@ -139,11 +173,13 @@ impl FakePorts {
             .collect();
         let initial = FakeCommit {
             id: "c0000000000000".into(),
+            parent: None,
             message: "initial".into(),
-            trailers: Trailers::new("", 0, crate::git::CommitKind::Final),
+            trailers: None,
             before: Work::new(),
             after: work.clone(),
         };
+        let initial_id = initial.id.clone();
         FakePorts {
             clock: chrono::DateTime::parse_from_rfc3339("2026-01-01T00:00:00Z")
                 .expect("a time")
@@ -167,17 +203,139 @@ impl FakePorts {
             runs_of: BTreeMap::new(),
             kept: Default::default(),
             wakes: Default::default(),
+            head: Some(initial_id.clone()),
+            branch: Some(MAIN.into()),
+            branches: BTreeMap::from([(MAIN.to_string(), initial_id)]),
+            previous_run_died: false,
         }
     }
 
-    /// Subjects of the commits made after `initial`, newest first (as
-    /// `git log --format=%s`).
+    /// Subjects of the commits on `HEAD` after `initial`, newest first
+    /// (as `git log --format=%s`).
     pub fn subjects(&self) -> Vec<String> {
-        self.commits[1..]
+        self.log()
             .iter()
-            .rev()
+            .filter_map(|id| self.commit_of(id))
+            .filter(|c| c.parent.is_some())
             .map(|c| c.message.lines().next().unwrap_or_default().to_string())
             .collect()
+    }
+
+    /// The commits `HEAD` reaches, newest first (`git rev-list HEAD`).
+    pub fn log(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut at = self.head.clone();
+        while let Some(id) = at {
+            at = self.commit_of(&id).and_then(|c| c.parent.clone());
+            out.push(id);
+        }
+        out
+    }
+
+    /// `HEAD`'s commit.
+    pub fn head_commit(&self) -> Option<&str> {
+        self.head.as_deref()
+    }
+
+    /// A commit's files.
+    pub fn tree_of(&self, id: &str) -> Option<&Work> {
+        self.commit_of(id).map(|c| &c.after)
+    }
+
+    fn commit_of(&self, id: &str) -> Option<&FakeCommit> {
+        self.commits.iter().find(|c| c.id == id)
+    }
+
+    /// The files of `commit` (none for an unborn branch).
+    fn files_at(&self, commit: Option<&str>) -> Work {
+        commit
+            .and_then(|id| self.tree_of(id))
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// `HEAD` (and the branch it is on) to `commit`.
+    fn move_head(&mut self, commit: Option<String>) {
+        if let Some(b) = &self.branch {
+            match &commit {
+                Some(c) => self.branches.insert(b.clone(), c.clone()),
+                None => self.branches.remove(b),
+            };
+        }
+        self.head = commit;
+    }
+
+    /// A commit on top of `HEAD`, which moves to it.
+    fn new_commit(
+        &mut self,
+        message: &str,
+        trailers: Option<Trailers>,
+        before: Work,
+        after: Work,
+    ) -> String {
+        let id = format!("c{:03}0000000000", self.commits.len());
+        self.commits.push(FakeCommit {
+            id: id.clone(),
+            parent: self.head.clone(),
+            message: message.to_string(),
+            trailers,
+            before,
+            after,
+        });
+        self.move_head(Some(id.clone()));
+        id
+    }
+
+    /// The work tree from the files of one commit to another's, as a
+    /// checkout does it (files neither tracks are left alone).
+    fn check_out(&mut self, from: &Work, to: &Work) {
+        for p in from.keys().filter(|p| !to.contains_key(*p)) {
+            self.work.remove(p);
+        }
+        self.work
+            .extend(to.iter().map(|(p, c)| (p.clone(), c.clone())));
+    }
+
+    /// wfx's commit with these trailers on `HEAD`'s history (made before
+    /// a crash: found, not made again).
+    fn found(&self, trailers: &Trailers) -> Option<String> {
+        self.log()
+            .into_iter()
+            .find(|id| self.commit_of(id).and_then(|c| c.trailers.as_ref()) == Some(trailers))
+    }
+
+    /// `HEAD`'s n-th first-parent ancestor.
+    fn ancestor(&self, n: usize) -> Option<String> {
+        self.log().get(n).cloned()
+    }
+
+    /// What a scripted agent does with git.
+    fn agent_git(&mut self, act: &GitAct) {
+        let here = self.files_at(self.head.as_deref());
+        match act {
+            GitAct::Commit(message) => {
+                let after = self.work.clone();
+                self.new_commit(message, None, here, after);
+            }
+            GitAct::ResetHard(n) => {
+                let to = self.ancestor(*n);
+                let files = self.files_at(to.as_deref());
+                self.move_head(to);
+                self.check_out(&here, &files);
+            }
+            GitAct::Switch(name, n) => {
+                let to = self.ancestor(*n);
+                let files = self.files_at(to.as_deref());
+                let branch = format!("refs/heads/{name}");
+                if let Some(c) = &to {
+                    self.branches.insert(branch.clone(), c.clone());
+                }
+                self.branch = Some(branch);
+                self.head = to;
+                self.check_out(&here, &files);
+            }
+        }
+        self.journal.push(format!("agent git {act:?}"));
     }
 
     /// A session document as written, parsed.
@@ -195,7 +353,7 @@ impl FakePorts {
     }
 
     fn head(&self) -> Option<String> {
-        self.commits.last().map(|c| c.id.clone())
+        self.head.clone()
     }
 }
 
@@ -327,6 +485,14 @@ impl Ports for FakePorts {
                 Some(c) => self.files.insert(p.clone(), c.clone().into_bytes()),
                 None => self.files.remove(p),
             };
+        }
+        for g in &act.git {
+            self.agent_git(g);
+        }
+        self.work.extend(act.writes_after_git.iter().cloned());
+        if act.killed {
+            self.journal.push("killed".into());
+            return Err(Error::Internal("killed during the agent's call".into()));
         }
         self.journal.push(format!(
             "agent {} {} #{n}{}",
@@ -465,14 +631,10 @@ impl Ports for FakePorts {
         trailers: &Trailers,
     ) -> Result<Option<String>> {
         self.tick();
-        if let Some(c) = self.commits.iter().find(|c| c.trailers == *trailers) {
-            return Ok(Some(c.id.clone()));
+        if let Some(id) = self.found(trailers) {
+            return Ok(Some(id));
         }
-        let parent = self
-            .commits
-            .last()
-            .map(|c| c.after.clone())
-            .unwrap_or_default();
+        let parent = self.files_at(self.head.as_deref());
         let mut after = parent.clone();
         for p in paths {
             match self.work.get(p) {
@@ -484,19 +646,16 @@ impl Ports for FakePorts {
                 }
             }
         }
-        let id = format!("c{:03}0000000000", self.commits.len());
         self.journal.push(format!(
             "commit {}",
             message.lines().next().unwrap_or_default()
         ));
-        self.commits.push(FakeCommit {
-            id: id.clone(),
-            message: message.to_string(),
-            trailers: trailers.clone(),
-            before: parent,
+        Ok(Some(self.new_commit(
+            message,
+            Some(trailers.clone()),
+            parent,
             after,
-        });
-        Ok(Some(id))
+        )))
     }
 
     fn revert(
@@ -507,17 +666,13 @@ impl Ports for FakePorts {
         trailers: &Trailers,
     ) -> Result<Option<String>> {
         self.tick();
-        if let Some(c) = self.commits.iter().find(|c| c.trailers == *trailers) {
-            return Ok(Some(c.id.clone()));
+        if let Some(id) = self.found(trailers) {
+            return Ok(Some(id));
         }
-        let Some(target) = self.commits.iter().find(|c| c.id == commit).cloned() else {
+        let Some(target) = self.commit_of(commit).cloned() else {
             return Err(Error::Git(format!("no commit {commit}")));
         };
-        let mut after = self
-            .commits
-            .last()
-            .map(|c| c.after.clone())
-            .unwrap_or_default();
+        let mut after = self.files_at(self.head.as_deref());
         for (p, c) in &target.after {
             if target.before.get(p) != Some(c) {
                 match target.before.get(p) {
@@ -532,16 +687,13 @@ impl Ports for FakePorts {
                 }
             }
         }
-        let id = format!("c{:03}0000000000", self.commits.len());
         self.journal.push(format!("revert {commit}"));
-        self.commits.push(FakeCommit {
-            id: id.clone(),
-            message: message.to_string(),
-            trailers: trailers.clone(),
-            before: target.after,
+        Ok(Some(self.new_commit(
+            message,
+            Some(trailers.clone()),
+            target.after,
             after,
-        });
-        Ok(Some(id))
+        )))
     }
 
     fn scan(&mut self, _tests: bool, _files: &[String]) -> Vec<Finding> {
@@ -600,6 +752,83 @@ impl Ports for FakePorts {
             self.journal.push(format!("restored {}", p.display()));
         }
         Ok(edited)
+    }
+
+    fn head_guard(&mut self) -> Result<HeadGuard> {
+        Ok(HeadGuard {
+            head: self.head.clone(),
+            branch: self.branch.clone(),
+            session_files: Vec::new(),
+        })
+    }
+
+    fn previous_run_died(&self) -> bool {
+        self.previous_run_died
+    }
+
+    fn head_now(&mut self) -> Result<Option<String>> {
+        Ok(self.head.clone())
+    }
+
+    fn branch_now(&mut self) -> Result<Option<String>> {
+        Ok(self.branch.clone())
+    }
+
+    fn commits_since(&mut self, pre: Option<&str>, post: &str) -> Result<Option<Vec<String>>> {
+        let mut out = Vec::new();
+        let mut at = Some(post.to_string());
+        while let Some(id) = at {
+            if Some(id.as_str()) == pre {
+                break;
+            }
+            at = self.commit_of(&id).and_then(|c| c.parent.clone());
+            out.push(id);
+            if at.is_none() && pre.is_some() {
+                return Ok(None);
+            }
+        }
+        out.reverse();
+        Ok(Some(out))
+    }
+
+    fn fold_head(&mut self, pre: Option<&str>) -> Result<()> {
+        self.journal.push(format!("fold HEAD to {pre:?}"));
+        self.move_head(pre.map(str::to_string));
+        Ok(())
+    }
+
+    fn restore_head(&mut self, guard: &HeadGuard, snapshot: Option<&str>) -> Result<Vec<String>> {
+        let moved = self.files_at(self.head.as_deref());
+        let pre = self.files_at(guard.head.as_deref());
+        self.branch = guard.branch.clone();
+        self.move_head(guard.head.clone());
+        let before = self.work.clone();
+        match snapshot.and_then(|t| self.trees.get(t)).cloned() {
+            Some(tree) => self.work = tree,
+            // Only what the move itself wrote; anything else is somebody's.
+            None => {
+                let paths: BTreeSet<String> = pre.keys().chain(moved.keys()).cloned().collect();
+                for p in paths {
+                    if pre.get(&p) != moved.get(&p) && before.get(&p) == moved.get(&p) {
+                        match pre.get(&p) {
+                            Some(c) => self.work.insert(p, c.clone()),
+                            None => self.work.remove(&p),
+                        };
+                    }
+                }
+            }
+        }
+        let paths: BTreeSet<&String> = before.keys().chain(self.work.keys()).collect();
+        let restored: Vec<String> = paths
+            .into_iter()
+            .filter(|p| before.get(*p) != self.work.get(*p))
+            .cloned()
+            .collect();
+        self.journal.push(format!(
+            "restore HEAD to {:?} on {:?}",
+            guard.head, guard.branch
+        ));
+        Ok(restored)
     }
 
     fn seal(

@@ -69,7 +69,9 @@ pub fn before_call(
     Ok(guard)
 }
 
-/// After a call: record, fold or restore (see the module docs). `fold`:
+/// After a call: record, fold or restore (see the module docs); a call
+/// that left `HEAD` on another branch is a move whatever its commits.
+/// `fold`:
 /// the machine commits the attempt itself (the cycle), so the agent's
 /// commits are undone into the work tree; otherwise (a workflow step that
 /// commits) they stay and are only recorded. `snapshot`: the project's
@@ -82,14 +84,22 @@ pub fn after_call(
     call: &mut CallRecord,
 ) -> Result<()> {
     let post = ports.head_now()?;
-    if post == guard.head {
+    // Another branch checked out (`git switch -c`, even at the same
+    // commit): wfx's commits would land on it, so it is a move too.
+    let switched = ports.branch_now()? != guard.branch;
+    if post == guard.head && !switched {
         return Ok(());
     }
     let since = match &post {
-        Some(p) => ports.commits_since(guard.head.as_deref(), p)?,
-        None => None,
+        Some(p) if !switched => ports.commits_since(guard.head.as_deref(), p)?,
+        _ => None,
     };
-    match verdict(guard.head.as_deref(), post.as_deref(), since.as_deref()) {
+    let verdict = if switched {
+        Verdict::Moved
+    } else {
+        verdict(guard.head.as_deref(), post.as_deref(), since.as_deref())
+    };
+    match verdict {
         Verdict::Same => {}
         Verdict::Ahead(commits) => {
             if fold {

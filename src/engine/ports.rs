@@ -228,6 +228,12 @@ pub trait Ports {
         Ok(None)
     }
 
+    /// The branch `HEAD` is on now (`refs/heads/…`, as in [`HeadGuard`];
+    /// `None`: detached).
+    fn branch_now(&mut self) -> Result<Option<String>> {
+        Ok(None)
+    }
+
     /// Commits from `pre` (exclusive) to `post`, oldest first; `None` when
     /// `post` does not descend from `pre`.
     fn commits_since(&mut self, _pre: Option<&str>, _post: &str) -> Result<Option<Vec<String>>> {

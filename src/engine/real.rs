@@ -289,6 +289,10 @@ impl Ports for RealPorts<'_> {
         self.cp.head()
     }
 
+    fn branch_now(&mut self) -> Result<Option<String>> {
+        Ok(self.cp.head_guard(None)?.branch)
+    }
+
     fn commits_since(&mut self, pre: Option<&str>, post: &str) -> Result<Option<Vec<String>>> {
         self.cp.commits_since(pre, post)
     }

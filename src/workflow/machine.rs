@@ -87,7 +87,7 @@ pub enum RunDoc {
 }
 
 impl RunSession {
-    fn touch(&mut self, doc: RunDoc) {
+    pub(crate) fn touch(&mut self, doc: RunDoc) {
         if !self.outbox.contains(&doc) {
             self.outbox.push(doc);
         }
@@ -1064,7 +1064,7 @@ impl RunMachine {
                 .iter()
                 .any(|f| f.error.starts_with("timed out after"));
         let rec = TestRunRecord {
-            started_at: results.started_at.unwrap_or_else(chrono::Utc::now),
+            started_at: results.started_at.unwrap_or(s.now),
             command: results.command.clone(),
             exit_code: results.exit_code,
             passed: results.exit_code == Some(0),

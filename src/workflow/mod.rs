@@ -185,121 +185,28 @@ pub fn run(ws: &Workspace, ui: &Printer, opts: &RunOptions) -> Result<Outcome> {
 
     // claude: configured by the config (see check::claude_source).
     let path_var = std::env::var_os("PATH");
-    let claude_steps = check::claude_steps(wf);
     let setup = check::claude_setup(&config.agents, path_var.as_deref(), &ws.root)?;
-    let mut problem = None;
-    let claude_line = match (&setup, claude_steps.is_empty()) {
-        (None, true) => "not needed (no claude: commands); not configured".to_string(),
-        (None, false) => {
-            problem = Some(format!(
-                "{} need{} claude, but none is configured: name it in {} as `agents.definitions.claude` (e.g. {{\"agents\": {{\"definitions\": {{\"claude\": {{\"preset\": \"claude\"}}}}}}}}) or as the agent of a role (`agents.fix`, `agents.test_gen`, `agents.analysis`)",
-                claude_steps.join(", "),
-                if claude_steps.len() == 1 { "s" } else { "" },
-                ws.rel(&ws.config_path())
-            ));
-            "NOT configured".to_string()
-        }
-        (Some(s), no_claude_steps) => {
-            let needed = !no_claude_steps;
-            let how = match (&s.program, &s.found) {
-                (Some(p), Some(found)) => format!("`{p}` found at {}", found.display()),
-                (Some(p), None) => {
-                    if needed {
-                        problem = Some(format!(
-                            "{} need{} claude: it is configured ({}) but `{p}` was not found on PATH",
-                            claude_steps.join(", "),
-                            if claude_steps.len() == 1 { "s" } else { "" },
-                            s.source
-                        ));
-                    }
-                    format!("`{p}` NOT found on PATH")
-                }
-                (None, _) => "a shell command".to_string(),
-            };
-            format!(
-                "configured by {} ({}); {how}{}",
-                s.source,
-                match &s.agent.kind {
-                    crate::agents::AgentKind::Preset(p) => format!("preset {}", p.as_str()),
-                    crate::agents::AgentKind::Command(_) => "custom command".to_string(),
-                },
-                if needed { "" } else { "; not needed" }
-            )
-        }
-    };
-
-    let git = crate::git::Checkpoints::open(&ws.root)?;
-    let commit_steps: Vec<String> = wf
-        .steps
-        .iter()
-        .filter(|s| {
-            s.commit_required
-                || matches!(&s.action, Action::Test(t) if t.on_failure.as_ref().is_some_and(|f| f.commit_required))
-        })
-        .map(|s| s.label())
-        .collect();
-    if problem.is_none() && !commit_steps.is_empty() && !git.is_repo() {
-        problem = Some(format!(
-            "{} use{} commit_required, which needs a git repository; {} is not inside one",
-            commit_steps.join(", "),
-            if commit_steps.len() == 1 { "s" } else { "" },
-            ws.root.display()
-        ));
-    }
-    if problem.is_none() {
-        // The same check as the cycle and `wfx test` make (a command whose
-        // program depends on a variable is left to the shell).
-        problem = wf.steps.iter().find_map(|s| match &s.action {
-            Action::Test(t) => crate::testing::program::check_on_path(&t.command.text)
-                .err()
-                .map(|e| format!("{}: {e}", s.label())),
-            Action::Run(_) => None,
-        });
-    }
+    let (claude_line, mut problem) = claude_line(ws, setup.as_ref(), &check::claude_steps(wf));
+    let environment = environment_problem(ws, wf)?;
+    problem = problem.or(environment);
     for note in &wf.ignored {
         ui.warn(note);
     }
 
     if opts.dry_run {
-        let (session_id, session_note) = match (&unfinished, opts.resume) {
-            (Some((s, st)), true) => (
-                s.id().to_string(),
-                format!(
-                    "would resume at {}",
-                    st.as_ref()
-                        .map(|st| session::position(st, Some(wf)))
-                        .unwrap_or_else(|| "step 1".into())
-                ),
-            ),
-            (None, true) => {
-                problem.get_or_insert_with(|| nothing_to_resume(ws, &loaded));
-                (base_id.clone(), "nothing to resume".into())
-            }
-            (Some((s, _)), false) => {
-                problem.get_or_insert_with(|| unfinished_message(s.id(), &loaded));
-                (
-                    s.id().to_string(),
-                    "an unfinished run exists; pass --resume".into(),
-                )
-            }
-            (None, false) => (
-                crate::session::id::unique_id(&base_id, |id| ws.id_taken(id)),
-                "new session".into(),
-            ),
+        let found = Found {
+            loaded: &loaded,
+            unfinished: &unfinished,
+            base_id: &base_id,
+            cli_vars: &cli_vars,
         };
-        let mut variables: BTreeMap<String, String> = wf.env.clone();
-        variables.extend(cli_vars.clone());
-        return Ok(Outcome::DryRun(DryRun {
-            workflow: loaded.name.clone(),
-            file: loaded.file.clone(),
-            session_id,
-            session_note,
-            claude: claude_line,
-            variables,
-            steps: wf.steps.iter().map(describe_step).collect(),
-            warnings: wf.ignored.clone(),
+        return Ok(Outcome::DryRun(dry_run(
+            ws,
+            &found,
+            opts.resume,
             problem,
-        }));
+            claude_line,
+        )));
     }
     if let Some(p) = problem {
         return Err(Error::Usage(p));
@@ -327,6 +234,151 @@ pub fn run(ws: &Workspace, ui: &Printer, opts: &RunOptions) -> Result<Outcome> {
         (None, false) => session::start(&engine_setup, &base_id)?,
     };
     Ok(Outcome::Ran(report))
+}
+
+/// How `claude:` commands would run (the `--dry-run` line), and the
+/// problem that stops a run when they cannot.
+fn claude_line(
+    ws: &Workspace,
+    setup: Option<&check::ClaudeSetup>,
+    claude_steps: &[String],
+) -> (String, Option<String>) {
+    let s_of = |n: usize| if n == 1 { "s" } else { "" };
+    let Some(s) = setup else {
+        if claude_steps.is_empty() {
+            return (
+                "not needed (no claude: commands); not configured".into(),
+                None,
+            );
+        }
+        let problem = format!(
+            "{} need{} claude, but none is configured: name it in {} as `agents.definitions.claude` (e.g. {{\"agents\": {{\"definitions\": {{\"claude\": {{\"preset\": \"claude\"}}}}}}}}) or as the agent of a role (`agents.fix`, `agents.test_gen`, `agents.analysis`)",
+            claude_steps.join(", "),
+            s_of(claude_steps.len()),
+            ws.rel(&ws.config_path())
+        );
+        return ("NOT configured".into(), Some(problem));
+    };
+    let needed = !claude_steps.is_empty();
+    let mut problem = None;
+    let how = match (&s.program, &s.found) {
+        (Some(p), Some(found)) => format!("`{p}` found at {}", found.display()),
+        (Some(p), None) => {
+            if needed {
+                problem = Some(format!(
+                    "{} need{} claude: it is configured ({}) but `{p}` was not found on PATH",
+                    claude_steps.join(", "),
+                    s_of(claude_steps.len()),
+                    s.source
+                ));
+            }
+            format!("`{p}` NOT found on PATH")
+        }
+        (None, _) => "a shell command".to_string(),
+    };
+    let line = format!(
+        "configured by {} ({}); {how}{}",
+        s.source,
+        match &s.agent.kind {
+            crate::agents::AgentKind::Preset(p) => format!("preset {}", p.as_str()),
+            crate::agents::AgentKind::Command(_) => "custom command".to_string(),
+        },
+        if needed { "" } else { "; not needed" }
+    );
+    (line, problem)
+}
+
+/// What stops a run before anything runs besides claude: steps that
+/// commit outside a repository, a test command whose program is not on
+/// PATH (the same check as the cycle and `wfx test` make; a command whose
+/// program depends on a variable is left to the shell).
+fn environment_problem(ws: &Workspace, wf: &Workflow) -> Result<Option<String>> {
+    let git = crate::git::Checkpoints::open(&ws.root)?;
+    let commit_steps: Vec<String> = wf
+        .steps
+        .iter()
+        .filter(|s| {
+            s.commit_required
+                || matches!(&s.action, Action::Test(t) if t.on_failure.as_ref().is_some_and(|f| f.commit_required))
+        })
+        .map(|s| s.label())
+        .collect();
+    if !commit_steps.is_empty() && !git.is_repo() {
+        return Ok(Some(format!(
+            "{} use{} commit_required, which needs a git repository; {} is not inside one",
+            commit_steps.join(", "),
+            if commit_steps.len() == 1 { "s" } else { "" },
+            ws.root.display()
+        )));
+    }
+    Ok(wf.steps.iter().find_map(|s| match &s.action {
+        Action::Test(t) => crate::testing::program::check_on_path(&t.command.text)
+            .err()
+            .map(|e| format!("{}: {e}", s.label())),
+        Action::Run(_) => None,
+    }))
+}
+
+/// What `run` found before a dry run reports it.
+struct Found<'a> {
+    loaded: &'a Loaded,
+    unfinished: &'a Option<(
+        crate::session::SessionRef,
+        Option<crate::artifacts::RunState>,
+    )>,
+    base_id: &'a str,
+    cli_vars: &'a BTreeMap<String, String>,
+}
+
+/// `--dry-run`: what a real run would do, and why it would stop.
+fn dry_run(
+    ws: &Workspace,
+    found: &Found,
+    resume: bool,
+    mut problem: Option<String>,
+    claude: String,
+) -> DryRun {
+    let loaded = found.loaded;
+    let wf = &loaded.wf;
+    let (session_id, session_note) = match (found.unfinished, resume) {
+        (Some((s, st)), true) => (
+            s.id().to_string(),
+            format!(
+                "would resume at {}",
+                st.as_ref()
+                    .map(|st| session::position(st, Some(wf)))
+                    .unwrap_or_else(|| "step 1".into())
+            ),
+        ),
+        (None, true) => {
+            problem.get_or_insert_with(|| nothing_to_resume(ws, loaded));
+            (found.base_id.to_string(), "nothing to resume".into())
+        }
+        (Some((s, _)), false) => {
+            problem.get_or_insert_with(|| unfinished_message(s.id(), loaded));
+            (
+                s.id().to_string(),
+                "an unfinished run exists; pass --resume".into(),
+            )
+        }
+        (None, false) => (
+            crate::session::id::unique_id(found.base_id, |id| ws.id_taken(id)),
+            "new session".into(),
+        ),
+    };
+    let mut variables: BTreeMap<String, String> = wf.env.clone();
+    variables.extend(found.cli_vars.clone());
+    DryRun {
+        workflow: loaded.name.clone(),
+        file: loaded.file.clone(),
+        session_id,
+        session_note,
+        claude,
+        variables,
+        steps: wf.steps.iter().map(describe_step).collect(),
+        warnings: wf.ignored.clone(),
+        problem,
+    }
 }
 
 fn nothing_to_resume(ws: &Workspace, loaded: &Loaded) -> String {

@@ -379,3 +379,238 @@ fn both_front_ends_pause_alike() {
         assert_eq!(shape(a), shape(b), "the same done fields");
     }
 }
+
+/// DESIGN.md §10.2 in `wfx run`, which makes no checkpoint of its own: a
+/// `claude:` debug command's commit stays on the branch; a later one
+/// that resets it away is undone (branch, tree) and that attempt fails,
+/// even though its edit would have made the tests pass.
+#[test]
+fn a_workflow_keeps_an_agent_commit_and_undoes_a_reset() {
+    use crate::engine::fake::{GitAct, MAIN};
+    let h = harness(&LOOP.replace("shell: fix ${test.attempt}", "claude: fix the tests"));
+    let mut p = ports();
+    p.agent = Box::new(|_, n, _| match n {
+        1 => AgentAct {
+            git: vec![GitAct::Commit("agent: notes".into())],
+            ..AgentAct::writes(&[("notes.txt", "tried")])
+        },
+        2 => AgentAct {
+            git: vec![GitAct::ResetHard(1)],
+            writes_after_git: vec![("calc/ops.py".into(), FIXED.into())],
+            ..AgentAct::writes(&[])
+        },
+        _ => AgentAct::writes(&[("calc/ops.py", FIXED)]),
+    });
+    let mut s = fresh(&h.machine, p.now());
+    let (ending, _) = drive(&h.machine, &mut s, &mut p, false);
+    assert_eq!(ending.exit, Exit::Success, "{:?}", p.journal);
+    let attempts = &s.state.steps[1].attempts;
+    assert_eq!(attempts.len(), 3, "{attempts:?}");
+    let debug = |i: usize| attempts[i].debug.clone().unwrap();
+    assert!(debug(0).committed, "{attempts:?}");
+    let moved = debug(1).error.unwrap_or_default();
+    assert!(moved.contains("moved HEAD"), "{attempts:?}");
+    // Its edit was undone with the reset: the tests still failed.
+    assert_eq!(attempts[1].test.as_ref().map(|t| t.failing), Some(1));
+    assert_eq!(p.subjects(), ["agent: notes"], "{:?}", p.journal);
+    assert_eq!(p.branch.as_deref(), Some(MAIN));
+    assert!(p.journal.iter().any(|l| l.starts_with("restore HEAD")));
+}
+
+/// What a run killed with `kill -9` leaves, planted in a fresh repository
+/// for one session: its lock record (the run died an hour ago, the process
+/// group of its last step still running), a temp file of the session
+/// transaction, a temp of the archive manifest, the lock file of a
+/// `refs/wfx/…` update, git's `index.lock`, and the sealed and candidate
+/// checkouts outside the project.
+struct Killed {
+    _tmp: tempfile::TempDir,
+    ws: Workspace,
+    garbage: Vec<std::path::PathBuf>,
+    sleeper: i32,
+}
+
+fn killed_run(id: &str, kind: &str, damaged: bool) -> Killed {
+    use std::os::unix::process::CommandExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(args)
+            .current_dir(&root)
+            .output()
+            .unwrap()
+            .status
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    std::fs::write(root.join("README"), "hi\n").unwrap();
+    git(&["add", "README"]);
+    git(&["commit", "-qm", "initial"]);
+    let ws = Workspace::new(root.clone());
+    std::fs::create_dir_all(ws.workflow_dir()).unwrap();
+    std::fs::write(ws.config_path(), r#"{"test": {"command": "true"}}"#).unwrap();
+    let paths = ws.active(id);
+    std::fs::create_dir_all(paths.process_dir()).unwrap();
+    let now = chrono::Utc::now();
+    let mut session = WorkflowSession::new_test(
+        id.into(),
+        "wf".into(),
+        InputMode::Prompt,
+        "wf.yml".into(),
+        now,
+    );
+    for n in 1..=4 {
+        if let Some(p) = session.phase_mut(n) {
+            p.status = crate::artifacts::session::PhaseStatus::Completed;
+        }
+    }
+    if kind == super::session::SESSION_KIND {
+        session.kind = kind.into();
+        session.workflow_type = super::session::WORKFLOW_TYPE.into();
+        session.phases.clear();
+    }
+    let json = serde_json::to_vec_pretty(&session).unwrap();
+    std::fs::write(paths.session_json(), json).unwrap();
+    if damaged {
+        std::fs::write(paths.fix_history(), r#"{"entries": 7}"#).unwrap();
+    }
+    // The dead run's last step, still running in its own group.
+    let mut child = std::process::Command::new("sleep")
+        .arg("60")
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let sleeper = child.id() as i32;
+    std::thread::spawn(move || child.wait());
+    let lock = serde_json::json!({
+        "pid": 999_999,
+        "since": (now - chrono::Duration::hours(1))
+            .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        "child_pgid": sleeper,
+        "child_start": crate::process::start_time(sleeper),
+    });
+    std::fs::write(paths.lock(), lock.to_string()).unwrap();
+    let archives = ws.archives_dir();
+    let refs = root.join(".git/refs/wfx").join(id);
+    for dir in [&archives, &refs] {
+        std::fs::create_dir_all(dir).unwrap();
+    }
+    let files = [
+        paths.dir.join(".workflow-session.json.k1.tmp"),
+        archives.join(".manifest.json.k2.tmp"),
+        refs.join("snapshot.lock"),
+        root.join(".git/index.lock"),
+    ];
+    for f in &files {
+        std::fs::write(f, "left by the killed run").unwrap();
+    }
+    let dirs = [
+        crate::git::checkout_dir(&root, id),
+        crate::git::candidate_dir(&root, id, 1),
+    ];
+    for d in &dirs {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    Killed {
+        _tmp: tmp,
+        ws,
+        garbage: files.into_iter().chain(dirs).collect(),
+        sleeper,
+    }
+}
+
+/// How a front end recovered: the events it sent, what of the killed run
+/// is left, whether the dead run's step still runs — or its error.
+fn recovered(k: &Killed, opened: crate::error::Result<()>, c: &Captured) -> String {
+    if let Err(e) = opened {
+        return format!("refused: {}", e.exit().code());
+    }
+    let events: Vec<String> = c
+        .json
+        .iter()
+        .map(|e| {
+            let file = e["file"]
+                .as_str()
+                .map(|f| format!(" {f}"))
+                .unwrap_or_default();
+            format!("{}{file}", e["event"].as_str().unwrap_or("?"))
+        })
+        .collect();
+    let left: Vec<String> = k
+        .garbage
+        .iter()
+        .filter(|p| std::fs::symlink_metadata(p).is_ok())
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    // SAFETY: signal 0 only asks whether the group exists.
+    let ended = (0..100).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        let alive = unsafe { libc::kill(-k.sleeper, 0) };
+        alive != 0
+    });
+    format!("events {events:?} · left {left:?} · step ended {ended}")
+}
+
+/// The cycle's setup (`test-cycle-execute --resume-session`) on a killed run.
+fn cycle_recovers(damaged: bool) -> String {
+    let id = "WFS-test-killed";
+    let k = killed_run(id, "test", damaged);
+    let ui = Printer::plain();
+    let capture = Capture::default();
+    let mut sinks = Sinks::capture(&ui, &capture);
+    let req = crate::cycle::CycleRequest {
+        session: Some(id.into()),
+        ..Default::default()
+    };
+    let opened = crate::cycle::prepare(&k.ws, &req, &mut sinks).map(drop);
+    recovered(&k, opened, &capture.take())
+}
+
+/// `wfx run --resume`'s setup on a killed run.
+fn workflow_recovers(damaged: bool) -> String {
+    let id = "WFS-run-wf";
+    let k = killed_run(id, super::session::SESSION_KIND, damaged);
+    let text = "name: wf\ncommands:\n  - shell: \"true\"\n";
+    let wf = super::model::parse(text).unwrap();
+    let ui = Printer::plain();
+    let capture = Capture::default();
+    let mut sinks = Sinks::capture(&ui, &capture);
+    let config = Config::default();
+    let vars = BTreeMap::new();
+    let setup = super::session::Setup {
+        ws: &k.ws,
+        ui: &ui,
+        wf: &wf,
+        text,
+        name: "wf",
+        file: "wf.yml",
+        file_arg: "wf.yml",
+        config: &config,
+        claude: None,
+        vars: &vars,
+    };
+    let sref = k.ws.resolve(Some(id), None, true).unwrap();
+    let opened = super::session::prepare_resume(&setup, sref, None, &mut sinks).map(drop);
+    recovered(&k, opened, &capture.take())
+}
+
+/// Issue #29: one session opener. The same killed run, planted for a test
+/// session and for a run session, is recovered the same way by both front
+/// ends: the dead run's step ended, its temps, ref lock, git lock and
+/// checkouts removed, the same events; and a session with a damaged
+/// artifact is refused by both before anything is written.
+#[test]
+fn both_front_ends_recover_alike() {
+    let cycle = cycle_recovers(false);
+    assert_eq!(
+        cycle,
+        "events [\"stale_processes\", \"stale_git_lock .git/index.lock\"] · left [] · step ended true"
+    );
+    assert_eq!(workflow_recovers(false), cycle);
+    let cycle = cycle_recovers(true);
+    assert_eq!(cycle, "refused: 2");
+    assert_eq!(workflow_recovers(true), cycle);
+}

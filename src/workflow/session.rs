@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use chrono::Utc;
 
-use super::machine::{RunMachine, RunSession};
+use super::machine::{RunDoc, RunMachine, RunSession};
 use super::model::{Action, Exec, Step, Workflow};
 use super::paths::RunPaths;
 use crate::agents::ResolvedAgent;
@@ -15,12 +15,12 @@ use crate::artifacts::run_state::{
     RunState, RunStatus, StepKind, StepRecord, StepStatus, TestPhase,
 };
 use crate::artifacts::session::{GitInfo, InputMode, SessionStatus, WorkflowSession};
-use crate::engine::real::RealPorts;
-use crate::engine::{DriverConfig, Ending, Event, Sinks};
+use crate::engine::open::Opened;
+use crate::engine::{DriverConfig, Ending, Event, Machine, Ports, Sinks};
 use crate::error::{Error, Result};
 use crate::git::Checkpoints;
 use crate::git::short_commit;
-use crate::session::store::{self, SessionLock};
+use crate::session::store;
 use crate::session::{SessionRef, Workspace, id};
 use crate::ui::Printer;
 
@@ -120,14 +120,16 @@ pub fn start(setup: &Setup, base_id: &str) -> Result<RunOutcome> {
     let git = Checkpoints::open(&ws.root)?;
     fs_err::create_dir_all(paths.session.process_dir())
         .map_err(|e| Error::io(paths.session.process_dir(), e))?;
-    let mut lock = SessionLock::acquire(&paths.session.lock(), &session_id)?;
-    if let Err(e) = lock.claim_work_tree(&ws.work_tree_lock(), &ws.root) {
-        // Refused before anything was written: leave no half session.
-        drop(lock);
-        let _ = std::fs::remove_dir_all(&paths.session.dir);
-        return Err(e);
-    }
-    store::apply_artifact_policy(&paths.session, setup.config.git.artifacts)?;
+    let mut sinks = Sinks::new(setup.ui);
+    let opened = match claimed(ws, &paths, &mut sinks) {
+        Ok(o) => o,
+        Err(e) => {
+            // Refused before anything was written: leave no half session.
+            let _ = std::fs::remove_dir_all(&paths.session.dir);
+            return Err(e);
+        }
+    };
+    opened.apply_artifact_policy(&paths.session, setup.config.git.artifacts, None)?;
     store::write_atomic(&paths.workflow_copy(), setup.text.as_bytes())?;
     let now = Utc::now();
     let session = WorkflowSession {
@@ -155,8 +157,31 @@ pub fn start(setup: &Setup, base_id: &str) -> Result<RunOutcome> {
         cycle_options: None,
         extra: Default::default(),
     };
-    let state = RunState {
-        session_id: session_id.clone(),
+    let state = new_state(setup, &session_id, now, setup.vars.clone(), &paths);
+    drive(setup, paths, state, session, opened, git, &mut sinks, false)
+}
+
+/// Open a run session (see [`crate::engine::open`]) and claim the
+/// project's work tree for it.
+fn claimed(ws: &Workspace, paths: &RunPaths, sinks: &mut Sinks) -> Result<Opened> {
+    let mut opened = crate::engine::open::open(ws, &paths.session, sinks)?;
+    opened
+        .lock
+        .claim_work_tree(&ws.work_tree_lock(), &ws.root)?;
+    opened.sweep_git_locks(&ws.root, sinks);
+    Ok(opened)
+}
+
+/// The run state of a run that starts at step 1.
+fn new_state(
+    setup: &Setup,
+    session_id: &str,
+    now: crate::artifacts::Timestamp,
+    vars: BTreeMap<String, String>,
+    paths: &RunPaths,
+) -> RunState {
+    RunState {
+        session_id: session_id.to_string(),
         workflow_name: setup.name.to_string(),
         workflow_file: setup.file.to_string(),
         status: RunStatus::Running,
@@ -165,60 +190,55 @@ pub fn start(setup: &Setup, base_id: &str) -> Result<RunOutcome> {
         updated_at: now,
         completed_at: None,
         stop_reason: None,
-        vars: setup.vars.clone(),
+        vars,
         outputs: BTreeMap::new(),
         cost_usd: 0.0,
         steps: setup
             .wf
             .steps
             .iter()
-            .map(|s| pending_record(s, &paths, ws))
+            .map(|s| pending_record(s, paths, setup.ws))
             .collect(),
         extra: Default::default(),
-    };
-    let mut sinks = Sinks::new(setup.ui);
-    drive(setup, paths, state, session, lock, git, &mut sinks, false)
+    }
 }
 
 /// Continue an unfinished run at the step, attempt and phase where it stopped.
 pub fn resume(setup: &Setup, sref: SessionRef, state: Option<RunState>) -> Result<RunOutcome> {
+    let mut sinks = Sinks::new(setup.ui);
+    let r = prepare_resume(setup, sref, state, &mut sinks)?;
+    drive(
+        setup, r.paths, r.state, r.session, r.opened, r.git, &mut sinks, true,
+    )
+}
+
+/// A run ready to go on: its session opened and fitted to the workflow.
+pub(crate) struct Resumable {
+    pub paths: RunPaths,
+    pub state: RunState,
+    pub session: WorkflowSession,
+    pub opened: Opened,
+    pub git: Checkpoints,
+}
+
+/// Open an unfinished run (see [`crate::engine::open`]) and fit its saved
+/// state to the (possibly edited) workflow.
+pub(crate) fn prepare_resume(
+    setup: &Setup,
+    sref: SessionRef,
+    state: Option<RunState>,
+    sinks: &mut Sinks,
+) -> Result<Resumable> {
     let ws = setup.ws;
     let paths = RunPaths::new(sref.paths.clone());
-    let mut lock = SessionLock::acquire(&paths.session.lock(), sref.id())?;
-    lock.claim_work_tree(&ws.work_tree_lock(), &ws.root)?;
-    let mut sinks = Sinks::new(setup.ui);
-    sinks.set_run_log(Some(paths.run_log()));
-    if let Some(pgid) = lock.ended_stale {
-        sinks.emit(&Event::StaleProcesses { pgid }, Utc::now());
-    }
-    if let Some(stale) = &lock.stale {
-        // A killed run may have been replacing a file: its temp is garbage
-        // and must not be archived with the session (as in the cycle).
-        crate::engine::txn::sweep_temps(&paths.session.dir);
-        crate::git::sweep_ref_locks(&ws.root, sref.id());
-        for file in crate::git::sweep_dead_run(&ws.root, &stale.since) {
-            sinks.emit(&Event::StaleGitLock { file }, Utc::now());
-        }
-    }
+    let opened = claimed(ws, &paths, sinks)?;
     let git = Checkpoints::open(&ws.root)?;
     let now = Utc::now();
     let mut state = match state {
         Some(s) => s,
         None => RunState {
-            session_id: sref.id().to_string(),
-            workflow_name: setup.name.to_string(),
-            workflow_file: setup.file.to_string(),
-            status: RunStatus::Running,
-            current_step: 1,
-            started_at: now,
-            updated_at: now,
-            completed_at: None,
-            stop_reason: None,
-            vars: BTreeMap::new(),
-            outputs: BTreeMap::new(),
-            cost_usd: 0.0,
             steps: Vec::new(),
-            extra: Default::default(),
+            ..new_state(setup, sref.id(), now, BTreeMap::new(), &paths)
         },
     };
     // `--var` given again overrides the values the run started with.
@@ -240,7 +260,7 @@ pub fn resume(setup: &Setup, sref: SessionRef, state: Option<RunState>) -> Resul
         store::write_atomic(&paths.workflow_copy(), setup.text.as_bytes())?;
     }
     reconcile_steps(&mut state, setup.wf, &paths, ws);
-    store::apply_artifact_policy(&paths.session, setup.config.git.artifacts)?;
+    opened.apply_artifact_policy(&paths.session, setup.config.git.artifacts, None)?;
     let mut session = ws.load_session(&sref)?;
     if let Some(then) = session.git.paused_head.take() {
         let now = git.head()?;
@@ -252,7 +272,13 @@ pub fn resume(setup: &Setup, sref: SessionRef, state: Option<RunState>) -> Resul
             ));
         }
     }
-    drive(setup, paths, state, session, lock, git, &mut sinks, true)
+    Ok(Resumable {
+        paths,
+        state,
+        session,
+        opened,
+        git,
+    })
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -261,7 +287,7 @@ fn drive(
     paths: RunPaths,
     state: RunState,
     session: WorkflowSession,
-    lock: SessionLock,
+    opened: Opened,
     git: Checkpoints,
     sinks: &mut Sinks,
     resumed: bool,
@@ -286,38 +312,41 @@ fn drive(
         output_heads: BTreeMap::new(),
         archived: false,
     };
-    sinks.set_run_log(Some(paths.run_log()));
-    let mut ports = RealPorts::new(ws, ws.root.clone(), lock, git, paths.session.dir.clone());
+    let mut ports = opened.into_ports(ws, ws.root.clone(), git, paths.session.dir.clone());
     let config = DriverConfig {
         max_cost_usd: setup.config.agents.max_cost_usd,
         resumed,
         fold_agent_commits: false,
         watch: false,
     };
-    match crate::engine::run(&machine, &mut run, &mut ports, sinks, &config) {
-        Ok(ending) => {
-            if run.state.status == RunStatus::Paused && ports.cp.is_repo() {
-                // Its resume compares (`git.squash` must not fold a commit
-                // made meanwhile).
-                run.session.git.paused_head = ports.cp.head()?;
-                store::write_json(&paths.session.session_json(), &run.session)?;
-            }
-            Ok(RunOutcome {
-                ending,
-                state: run.state,
-            })
+    let ran = crate::engine::run(&machine, &mut run, &mut ports, sinks, &config);
+    // What the run's end adds goes through the session transaction too.
+    match &ran {
+        Ok(_) if run.state.status == RunStatus::Paused && ports.cp.is_repo() => {
+            // Its resume compares (`git.squash` must not fold a commit
+            // made meanwhile).
+            run.session.git.paused_head = ports.cp.head()?;
+            run.touch(RunDoc::Session);
+            ports.commit_step(machine.documents(&mut run)?)?;
         }
+        Ok(_) => {}
         Err(e) => {
             // Whatever stopped the run, it stays resumable (when its
             // directory is still there to say so).
             if paths.session.dir.is_dir() && run.state.status.is_unfinished() {
                 run.state.status = RunStatus::Paused;
                 run.state.stop_reason = Some(e.to_string());
-                let _ = store::write_json(&paths.run_state(), &run.state);
+                run.touch(RunDoc::State);
+                let _ = machine
+                    .documents(&mut run)
+                    .and_then(|docs| ports.commit_step(docs));
             }
-            Err(e)
         }
     }
+    ran.map(|ending| RunOutcome {
+        ending,
+        state: run.state,
+    })
 }
 
 pub(crate) fn pending_record(step: &Step, paths: &RunPaths, ws: &Workspace) -> StepRecord {
