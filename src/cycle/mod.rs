@@ -78,6 +78,10 @@ pub fn run(ws: &Workspace, req: &CycleRequest, ui: &Printer) -> Result<Ending> {
     let mut config = ws.load_config()?;
     let sref = ws.resolve(req.session.as_deref(), Some("test"), req.options.yes)?;
     let mut lock = SessionLock::acquire(&sref.paths.lock(), sref.id())?;
+    // The steps a killed run made durable in its journal, finished before
+    // anything reads the session.
+    crate::engine::journal::replay_journal(&sref.paths.dir)?;
+    crate::engine::journal::settle_archived(&ws.archives_dir());
     let mut sinks = Sinks::new(ui);
     sinks.set_run_log(Some(sref.paths.process_dir().join("run.log")));
     if let Some(pgid) = lock.ended_stale {

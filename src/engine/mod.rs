@@ -25,6 +25,7 @@ pub mod driver;
 pub use crate::duration;
 pub mod event;
 pub mod head;
+pub mod journal;
 pub mod policy;
 pub mod ports;
 pub mod real;

@@ -121,6 +121,7 @@ pub fn start(setup: &Setup, base_id: &str) -> Result<RunOutcome> {
     fs_err::create_dir_all(paths.session.process_dir())
         .map_err(|e| Error::io(paths.session.process_dir(), e))?;
     let mut lock = SessionLock::acquire(&paths.session.lock(), &session_id)?;
+    crate::engine::journal::settle_archived(&ws.archives_dir());
     if let Err(e) = lock.claim_work_tree(&ws.work_tree_lock(), &ws.root) {
         // Refused before anything was written: leave no half session.
         drop(lock);
@@ -185,6 +186,15 @@ pub fn resume(setup: &Setup, sref: SessionRef, state: Option<RunState>) -> Resul
     let ws = setup.ws;
     let paths = RunPaths::new(sref.paths.clone());
     let mut lock = SessionLock::acquire(&paths.session.lock(), sref.id())?;
+    // The steps a killed run made durable in its journal are finished
+    // first; the state read before the lock may be older than them.
+    crate::engine::journal::settle_archived(&ws.archives_dir());
+    let state = if crate::engine::journal::replay_journal(&paths.session.dir)?.files > 0 {
+        let path = paths.run_state();
+        store::read_json_opt::<RunState>(&path, &ws.rel(&path))?.or(state)
+    } else {
+        state
+    };
     lock.claim_work_tree(&ws.work_tree_lock(), &ws.root)?;
     let mut sinks = Sinks::new(setup.ui);
     sinks.set_run_log(Some(paths.run_log()));
