@@ -427,19 +427,31 @@ fn replay_in_boot(session_dir: &Path, boot: Option<&str>) -> Result<Replayed> {
         torn_bytes: bytes.len() as u64 - d.valid_len,
         ..Replayed::default()
     };
+    // Each file's last version, in the order of those last writes (a
+    // step's state after its documents): what applying every record in
+    // turn leaves, without writing a file more than once.
+    let mut last: std::collections::HashMap<&str, (usize, &[u8])> = Default::default();
+    let mut order = 0;
     for (_, record) in to_replay(&d.records, boot) {
         let Record::Write(files) = record else {
             continue;
         };
         done.records += 1;
         for (rel, content) in files {
-            let file = session_dir.join(rel);
-            if std::fs::read(&file).is_ok_and(|b| &b == content) {
-                continue;
-            }
-            write_in_place(&file, content)?;
-            done.files += 1;
+            last.insert(rel.as_str(), (order, content.as_slice()));
+            order += 1;
         }
+    }
+    let mut last: Vec<(usize, &str, &[u8])> =
+        last.into_iter().map(|(p, (o, b))| (o, p, b)).collect();
+    last.sort_unstable();
+    for (_, rel, content) in last {
+        let file = session_dir.join(rel);
+        if std::fs::read(&file).is_ok_and(|b| b == content) {
+            continue;
+        }
+        write_in_place(&file, content)?;
+        done.files += 1;
     }
     if done.torn_bytes > 0 {
         let mut journal = Journal::new(session_dir);
@@ -491,6 +503,12 @@ pub fn settle_archived(archives: &Path) -> usize {
         settled += usize::from(ok);
     }
     settled
+}
+
+/// [`replay_journal`] as if in the boot `boot` (tests of a restart).
+#[cfg(test)]
+pub fn replay_in_boot_for_tests(session_dir: &Path, boot: Option<&str>) -> Replayed {
+    replay_in_boot(session_dir, boot).unwrap()
 }
 
 /// Replace `path` by `bytes` atomically (temp file and rename; not

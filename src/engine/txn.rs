@@ -852,6 +852,121 @@ mod tests {
         );
     }
 
+    fn journal_records(dir: &Path) -> Vec<(u64, journal::Record)> {
+        journal::decode(&std::fs::read(journal::journal_path(dir)).unwrap_or_default()).records
+    }
+
+    #[test]
+    fn a_run_killed_after_its_commit_replays_to_the_same_files() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("WFS-a");
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut txn = SessionTxn::new(&dir).with_spares(tmp.path().join("spares/WFS-a"));
+        for n in 1..=3 {
+            txn.commit(vec![
+                Document::new(dir.join("a.json"), format!("a{n}"), Durability::Durable),
+                Document::new(dir.join("b.md"), format!("b{n}"), Durability::View),
+                Document::new(dir.join("s.json"), format!("s{n}"), Durability::State),
+            ])
+            .unwrap();
+        }
+        assert_eq!(txn.syncs, 3, "one durable sync per step");
+        std::mem::forget(txn); // kill -9: no applied mark
+        let done = journal::replay_journal(&dir).unwrap();
+        assert_eq!((done.records, done.files), (3, 0), "already in place");
+        assert_eq!(std::fs::read_to_string(dir.join("s.json")).unwrap(), "s3");
+        // The file a step put in place is lost (a power loss): replay
+        // writes the last whole step's version again.
+        std::fs::write(dir.join("a.json"), "").unwrap();
+        std::fs::remove_file(dir.join("s.json")).unwrap();
+        let done = journal::replay_journal(&dir).unwrap();
+        assert_eq!(done.files, 2);
+        assert_eq!(std::fs::read_to_string(dir.join("a.json")).unwrap(), "a3");
+        assert_eq!(std::fs::read_to_string(dir.join("s.json")).unwrap(), "s3");
+        assert_eq!(std::fs::read_to_string(dir.join("b.md")).unwrap(), "b3");
+    }
+
+    #[test]
+    fn a_journal_an_agent_rewrites_is_emptied_and_never_replayed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("WFS-a");
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut txn = SessionTxn::new(&dir);
+        let state = dir.join(".process/state.json");
+        txn.commit(vec![Document::new(&state, "running", Durability::State)])
+            .unwrap();
+        // The agent, during its call: a record marking the session done.
+        let mut forged = journal::Journal::new(&dir);
+        forged
+            .append_write([(".process/state.json", &b"completed"[..])], false)
+            .unwrap();
+        let edited = txn.restore_edits().unwrap();
+        assert!(edited.contains(&journal::journal_path(&dir)), "{edited:?}");
+        assert!(journal_records(&dir).is_empty());
+        drop(txn);
+        let done = journal::replay_in_boot_for_tests(&dir, Some("another boot"));
+        assert_eq!(done.files, 0);
+        assert_eq!(std::fs::read_to_string(&state).unwrap(), "running");
+    }
+
+    #[test]
+    fn an_archive_compacts_the_session_into_one_record_settled_later() {
+        use crate::session::archive::ArchiveWrites;
+        let tmp = tempfile::tempdir().unwrap();
+        let (active, archives) = (tmp.path().join("active"), tmp.path().join("archives"));
+        let a = active.join("WFS-a");
+        std::fs::create_dir_all(&a).unwrap();
+        std::fs::create_dir_all(&archives).unwrap();
+        let mut txn = SessionTxn::new(&a);
+        txn.commit(vec![
+            Document::new(a.join("t.json"), "active/WFS-a", Durability::Durable),
+            Document::new(a.join(".process/s.json"), "s", Durability::State),
+        ])
+        .unwrap();
+        // Written outside the transaction, durable on its own.
+        std::fs::write(a.join("session.json"), "archived_at").unwrap();
+        let b = archives.join("WFS-a");
+        std::fs::rename(&a, &b).unwrap();
+        let before = txn.syncs;
+        txn.write(&b.join("t.json"), b"archives/WFS-a").unwrap();
+        txn.settle(&b).unwrap();
+        assert_eq!(
+            txn.syncs,
+            before + 2,
+            "the compacted journal and its directory"
+        );
+        let records = journal_records(&b);
+        assert_eq!(records.len(), 1);
+        let journal::Record::Write(files) = &records[0].1 else {
+            panic!("{records:?}")
+        };
+        let names: Vec<&str> = files.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(names, [".process/s.json", "t.json"]);
+        assert_eq!(files[1].1, b"archives/WFS-a");
+        // A power loss: the archived session's rewrite is replayed.
+        std::fs::write(b.join("t.json"), "").unwrap();
+        assert_eq!(journal::replay_in_boot_for_tests(&b, None).files, 1);
+        assert_eq!(
+            std::fs::read_to_string(b.join("t.json")).unwrap(),
+            "archives/WFS-a"
+        );
+        assert_eq!(
+            journal::settle_archived(&archives),
+            0,
+            "its run has not ended"
+        );
+        drop(txn); // the applied mark
+        assert_eq!(journal::settle_archived(&archives), 1);
+        assert!(
+            journal_records(&b).is_empty(),
+            "emptied once durable in place"
+        );
+        assert_eq!(
+            std::fs::read_to_string(b.join("t.json")).unwrap(),
+            "archives/WFS-a"
+        );
+    }
+
     #[test]
     fn moving_the_session_keeps_the_digests() {
         let tmp = tempfile::tempdir().unwrap();

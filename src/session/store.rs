@@ -21,13 +21,20 @@ pub fn create_dirs(dir: &Path) -> Result<()> {
 }
 
 /// `.workflow/.cache/` (scratch space: `wfx test` results, run times),
-/// created with a `.gitignore` so nothing in it is ever committed.
+/// created with a `.gitignore` so nothing in it is ever committed. The
+/// `.gitignore` is not synced: one that a power loss left empty or short
+/// is written again the next time (a sealed run's checkout calls this once
+/// per test run, and an fsync each was 2 of the cycle's syncs per attempt).
 pub fn ensure_cache_dir(ws: &crate::session::layout::Workspace) -> Result<PathBuf> {
+    const IGNORE: &[u8] = b"# wfx test scratch space; never committed\n*\n";
     let cache = ws.cache_dir();
     create_dirs(&cache)?;
     let ignore = cache.join(".gitignore");
-    if !ignore.exists() {
-        write_atomic(&ignore, b"# wfx test scratch space; never committed\n*\n")?;
+    // Kept as it is while it still ignores everything (a person may add
+    // to it); missing, empty or cut short: written again.
+    let ignores_all = |b: Vec<u8>| b.split(|&c| c == b'\n').any(|l| l == b"*");
+    if !std::fs::read(&ignore).is_ok_and(ignores_all) {
+        write_replace(&ignore, IGNORE)?;
     }
     Ok(cache)
 }
