@@ -216,7 +216,7 @@ impl Journal {
         &self.path
     }
 
-    pub fn len(&self) -> u64 {
+    pub fn bytes(&self) -> u64 {
         self.len
     }
 
@@ -514,27 +514,7 @@ pub fn replay_in_boot_for_tests(session_dir: &Path, boot: Option<&str>) -> Repla
 /// Replace `path` by `bytes` atomically (temp file and rename; not
 /// synced: the journal holds them), through real directories only.
 pub fn write_in_place(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    crate::fsx::real_dir(dir).map_err(|e| Error::io(dir, e))?;
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
-    let mut tmp = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .map_err(|e| Error::io(dir, e))?;
-    tmp.write_all(bytes).map_err(|e| Error::io(path, e))?;
-    let mode = std::fs::symlink_metadata(path)
-        .ok()
-        .filter(|m| m.is_file())
-        .map_or_else(
-            || std::os::unix::fs::PermissionsExt::from_mode(0o644),
-            |m| m.permissions(),
-        );
-    tmp.as_file()
-        .set_permissions(mode)
-        .map_err(|e| Error::io(path, e))?;
-    tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
-    Ok(())
+    crate::session::store::write_replace_exact(path, bytes)
 }
 
 #[cfg(test)]

@@ -263,7 +263,7 @@ impl SessionTxn {
                 self.state_spare = !self.state_spare;
             }
         }
-        if self.journal.len() > journal::LIMIT {
+        if self.journal.bytes() > journal::LIMIT {
             self.checkpoint()?;
         }
         Ok(())
@@ -343,7 +343,7 @@ impl SessionTxn {
     /// spares' together, then empty the journal.
     fn checkpoint(&mut self) -> Result<()> {
         let files = self.journal.named(&self.dir);
-        if files.is_empty() && self.journal.len() == 0 {
+        if files.is_empty() && self.journal.bytes() == 0 {
             return Ok(());
         }
         let mut dirs: BTreeSet<PathBuf> = std::mem::take(&mut self.spare_dirs);

@@ -104,9 +104,22 @@ pub fn write_replace(path: &Path, bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
-/// A temp file beside `path` holding `bytes`, with the mode `path` has
-/// (else 0644), not yet synced or renamed.
+/// [`write_replace`] of bytes already redacted (the session journal's
+/// records, replayed): written exactly as given.
+pub fn write_replace_exact(path: &Path, bytes: &[u8]) -> Result<()> {
+    let tmp = temp_exact(path, bytes)?;
+    persist(tmp, path)?;
+    Ok(())
+}
+
+/// A temp file beside `path` holding `bytes` (secrets redacted), with the
+/// mode `path` has (else 0644), not yet synced or renamed.
 fn temp_with(path: &Path, bytes: &[u8]) -> Result<tempfile::NamedTempFile> {
+    // Secrets never reach an artifact (DESIGN.md §10.2).
+    temp_exact(path, &crate::redact::redact(bytes))
+}
+
+fn temp_exact(path: &Path, bytes: &[u8]) -> Result<tempfile::NamedTempFile> {
     let dir = path.parent().unwrap_or(Path::new("."));
     create_dirs(dir)?;
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
@@ -115,9 +128,7 @@ fn temp_with(path: &Path, bytes: &[u8]) -> Result<tempfile::NamedTempFile> {
         .suffix(".tmp")
         .tempfile_in(dir)
         .map_err(|e| Error::io(dir, e))?;
-    // Secrets never reach an artifact (DESIGN.md §10.2).
-    tmp.write_all(&crate::redact::redact(bytes))
-        .map_err(|e| Error::io(path, e))?;
+    tmp.write_all(bytes).map_err(|e| Error::io(path, e))?;
     // Temp files are created 0600; artifacts are for people and git, so
     // keep the mode of the file being replaced, else the usual 0644 (the
     // mode of a link's target is not the file's).
