@@ -40,7 +40,7 @@ All print medians over --runs fresh projects and make no assertions.
 --json prints one JSON object (medians, and for overhead and actions the
 bare commands' own time as the baseline) for scripts/bench_all.sh.
 """
-import argparse, glob, json, os, re, shutil, statistics, subprocess, sys, tempfile, time
+import argparse, glob, json, os, re, resource, shutil, statistics, subprocess, sys, tempfile, time
 
 
 def sh(cmd, cwd):
@@ -281,14 +281,26 @@ def children_of(root, front_end):
     return tests, agents
 
 
+def children_cpu():
+    """User + system CPU seconds of all waited-for children so far."""
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+CPU = {}  # binary -> CPU seconds of each run (wfx and everything it started)
+
+
 def actions_once(front_end, iterations, counted=True):
     """(wall s, steps, test runs, agent calls); with counted=False (an older
-    release whose run log has no step count) only the wall time."""
+    release whose run log has no step count) only the wall time. The run's
+    CPU time (wfx and its children) goes to CPU[binary]."""
     root = actions_project(front_end, iterations)
     cmd, want = actions_command(front_end)
+    cpu0 = children_cpu()
     start = time.perf_counter()
     r = subprocess.run(cmd, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     wall = time.perf_counter() - start
+    CPU.setdefault(WFX[0], []).append(children_cpu() - cpu0)
     if r.returncode != want:
         sys.exit(f"{front_end}: expected exit {want}, got {r.returncode}: {r.stderr.decode()}")
     if not counted:
@@ -300,12 +312,17 @@ def actions_once(front_end, iterations, counted=True):
     return wall, steps, tests, agents
 
 
-def bare_ms(cmd, runs, stdin=None):
-    times = []
+def bare_ms(cmd, runs, stdin=None, cpu=None):
+    """Median wall ms of `cmd`; its median CPU ms is appended to `cpu`."""
+    times, cpus = [], []
     for _ in range(max(runs, 5) * 4):
+        c = children_cpu()
         t = time.perf_counter()
         subprocess.run(cmd, input=stdin, stdout=subprocess.DEVNULL)
         times.append((time.perf_counter() - t) * 1000)
+        cpus.append((children_cpu() - c) * 1000)
+    if cpu is not None:
+        cpu.append(statistics.median(cpus))
     return statistics.median(times)
 
 
@@ -361,8 +378,16 @@ def actions(args):
     # run log may not count them): its walls are divided by the same counts.
     runs[args.base or args.wfx] = [(w, rows[0][1], rows[0][2], rows[0][3])
                                    for w, *_ in runs[args.base or args.wfx]]
-    test_ms = bare_ms(["sh", "-c", TRIVIAL_TEST], args.runs)
-    agent_ms = bare_ms(TRIVIAL_AGENT, args.runs, stdin=b"x" * 4096)
+    cpu_bare = []
+    test_ms = bare_ms(["sh", "-c", TRIVIAL_TEST], args.runs, cpu=cpu_bare)
+    agent_ms = bare_ms(TRIVIAL_AGENT, args.runs, stdin=b"x" * 4096, cpu=cpu_bare)
+    test_cpu, agent_cpu = cpu_bare
+
+    def own_cpu(binary):
+        """Median CPU ms per action of wfx itself (git included), the bare
+        commands' CPU taken off: less sensitive to load than wall time."""
+        bare = tests * test_cpu + agents * agent_cpu
+        return round(statistics.median([(c * 1000 - bare) / steps for c in CPU[binary]]), 2)
 
     def own(rows):
         per, ratio = [], []
@@ -372,9 +397,9 @@ def actions(args):
             ratio.append(wall / bare)
         return per, ratio
 
+    _, steps, tests, agents = rows[0]
     per, ratio = own(rows)
     base_per = own(runs[args.base])[0] if args.base else None
-    _, steps, tests, agents = rows[0]
     fs = count_fsyncs(args.front_end, args.iterations)
     out = {
         "front_end": args.front_end, "runs": args.runs, "attempts": args.iterations,
@@ -385,6 +410,7 @@ def actions(args):
         "own_per_action_ms": round(statistics.median(per), 2),
         "min_ms": round(min(per), 2), "max_ms": round(max(per), 2),
         "ratio": round(statistics.median(ratio), 2),
+        "own_cpu_per_action_ms": own_cpu(args.wfx),
         "fsyncs_per_action": round(fs["wfx"] / fs["steps"], 2) if fs else None,
         "git_fsyncs_per_action": round(fs["git"] / fs["steps"], 2) if fs else None,
         "other_fsyncs": fs["other"] if fs else None,
@@ -394,7 +420,9 @@ def actions(args):
     if base_per:
         out.update({"base": args.base, "base_own_per_action_ms": round(statistics.median(base_per), 2),
                     "base_steps": runs[args.base][0][1],
-                    "vs_base": round(statistics.median(per) / statistics.median(base_per), 2)})
+                    "vs_base": round(statistics.median(per) / statistics.median(base_per), 2),
+                    "base_own_cpu_per_action_ms": own_cpu(args.base),
+                    "cpu_vs_base": round(own_cpu(args.wfx) / own_cpu(args.base), 2)})
     if args.json:
         print(json.dumps(out))
         return
@@ -404,9 +432,11 @@ def actions(args):
           f"(ratio {out['ratio']}×)")
     print(f"  own time per action  median {out['own_per_action_ms']:8.2f} ms  (min {out['min_ms']}, max {out['max_ms']}); "
           f"target ≤ 5 ms")
+    print(f"  own CPU per action   median {out['own_cpu_per_action_ms']:8.2f} ms  (wfx and git, user + system)")
     if base_per:
         print(f"  {args.base}: own time per action median {out['base_own_per_action_ms']:.2f} ms "
-              f"(alternated); ratio {out['vs_base']}")
+              f"(alternated); ratio {out['vs_base']}; own CPU {out['base_own_cpu_per_action_ms']:.2f} ms, "
+              f"ratio {out['cpu_vs_base']}")
     if fs:
         print(f"  fsyncs per action    wfx {out['fsyncs_per_action']}, git {out['git_fsyncs_per_action']} "
               f"(other processes: {fs['other']})")

@@ -27,6 +27,7 @@ pub mod driver;
 pub use crate::duration;
 pub mod event;
 pub mod head;
+pub mod journal;
 pub mod open;
 pub mod phase_event;
 pub mod policy;

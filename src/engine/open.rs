@@ -36,6 +36,9 @@ pub struct Opened {
     pub lock: SessionLock,
     /// When the run that held the lock last died: its start (RFC 3339).
     died_since: Option<String>,
+    /// Files the journal's replay wrote again: documents read before the
+    /// session was opened may be older than them.
+    pub replayed: usize,
 }
 
 /// Open the session at `paths` (see the module docs); the sinks' run log
@@ -44,6 +47,10 @@ pub struct Opened {
 /// carry the wall clock.
 pub fn open(ws: &Workspace, paths: &SessionPaths, sinks: &mut Sinks) -> Result<Opened> {
     let mut lock = SessionLock::acquire(&paths.lock(), &paths.id)?;
+    // The steps a killed run made durable in its journal are finished
+    // before anything reads the session.
+    let replayed = super::journal::replay_journal(&paths.dir)?.files;
+    super::journal::settle_archived(&ws.archives_dir());
     sinks.set_run_log(Some(paths.process_dir().join("run.log")));
     if let Some(pgid) = lock.ended_stale {
         sinks.emit(&Event::StaleProcesses { pgid }, Utc::now());
@@ -59,7 +66,11 @@ pub fn open(ws: &Workspace, paths: &SessionPaths, sinks: &mut Sinks) -> Result<O
     crate::git::sweep_candidates(&ws.root, &paths.id);
     // Nothing is written to a session with a damaged artifact (DESIGN.md §3).
     ws.ensure_session_valid(paths)?;
-    Ok(Opened { lock, died_since })
+    Ok(Opened {
+        lock,
+        died_since,
+        replayed,
+    })
 }
 
 /// A killed run may have been replacing a file: its temps are garbage (and

@@ -266,9 +266,9 @@ impl Ports for RealPorts<'_> {
     }
 
     fn archive(&mut self, session_id: &str) -> Result<()> {
-        // Everything the steps wrote is durable before the move.
-        self.txn.flush();
-        self.ws.archive(session_id)?;
+        // The journal moves with the session; the archive's rewrites are
+        // compacted into it in the new place (engine::txn).
+        self.ws.archive_with(session_id, &mut self.txn)?;
         self.txn.moved_to(self.ws.archived(session_id).dir);
         Ok(())
     }

@@ -1,19 +1,18 @@
 //! The session transaction: one durable commit per step (DESIGN.md §10.1).
 //!
 //! A step hands over every document it wrote — artifacts, views and, last,
-//! its state file — and [`SessionTxn::commit`] makes them durable together:
-//! each changed document goes to a temp file beside it and is renamed over
-//! the old one (a `kill -9` leaves the old content or the new, never a
-//! mix); the new content of the durable ones and of the state is fsynced
-//! first (all at once), then the durable ones are put in place and their
-//! directories fsynced, and only then is the state renamed into place, so
-//! a durable state never refers to a file that is not. The state's own directory entry is made
-//! durable with the next commit (or when the transaction ends): after a
-//! power loss the last step may be redone, as after a crash during it.
-//! Views (Markdown, copies) are replaced atomically without fsync: after
-//! a power loss (not after a crash) a view may hold an older or a partly
-//! written version until it is written again; what it is derived from is
-//! durable.
+//! its state file — and [`SessionTxn::commit`] makes them durable together
+//! with one sync: they are appended to the session's write-ahead journal
+//! as one record, the journal is synced ([`super::journal`]), and only then
+//! is each changed document put in place without an fsync of its own: its
+//! new version goes to a temp file beside it (or its spare) and is renamed
+//! over the old one, so a `kill -9` leaves the old content or the new,
+//! never a mix, and the state is put in place last. After a crash or a
+//! power loss, [`super::journal::replay_journal`] writes the journal's
+//! whole records again and cuts a torn one: a step is done whole or not at
+//! all. The journal is emptied at a checkpoint (the files it names and
+//! their directories fsynced together): before the session is archived,
+//! and when it grows past [`super::journal::LIMIT`].
 //!
 //! A document that already exists is not replaced by a new file but
 //! *exchanged* with its spare (`renameat2(RENAME_EXCHANGE)`): the new
@@ -36,12 +35,14 @@ use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use super::journal::{self, Journal};
 use crate::error::{Error, Result};
 
 /// How a document must be written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Durability {
-    /// Derived from other documents (Markdown, copies): atomic, no fsync.
+    /// Derived from other documents (Markdown, copies): atomic; it needs
+    /// no sync of its own (journaled with the step, or unsynced outside one).
     View,
     /// An artifact the state refers to: durable before the state.
     Durable,
@@ -95,16 +96,21 @@ pub struct SessionTxn {
     /// What was written, to skip unchanged documents and to undo an
     /// agent's edits ([`SessionTxn::restore_edits`]).
     written: SessionCopies,
-    /// Directories whose entries (the last state's rename or exchange)
-    /// still need an fsync.
-    owed_dirs: Vec<PathBuf>,
+    /// The session's write-ahead journal: a step's one durable sync.
+    journal: Journal,
+    /// Spares directories that exchanges changed since the last
+    /// checkpoint (fsynced with the journal's files).
+    spare_dirs: BTreeSet<PathBuf>,
+    /// Files an archive rewrote, not yet in the journal.
+    rewritten: Vec<(PathBuf, Vec<u8>)>,
     /// Which of its two spares the state is written into next: never the
     /// one the last state went to, whose exchange may not be durable yet.
     state_spare: bool,
     /// Where the spares of replaced documents live (see the module docs);
     /// `None`: every write goes through a new temp file.
     spares: Option<PathBuf>,
-    /// fsync calls made, for the benchmark's per-step figure.
+    /// Durable syncs made (journal syncs, and each fsync of a
+    /// checkpoint), for the benchmark's per-step figure.
     pub syncs: u64,
 }
 
@@ -121,21 +127,15 @@ enum Staging {
     Spare { path: PathBuf, file: File },
 }
 
-impl Staged {
-    fn file(&self) -> &File {
-        match &self.file {
-            Staging::Temp(t) => t.as_file(),
-            Staging::Spare { file, .. } => file,
-        }
-    }
-}
-
 impl SessionTxn {
     pub fn new(dir: impl Into<PathBuf>) -> SessionTxn {
+        let dir = dir.into();
         SessionTxn {
-            dir: dir.into(),
+            journal: Journal::new(&dir),
+            dir,
             written: SessionCopies::default(),
-            owed_dirs: Vec::new(),
+            spare_dirs: BTreeSet::new(),
+            rewritten: Vec::new(),
             state_spare: false,
             spares: None,
             syncs: 0,
@@ -176,9 +176,12 @@ impl SessionTxn {
     /// The session moved (archived): its files are now under `dir`.
     pub fn moved_to(&mut self, dir: impl Into<PathBuf>) {
         let dir = dir.into();
+        if dir == self.dir {
+            return;
+        }
         let old = std::mem::replace(&mut self.dir, dir.clone());
         self.written.moved(&old, &dir);
-        self.owed_dirs.clear();
+        self.journal.moved_to(&dir);
     }
 
     /// The digest of what this transaction last wrote to `path`.
@@ -197,6 +200,12 @@ impl SessionTxn {
         let mut edited = self.written.restore_on_disk()?;
         if let Some(spares) = &self.spares {
             edited.extend(remove_foreign_spares(spares));
+        }
+        if self.journal.tampered() {
+            // Its records can no longer be trusted: the files they wrote
+            // (restored above) are made durable and the journal emptied.
+            edited.push(self.journal.path().to_path_buf());
+            self.checkpoint()?;
         }
         Ok(edited)
     }
@@ -224,17 +233,11 @@ impl SessionTxn {
         }
     }
 
-    fn sync_dir(&mut self, dir: &Path) {
-        self.syncs += 1;
-        crate::session::store::sync_dir(dir);
-    }
-
     /// Write a step's documents and make them durable together (see the
     /// module docs). Documents equal to what is on disk are skipped.
     pub fn commit(&mut self, docs: Vec<Document>) -> Result<()> {
         self.check_present()?;
-        let mut state: Option<Staged> = None;
-        let mut durable = Vec::new();
+        let mut changed = Vec::new();
         for mut doc in docs {
             // Secrets never reach an artifact (DESIGN.md §10.2).
             doc.bytes = crate::redact::redact_vec(doc.bytes);
@@ -242,74 +245,60 @@ impl SessionTxn {
                 self.written.record(&doc.path, &doc.bytes);
                 continue;
             }
-            let staged = self.stage(doc)?;
-            match staged.doc.durability {
-                Durability::View => {
-                    self.persist(staged)?;
-                }
-                Durability::Durable => {
-                    start_writeback(staged.file());
-                    durable.push(staged);
-                }
-                Durability::State => {
-                    start_writeback(staged.file());
-                    state = Some(staged);
-                }
-            }
+            changed.push(doc);
         }
-        if durable.is_empty() && state.is_none() {
+        if changed.is_empty() {
             return Ok(());
         }
-        // Round one, all at once: the new content of every durable
-        // document and of the state (a temp or spare file: not in place
-        // yet, so syncing it early promises nothing), and the directory
-        // owed by the last commit's state.
-        let owed: Vec<(File, PathBuf)> = std::mem::take(&mut self.owed_dirs)
-            .into_iter()
-            .filter_map(|d| File::open(&d).ok().map(|f| (f, d)))
-            .collect();
-        let files: Vec<(&File, &Path)> = durable
-            .iter()
-            .chain(state.iter())
-            .map(|staged| (staged.file(), staged.doc.path.as_path()))
-            .collect();
-        self.syncs += (files.len() + owed.len()) as u64;
-        sync_together(
-            files
-                .into_iter()
-                .map(|f| (f, true))
-                .chain(owed.iter().map(|(f, d)| ((f, d.as_path()), false))),
-        )?;
-        // Round two: the durable documents in place, then their
-        // directories, so a durable state never refers to a file that is not.
-        let mut dirs: BTreeSet<PathBuf> = BTreeSet::new();
-        for staged in durable {
-            dirs.insert(parent(&staged.doc.path).to_path_buf());
-            if let Some(spares) = self.persist(staged)? {
-                // The old version's inode is the spare now: both names
-                // are durable before that inode is written again.
-                dirs.insert(spares);
-            }
-        }
-        self.syncs += dirs.len() as u64;
-        let opened: Vec<(File, &Path)> = dirs
-            .iter()
-            .filter_map(|d| File::open(d).ok().map(|f| (f, d.as_path())))
-            .collect();
-        let _ = sync_together(opened.iter().map(|(f, d)| ((f, *d), false)));
-        if let Some(staged) = state {
-            let dir = parent(&staged.doc.path).to_path_buf();
-            if let Some(spares) = self.persist(staged)? {
-                self.owed_dirs.push(spares);
+        // The state goes in place last: a reader never sees a state that
+        // refers to a document not yet there.
+        changed.sort_by_key(|d| d.durability == Durability::State);
+        let durable = changed.iter().any(|d| d.durability != Durability::View);
+        self.journal_write(&changed, durable)?;
+        for doc in changed {
+            let state = doc.durability == Durability::State;
+            let staged = self.stage(doc)?;
+            if self.persist(staged)?.is_some() && state {
+                // The state alternates between two spares (see `stage`).
                 self.state_spare = !self.state_spare;
             }
-            self.owed_dirs.push(dir);
+        }
+        if self.journal.bytes() > journal::LIMIT {
+            self.checkpoint()?;
+        }
+        Ok(())
+    }
+
+    /// Append `docs` to the journal as one record; `durable`: synced.
+    fn journal_write(&mut self, docs: &[Document], durable: bool) -> Result<()> {
+        let rel: Vec<(String, &[u8])> = docs
+            .iter()
+            .map(|d| {
+                let rel = d
+                    .path
+                    .strip_prefix(&self.dir)
+                    .ok()
+                    .and_then(Path::to_str)
+                    .map(str::to_string);
+                rel.map(|r| (r, d.bytes.as_slice())).ok_or_else(|| {
+                    Error::Internal(format!(
+                        "{} is not a file of the session {}",
+                        d.path.display(),
+                        self.dir.display()
+                    ))
+                })
+            })
+            .collect::<Result<_>>()?;
+        self.journal
+            .append_write(rel.iter().map(|(p, b)| (p.as_str(), *b)), durable)?;
+        if durable {
+            self.syncs += 1;
         }
         Ok(())
     }
 
     /// A file written outside a step's commit (a command file before it
-    /// runs): atomic, not synced.
+    /// runs): atomic, journaled but not synced.
     pub fn write_view(&mut self, path: &Path, bytes: &[u8]) -> Result<()> {
         self.check_present()?;
         let doc = Document::new(
@@ -320,15 +309,55 @@ impl SessionTxn {
         if self.unchanged(&doc) {
             return Ok(());
         }
+        self.journal_write(std::slice::from_ref(&doc), false)?;
         let staged = self.stage(doc)?;
         self.persist(staged).map(|_| ())
     }
 
-    /// Pay the owed directory fsync (before the session moves, at the end).
+    /// Make everything the journal holds durable in place (before the
+    /// session moves): a checkpoint.
     pub fn flush(&mut self) {
-        for dir in std::mem::take(&mut self.owed_dirs) {
-            self.sync_dir(&dir);
+        let _ = self.checkpoint();
+    }
+
+    /// Replace the journal by one record of the current content of every
+    /// file it names and of the files `also` (two syncs): what the
+    /// session is, whoever last wrote each file.
+    fn compact(&mut self, also: Vec<PathBuf>) -> Result<()> {
+        let mut files = self.journal.named(&self.dir);
+        files.extend(also);
+        let contents: Vec<(String, Vec<u8>)> = files
+            .iter()
+            .filter_map(|f| {
+                let rel = f.strip_prefix(&self.dir).ok()?.to_str()?.to_string();
+                Some((rel, std::fs::read(f).ok()?))
+            })
+            .collect();
+        self.journal
+            .replace(contents.iter().map(|(p, b)| (p.as_str(), b.as_slice())))?;
+        self.syncs += 2;
+        Ok(())
+    }
+
+    /// fsync the files the journal names, their directories and the
+    /// spares' together, then empty the journal.
+    fn checkpoint(&mut self) -> Result<()> {
+        let files = self.journal.named(&self.dir);
+        if files.is_empty() && self.journal.bytes() == 0 {
+            return Ok(());
         }
+        let mut dirs: BTreeSet<PathBuf> = std::mem::take(&mut self.spare_dirs);
+        dirs.extend(files.iter().map(|f| parent(f).to_path_buf()));
+        dirs.insert(parent(self.journal.path()).to_path_buf());
+        let opened: Vec<(File, &Path, bool)> = files
+            .iter()
+            .map(|f| (f, true))
+            .chain(dirs.iter().map(|d| (d, false)))
+            .filter_map(|(p, must)| File::open(p).ok().map(|f| (f, p.as_path(), must)))
+            .collect();
+        self.syncs += opened.len() as u64 + 1;
+        sync_together(opened.iter().map(|(f, p, must)| ((f, *p), *must)))?;
+        self.journal.truncate()
     }
 
     fn temp_with(&self, path: &Path, bytes: &[u8]) -> Result<tempfile::NamedTempFile> {
@@ -363,9 +392,9 @@ impl SessionTxn {
 
     /// Write `doc`'s content where it waits to replace the document: its
     /// spare when the document exists and spares are kept, else a new
-    /// temp file. The state has two spares and alternates: its exchange
-    /// is made durable a step late, so the inode it gave away may still
-    /// be the state on disk until then.
+    /// temp file. The state has two spares and alternates: until a
+    /// checkpoint its exchange is not durable, so after a power loss the
+    /// inode it gave away may still be the state on disk (until replay).
     fn stage(&mut self, doc: Document) -> Result<Staged> {
         let spare = self.spares.as_ref().and_then(|dir| {
             let path = spare_path(dir, &self.dir, &doc.path)?;
@@ -410,7 +439,10 @@ impl SessionTxn {
             Staging::Spare { path, file } => {
                 drop(file);
                 match exchange(&path, &doc.path) {
-                    Ok(()) => spares = Some(parent(&path).to_path_buf()),
+                    Ok(()) => {
+                        self.spare_dirs.insert(parent(&path).to_path_buf());
+                        spares = Some(parent(&path).to_path_buf());
+                    }
                     Err(e) if exchange_unsupported(&e) => {
                         // Not on this filesystem, or not across two: a
                         // temp file beside the document, renamed over it.
@@ -426,6 +458,29 @@ impl SessionTxn {
         }
         self.written.record(&doc.path, &doc.bytes);
         Ok(spares)
+    }
+}
+
+/// The archive of this transaction's session (DESIGN.md §10.6): the
+/// rewritten files go in place unsynced, and then the whole session is
+/// compacted into one durable journal record in its new place. Its files
+/// are made durable in place later, by [`journal::settle_archived`] when
+/// wfx next opens a session in the workspace (or replayed from the
+/// journal if the machine restarted).
+impl crate::session::archive::ArchiveWrites for SessionTxn {
+    fn write(&mut self, path: &Path, bytes: &[u8]) -> Result<()> {
+        journal::write_in_place(path, bytes)?;
+        self.rewritten.push((path.to_path_buf(), bytes.to_vec()));
+        Ok(())
+    }
+
+    fn settle(&mut self, dir: &Path) -> Result<()> {
+        self.moved_to(dir);
+        let rewritten = std::mem::take(&mut self.rewritten);
+        for (path, bytes) in &rewritten {
+            self.written.record(path, bytes);
+        }
+        self.compact(rewritten.into_iter().map(|(p, _)| p).collect())
     }
 }
 
@@ -567,7 +622,12 @@ pub fn sweep_temps(dir: &Path) -> usize {
 
 impl Drop for SessionTxn {
     fn drop(&mut self) {
-        self.flush();
+        // The records are applied: a replay in this boot leaves them (and
+        // anything written after them) alone. Where the boot cannot be
+        // told, they are made durable in place instead.
+        if !self.journal.mark_applied().unwrap_or(false) {
+            self.flush();
+        }
         if let Some(spares) = &self.spares {
             let _ = std::fs::remove_dir_all(spares);
         }
@@ -612,21 +672,6 @@ fn sync_together<'a>(files: impl Iterator<Item = ((&'a File, &'a Path), bool)>) 
     }
 }
 
-/// Ask the kernel to start writing `file` out now, without waiting, so the
-/// fsyncs of a commit mostly wait for writes already under way.
-fn start_writeback(file: &File) {
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::fd::AsRawFd;
-        // SAFETY: a plain syscall on a file descriptor this function borrows.
-        unsafe {
-            libc::sync_file_range(file.as_raw_fd(), 0, 0, libc::SYNC_FILE_RANGE_WRITE);
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = file;
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -659,8 +704,8 @@ mod tests {
             ]
         };
         txn.commit(docs(1)).unwrap();
-        // task + .task dir + state (its directory is owed to the next commit)
-        assert_eq!(txn.syncs, 3);
+        // One record in the journal, one sync for the whole step.
+        assert_eq!(txn.syncs, 1);
         assert_eq!(std::fs::read_to_string(&state).unwrap(), "state 1");
         assert_eq!(
             std::fs::read_to_string(dir.join("TODO.md")).unwrap(),
@@ -670,13 +715,13 @@ mod tests {
         txn.commit(docs(1)).unwrap();
         assert_eq!(txn.syncs, before, "nothing changed: nothing written");
         txn.commit(docs(2)).unwrap();
-        assert_eq!(
-            txn.syncs,
-            before + 4,
-            "task, the dirs of .task and the owed state dir, state"
-        );
+        assert_eq!(txn.syncs, before + 1, "one durable sync per step");
         assert_eq!(std::fs::read_to_string(&state).unwrap(), "state 2");
-        assert_eq!(names(&dir.join(".process")), ["state.json"], "no temp left");
+        assert_eq!(
+            names(&dir.join(".process")),
+            ["state.json", "wfx.journal"],
+            "no temp left"
+        );
         assert!(txn.written_digest(&state) == Some(digest(b"state 2")));
         // Someone changed a file behind wfx's back: it is written again.
         std::fs::write(dir.join("TODO.md"), "edited").unwrap();
@@ -746,7 +791,7 @@ mod tests {
         );
         assert_eq!(
             names(&dir),
-            [".task", "TODO.md", "state.json"],
+            [".process", ".task", "TODO.md", "state.json"],
             "no temp left"
         );
         // The state alternates between two spares: the inode it gave away
@@ -804,6 +849,121 @@ mod tests {
         assert!(
             dir.join("notes.tmp").is_file(),
             "not one of wfx's temp names"
+        );
+    }
+
+    fn journal_records(dir: &Path) -> Vec<(u64, journal::Record)> {
+        journal::decode(&std::fs::read(journal::journal_path(dir)).unwrap_or_default()).records
+    }
+
+    #[test]
+    fn a_run_killed_after_its_commit_replays_to_the_same_files() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("WFS-a");
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut txn = SessionTxn::new(&dir).with_spares(tmp.path().join("spares/WFS-a"));
+        for n in 1..=3 {
+            txn.commit(vec![
+                Document::new(dir.join("a.json"), format!("a{n}"), Durability::Durable),
+                Document::new(dir.join("b.md"), format!("b{n}"), Durability::View),
+                Document::new(dir.join("s.json"), format!("s{n}"), Durability::State),
+            ])
+            .unwrap();
+        }
+        assert_eq!(txn.syncs, 3, "one durable sync per step");
+        std::mem::forget(txn); // kill -9: no applied mark
+        let done = journal::replay_journal(&dir).unwrap();
+        assert_eq!((done.records, done.files), (3, 0), "already in place");
+        assert_eq!(std::fs::read_to_string(dir.join("s.json")).unwrap(), "s3");
+        // The file a step put in place is lost (a power loss): replay
+        // writes the last whole step's version again.
+        std::fs::write(dir.join("a.json"), "").unwrap();
+        std::fs::remove_file(dir.join("s.json")).unwrap();
+        let done = journal::replay_journal(&dir).unwrap();
+        assert_eq!(done.files, 2);
+        assert_eq!(std::fs::read_to_string(dir.join("a.json")).unwrap(), "a3");
+        assert_eq!(std::fs::read_to_string(dir.join("s.json")).unwrap(), "s3");
+        assert_eq!(std::fs::read_to_string(dir.join("b.md")).unwrap(), "b3");
+    }
+
+    #[test]
+    fn a_journal_an_agent_rewrites_is_emptied_and_never_replayed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("WFS-a");
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut txn = SessionTxn::new(&dir);
+        let state = dir.join(".process/state.json");
+        txn.commit(vec![Document::new(&state, "running", Durability::State)])
+            .unwrap();
+        // The agent, during its call: a record marking the session done.
+        let mut forged = journal::Journal::new(&dir);
+        forged
+            .append_write([(".process/state.json", &b"completed"[..])], false)
+            .unwrap();
+        let edited = txn.restore_edits().unwrap();
+        assert!(edited.contains(&journal::journal_path(&dir)), "{edited:?}");
+        assert!(journal_records(&dir).is_empty());
+        drop(txn);
+        let done = journal::replay_in_boot_for_tests(&dir, Some("another boot"));
+        assert_eq!(done.files, 0);
+        assert_eq!(std::fs::read_to_string(&state).unwrap(), "running");
+    }
+
+    #[test]
+    fn an_archive_compacts_the_session_into_one_record_settled_later() {
+        use crate::session::archive::ArchiveWrites;
+        let tmp = tempfile::tempdir().unwrap();
+        let (active, archives) = (tmp.path().join("active"), tmp.path().join("archives"));
+        let a = active.join("WFS-a");
+        std::fs::create_dir_all(&a).unwrap();
+        std::fs::create_dir_all(&archives).unwrap();
+        let mut txn = SessionTxn::new(&a);
+        txn.commit(vec![
+            Document::new(a.join("t.json"), "active/WFS-a", Durability::Durable),
+            Document::new(a.join(".process/s.json"), "s", Durability::State),
+        ])
+        .unwrap();
+        // Written outside the transaction, durable on its own.
+        std::fs::write(a.join("session.json"), "archived_at").unwrap();
+        let b = archives.join("WFS-a");
+        std::fs::rename(&a, &b).unwrap();
+        let before = txn.syncs;
+        txn.write(&b.join("t.json"), b"archives/WFS-a").unwrap();
+        txn.settle(&b).unwrap();
+        assert_eq!(
+            txn.syncs,
+            before + 2,
+            "the compacted journal and its directory"
+        );
+        let records = journal_records(&b);
+        assert_eq!(records.len(), 1);
+        let journal::Record::Write(files) = &records[0].1 else {
+            panic!("{records:?}")
+        };
+        let names: Vec<&str> = files.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(names, [".process/s.json", "t.json"]);
+        assert_eq!(files[1].1, b"archives/WFS-a");
+        // A power loss: the archived session's rewrite is replayed.
+        std::fs::write(b.join("t.json"), "").unwrap();
+        assert_eq!(journal::replay_in_boot_for_tests(&b, None).files, 1);
+        assert_eq!(
+            std::fs::read_to_string(b.join("t.json")).unwrap(),
+            "archives/WFS-a"
+        );
+        assert_eq!(
+            journal::settle_archived(&archives),
+            0,
+            "its run has not ended"
+        );
+        drop(txn); // the applied mark
+        assert_eq!(journal::settle_archived(&archives), 1);
+        assert!(
+            journal_records(&b).is_empty(),
+            "emptied once durable in place"
+        );
+        assert_eq!(
+            std::fs::read_to_string(b.join("t.json")).unwrap(),
+            "archives/WFS-a"
         );
     }
 

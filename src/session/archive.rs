@@ -137,6 +137,28 @@ fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
+/// How an archive rewrites the archived session's files: what
+/// [`ArchiveWrites::write`] wrote is durable once
+/// [`ArchiveWrites::settle`] returns (before the manifest records it).
+pub trait ArchiveWrites {
+    fn write(&mut self, path: &Path, bytes: &[u8]) -> Result<()>;
+    /// The session, now in `dir`, is durable with everything written.
+    fn settle(&mut self, dir: &Path) -> Result<()>;
+}
+
+/// Each file made durable as it is written.
+struct DurableWrites;
+
+impl ArchiveWrites for DurableWrites {
+    fn write(&mut self, path: &Path, bytes: &[u8]) -> Result<()> {
+        store::write_atomic(path, bytes)
+    }
+
+    fn settle(&mut self, _dir: &Path) -> Result<()> {
+        Ok(())
+    }
+}
+
 /// Files whose text may name session paths: JSON artifacts and Markdown.
 /// Raw logs and agent output stay byte for byte what the process printed.
 fn rewritable(path: &Path) -> bool {
@@ -199,17 +221,29 @@ impl Workspace {
     /// never adds a second manifest entry. A session archived by another
     /// tool (moved without a manifest entry) gets its entry.
     pub fn archive(&self, id: &str) -> Result<ArchiveEntry> {
-        self.archive_as(id, None)
+        self.archive_as(id, None, &mut DurableWrites)
+    }
+
+    /// [`archive`](Self::archive), the archived session's files rewritten
+    /// through `writes` (the engine's session transaction: one journal
+    /// sync instead of an fsync per file).
+    pub fn archive_with(&self, id: &str, writes: &mut dyn ArchiveWrites) -> Result<ArchiveEntry> {
+        self.archive_as(id, None, writes)
     }
 
     /// [`archive`](Self::archive), the session marked `abandoned` first:
     /// a person gave it up (`wfx session abandon`). Its commits, refs and
     /// files are kept as they are.
     pub fn abandon(&self, id: &str) -> Result<ArchiveEntry> {
-        self.archive_as(id, Some(SessionStatus::Abandoned))
+        self.archive_as(id, Some(SessionStatus::Abandoned), &mut DurableWrites)
     }
 
-    fn archive_as(&self, id: &str, status: Option<SessionStatus>) -> Result<ArchiveEntry> {
+    fn archive_as(
+        &self,
+        id: &str,
+        status: Option<SessionStatus>,
+        writes: &mut dyn ArchiveWrites,
+    ) -> Result<ArchiveEntry> {
         id::validate_existing_id(id)?;
         let active = self.active(id);
         let archived = self.archived(id);
@@ -278,12 +312,12 @@ impl Workspace {
                 .err()
                 .unwrap_or_else(|| Error::usage(format!("session {id} not found"))));
         }
-        self.record_archive(id)
+        self.record_archive(id, writes)
     }
 
     /// Paths inside the archived session's JSON and Markdown that point
     /// into `.workflow/active/<id>/` now point into `archives/`.
-    fn rewrite_archived_paths(&self, id: &str) -> Result<()> {
+    fn rewrite_archived_paths(&self, id: &str, writes: &mut dyn ArchiveWrites) -> Result<()> {
         let dir = self.archived(id).dir;
         let files: Vec<_> = walkdir::WalkDir::new(&dir)
             .into_iter()
@@ -296,13 +330,13 @@ impl Workspace {
                 continue;
             };
             if let Some(new) = rewrite_session_paths(&text, id) {
-                store::write_atomic(&file, new.as_bytes())?;
+                writes.write(&file, new.as_bytes())?;
             }
         }
-        Ok(())
+        writes.settle(&dir)
     }
 
-    fn record_archive(&self, id: &str) -> Result<ArchiveEntry> {
+    fn record_archive(&self, id: &str, writes: &mut dyn ArchiveWrites) -> Result<ArchiveEntry> {
         let mut manifest = self.read_manifest()?;
         if let Some(existing) = manifest.find(id) {
             return serde_json::from_value(existing.clone())
@@ -312,7 +346,7 @@ impl Workspace {
             paths: self.archived(id),
             location: Location::Archived,
         };
-        self.rewrite_archived_paths(id)?;
+        self.rewrite_archived_paths(id, writes)?;
         let mut session = self.load_session(&sref)?;
         let now = chrono::Utc::now();
         if session.archived_at.is_none() {

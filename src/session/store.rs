@@ -21,13 +21,20 @@ pub fn create_dirs(dir: &Path) -> Result<()> {
 }
 
 /// `.workflow/.cache/` (scratch space: `wfx test` results, run times),
-/// created with a `.gitignore` so nothing in it is ever committed.
+/// created with a `.gitignore` so nothing in it is ever committed. The
+/// `.gitignore` is not synced: one that a power loss left empty or short
+/// is written again the next time (a sealed run's checkout calls this once
+/// per test run, and an fsync each was 2 of the cycle's syncs per attempt).
 pub fn ensure_cache_dir(ws: &crate::session::layout::Workspace) -> Result<PathBuf> {
+    const IGNORE: &[u8] = b"# wfx test scratch space; never committed\n*\n";
     let cache = ws.cache_dir();
     create_dirs(&cache)?;
     let ignore = cache.join(".gitignore");
-    if !ignore.exists() {
-        write_atomic(&ignore, b"# wfx test scratch space; never committed\n*\n")?;
+    // Kept as it is while it still ignores everything (a person may add
+    // to it); missing, empty or cut short: written again.
+    let ignores_all = |b: Vec<u8>| b.split(|&c| c == b'\n').any(|l| l == b"*");
+    if !std::fs::read(&ignore).is_ok_and(ignores_all) {
+        write_replace(&ignore, IGNORE)?;
     }
     Ok(cache)
 }
@@ -97,9 +104,22 @@ pub fn write_replace(path: &Path, bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
-/// A temp file beside `path` holding `bytes`, with the mode `path` has
-/// (else 0644), not yet synced or renamed.
+/// [`write_replace`] of bytes already redacted (the session journal's
+/// records, replayed): written exactly as given.
+pub fn write_replace_exact(path: &Path, bytes: &[u8]) -> Result<()> {
+    let tmp = temp_exact(path, bytes)?;
+    persist(tmp, path)?;
+    Ok(())
+}
+
+/// A temp file beside `path` holding `bytes` (secrets redacted), with the
+/// mode `path` has (else 0644), not yet synced or renamed.
 fn temp_with(path: &Path, bytes: &[u8]) -> Result<tempfile::NamedTempFile> {
+    // Secrets never reach an artifact (DESIGN.md §10.2).
+    temp_exact(path, &crate::redact::redact(bytes))
+}
+
+fn temp_exact(path: &Path, bytes: &[u8]) -> Result<tempfile::NamedTempFile> {
     let dir = path.parent().unwrap_or(Path::new("."));
     create_dirs(dir)?;
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
@@ -108,9 +128,7 @@ fn temp_with(path: &Path, bytes: &[u8]) -> Result<tempfile::NamedTempFile> {
         .suffix(".tmp")
         .tempfile_in(dir)
         .map_err(|e| Error::io(dir, e))?;
-    // Secrets never reach an artifact (DESIGN.md §10.2).
-    tmp.write_all(&crate::redact::redact(bytes))
-        .map_err(|e| Error::io(path, e))?;
+    tmp.write_all(bytes).map_err(|e| Error::io(path, e))?;
     // Temp files are created 0600; artifacts are for people and git, so
     // keep the mode of the file being replaced, else the usual 0644 (the
     // mode of a link's target is not the file's).

@@ -232,6 +232,13 @@ pub(crate) fn prepare_resume(
     let ws = setup.ws;
     let paths = RunPaths::new(sref.paths.clone());
     let opened = claimed(ws, &paths, sinks)?;
+    // The state read before the lock may be older than the journal's.
+    let state = if opened.replayed > 0 {
+        let path = paths.run_state();
+        store::read_json_opt::<RunState>(&path, &ws.rel(&path))?.or(state)
+    } else {
+        state
+    };
     let git = Checkpoints::open(&ws.root)?;
     let now = Utc::now();
     let mut state = match state {
