@@ -71,33 +71,38 @@ artifact!(ArchiveManifest, "manifest");
 artifact!(Config, "config");
 artifact!(RunState, "run-state");
 
-fn schema_of<T: Artifact>() -> (&'static str, Value) {
+fn schema_of<T: Artifact>() -> Value {
     let schema = schemars::generate::SchemaSettings::draft2020_12()
         .into_generator()
         .into_root_schema_for::<T>();
-    (
-        T::SCHEMA,
-        serde_json::to_value(schema).expect("schemas serialise"),
-    )
+    serde_json::to_value(schema).expect("schemas serialise")
 }
+
+/// Every artifact's schema name and generator: a validator generates only
+/// the schema it needs (generating all twelve cost `wfx test` a seventh of
+/// its own time, for the config's check alone).
+/// Generates one schema.
+type MakeSchema = fn() -> Value;
+
+const SCHEMAS: [(&str, MakeSchema); 12] = [
+    (WorkflowSession::SCHEMA, schema_of::<WorkflowSession>),
+    (Task::SCHEMA, schema_of::<Task>),
+    (TaskOverlay::SCHEMA, schema_of::<TaskOverlay>),
+    (FixStrategy::SCHEMA, schema_of::<FixStrategy>),
+    (IterationState::SCHEMA, schema_of::<IterationState>),
+    (IterationFailures::SCHEMA, schema_of::<IterationFailures>),
+    (TestResults::SCHEMA, schema_of::<TestResults>),
+    (FixHistory::SCHEMA, schema_of::<FixHistory>),
+    (ContextPackage::SCHEMA, schema_of::<ContextPackage>),
+    (ArchiveManifest::SCHEMA, schema_of::<ArchiveManifest>),
+    (Config::SCHEMA, schema_of::<Config>),
+    (RunState::SCHEMA, schema_of::<RunState>),
+];
 
 /// The schema of every artifact, by name: with the event schema
 /// (`engine::event::schema`), the source of `schemas/`.
 pub fn all_schemas() -> Vec<(&'static str, Value)> {
-    vec![
-        schema_of::<WorkflowSession>(),
-        schema_of::<Task>(),
-        schema_of::<TaskOverlay>(),
-        schema_of::<FixStrategy>(),
-        schema_of::<IterationState>(),
-        schema_of::<IterationFailures>(),
-        schema_of::<TestResults>(),
-        schema_of::<FixHistory>(),
-        schema_of::<ContextPackage>(),
-        schema_of::<ArchiveManifest>(),
-        schema_of::<Config>(),
-        schema_of::<RunState>(),
-    ]
+    SCHEMAS.iter().map(|(name, make)| (*name, make())).collect()
 }
 
 /// The schema name for a file, judged by its name and place in a session.
@@ -137,7 +142,8 @@ fn validator(name: &str) -> Option<&'static jsonschema::Validator> {
     if let Some(v) = cache.get(name) {
         return Some(v);
     }
-    let (key, mut schema) = all_schemas().into_iter().find(|(n, _)| *n == name)?;
+    let (key, make) = SCHEMAS.iter().find(|(n, _)| *n == name)?;
+    let mut schema = make();
     sharpen_optionals(&mut schema);
     let compiled = jsonschema::validator_for(&schema).expect("generated schemas compile");
     let leaked: &'static jsonschema::Validator = Box::leak(Box::new(compiled));
