@@ -164,25 +164,14 @@ pub fn check(cfg: &Config, file: &str) -> Vec<Problem> {
     let agents = &cfg.agents;
     let known =
         |name: &str| agents.definitions.contains_key(name) || Preset::from_name(name).is_some();
-    let mut seen = std::collections::BTreeSet::new();
-    for (i, name) in agents.analysis.iter().enumerate() {
-        let pointer = format!("/agents/analysis/{i}");
-        if name == MANUAL {
-            out.push(problem(
-                file,
-                pointer,
-                "`manual` is not an analysis agent; leave the list empty to use only the built-in analyzer",
-            ));
-        } else if !known(name) {
-            out.push(problem(file, pointer, unknown_agent(name)));
-        } else if !seen.insert(name.as_str()) {
-            out.push(problem(
-                file,
-                pointer,
-                format!("agent {name} is listed twice"),
-            ));
-        }
-    }
+    check_agent_list(
+        file,
+        "/agents/analysis",
+        &agents.analysis,
+        "`manual` is not an analysis agent; leave the list empty to use only the built-in analyzer",
+        &known,
+        &mut out,
+    );
     match &agents.fix {
         Some(AgentNames::One(name)) if name != MANUAL && !known(name) => {
             out.push(problem(file, "/agents/fix".into(), unknown_agent(name)));
@@ -195,25 +184,14 @@ pub fn check(cfg: &Config, file: &str) -> Vec<Problem> {
                     "the list of fix agents is empty; name one or more agents, or remove the key for manual fixes",
                 ));
             }
-            let mut seen = std::collections::BTreeSet::new();
-            for (i, name) in names.iter().enumerate() {
-                let pointer = format!("/agents/fix/{i}");
-                if name == MANUAL {
-                    out.push(problem(
-                        file,
-                        pointer,
-                        "`manual` cannot be one of several fix agents; use `\"fix\": \"manual\"` alone",
-                    ));
-                } else if !known(name) {
-                    out.push(problem(file, pointer, unknown_agent(name)));
-                } else if !seen.insert(name.as_str()) {
-                    out.push(problem(
-                        file,
-                        pointer,
-                        format!("agent {name} is listed twice"),
-                    ));
-                }
-            }
+            check_agent_list(
+                file,
+                "/agents/fix",
+                names,
+                "`manual` cannot be one of several fix agents; use `\"fix\": \"manual\"` alone",
+                &known,
+                &mut out,
+            );
         }
         _ => {}
     }
@@ -245,6 +223,38 @@ pub fn check(cfg: &Config, file: &str) -> Vec<Problem> {
             format!("must be an amount in US dollars (0 or more), got {cap}"),
         ));
     }
+    check_message_templates(cfg, file, &mut out);
+    out
+}
+
+/// A list of agent names: each known, none `manual`, none twice.
+fn check_agent_list(
+    file: &str,
+    key: &str,
+    names: &[String],
+    manual: &str,
+    known: &dyn Fn(&str) -> bool,
+    out: &mut Vec<Problem>,
+) {
+    let mut seen = std::collections::BTreeSet::new();
+    for (i, name) in names.iter().enumerate() {
+        let pointer = format!("{key}/{i}");
+        if name == MANUAL {
+            out.push(problem(file, pointer, manual));
+        } else if !known(name) {
+            out.push(problem(file, pointer, unknown_agent(name)));
+        } else if !seen.insert(name.as_str()) {
+            out.push(problem(
+                file,
+                pointer,
+                format!("agent {name} is listed twice"),
+            ));
+        }
+    }
+}
+
+/// Commit message templates name only variables their message has.
+fn check_message_templates(cfg: &Config, file: &str, out: &mut Vec<Problem>) {
     for (key, template) in cfg.git.message.templates() {
         let known = crate::git::template_variables(&key);
         let pointer = format!("/git/message/{key}");
@@ -268,7 +278,6 @@ pub fn check(cfg: &Config, file: &str) -> Vec<Problem> {
             }
         }
     }
-    out
 }
 
 fn unknown_agent(name: &str) -> String {

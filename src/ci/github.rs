@@ -235,6 +235,24 @@ pub fn summary(data: &SessionData, view: &SessionView, final_commit: Option<&str
     ));
     md.push_str(&format!("{}\n\n", view.outcome.reason));
 
+    facts_table(&mut md, view, final_commit);
+    runs_table(&mut md, view);
+    fix_attempts(&mut md, data, view);
+    if let Some(r) = &data.results
+        && !r.failures.is_empty()
+    {
+        md.push_str(&format!(
+            "### Failing in the last run ({})\n\n",
+            r.failures.len()
+        ));
+        md.push_str(&failure_table(r));
+        md.push('\n');
+    }
+    md
+}
+
+/// Outcome figures as a two-column table.
+fn facts_table(md: &mut String, view: &SessionView, final_commit: Option<&str>) {
     let first = view.runs.first().map(|r| r.pass_rate_text.clone());
     let last = view.runs.last().map(|r| r.pass_rate_text.clone());
     let pass = match (first, last) {
@@ -265,7 +283,10 @@ pub fn summary(data: &SessionData, view: &SessionView, final_commit: Option<&str
         md.push_str(&format!("| Next | `{}` |\n", cell(cmd)));
     }
     md.push('\n');
+}
 
+/// One row per test run.
+fn runs_table(md: &mut String, view: &SessionView) {
     if !view.runs.is_empty() {
         md.push_str("### Test runs\n\n");
         md.push_str(
@@ -289,7 +310,10 @@ pub fn summary(data: &SessionData, view: &SessionView, final_commit: Option<&str
         }
         md.push('\n');
     }
+}
 
+/// Each fix attempt in a collapsed block, diffs while the size budget lasts.
+fn fix_attempts(md: &mut String, data: &SessionData, view: &SessionView) {
     let entries = data.history.as_ref().map_or(&[][..], |h| &h.entries[..]);
     if !view.fixes.is_empty() {
         md.push_str("### Fix attempts\n\n");
@@ -343,18 +367,6 @@ pub fn summary(data: &SessionData, view: &SessionView, final_commit: Option<&str
             md.push_str("</details>\n\n");
         }
     }
-
-    if let Some(r) = &data.results
-        && !r.failures.is_empty()
-    {
-        md.push_str(&format!(
-            "### Failing in the last run ({})\n\n",
-            r.failures.len()
-        ));
-        md.push_str(&failure_table(r));
-        md.push('\n');
-    }
-    md
 }
 
 /// The failing tests as a Markdown table (at most [`MAX_ANNOTATIONS`]

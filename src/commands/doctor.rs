@@ -520,131 +520,159 @@ fn check(
     cwd: &Path,
 ) -> AgentReport {
     match &agent.kind {
-        AgentKind::Preset(p) => {
-            let info = presets::info(*p);
-            let program = agent
-                .program
-                .clone()
-                .unwrap_or_else(|| info.program.to_string());
-            let path = which(&program, path_var, cwd);
-            let checked_roles: Vec<Role> = if roles.is_empty() {
-                vec![Role::Analysis, Role::Fix]
-            } else {
-                roles.to_vec()
-            };
-            let mut version = None;
-            let mut flags = Vec::new();
-            let mut dry_runs: Vec<DryRun> = Vec::new();
-            if let Some(exe) = &path {
-                version = probe(exe, &["--version"], cwd)
-                    .as_deref()
-                    .and_then(parse_version);
-                let help = probe(exe, info.help, cwd).unwrap_or_default();
-                let args: Vec<Arg> = checked_roles
-                    .iter()
-                    .flat_map(|r| presets::args(*p, *r, agent.model.as_deref(), &agent.args))
-                    .collect();
-                flags = check_flags(&help, &args);
-                // Each start of a CLI costs a second or two: only the
-                // command lines wfx will run.
-                if configured {
-                    dry_runs = checked_roles
-                        .iter()
-                        .map(|r| dry_run(exe, agent, *p, *r))
-                        .collect();
-                }
-            }
-            let args: Vec<Arg> = checked_roles
+        AgentKind::Preset(p) => check_preset(agent, *p, roles, configured, path_var, cwd),
+        AgentKind::Command(spec) => check_command(agent, spec, roles, configured, path_var, cwd),
+    }
+}
+
+/// A preset: its CLI found, its version and flags read from `--help`, and
+/// (when configured) a dry run of each command line wfx will run.
+fn check_preset(
+    agent: &ResolvedAgent,
+    p: Preset,
+    roles: &[Role],
+    configured: bool,
+    path_var: Option<&std::ffi::OsStr>,
+    cwd: &Path,
+) -> AgentReport {
+    let info = presets::info(p);
+    let program = agent
+        .program
+        .clone()
+        .unwrap_or_else(|| info.program.to_string());
+    let path = which(&program, path_var, cwd);
+    let checked_roles: Vec<Role> = if roles.is_empty() {
+        vec![Role::Analysis, Role::Fix]
+    } else {
+        roles.to_vec()
+    };
+    let args: Vec<Arg> = checked_roles
+        .iter()
+        .flat_map(|r| presets::args(p, *r, agent.model.as_deref(), &agent.args))
+        .collect();
+    let mut version = None;
+    let mut flags = Vec::new();
+    let mut dry_runs: Vec<DryRun> = Vec::new();
+    if let Some(exe) = &path {
+        version = probe(exe, &["--version"], cwd)
+            .as_deref()
+            .and_then(parse_version);
+        let help = probe(exe, info.help, cwd).unwrap_or_default();
+        flags = check_flags(&help, &args);
+        // Each start of a CLI costs a second or two: only the
+        // command lines wfx will run.
+        if configured {
+            dry_runs = checked_roles
                 .iter()
-                .flat_map(|r| presets::args(*p, *r, agent.model.as_deref(), &agent.args))
+                .map(|r| dry_run(exe, agent, p, *r))
                 .collect();
-            let node_required = path.as_deref().and_then(|e| declared_node(e, info.package));
-            let mut warnings = Vec::new();
-            if let Some(range) = &node_required {
-                let node = which("node", path_var, cwd)
-                    .and_then(|n| probe(&n, &["--version"], cwd))
-                    .map(|v| v.trim().to_string());
-                match node.as_deref().map(|v| (v, node_satisfies(v, range))) {
-                    Some((v, Some(false))) => warnings.push(format!(
-                        "{} declares Node.js {range} (engines.node of its package.json); node on PATH is {v}: it may fail at start or in the middle of a call. Fix: install Node.js {range}",
-                        info.package
-                    )),
-                    None => warnings.push(format!(
-                        "{} declares Node.js {range} (engines.node of its package.json) and no node is on PATH",
-                        info.package
-                    )),
-                    _ => {}
-                }
-            }
-            let mut problems = preset_problems(
-                &agent.name,
-                *p,
-                path.is_some(),
-                &program,
-                version.as_deref(),
-                &flags,
-            );
-            problems.extend(clashing_flags(&agent.name, &args));
-            let from_config = !agent.args.is_empty() || agent.model.is_some();
-            problems.extend(
-                dry_runs
-                    .iter()
-                    .filter_map(|r| refusal_problem(&agent.name, *p, &program, from_config, r)),
-            );
-            AgentReport {
-                name: agent.name.clone(),
-                kind: p.as_str().to_string(),
-                roles: roles.to_vec(),
-                configured,
-                program,
-                path,
-                version,
-                verified_version: Some(info.verified),
-                flags,
-                dry_runs,
-                problems,
-                node_required,
-                warnings,
-            }
         }
-        AgentKind::Command(spec) => {
-            let program = match spec {
-                CommandSpec::Argv(argv) => argv.first().cloned().unwrap_or_default(),
-                CommandSpec::Shell(_) => crate::process::shell_program().to_string(),
-            };
-            // A program given as a variable is only known at call time.
-            let path = if program.contains("${") {
-                Some(PathBuf::from(&program))
-            } else {
-                which(&program, path_var, cwd)
-            };
-            let problems = if path.is_none() {
-                vec![Problem {
-                    message: format!("`{program}` is not on PATH"),
-                    fix: format!(
-                        "install it, or fix agents.definitions.{}.command",
-                        agent.name
-                    ),
-                }]
-            } else {
-                Vec::new()
-            };
-            AgentReport {
-                name: agent.name.clone(),
-                kind: "command".into(),
-                roles: roles.to_vec(),
-                configured,
-                program,
-                path,
-                version: None,
-                verified_version: None,
-                flags: Vec::new(),
-                dry_runs: Vec::new(),
-                problems,
-                node_required: None,
-                warnings: Vec::new(),
-            }
-        }
+    }
+    let node_required = path.as_deref().and_then(|e| declared_node(e, info.package));
+    let warnings = node_required.as_deref().map_or_else(Vec::new, |range| {
+        node_warnings(info.package, range, path_var, cwd)
+    });
+    let mut problems = preset_problems(
+        &agent.name,
+        p,
+        path.is_some(),
+        &program,
+        version.as_deref(),
+        &flags,
+    );
+    problems.extend(clashing_flags(&agent.name, &args));
+    let from_config = !agent.args.is_empty() || agent.model.is_some();
+    problems.extend(
+        dry_runs
+            .iter()
+            .filter_map(|r| refusal_problem(&agent.name, p, &program, from_config, r)),
+    );
+    AgentReport {
+        name: agent.name.clone(),
+        kind: p.as_str().to_string(),
+        roles: roles.to_vec(),
+        configured,
+        program,
+        path,
+        version,
+        verified_version: Some(info.verified),
+        flags,
+        dry_runs,
+        problems,
+        node_required,
+        warnings,
+    }
+}
+
+/// A node too old (or missing) for what the CLI's package.json declares.
+fn node_warnings(
+    package: &str,
+    range: &str,
+    path_var: Option<&std::ffi::OsStr>,
+    cwd: &Path,
+) -> Vec<String> {
+    let mut warnings = Vec::new();
+    let node = which("node", path_var, cwd)
+        .and_then(|n| probe(&n, &["--version"], cwd))
+        .map(|v| v.trim().to_string());
+    match node.as_deref().map(|v| (v, node_satisfies(v, range))) {
+        Some((v, Some(false))) => warnings.push(format!(
+            "{} declares Node.js {range} (engines.node of its package.json); node on PATH is {v}: it may fail at start or in the middle of a call. Fix: install Node.js {range}",
+            package
+        )),
+        None => warnings.push(format!(
+            "{} declares Node.js {range} (engines.node of its package.json) and no node is on PATH",
+            package
+        )),
+        _ => {}
+    }
+    warnings
+}
+
+/// A command agent: only whether its program is found.
+fn check_command(
+    agent: &ResolvedAgent,
+    spec: &CommandSpec,
+    roles: &[Role],
+    configured: bool,
+    path_var: Option<&std::ffi::OsStr>,
+    cwd: &Path,
+) -> AgentReport {
+    let program = match spec {
+        CommandSpec::Argv(argv) => argv.first().cloned().unwrap_or_default(),
+        CommandSpec::Shell(_) => crate::process::shell_program().to_string(),
+    };
+    // A program given as a variable is only known at call time.
+    let path = if program.contains("${") {
+        Some(PathBuf::from(&program))
+    } else {
+        which(&program, path_var, cwd)
+    };
+    let problems = if path.is_none() {
+        vec![Problem {
+            message: format!("`{program}` is not on PATH"),
+            fix: format!(
+                "install it, or fix agents.definitions.{}.command",
+                agent.name
+            ),
+        }]
+    } else {
+        Vec::new()
+    };
+    AgentReport {
+        name: agent.name.clone(),
+        kind: "command".into(),
+        roles: roles.to_vec(),
+        configured,
+        program,
+        path,
+        version: None,
+        verified_version: None,
+        flags: Vec::new(),
+        dry_runs: Vec::new(),
+        problems,
+        node_required: None,
+        warnings: Vec::new(),
     }
 }
 

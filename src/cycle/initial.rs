@@ -21,8 +21,8 @@ use crate::artifacts::task_record::{CoverageGate, CoverageSource, Finding};
 use crate::duration;
 use crate::engine::Event;
 use crate::engine::step::{
-    AgentRequest, Before, Effect, Observed, PauseReason, ReviewRequest, Reviewed, Snapshot, Step,
-    Text, ValidateRequest, Validated,
+    AgentCallDone, AgentRequest, Before, Effect, Observed, PauseReason, ReviewRequest, Reviewed,
+    Snapshot, Step, Text, ValidateRequest, Validated,
 };
 
 /// Files IMPL-001 created or changed (its `result.files_modified`).
@@ -222,30 +222,7 @@ pub fn observe(m: &CycleMachine, s: &mut CycleState, what: Observed, out: &mut V
         return;
     };
     if is_done(task.status) {
-        let inspected = matches!(what, Observed::Inspected(_));
-        if let Observed::Inspected(insp) = what
-            && !insp.commit_paths.is_empty()
-        {
-            s.iter.pending_commit = Some(PendingCommit {
-                kind: CommitPurpose::Tests,
-                iteration: 0,
-                message: m.messages.message(
-                    &crate::git::Subject::Tests {
-                        files: insp.commit_paths.len(),
-                    },
-                    &m.id,
-                    "",
-                ),
-                paths: insp.commit_paths,
-                run: None,
-                restore: None,
-            });
-        }
-        if inspected {
-            to_loop(s);
-        } else {
-            advance(m, s);
-        }
+        after_done(m, s, what);
         return;
     }
     match (task.meta.kind, what) {
@@ -273,62 +250,7 @@ pub fn observe(m: &CycleMachine, s: &mut CycleState, what: Observed, out: &mut V
             );
             s.touch(Doc::State);
         }
-        (TaskType::TestGen, Observed::Agent(done)) => {
-            let call = done.call;
-            let outcome = if call.failed() {
-                CallOutcome::Failed
-            } else {
-                CallOutcome::Completed
-            };
-            let mut record = call.to_artifact(None, Some(&id), outcome);
-            m.fix_call_paths(&mut record);
-            s.history.agent_calls.retain(|c| {
-                !(c.role == Role::TestGen
-                    && c.iteration.is_none()
-                    && c.task.as_deref() == Some(id.as_str()))
-            });
-            s.history.agent_calls.push(record);
-            s.touch(Doc::History);
-            let changed = done
-                .inspection
-                .map(|i| i.files_changed())
-                .unwrap_or_default();
-            let took = duration::millis(call.duration_ms);
-            let summary = if call.failed() {
-                format!(
-                    "{} failed after {took} ({}); {} file(s) changed",
-                    call.agent,
-                    call.error_message.clone().unwrap_or_default(),
-                    changed.len()
-                )
-            } else {
-                format!(
-                    "{} wrote tests in {took}; {} file(s) changed",
-                    call.agent,
-                    changed.len()
-                )
-            };
-            let s2 = summary.clone();
-            s.update_task(&id, |t| {
-                let r = t.result.get_or_insert_with(TaskResult::default);
-                r.summary = s2;
-                r.files_modified = changed;
-            });
-            let status = if call.failed() {
-                TaskStatus::Failed
-            } else {
-                TaskStatus::Completed
-            };
-            finish(
-                s,
-                &id,
-                status,
-                &summary,
-                format!("{id} {status}: {summary}"),
-                out,
-            );
-            advance(m, s);
-        }
+        (TaskType::TestGen, Observed::Agent(done)) => test_gen_done(m, s, &id, *done, out),
         (TaskType::CodeValidation, Observed::Validated(v)) => validated(m, s, &id, *v, out),
         (TaskType::CodeValidation, Observed::Agent(done)) => {
             let attempt = s
@@ -365,6 +287,98 @@ pub fn observe(m: &CycleMachine, s: &mut CycleState, what: Observed, out: &mut V
         }
         _ => {}
     }
+}
+
+/// An observation for an initial task already done: the commit of what
+/// IMPL-001 generated once it is inspected, then the loop.
+fn after_done(m: &CycleMachine, s: &mut CycleState, what: Observed) {
+    let inspected = matches!(what, Observed::Inspected(_));
+    if let Observed::Inspected(insp) = what
+        && !insp.commit_paths.is_empty()
+    {
+        s.iter.pending_commit = Some(PendingCommit {
+            kind: CommitPurpose::Tests,
+            iteration: 0,
+            message: m.messages.message(
+                &crate::git::Subject::Tests {
+                    files: insp.commit_paths.len(),
+                },
+                &m.id,
+                "",
+            ),
+            paths: insp.commit_paths,
+            run: None,
+            restore: None,
+        });
+    }
+    if inspected {
+        to_loop(s);
+    } else {
+        advance(m, s);
+    }
+}
+
+/// The test generation agent returned: its call in the history, the files
+/// it changed in the task's result.
+fn test_gen_done(
+    m: &CycleMachine,
+    s: &mut CycleState,
+    id: &str,
+    done: AgentCallDone,
+    out: &mut Vec<Event>,
+) {
+    let call = done.call;
+    let outcome = if call.failed() {
+        CallOutcome::Failed
+    } else {
+        CallOutcome::Completed
+    };
+    let mut record = call.to_artifact(None, Some(id), outcome);
+    m.fix_call_paths(&mut record);
+    s.history.agent_calls.retain(|c| {
+        !(c.role == Role::TestGen && c.iteration.is_none() && c.task.as_deref() == Some(id))
+    });
+    s.history.agent_calls.push(record);
+    s.touch(Doc::History);
+    let changed = done
+        .inspection
+        .map(|i| i.files_changed())
+        .unwrap_or_default();
+    let took = duration::millis(call.duration_ms);
+    let summary = if call.failed() {
+        format!(
+            "{} failed after {took} ({}); {} file(s) changed",
+            call.agent,
+            call.error_message.clone().unwrap_or_default(),
+            changed.len()
+        )
+    } else {
+        format!(
+            "{} wrote tests in {took}; {} file(s) changed",
+            call.agent,
+            changed.len()
+        )
+    };
+    let s2 = summary.clone();
+    s.update_task(id, |t| {
+        let r = t.result.get_or_insert_with(TaskResult::default);
+        r.summary = s2;
+        r.files_modified = changed;
+    });
+    let status = if call.failed() {
+        TaskStatus::Failed
+    } else {
+        TaskStatus::Completed
+    };
+    finish(
+        s,
+        id,
+        status,
+        &summary,
+        format!("{id} {status}: {summary}"),
+        out,
+    );
+    advance(m, s);
 }
 
 /// The next initial task, or (once what IMPL-001 generated is inspected
@@ -461,37 +475,8 @@ fn validated(m: &CycleMachine, s: &mut CycleState, id: &str, v: Validated, out: 
     findings.extend(gating);
     let counts = gates::counts(&findings);
     let verdict = gates::code_validation_gate(&counts, &limits);
-    let summary = format!(
-        "{} file(s) checked: {} critical, {} error(s), {} warning(s) → {}{}",
-        v.checked.len(),
-        counts.critical,
-        counts.error,
-        counts.warning,
-        match verdict {
-            GateVerdict::Pass => "pass",
-            GateVerdict::SoftFail => "soft fail",
-            GateVerdict::HardFail => "hard fail",
-        },
-        if reported.is_empty() {
-            String::new()
-        } else {
-            format!(
-                " ({} more on lines IMPL-001 did not change, reported only)",
-                reported.len()
-            )
-        }
-    );
-    let mut lines: Vec<String> = findings.iter().map(ToString::to_string).collect();
-    lines.extend(
-        reported
-            .iter()
-            .map(|f| format!("{f} (untouched code, not gating)")),
-    );
-    let text = if lines.is_empty() {
-        summary.clone()
-    } else {
-        format!("{summary}\n\n{}", lines.join("\n"))
-    };
+    let (summary, text) =
+        validation_summary(v.checked.len(), &counts, verdict, &findings, &reported);
     let checked = v.checked.clone();
     let gating = findings.clone();
     s.update_task(id, |t| {
@@ -533,6 +518,48 @@ fn validated(m: &CycleMachine, s: &mut CycleState, id: &str, v: Validated, out: 
             s.touch(Doc::State);
         }
     }
+}
+
+/// The one-line verdict of IMPL-001.3 and the task's result text (the line
+/// and every finding, the untouched-code ones marked as not gating).
+fn validation_summary(
+    checked: usize,
+    counts: &gates::Counts,
+    verdict: GateVerdict,
+    findings: &[Finding],
+    reported: &[Finding],
+) -> (String, String) {
+    let summary = format!(
+        "{checked} file(s) checked: {} critical, {} error(s), {} warning(s) → {}{}",
+        counts.critical,
+        counts.error,
+        counts.warning,
+        match verdict {
+            GateVerdict::Pass => "pass",
+            GateVerdict::SoftFail => "soft fail",
+            GateVerdict::HardFail => "hard fail",
+        },
+        if reported.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " ({} more on lines IMPL-001 did not change, reported only)",
+                reported.len()
+            )
+        }
+    );
+    let mut lines: Vec<String> = findings.iter().map(ToString::to_string).collect();
+    lines.extend(
+        reported
+            .iter()
+            .map(|f| format!("{f} (untouched code, not gating)")),
+    );
+    let text = if lines.is_empty() {
+        summary.clone()
+    } else {
+        format!("{summary}\n\n{}", lines.join("\n"))
+    };
+    (summary, text)
 }
 
 /// Split scan findings into those on lines IMPL-001 added or changed
@@ -581,6 +608,28 @@ pub fn soft_fail_message(m: &CycleMachine, s: &CycleState) -> String {
     )
 }
 
+/// What the coverage data misses when the coverage command failed: the
+/// command, how it ended and its log.
+fn failed_coverage_note(
+    m: &CycleMachine,
+    s: &CycleState,
+    id: &str,
+    end: &crate::engine::step::ProcessEnd,
+) -> String {
+    let log = m.rel(&m.paths(s).process_dir().join(format!("{id}-coverage.log")));
+    let command = m
+        .config
+        .test
+        .coverage_command
+        .clone()
+        .or_else(|| {
+            s.task(id)
+                .and_then(|t| t.flow_control.test_commands.run_coverage.clone())
+        })
+        .unwrap_or_default();
+    format!("`{command}` {} (log: {log})", end.describe)
+}
+
 /// IMPL-001.5: coverage (the configured command, or a report on disk, else
 /// unknown) against the targets, and the anti-pattern scan of the test
 /// files IMPL-001 changed. Reported, not gating: the loop judges by tests.
@@ -591,21 +640,8 @@ fn reviewed(m: &CycleMachine, s: &mut CycleState, id: &str, r: Reviewed, out: &m
         "coverage and test anti-patterns",
     );
     let mut coverage = r.coverage;
-    if let Some(end) = &r.command
-        && !end.success()
-    {
-        let log = m.rel(&m.paths(s).process_dir().join(format!("{id}-coverage.log")));
-        let command = m
-            .config
-            .test
-            .coverage_command
-            .clone()
-            .or_else(|| {
-                s.task(id)
-                    .and_then(|t| t.flow_control.test_commands.run_coverage.clone())
-            })
-            .unwrap_or_default();
-        let note = format!("`{command}` {} (log: {log})", end.describe);
+    if let Some(end) = r.command.as_ref().filter(|e| !e.success()) {
+        let note = failed_coverage_note(m, s, id, end);
         coverage.note = Some(match coverage.note {
             Some(n) => format!("{n}; {note}"),
             None => note,

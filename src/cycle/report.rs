@@ -8,6 +8,7 @@ use super::machine::CycleMachine;
 use super::state::CycleState;
 use crate::artifacts::fix_history::FixAttempt;
 use crate::artifacts::iteration_state::IterationRecord;
+use crate::artifacts::test_results::TestResults;
 use crate::error::Result;
 use crate::render::Renderer;
 
@@ -35,74 +36,15 @@ pub(super) fn failure_report(m: &CycleMachine, s: &CycleState, reason: &str) -> 
     let last = state.iterations.last();
     let base = s.baseline();
     let results = base.and_then(|r| s.results.get(&r.run)).cloned();
-    let failures: Vec<serde_json::Value> = results
-        .as_ref()
-        .map(|r| {
-            r.failures
-                .iter()
-                .take(MAX_LISTED)
-                .map(|f| {
-                    json!({
-                        "test": f.test,
-                        "criticality": json_str(&f.criticality),
-                        "flaky": f.flaky,
-                        "place": match (&f.file, f.line) {
-                            (Some(file), Some(line)) => Some(format!("{file}:{line}")),
-                            (Some(file), None) => Some(file.clone()),
-                            _ => None,
-                        },
-                        "error": f.error.lines().next().unwrap_or(""),
-                    })
-                })
-                .collect()
-        })
-        .unwrap_or_default();
+    let failures = failure_rows(results.as_deref());
     let more_failures = results
         .as_ref()
         .map_or(0, |r| r.failures.len().saturating_sub(MAX_LISTED));
     let results_file = base
         .map(|r| m.rel(&super::docs::run_files(&paths, r).0))
         .unwrap_or_default();
-    let hist: Vec<serde_json::Value> = state
-        .iterations
-        .iter()
-        .map(|r| {
-            let commits: Vec<String> = [&r.fix_commit, &r.rollback_commit]
-                .into_iter()
-                .flatten()
-                .map(|c| c[..c.len().min(10)].to_string())
-                .collect();
-            json!({
-                "iteration": r.iteration,
-                "scope": json_str(&r.scope),
-                "pass_rate": r.pass_rate,
-                "passed": r.passed,
-                "failed": r.failed,
-                "total": r.total,
-                "strategy": r.strategy.map(|s| s.to_string()),
-                "result": r.result.map(|x| json_str(&x)),
-                "commits": commits.join(", "),
-            })
-        })
-        .collect();
-    let attempts: Vec<serde_json::Value> = history
-        .entries
-        .iter()
-        .map(|a| {
-            json!({
-                "iteration": a.iteration,
-                "strategy": a.strategy.map(|s| s.to_string()),
-                "agent": a.agent,
-                "fix_by": crate::agents::config::fix_by(&a.agent),
-                "outcome": a.outcome.as_str(),
-                "before": pct(a.pass_rate_before),
-                "after": pct(a.pass_rate_after),
-                "files": a.files_changed.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", "),
-                "edits": a.test_edits.iter().map(|t| t.detail.clone()).collect::<Vec<_>>().join("; "),
-                "diff": a.diff.fenced(),
-            })
-        })
-        .collect();
+    let hist = iteration_rows(&state.iterations);
+    let attempts = attempt_rows(&history.entries);
     // The last analysis made.
     let last_analysis = state
         .iterations
@@ -154,6 +96,77 @@ pub(super) fn failure_report(m: &CycleMachine, s: &CycleState, reason: &str) -> 
         "resume": resume,
     });
     m.renderer.render("failure-report.md.j2", &ctx)
+}
+
+/// The listed failures of the baseline run (the first `MAX_LISTED`).
+fn failure_rows(results: Option<&TestResults>) -> Vec<serde_json::Value> {
+    results
+        .map(|r| {
+            r.failures
+                .iter()
+                .take(MAX_LISTED)
+                .map(|f| {
+                    json!({
+                        "test": f.test,
+                        "criticality": json_str(&f.criticality),
+                        "flaky": f.flaky,
+                        "place": match (&f.file, f.line) {
+                            (Some(file), Some(line)) => Some(format!("{file}:{line}")),
+                            (Some(file), None) => Some(file.clone()),
+                            _ => None,
+                        },
+                        "error": f.error.lines().next().unwrap_or(""),
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// One row per run: its scope, counts, strategy, result and commits.
+fn iteration_rows(iterations: &[IterationRecord]) -> Vec<serde_json::Value> {
+    iterations
+        .iter()
+        .map(|r| {
+            let commits: Vec<String> = [&r.fix_commit, &r.rollback_commit]
+                .into_iter()
+                .flatten()
+                .map(|c| c[..c.len().min(10)].to_string())
+                .collect();
+            json!({
+                "iteration": r.iteration,
+                "scope": json_str(&r.scope),
+                "pass_rate": r.pass_rate,
+                "passed": r.passed,
+                "failed": r.failed,
+                "total": r.total,
+                "strategy": r.strategy.map(|s| s.to_string()),
+                "result": r.result.map(|x| json_str(&x)),
+                "commits": commits.join(", "),
+            })
+        })
+        .collect()
+}
+
+/// One row per fix attempt, with its files, flagged test edits and diff.
+fn attempt_rows(entries: &[FixAttempt]) -> Vec<serde_json::Value> {
+    entries
+        .iter()
+        .map(|a| {
+            json!({
+                "iteration": a.iteration,
+                "strategy": a.strategy.map(|s| s.to_string()),
+                "agent": a.agent,
+                "fix_by": crate::agents::config::fix_by(&a.agent),
+                "outcome": a.outcome.as_str(),
+                "before": pct(a.pass_rate_before),
+                "after": pct(a.pass_rate_after),
+                "files": a.files_changed.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", "),
+                "edits": a.test_edits.iter().map(|t| t.detail.clone()).collect::<Vec<_>>().join("; "),
+                "diff": a.diff.fenced(),
+            })
+        })
+        .collect()
 }
 
 /// `.summaries/iteration-summaries/iteration-N.md` for run N and the fix

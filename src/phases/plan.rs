@@ -3,6 +3,8 @@
 //! tasks, plan, todo list, notes). Templates only lay it out, so every
 //! fact in those files comes from here and is tested here.
 
+use std::path::Path;
+
 use serde::Serialize;
 
 use super::context::{self, Target, files};
@@ -12,6 +14,7 @@ use crate::artifacts::session::{InputMode, WorkflowSession};
 use crate::artifacts::test_results::TestResults;
 use crate::session::SessionPaths;
 use crate::session::Workspace;
+use crate::testing::{self, Detected, Framework};
 
 /// The phase-5 flags `test-fix-gen` records (typed in the session file).
 pub use crate::artifacts::options::CycleOptions;
@@ -377,25 +380,24 @@ pub fn rust_module_path(path: &str) -> Option<String> {
     Some(rel.replace('/', "::"))
 }
 
-/// Template of the command that re-runs selected tests (`{tests}`, or
-/// `{file}` and `{name}` for runners that filter by file and name).
-pub fn run_specific(framework: &str, command: &str) -> Option<String> {
-    let python = command
-        .split_whitespace()
-        .next()
-        .filter(|w| w.contains("python"))
-        .unwrap_or("python");
-    Some(match framework {
-        "cargo" => "cargo test --no-fail-fast -- --exact {tests}".to_string(),
-        "nextest" => "cargo nextest run --no-fail-fast {tests}".to_string(),
-        "pytest" => format!("{python} -m pytest {{tests}}"),
-        "jest" => "npx jest {file} -t {name}".to_string(),
-        "vitest" => "npx vitest run {file} -t {name}".to_string(),
-        "node-test" => "node --test --test-name-pattern={name} {file}".to_string(),
-        "go" => "go test -json -run '^({names})$' ./...".to_string(),
-        "maven" => "mvn test -Dtest={tests}".to_string(),
-        _ => return None,
-    })
+/// The command a retest of selected tests runs, with `{tests}` where the
+/// tests go; `None` when the framework cannot narrow a run. The detected
+/// command (with its package.json script) when it is the planned one.
+pub fn run_specific(
+    root: &Path,
+    config: &Config,
+    framework: &str,
+    command: &str,
+) -> Option<String> {
+    let detected = testing::detect(root, &config.test)
+        .filter(|d| d.command == command && d.framework.as_str() == framework)
+        .unwrap_or_else(|| {
+            Detected::new(
+                Framework::from_name(framework).unwrap_or(Framework::Custom),
+                command,
+            )
+        });
+    testing::select::template_command(&detected)
 }
 
 /// The compile / type / lint steps of L0 for this project (REFERENCE.md
@@ -705,7 +707,7 @@ pub fn build(
     options: &CycleOptions,
     requirements_text: &str,
 ) -> Plan {
-    let runner = RunnerView::new(pkg, config);
+    let runner = RunnerView::new(pkg, config, &ws.root);
     let layers = LayerPlan::new(pkg, &runner);
     let agents = AgentsView::new(config, options);
     Plan {
@@ -744,7 +746,7 @@ impl PlanSession {
 }
 
 impl RunnerView {
-    fn new(pkg: &ContextPackage, config: &Config) -> Self {
+    fn new(pkg: &ContextPackage, config: &Config, root: &Path) -> Self {
         let tf = &pkg.test_framework;
         let framework_detected = !tf.framework.is_empty();
         let framework = if framework_detected {
@@ -754,7 +756,12 @@ impl RunnerView {
         };
         let command = (!tf.command.is_empty()).then(|| tf.command.clone());
         RunnerView {
-            run_specific: run_specific(&framework, command.as_deref().unwrap_or_default()),
+            run_specific: run_specific(
+                root,
+                config,
+                &framework,
+                command.as_deref().unwrap_or_default(),
+            ),
             framework,
             framework_detected,
             framework_signals: tf.signals.clone(),

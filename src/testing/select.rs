@@ -46,6 +46,15 @@ pub fn filter_command(detected: &Detected, ids: &[String]) -> Option<String> {
     Some(compose_for(detected, &filter.args))
 }
 
+/// What task files show as the command that re-runs selected tests: the
+/// command a retest runs, with `{tests}` where the selected tests go.
+pub fn template_command(detected: &Detected) -> Option<String> {
+    const PLACEHOLDER: &str = "{tests}";
+    let command = filter_command(detected, &[PLACEHOLDER.to_string()])?;
+    let command = command.replace(&regex::escape(PLACEHOLDER), PLACEHOLDER);
+    Some(command.replace(&format!("'{PLACEHOLDER}'"), PLACEHOLDER))
+}
+
 /// [`filter_args`] for a detected command: a cargo subset without doctests
 /// also skips building and running the doctests (`--tests`), unless the
 /// command already selects its targets.
@@ -276,13 +285,16 @@ fn go_filter(ids: &[String]) -> Filter {
     let mut subtests = false;
     for id in ids {
         let parts: Vec<&str> = id.split('/').collect();
-        let Some(i) = parts.iter().position(|p| {
-            ["Test", "Example", "Fuzz", "Benchmark"]
-                .iter()
-                .any(|prefix| p.starts_with(prefix))
-        }) else {
-            continue;
-        };
+        // An id without a test function part names a package (a build
+        // failure) or a placeholder: its last part stands for the name.
+        let i = parts
+            .iter()
+            .position(|p| {
+                ["Test", "Example", "Fuzz", "Benchmark"]
+                    .iter()
+                    .any(|prefix| p.starts_with(prefix))
+            })
+            .unwrap_or(parts.len() - 1);
         subtests |= i + 1 < parts.len();
         let name = regex::escape(parts[i]);
         if !names.contains(&name) {
@@ -544,6 +556,45 @@ mod tests {
 
     fn ids(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| s.to_string()).collect()
+    }
+
+    /// Task files show the retest command: the template with `{tests}`
+    /// is the command a retest composes, for every framework that filters.
+    #[test]
+    fn templates_are_the_retest_commands() {
+        let cases = [
+            (
+                Framework::Pytest,
+                "python -m pytest",
+                "python -m pytest {tests}",
+            ),
+            (
+                Framework::Cargo,
+                "cargo test",
+                "cargo test --tests -- --exact {tests}",
+            ),
+            (
+                Framework::Nextest,
+                "cargo nextest run --no-fail-fast",
+                "cargo nextest run --no-fail-fast -E 'test(={tests})'",
+            ),
+            (Framework::Jest, "npx jest", "npx jest -t '^(?:{tests})$'"),
+            (
+                Framework::NodeTest,
+                "node --test",
+                "node --test '--test-name-pattern=(?:^|\\s)(?:{tests})$'",
+            ),
+            (
+                Framework::Go,
+                "go test ./...",
+                "go test ./... -run '^(?:{tests})$'",
+            ),
+            (Framework::Make, "make test", ""),
+        ];
+        for (framework, command, want) in cases {
+            let got = template_command(&detected(framework, command)).unwrap_or_default();
+            assert_eq!(got, want, "{framework}");
+        }
     }
 
     #[test]

@@ -898,13 +898,14 @@ mod tests {
         s.lines().map(str::to_string).collect()
     }
 
-    fn brief(d: &Def) -> (String, Option<String>, String, Option<String>) {
-        (
-            d.name.clone(),
-            d.owner.clone(),
-            d.lines(),
-            d.returns.clone(),
-        )
+    /// `Owner.name lines -> returns`, one line per definition.
+    fn brief(d: &Def) -> String {
+        let owner = d.owner.as_ref().map_or(String::new(), |o| format!("{o}."));
+        let returns = d
+            .returns
+            .as_ref()
+            .map_or(String::new(), |r| format!(" -> {r}"));
+        format!("{owner}{} {}{returns}", d.name, d.lines())
     }
 
     #[test]
@@ -917,32 +918,12 @@ mod tests {
         assert_eq!(
             got,
             vec![
-                ("relativedelta".into(), None, "1-12".into(), None),
-                (
-                    "__init__".into(),
-                    Some("relativedelta".into()),
-                    "2-3".into(),
-                    None
-                ),
-                (
-                    "__add__".into(),
-                    Some("relativedelta".into()),
-                    "5-6".into(),
-                    Some("relativedelta".into())
-                ),
-                (
-                    "__radd__".into(),
-                    Some("relativedelta".into()),
-                    "8".into(),
-                    None
-                ),
-                (
-                    "make".into(),
-                    Some("relativedelta".into()),
-                    "11-12".into(),
-                    Some("relativedelta".into())
-                ),
-                ("helper".into(), None, "15-16".into(), Some("Bar".into())),
+                "relativedelta 1-12",
+                "relativedelta.__init__ 2-3",
+                "relativedelta.__add__ 5-6 -> relativedelta",
+                "relativedelta.__radd__ 8",
+                "relativedelta.make 11-12 -> relativedelta",
+                "helper 15-16 -> Bar",
             ]
         );
         assert_eq!(defs[3].alias_of.as_deref(), Some("__add__"));
@@ -962,33 +943,13 @@ mod tests {
         assert_eq!(
             got,
             vec![
-                ("toISOTime".into(), None, "1-3".into(), None),
-                ("Duration".into(), None, "5-18".into(), None),
-                (
-                    "constructor".into(),
-                    Some("Duration".into()),
-                    "6-8".into(),
-                    None
-                ),
-                (
-                    "fromObject".into(),
-                    Some("Duration".into()),
-                    "10-12".into(),
-                    Some("Duration".into())
-                ),
-                (
-                    "toISOTime".into(),
-                    Some("Duration".into()),
-                    "14-17".into(),
-                    None
-                ),
-                ("slug".into(), None, "19".into(), None),
-                (
-                    "plus".into(),
-                    Some("Duration".into()),
-                    "20-22".into(),
-                    Some("Duration".into())
-                ),
+                "toISOTime 1-3",
+                "Duration 5-18",
+                "Duration.constructor 6-8",
+                "Duration.fromObject 10-12 -> Duration",
+                "Duration.toISOTime 14-17",
+                "slug 19",
+                "Duration.plus 20-22 -> Duration",
             ]
         );
     }
@@ -1004,25 +965,10 @@ mod tests {
         assert_eq!(
             got,
             vec![
-                ("Duration".into(), None, "4-23".into(), None),
-                (
-                    "invalid".into(),
-                    Some("Duration".into()),
-                    "5-11".into(),
-                    None
-                ),
-                (
-                    "fromObject".into(),
-                    Some("Duration".into()),
-                    "16-18".into(),
-                    Some("Duration".into())
-                ),
-                (
-                    "toISOTime".into(),
-                    Some("Duration".into()),
-                    "20-22".into(),
-                    None
-                ),
+                "Duration 4-23",
+                "Duration.invalid 5-11",
+                "Duration.fromObject 16-18 -> Duration",
+                "Duration.toISOTime 20-22",
             ]
         );
     }
@@ -1056,20 +1002,10 @@ mod tests {
         assert_eq!(
             got,
             vec![
-                ("UUID".into(), None, "3".into(), None),
-                ("Parse".into(), None, "5-7".into(), Some("UUID".into())),
-                (
-                    "Scan".into(),
-                    Some("UUID".into()),
-                    "9-11".into(),
-                    Some("error".into())
-                ),
-                (
-                    "Scan".into(),
-                    Some("NullUUID".into()),
-                    "13-15".into(),
-                    Some("error".into())
-                ),
+                "UUID 3",
+                "Parse 5-7 -> UUID",
+                "UUID.Scan 9-11 -> error",
+                "NullUUID.Scan 13-15 -> error",
             ]
         );
     }
@@ -1084,32 +1020,12 @@ mod tests {
         assert_eq!(
             got,
             vec![
-                ("VersionReq".into(), None, "1".into(), None),
-                (
-                    "parse".into(),
-                    Some("VersionReq".into()),
-                    "4-6".into(),
-                    Some("VersionReq".into())
-                ),
-                (
-                    "matches".into(),
-                    Some("VersionReq".into()),
-                    "8-10".into(),
-                    Some("bool".into())
-                ),
-                ("Output".into(), None, "14".into(), None),
-                (
-                    "add".into(),
-                    Some("Version".into()),
-                    "15-17".into(),
-                    Some("Version".into())
-                ),
-                (
-                    "matches_req".into(),
-                    None,
-                    "20-22".into(),
-                    Some("bool".into())
-                ),
+                "VersionReq 1",
+                "VersionReq.parse 4-6 -> VersionReq",
+                "VersionReq.matches 8-10 -> bool",
+                "Output 14",
+                "Version.add 15-17 -> Version",
+                "matches_req 20-22 -> bool",
             ]
         );
         assert!(defs[1].is_static && !defs[2].is_static);
@@ -1132,19 +1048,9 @@ mod tests {
         assert_eq!(
             got,
             vec![
-                ("Calc".into(), None, "1-10".into(), None),
-                (
-                    "max".into(),
-                    Some("Calc".into()),
-                    "2-4".into(),
-                    Some("int".into())
-                ),
-                (
-                    "findsTheMax".into(),
-                    Some("Calc".into()),
-                    "7-9".into(),
-                    Some("void".into())
-                ),
+                "Calc 1-10",
+                "Calc.max 2-4 -> int",
+                "Calc.findsTheMax 7-9 -> void",
             ]
         );
         assert!(defs[1].is_static && defs[2].is_test);
