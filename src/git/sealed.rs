@@ -195,8 +195,8 @@ impl Checkpoints {
         // hooks here, and each file would be written and removed again.
         let mut opts = git2::RepositoryInitOptions::new();
         opts.external_template(false);
-        let repo = Repository::init_opts(dir, &opts)
-            .map_err(ctx("cannot create the sealed checkout"))?;
+        let repo =
+            Repository::init_opts(dir, &opts).map_err(ctx("cannot create the sealed checkout"))?;
         let objects = r.git.commondir().join("objects");
         let info = repo.path().join("objects/info");
         std::fs::create_dir_all(&info).map_err(|e| Error::io(&info, e))?;
