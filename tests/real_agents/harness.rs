@@ -322,6 +322,16 @@ impl Setup {
         cmd
     }
 
+    /// `wfx test-fix-gen "Fix the failing division test" -y`, then `extra`.
+    pub fn fix_session(&self, extra: &[&str], timeout: Duration) -> std::process::Output {
+        self.wfx()
+            .args(["test-fix-gen", "Fix the failing division test", "-y"])
+            .args(extra)
+            .timeout(timeout)
+            .output()
+            .unwrap()
+    }
+
     /// Run the CLI once as wfx runs an analysis (a trivial question) and
     /// return how long it took: the failure modes' timeouts scale with it,
     /// so a slow machine does not turn a rate limit into a plain timeout

@@ -103,12 +103,7 @@ fn contract(preset: Preset, expect: Expect) {
     eprintln!("{name}: a trivial call took {warm:.1?}; failure-mode timeouts get {slack_s} s more");
     s.write_config(&config(&s, preset, slack_s));
     let started = Instant::now();
-    let out = s
-        .wfx()
-        .args(["test-fix-gen", "Fix the failing division test", "-y"])
-        .timeout(Duration::from_secs(900))
-        .output()
-        .unwrap();
+    let out = s.fix_session(&[], Duration::from_secs(900));
     let took = started.elapsed();
     eprintln!("{name}: the session took {took:.1?}");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -461,18 +456,7 @@ fn an_analysis_that_edits_anyway_is_undone_and_recorded() {
             wrapper.to_str().unwrap(), "-p", "--output-format", "text", "--permission-mode", "acceptEdits"
         ]}}
     }}));
-    let out = s
-        .wfx()
-        .args([
-            "test-fix-gen",
-            "Fix the failing division test",
-            "-y",
-            "--max-iterations",
-            "1",
-        ])
-        .timeout(Duration::from_secs(600))
-        .output()
-        .unwrap();
+    let out = s.fix_session(&["--max-iterations", "1"], Duration::from_secs(600));
     let stderr = String::from_utf8_lossy(&out.stderr);
     let history: Value = serde_json::from_str(&s.process_file("fix-history.json")).unwrap();
     let analysis = history["agent_calls"]
@@ -515,18 +499,7 @@ fn two_real_clis_as_candidates_the_tests_choose_the_one_that_breaks_nothing() {
             "program": s.wrapper(Preset::Claude, Mode::Break).to_str().unwrap(),
         }},
     }}));
-    let out = s
-        .wfx()
-        .args([
-            "test-fix-gen",
-            "Fix the failing division test",
-            "-y",
-            "--candidates",
-            "2",
-        ])
-        .timeout(Duration::from_secs(900))
-        .output()
-        .unwrap();
+    let out = s.fix_session(&["--candidates", "2"], Duration::from_secs(900));
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(
