@@ -10,7 +10,8 @@
 # bench_prodigy.py (the seed-000 loop against prodigy, quiet and under an
 # fsync load; PRODIGY=<binary>), bench_test5k.py (`wfx test --json` on
 # 5,000 pytest results), bench_sealed.py (the sealed verdict's cost: pytest, node --test, a
-# crate), bench_candidates.py parallel (a step of 3 speculative candidates), and
+# crate), bench_candidates.py parallel and own (a step of 3 speculative
+# candidates; wfx's own time per candidate), and
 # own time per action alternated with a previous release (BASE_WFX=<binary>).
 #
 #   [PRODIGY=…/prodigy] [BASE_WFX=…/wfx-173e5460] \
@@ -130,6 +131,8 @@ python3 scripts/bench_sealed.py --wfx "$actions_wfx" --runs 5 --only small,large
   --json >"$out/sealed.json"
 log "speculative candidates: one step of 3 candidates sleeping 2 s against the slowest"
 python3 scripts/bench_candidates.py parallel --wfx "$actions_wfx" --runs "$runs" --sleep 2 --json >"$out/candidates.json"
+log "speculative candidates: wfx's own time per candidate, N=3 against N=1 alternated (instant agents)"
+python3 scripts/bench_candidates.py own --wfx "$actions_wfx" --runs "$runs" --sleep 0 --json >"$out/candidates-own.json"
 
 cut -d' ' -f1-3 /proc/loadavg >>"$out/loadavg"
 python3 scripts/bench_table.py "$out" >"$out/PERFORMANCE.md"

@@ -14,12 +14,23 @@ parallel  One step of three candidates that each sleep --sleep seconds and
           `candidate-chosen` (as the JSON lines arrive) against the slowest
           candidate's own `duration_ms` (its agent and its test runs).
 
+own       wfx's own time per candidate: sessions of `--candidates 3` and
+          `--candidates 1` alternated, every agent `sleepy fix-all` sleeping
+          --sleep seconds (0: instant). Per candidate of the N=3 step, its
+          record in fix-history.json: own = duration_ms − agent_ms −
+          tests_ms (its checkout made and removed, the link check, the
+          diff, its tree kept: what one attempt in place does not do, the
+          diff and link check aside, which both do). Also the sessions' wall
+          times, N=3 against N=1 (one step each): their difference holds
+          the parallel test runs' contention for the cores, not only wfx.
+
 Each run is a fresh copy of the project in a fresh repository; medians over
 --runs; no assertions. `fix.max_parallel` is --max-parallel (default 3).
 
     cargo build --release
     scripts/bench_candidates.py steps    [--wfx target/release/wfx] [--runs 5] [--sleep 2]
     scripts/bench_candidates.py parallel [--wfx target/release/wfx] [--runs 5] [--sleep 2] [--json]
+    scripts/bench_candidates.py own      [--wfx target/release/wfx] [--runs 7] [--sleep 0] [--json]
 """
 import argparse, json, os, shutil, statistics, subprocess, sys, tempfile, time
 
@@ -71,7 +82,20 @@ def cycle(wfx, actions, candidates, args):
         wall = time.monotonic() - start
         done = [e for _, e in events if e.get("event") == "done"]
         attempts = done[-1].get("fix_attempts") if done else None
+        args.history = fix_history(root)
         return code, attempts, wall, events
+
+
+def fix_history(root):
+    """The session's fix-history.json (archived or active), or None."""
+    for parent in ("archives", "active"):
+        d = os.path.join(root, ".workflow", parent)
+        for name in sorted(os.listdir(d)) if os.path.isdir(d) else []:
+            path = os.path.join(d, name, ".process", "fix-history.json")
+            if name.startswith("WFS-") and os.path.exists(path):
+                with open(path, encoding="utf-8") as f:
+                    return json.load(f)
+    return None
 
 
 def steps(args):
@@ -115,9 +139,42 @@ def parallel(args):
     }, indent=None if args.json else 2))
 
 
+def own(args):
+    own_ms, agent_ms, tests_ms, dur_ms = [], [], [], []
+    walls = {1: [], 3: []}
+    for _ in range(args.runs):
+        for n in (3, 1):
+            code, attempts, wall, _ = cycle(args.wfx, ["fix-all"], n, args)
+            if code != 0 or attempts != 1:
+                sys.exit(f"--candidates {n}: exit {code}, {attempts} fix attempt(s)")
+            walls[n].append(wall)
+            if n == 3:
+                rows = args.history["entries"][0]["candidates"]
+                if len(rows) != 3 or any("agent_ms" not in r for r in rows):
+                    sys.exit("no candidates[] with agent_ms in fix-history.json")
+                for r in rows:
+                    own_ms.append(r["duration_ms"] - r["agent_ms"] - r["tests_ms"])
+                    agent_ms.append(r["agent_ms"])
+                    tests_ms.append(r["tests_ms"])
+                    dur_ms.append(r["duration_ms"])
+    med = statistics.median
+    print(json.dumps({
+        "runs": args.runs,
+        "sleep_s": args.sleep,
+        "own_ms": med(own_ms),
+        "own_range_ms": [min(own_ms), max(own_ms)],
+        "candidate_ms": med(dur_ms),
+        "agent_ms": med(agent_ms),
+        "tests_ms": med(tests_ms),
+        "wall_n3_s": round(med(walls[3]), 3),
+        "wall_n1_s": round(med(walls[1]), 3),
+        "extra_per_candidate_ms": round((med(walls[3]) - med(walls[1])) / 2 * 1000),
+    }, indent=None if args.json else 2))
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=["steps", "parallel"])
+    ap.add_argument("what", choices=["steps", "parallel", "own"])
     ap.add_argument("--wfx", default=os.path.join(REPO, "target", "release", "wfx"))
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--sleep", type=float, default=2.0)
@@ -125,7 +182,7 @@ def main():
     ap.add_argument("--json", action="store_true", help="one line of JSON (for scripts/bench_all.sh)")
     args = ap.parse_args()
     args.wfx = os.path.abspath(args.wfx)
-    {"steps": steps, "parallel": parallel}[args.what](args)
+    {"steps": steps, "parallel": parallel, "own": own}[args.what](args)
 
 
 if __name__ == "__main__":

@@ -173,6 +173,12 @@ def main():
             f"{c['sum_of_candidates_would_be_s']} s)",
             f"{c['step_s']} s", f"slowest candidate {c['slowest_candidate_s']} s", f"{c['ratio']}×",
             "≤ 1.3× the slowest", c["ratio"] <= 1.3)
+    c = jload(d, "candidates-own.json")
+    if c:
+        add(f"wfx's own time per speculative candidate (duration − agent − tests of each candidate's record, "
+            f"instant fixture agents, {c['runs']} steps of 3; range {c['own_range_ms'][0]}–{c['own_range_ms'][1]} ms; "
+            f"session wall N=3 {c['wall_n3_s']} s, N=1 {c['wall_n1_s']} s)",
+            f"{c['own_ms']} ms", "–", "–", "≤ 10 ms", c["own_ms"] <= 10)
 
     if os.path.exists(os.path.join(d, "stream.txt")):
         srows, size = stream_rows(read(os.path.join(d, "stream.txt")))

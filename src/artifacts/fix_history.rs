@@ -291,8 +291,16 @@ pub struct CandidateAttempt {
     /// The verdict as people read it.
     #[serde(default)]
     pub reason: String,
+    /// Its whole time: checkout made, call, checks, test runs, checkout
+    /// removed. What is neither `agent_ms` nor `tests_ms` is wfx's own.
     #[serde(default)]
     pub duration_ms: u64,
+    /// Of which the agent's call (or the debug command).
+    #[serde(default)]
+    pub agent_ms: u64,
+    /// Of which its test runs in its checkout.
+    #[serde(default)]
+    pub tests_ms: u64,
     #[serde(default)]
     pub exit_code: Option<i32>,
     #[serde(default)]

@@ -146,7 +146,13 @@ pub struct CandidateRan {
     pub merged: Option<TestResults>,
     /// New failures that passed on their re-run.
     pub flaky: Vec<String>,
+    /// From its checkout made to its checkout removed (the real ports), or
+    /// the procedure alone (the test double).
     pub duration_ms: u64,
+    /// Of which the agent's call (or the shell command), as wfx waited for it.
+    pub agent_ms: u64,
+    /// Of which its test runs (the re-run of new failures included).
+    pub tests_ms: u64,
 }
 
 impl CandidateRan {
@@ -176,6 +182,8 @@ pub fn common_record(
         verdict: CandidateVerdict::Untested,
         reason: String::new(),
         duration_ms: 0,
+        agent_ms: 0,
+        tests_ms: 0,
         exit_code: None,
         timed_out: false,
         cost_usd: None,
@@ -205,6 +213,8 @@ pub fn common_record(
         CandidateEnd::Ran(r) => r,
     };
     row.duration_ms = r.duration_ms;
+    row.agent_ms = r.agent_ms;
+    row.tests_ms = r.tests_ms;
     row.files_changed = r.inspection.files_changed();
     row.diffstat = Diffstat {
         files: r.inspection.diffstat.files as u32,
@@ -445,6 +455,7 @@ pub fn run_one(
 ) -> Result<CandidateRan> {
     let started = Instant::now();
     let root = world.root();
+    let agent_started = Instant::now();
     let (call, shell) = match &c.work {
         CandidateWork::Agent {
             agent,
@@ -482,6 +493,7 @@ pub fn run_one(
             (None, Some(end))
         }
     };
+    let agent_ms = millis(agent_started);
     let links_undone = world.undo_planted_links()?;
     let inspection = world.inspect(versions_of)?;
     let mut ran = CandidateRan {
@@ -494,6 +506,8 @@ pub fn run_one(
         merged: None,
         flaky: Vec::new(),
         duration_ms: 0,
+        agent_ms,
+        tests_ms: 0,
     };
     // What it changed, before its test runs add their own files.
     ran.tree = world.tree()?;
@@ -506,8 +520,13 @@ pub fn run_one(
     if !failed_call && !nothing && !crate::process::interrupted() {
         test_candidate(world, c, tests, &mut ran, shown)?;
     }
-    ran.duration_ms = started.elapsed().as_millis() as u64;
+    ran.duration_ms = millis(started);
     Ok(ran)
+}
+
+/// Milliseconds since `t`.
+fn millis(t: Instant) -> u64 {
+    t.elapsed().as_millis() as u64
 }
 
 /// The test runs of a candidate ([`next_run`]), merged over the baseline,
@@ -532,6 +551,7 @@ fn test_candidate(
         }
         let log = c.dir.join(format!("tier-{}-output.log", tier.as_str()));
         let previous = merged.as_ref().or(tests.baseline.as_deref());
+        let run_started = Instant::now();
         let results = world.run_tests(&super::ports::TestRun {
             root: &root,
             detected: &tests.detected,
@@ -542,6 +562,7 @@ fn test_candidate(
             env: &env,
             previous,
         })?;
+        ran.tests_ms += millis(run_started);
         let mut run = CandidateRun {
             tier,
             ran: RanCounts::of(&results),
@@ -605,6 +626,7 @@ fn test_candidate(
             && !crate::process::interrupted()
         {
             let log = c.dir.join("rerun-output.log");
+            let run_started = Instant::now();
             let rerun = world.run_tests(&super::ports::TestRun {
                 root: &root,
                 detected: &tests.detected,
@@ -615,6 +637,7 @@ fn test_candidate(
                 env: &env,
                 previous: None,
             })?;
+            ran.tests_ms += millis(run_started);
             ran.flaky = crate::testing::mark_flaky(m, &rerun);
         }
     }

@@ -159,6 +159,7 @@ impl RealPorts<'_> {
 /// One candidate on its thread: its checkout made, the candidate run in
 /// it ([`candidates::run_one`]), the checkout removed.
 fn run_in_checkout(s: &Shared<'_>, i: usize, tx: &mpsc::Sender<Msg>) -> Result<CandidateRan> {
+    let started = std::time::Instant::now();
     let c = &s.batch.candidates[i];
     std::fs::create_dir_all(&c.dir).map_err(|e| Error::io(&c.dir, e))?;
     let main = Checkpoints::open(&s.root)?.with_session(&s.session);
@@ -192,7 +193,11 @@ fn run_in_checkout(s: &Shared<'_>, i: usize, tx: &mpsc::Sender<Msg>) -> Result<C
         })
     });
     crate::git::remove_checkout(&dir).map_err(|e| Error::io(&dir, e))?;
-    out
+    // The candidate's time includes its checkout: wfx's own cost of it.
+    out.map(|mut ran| {
+        ran.duration_ms = started.elapsed().as_millis() as u64;
+        ran
+    })
 }
 
 /// A candidate's checkout (see [`CandidateWorld`]).

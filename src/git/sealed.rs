@@ -191,7 +191,12 @@ impl Checkpoints {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         let id =
             Oid::from_str(commit).map_err(|_| Error::Internal(format!("{commit}: not an id")))?;
-        let repo = Repository::init(dir).map_err(ctx("cannot create the sealed checkout"))?;
+        // No hook samples from the system's templates: nothing runs
+        // hooks here, and each file would be written and removed again.
+        let mut opts = git2::RepositoryInitOptions::new();
+        opts.external_template(false);
+        let repo =
+            Repository::init_opts(dir, &opts).map_err(ctx("cannot create the sealed checkout"))?;
         let objects = r.git.commondir().join("objects");
         let info = repo.path().join("objects/info");
         std::fs::create_dir_all(&info).map_err(|e| Error::io(&info, e))?;

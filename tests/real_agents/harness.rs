@@ -28,6 +28,8 @@ pub enum Mode {
     Hang,
     NoStrategy,
     Edit,
+    /// A fix that fixes the failing test and breaks a passing one.
+    Break,
 }
 
 impl Mode {
@@ -39,6 +41,7 @@ impl Mode {
             Mode::Hang => "mock-hang",
             Mode::NoStrategy => "mock-nostrategy",
             Mode::Edit => "mock-edit",
+            Mode::Break => "mock-break",
         }
     }
 
@@ -119,8 +122,16 @@ impl Mock {
     pub fn start(project: &Path, dir: &Path) -> Mock {
         let port_file = dir.join("mock.port");
         let log = dir.join("mock-requests.jsonl");
-        let child = Command::new("python3")
-            .arg(here().join("mock_model.py"))
+        let mut cmd = Command::new("python3");
+        // To debug a CLI's conversation: every request body, appended here.
+        if let Some(dump) = std::env::var_os("WFX_MOCK_DUMP") {
+            cmd.arg(here().join("mock_model.py"))
+                .arg("--dump")
+                .arg(dump);
+        } else {
+            cmd.arg(here().join("mock_model.py"));
+        }
+        let child = cmd
             .arg("--project")
             .arg(project)
             .arg("--script")
@@ -309,6 +320,16 @@ impl Setup {
         let mut cmd = self.env.wfx_live();
         cmd.envs(self.cli_env());
         cmd
+    }
+
+    /// `wfx test-fix-gen "Fix the failing division test" -y`, then `extra`.
+    pub fn fix_session(&self, extra: &[&str], timeout: Duration) -> std::process::Output {
+        self.wfx()
+            .args(["test-fix-gen", "Fix the failing division test", "-y"])
+            .args(extra)
+            .timeout(timeout)
+            .output()
+            .unwrap()
     }
 
     /// Run the CLI once as wfx runs an analysis (a trivial question) and

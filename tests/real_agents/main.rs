@@ -14,7 +14,8 @@
 //! `scripts/test.sh` installs the CLIs (tests/real_agents/install.sh) and
 //! fails when it cannot; `WFX_SKIP_REAL_AGENTS=1` skips the suite.
 //! `WFX_RECORD_AGENT_OUTPUTS=fixtures/outputs/agents` re-records the raw
-//! outputs the envelope parser tests read.
+//! outputs the envelope parser tests read; `WFX_MOCK_DUMP=<file>` keeps
+//! every request body the mock server received.
 
 // The shared helpers of tests/cli/; this suite uses only a few of them.
 #[path = "../cli/common/mod.rs"]
@@ -102,12 +103,7 @@ fn contract(preset: Preset, expect: Expect) {
     eprintln!("{name}: a trivial call took {warm:.1?}; failure-mode timeouts get {slack_s} s more");
     s.write_config(&config(&s, preset, slack_s));
     let started = Instant::now();
-    let out = s
-        .wfx()
-        .args(["test-fix-gen", "Fix the failing division test", "-y"])
-        .timeout(Duration::from_secs(900))
-        .output()
-        .unwrap();
+    let out = s.fix_session(&[], Duration::from_secs(900));
     let took = started.elapsed();
     eprintln!("{name}: the session took {took:.1?}");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -460,18 +456,7 @@ fn an_analysis_that_edits_anyway_is_undone_and_recorded() {
             wrapper.to_str().unwrap(), "-p", "--output-format", "text", "--permission-mode", "acceptEdits"
         ]}}
     }}));
-    let out = s
-        .wfx()
-        .args([
-            "test-fix-gen",
-            "Fix the failing division test",
-            "-y",
-            "--max-iterations",
-            "1",
-        ])
-        .timeout(Duration::from_secs(600))
-        .output()
-        .unwrap();
+    let out = s.fix_session(&["--max-iterations", "1"], Duration::from_secs(600));
     let stderr = String::from_utf8_lossy(&out.stderr);
     let history: Value = serde_json::from_str(&s.process_file("fix-history.json")).unwrap();
     let analysis = history["agent_calls"]
@@ -491,6 +476,189 @@ fn an_analysis_that_edits_anyway_is_undone_and_recorded() {
     // The loop goes on with the built-in analysis: completed or blocked at
     // its one attempt, never an error.
     assert!(matches!(out.status.code(), Some(0 | 1)), "{stderr}");
+}
+
+/// Two real CLIs as the fix candidates of one step (DESIGN.md §11.4,
+/// issue #28): `agents.fix: ["claude", "codex"]`, `--candidates 2`. Claude
+/// Code, candidate 1, is scripted to fix the failing test and break
+/// `add()` on the way (mock key `break`); Codex, candidate 2, to make the
+/// fix alone. Each works in its own checkout outside the project, the
+/// tests run there choose Codex's (no regression beats the earlier
+/// candidate), and the session completes in one step with that diff
+/// committed under a `Wfx-Candidate: 2` trailer. Nothing of the
+/// candidates is left: no worktree, no ref, no checkout, no process.
+#[test]
+fn two_real_clis_as_candidates_the_tests_choose_the_one_that_breaks_nothing() {
+    let Some(bin) = bin_dir() else { return };
+    let s = Setup::new(&bin);
+    s.write_config(&json!({"agents": {
+        "fix": ["claude", "codex"],
+        "default_timeout_s": 300,
+        "definitions": {"claude": {
+            "preset": "claude",
+            "program": s.wrapper(Preset::Claude, Mode::Break).to_str().unwrap(),
+        }},
+    }}));
+    let out = s.fix_session(&["--candidates", "2"], Duration::from_secs(900));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "the session did not complete\nstdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+    let dir = s.session_dir();
+    assert!(dir.parent().unwrap().ends_with(".workflow/archives"));
+    let session = dir.file_name().unwrap().to_string_lossy().into_owned();
+
+    // One step, two candidates with their verdicts, Codex's applied.
+    let history: Value = serde_json::from_str(&s.process_file("fix-history.json")).unwrap();
+    let entries = history["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 1, "one step: {history}");
+    let e = &entries[0];
+    let got: Vec<(&str, &str, u64, Vec<&str>)> = e["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["agent"].as_str().unwrap(),
+                c["verdict"].as_str().unwrap(),
+                c["fixed"].as_u64().unwrap(),
+                c["broken"]
+                    .as_array()
+                    .map(|b| b.iter().map(|t| t.as_str().unwrap()).collect())
+                    .unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (
+                "claude",
+                "regression",
+                1,
+                vec!["tests/test_ops.py::test_add"]
+            ),
+            ("codex", "chosen", 1, vec![]),
+        ],
+        "{e}"
+    );
+    assert_eq!(e["candidate"], 2, "{e}");
+    assert_eq!(e["agent"], "codex", "{e}");
+    for c in e["candidates"].as_array().unwrap() {
+        let ms = |k: &str| c[k].as_u64().unwrap_or_else(|| panic!("{k}: {c}"));
+        assert!(
+            ms("agent_ms") > 0 && ms("tests_ms") > 0,
+            "each candidate's call and test runs are timed: {c}"
+        );
+        assert!(ms("duration_ms") >= ms("agent_ms") + ms("tests_ms"), "{c}");
+    }
+
+    // The committed diff is Codex's: the guard, add() untouched.
+    let fix = s
+        .env
+        .git(&["log", "-1", "--format=%H", "--", "calc/ops.py"]);
+    let fix = fix.trim();
+    let message = s.env.git(&["log", "-1", "--format=%B", fix]);
+    assert!(message.starts_with("test-cycle: iteration 1"), "{message}");
+    assert!(message.contains("\nWfx-Candidate: 2\n"), "{message}");
+    let head_ops = s.env.git(&["show", "HEAD:calc/ops.py"]);
+    assert!(
+        head_ops.contains("    if b == 0:\n        return None\n")
+            && head_ops.contains("    return a + b"),
+        "{head_ops}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(s.env.root.join("calc/ops.py")).unwrap(),
+        head_ops
+    );
+    assert_eq!(
+        s.env
+            .git(&["log", "--format=%s", "--", "calc/ops.py"])
+            .lines()
+            .count(),
+        2,
+        "one fix commit over the initial one"
+    );
+    assert_eq!(
+        s.env.git(&["status", "--porcelain", "--", "calc", "tests"]),
+        ""
+    );
+
+    // Each CLI made its edits in a checkout of its own, not in the project.
+    let requests = s.mock.requests();
+    let cwds = |mode: &str| -> std::collections::BTreeSet<String> {
+        requests
+            .iter()
+            .filter(|r| r["mode"] == mode && r["kind"] == "fix")
+            .map(|r| r["cwd"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let (claude_cwd, codex_cwd) = (cwds("break"), cwds("ok"));
+    assert_eq!(claude_cwd.len(), 1, "claude's fix requests: {claude_cwd:?}");
+    assert_eq!(codex_cwd.len(), 1, "codex's fix requests: {codex_cwd:?}");
+    let project = s.env.root.display().to_string();
+    for cwd in claude_cwd.iter().chain(&codex_cwd) {
+        assert!(!cwd.starts_with(&project), "{cwd} is in the project");
+        assert!(
+            !std::path::Path::new(cwd).exists(),
+            "{cwd}: a candidate checkout is left"
+        );
+    }
+    assert_ne!(claude_cwd, codex_cwd);
+
+    // Nothing of the candidates is left.
+    assert_eq!(
+        s.env.git(&["worktree", "list"]).lines().count(),
+        1,
+        "{}",
+        s.env.git(&["worktree", "list"])
+    );
+    let refs = s
+        .env
+        .git(&["for-each-ref", "--format=%(refname)", "refs/wfx"]);
+    assert!(!refs.contains("/candidates"), "{refs}");
+    for index in 1..=2 {
+        let checkout = wfx::git::candidate_dir(&s.env.root, &session, index);
+        assert!(!checkout.exists(), "{} is left", checkout.display());
+    }
+    let left = processes_with_home(&s.env.home);
+    assert!(left.is_empty(), "processes left: {left:?}");
+
+    // `wfx status` shows both, the chosen one marked.
+    let status = s.wfx().args(["status", &session]).output().unwrap();
+    let status = String::from_utf8_lossy(&status.stdout);
+    assert!(
+        status.contains("candidate 1 · claude, conservative · regression")
+            && status.contains("* candidate 2 · codex, aggressive · chosen"),
+        "{status}"
+    );
+}
+
+/// Processes whose environment has `HOME=<home>`: what the suite's CLIs
+/// (and wfx) run as. Other tests' processes have their own HOME.
+fn processes_with_home(home: &std::path::Path) -> Vec<String> {
+    let want = format!("HOME={}", home.display());
+    let mut left = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let pid = entry.file_name().to_string_lossy().into_owned();
+        if !pid.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
+            continue;
+        };
+        if environ.split(|b| *b == 0).any(|v| v == want.as_bytes()) {
+            let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+            left.push(format!(
+                "{pid}: {}",
+                String::from_utf8_lossy(&cmdline).replace('\0', " ")
+            ));
+        }
+    }
+    left
 }
 
 /// `wfx doctor` with the real CLIs: every preset configured, each found at

@@ -33,7 +33,13 @@ Failure modes (every request made with that key):
   gives up or the server stops;
 - `nostrategy`: analyses and reviews answer prose without any JSON;
 - `edit`: an analysis first calls the CLI's edit tool on the source file,
-  then its shell tool (`touch MOCK-SHELL-RAN`), then answers the strategy.
+  then its shell tool (`touch MOCK-SHELL-RAN`), then answers the strategy;
+- `break`: a fix makes the scripted fix, then the hostile edit too (it
+  fixes the failing test and breaks a passing one).
+
+Edits name files under the directory the CLI says it works in (its
+environment block: a fix candidate works in a checkout of its own), else
+under --project.
 
 Usage: mock_model.py --project DIR --script FILE --port-file FILE --log FILE
 Every request is appended to the log as one JSON line (kind, mode, api,
@@ -43,6 +49,7 @@ step, tool names, prompt head) for the tests to assert on. Stdlib only.
 import argparse
 import json
 import os
+import re
 import sys
 import threading
 import time
@@ -106,6 +113,7 @@ class Conversation:
         # Side requests (titles, summaries, routing) may carry the prompt
         # too but offer no tools; they are answered as `aux`.
         self.kind = kind_of(last_user) if tools else "aux"
+        self.root = ARGS.project  # where the CLI works (see cwd_of)
 
 
 def anthropic_conversation(body):
@@ -193,6 +201,38 @@ def gemini_conversation(body):
     return Conversation(last_user, tools, results, schema)
 
 
+# How each CLI names its working directory in the context it sends:
+# Claude Code (`Primary working directory: …`), OpenCode (`Working
+# directory: …`), Codex (`<cwd>…</cwd>`), Gemini CLI and Qwen Code
+# (`working in the directory: …`).
+CWD_PATTERNS = [
+    re.compile(r"[Ww]orking directory: (/[^\n<]+)"),
+    re.compile(r"<cwd>(/[^<]+)</cwd>"),
+    re.compile(r"working in the directory:? (/[^\n<]+)"),
+]
+
+
+def strings(obj):
+    if isinstance(obj, str):
+        yield obj
+    elif isinstance(obj, dict):
+        for v in obj.values():
+            yield from strings(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            yield from strings(v)
+
+
+def cwd_of(body):
+    """The directory the CLI says it works in, if it names an existing one."""
+    for text in strings(body):
+        for pattern in CWD_PATTERNS:
+            m = pattern.search(text)
+            if m and os.path.isdir(m.group(1).strip()):
+                return m.group(1).strip()
+    return None
+
+
 # ------------------------------------------------------------------- plans
 
 
@@ -264,11 +304,7 @@ def fill_required(schema, args):
     return args
 
 
-def abs_path(rel):
-    return os.path.join(ARGS.project, rel)
-
-
-def edit_call(tools, rel, old, new):
+def edit_call(root, tools, rel, old, new):
     """(tool, arguments) that replace `old` by `new` in `rel`, or None."""
     if "apply_patch" in tools:
         old_lines = "".join("-" + l + "\n" for l in old.split("\n"))
@@ -279,7 +315,7 @@ def edit_call(tools, rel, old, new):
     if name:
         s = tools[name]
         args = {
-            first_prop(s, PATH_NAMES): abs_path(rel),
+            first_prop(s, PATH_NAMES): os.path.join(root, rel),
             first_prop(s, OLD_NAMES): old,
             first_prop(s, NEW_NAMES): new,
         }
@@ -287,9 +323,10 @@ def edit_call(tools, rel, old, new):
     name = write_tool(tools)
     if name:
         s = tools[name]
-        with open(abs_path(rel), encoding="utf-8") as f:
+        path = os.path.join(root, rel)
+        with open(path, encoding="utf-8") as f:
             content = f.read().replace(old, new, 1)
-        return (name, fill_required(s, {first_prop(s, PATH_NAMES): abs_path(rel), "content": content}))
+        return (name, fill_required(s, {first_prop(s, PATH_NAMES): path, "content": content}))
     return None
 
 
@@ -308,21 +345,24 @@ def shell_call(tools, command):
 def plan_for(conv, mode):
     """The steps of a scripted conversation: tool calls, then a final text."""
     fix = SCRIPT["fix"]
+    hostile = SCRIPT["hostile_edit"]
+    root = conv.root
     steps = []
     if conv.kind == "fix":
         rt = read_tool(conv.tools)
         if rt:
-            steps.append((rt, fill_required(conv.tools[rt], {first_prop(conv.tools[rt], PATH_NAMES): abs_path(fix["file"])})))
-        call = edit_call(conv.tools, fix["file"], fix["old"], fix["new"])
-        if call:
-            steps.append(call)
+            steps.append((rt, fill_required(conv.tools[rt], {first_prop(conv.tools[rt], PATH_NAMES): os.path.join(root, fix["file"])})))
+        edits = [fix] + ([hostile] if mode == "break" else [])
+        for e in edits:
+            call = edit_call(root, conv.tools, e["file"], e["old"], e["new"])
+            if call:
+                steps.append(call)
         steps.append(SCRIPT["fix_summary"])
     elif conv.kind in ("analysis", "review"):
         if mode == "edit" and conv.kind == "analysis":
-            hostile = SCRIPT["hostile_edit"]
-            call = edit_call(conv.tools, hostile["file"], hostile["old"], hostile["new"])
+            call = edit_call(root, conv.tools, hostile["file"], hostile["old"], hostile["new"])
             if call is None:
-                call = ("Edit" if "Read" in conv.tools else "edit", {"file_path": abs_path(hostile["file"]), "old_string": hostile["old"], "new_string": hostile["new"]})
+                call = ("Edit" if "Read" in conv.tools else "edit", {"file_path": os.path.join(root, hostile["file"]), "old_string": hostile["old"], "new_string": hostile["new"]})
             steps.append(call)
             steps.append(shell_call(conv.tools, f"touch {SHELL_MARK}"))
         if mode == "nostrategy":
@@ -495,10 +535,12 @@ class Handler(BaseHTTPRequestHandler):
             log({"path": path, "status": 404})
             return self.send_json({"error": {"message": f"not found: {path}"}}, 404)
         mode = self.mode()
+        conv.root = cwd_of(body) or ARGS.project
         entry = {
             "path": path,
             "mode": mode,
             "kind": conv.kind,
+            "cwd": conv.root,
             "tools": sorted(conv.tools),
             "tool_results": len(conv.tool_results),
             "prompt_head": conv.last_user.strip()[:120],
