@@ -34,6 +34,18 @@ pub(crate) fn plan(env: &Env, title: &str) {
         .success();
 }
 
+/// `wfx --json test-cycle-execute ARGS` with the fixture agents' state in
+/// the test's directory and no sleep.
+fn execute(env: &Env, args: &[&str]) -> std::process::Output {
+    env.wfx_live()
+        .env("FIXER_STATE", env.state_dir())
+        .env("SLEEPY_S", "0")
+        .args(["--json", "test-cycle-execute"])
+        .args(args)
+        .output()
+        .unwrap()
+}
+
 fn events(out: &std::process::Output) -> Vec<Value> {
     String::from_utf8_lossy(&out.stdout)
         .lines()
@@ -88,13 +100,7 @@ fn three_candidates_fix_in_one_step_and_the_best_is_committed() {
         &config(&["fix-one", "fix-and-break", "fix-all"], 3),
     );
     plan(&env, "Test the candidates");
-    let out = env
-        .wfx_live()
-        .env("FIXER_STATE", env.state_dir())
-        .env("SLEEPY_S", "0")
-        .args(["--json", "test-cycle-execute"])
-        .output()
-        .unwrap();
+    let out = execute(&env, &[]);
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -248,13 +254,7 @@ fn one_candidate_is_one_attempt_at_a_time_and_takes_more_steps() {
     let env = Env::new();
     env.cycle_project("py-calc", &config(&["fix-one", "break", "fix-all"], 3));
     plan(&env, "Test the candidates");
-    let out = env
-        .wfx_live()
-        .env("FIXER_STATE", env.state_dir())
-        .env("SLEEPY_S", "0")
-        .args(["--json", "test-cycle-execute", "--candidates", "1"])
-        .output()
-        .unwrap();
+    let out = execute(&env, &["--candidates", "1"]);
     assert_eq!(out.status.code(), Some(0));
     // The first agent of the chain alone, in the work tree: one fix a step.
     let ev = events(&out);
@@ -278,13 +278,7 @@ fn no_candidate_better_than_the_run_before_is_a_failed_attempt() {
     let env = Env::new();
     env.cycle_project("py-calc", &config(&["noop", "break"], 2));
     plan(&env, "Test the candidates");
-    let out = env
-        .wfx_live()
-        .env("FIXER_STATE", env.state_dir())
-        .env("SLEEPY_S", "0")
-        .args(["--json", "test-cycle-execute", "--max-iterations", "1"])
-        .output()
-        .unwrap();
+    let out = execute(&env, &["--max-iterations", "1"]);
     assert_eq!(
         out.status.code(),
         Some(1),
