@@ -208,6 +208,7 @@ fn run_in_checkout(s: &Shared<'_>, i: usize, tx: &mpsc::Sender<Msg>) -> Result<C
             index: c.index,
             tx: tx.clone(),
             clock: s.clock,
+            now: None,
         };
         let ws = crate::session::Workspace::new(s.project.clone());
         candidates::run_one(&mut world, c, &s.batch.tests, s.versions_of, &|p: &Path| {
@@ -233,6 +234,9 @@ struct Checkout {
     index: u32,
     tx: mpsc::Sender<Msg>,
     clock: Clock,
+    /// The work tree's tree as the link check (or the inspection) read
+    /// it, for the inspection and the tree kept that follow at once.
+    now: Option<String>,
 }
 
 impl Checkout {
@@ -277,13 +281,24 @@ impl CandidateWorld for Checkout {
     }
 
     fn undo_planted_links(&mut self) -> Result<Vec<String>> {
-        let links = self.cp.planted_links(self.base_tree())?;
-        self.cp.restore_paths(self.base_tree(), &links)?;
+        // The work tree is read once for the link check, the diff and the
+        // tree kept (nothing runs between them): again only when a link
+        // was put back.
+        let now = self.cp.snapshot()?;
+        let links = self.cp.planted_links_at(self.base_tree(), now.as_deref())?;
+        if links.is_empty() {
+            self.now = now;
+        } else {
+            self.cp.restore_paths(self.base_tree(), &links)?;
+        }
         Ok(links)
     }
 
     fn inspect(&mut self, versions_of: Option<fn(&str) -> bool>) -> Result<Inspection> {
-        inspect_with(&self.cp, &self.base, versions_of)
+        if self.now.is_none() {
+            self.now = self.cp.snapshot()?;
+        }
+        inspect_with(&self.cp, &self.base, self.now.as_deref(), versions_of)
     }
 
     fn run_tests(&mut self, run: &TestRun<'_>) -> Result<TestResults> {
@@ -291,7 +306,11 @@ impl CandidateWorld for Checkout {
     }
 
     fn tree(&mut self) -> Result<Option<String>> {
-        let Some(tree) = self.cp.snapshot()? else {
+        let now = match self.now.take() {
+            Some(t) => Some(t),
+            None => self.cp.snapshot()?,
+        };
+        let Some(tree) = now else {
             return Ok(None);
         };
         self.main.import_candidate(&self.cp, &tree, self.index)?;
