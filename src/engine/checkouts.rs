@@ -197,6 +197,7 @@ fn run_in_checkout(s: &Shared<'_>, i: usize, tx: &mpsc::Sender<Msg>) -> Result<C
             }
         }
         let cp = Checkpoints::open(&sealed.root)?.with_max_new_file_mib(s.max_new_file_mib);
+        cp.objects_in_memory()?;
         let mut world = Checkout {
             cp,
             main,

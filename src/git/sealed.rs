@@ -132,7 +132,7 @@ pub fn remove_checkout(dir: &Path) -> std::io::Result<()> {
 fn init_checkout_repo(main: &Repository, dir: &Path, id: Oid) -> Result<Repository> {
     let git_dir = dir.join(".git");
     let info = git_dir.join("objects/info");
-    for d in [&info, &git_dir.join("refs"), &git_dir.join("info")] {
+    for d in [&info, &git_dir.join("refs")] {
         std::fs::create_dir_all(d).map_err(|e| Error::io(d, e))?;
     }
     let objects = main.commondir().join("objects");
@@ -255,10 +255,12 @@ impl Checkpoints {
                 )
             })
             .collect();
-        if let Some(parent) = exclude.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+        if !deps.is_empty() {
+            if let Some(parent) = exclude.parent() {
+                std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+            }
+            std::fs::write(&exclude, lines).map_err(|e| Error::io(&exclude, e))?;
         }
-        std::fs::write(&exclude, lines).map_err(|e| Error::io(&exclude, e))?;
         for rel in deps {
             let from = project.join(rel);
             let to = root.join(rel);
