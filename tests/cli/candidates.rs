@@ -417,3 +417,47 @@ fn a_candidate_that_writes_into_the_project_is_undone() {
     let history = env.json(".workflow/archives/WFS-test-the-candidates/.process/fix-history.json");
     assert_eq!(history["entries"][0]["tamper"], "tree_edited", "{history}");
 }
+
+/// A candidate that replaces a test file by a link to a copy outside the
+/// project (one without the failing test) has the file put back in its
+/// checkout before its tests run: its record says `link_planted`, it
+/// fixes only what it really fixed, the honest candidate wins and no link
+/// reaches the project.
+#[test]
+fn a_candidate_that_plants_a_link_has_it_put_back_before_its_tests() {
+    let env = Env::new();
+    let mut cfg = config(&["fix-all"], 2);
+    cfg["agents"]["fix"] = json!(["link-tests", "fix-all"]);
+    cfg["agents"]["definitions"]["link-tests"] =
+        json!({"command": [fake_agent("link-tests").display().to_string()]});
+    env.cycle_project("py-calc", &cfg);
+    plan(&env, "Test the candidates");
+    let out = execute(&env, &[]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let history = env.json(".workflow/archives/WFS-test-the-candidates/.process/fix-history.json");
+    let e = &history["entries"][0];
+    assert_eq!(e["candidate"], 2, "{e:#}");
+    let linker = &e["candidates"][0];
+    assert_eq!(linker["agent"], "link-tests");
+    assert_eq!(linker["tamper"], "link_planted", "{linker:#}");
+    assert_eq!(linker["verdict"], "outranked", "{linker:#}");
+    assert_eq!(linker["fixed"], 1, "{linker:#}");
+    assert!(
+        !std::fs::symlink_metadata(env.root.join("tests/test_auth.py"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(
+        env.git(&["ls-files", "-s", "tests"])
+            .matches("120000")
+            .count(),
+        0
+    );
+    nothing_left(&env, "WFS-test-the-candidates");
+}
