@@ -14,15 +14,33 @@ parallel  One step of three candidates that each sleep --sleep seconds and
           `candidate-chosen` (as the JSON lines arrive) against the slowest
           candidate's own `duration_ms` (its agent and its test runs).
 
-own       wfx's own time per candidate: sessions of `--candidates 3` and
-          `--candidates 1` alternated, every agent `sleepy fix-all` sleeping
-          --sleep seconds (0: instant). Per candidate of the N=3 step, its
-          record in fix-history.json: own = duration_ms − agent_ms −
-          tests_ms (its checkout made and removed, the link check, the
-          diff, its tree kept: what one attempt in place does not do, the
-          diff and link check aside, which both do). Also the sessions' wall
-          times, N=3 against N=1 (one step each): their difference holds
-          the parallel test runs' contention for the cores, not only wfx.
+own       wfx's own time per candidate beyond the single-attempt path:
+          sessions of `--candidates 3` and `--candidates 1` alternated,
+          every agent `sleepy fix-all` sleeping --sleep seconds (0:
+          instant); both complete in one fix step. Own time is a span of
+          wfx's minus the agent's call and the test runs in it:
+          - per candidate (N=3), its record in fix-history.json:
+            duration_ms − agent_ms − tests_ms (its checkout made and
+            removed, the fix task copied in, the link check, the diff, its
+            tree kept);
+          - the single attempt (N=1), the same span of the step in place:
+            from the fix call's start (`started_at` of the attempt in
+            fix-history.json) to the end of the last test run in place
+            after it (`completed_at` in iteration-state.json; the sealed
+            verification and the commit are left out, as the candidates'
+            step has them too), minus the call's `duration_ms` and each
+            of those runs' `completed_at − started_at`;
+          - beyond = the candidates' median minus the single attempts'.
+          Steadier under load: wfx's own CPU time (the wfx process's user +
+          system time, its children's left out: read from /proc before it
+          is reaped), N=3 against N=1 session by session; the single-
+          attempt path is in both (the chosen candidate is re-tested in
+          place, verified sealed and committed like a single attempt), so
+          (N=3 − N=1) / 3 is the CPU each candidate adds to it. Also the
+          sessions' wall times, and the lowest and highest load average
+          (1 min) sampled before the first session and after each.
+          --base: another wfx (the commit compared against), its sessions
+          alternated with --wfx's; its figures under "base".
 
 Each run is a fresh copy of the project in a fresh repository; medians over
 --runs; no assertions. `fix.max_parallel` is --max-parallel (default 3).
@@ -30,9 +48,9 @@ Each run is a fresh copy of the project in a fresh repository; medians over
     cargo build --release
     scripts/bench_candidates.py steps    [--wfx target/release/wfx] [--runs 5] [--sleep 2]
     scripts/bench_candidates.py parallel [--wfx target/release/wfx] [--runs 5] [--sleep 2] [--json]
-    scripts/bench_candidates.py own      [--wfx target/release/wfx] [--runs 7] [--sleep 0] [--json]
+    scripts/bench_candidates.py own      [--wfx target/release/wfx] [--base <other wfx>] [--runs 7] [--sleep 2] [--json]
 """
-import argparse, json, os, shutil, statistics, subprocess, sys, tempfile, time
+import argparse, datetime, json, os, shutil, statistics, subprocess, sys, tempfile, time
 
 REPO = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
 SLEEPY = os.path.join(REPO, "fixtures", "agents", "sleepy")
@@ -61,7 +79,10 @@ def project(tmp, actions, candidates, max_parallel):
 
 
 def cycle(wfx, actions, candidates, args):
-    """One session to its end: (exit, fix attempts, wall s, events with arrival times)."""
+    """One session to its end: (exit, fix attempts, wall s, events with
+    arrival times). Its fix history goes to args.history, its iteration
+    state to args.state, wfx's own CPU seconds (its children's left out) to
+    args.cpu."""
     with tempfile.TemporaryDirectory() as tmp:
         root, env = project(tmp, actions, candidates, args.max_parallel)
         env["FIXER_STATE"] = os.path.join(tmp, "state")
@@ -78,24 +99,66 @@ def cycle(wfx, actions, candidates, args):
                 events.append((time.monotonic() - start, json.loads(line)))
             except ValueError:
                 pass
+        args.cpu = own_cpu_at_exit(p.pid)
         code = p.wait()
         wall = time.monotonic() - start
         done = [e for _, e in events if e.get("event") == "done"]
         attempts = done[-1].get("fix_attempts") if done else None
-        args.history = fix_history(root)
+        args.history = session_doc(root, "fix-history.json")
+        args.state = session_doc(root, "iteration-state.json")
         return code, attempts, wall, events
 
 
-def fix_history(root):
-    """The session's fix-history.json (archived or active), or None."""
+def own_cpu_at_exit(pid):
+    """User + system CPU seconds of process `pid` itself (all its threads,
+    none of its children), read once it has exited but before it is
+    reaped; None off Linux."""
+    try:
+        os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except (AttributeError, OSError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def session_doc(root, name):
+    """The session's .process/<name> (archived or active), or None."""
     for parent in ("archives", "active"):
         d = os.path.join(root, ".workflow", parent)
-        for name in sorted(os.listdir(d)) if os.path.isdir(d) else []:
-            path = os.path.join(d, name, ".process", "fix-history.json")
-            if name.startswith("WFS-") and os.path.exists(path):
+        for sid in sorted(os.listdir(d)) if os.path.isdir(d) else []:
+            path = os.path.join(d, sid, ".process", name)
+            if sid.startswith("WFS-") and os.path.exists(path):
                 with open(path, encoding="utf-8") as f:
                     return json.load(f)
     return None
+
+
+def ts(text):
+    """An artifact's timestamp (RFC 3339, nanoseconds allowed) as seconds."""
+    head, _, frac = text.rstrip("Z").partition(".")
+    t = datetime.datetime.fromisoformat(head).replace(tzinfo=datetime.timezone.utc)
+    return t.timestamp() + (float("0." + frac) if frac else 0.0)
+
+
+def single_attempt_own_ms(history, state):
+    """wfx's own time in the span of a single attempt in place: from its
+    call's start to the end of the last test run in place after it, the
+    call and those runs taken off (see the module's docs)."""
+    fix = history["entries"][0]
+    start = ts(fix["started_at"])
+    runs = [r for r in state["iterations"]
+            if r["iteration"] == fix["iteration"] + 1 and not r.get("sealed")
+            and r.get("completed_at")]
+    if not runs:
+        sys.exit("no test run in place after the single attempt")
+    end = max(ts(r["completed_at"]) for r in runs)
+    tests = sum(ts(r["completed_at"]) - ts(r["started_at"]) for r in runs)
+    return round((end - start - tests) * 1000 - fix["duration_ms"])
+
+
+def load1():
+    return os.getloadavg()[0]
 
 
 def steps(args):
@@ -140,48 +203,79 @@ def parallel(args):
 
 
 def own(args):
-    own_ms, agent_ms, tests_ms, dur_ms = [], [], [], []
-    walls = {1: [], 3: []}
+    """The own-time figures of --wfx (and of --base, alternated run by run
+    with it when given)."""
+    binaries = [args.wfx] + ([args.base] if args.base else [])
+    rows = {b: {"own": [], "agent": [], "tests": [], "dur": [], "single": [],
+                "wall": {1: [], 3: []}, "cpu": {1: [], 3: []}} for b in binaries}
+    load = [load1()]
     for _ in range(args.runs):
-        for n in (3, 1):
-            code, attempts, wall, _ = cycle(args.wfx, ["fix-all"], n, args)
-            if code != 0 or attempts != 1:
-                sys.exit(f"--candidates {n}: exit {code}, {attempts} fix attempt(s)")
-            walls[n].append(wall)
-            if n == 3:
-                rows = args.history["entries"][0]["candidates"]
-                if len(rows) != 3 or any("agent_ms" not in r for r in rows):
+        for b in binaries:
+            r = rows[b]
+            for n in (3, 1):
+                code, attempts, wall, _ = cycle(b, ["fix-all"], n, args)
+                if code != 0 or attempts != 1:
+                    sys.exit(f"{b} --candidates {n}: exit {code}, {attempts} fix attempt(s)")
+                r["wall"][n].append(wall)
+                r["cpu"][n].append(args.cpu)
+                load.append(load1())
+                if n == 1:
+                    r["single"].append(single_attempt_own_ms(args.history, args.state))
+                    continue
+                cands = args.history["entries"][0]["candidates"]
+                if len(cands) != 3 or any("agent_ms" not in c for c in cands):
                     sys.exit("no candidates[] with agent_ms in fix-history.json")
-                for r in rows:
-                    own_ms.append(r["duration_ms"] - r["agent_ms"] - r["tests_ms"])
-                    agent_ms.append(r["agent_ms"])
-                    tests_ms.append(r["tests_ms"])
-                    dur_ms.append(r["duration_ms"])
+                for c in cands:
+                    r["own"].append(c["duration_ms"] - c["agent_ms"] - c["tests_ms"])
+                    r["agent"].append(c["agent_ms"])
+                    r["tests"].append(c["tests_ms"])
+                    r["dur"].append(c["duration_ms"])
+    out = {"runs": args.runs, "sleep_s": args.sleep,
+           "load_1min": [round(min(load), 2), round(max(load), 2)]}
+    out.update(own_figures(rows[args.wfx]))
+    if args.base:
+        out["base"] = own_figures(rows[args.base])
+    print(json.dumps(out, indent=None if args.json else 2))
+
+
+def own_figures(r):
     med = statistics.median
-    print(json.dumps({
-        "runs": args.runs,
-        "sleep_s": args.sleep,
-        "own_ms": med(own_ms),
-        "own_range_ms": [min(own_ms), max(own_ms)],
-        "candidate_ms": med(dur_ms),
-        "agent_ms": med(agent_ms),
-        "tests_ms": med(tests_ms),
-        "wall_n3_s": round(med(walls[3]), 3),
-        "wall_n1_s": round(med(walls[1]), 3),
-        "extra_per_candidate_ms": round((med(walls[3]) - med(walls[1])) / 2 * 1000),
-    }, indent=None if args.json else 2))
+    out = {
+        "own_ms": med(r["own"]),
+        "own_range_ms": [min(r["own"]), max(r["own"])],
+        "single_own_ms": med(r["single"]),
+        "single_own_range_ms": [min(r["single"]), max(r["single"])],
+        "beyond_ms": med(r["own"]) - med(r["single"]),
+        "candidate_ms": med(r["dur"]),
+        "agent_ms": med(r["agent"]),
+        "tests_ms": med(r["tests"]),
+        "wall_n3_s": round(med(r["wall"][3]), 3),
+        "wall_n1_s": round(med(r["wall"][1]), 3),
+    }
+    cpu = r["cpu"]
+    if all(c is not None for c in cpu[1] + cpu[3]):
+        extra = [(c3 - c1) / 3 * 1000 for c3, c1 in zip(cpu[3], cpu[1])]
+        out.update({
+            "cpu_n3_ms": round(med(cpu[3]) * 1000),
+            "cpu_n1_ms": round(med(cpu[1]) * 1000),
+            "cpu_beyond_ms": round(med(extra), 1),
+            "cpu_beyond_range_ms": [round(min(extra), 1), round(max(extra), 1)],
+        })
+    return out
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("what", choices=["steps", "parallel", "own"])
     ap.add_argument("--wfx", default=os.path.join(REPO, "target", "release", "wfx"))
+    ap.add_argument("--base", help="own: another wfx, alternated run by run with --wfx")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--sleep", type=float, default=2.0)
     ap.add_argument("--max-parallel", type=int, default=3)
     ap.add_argument("--json", action="store_true", help="one line of JSON (for scripts/bench_all.sh)")
     args = ap.parse_args()
     args.wfx = os.path.abspath(args.wfx)
+    args.base = args.base and os.path.abspath(args.base)
     {"steps": steps, "parallel": parallel, "own": own}[args.what](args)
 
 

@@ -175,10 +175,16 @@ def main():
             "≤ 1.3× the slowest", c["ratio"] <= 1.3)
     c = jload(d, "candidates-own.json")
     if c:
-        add(f"wfx's own time per speculative candidate (duration − agent − tests of each candidate's record, "
-            f"instant fixture agents, {c['runs']} steps of 3; range {c['own_range_ms'][0]}–{c['own_range_ms'][1]} ms; "
-            f"session wall N=3 {c['wall_n3_s']} s, N=1 {c['wall_n1_s']} s)",
-            f"{c['own_ms']} ms", "–", "–", "≤ 10 ms", c["own_ms"] <= 10)
+        add(f"wfx's own time per speculative candidate beyond the single-attempt path (each candidate's "
+            f"duration − agent − tests, {c['own_ms']} ms, range {c['own_range_ms'][0]}–{c['own_range_ms'][1]}; "
+            f"minus the single attempt's span in place measured the same way; agents sleeping {c['sleep_s']} s, "
+            f"{c['runs']} N=3/N=1 pairs, load {c['load_1min'][0]}–{c['load_1min'][1]})",
+            f"{c['beyond_ms']} ms", f"single attempt {c['single_own_ms']} ms", "–", "≤ 10 ms",
+            c["beyond_ms"] <= 10)
+        if "cpu_beyond_ms" in c:
+            add(f"wfx's own CPU per candidate beyond the single-attempt path ((N=3 − N=1 session CPU of wfx) / 3; "
+                f"range {c['cpu_beyond_range_ms'][0]}–{c['cpu_beyond_range_ms'][1]} ms)",
+                f"{c['cpu_beyond_ms']} ms", f"N=1 session {c['cpu_n1_ms']} ms", "–", "–", None)
 
     if os.path.exists(os.path.join(d, "stream.txt")):
         srows, size = stream_rows(read(os.path.join(d, "stream.txt")))

@@ -32,6 +32,12 @@ pub fn millis(ms: u64) -> String {
     }
 }
 
+/// Milliseconds from `start` to `end` by a clock of timestamps (the
+/// ports' clock); 0 when the clock went back.
+pub fn ms_between(start: crate::artifacts::Timestamp, end: crate::artifacts::Timestamp) -> u64 {
+    u64::try_from((end - start).num_milliseconds()).unwrap_or(0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1584,6 +1584,29 @@ fn three_candidates_one_step_the_best_committed_once() {
     );
 }
 
+/// Issue #29: a candidate's times are the ports' clock's, like every other
+/// time of a run. The fake clock moves 2 s per agent call and 1 s per test
+/// run and nothing else, so each candidate's agent, tests (its tiers, and
+/// the re-run of the tests it broke) and whole time are exactly those.
+#[test]
+fn candidate_times_come_from_the_ports_clock() {
+    let h = candidates_harness(3, None);
+    let mut p = ports();
+    fixer(&mut p, three_kinds);
+    let mut s = fresh(&h.machine, p.now());
+    let (ending, _) = drive(&h.machine, &mut s, &mut p, false);
+    assert_eq!(ending.exit, Exit::Success, "{:?}", p.journal);
+    let rows = &s.history.entries[0].candidates;
+    assert_eq!(rows.len(), 3);
+    for c in rows {
+        assert_eq!(c.agent_ms, 2_000, "{c:?}");
+        assert!(!c.tiers.is_empty(), "{c:?}");
+        let runs = c.tiers.len() + usize::from(!c.broken.is_empty());
+        assert_eq!(c.tests_ms, 1_000 * runs as u64, "{c:?}");
+        assert_eq!(c.duration_ms, c.agent_ms + c.tests_ms, "{c:?}");
+    }
+}
+
 #[test]
 fn candidates_that_all_regress_are_a_failed_attempt_and_the_loop_goes_on() {
     let h = candidates_harness(2, None);

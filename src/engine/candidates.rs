@@ -14,10 +14,11 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::step::{Inspection, ProcessEnd, Snapshot};
 use crate::agents::{CallFiles, CallRecord, ResolvedAgent, Role, Vars};
+use crate::artifacts::Timestamp;
 use crate::artifacts::fix_history::{CandidateAttempt, CandidateVerdict, Diffstat, Tamper};
 use crate::artifacts::iteration_state::{RanCounts, SealedEnvironment, Strategy, Tier};
 use crate::artifacts::test_results::{Layer, TestResults};
@@ -268,6 +269,9 @@ pub enum CandidateNote<'a> {
 
 /// What one candidate's procedure needs of the world: its checkout.
 pub trait CandidateWorld {
+    /// The clock its times are measured by (the ports' clock: fixed in
+    /// tests).
+    fn now(&self) -> Timestamp;
     fn invoke_agent(&mut self, inv: &crate::agents::Invocation) -> Result<CallRecord>;
     fn shell(&mut self, run: &super::ports::ShellRun<'_>) -> Result<ProcessEnd>;
     /// Where the candidate runs (the project root in its checkout).
@@ -453,9 +457,9 @@ pub fn run_one(
     versions_of: Option<fn(&str) -> bool>,
     shown: &dyn Fn(&std::path::Path) -> String,
 ) -> Result<CandidateRan> {
-    let started = Instant::now();
+    let started = world.now();
     let root = world.root();
-    let agent_started = Instant::now();
+    let agent_started = world.now();
     let (call, shell) = match &c.work {
         CandidateWork::Agent {
             agent,
@@ -493,7 +497,7 @@ pub fn run_one(
             (None, Some(end))
         }
     };
-    let agent_ms = millis(agent_started);
+    let agent_ms = millis(world, agent_started);
     let links_undone = world.undo_planted_links()?;
     let inspection = world.inspect(versions_of)?;
     let mut ran = CandidateRan {
@@ -520,13 +524,13 @@ pub fn run_one(
     if !failed_call && !nothing && !crate::process::interrupted() {
         test_candidate(world, c, tests, &mut ran, shown)?;
     }
-    ran.duration_ms = millis(started);
+    ran.duration_ms = millis(world, started);
     Ok(ran)
 }
 
-/// Milliseconds since `t`.
-fn millis(t: Instant) -> u64 {
-    t.elapsed().as_millis() as u64
+/// Milliseconds since `t` by the world's clock.
+fn millis(world: &dyn CandidateWorld, t: Timestamp) -> u64 {
+    crate::duration::ms_between(t, world.now())
 }
 
 /// The test runs of a candidate ([`next_run`]), merged over the baseline,
@@ -551,7 +555,7 @@ fn test_candidate(
         }
         let log = c.dir.join(format!("tier-{}-output.log", tier.as_str()));
         let previous = merged.as_ref().or(tests.baseline.as_deref());
-        let run_started = Instant::now();
+        let run_started = world.now();
         let results = world.run_tests(&super::ports::TestRun {
             root: &root,
             detected: &tests.detected,
@@ -562,7 +566,7 @@ fn test_candidate(
             env: &env,
             previous,
         })?;
-        ran.tests_ms += millis(run_started);
+        ran.tests_ms += millis(world, run_started);
         let mut run = CandidateRun {
             tier,
             ran: RanCounts::of(&results),
@@ -626,7 +630,7 @@ fn test_candidate(
             && !crate::process::interrupted()
         {
             let log = c.dir.join("rerun-output.log");
-            let run_started = Instant::now();
+            let run_started = world.now();
             let rerun = world.run_tests(&super::ports::TestRun {
                 root: &root,
                 detected: &tests.detected,
@@ -637,7 +641,7 @@ fn test_candidate(
                 env: &env,
                 previous: None,
             })?;
-            ran.tests_ms += millis(run_started);
+            ran.tests_ms += millis(world, run_started);
             ran.flaky = crate::testing::mark_flaky(m, &rerun);
         }
     }

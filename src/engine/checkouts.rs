@@ -14,10 +14,12 @@ use std::sync::mpsc;
 use super::candidates::{
     self, CandidateBatch, CandidateDone, CandidateEnd, CandidateNote, CandidateRan, CandidateWorld,
 };
+use super::ports::Ports;
 use super::ports::{ShellRun, TestRun};
 use super::real::{RealPorts, inspect_with, open_checkout, run_tests_with, shell_with};
 use super::step::{Inspection, ProcessEnd, Sealed, Snapshot};
 use crate::agents::{CallRecord, Invocation};
+use crate::artifacts::Timestamp;
 use crate::artifacts::test_results::TestResults;
 use crate::error::{Error, Result};
 use crate::git::Checkpoints;
@@ -43,6 +45,21 @@ struct Shared<'b> {
     base: String,
     max_new_file_mib: u64,
     versions_of: Option<fn(&str) -> bool>,
+    clock: Clock,
+}
+
+/// The candidates' clock: the ports' time when the batch started, moved on
+/// by a monotonic clock (a candidate's times never go back).
+#[derive(Clone, Copy)]
+struct Clock {
+    at: Timestamp,
+    since: std::time::Instant,
+}
+
+impl Clock {
+    fn now(&self) -> Timestamp {
+        self.at + chrono::Duration::from_std(self.since.elapsed()).unwrap_or_default()
+    }
 }
 
 impl RealPorts<'_> {
@@ -69,6 +86,10 @@ impl RealPorts<'_> {
             base,
             max_new_file_mib: self.cp.max_new_file_mib(),
             versions_of,
+            clock: Clock {
+                at: self.now(),
+                since: std::time::Instant::now(),
+            },
         };
         let n = batch.candidates.len();
         let mut results: Vec<Option<CandidateDone>> = vec![None; n];
@@ -159,7 +180,7 @@ impl RealPorts<'_> {
 /// One candidate on its thread: its checkout made, the candidate run in
 /// it ([`candidates::run_one`]), the checkout removed.
 fn run_in_checkout(s: &Shared<'_>, i: usize, tx: &mpsc::Sender<Msg>) -> Result<CandidateRan> {
-    let started = std::time::Instant::now();
+    let started = s.clock.now();
     let c = &s.batch.candidates[i];
     std::fs::create_dir_all(&c.dir).map_err(|e| Error::io(&c.dir, e))?;
     let main = Checkpoints::open(&s.root)?.with_session(&s.session);
@@ -176,6 +197,7 @@ fn run_in_checkout(s: &Shared<'_>, i: usize, tx: &mpsc::Sender<Msg>) -> Result<C
             }
         }
         let cp = Checkpoints::open(&sealed.root)?.with_max_new_file_mib(s.max_new_file_mib);
+        cp.objects_in_memory()?;
         let mut world = Checkout {
             cp,
             main,
@@ -186,6 +208,8 @@ fn run_in_checkout(s: &Shared<'_>, i: usize, tx: &mpsc::Sender<Msg>) -> Result<C
             sealed,
             index: c.index,
             tx: tx.clone(),
+            clock: s.clock,
+            now: None,
         };
         let ws = crate::session::Workspace::new(s.project.clone());
         candidates::run_one(&mut world, c, &s.batch.tests, s.versions_of, &|p: &Path| {
@@ -195,7 +219,7 @@ fn run_in_checkout(s: &Shared<'_>, i: usize, tx: &mpsc::Sender<Msg>) -> Result<C
     crate::git::remove_checkout(&dir).map_err(|e| Error::io(&dir, e))?;
     // The candidate's time includes its checkout: wfx's own cost of it.
     out.map(|mut ran| {
-        ran.duration_ms = started.elapsed().as_millis() as u64;
+        ran.duration_ms = crate::duration::ms_between(started, s.clock.now());
         ran
     })
 }
@@ -210,6 +234,10 @@ struct Checkout {
     sealed: Sealed,
     index: u32,
     tx: mpsc::Sender<Msg>,
+    clock: Clock,
+    /// The work tree's tree as the link check (or the inspection) read
+    /// it, for the inspection and the tree kept that follow at once.
+    now: Option<String>,
 }
 
 impl Checkout {
@@ -233,6 +261,10 @@ impl Checkout {
 }
 
 impl CandidateWorld for Checkout {
+    fn now(&self) -> Timestamp {
+        self.clock.now()
+    }
+
     fn invoke_agent(&mut self, inv: &Invocation) -> Result<CallRecord> {
         self.child(|on_spawn| crate::agents::invoke(inv, on_spawn))
     }
@@ -250,13 +282,24 @@ impl CandidateWorld for Checkout {
     }
 
     fn undo_planted_links(&mut self) -> Result<Vec<String>> {
-        let links = self.cp.planted_links(self.base_tree())?;
-        self.cp.restore_paths(self.base_tree(), &links)?;
+        // The work tree is read once for the link check, the diff and the
+        // tree kept (nothing runs between them): again only when a link
+        // was put back.
+        let now = self.cp.snapshot()?;
+        let links = self.cp.planted_links_at(self.base_tree(), now.as_deref())?;
+        if links.is_empty() {
+            self.now = now;
+        } else {
+            self.cp.restore_paths(self.base_tree(), &links)?;
+        }
         Ok(links)
     }
 
     fn inspect(&mut self, versions_of: Option<fn(&str) -> bool>) -> Result<Inspection> {
-        inspect_with(&self.cp, &self.base, versions_of)
+        if self.now.is_none() {
+            self.now = self.cp.snapshot()?;
+        }
+        inspect_with(&self.cp, &self.base, self.now.as_deref(), versions_of)
     }
 
     fn run_tests(&mut self, run: &TestRun<'_>) -> Result<TestResults> {
@@ -264,7 +307,11 @@ impl CandidateWorld for Checkout {
     }
 
     fn tree(&mut self) -> Result<Option<String>> {
-        let Some(tree) = self.cp.snapshot()? else {
+        let now = match self.now.take() {
+            Some(t) => Some(t),
+            None => self.cp.snapshot()?,
+        };
+        let Some(tree) = now else {
             return Ok(None);
         };
         self.main.import_candidate(&self.cp, &tree, self.index)?;

@@ -967,6 +967,10 @@ struct FakeCheckout<'a> {
 }
 
 impl super::candidates::CandidateWorld for FakeCheckout<'_> {
+    fn now(&self) -> Timestamp {
+        self.ports.now()
+    }
+
     fn invoke_agent(&mut self, inv: &Invocation) -> Result<CallRecord> {
         self.ports.invoke_agent(inv)
     }

@@ -127,7 +127,7 @@ impl Ports for RealPorts<'_> {
         before: &Snapshot,
         versions_of: Option<fn(&str) -> bool>,
     ) -> Result<Inspection> {
-        inspect_with(&self.cp, before, versions_of)
+        inspect_with(&self.cp, before, None, versions_of)
     }
 
     fn changed_lines(&mut self, since: &str, path: &str) -> Result<Option<BTreeSet<u32>>> {
@@ -342,10 +342,12 @@ impl Ports for RealPorts<'_> {
     }
 }
 
-/// What changed in the work tree of `cp` since `before`.
+/// What changed in the work tree of `cp` since `before` (`now`: the work
+/// tree's tree, when the caller has just taken it).
 pub fn inspect_with(
     cp: &Checkpoints,
     before: &Snapshot,
+    now: Option<&str>,
     versions_of: Option<fn(&str) -> bool>,
 ) -> Result<Inspection> {
     let head_after = cp.head()?;
@@ -362,7 +364,7 @@ pub fn inspect_with(
         changes,
         stat: diffstat,
         excerpt: diff,
-    } = cp.diff_since(tree)?;
+    } = cp.diff_between(tree, now)?;
     let commit_paths = cp.commit_paths(&changes)?;
     let mut versions = Vec::new();
     if let Some(select) = versions_of {

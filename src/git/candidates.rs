@@ -108,6 +108,23 @@ impl Checkpoints {
         Ok(paths)
     }
 
+    /// Keep the objects this handle writes (the trees and blobs a
+    /// candidate's work tree is read into) in memory rather than as loose
+    /// files under its checkout's `.git/objects`, where each costs a file
+    /// and often a directory: the kept tree's are copied into the project
+    /// ([`Checkpoints::import_candidate`]) and the rest go with the
+    /// checkout.
+    pub fn objects_in_memory(&self) -> Result<()> {
+        let Some(r) = &self.repo else { return Ok(()) };
+        let odb = r
+            .git
+            .odb()
+            .map_err(ctx("cannot open the object database"))?;
+        odb.add_new_mempack_backend(1000)
+            .map_err(ctx("cannot keep the candidate's objects in memory"))?;
+        Ok(())
+    }
+
     /// `git.max_new_file_mib` of this handle.
     pub fn max_new_file_mib(&self) -> u64 {
         self.repo

@@ -506,10 +506,17 @@ impl Checkpoints {
     /// the unified diff between `snapshot` and now, all from one diff (the
     /// work tree is read once); empty outside a repository.
     pub fn diff_since(&self, snapshot: &str) -> Result<SnapshotDiff> {
+        self.diff_between(snapshot, None)
+    }
+
+    /// [`diff_since`](Self::diff_since) against `now`, a tree of the work
+    /// tree the caller has just taken ([`snapshot`](Self::snapshot)) and
+    /// nothing has changed since: the work tree is not read again.
+    pub fn diff_between(&self, snapshot: &str, now: Option<&str>) -> Result<SnapshotDiff> {
         let Some(r) = &self.repo else {
             return Ok(SnapshotDiff::default());
         };
-        r.diff_since(snapshot)
+        r.diff_since(snapshot, now)
     }
 
     /// The content of `path` in `snapshot` and in the work tree now (`None`
@@ -553,12 +560,19 @@ impl Checkpoints {
     /// link would make the tests read what is not in the commit, and a
     /// commit of it points at the user's machine. Project-relative, sorted.
     pub fn planted_links(&self, snapshot: &str) -> Result<Vec<String>> {
+        self.planted_links_at(snapshot, None)
+    }
+
+    /// [`planted_links`](Self::planted_links), the work tree's tree
+    /// `now` taken by the caller just before (see
+    /// [`diff_between`](Self::diff_between)).
+    pub fn planted_links_at(&self, snapshot: &str, now: Option<&str>) -> Result<Vec<String>> {
         let Some(r) = &self.repo else {
             return Ok(Vec::new());
         };
         let tree = r.snapshot_tree(snapshot)?;
         let mut out = Vec::new();
-        for change in r.changed_since(snapshot)? {
+        for change in r.changes_of(&r.snapshot_diff(snapshot, now)?) {
             let abs = r.abs(&r.scope_of(&change.path)?);
             let Ok(target) = std::fs::read_link(&abs) else {
                 continue;
@@ -973,10 +987,14 @@ impl Repo {
         })
     }
 
-    /// Diff of `snapshot` against the work tree now, renames detected.
-    fn snapshot_diff(&self, snapshot: &str) -> Result<git2::Diff<'_>> {
+    /// Diff of `snapshot` against the work tree now (`now`: its tree, just
+    /// taken), renames detected.
+    fn snapshot_diff(&self, snapshot: &str, now: Option<&str>) -> Result<git2::Diff<'_>> {
         let old = self.snapshot_tree(snapshot)?;
-        let new_id = self.current_tree()?;
+        let new_id = match now {
+            Some(t) => Oid::from_str(t).map_err(|_| Error::Internal(format!("{t}: not an id")))?,
+            None => self.current_tree()?,
+        };
         let new = self
             .git
             .find_tree(new_id)
@@ -995,7 +1013,7 @@ impl Repo {
     }
 
     fn changed_since(&self, snapshot: &str) -> Result<Vec<Change>> {
-        Ok(self.changes_of(&self.snapshot_diff(snapshot)?))
+        Ok(self.changes_of(&self.snapshot_diff(snapshot, None)?))
     }
 
     /// The changes of a diff, sorted by path.
@@ -1023,8 +1041,8 @@ impl Repo {
 
     /// One diff, printed once: its changes, its stat (counted from the
     /// printed lines, as `git diff --stat` counts) and its excerpt.
-    fn diff_since(&self, snapshot: &str) -> Result<SnapshotDiff> {
-        let diff = self.snapshot_diff(snapshot)?;
+    fn diff_since(&self, snapshot: &str, now: Option<&str>) -> Result<SnapshotDiff> {
+        let diff = self.snapshot_diff(snapshot, now)?;
         let secrets = crate::redact::process_secrets();
         let mut excerpt = ExcerptBuilder::new(secrets);
         let mut stat = DiffStat {

@@ -120,6 +120,47 @@ pub fn remove_checkout(dir: &Path) -> std::io::Result<()> {
     }
 }
 
+/// The repository of a checkout in `dir`, its `HEAD` detached at `id`,
+/// whose objects are `main`'s (an `alternates` file), written by hand:
+/// `git init` would copy the system's hook samples, probe the file system
+/// with files it then removes, rewrite its config once per setting and log
+/// the move of `HEAD` — a few dozen file operations per candidate that
+/// nothing here reads. The file system settings are the project's own
+/// (`core.filemode`, `core.symlinks`, `core.ignorecase`,
+/// `core.precomposeunicode`, as git probed them for the project), so
+/// the checkout's status reads its files the way the project's does.
+fn init_checkout_repo(main: &Repository, dir: &Path, id: Oid) -> Result<Repository> {
+    let git_dir = dir.join(".git");
+    let info = git_dir.join("objects/info");
+    for d in [&info, &git_dir.join("refs")] {
+        std::fs::create_dir_all(d).map_err(|e| Error::io(d, e))?;
+    }
+    let objects = main.commondir().join("objects");
+    let alternates = info.join("alternates");
+    std::fs::write(&alternates, format!("{}\n", objects.display()))
+        .map_err(|e| Error::io(&alternates, e))?;
+    // A shallow history stays readable in the checkout.
+    let shallow = main.commondir().join("shallow");
+    if shallow.is_file() {
+        let _ = std::fs::copy(&shallow, git_dir.join("shallow"));
+    }
+    let mut config = String::from(
+        "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tlogallrefupdates = false\n",
+    );
+    if let Ok(c) = main.config() {
+        for key in ["filemode", "symlinks", "ignorecase", "precomposeunicode"] {
+            if let Ok(v) = c.get_bool(&format!("core.{key}")) {
+                config.push_str(&format!("\t{key} = {v}\n"));
+            }
+        }
+    }
+    let path = git_dir.join("config");
+    std::fs::write(&path, config).map_err(|e| Error::io(&path, e))?;
+    let head = git_dir.join("HEAD");
+    std::fs::write(&head, format!("{id}\n")).map_err(|e| Error::io(&head, e))?;
+    Repository::open(dir).map_err(ctx("cannot open the sealed checkout"))
+}
+
 /// A sealed checkout ready to run in.
 #[derive(Debug, Clone)]
 pub struct SealedCheckout {
@@ -191,25 +232,7 @@ impl Checkpoints {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         let id =
             Oid::from_str(commit).map_err(|_| Error::Internal(format!("{commit}: not an id")))?;
-        // No hook samples from the system's templates: nothing runs
-        // hooks here, and each file would be written and removed again.
-        let mut opts = git2::RepositoryInitOptions::new();
-        opts.external_template(false);
-        let repo =
-            Repository::init_opts(dir, &opts).map_err(ctx("cannot create the sealed checkout"))?;
-        let objects = r.git.commondir().join("objects");
-        let info = repo.path().join("objects/info");
-        std::fs::create_dir_all(&info).map_err(|e| Error::io(&info, e))?;
-        let alternates = info.join("alternates");
-        std::fs::write(&alternates, format!("{}\n", objects.display()))
-            .map_err(|e| Error::io(&alternates, e))?;
-        // A shallow history stays readable in the checkout.
-        let shallow = r.git.commondir().join("shallow");
-        if shallow.is_file() {
-            let _ = std::fs::copy(&shallow, repo.path().join("shallow"));
-        }
-        repo.set_head_detached(id)
-            .map_err(ctx(format!("cannot point the sealed checkout at {commit}")))?;
+        let repo = init_checkout_repo(&r.git, dir, id)?;
         let mut co = git2::build::CheckoutBuilder::new();
         co.force();
         repo.checkout_head(Some(&mut co))
@@ -232,10 +255,12 @@ impl Checkpoints {
                 )
             })
             .collect();
-        if let Some(parent) = exclude.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+        if !deps.is_empty() {
+            if let Some(parent) = exclude.parent() {
+                std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+            }
+            std::fs::write(&exclude, lines).map_err(|e| Error::io(&exclude, e))?;
         }
-        std::fs::write(&exclude, lines).map_err(|e| Error::io(&exclude, e))?;
         for rel in deps {
             let from = project.join(rel);
             let to = root.join(rel);

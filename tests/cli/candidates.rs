@@ -46,6 +46,16 @@ fn execute(env: &Env, args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
+/// The run ended with `code` (its stderr shown when not).
+fn exited(out: &std::process::Output, code: i32) {
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 fn events(out: &std::process::Output) -> Vec<Value> {
     String::from_utf8_lossy(&out.stdout)
         .lines()
@@ -101,12 +111,7 @@ fn three_candidates_fix_in_one_step_and_the_best_is_committed() {
     );
     plan(&env, "Test the candidates");
     let out = execute(&env, &[]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    exited(&out, 0);
     // One step: the chosen candidate's commit, with its trailer.
     assert_eq!(
         commits(&env),
@@ -279,12 +284,7 @@ fn no_candidate_better_than_the_run_before_is_a_failed_attempt() {
     env.cycle_project("py-calc", &config(&["noop", "break"], 2));
     plan(&env, "Test the candidates");
     let out = execute(&env, &["--max-iterations", "1"]);
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    exited(&out, 1);
     let ev = events(&out);
     let chosen = of_kind(&ev, "candidate-chosen");
     assert_eq!(chosen.len(), 1);
@@ -366,12 +366,7 @@ fn kill_9_while_candidates_run_then_resume_leaves_nothing_behind() {
         .args(["test-cycle-execute", "--resume-session", session])
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    exited(&out, 0);
     for pid in agents {
         assert!(!running(pid), "candidate agent {pid} survived the resume");
     }
@@ -416,4 +411,43 @@ fn a_candidate_that_writes_into_the_project_is_undone() {
     assert!(!env.git(&["show", "HEAD~1", "--stat"]).contains("other.py"));
     let history = env.json(".workflow/archives/WFS-test-the-candidates/.process/fix-history.json");
     assert_eq!(history["entries"][0]["tamper"], "tree_edited", "{history}");
+}
+
+/// A candidate that replaces a test file by a link to a copy outside the
+/// project (one without the failing test) has the file put back in its
+/// checkout before its tests run: its record says `link_planted`, it
+/// fixes only what it really fixed, the honest candidate wins and no link
+/// reaches the project.
+#[test]
+fn a_candidate_that_plants_a_link_has_it_put_back_before_its_tests() {
+    let env = Env::new();
+    let mut cfg = config(&["fix-all"], 2);
+    cfg["agents"]["fix"] = json!(["link-tests", "fix-all"]);
+    cfg["agents"]["definitions"]["link-tests"] =
+        json!({"command": [fake_agent("link-tests").display().to_string()]});
+    env.cycle_project("py-calc", &cfg);
+    plan(&env, "Test the candidates");
+    let out = execute(&env, &[]);
+    exited(&out, 0);
+    let history = env.json(".workflow/archives/WFS-test-the-candidates/.process/fix-history.json");
+    let e = &history["entries"][0];
+    assert_eq!(e["candidate"], 2, "{e:#}");
+    let linker = &e["candidates"][0];
+    assert_eq!(linker["agent"], "link-tests");
+    assert_eq!(linker["tamper"], "link_planted", "{linker:#}");
+    assert_eq!(linker["verdict"], "outranked", "{linker:#}");
+    assert_eq!(linker["fixed"], 1, "{linker:#}");
+    assert!(
+        !std::fs::symlink_metadata(env.root.join("tests/test_auth.py"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(
+        env.git(&["ls-files", "-s", "tests"])
+            .matches("120000")
+            .count(),
+        0
+    );
+    nothing_left(&env, "WFS-test-the-candidates");
 }

@@ -1358,3 +1358,54 @@ fn final_commit_records_the_archive_move() {
     assert!(body(&env, "HEAD").ends_with("Wfx-Iteration: 1\nWfx-Kind: final\n\n"));
     assert_eq!(status(&env), Vec::<String>::new());
 }
+
+/// A sealed or candidate checkout is a repository git itself reads: `HEAD`
+/// detached at the commit, a clean status, the objects reached through
+/// the project's, and the project's file system settings; written by hand,
+/// so none of `git init`'s hook samples, probes or reflog.
+#[test]
+fn a_checkout_is_a_clean_repository_with_the_projects_file_system_settings() {
+    let env = project();
+    env.git(&["config", "core.ignorecase", "true"]);
+    env.git(&["config", "core.symlinks", "false"]);
+    let cp = open(&env);
+    let head = rev(&env, "HEAD");
+    let dir = env.root.with_extension("checkout");
+    let co = cp.checkout_sealed(&head, &dir, &[]).unwrap();
+    assert_eq!(co.root, dir);
+    assert_eq!(git_in(&env, &dir, &["rev-parse", "HEAD"]).trim(), head);
+    // Detached: no branch.
+    assert_eq!(
+        git_in(&env, &dir, &["rev-parse", "--abbrev-ref", "HEAD"]).trim(),
+        "HEAD"
+    );
+    assert_eq!(git_in(&env, &dir, &["status", "--porcelain"]), "");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("src/lib.rs")).unwrap(),
+        LIB_V1
+    );
+    assert_eq!(
+        git_in(&env, &dir, &["config", "--local", "core.ignorecase"]).trim(),
+        "true"
+    );
+    assert_eq!(
+        git_in(&env, &dir, &["config", "--local", "core.symlinks"]).trim(),
+        "false"
+    );
+    assert_eq!(
+        git_in(&env, &dir, &["config", "--local", "core.bare"]).trim(),
+        "false"
+    );
+    for absent in ["hooks", "logs", "description"] {
+        assert!(!dir.join(".git").join(absent).exists(), "{absent}");
+    }
+    // Its objects are the project's: none of its own after the checkout.
+    let own = std::fs::read_dir(dir.join(".git/objects"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name() != "info" && e.file_name() != "pack")
+        .count();
+    assert_eq!(own, 0);
+    wfx::git::remove_checkout(&dir).unwrap();
+    assert!(!dir.exists());
+}
