@@ -119,8 +119,9 @@ impl ParsedRun {
             return;
         }
         let prefix = format!("{root}/");
+        let finder = memchr::memmem::Finder::new(prefix.as_bytes());
         let fix = |s: &mut String| {
-            if s.contains(&prefix) {
+            if finder.find(s.as_bytes()).is_some() {
                 *s = s.replace(&prefix, "");
             }
         };
