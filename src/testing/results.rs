@@ -401,14 +401,14 @@ pub fn criticality(j: &Judged<'_>) -> Criticality {
 mod fast {
     use crate::artifacts::test_results::Layer;
 
-    /// Every start of `needle` in `hay`, overlapping ones included.
+    /// Every start of `needle` (not empty) in `hay`, overlapping ones
+    /// included. Paths and messages are short: a plain scan, no searcher
+    /// to build per call.
     fn starts<'a>(hay: &'a [u8], needle: &'a [u8]) -> impl Iterator<Item = usize> + 'a {
-        let mut from = 0;
-        std::iter::from_fn(move || {
-            let at = from + memchr::memmem::find(hay.get(from..)?, needle)?;
-            from = at + 1;
-            Some(at)
-        })
+        hay.windows(needle.len())
+            .enumerate()
+            .filter(move |(_, w)| *w == needle)
+            .map(|(i, _)| i)
     }
 
     /// Whether `needle` occurs with a byte before it (`None` at the start)
