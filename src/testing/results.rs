@@ -963,7 +963,8 @@ mod tests {
         for x in inputs.iter().filter(|x| x.is_ascii()) {
             checked += 1;
             assert_eq!(fast::layer(x), layer_by_regex(x), "layer of {x:?}");
-            let pairs: [(&LazyLock<Regex>, fn(&str) -> bool, &str); 5] = [
+            type Pair<'a> = (&'a LazyLock<Regex>, fn(&str) -> bool, &'a str);
+            let pairs: [Pair; 5] = [
                 (&ENVIRONMENT, fast::environment, "environment"),
                 (&SENSITIVE, fast::sensitive, "sensitive"),
                 (&ASSERTION, fast::assertion, "assertion"),
