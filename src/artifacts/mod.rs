@@ -302,27 +302,21 @@ mod tests {
     use serde::Deserialize;
     use serde_json::json;
 
-    /// Every numeric bound of a schema: (path of keys from the root, the
-    /// bound, whether it is a maximum, whether the value is an integer).
-    /// A map's values (`additionalProperties`) are reached under key `x`.
-    fn bounds(root: &Value) -> Vec<(Vec<String>, f64, bool, bool)> {
+    /// Calls `visit` with every subschema of a Config-like schema and its
+    /// key path from the root (`$ref`s followed, `anyOf`/`oneOf` branches
+    /// at their parent's path, a map's values under `*`).
+    fn walk_schema(root: &Value, visit: &mut dyn FnMut(&[String], &Value)) {
         fn walk(
             root: &Value,
             s: &Value,
             path: &mut Vec<String>,
-            out: &mut Vec<(Vec<String>, f64, bool, bool)>,
+            visit: &mut dyn FnMut(&[String], &Value),
         ) {
             if let Some(r) = s.get("$ref").and_then(Value::as_str) {
                 let name = r.trim_start_matches("#/$defs/");
-                return walk(root, &root["$defs"][name], path, out);
+                return walk(root, &root["$defs"][name], path, visit);
             }
-            let integer = s.get("type") == Some(&json!("integer"))
-                || s.get("type") == Some(&json!(["integer", "null"]));
-            for (key, is_max) in [("minimum", false), ("maximum", true)] {
-                if let Some(b) = s.get(key).and_then(Value::as_f64) {
-                    out.push((path.clone(), b, is_max, integer));
-                }
-            }
+            visit(path, s);
             for branch in ["anyOf", "oneOf"] {
                 for b in s
                     .get(branch)
@@ -330,76 +324,56 @@ mod tests {
                     .into_iter()
                     .flatten()
                 {
-                    walk(root, b, path, out);
+                    walk(root, b, path, visit);
                 }
             }
             if let Some(props) = s.get("properties").and_then(Value::as_object) {
                 for (k, v) in props {
                     path.push(k.clone());
-                    walk(root, v, path, out);
-                    path.pop();
-                }
-            }
-            if let Some(v) = s.get("additionalProperties").filter(|v| v.is_object()) {
-                path.push("x".into());
-                walk(root, v, path, out);
-                path.pop();
-            }
-        }
-        let mut out = Vec::new();
-        walk(root, root, &mut Vec::new(), &mut out);
-        out
-    }
-
-    /// The key paths where a schema allows objects and arrays; a map's
-    /// values are under `*`.
-    fn shapes(root: &Value) -> (Vec<Vec<String>>, Vec<Vec<String>>) {
-        fn walk(
-            root: &Value,
-            s: &Value,
-            path: &mut Vec<String>,
-            out: &mut (Vec<Vec<String>>, Vec<Vec<String>>),
-        ) {
-            if let Some(r) = s.get("$ref").and_then(Value::as_str) {
-                let name = r.trim_start_matches("#/$defs/");
-                return walk(root, &root["$defs"][name], path, out);
-            }
-            let types: Vec<&str> = match s.get("type") {
-                Some(Value::String(t)) => vec![t.as_str()],
-                Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
-                _ => Vec::new(),
-            };
-            if types.contains(&"object") && !out.0.contains(path) {
-                out.0.push(path.clone());
-            }
-            if types.contains(&"array") && !out.1.contains(path) {
-                out.1.push(path.clone());
-            }
-            for branch in ["anyOf", "oneOf"] {
-                for b in s
-                    .get(branch)
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                {
-                    walk(root, b, path, out);
-                }
-            }
-            if let Some(props) = s.get("properties").and_then(Value::as_object) {
-                for (k, v) in props {
-                    path.push(k.clone());
-                    walk(root, v, path, out);
+                    walk(root, v, path, visit);
                     path.pop();
                 }
             }
             if let Some(v) = s.get("additionalProperties").filter(|v| v.is_object()) {
                 path.push("*".into());
-                walk(root, v, path, out);
+                walk(root, v, path, visit);
                 path.pop();
             }
         }
-        let mut out = (Vec::new(), Vec::new());
-        walk(root, root, &mut Vec::new(), &mut out);
+        walk(root, root, &mut Vec::new(), visit);
+    }
+
+    /// Every numeric bound of a schema: (key path, the bound, whether it is
+    /// a maximum, whether the value is an integer).
+    fn bounds(root: &Value) -> Vec<(Vec<String>, f64, bool, bool)> {
+        let mut out = Vec::new();
+        walk_schema(root, &mut |path, s| {
+            let integer = s.get("type") == Some(&json!("integer"))
+                || s.get("type") == Some(&json!(["integer", "null"]));
+            for (key, is_max) in [("minimum", false), ("maximum", true)] {
+                if let Some(b) = s.get(key).and_then(Value::as_f64) {
+                    out.push((path.to_vec(), b, is_max, integer));
+                }
+            }
+        });
+        out
+    }
+
+    /// The key paths where a schema allows objects and arrays.
+    fn shapes(root: &Value) -> (Vec<Vec<String>>, Vec<Vec<String>>) {
+        let mut out: (Vec<Vec<String>>, Vec<Vec<String>>) = (Vec::new(), Vec::new());
+        walk_schema(root, &mut |path, s| {
+            let types: Vec<&str> = match s.get("type") {
+                Some(Value::String(t)) => vec![t.as_str()],
+                Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+                _ => Vec::new(),
+            };
+            for (t, list) in [("object", &mut out.0), ("array", &mut out.1)] {
+                if types.contains(&t) && !list.iter().any(|p| p == path) {
+                    list.push(path.to_vec());
+                }
+            }
+        });
         out
     }
 

@@ -1003,17 +1003,6 @@ mod tests {
         for (path, layer) in layers {
             assert_eq!(layer_of_path(path), layer, "{path}");
         }
-        let judged = |test: &'static str, error: &'static str, message: &'static str| {
-            criticality(&Judged {
-                test,
-                file: None,
-                error,
-                message,
-                layer: Layer::Unit,
-                flaky: false,
-                previously_passed: false,
-            })
-        };
         let rows = [
             (
                 "tests/test_m1.py::test_t0",
@@ -1069,7 +1058,7 @@ mod tests {
         ];
         for (test, error, message, want) in rows {
             assert_eq!(
-                judged(test, error, message),
+                judge(test, error, message),
                 want,
                 "{test} / {error} / {message}"
             );
