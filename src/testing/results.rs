@@ -405,10 +405,7 @@ mod fast {
     /// included. Paths and messages are short: a plain scan, no searcher
     /// to build per call.
     fn starts<'a>(hay: &'a [u8], needle: &'a [u8]) -> impl Iterator<Item = usize> + 'a {
-        hay.windows(needle.len())
-            .enumerate()
-            .filter(move |(_, w)| *w == needle)
-            .map(|(i, _)| i)
+        memchr::memchr_iter(needle[0], hay).filter(move |&i| hay[i..].starts_with(needle))
     }
 
     /// Whether `needle` occurs with a byte before it (`None` at the start)
