@@ -138,6 +138,16 @@ impl Printer {
         }
     }
 
+    /// JSON already serialised (with its trailing newline), as [`Self::json`]
+    /// prints it (JSON mode only).
+    pub fn json_text(&self, text: &[u8]) {
+        if self.mode == Mode::Json {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(text);
+            let _ = out.flush();
+        }
+    }
+
     /// One JSON Lines event whose fields (including `event`) are given
     /// (JSON mode only): the JSON Lines sink's output.
     pub fn event_fields(&self, fields: serde_json::Map<String, serde_json::Value>) {

@@ -30,6 +30,93 @@ pub struct Config {
     pub git: GitConfig,
 }
 
+/// Where the schema has objects (structs, and the `definitions` map and
+/// its values), as key paths; `*` is any key.
+pub const OBJECT_PATHS: &[&[&str]] = &[
+    &[],
+    &["test"],
+    &["agents"],
+    &["agents", "definitions"],
+    &["agents", "definitions", "*"],
+    &["cycle"],
+    &["cycle", "test_edits"],
+    &["fix"],
+    &["gates"],
+    &["gates", "coverage"],
+    &["gates", "code_validation"],
+    &["git"],
+    &["git", "message"],
+];
+
+/// Where the schema has arrays (of strings).
+pub const ARRAY_PATHS: &[&[&str]] = &[
+    &["agents", "analysis"],
+    &["agents", "fix"],
+    &["agents", "detected"],
+    &["agents", "definitions", "*", "command"],
+    &["agents", "definitions", "*", "args"],
+];
+
+impl Config {
+    /// Whether `value`, which parsed as `config`, is valid under the
+    /// schema: a typed parse checks types, enums and unknown keys, but
+    /// takes an array for a struct (`[]` as `{}`) and an object for an
+    /// enum's value (`{"reject": null}`), and knows no bounds.
+    pub fn within_schema(value: &serde_json::Value, config: &Config) -> bool {
+        fn at(paths: &[&[&str]], path: &[&str]) -> bool {
+            paths.iter().any(|p| {
+                p.len() == path.len() && p.iter().zip(path).all(|(p, k)| *p == "*" || p == k)
+            })
+        }
+        fn shaped<'a>(v: &'a serde_json::Value, path: &mut Vec<&'a str>) -> bool {
+            use serde_json::Value;
+            match v {
+                Value::Object(map) => {
+                    at(OBJECT_PATHS, path)
+                        && map.iter().all(|(k, v)| {
+                            path.push(k);
+                            let ok = shaped(v, path);
+                            path.pop();
+                            ok
+                        })
+                }
+                Value::Array(items) => {
+                    at(ARRAY_PATHS, path) && items.iter().all(|i| !i.is_array() && !i.is_object())
+                }
+                _ => true,
+            }
+        }
+        shaped(value, &mut Vec::new()) && config.within_schema_ranges()
+    }
+
+    /// Whether every number lies within the bounds its `schemars(range)`
+    /// gives (`minimum`, `maximum` in the schema): the one thing the
+    /// schema checks that a typed parse (types, enums, unknown keys) does
+    /// not, so a typed parse and this accept exactly what the schema
+    /// accepts, without compiling it (`store::read_json_typed`). The test
+    /// `schema_ranges_are_all_checked` fails when a bound is added here
+    /// and not below.
+    pub fn within_schema_ranges(&self) -> bool {
+        let a = &self.agents;
+        let c = &self.cycle;
+        let percent = |v: f64| (0.0..=100.0).contains(&v);
+        self.git.max_new_file_mib >= 1
+            && self.test.timeout_s >= 1
+            && a.default_timeout_s >= 1
+            && a.max_cost_usd.is_none_or(|v| v >= 0.0)
+            && a.definitions
+                .values()
+                .all(|d| d.timeout_s.is_none_or(|t| t >= 1))
+            && (1..=16).contains(&self.fix.candidates)
+            && self.fix.max_parallel.is_none_or(|n| (1..=64).contains(&n))
+            && (1..=1000).contains(&c.max_iterations)
+            && percent(c.pass_threshold)
+            && percent(c.regression_threshold_pp)
+            && c.stuck_after >= 1
+            && c.no_progress_limit >= 1
+    }
+}
+
 /// What wfx's commits may hold, and how they are made.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]

@@ -299,7 +299,215 @@ pub fn parse_artifact<T: Artifact>(file: &str, text: &str) -> Result<T, Vec<Prob
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde::Deserialize;
     use serde_json::json;
+
+    /// Calls `visit` with every subschema of a Config-like schema and its
+    /// key path from the root (`$ref`s followed, `anyOf`/`oneOf` branches
+    /// at their parent's path, a map's values under `*`).
+    fn walk_schema(root: &Value, visit: &mut dyn FnMut(&[String], &Value)) {
+        fn walk(
+            root: &Value,
+            s: &Value,
+            path: &mut Vec<String>,
+            visit: &mut dyn FnMut(&[String], &Value),
+        ) {
+            if let Some(r) = s.get("$ref").and_then(Value::as_str) {
+                let name = r.trim_start_matches("#/$defs/");
+                return walk(root, &root["$defs"][name], path, visit);
+            }
+            visit(path, s);
+            for branch in ["anyOf", "oneOf"] {
+                for b in s
+                    .get(branch)
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    walk(root, b, path, visit);
+                }
+            }
+            if let Some(props) = s.get("properties").and_then(Value::as_object) {
+                for (k, v) in props {
+                    path.push(k.clone());
+                    walk(root, v, path, visit);
+                    path.pop();
+                }
+            }
+            if let Some(v) = s.get("additionalProperties").filter(|v| v.is_object()) {
+                path.push("*".into());
+                walk(root, v, path, visit);
+                path.pop();
+            }
+        }
+        walk(root, root, &mut Vec::new(), visit);
+    }
+
+    /// Every numeric bound of a schema: (key path, the bound, whether it is
+    /// a maximum, whether the value is an integer).
+    fn bounds(root: &Value) -> Vec<(Vec<String>, f64, bool, bool)> {
+        let mut out = Vec::new();
+        walk_schema(root, &mut |path, s| {
+            let integer = s.get("type") == Some(&json!("integer"))
+                || s.get("type") == Some(&json!(["integer", "null"]));
+            for (key, is_max) in [("minimum", false), ("maximum", true)] {
+                if let Some(b) = s.get(key).and_then(Value::as_f64) {
+                    out.push((path.to_vec(), b, is_max, integer));
+                }
+            }
+        });
+        out
+    }
+
+    /// The key paths where a schema allows objects and arrays.
+    fn shapes(root: &Value) -> (Vec<Vec<String>>, Vec<Vec<String>>) {
+        let mut out: (Vec<Vec<String>>, Vec<Vec<String>>) = (Vec::new(), Vec::new());
+        walk_schema(root, &mut |path, s| {
+            let types: Vec<&str> = match s.get("type") {
+                Some(Value::String(t)) => vec![t.as_str()],
+                Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+                _ => Vec::new(),
+            };
+            for (t, list) in [("object", &mut out.0), ("array", &mut out.1)] {
+                if types.contains(&t) && !list.iter().any(|p| p == path) {
+                    list.push(path.to_vec());
+                }
+            }
+        });
+        out
+    }
+
+    /// Objects and arrays only where the schema has them: the typed parse
+    /// would take `[]` for a struct and `{"reject": null}` for an enum.
+    #[test]
+    fn config_shapes_are_the_schemas() {
+        let schema = schema_of::<Config>();
+        let (objects, arrays) = shapes(&schema);
+        let owned = |paths: &[&[&str]]| -> Vec<Vec<String>> {
+            let mut v: Vec<Vec<String>> = paths
+                .iter()
+                .map(|p| p.iter().map(|k| k.to_string()).collect())
+                .collect();
+            v.sort();
+            v
+        };
+        let sorted = |mut v: Vec<Vec<String>>| {
+            v.sort();
+            v
+        };
+        assert_eq!(sorted(objects.clone()), owned(config::OBJECT_PATHS));
+        assert_eq!(sorted(arrays), owned(config::ARRAY_PATHS));
+        let accepts = |doc: &Value| {
+            let by_schema = validate_value(Config::SCHEMA, "wfx.json", doc).is_empty();
+            let typed = Config::deserialize(doc).is_ok_and(|c| Config::within_schema(doc, &c));
+            assert_eq!(typed, by_schema, "typed parse and shapes on {doc}");
+            by_schema
+        };
+        let nest = |path: &[String], leaf: Value| {
+            path.iter().rev().fold(leaf, |doc, key| json!({ key: doc }))
+        };
+        for path in objects.iter().filter(|p| !p.iter().any(|k| k == "*")) {
+            assert!(accepts(&nest(path, json!({}))), "{path:?}");
+            assert!(!accepts(&nest(path, json!([]))), "{path:?}");
+        }
+        for doc in [
+            json!({"cycle": {"test_edits": {"modify": {"reject": null}}}}),
+            json!({"cycle": {"test_edits": {"modify": "reject"}}}),
+            json!({"git": {"artifacts": {"all": null}}}),
+            json!({"agents": {"definitions": {"a": {"preset": {"claude": null}}}}}),
+            json!({"agents": {"definitions": {"a": []}}}),
+            json!({"agents": {"definitions": {"a": {"command": ["x", ["y"]]}}}}),
+            json!({"agents": {"definitions": {"a": {"command": "x", "args": ["--y"]}}}}),
+            json!({"agents": {"fix": ["claude", "codex"], "analysis": []}}),
+            json!({"agents": {"fix": {"claude": null}}}),
+            json!({"test": {"command": ["pytest"]}}),
+        ] {
+            accepts(&doc);
+        }
+    }
+
+    /// The keywords a schema uses anywhere (property names excluded).
+    fn keywords(s: &Value, out: &mut std::collections::BTreeSet<String>) {
+        let Some(map) = s.as_object() else { return };
+        for (k, v) in map {
+            out.insert(k.clone());
+            match k.as_str() {
+                "properties" | "$defs" => v
+                    .as_object()
+                    .into_iter()
+                    .flatten()
+                    .for_each(|(_, x)| keywords(x, out)),
+                "anyOf" | "oneOf" | "allOf" => v
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .for_each(|x| keywords(x, out)),
+                "items" | "additionalProperties" => keywords(v, out),
+                _ => {}
+            }
+        }
+    }
+
+    /// `Config::within_schema_ranges` after a typed parse accepts exactly
+    /// what the compiled schema accepts (`Workspace::load_config` relies
+    /// on it): every bound of the schema, just inside and just outside,
+    /// and no keyword the typed parse and that check do not cover.
+    #[test]
+    fn schema_ranges_are_all_checked() {
+        let schema = schema_of::<Config>();
+        let mut used = std::collections::BTreeSet::new();
+        keywords(&schema, &mut used);
+        let covered = [
+            "$defs",
+            "$ref",
+            "$schema",
+            "additionalProperties",
+            "anyOf",
+            "const",
+            "default",
+            "description",
+            "enum",
+            "format",
+            "items",
+            "maximum",
+            "minimum",
+            "oneOf",
+            "properties",
+            "required",
+            "title",
+            "type",
+        ];
+        let uncovered: Vec<&String> = used
+            .iter()
+            .filter(|k| !covered.contains(&k.as_str()))
+            .collect();
+        assert!(
+            uncovered.is_empty(),
+            "keywords not covered by the typed parse: {uncovered:?}"
+        );
+
+        let bounds = bounds(&schema);
+        assert!(bounds.len() >= 14, "{bounds:?}");
+        for (path, bound, is_max, integer) in bounds {
+            let step = if integer { 1.0 } else { 0.5 };
+            let outside = if is_max { bound + step } else { bound - step };
+            for (value, inside) in [(bound, true), (outside, false)] {
+                let mut doc = if integer {
+                    json!(value as i64)
+                } else {
+                    json!(value)
+                };
+                for key in path.iter().rev() {
+                    doc = json!({ key: doc });
+                }
+                let by_schema = validate_value(Config::SCHEMA, "wfx.json", &doc).is_empty();
+                let typed = serde_json::from_value::<Config>(doc.clone())
+                    .is_ok_and(|c| c.within_schema_ranges());
+                assert_eq!(by_schema, inside, "schema on {doc}");
+                assert_eq!(typed, by_schema, "typed parse and ranges on {doc}");
+            }
+        }
+    }
 
     fn task_with(fix_strategy: Value) -> Value {
         json!({"id": "IMPL-fix-1", "title": "t", "status": "pending",

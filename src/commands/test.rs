@@ -148,8 +148,14 @@ pub fn run(ctx: &Ctx, args: TestArgs) -> Result<Exit> {
     // A cache, not a session artifact: replaced atomically, not made
     // durable (a crash loses at most the last run's failures for
     // `--only-failed`, which then says there is no previous run).
-    store::write_replace(&results_path, &store::json_bytes(&results)?)?;
-    print(ctx, &results);
+    let bytes = store::json_bytes(&results)?;
+    store::write_replace(&results_path, &bytes)?;
+    if ctx.ui.is_json() {
+        // The same pretty JSON `ui.json` would print, serialised once.
+        ctx.ui.json_text(&bytes);
+    } else {
+        print(ctx, &results);
+    }
     Ok(finish(ctx, &results, args.junit.as_deref()))
 }
 

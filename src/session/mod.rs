@@ -264,7 +264,11 @@ impl Workspace {
     pub fn load_config(&self) -> Result<Config> {
         let path = self.config_path();
         let shown = self.rel(&path);
-        let cfg: Config = store::read_json_opt(&path, &shown)?.unwrap_or_default();
+        let cfg: Config = if path.exists() {
+            store::read_json_typed(&path, &shown, Config::within_schema)?
+        } else {
+            Config::default()
+        };
         let problems = crate::agents::config::check(&cfg, &shown);
         if !problems.is_empty() {
             return Err(Error::Invalid(problems));

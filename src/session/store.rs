@@ -229,6 +229,27 @@ pub fn read_json_fast<T: Artifact>(path: &Path, shown: &str) -> Result<T> {
     }
 }
 
+/// Read an artifact by a typed parse, with the schema compiled and run
+/// only when that parse fails or `within_schema` says the document breaks
+/// a rule the types do not carry: what the schema accepts and what this
+/// accepts are the same when `within_schema` checks every such rule, and
+/// every error is the schema's own message. Compiling a schema costs more
+/// than most commands' own work (issue #30).
+pub fn read_json_typed<T: Artifact>(
+    path: &Path,
+    shown: &str,
+    within_schema: impl FnOnce(&serde_json::Value, &T) -> bool,
+) -> Result<T> {
+    let text = read_text(path, shown)?;
+    if let Ok(value) = serde_json::from_str::<serde_json::Value>(&text)
+        && let Ok(typed) = T::deserialize(&value)
+        && within_schema(&value, &typed)
+    {
+        return Ok(typed);
+    }
+    artifacts::parse_artifact::<T>(shown, &text).map_err(Error::Invalid)
+}
+
 /// Like [`read_json`], but a missing file is `Ok(None)`.
 pub fn read_json_opt<T: Artifact>(path: &Path, shown: &str) -> Result<Option<T>> {
     if !path.exists() {

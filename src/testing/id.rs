@@ -78,6 +78,12 @@ pub fn source_name(id: &str) -> &str {
 /// itself taken gets the next free number. Returns how many were renamed.
 pub fn disambiguate<'a>(ids: impl IntoIterator<Item = &'a mut String>) -> usize {
     let mut ids: Vec<&'a mut String> = ids.into_iter().collect();
+    // Most runs have no duplicate: tell that without copying every id.
+    let distinct: HashSet<&str> = ids.iter().map(|s| s.as_str()).collect();
+    if distinct.len() == ids.len() {
+        return 0;
+    }
+    drop(distinct);
     let mut taken: HashSet<String> = ids.iter().map(|s| s.to_string()).collect();
     let mut seen: HashMap<String, u32> = HashMap::new();
     let mut renamed = 0;

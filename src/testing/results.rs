@@ -294,19 +294,43 @@ pub fn layer_for(id: &str, file: Option<&str>) -> Layer {
     }
 }
 
+// The classification regexes (REFERENCE.md); for ASCII text, `fast`
+// matches what they match.
+static E2E: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)(^|[/\\])(e2e|cypress|playwright)[/\\]|\.e2e\.|[_-]e2e[_.]").unwrap()
+});
+static INTEGRATION: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i:(^|[/\\])(integration|integration[_-]tests?|it)[/\\]|\.integration\.|[_.-]integration[_.-]|_it\.)|[a-z0-9]IT(\.java|\.kt|#|$)")
+        .unwrap()
+});
+static RUST_TESTS: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(^|/)tests/[^/]+\.rs$|(^|/)tests/[^/]+/main\.rs$").unwrap());
+static ENVIRONMENT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?im)connection refused|ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|getaddrinfo|network is unreachable|no route to host|temporary failure in name resolution|could not resolve host|name or service not known|command not found|: not found$|executable file not found|no such file or directory.*(chromium|chrome|firefox|docker)|docker daemon")
+        .unwrap()
+});
+static SENSITIVE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)(auth|login|logout|passw|credential|permission|privilege|oauth|jwt|token|csrf|xss|injection|security|secret|encrypt|decrypt|crypt|signature|payment|billing|invoice|checkout|refund|charge|wallet|data[_ -]?loss|corrupt|migration)")
+        .unwrap()
+});
+static ASSERTION: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)assert|expect|to (be|equal|have|match)|want |!==|!=|mismatch|but was|differ")
+        .unwrap()
+});
+static CRASH: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)segmentation fault|SIGSEGV|SIGABRT|SIGBUS|SIGILL|core dumped|stack overflow|overflowed its stack|fatal runtime error|fatal python error|out of memory|heap out of memory|maximum call stack|called `(Option|Result)::unwrap\(\)`|index out of (bounds|range)|attempt to (add|subtract|multiply|divide|negate|shift).*overflow|attempt to divide by zero|nil pointer dereference|NullPointerException|ArithmeticException|ZeroDivisionError|RecursionError|MemoryError|Cannot read propert(y|ies) of (undefined|null)|is not a function|test binary crashed|test process ended by|^panic: ")
+        .unwrap()
+});
+static WARNING: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?i)^\w*Warning\b|\bxfail\b|known issue").unwrap());
+
 /// REFERENCE.md "Layer of a test by path": e2e markers, then integration
 /// markers (Rust `tests/*.rs` included), else unit.
 pub fn layer_of_path(path: &str) -> Layer {
-    static E2E: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"(?i)(^|[/\\])(e2e|cypress|playwright)[/\\]|\.e2e\.|[_-]e2e[_.]").unwrap()
-    });
-    static INTEGRATION: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"(?i:(^|[/\\])(integration|integration[_-]tests?|it)[/\\]|\.integration\.|[_.-]integration[_.-]|_it\.)|[a-z0-9]IT(\.java|\.kt|#|$)")
-            .unwrap()
-    });
-    static RUST_TESTS: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"(^|/)tests/[^/]+\.rs$|(^|/)tests/[^/]+/main\.rs$").unwrap());
     let p = path.split(" › ").next().unwrap_or(path);
+    if p.is_ascii() {
+        return fast::layer(p);
+    }
     if E2E.is_match(p) {
         Layer::E2e
     } else if INTEGRATION.is_match(p) || RUST_TESTS.is_match(p) {
@@ -333,48 +357,289 @@ pub struct Judged<'a> {
 /// run), security/auth/payment/data tests and crashes are high; warnings and
 /// known issues are low; anything else (ordinary assertion failures) medium.
 pub fn criticality(j: &Judged<'_>) -> Criticality {
-    static ENVIRONMENT: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"(?im)connection refused|ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|getaddrinfo|network is unreachable|no route to host|temporary failure in name resolution|could not resolve host|name or service not known|command not found|: not found$|executable file not found|no such file or directory.*(chromium|chrome|firefox|docker)|docker daemon")
-            .unwrap()
-    });
-    static SENSITIVE: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"(?i)(auth|login|logout|passw|credential|permission|privilege|oauth|jwt|token|csrf|xss|injection|security|secret|encrypt|decrypt|crypt|signature|payment|billing|invoice|checkout|refund|charge|wallet|data[_ -]?loss|corrupt|migration)")
-            .unwrap()
-    });
-    static ASSERTION: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(
-            r"(?i)assert|expect|to (be|equal|have|match)|want |!==|!=|mismatch|but was|differ",
-        )
-        .unwrap()
-    });
-    static CRASH: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"(?i)segmentation fault|SIGSEGV|SIGABRT|SIGBUS|SIGILL|core dumped|stack overflow|overflowed its stack|fatal runtime error|fatal python error|out of memory|heap out of memory|maximum call stack|called `(Option|Result)::unwrap\(\)`|index out of (bounds|range)|attempt to (add|subtract|multiply|divide|negate|shift).*overflow|attempt to divide by zero|nil pointer dereference|NullPointerException|ArithmeticException|ZeroDivisionError|RecursionError|MemoryError|Cannot read propert(y|ies) of (undefined|null)|is not a function|test binary crashed|test process ended by|^panic: ")
-            .unwrap()
-    });
-    static WARNING: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"(?i)^\w*Warning\b|\bxfail\b|known issue").unwrap());
-
+    // ASCII text takes the regexes' hand-written equivalents (`fast`);
+    // only other text compiles them.
+    let is = |slow: &LazyLock<Regex>, quick: fn(&str) -> bool, text: &str| {
+        if text.is_ascii() {
+            quick(text)
+        } else {
+            slow.is_match(text)
+        }
+    };
     if j.flaky {
         return Criticality::Low;
     }
     let text = format!("{}\n{}", j.error, j.message);
-    if ENVIRONMENT.is_match(&text) {
+    if is(&ENVIRONMENT, fast::environment, &text) {
         return Criticality::Low;
     }
     if j.layer == Layer::Static || j.previously_passed {
         return Criticality::High;
     }
     let name = format!("{} {}", j.test, j.file.unwrap_or(""));
-    if SENSITIVE.is_match(&name) {
+    if is(&SENSITIVE, fast::sensitive, &name) {
         return Criticality::High;
     }
-    if CRASH.is_match(j.error) || (!ASSERTION.is_match(j.error) && CRASH.is_match(j.message)) {
+    if is(&CRASH, fast::crash, j.error)
+        || (!is(&ASSERTION, fast::assertion, j.error) && is(&CRASH, fast::crash, j.message))
+    {
         return Criticality::High;
     }
-    if WARNING.is_match(j.error) {
+    if is(&WARNING, fast::warning, j.error) {
         return Criticality::Low;
     }
     Criticality::Medium
+}
+
+/// What the classification regexes of [`layer_of_path`] and
+/// [`criticality`] match, for ASCII text only, without compiling them
+/// (compiling them was a fifth of `wfx test`'s own time, issue #30). In
+/// ASCII text, `(?i)` is ASCII case folding and `\w`, `\b` are ASCII
+/// word characters and boundaries; text with other characters takes the
+/// regexes. `fast_paths_agree_with_the_regexes` pins each function to its
+/// regex.
+mod fast {
+    use crate::artifacts::test_results::Layer;
+
+    /// Every start of `needle` (not empty) in `hay`, overlapping ones
+    /// included. Paths and messages are short: a plain scan, no searcher
+    /// to build per call.
+    fn starts<'a>(hay: &'a [u8], needle: &'a [u8]) -> impl Iterator<Item = usize> + 'a {
+        memchr::memchr_iter(needle[0], hay).filter(move |&i| hay[i..].starts_with(needle))
+    }
+
+    /// Whether `needle` occurs with a byte before it (`None` at the start)
+    /// and after it (`None` at the end) that `before` and `after` accept.
+    fn occurs(
+        hay: &[u8],
+        needle: &str,
+        before: impl Fn(Option<u8>) -> bool,
+        after: impl Fn(Option<u8>) -> bool,
+    ) -> bool {
+        let n = needle.len();
+        starts(hay, needle.as_bytes())
+            .any(|i| before(i.checked_sub(1).map(|b| hay[b])) && after(hay.get(i + n).copied()))
+    }
+
+    fn any_of(set: &'static [u8]) -> impl Fn(Option<u8>) -> bool {
+        move |b| b.is_some_and(|b| set.contains(&b))
+    }
+
+    fn slash(b: Option<u8>) -> bool {
+        matches!(b, Some(b'/' | b'\\'))
+    }
+
+    fn contains_any(hay: &str, needles: &[&str]) -> bool {
+        needles.iter().any(|n| hay.contains(n))
+    }
+
+    fn is_word(b: Option<u8>) -> bool {
+        b.is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_')
+    }
+
+    /// `layer_of_path`'s E2E, INTEGRATION and RUST_TESTS.
+    pub fn layer(p: &str) -> Layer {
+        let lower = p.to_ascii_lowercase();
+        let l = lower.as_bytes();
+        let start_or_slash = |b: Option<u8>| b.is_none() || slash(b);
+        let e2e = ["e2e", "cypress", "playwright"]
+            .iter()
+            .any(|d| occurs(l, d, start_or_slash, slash))
+            || lower.contains(".e2e.")
+            || occurs(l, "e2e", any_of(b"_-"), any_of(b"_."));
+        if e2e {
+            return Layer::E2e;
+        }
+        let integration = [
+            "integration",
+            "integration_test",
+            "integration-test",
+            "integration_tests",
+            "integration-tests",
+            "it",
+        ]
+        .iter()
+        .any(|d| occurs(l, d, start_or_slash, slash))
+            || lower.contains(".integration.")
+            || occurs(l, "integration", any_of(b"_.-"), any_of(b"_.-"))
+            || lower.contains("_it.")
+            || starts(p.as_bytes(), b"IT").any(|i| {
+                let rest = &p[i + 2..];
+                i > 0
+                    && matches!(p.as_bytes()[i - 1], b'a'..=b'z' | b'0'..=b'9')
+                    && (rest.starts_with(".java")
+                        || rest.starts_with(".kt")
+                        || rest.starts_with('#')
+                        || rest.is_empty())
+            })
+            || rust_tests(p);
+        if integration {
+            Layer::Integration
+        } else {
+            Layer::Unit
+        }
+    }
+
+    /// `(^|/)tests/[^/]+\.rs$|(^|/)tests/[^/]+/main\.rs$`
+    fn rust_tests(p: &str) -> bool {
+        starts(p.as_bytes(), b"tests/").any(|i| {
+            if i > 0 && p.as_bytes()[i - 1] != b'/' {
+                return false;
+            }
+            let rest = &p[i + 6..];
+            let one_part = |s: &str| !s.is_empty() && !s.contains('/');
+            rest.strip_suffix(".rs").is_some_and(one_part)
+                || rest.strip_suffix("/main.rs").is_some_and(one_part)
+        })
+    }
+
+    /// criticality's ENVIRONMENT (`(?im)`).
+    pub fn environment(text: &str) -> bool {
+        let lower = text.to_ascii_lowercase();
+        contains_any(
+            &lower,
+            &[
+                "connection refused",
+                "econnrefused",
+                "econnreset",
+                "enotfound",
+                "eai_again",
+                "getaddrinfo",
+                "network is unreachable",
+                "no route to host",
+                "temporary failure in name resolution",
+                "could not resolve host",
+                "name or service not known",
+                "command not found",
+                "executable file not found",
+                "docker daemon",
+            ],
+        ) || occurs(
+            lower.as_bytes(),
+            ": not found",
+            |_| true,
+            |b| matches!(b, None | Some(b'\n')),
+        ) || lower.split('\n').any(|line| {
+            line.find("no such file or directory").is_some_and(|i| {
+                contains_any(
+                    &line[i + 25..],
+                    &["chromium", "chrome", "firefox", "docker"],
+                )
+            })
+        })
+    }
+
+    /// criticality's SENSITIVE (`(?i)`).
+    pub fn sensitive(name: &str) -> bool {
+        let lower = name.to_ascii_lowercase();
+        contains_any(
+            &lower,
+            &[
+                "auth",
+                "login",
+                "logout",
+                "passw",
+                "credential",
+                "permission",
+                "privilege",
+                "oauth",
+                "jwt",
+                "token",
+                "csrf",
+                "xss",
+                "injection",
+                "security",
+                "secret",
+                "encrypt",
+                "decrypt",
+                "crypt",
+                "signature",
+                "payment",
+                "billing",
+                "invoice",
+                "checkout",
+                "refund",
+                "charge",
+                "wallet",
+                "dataloss",
+                "data_loss",
+                "data loss",
+                "data-loss",
+                "corrupt",
+                "migration",
+            ],
+        )
+    }
+
+    /// criticality's ASSERTION (`(?i)`).
+    pub fn assertion(error: &str) -> bool {
+        let lower = error.to_ascii_lowercase();
+        contains_any(
+            &lower,
+            &[
+                "assert", "expect", "to be", "to equal", "to have", "to match", "want ", "!=",
+                "mismatch", "but was", "differ",
+            ],
+        )
+    }
+
+    /// criticality's CRASH (`(?i)`, `^` the start of the text).
+    pub fn crash(text: &str) -> bool {
+        let lower = text.to_ascii_lowercase();
+        contains_any(
+            &lower,
+            &[
+                "segmentation fault",
+                "sigsegv",
+                "sigabrt",
+                "sigbus",
+                "sigill",
+                "core dumped",
+                "stack overflow",
+                "overflowed its stack",
+                "fatal runtime error",
+                "fatal python error",
+                "out of memory",
+                "maximum call stack",
+                "called `option::unwrap()`",
+                "called `result::unwrap()`",
+                "index out of bounds",
+                "index out of range",
+                "attempt to divide by zero",
+                "nil pointer dereference",
+                "nullpointerexception",
+                "arithmeticexception",
+                "zerodivisionerror",
+                "recursionerror",
+                "memoryerror",
+                "cannot read property of undefined",
+                "cannot read property of null",
+                "cannot read properties of undefined",
+                "cannot read properties of null",
+                "is not a function",
+                "test binary crashed",
+                "test process ended by",
+            ],
+        ) || lower.starts_with("panic: ")
+            || lower.split('\n').any(|line| {
+                ["add", "subtract", "multiply", "divide", "negate", "shift"]
+                    .iter()
+                    .any(|op| {
+                        let what = format!("attempt to {op}");
+                        line.find(&what)
+                            .is_some_and(|i| line[i + what.len()..].contains("overflow"))
+                    })
+            })
+    }
+
+    /// criticality's WARNING (`(?i)^\w*Warning\b|\bxfail\b|known issue`).
+    pub fn warning(error: &str) -> bool {
+        let lower = error.to_ascii_lowercase();
+        let run = lower.bytes().take_while(|&b| is_word(Some(b))).count();
+        lower[..run].ends_with("warning")
+            || occurs(lower.as_bytes(), "xfail", |b| !is_word(b), |b| !is_word(b))
+            || lower.contains("known issue")
+    }
 }
 
 /// The last full run's cases with the subset's statuses over them, and
@@ -579,6 +844,223 @@ pub fn pass_rate_without_flaky(results: &TestResults) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn layer_by_regex(p: &str) -> Layer {
+        if E2E.is_match(p) {
+            Layer::E2e
+        } else if INTEGRATION.is_match(p) || RUST_TESTS.is_match(p) {
+            Layer::Integration
+        } else {
+            Layer::Unit
+        }
+    }
+
+    /// Inputs shaped like what the regexes see: every literal of them in
+    /// three cases, between the characters their boundaries test, and
+    /// every line, word and whole file of the recorded fixtures.
+    fn classified_inputs() -> Vec<String> {
+        let words = [
+            "e2e",
+            "cypress",
+            "playwright",
+            "integration",
+            "integration_test",
+            "integration-tests",
+            "integration_tests",
+            "it",
+            "IT",
+            "tests/a.rs",
+            "tests/a/main.rs",
+            "tests/main.rs",
+            "tests//x.rs",
+            "connection refused",
+            "ECONNRESET",
+            "command not found",
+            ": not found",
+            "no such file or directory",
+            "no such file or directory: chrome",
+            "no such file or directory (docker)",
+            "docker daemon",
+            "auth",
+            "passw",
+            "data loss",
+            "data_loss",
+            "dataloss",
+            "data-loss",
+            "data  loss",
+            "assert",
+            "!==",
+            "want ",
+            "to equal",
+            "but was",
+            "segmentation fault",
+            "SIGSEGV",
+            "called `Option::unwrap()`",
+            "called `Result::unwrap()`",
+            "index out of range",
+            "attempt to add with overflow",
+            "attempt to shift left with overflow",
+            "attempt to add\noverflow",
+            "attempt to divide by zero",
+            "Cannot read properties of null",
+            "is not a function",
+            "panic: ",
+            "DeprecationWarning",
+            "UserWarning: x",
+            "warning",
+            "Warnings",
+            "_warning",
+            "xfail",
+            "XFAIL",
+            "known issue",
+            "FooIT",
+            "fooIT.java",
+            "fooIT.kt",
+            "fooIT#m",
+            "9IT",
+            "ITx",
+        ];
+        let edges = [
+            "", "/", "\\", "_", "-", ".", "a", "A", "1", " ", "\n", "#", "(", ":",
+        ];
+        let mut inputs = Vec::new();
+        for w in words {
+            for case in [w.to_string(), w.to_uppercase(), w.to_lowercase()] {
+                for before in edges {
+                    for after in edges {
+                        inputs.push(format!("{before}{case}{after}"));
+                        inputs.push(format!("x{before}{case}{after}.java"));
+                        inputs.push(format!("{before}{case}{after}tests/x{before}{case}.rs"));
+                    }
+                }
+            }
+        }
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+        for entry in walkdir::WalkDir::new(dir).into_iter().flatten() {
+            let Ok(text) = std::fs::read_to_string(entry.path()) else {
+                continue;
+            };
+            for line in text.lines() {
+                inputs.extend(line.split_whitespace().map(str::to_string));
+                inputs.push(line.to_string());
+            }
+            inputs.push(text);
+        }
+        inputs
+    }
+
+    /// The hand-written `fast` functions match exactly what the regexes
+    /// they stand for match, on every ASCII input; text with other
+    /// characters goes to the regexes themselves.
+    #[test]
+    fn fast_paths_agree_with_the_regexes() {
+        let inputs = classified_inputs();
+        assert!(inputs.len() > 50_000, "{}", inputs.len());
+        let mut checked = 0;
+        for x in inputs.iter().filter(|x| x.is_ascii()) {
+            checked += 1;
+            assert_eq!(fast::layer(x), layer_by_regex(x), "layer of {x:?}");
+            type Pair<'a> = (&'a LazyLock<Regex>, fn(&str) -> bool, &'a str);
+            let pairs: [Pair; 5] = [
+                (&ENVIRONMENT, fast::environment, "environment"),
+                (&SENSITIVE, fast::sensitive, "sensitive"),
+                (&ASSERTION, fast::assertion, "assertion"),
+                (&CRASH, fast::crash, "crash"),
+                (&WARNING, fast::warning, "warning"),
+            ];
+            for (re, quick, name) in pairs {
+                assert_eq!(quick(x), re.is_match(x), "{name} of {x:?}");
+            }
+        }
+        assert!(checked > 50_000, "{checked}");
+    }
+
+    /// The classifications of real-shaped names and failures, as the
+    /// regexes gave them before the fast paths (issue #30), and for text
+    /// that is not ASCII (the regexes' Unicode case folding: `K` is
+    /// U+212A KELVIN SIGN, `ſ` U+017F).
+    #[test]
+    fn classifications_of_real_shaped_inputs() {
+        let layers = [
+            ("tests/test_m1.py::test_t100", Layer::Unit),
+            ("tests/e2e/test_login.py::test_ok", Layer::E2e),
+            ("src/app.e2e.spec.ts › logs in", Layer::E2e),
+            ("cypress/integration/app.cy.js", Layer::E2e),
+            ("tests/integration/test_db.py::test_q", Layer::Integration),
+            ("src/test/java/com/x/UserServiceIT.java", Layer::Integration),
+            ("com.x.UserServiceIT#savesUser", Layer::Integration),
+            ("tests/cli.rs", Layer::Integration),
+            ("tests/cli/main.rs", Layer::Integration),
+            ("src/lib.rs", Layer::Unit),
+            ("pkg/server_it.go", Layer::Integration),
+            ("tests/ünit/x.py::t", Layer::Unit),
+            ("tests/ÉE2E/x.py::t", Layer::Unit),
+            ("tests/E2E/ü.py::t", Layer::E2e),
+        ];
+        for (path, layer) in layers {
+            assert_eq!(layer_of_path(path), layer, "{path}");
+        }
+        let rows = [
+            (
+                "tests/test_m1.py::test_t0",
+                "assert 0 == 1",
+                "E   assert 0 == 1",
+                Criticality::Medium,
+            ),
+            (
+                "tests/test_auth.py::test_x",
+                "assert 0 == 1",
+                "",
+                Criticality::High,
+            ),
+            ("t::tokens", "x", "", Criticality::High),
+            (
+                "t::x",
+                "ConnectionRefusedError: [Errno 111] Connection refused",
+                "",
+                Criticality::Low,
+            ),
+            ("t::x", "sh: 1: chromium: not found", "", Criticality::Low),
+            (
+                "t::x",
+                "Fatal Python error: Segmentation fault",
+                "",
+                Criticality::High,
+            ),
+            (
+                "t::x",
+                "assert x",
+                "thread 'main' has overflowed its stack",
+                Criticality::Medium,
+            ),
+            (
+                "t::x",
+                "boom",
+                "attempt to add with overflow",
+                Criticality::High,
+            ),
+            ("t::x", "DeprecationWarning: old", "", Criticality::Low),
+            ("t::x", "XFAIL reason", "", Criticality::Low),
+            ("t::x", "xfailed", "", Criticality::Medium),
+            ("t::x", "strict xfail passed", "", Criticality::Low),
+            ("t::checKout_ü", "boom", "", Criticality::High),
+            ("t::paſsword_x", "boom", "", Criticality::High),
+            ("t::x", "ſegmentation fault ü", "", Criticality::High),
+            (
+                "t::x",
+                "ConnectionRefused: Connection refuſed",
+                "",
+                Criticality::Low,
+            ),
+        ];
+        for (test, error, message, want) in rows {
+            assert_eq!(
+                judge(test, error, message),
+                want,
+                "{test} / {error} / {message}"
+            );
+        }
+    }
 
     fn facts<'a>(exit: Option<i32>, tail: &'a str) -> RunFacts<'a> {
         RunFacts {

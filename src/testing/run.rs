@@ -573,7 +573,10 @@ fn read_report(
 ) -> Option<ParsedRun> {
     let read = |p: &Path| -> Option<String> {
         let bytes = std::fs::read(p).ok()?;
-        Some(String::from_utf8_lossy(&bytes).into_owned())
+        Some(
+            String::from_utf8(bytes)
+                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
+        )
     };
     let shown = |p: &Path| rel(root, p);
     match report {

@@ -94,12 +94,11 @@ fn suite_depth(xml: &str) -> usize {
             break;
         };
         let tag = &xml[at + 1..end];
-        let name = |t: &str| {
+        fn name(t: &str) -> &str {
             t.split(|c: char| c.is_whitespace() || c == '/')
                 .next()
                 .unwrap_or("")
-                .to_string()
-        };
+        }
         if let Some(closing) = tag.strip_prefix('/') {
             if name(closing) == "testsuite" {
                 depth = depth.saturating_sub(1);
@@ -236,17 +235,16 @@ fn find_root_start(xml: &str) -> Option<usize> {
 
 /// Index of the `>` that ends the tag starting at `start` (quotes respected).
 fn tag_end(xml: &str, start: usize) -> Option<usize> {
-    let mut quote: Option<u8> = None;
-    for (i, b) in xml.as_bytes()[start..].iter().enumerate() {
-        match (quote, *b) {
-            (Some(q), c) if c == q => quote = None,
-            (Some(_), _) => {}
-            (None, b'"') | (None, b'\'') => quote = Some(*b),
-            (None, b'>') => return Some(start + i),
-            _ => {}
+    let b = xml.as_bytes();
+    let mut i = start;
+    loop {
+        let at = i + memchr::memchr3(b'>', b'"', b'\'', &b[i..])?;
+        if b[at] == b'>' {
+            return Some(at);
         }
+        // A quoted value: its closing quote, or no end at all.
+        i = at + 1 + memchr::memchr(b[at], &b[at + 1..])? + 1;
     }
-    None
 }
 
 fn dialect(doc: &junit_parser::TestSuites) -> Dialect {

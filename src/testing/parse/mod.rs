@@ -119,8 +119,9 @@ impl ParsedRun {
             return;
         }
         let prefix = format!("{root}/");
+        let finder = memchr::memmem::Finder::new(prefix.as_bytes());
         let fix = |s: &mut String| {
-            if s.contains(&prefix) {
+            if finder.find(s.as_bytes()).is_some() {
                 *s = s.replace(&prefix, "");
             }
         };
@@ -418,7 +419,14 @@ pub fn locations(text: &str) -> Vec<Location> {
     static PY: LazyLock<Regex> =
         LazyLock::new(|| Regex::new(r#"File "([^"]+)", line (\d+)"#).unwrap());
     let mut found: Vec<(usize, Location)> = Vec::new();
-    for re in [&*LOC, &*PY] {
+    // PY cannot match without its literal start: it is compiled only for
+    // text that has one.
+    let regexes: &[&Regex] = if text.contains("File \"") {
+        &[&LOC, &PY]
+    } else {
+        &[&LOC]
+    };
+    for re in regexes {
         for cap in re.captures_iter(text) {
             let (Some(path), Some(line)) = (cap.get(1), cap.get(2)) else {
                 continue;
@@ -480,6 +488,11 @@ pub fn parse_panic(line: &str) -> Option<Panic> {
         Regex::new(r"^\s*thread '.*?'(?: \(\d+\))? panicked at '(.*)', (\S+?):(\d+):(\d+)\s*$")
             .unwrap()
     });
+    // Neither form matches without this literal; most lines lack it, and
+    // the regexes are then never compiled.
+    if !line.contains(" panicked at ") {
+        return None;
+    }
     if let Some(c) = NEW.captures(line) {
         return Some(Panic {
             location: Some(Location {
@@ -524,6 +537,9 @@ pub fn did_not_panic(text: &str) -> Option<(Option<Location>, String)> {
     static NOTE: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(r"(test did not panic as expected)(?: at (\S+?):(\d+):\d+)?").unwrap()
     });
+    if !text.contains("test did not panic as expected") {
+        return None;
+    }
     let c = text.lines().find_map(|l| NOTE.captures(l))?;
     let location = match (c.get(2), c.get(3).and_then(|n| n.as_str().parse().ok())) {
         (Some(file), Some(line)) => Some(Location {
