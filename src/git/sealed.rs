@@ -191,25 +191,38 @@ impl Checkpoints {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         let id =
             Oid::from_str(commit).map_err(|_| Error::Internal(format!("{commit}: not an id")))?;
-        // No hook samples from the system's templates: nothing runs
-        // hooks here, and each file would be written and removed again.
-        let mut opts = git2::RepositoryInitOptions::new();
-        opts.external_template(false);
-        let repo =
-            Repository::init_opts(dir, &opts).map_err(ctx("cannot create the sealed checkout"))?;
-        let objects = r.git.commondir().join("objects");
-        let info = repo.path().join("objects/info");
+        // The repository is made by hand, with only what opening it and
+        // checking out need: `HEAD` (detached at `commit`), `refs/`, a
+        // minimal `config` and `objects/info/alternates` to this
+        // repository's objects. `git init` would also make hook samples,
+        // `description`, `refs/heads`, `refs/tags`, `objects/pack`, and
+        // `set_head` a lock file and a reflog: every new inode is a cost
+        // of each sealed run.
+        let gitdir = dir.join(".git");
+        let info = gitdir.join("objects/info");
         std::fs::create_dir_all(&info).map_err(|e| Error::io(&info, e))?;
-        let alternates = info.join("alternates");
-        std::fs::write(&alternates, format!("{}\n", objects.display()))
-            .map_err(|e| Error::io(&alternates, e))?;
+        let refs = gitdir.join("refs");
+        std::fs::create_dir(&refs).map_err(|e| Error::io(&refs, e))?;
+        let objects = r.git.commondir().join("objects");
+        let mut files = vec![
+            (info.join("alternates"), format!("{}\n", objects.display())),
+            (gitdir.join("HEAD"), format!("{id}\n")),
+            (
+                gitdir.join("config"),
+                "[core]\n\trepositoryformatversion = 0\n\tbare = false\n".to_string(),
+            ),
+        ];
         // A shallow history stays readable in the checkout.
         let shallow = r.git.commondir().join("shallow");
-        if shallow.is_file() {
-            let _ = std::fs::copy(&shallow, repo.path().join("shallow"));
+        if shallow.is_file()
+            && let Ok(text) = std::fs::read_to_string(&shallow)
+        {
+            files.push((gitdir.join("shallow"), text));
         }
-        repo.set_head_detached(id)
-            .map_err(ctx(format!("cannot point the sealed checkout at {commit}")))?;
+        for (path, text) in files {
+            std::fs::write(&path, text).map_err(|e| Error::io(&path, e))?;
+        }
+        let repo = Repository::open(&gitdir).map_err(ctx("cannot open the sealed checkout"))?;
         let mut co = git2::build::CheckoutBuilder::new();
         co.force();
         repo.checkout_head(Some(&mut co))
