@@ -9,13 +9,17 @@
 # lists the wall time of every phase, so a CI log shows where the time goes:
 #   install         what the tests need, when missing
 #   build           every test binary and wfx itself, once (cargo's progress shown)
-#   tests           the library's unit tests and tests/cli/ (`-E 'not binary(real_agents)'`)
+#   tests           the library's unit tests, tests/cli/ and, beside them, the
+#                   contract suite (tests/real_agents/, the real agent CLIs):
+#                   one `cargo nextest run`; .config/nextest.toml runs the
+#                   CPU-bound tests one per CPU and the contract suite's five
+#                   sessions, which mostly wait, beside them from the start
 #   doctests        rustdoc over the library already built: wfx has none
 #                   today (examples in doc comments are ```text), the phase
 #                   stays so that one added later is compiled; about 2 s
-#   contract suite  tests/real_agents/, the real agent CLIs, 5 at a time
-# Arguments go to the test runner of the tests phase and the contract suite
-# (e.g. a filter).
+# Without cargo-nextest, `cargo test` runs the same tests in three phases:
+# tests, doctests, contract suite (5 at a time).
+# Arguments go to the test runner (e.g. a filter).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -107,16 +111,15 @@ status=0
 if cargo nextest --version >/dev/null 2>&1; then
   phase build "cargo nextest run --no-run"
   cargo nextest run --no-run || { echo "test.sh: FAILED: the build failed" >&2; exit 1; }
-  phase tests "cargo nextest run -E 'not binary(real_agents)'"
-  cargo nextest run --no-fail-fast -E 'not binary(real_agents)' "$@" || status=$?
+  if [ "$contract" = run ]; then
+    phase tests "cargo nextest run (the contract suite beside the other tests)"
+    cargo nextest run --no-fail-fast "$@" || status=$?
+  else
+    phase tests "cargo nextest run -E 'not binary(real_agents)'"
+    cargo nextest run --no-fail-fast -E 'not binary(real_agents)' "$@" || status=$?
+  fi
   phase doctests "cargo test --doc"
   cargo test --doc || status=$?
-  if [ "$contract" = run ]; then
-    # Its tests mostly wait on timeouts and the mock server: run the five
-    # CLIs side by side rather than two at a time.
-    phase "contract suite" "cargo nextest run --test real_agents --test-threads 5"
-    cargo nextest run --no-fail-fast --test real_agents --test-threads 5 "$@" || status=$?
-  fi
 else
   phase build "cargo test --no-run (cargo-nextest is not installed)"
   cargo test --no-run || { echo "test.sh: FAILED: the build failed" >&2; exit 1; }

@@ -28,7 +28,14 @@ pub fn run(ctx: &Ctx, args: TestFixGenArgs) -> Result<Exit> {
     };
     let out = phases::run(&ctx.ws, &req, &mut sinks)?;
     for w in &out.warnings {
-        ctx.ui.warn(w);
+        if streams || !ctx.ui.is_json() {
+            // People see `warning: …` as before; `--json` streams a
+            // `warning` event beside the phases' events.
+            sinks.emit(&Event::warning(w.as_str()), Utc::now());
+        } else {
+            // One document at the end: a captured event would be lost.
+            ctx.ui.warn(w);
+        }
     }
     let continue_gen = format!("wfx test-fix-gen {}", out.session_id);
     let Some(plan) = &out.plan else {

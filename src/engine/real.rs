@@ -231,7 +231,7 @@ impl Ports for RealPorts<'_> {
     }
 
     fn coverage(&mut self, source: CoverageSource) -> Coverage {
-        crate::scan::coverage::read(&self.root, source)
+        crate::testing::coverage::read(&self.root, source)
     }
 
     fn find_output(&mut self, pattern: &str, since: SystemTime) -> Option<String> {

@@ -1,11 +1,10 @@
 //! Static scans used by the quality gates (DESIGN.md §5.7): the AI-issue
-//! scan of IMPL-001.3, the test anti-pattern scan and the coverage report
-//! readers of IMPL-001.5. The checks are the rows of [`rules::RULES`]; both
+//! scan of IMPL-001.3 and the test anti-pattern scan (the coverage report
+//! readers of IMPL-001.5 are `testing::coverage`). The checks are the rows of [`rules::RULES`]; both
 //! scans read a file through one context, [`Ctx`].
 
 pub mod ai_issues;
 pub mod antipatterns;
-pub mod coverage;
 pub use crate::artifacts::findings;
 mod imports;
 pub mod rules;

@@ -15,8 +15,11 @@
 //!   reads it (package scripts included).
 //! - [`live`]: live counts and elapsed time for the progress line.
 //! - [`timings`]: the last run's time, for the progress line's estimate.
+//! - [`coverage`]: readers of coverage reports other tools wrote (lcov,
+//!   Cobertura, istanbul's summary).
 //! - [`run`]: the effectful part: run, read the report, build the results.
 
+pub mod coverage;
 pub mod detect;
 pub mod id;
 pub mod infra;

@@ -26,7 +26,7 @@ use crate::artifacts::context::{
     TestCoverage, TestFrameworkInfo,
 };
 use crate::error::Result;
-use crate::scan::coverage;
+use crate::testing::coverage;
 
 /// The test framework as the runner detected it (DESIGN.md §6.1).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
