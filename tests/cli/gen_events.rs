@@ -178,7 +178,8 @@ fn a_planning_warning_is_an_event_on_the_stream() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(
-        stderr.contains("warning: coverage report coverage.xml was not read: no <coverage> element"),
+        stderr
+            .contains("warning: coverage report coverage.xml was not read: no <coverage> element"),
         "{stderr}"
     );
 }
