@@ -81,28 +81,62 @@ pub fn all() -> impl Iterator<Item = Proc> {
 /// for that, in that time); otherwise, or without `ns_last_pid`, every
 /// process.
 pub fn started_since(first: i32, elapsed: Duration) -> Vec<Proc> {
-    let entries: Vec<i32> = if cfg!(target_os = "linux") {
-        std::fs::read_dir("/proc")
-            .into_iter()
-            .flatten()
-            .flatten()
-            .filter_map(|e| e.file_name().to_str()?.parse().ok())
-            .collect()
-    } else {
-        Vec::new()
-    };
-    // Read after the listing: a process in the listing got its pid before.
+    if !cfg!(target_os = "linux") {
+        return Vec::new();
+    }
     let last = read_number("/proc/sys/kernel/ns_last_pid");
     let pid_max = read_number("/proc/sys/kernel/pid_max");
     let range = match (last, pid_max) {
         (Some(last), Some(max)) if elapsed < Duration::from_millis(100) && max >= 32_768 => {
-            Some(last)
+            Some((last, max))
         }
         _ => None,
     };
+    // A short range is read pid by pid, without listing `/proc` (the
+    // listing was most of the sweep's time on a machine with many
+    // processes); a free pid is skipped. A thread's id is readable there
+    // too, though not listed: its `stat` and environment are its
+    // process's (same parent, group and marker), and a signal sent to it
+    // goes to its process, which started in the range as well (it carries
+    // the step's marker or was adopted during the step), so the sweep's
+    // decisions are the listing's.
+    if let Some((last, max)) = range {
+        let span = if first <= last {
+            i64::from(last) - i64::from(first) + 1
+        } else {
+            i64::from(max) - i64::from(first) + i64::from(last) + 1
+        };
+        if (1..=MAX_SPAN).contains(&span) {
+            let pids = (0..span).map(|i| {
+                let p = i64::from(first) + i;
+                if p >= i64::from(max) {
+                    p - i64::from(max)
+                } else {
+                    p
+                }
+            });
+            return pids
+                .filter_map(|p| i32::try_from(p).ok())
+                .filter_map(|pid| {
+                    Some(Proc {
+                        pid,
+                        stat: stat(pid)?,
+                    })
+                })
+                .collect();
+        }
+    }
+    let entries: Vec<i32> = std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+        .collect();
+    // Read after the listing: a process in the listing got its pid before.
+    let last = read_number("/proc/sys/kernel/ns_last_pid").filter(|_| range.is_some());
     entries
         .into_iter()
-        .filter(|&pid| range.is_none_or(|last| in_cyclic_range(pid, first, last)))
+        .filter(|&pid| last.is_none_or(|last| in_cyclic_range(pid, first, last)))
         .filter_map(|pid| {
             Some(Proc {
                 pid,
@@ -111,6 +145,9 @@ pub fn started_since(first: i32, elapsed: Duration) -> Vec<Proc> {
         })
         .collect()
 }
+
+/// The longest pid range [`started_since`] reads pid by pid.
+const MAX_SPAN: i64 = 2048;
 
 /// Whether `pid` lies in the cyclic range of pids from `first` to `last`.
 fn in_cyclic_range(pid: i32, first: i32, last: i32) -> bool {

@@ -368,6 +368,9 @@ pub struct SessionLock {
     file: File,
     path: PathBuf,
     info: LockInfo,
+    /// How many bytes this holder's record takes in the file (`None`:
+    /// not written yet).
+    info_len: Option<usize>,
     /// What the previous holder left behind, if it did not release cleanly.
     pub stale: Option<LockInfo>,
     /// The previous holder died and processes of its last step were still
@@ -422,6 +425,7 @@ impl SessionLock {
             file,
             path: path.to_path_buf(),
             info,
+            info_len: None,
             stale,
             ended_stale,
             work_tree: None,
@@ -434,17 +438,25 @@ impl SessionLock {
     /// the next wfx after this process died (a crash or `kill -9`), and
     /// the page cache survives that; after an OS crash or power loss the
     /// processes it names are gone anyway. (It was an fdatasync per child
-    /// started, ~15 % of the cycle's syncs.)
+    /// started, ~15 % of the cycle's syncs.) After the first write the
+    /// file is not truncated again: a shorter record is padded with spaces
+    /// (JSON allows them), one `pwrite` per child.
     fn write_info(&mut self) -> Result<()> {
-        let text = serde_json::to_string(&self.info).expect("lock info serialises");
-        self.file.set_len(0).map_err(|e| Error::io(&self.path, e))?;
-        use std::io::{Seek, SeekFrom};
+        use std::os::unix::fs::FileExt;
+        let mut text = serde_json::to_string(&self.info).expect("lock info serialises");
+        match self.info_len {
+            Some(len) if len >= text.len() => {
+                let pad = len - text.len();
+                text.extend(std::iter::repeat_n(' ', pad));
+            }
+            Some(_) => {}
+            None => self.file.set_len(0).map_err(|e| Error::io(&self.path, e))?,
+        }
         self.file
-            .seek(SeekFrom::Start(0))
+            .write_all_at(text.as_bytes(), 0)
             .map_err(|e| Error::io(&self.path, e))?;
-        self.file
-            .write_all(text.as_bytes())
-            .map_err(|e| Error::io(&self.path, e))
+        self.info_len = Some(text.len());
+        Ok(())
     }
 
     /// Record (or clear) the process group of the child now running, with
