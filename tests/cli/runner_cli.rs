@@ -317,3 +317,44 @@ fn rerun_marks_failures_that_pass_again_as_flaky() {
     );
     assert_eq!(testing::results::pass_rate_without_flaky(&results), 66.6);
 }
+
+/// A fix that keeps a Python file's size and modification second (`== 6`
+/// → `== 8`, made within the second after a run) is run as the new code:
+/// wfx's runs leave no `.pyc` that Python would trust over the source.
+#[test]
+fn a_same_size_edit_in_the_same_second_is_tested_as_edited() {
+    let env = Env::new();
+    env.copy_fixture_project("py-calc");
+    let failing = |doc: &Value| -> Vec<String> {
+        doc["failures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["test"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let (code, doc) = run_json(&env, &[]);
+    assert_eq!(code, 1, "{doc:#}");
+    assert!(failing(&doc).iter().any(|t| t.contains("token")), "{doc:#}");
+    let auth = env.root.join("calc/auth.py");
+    let stamp = env.root.join("stamp");
+    let touch = |args: &[&std::path::Path]| {
+        assert!(
+            std::process::Command::new("touch")
+                .arg("-r")
+                .args(args)
+                .status()
+                .unwrap()
+                .success()
+        );
+    };
+    touch(&[&auth, &stamp]);
+    let text = std::fs::read_to_string(&auth).unwrap();
+    std::fs::write(&auth, text.replace("len(body) == 6", "len(body) == 8")).unwrap();
+    touch(&[&stamp, &auth]);
+    let (_, doc) = run_json(&env, &[]);
+    assert!(
+        !failing(&doc).iter().any(|t| t.contains("token")),
+        "the old code of calc/auth.py ran: {doc:#}"
+    );
+}
