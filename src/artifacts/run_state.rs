@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::fix_history::Tamper;
 use super::{Extra, Timestamp};
 
 /// Where the whole run stands.
@@ -180,6 +181,11 @@ pub struct DebugRecord {
     /// Paths changed since the snapshot (relative to the project root).
     #[serde(default)]
     pub files_changed: Vec<String>,
+    /// What wfx put back after the agent's call (its repository settings,
+    /// index, wfx's own files, a moved `HEAD`, a planted link); absent
+    /// when nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tamper: Option<Tamper>,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -252,6 +258,10 @@ pub struct StepRecord {
     /// Why the step failed.
     #[serde(default)]
     pub reason: Option<String>,
+    /// Claude steps: what wfx put back after the call (as a debug
+    /// command's `tamper`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tamper: Option<Tamper>,
     /// Test steps: the phase to perform next and the current attempt
     /// (0 = the initial run).
     #[serde(default)]

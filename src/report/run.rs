@@ -838,6 +838,7 @@ mod tests {
             error: error.map(str::to_string),
             committed: false,
             files_changed: vec!["src/math.js".into()],
+            tamper: None,
             extra: Default::default(),
         }
     }
@@ -857,6 +858,7 @@ mod tests {
             output_file: Some(format!("{DIR}/.process/step-01/output.log")),
             cost_usd: None,
             reason: None,
+            tamper: None,
             phase: None,
             attempt: 0,
             max_attempts: 0,
@@ -887,6 +889,7 @@ mod tests {
             output_file: None,
             cost_usd: None,
             reason: None,
+            tamper: None,
             phase: Some(phase),
             attempt,
             max_attempts: 3,

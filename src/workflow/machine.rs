@@ -647,6 +647,7 @@ impl RunMachine {
                 rec.command_file = Some(call.prompt_file.clone());
                 rec.output_file = Some(call.output_file.clone());
                 rec.cost_usd = call.cost_usd;
+                rec.tamper = call.tamper;
                 inspection = insp;
                 found = outputs;
             }
@@ -973,6 +974,15 @@ impl RunMachine {
                 if let Some(c) = call.cost_usd {
                     s.state.cost_usd += c;
                 }
+                let k = s.state.steps[index - 1].attempt as usize;
+                if let Some(d) = s
+                    .rec(index)
+                    .attempts
+                    .get_mut(k - 1)
+                    .and_then(|a| a.debug.as_mut())
+                {
+                    d.tamper = call.tamper;
+                }
                 let error = call.failed().then(|| {
                     format!(
                         "{} failed: {}",
@@ -1161,6 +1171,7 @@ impl RunMachine {
             error: None,
             committed: false,
             files_changed: Vec::new(),
+            tamper: None,
             extra: Default::default(),
         };
         let rec = s.rec(index);

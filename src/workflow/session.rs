@@ -371,6 +371,7 @@ pub(crate) fn pending_record(step: &Step, paths: &RunPaths, ws: &Workspace) -> S
         output_file: None,
         cost_usd: None,
         reason: None,
+        tamper: None,
         phase: None,
         attempt: 0,
         max_attempts: match &step.action {

@@ -216,3 +216,68 @@ fn a_test_file_replaced_by_a_link_outside_is_put_back_before_the_tests_run() {
         "{history:#}"
     );
 }
+
+/// Case 6 through `wfx run`: the same agent as a test step's debug
+/// command. Its changes to the repository are put back after the call and
+/// the attempt records it, as the cycle's fix history does.
+#[test]
+fn repository_settings_changed_by_a_debug_command_of_wfx_run_are_put_back_and_recorded() {
+    let env = Env::new();
+    env.cycle_project(
+        "py-calc",
+        &json!({"agents": {"definitions": {"claude": {
+            "command": [fake_agent("repo-tamper").display().to_string()]
+        }}}}),
+    );
+    env.write(
+        "wf.yml",
+        "name: tamper\ncommands:\n  - test:\n      command: python3 -m pytest -q\n      on_failure:\n        claude: \"Fix the failing tests\"\n        max_attempts: 1\n",
+    );
+    env.git(&["add", "wf.yml"]);
+    env.git(&["commit", "-q", "-m", "workflow"]);
+    let out = env
+        .wfx_live()
+        .env("FIXER_STATE", env.state_dir())
+        .args(["run", "wf.yml"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    for key in ["core.hooksPath", "core.worktree"] {
+        let (set, value, _) = env.git_try(&["config", "--get", key]);
+        assert!(!set, "{key} is still set to {value}");
+    }
+    assert!(!env.root.join(".git/hooks/post-commit").exists());
+    assert!(
+        env.git(&["ls-files", "tests/test_auth.py"])
+            .contains("tests/test_auth.py"),
+        "the test file was untracked"
+    );
+    let state = env.run_state("WFS-run-tamper");
+    let debug = &state["steps"][0]["attempts"][0]["debug"];
+    assert_eq!(debug["tamper"], "repo_config_edited", "{state:#}");
+    assert!(state["steps"][0].get("tamper").is_none(), "{state:#}");
+
+    // A `claude:` step of its own: recorded on the step.
+    env.write(
+        "step.yml",
+        "name: tamper-step\ncommands:\n  - claude: \"Fix the failing tests\"\n",
+    );
+    env.git(&["add", "step.yml"]);
+    env.git(&["commit", "-q", "-m", "step workflow"]);
+    let out = env
+        .wfx_live()
+        .env("FIXER_STATE", env.state_dir())
+        .args(["run", "step.yml"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let (set, value, _) = env.git_try(&["config", "--get", "core.hooksPath"]);
+    assert!(!set, "core.hooksPath is still set to {value}");
+    let state = env.run_state("WFS-run-tamper-step");
+    assert_eq!(
+        state["steps"][0]["tamper"], "repo_config_edited",
+        "{state:#}"
+    );
+}
