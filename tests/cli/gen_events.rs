@@ -135,11 +135,9 @@ fn a_continued_session_says_where_it_resumes() {
     assert_eq!(events[5]["phases_run"], serde_json::json!([3, 4]));
 }
 
-/// A warning of phases 1–4 (here: a coverage report that cannot be read)
-/// is a `warning` event on the JSON stream, not text on stderr; people see
-/// the same `warning:` line as before.
-#[test]
-fn a_planning_warning_is_an_event_on_the_stream() {
+/// `wfx test-fix-gen "Test the calculator" ARGS` (exit 0) on a fresh
+/// node-calc whose `coverage.xml` is no coverage report: stdout, stderr.
+fn gen_with_a_broken_coverage_report(args: &[&str]) -> (Vec<u8>, String) {
     let env = Env::new();
     env.cycle_project("node-calc", &fixer_config("fix-all"));
     env.write("coverage.xml", "<report/>\n");
@@ -147,12 +145,22 @@ fn a_planning_warning_is_an_event_on_the_stream() {
     let out = env
         .wfx_live()
         .env("FIXER_STATE", env.state_dir())
-        .args(["--json", "test-fix-gen", "Test the calculator"])
+        .args(args)
         .output()
         .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert_eq!(out.status.code(), Some(0), "{stderr}");
-    let events = events(&out.stdout);
+    (out.stdout, stderr)
+}
+
+/// A warning of phases 1–4 (here: a coverage report that cannot be read)
+/// is a `warning` event on the JSON stream, not text on stderr; people see
+/// the same `warning:` line as before.
+#[test]
+fn a_planning_warning_is_an_event_on_the_stream() {
+    let (stdout, stderr) =
+        gen_with_a_broken_coverage_report(&["--json", "test-fix-gen", "Test the calculator"]);
+    let events = events(&stdout);
     let warnings: Vec<&Value> = events.iter().filter(|e| e["event"] == "warning").collect();
     assert_eq!(warnings.len(), 1, "{events:#?}");
     let message = warnings[0]["message"].as_str().unwrap();
@@ -165,18 +173,8 @@ fn a_planning_warning_is_an_event_on_the_stream() {
     let at = |name: &str| events.iter().position(|e| e["event"] == name).unwrap();
     assert!(at("warning") < at("start"), "{events:#?}");
 
-    let people = Env::new();
-    people.cycle_project("node-calc", &fixer_config("fix-all"));
-    people.write("coverage.xml", "<report/>\n");
-    people.git_init_commit();
-    let out = people
-        .wfx_live()
-        .env("FIXER_STATE", people.state_dir())
-        .args(["test-fix-gen", "Test the calculator", "--plan-only"])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let (_, stderr) =
+        gen_with_a_broken_coverage_report(&["test-fix-gen", "Test the calculator", "--plan-only"]);
     assert!(
         stderr
             .contains("warning: coverage report coverage.xml was not read: no <coverage> element"),

@@ -325,17 +325,14 @@ fn rerun_marks_failures_that_pass_again_as_flaky() {
 fn a_same_size_edit_in_the_same_second_is_tested_as_edited() {
     let env = Env::new();
     env.copy_fixture_project("py-calc");
-    let failing = |doc: &Value| -> Vec<String> {
-        doc["failures"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|f| f["test"].as_str().unwrap().to_string())
-            .collect()
-    };
     let (code, doc) = run_json(&env, &[]);
     assert_eq!(code, 1, "{doc:#}");
-    assert!(failing(&doc).iter().any(|t| t.contains("token")), "{doc:#}");
+    assert!(
+        common::failing_tests(&doc)
+            .iter()
+            .any(|t| t.contains("token")),
+        "{doc:#}"
+    );
     let auth = env.root.join("calc/auth.py");
     let stamp = env.root.join("stamp");
     let touch = |args: &[&std::path::Path]| {
@@ -354,7 +351,9 @@ fn a_same_size_edit_in_the_same_second_is_tested_as_edited() {
     touch(&[&stamp, &auth]);
     let (_, doc) = run_json(&env, &[]);
     assert!(
-        !failing(&doc).iter().any(|t| t.contains("token")),
+        !common::failing_tests(&doc)
+            .iter()
+            .any(|t| t.contains("token")),
         "the old code of calc/auth.py ran: {doc:#}"
     );
 }

@@ -70,15 +70,6 @@ fn ids_with(doc: &Value, status: &str) -> BTreeSet<String> {
         .collect()
 }
 
-fn failing(doc: &Value) -> BTreeSet<String> {
-    doc["failures"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["test"].as_str().unwrap().to_string())
-        .collect()
-}
-
 fn number_before(text: &str, word: &str) -> u64 {
     let re = regex::Regex::new(&format!(r"(\d+) {word}")).unwrap();
     re.captures(text)
@@ -121,7 +112,7 @@ fn pytest_project_matches_pytest_and_reruns_only_failures() {
     assert_eq!(ids_with(&doc, "passed"), listed("PASSED"));
     assert_eq!(ids_with(&doc, "failed"), listed("FAILED"));
     assert_eq!(
-        failing(&doc),
+        common::failing_tests(&doc),
         BTreeSet::from([
             "tests/test_auth.py::test_validate_token".to_string(),
             "tests/test_ops.py::test_divide_by_zero_returns_none".to_string(),
@@ -172,7 +163,7 @@ fn node_test_project_matches_node_and_reruns_only_failures() {
     assert_eq!(u(&doc["failed"]), stat("fail"));
     assert_eq!(u(&doc["skipped"]), stat("skipped"));
     assert_eq!(
-        failing(&doc),
+        common::failing_tests(&doc),
         BTreeSet::from([
             "test/math.test.js › math › finds the max".to_string(),
             "test/strings.test.js › strings › slugifies a title".to_string(),
@@ -250,7 +241,7 @@ fn rust_project_matches_the_detected_runner() {
                     + di
             );
             assert_eq!(
-                failing(&doc),
+                common::failing_tests(&doc),
                 BTreeSet::from([
                     "rust-calc stats::tests::mean_of_three".to_string(),
                     "rust-calc tests::divide_negative".to_string(),
@@ -318,7 +309,7 @@ fn cargo_test_subset_runs_only_the_failures() {
         (14, 10, 3, 1)
     );
     assert_eq!(
-        failing(&doc),
+        common::failing_tests(&doc),
         BTreeSet::from([
             "rust_calc::stats::tests::mean_of_three".to_string(),
             "rust_calc::tests::divide_negative".to_string(),

@@ -217,6 +217,18 @@ fn a_test_file_replaced_by_a_link_outside_is_put_back_before_the_tests_run() {
     );
 }
 
+/// `wfx run FILE` with the fixture agents' state dir: exit 0.
+fn run_workflow(env: &Env, file: &str) {
+    let out = env
+        .wfx_live()
+        .env("FIXER_STATE", env.state_dir())
+        .args(["run", file])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+}
+
 /// Case 6 through `wfx run`: the same agent as a test step's debug
 /// command. Its changes to the repository are put back after the call and
 /// the attempt records it, as the cycle's fix history does.
@@ -235,14 +247,7 @@ fn repository_settings_changed_by_a_debug_command_of_wfx_run_are_put_back_and_re
     );
     env.git(&["add", "wf.yml"]);
     env.git(&["commit", "-q", "-m", "workflow"]);
-    let out = env
-        .wfx_live()
-        .env("FIXER_STATE", env.state_dir())
-        .args(["run", "wf.yml"])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    run_workflow(&env, "wf.yml");
     for key in ["core.hooksPath", "core.worktree"] {
         let (set, value, _) = env.git_try(&["config", "--get", key]);
         assert!(!set, "{key} is still set to {value}");
@@ -265,14 +270,7 @@ fn repository_settings_changed_by_a_debug_command_of_wfx_run_are_put_back_and_re
     );
     env.git(&["add", "step.yml"]);
     env.git(&["commit", "-q", "-m", "step workflow"]);
-    let out = env
-        .wfx_live()
-        .env("FIXER_STATE", env.state_dir())
-        .args(["run", "step.yml"])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    run_workflow(&env, "step.yml");
     let (set, value, _) = env.git_try(&["config", "--get", "core.hooksPath"]);
     assert!(!set, "core.hooksPath is still set to {value}");
     let state = env.run_state("WFS-run-tamper-step");

@@ -369,6 +369,16 @@ impl Env {
     }
 }
 
+/// The names of the failing tests of a `wfx test --json` document.
+pub fn failing_tests(doc: &serde_json::Value) -> std::collections::BTreeSet<String> {
+    doc["failures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["test"].as_str().unwrap().to_string())
+        .collect()
+}
+
 /// The exit code and the JSON document a `--json` command printed on
 /// stdout; panics with both streams when stdout is not JSON.
 pub fn json_output(out: &std::process::Output) -> (i32, serde_json::Value) {
