@@ -104,6 +104,21 @@ fn spares_replaced_by_links_are_never_written_through_nor_committed() {
     );
 }
 
+/// What the `repo-tamper` agent changed is gone: its settings, its hook,
+/// the test file it untracked.
+fn assert_repository_put_back(env: &Env) {
+    for key in ["core.hooksPath", "core.worktree"] {
+        let (set, value, _) = env.git_try(&["config", "--get", key]);
+        assert!(!set, "{key} is still set to {value}");
+    }
+    assert!(!env.root.join(".git/hooks/post-commit").exists());
+    assert!(
+        env.git(&["ls-files", "tests/test_auth.py"])
+            .contains("tests/test_auth.py"),
+        "the test file was untracked"
+    );
+}
+
 /// Case 6: a fix agent sets `core.hooksPath` (to a hook that leaves a
 /// marker on every commit), `core.worktree`, drops a hook into
 /// `.git/hooks` and untracks a test file with `git rm --cached`, then
@@ -123,16 +138,7 @@ fn repository_settings_hooks_and_index_changed_by_an_agent_are_put_back() {
         !state.join("hook-ran").exists(),
         "the agent's hook ran on a wfx commit"
     );
-    for key in ["core.hooksPath", "core.worktree"] {
-        let (set, value, _) = env.git_try(&["config", "--get", key]);
-        assert!(!set, "{key} is still set to {value}");
-    }
-    assert!(!env.root.join(".git/hooks/post-commit").exists());
-    assert!(
-        env.git(&["ls-files", "tests/test_auth.py"])
-            .contains("tests/test_auth.py"),
-        "the test file was untracked"
-    );
+    assert_repository_put_back(&env);
     assert!(
         env.git(&["ls-tree", "-r", "--name-only", "HEAD"])
             .contains("tests/test_auth.py")
@@ -248,16 +254,7 @@ fn repository_settings_changed_by_a_debug_command_of_wfx_run_are_put_back_and_re
     env.git(&["add", "wf.yml"]);
     env.git(&["commit", "-q", "-m", "workflow"]);
     run_workflow(&env, "wf.yml");
-    for key in ["core.hooksPath", "core.worktree"] {
-        let (set, value, _) = env.git_try(&["config", "--get", key]);
-        assert!(!set, "{key} is still set to {value}");
-    }
-    assert!(!env.root.join(".git/hooks/post-commit").exists());
-    assert!(
-        env.git(&["ls-files", "tests/test_auth.py"])
-            .contains("tests/test_auth.py"),
-        "the test file was untracked"
-    );
+    assert_repository_put_back(&env);
     let state = env.run_state("WFS-run-tamper");
     let debug = &state["steps"][0]["attempts"][0]["debug"];
     assert_eq!(debug["tamper"], "repo_config_edited", "{state:#}");
