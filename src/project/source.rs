@@ -699,7 +699,17 @@ impl<'a> Source<'a> {
 
     /// A [`Func`] named `name` on the line of `at`, its declaration
     /// starting at `start`.
-    fn func(&self, at: usize, name: &str, start: usize, params: (usize, usize)) -> Func {
+    /// A function at `at` named `name`, its declaration from `start`, its
+    /// parameters between `params`, with what the language's scanner read
+    /// of it.
+    fn func(
+        &self,
+        at: usize,
+        name: &str,
+        start: usize,
+        params: (usize, usize),
+        found: Found,
+    ) -> Func {
         let line = self.line_index(at);
         let (name, indent) = (name.to_string(), self.indent(line));
         Func {
@@ -707,9 +717,9 @@ impl<'a> Source<'a> {
             line,
             start,
             params,
-            ret: None,
-            body: None,
-            is_async: false,
+            ret: found.ret,
+            body: found.body,
+            is_async: found.is_async,
             decorators: vec![],
             indent,
         }
@@ -756,14 +766,14 @@ impl<'a> Source<'a> {
                 next_start = self.line_start(k);
             }
             decorators.reverse();
-            let f = self.func(start, &c[2], start, (paren + 1, close));
-            let body = Some((body_start, body_end));
-            out.push(Func {
+            let found = Found {
                 ret,
-                body,
+                body: Some((body_start, body_end)),
                 is_async: c.get(1).is_some(),
+            };
+            out.push(Func {
                 decorators,
-                ..f
+                ..self.func(start, &c[2], start, (paren + 1, close), found)
             });
         }
         out
@@ -795,13 +805,18 @@ impl<'a> Source<'a> {
             let Some(paren) = head.find('(').map(|p| name.end() + p) else {
                 // `x = y => …`: a single bare parameter
                 if let Some(arrow) = head.find("=>").map(|p| name.end() + p) {
-                    let body = Some(self.arrow_body(arrow + 2));
-                    let f = self.func(name.start(), name.as_str(), whole.start(), (arrow, arrow));
-                    out.push(Func {
-                        body,
+                    let found = Found {
+                        ret: None,
+                        body: Some(self.arrow_body(arrow + 2)),
                         is_async,
-                        ..f
-                    });
+                    };
+                    out.push(self.func(
+                        name.start(),
+                        name.as_str(),
+                        whole.start(),
+                        (arrow, arrow),
+                        found,
+                    ));
                 }
                 continue;
             };
@@ -830,18 +845,17 @@ impl<'a> Source<'a> {
             } else {
                 None
             };
-            let f = self.func(
+            out.push(self.func(
                 name.start(),
                 name.as_str(),
                 whole.start(),
                 (paren + 1, close),
-            );
-            out.push(Func {
-                ret,
-                body,
-                is_async,
-                ..f
-            });
+                Found {
+                    ret,
+                    body,
+                    is_async,
+                },
+            ));
         }
         out
     }
@@ -901,18 +915,17 @@ impl<'a> Source<'a> {
                 _ => java_ret,
             };
             let body = open.and_then(|o| self.match_close(o).map(|e| (o + 1, e)));
-            let f = self.func(
+            out.push(self.func(
                 name.start(),
                 name.as_str(),
                 c.get(0).unwrap().start(),
                 (paren + 1, close),
-            );
-            out.push(Func {
-                ret,
-                body,
-                is_async,
-                ..f
-            });
+                Found {
+                    ret,
+                    body,
+                    is_async,
+                },
+            ));
         }
         out
     }
@@ -1029,6 +1042,13 @@ pub(crate) struct Func {
     /// Python decorators (code text), top to bottom.
     pub decorators: Vec<String>,
     pub indent: usize,
+}
+
+/// What a language's scanner read of one function besides where it is.
+struct Found {
+    ret: Option<String>,
+    body: Option<(usize, usize)>,
+    is_async: bool,
 }
 
 fn strip_comment_markers(raw: &str, lang: Lang) -> String {
