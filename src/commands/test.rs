@@ -126,6 +126,7 @@ pub fn run(ctx: &Ctx, args: TestArgs) -> Result<Exit> {
     req.timeout = Some(Duration::from_secs(config.test.timeout_s));
     req.previous = previous.as_ref();
     req.progress = progress;
+    req.times_root = Some(ctx.ws.root.clone());
     if let Some(s) = &sealed {
         req.env = s.env.clone();
     }

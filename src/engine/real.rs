@@ -98,8 +98,12 @@ impl Ports for RealPorts<'_> {
         run: &TestRun<'_>,
         progress: Option<Box<dyn FnMut(Progress) + Send>>,
     ) -> Result<TestResults> {
-        self.lock
-            .with_child(|on_spawn| run_tests_with(run, progress, on_spawn))?
+        let project = self.root.clone();
+        self.lock.with_child(|on_spawn| {
+            let mut req = test_request(run, progress, on_spawn);
+            req.times_root = Some(project);
+            testing::run_tests(req)
+        })?
     }
 
     fn invoke_agent(&mut self, inv: &Invocation) -> Result<CallRecord> {
@@ -393,6 +397,15 @@ pub(super) fn run_tests_with(
     progress: Option<Box<dyn FnMut(Progress) + Send>>,
     on_spawn: &mut dyn FnMut(i32),
 ) -> Result<TestResults> {
+    testing::run_tests(test_request(run, progress, on_spawn))
+}
+
+/// The request of `run`, its process group told to `on_spawn`.
+fn test_request<'a>(
+    run: &TestRun<'a>,
+    progress: Option<Box<dyn FnMut(Progress) + Send>>,
+    on_spawn: &'a mut dyn FnMut(i32),
+) -> RunRequest<'a> {
     let mut req = RunRequest::new(run.root, run.detected.clone(), run.report_dir, run.log);
     req.subset = run.subset.map(<[String]>::to_vec);
     req.timeout = Some(run.timeout);
@@ -400,7 +413,7 @@ pub(super) fn run_tests_with(
     req.previous = run.previous;
     req.on_spawn = Some(on_spawn);
     req.progress = progress;
-    testing::run_tests(req)
+    req
 }
 
 /// A shell command in its own process group, told to `on_spawn`.
