@@ -37,7 +37,7 @@ fn open_sealed(ctx: &Ctx) -> Result<crate::engine::step::Sealed> {
         message: "wfx test --sealed".into(),
         environment: cp.sealed_environment()?,
     };
-    crate::engine::real::open_sealed(&cp, &ctx.ws.root, &ctx.ws.root, "wfx-test", &req)?
+    crate::engine::real::open_sealed(&cp, &ctx.ws.root, &ctx.ws.root, "wfx-test", &req, None)?
         .ok_or_else(refuse)
 }
 
