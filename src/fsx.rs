@@ -189,6 +189,16 @@ pub fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     file.write_all(bytes)
 }
 
+/// Replace the bytes of `path`, keeping its inode when it is a regular
+/// file of its own (see [`read_write`]): on ext4 a new inode costs far
+/// more than a rewrite after recent deletions. Not atomic: for scratch
+/// data a torn write only makes unreadable.
+pub fn overwrite(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut file = read_write(path)?;
+    file.set_len(0)?;
+    file.write_all(bytes)
+}
+
 /// Whether `path` itself is a symlink.
 pub fn is_link(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())

@@ -19,7 +19,6 @@
 //!   symlinks, not copied; cargo builds into the project's `target/`
 //!   (`CARGO_TARGET_DIR`), so dependencies are not rebuilt.
 
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use git2::{Oid, Repository, Status, StatusOptions};
@@ -165,19 +164,6 @@ fn init_checkout_repo(main: &Repository, dir: &Path, id: Oid) -> Result<Reposito
 /// The id of `commit`.
 fn commit_id(commit: &str) -> Result<Oid> {
     Oid::from_str(commit).map_err(|_| Error::Internal(format!("{commit}: not an id")))
-}
-
-/// Replace the bytes of a file wfx wrote, keeping its inode (a file made
-/// anew costs far more than one rewritten on some file systems).
-fn write_in_place(path: &Path, bytes: &[u8]) -> Result<()> {
-    use std::io::Write;
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .truncate(true)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(path)
-        .map_err(|e| Error::io(path, e))?;
-    f.write_all(bytes).map_err(|e| Error::io(path, e))
 }
 
 /// The sealed checkout a run keeps between its sealed runs (removed when
@@ -387,9 +373,7 @@ impl Checkpoints {
             .commit(None, &author, &committer, message, &tree, &[&head])
             .map_err(ctx("cannot create the sealed commit"))?;
         if let Some(name) = r.session_ref("sealed") {
-            r.git
-                .reference(&name, id, true, "wfx: sealed run")
-                .map_err(ctx(format!("cannot write {name}")))?;
+            r.keep_ref(&name, id, "wfx: sealed run")?;
         }
         Ok(Some(id.to_string()))
     }
@@ -499,7 +483,8 @@ impl Checkpoints {
                 .map_err(ctx(format!("cannot check out {commit}")))?;
         }
         let head = repo.path().join("HEAD");
-        write_in_place(&head, format!("{commit}\n").as_bytes())?;
+        crate::fsx::overwrite(&head, format!("{commit}\n").as_bytes())
+            .map_err(|e| Error::io(&head, e))?;
         // What is there now is exactly the commit (the links aside, which
         // the checkout's exclude file names).
         let mut opts = StatusOptions::new();
