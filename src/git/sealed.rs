@@ -476,7 +476,8 @@ impl Checkpoints {
         // From `HEAD` (the previous commit, as the index holds it) to
         // `commit`: files removed above are written again. The same tree
         // with nothing removed is there already.
-        if removed > 0 || before.id() != target.tree_id() {
+        let changed = removed > 0 || before.id() != target.tree_id();
+        if changed {
             let mut co = git2::build::CheckoutBuilder::new();
             co.force().recreate_missing(true);
             repo.checkout_tree(target.as_object(), Some(&mut co))
@@ -487,18 +488,19 @@ impl Checkpoints {
             .map_err(|e| Error::io(&head, e))?;
         // What is there now is exactly the commit (the links aside, which
         // the checkout's exclude file names).
-        let mut opts = StatusOptions::new();
-        opts.include_untracked(true)
-            .recurse_untracked_dirs(true)
-            .include_ignored(false)
-            .exclude_submodules(true);
-        let dirty = repo
-            .statuses(Some(&mut opts))
-            .map_err(ctx("cannot read the status of the sealed checkout"))?;
-        if !dirty.is_empty() {
-            return Ok(None);
+        if changed {
+            let mut opts = StatusOptions::new();
+            opts.include_untracked(true)
+                .recurse_untracked_dirs(true)
+                .include_ignored(false)
+                .exclude_submodules(true);
+            let dirty = repo
+                .statuses(Some(&mut opts))
+                .map_err(ctx("cannot read the status of the sealed checkout"))?;
+            if !dirty.is_empty() {
+                return Ok(None);
+            }
         }
-        drop(dirty);
         // A copied dependency file is copied again, and a link to a
         // directory the project no longer has goes, as in a new checkout.
         let root = kept.dir.join(paths::bytes_to_path(
@@ -874,11 +876,19 @@ mod tests {
         std::fs::write(root.join("new.txt"), "new file\n").unwrap();
         std::fs::remove_file(root.join("gone.txt")).unwrap();
         let c2 = commit_all(&repo);
+        // A new checkout would write its `.git/config` again: later.
+        let config_changed = || {
+            let m = std::fs::metadata(dir.join(".git/config")).unwrap();
+            (m.ctime(), m.ctime_nsec())
+        };
+        let config_was = config_changed();
+        std::thread::sleep(std::time::Duration::from_millis(50));
         let co = cp
             .checkout_sealed_reusing(&c2, &dir, &deps, &mut kept)
             .unwrap();
         assert_eq!(co.commit, c2);
         assert_eq!(ino(&dir.join("keep.txt")), keep_ino, "not reused");
+        assert_eq!(config_changed(), config_was, "not reused");
         assert_eq!(
             listing(&dir),
             [
