@@ -306,6 +306,31 @@ struct Head {
     alias_of: Option<String>,
 }
 
+impl Head {
+    /// A function or method with nothing else known about it.
+    fn function(name: &str, params: &str) -> Head {
+        Head {
+            name: name.to_string(),
+            kind: DefKind::Function,
+            owner: None,
+            is_static: false,
+            returns: None,
+            params: params.to_string(),
+            bases: Vec::new(),
+            alias_of: None,
+        }
+    }
+
+    /// A type with the bases its definition line names.
+    fn type_def(name: &str, bases: Vec<String>) -> Head {
+        Head {
+            kind: DefKind::Type,
+            bases,
+            ..Head::function(name, "")
+        }
+    }
+}
+
 /// A Python definition line.
 fn python_head(line: &str) -> Option<Head> {
     static DEF: OnceLock<Regex> = OnceLock::new();
@@ -318,49 +343,29 @@ fn python_head(line: &str) -> Option<Head> {
     .captures(line)
     {
         return Some(Head {
-            name: c[1].to_string(),
-            kind: DefKind::Function,
-            owner: None,
-            is_static: false,
             returns: c
                 .get(3)
                 .and_then(|r| type_name(r.as_str().trim_matches(['"', '\'']))),
-            params: c[2].to_string(),
-            bases: Vec::new(),
-            alias_of: None,
+            ..Head::function(&c[1], &c[2])
         });
     }
     if let Some(c) = re(&CLASS, r"^\s*class\s+([A-Za-z_]\w*)\s*(?:\((.*)\))?\s*:").captures(line) {
-        return Some(Head {
-            name: c[1].to_string(),
-            kind: DefKind::Type,
-            owner: None,
-            is_static: false,
-            returns: None,
-            params: String::new(),
-            bases: c
-                .get(2)
-                .map(|b| {
-                    split_top(b.as_str())
-                        .iter()
-                        .filter_map(|b| type_name(b))
-                        .collect()
-                })
-                .unwrap_or_default(),
-            alias_of: None,
-        });
+        let bases = c
+            .get(2)
+            .map(|b| {
+                split_top(b.as_str())
+                    .iter()
+                    .filter_map(|b| type_name(b))
+                    .collect()
+            })
+            .unwrap_or_default();
+        return Some(Head::type_def(&c[1], bases));
     }
     // `__radd__ = __add__` inside a class body.
     if let Some(c) = re(&ALIAS, r"^\s+(__\w+__)\s*=\s*(__\w+__)\s*$").captures(line) {
         return Some(Head {
-            name: c[1].to_string(),
-            kind: DefKind::Function,
-            owner: None,
-            is_static: false,
-            returns: None,
-            params: String::new(),
-            bases: Vec::new(),
             alias_of: Some(c[2].to_string()),
+            ..Head::function(&c[1], "")
         });
     }
     None
@@ -403,27 +408,14 @@ fn js_head(line: &str, in_class: bool) -> Option<Head> {
     static EXPORTS: OnceLock<Regex> = OnceLock::new();
     static PROTO: OnceLock<Regex> = OnceLock::new();
     static METHOD: OnceLock<Regex> = OnceLock::new();
-    let head = |name: &str, params: &str| Head {
-        name: name.to_string(),
-        kind: DefKind::Function,
-        owner: None,
-        is_static: false,
-        returns: None,
-        params: params.to_string(),
-        bases: Vec::new(),
-        alias_of: None,
-    };
     if let Some(c) = re(
         &CLASS,
         r"^\s*(?:export\s+)?(?:default\s+)?(?:abstract\s+)?class\s+([A-Za-z_$][\w$]*)(?:\s*<[^>]*>)?(?:\s+extends\s+([\w$.]+))?",
     )
     .captures(line)
     {
-        return Some(Head {
-            kind: DefKind::Type,
-            bases: c.get(2).map(|b| vec![b.as_str().to_string()]).unwrap_or_default(),
-            ..head(&c[1], "")
-        });
+        let bases = c.get(2).map(|b| vec![b.as_str().to_string()]);
+        return Some(Head::type_def(&c[1], bases.unwrap_or_default()));
     }
     if in_class
         && let Some(c) = re(
@@ -437,7 +429,7 @@ fn js_head(line: &str, in_class: bool) -> Option<Head> {
             return Some(Head {
                 is_static: c.get(1).is_some(),
                 returns: c.get(4).and_then(|r| type_name(r.as_str())),
-                ..head(name, &c[3])
+                ..Head::function(name, &c[3])
             });
         }
     }
@@ -449,7 +441,7 @@ fn js_head(line: &str, in_class: bool) -> Option<Head> {
     {
         return Some(Head {
             returns: c.get(3).and_then(|r| type_name(r.as_str())),
-            ..head(&c[1], &c[2])
+            ..Head::function(&c[1], &c[2])
         });
     }
     if let Some(c) = re(
@@ -463,7 +455,7 @@ fn js_head(line: &str, in_class: bool) -> Option<Head> {
             .or(c.get(3))
             .or(c.get(4))
             .map_or("", |m| m.as_str());
-        return Some(head(&c[1], params));
+        return Some(Head::function(&c[1], params));
     }
     if let Some(c) = re(
         &EXPORTS,
@@ -472,7 +464,7 @@ fn js_head(line: &str, in_class: bool) -> Option<Head> {
     .captures(line)
     {
         let params = c.get(2).or(c.get(3)).map_or("", |m| m.as_str());
-        return Some(head(&c[1], params));
+        return Some(Head::function(&c[1], params));
     }
     if let Some(c) = re(
         &PROTO,
@@ -482,7 +474,7 @@ fn js_head(line: &str, in_class: bool) -> Option<Head> {
     {
         return Some(Head {
             owner: Some(c[1].to_string()),
-            ..head(&c[2], &c[3])
+            ..Head::function(&c[2], &c[3])
         });
     }
     None
@@ -502,27 +494,14 @@ fn go_head(line: &str) -> Option<Head> {
         let first = ret.trim_start_matches('(');
         let first = split_top_first(first.trim_end_matches(')'));
         return Some(Head {
-            name: c[2].to_string(),
-            kind: DefKind::Function,
             owner: c.get(1).map(|o| o.as_str().to_string()),
             is_static: c.get(1).is_none(),
             returns: (!first.is_empty()).then(|| type_name(first)).flatten(),
-            params: c[3].to_string(),
-            bases: Vec::new(),
-            alias_of: None,
+            ..Head::function(&c[2], &c[3])
         });
     }
     if let Some(c) = re(&TYPE, r"^type\s+([A-Za-z_]\w*)\b").captures(line) {
-        return Some(Head {
-            name: c[1].to_string(),
-            kind: DefKind::Type,
-            owner: None,
-            is_static: false,
-            returns: None,
-            params: String::new(),
-            bases: Vec::new(),
-            alias_of: None,
-        });
+        return Some(Head::type_def(&c[1], Vec::new()));
     }
     None
 }
@@ -539,14 +518,9 @@ fn rust_head(line: &str) -> Option<Head> {
     {
         let params = c.get(2).map_or("", |m| m.as_str());
         return Some(Head {
-            name: c[1].to_string(),
-            kind: DefKind::Function,
-            owner: None,
             is_static: !params.contains("self"),
             returns: c.get(3).and_then(|r| type_name(r.as_str())),
-            params: params.to_string(),
-            bases: Vec::new(),
-            alias_of: None,
+            ..Head::function(&c[1], params)
         });
     }
     if let Some(c) = re(
@@ -555,16 +529,7 @@ fn rust_head(line: &str) -> Option<Head> {
     )
     .captures(line)
     {
-        return Some(Head {
-            name: c[1].to_string(),
-            kind: DefKind::Type,
-            owner: None,
-            is_static: false,
-            returns: None,
-            params: String::new(),
-            bases: Vec::new(),
-            alias_of: None,
-        });
+        return Some(Head::type_def(&c[1], Vec::new()));
     }
     None
 }
@@ -579,16 +544,8 @@ fn java_head(line: &str) -> Option<Head> {
     )
     .captures(line)
     {
-        return Some(Head {
-            name: c[1].to_string(),
-            kind: DefKind::Type,
-            owner: None,
-            is_static: false,
-            returns: None,
-            params: String::new(),
-            bases: c.get(2).map(|b| vec![b.as_str().to_string()]).unwrap_or_default(),
-            alias_of: None,
-        });
+        let bases = c.get(2).map(|b| vec![b.as_str().to_string()]);
+        return Some(Head::type_def(&c[1], bases.unwrap_or_default()));
     }
     let c = re(
         &METHOD,
@@ -600,14 +557,9 @@ fn java_head(line: &str) -> Option<Head> {
         return None;
     }
     Some(Head {
-        name,
-        kind: DefKind::Function,
-        owner: None,
         is_static: c[1].contains("static"),
         returns: type_name(&c[2]),
-        params: c[4].to_string(),
-        bases: Vec::new(),
-        alias_of: None,
+        ..Head::function(&name, &c[4])
     })
 }
 
