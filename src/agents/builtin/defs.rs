@@ -5,11 +5,7 @@
 //! plus brace/indent spans: a reading a person does at a glance, never a
 //! compiler's.
 
-use std::sync::OnceLock;
-
-use regex::Regex;
-
-use crate::project::Lang;
+use crate::project::{Lang, re};
 
 /// What a definition is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -61,10 +57,6 @@ impl Def {
     }
 }
 
-fn re(cell: &'static OnceLock<Regex>, pattern: &str) -> &'static Regex {
-    cell.get_or_init(|| Regex::new(pattern).expect("valid regex"))
-}
-
 /// Words that look like calls or definitions but are keywords.
 pub const KEYWORDS: &[&str] = &[
     "if",
@@ -105,27 +97,24 @@ pub const KEYWORDS: &[&str] = &[
 /// them do not count. A template literal keeps the code of its
 /// placeholders (`${this.area()}` → `(this.area())`): it is code.
 pub fn code_only(line: &str) -> String {
-    static STR: OnceLock<Regex> = OnceLock::new();
-    static PLACEHOLDER: OnceLock<Regex> = OnceLock::new();
-    let s = re(
-        &STR,
-        r#""(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*'|`(?:\\.|[^`\\])*`"#,
-    )
-    .replace_all(line, |c: &regex::Captures| {
-        let lit = &c[0];
-        if !lit.starts_with('`') {
-            return "\"\"".to_string();
-        }
-        let code: Vec<String> = re(&PLACEHOLDER, r"\$\{([^{}]*)\}")
-            .captures_iter(lit)
-            .map(|p| format!("({})", &p[1]))
-            .collect();
-        if code.is_empty() {
-            "\"\"".to_string()
-        } else {
-            format!("[{}]", code.join(", "))
-        }
-    });
+    let s = re!(r#""(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*'|`(?:\\.|[^`\\])*`"#).replace_all(
+        line,
+        |c: &regex::Captures| {
+            let lit = &c[0];
+            if !lit.starts_with('`') {
+                return "\"\"".to_string();
+            }
+            let code: Vec<String> = re!(r"\$\{([^{}]*)\}")
+                .captures_iter(lit)
+                .map(|p| format!("({})", &p[1]))
+                .collect();
+            if code.is_empty() {
+                "\"\"".to_string()
+            } else {
+                format!("[{}]", code.join(", "))
+            }
+        },
+    );
     let cut = s.find("//").or_else(|| {
         // A Python `#` comment (not a Rust `#[` attribute).
         s.find('#')
@@ -333,14 +322,9 @@ impl Head {
 
 /// A Python definition line.
 fn python_head(line: &str) -> Option<Head> {
-    static DEF: OnceLock<Regex> = OnceLock::new();
-    static CLASS: OnceLock<Regex> = OnceLock::new();
-    static ALIAS: OnceLock<Regex> = OnceLock::new();
-    if let Some(c) = re(
-        &DEF,
-        r"^\s*(?:async\s+)?def\s+([A-Za-z_]\w*)\s*\((.*?)\)?\s*(?:->\s*([^:]+))?:?\s*$",
-    )
-    .captures(line)
+    if let Some(c) =
+        re!(r"^\s*(?:async\s+)?def\s+([A-Za-z_]\w*)\s*\((.*?)\)?\s*(?:->\s*([^:]+))?:?\s*$")
+            .captures(line)
     {
         return Some(Head {
             returns: c
@@ -349,7 +333,7 @@ fn python_head(line: &str) -> Option<Head> {
             ..Head::function(&c[1], &c[2])
         });
     }
-    if let Some(c) = re(&CLASS, r"^\s*class\s+([A-Za-z_]\w*)\s*(?:\((.*)\))?\s*:").captures(line) {
+    if let Some(c) = re!(r"^\s*class\s+([A-Za-z_]\w*)\s*(?:\((.*)\))?\s*:").captures(line) {
         let bases = c
             .get(2)
             .map(|b| {
@@ -362,7 +346,7 @@ fn python_head(line: &str) -> Option<Head> {
         return Some(Head::type_def(&c[1], bases));
     }
     // `__radd__ = __add__` inside a class body.
-    if let Some(c) = re(&ALIAS, r"^\s+(__\w+__)\s*=\s*(__\w+__)\s*$").captures(line) {
+    if let Some(c) = re!(r"^\s+(__\w+__)\s*=\s*(__\w+__)\s*$").captures(line) {
         return Some(Head {
             alias_of: Some(c[2].to_string()),
             ..Head::function(&c[1], "")
@@ -402,26 +386,14 @@ fn python_header(lines: &[String], i: usize) -> String {
 /// A JavaScript / TypeScript definition line. `in_class` says whether the
 /// line is directly inside a class body (methods need no keyword there).
 fn js_head(line: &str, in_class: bool) -> Option<Head> {
-    static CLASS: OnceLock<Regex> = OnceLock::new();
-    static FUNC: OnceLock<Regex> = OnceLock::new();
-    static VAR: OnceLock<Regex> = OnceLock::new();
-    static EXPORTS: OnceLock<Regex> = OnceLock::new();
-    static PROTO: OnceLock<Regex> = OnceLock::new();
-    static METHOD: OnceLock<Regex> = OnceLock::new();
-    if let Some(c) = re(
-        &CLASS,
-        r"^\s*(?:export\s+)?(?:default\s+)?(?:abstract\s+)?class\s+([A-Za-z_$][\w$]*)(?:\s*<[^>]*>)?(?:\s+extends\s+([\w$.]+))?",
-    )
+    if let Some(c) = re!(r"^\s*(?:export\s+)?(?:default\s+)?(?:abstract\s+)?class\s+([A-Za-z_$][\w$]*)(?:\s*<[^>]*>)?(?:\s+extends\s+([\w$.]+))?")
     .captures(line)
     {
         let bases = c.get(2).map(|b| vec![b.as_str().to_string()]);
         return Some(Head::type_def(&c[1], bases.unwrap_or_default()));
     }
     if in_class
-        && let Some(c) = re(
-            &METHOD,
-            r"^\s*(?:(?:public|private|protected|readonly|override|async|get|set)\s+)*(static\s+)?(?:(?:async|get|set)\s+)*\*?\s*(#?[A-Za-z_$][\w$]*)\s*(?:<[^>]*>)?\s*\((.*?)\)?\s*(?::\s*([^{]+))?\{?\s*$",
-        )
+        && let Some(c) = re!(r"^\s*(?:(?:public|private|protected|readonly|override|async|get|set)\s+)*(static\s+)?(?:(?:async|get|set)\s+)*\*?\s*(#?[A-Za-z_$][\w$]*)\s*(?:<[^>]*>)?\s*\((.*?)\)?\s*(?::\s*([^{]+))?\{?\s*$")
         .captures(line)
     {
         let name = c[2].trim_start_matches('#');
@@ -433,10 +405,7 @@ fn js_head(line: &str, in_class: bool) -> Option<Head> {
             });
         }
     }
-    if let Some(c) = re(
-        &FUNC,
-        r"^\s*(?:export\s+)?(?:default\s+)?(?:async\s+)?function\s*\*?\s*([A-Za-z_$][\w$]*)\s*(?:<[^>]*>)?\s*\((.*?)\)?\s*(?::\s*([^{]+))?\{?\s*$",
-    )
+    if let Some(c) = re!(r"^\s*(?:export\s+)?(?:default\s+)?(?:async\s+)?function\s*\*?\s*([A-Za-z_$][\w$]*)\s*(?:<[^>]*>)?\s*\((.*?)\)?\s*(?::\s*([^{]+))?\{?\s*$")
     .captures(line)
     {
         return Some(Head {
@@ -444,10 +413,7 @@ fn js_head(line: &str, in_class: bool) -> Option<Head> {
             ..Head::function(&c[1], &c[2])
         });
     }
-    if let Some(c) = re(
-        &VAR,
-        r"^\s*(?:export\s+)?(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*(?::[^=]+)?=\s*(?:async\s+)?(?:function\b[^(]*\((.*?)\)|\((.*?)\)\s*(?::[^=]+)?=>|([A-Za-z_$][\w$]*)\s*=>)",
-    )
+    if let Some(c) = re!(r"^\s*(?:export\s+)?(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*(?::[^=]+)?=\s*(?:async\s+)?(?:function\b[^(]*\((.*?)\)|\((.*?)\)\s*(?::[^=]+)?=>|([A-Za-z_$][\w$]*)\s*=>)")
     .captures(line)
     {
         let params = c
@@ -457,19 +423,13 @@ fn js_head(line: &str, in_class: bool) -> Option<Head> {
             .map_or("", |m| m.as_str());
         return Some(Head::function(&c[1], params));
     }
-    if let Some(c) = re(
-        &EXPORTS,
-        r"^\s*(?:module\.)?exports\.([A-Za-z_$][\w$]*)\s*=\s*(?:async\s+)?(?:function\b[^(]*\((.*?)\)|\((.*?)\)\s*=>)",
-    )
+    if let Some(c) = re!(r"^\s*(?:module\.)?exports\.([A-Za-z_$][\w$]*)\s*=\s*(?:async\s+)?(?:function\b[^(]*\((.*?)\)|\((.*?)\)\s*=>)")
     .captures(line)
     {
         let params = c.get(2).or(c.get(3)).map_or("", |m| m.as_str());
         return Some(Head::function(&c[1], params));
     }
-    if let Some(c) = re(
-        &PROTO,
-        r"^\s*([A-Za-z_$][\w$]*)\.prototype\.([A-Za-z_$][\w$]*)\s*=\s*(?:async\s+)?function\b[^(]*\((.*?)\)",
-    )
+    if let Some(c) = re!(r"^\s*([A-Za-z_$][\w$]*)\.prototype\.([A-Za-z_$][\w$]*)\s*=\s*(?:async\s+)?function\b[^(]*\((.*?)\)")
     .captures(line)
     {
         return Some(Head {
@@ -482,12 +442,7 @@ fn js_head(line: &str, in_class: bool) -> Option<Head> {
 
 /// A Go definition line.
 fn go_head(line: &str) -> Option<Head> {
-    static FUNC: OnceLock<Regex> = OnceLock::new();
-    static TYPE: OnceLock<Regex> = OnceLock::new();
-    if let Some(c) = re(
-        &FUNC,
-        r"^func\s+(?:\(\s*(?:[A-Za-z_]\w*\s+)?\*?\s*([A-Za-z_]\w*)(?:\[[^\]]*\])?\s*\)\s*)?([A-Za-z_]\w*)\s*(?:\[[^\]]*\])?\s*\(([^)]*)\)\s*(.*?)\s*\{?\s*$",
-    )
+    if let Some(c) = re!(r"^func\s+(?:\(\s*(?:[A-Za-z_]\w*\s+)?\*?\s*([A-Za-z_]\w*)(?:\[[^\]]*\])?\s*\)\s*)?([A-Za-z_]\w*)\s*(?:\[[^\]]*\])?\s*\(([^)]*)\)\s*(.*?)\s*\{?\s*$")
     .captures(line)
     {
         let ret = c.get(4).map_or("", |m| m.as_str()).trim();
@@ -500,7 +455,7 @@ fn go_head(line: &str) -> Option<Head> {
             ..Head::function(&c[2], &c[3])
         });
     }
-    if let Some(c) = re(&TYPE, r"^type\s+([A-Za-z_]\w*)\b").captures(line) {
+    if let Some(c) = re!(r"^type\s+([A-Za-z_]\w*)\b").captures(line) {
         return Some(Head::type_def(&c[1], Vec::new()));
     }
     None
@@ -508,12 +463,7 @@ fn go_head(line: &str) -> Option<Head> {
 
 /// A Rust definition line (`impl` blocks are tracked by the caller).
 fn rust_head(line: &str) -> Option<Head> {
-    static FN: OnceLock<Regex> = OnceLock::new();
-    static TYPE: OnceLock<Regex> = OnceLock::new();
-    if let Some(c) = re(
-        &FN,
-        r#"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:default\s+)?(?:const\s+)?(?:async\s+)?(?:unsafe\s+)?(?:extern\s+"[^"]*"\s+)?fn\s+([A-Za-z_]\w*)\s*(?:<[^(]*>)?\s*\((.*?)\)?\s*(?:->\s*([^{;]+?))?\s*(?:where\b.*)?\{?\s*$"#,
-    )
+    if let Some(c) = re!(r#"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:default\s+)?(?:const\s+)?(?:async\s+)?(?:unsafe\s+)?(?:extern\s+"[^"]*"\s+)?fn\s+([A-Za-z_]\w*)\s*(?:<[^(]*>)?\s*\((.*?)\)?\s*(?:->\s*([^{;]+?))?\s*(?:where\b.*)?\{?\s*$"#)
     .captures(line)
     {
         let params = c.get(2).map_or("", |m| m.as_str());
@@ -523,11 +473,9 @@ fn rust_head(line: &str) -> Option<Head> {
             ..Head::function(&c[1], params)
         });
     }
-    if let Some(c) = re(
-        &TYPE,
-        r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:struct|enum|trait|type|union)\s+([A-Za-z_]\w*)",
-    )
-    .captures(line)
+    if let Some(c) =
+        re!(r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:struct|enum|trait|type|union)\s+([A-Za-z_]\w*)")
+            .captures(line)
     {
         return Some(Head::type_def(&c[1], Vec::new()));
     }
@@ -536,21 +484,13 @@ fn rust_head(line: &str) -> Option<Head> {
 
 /// A Java definition line.
 fn java_head(line: &str) -> Option<Head> {
-    static METHOD: OnceLock<Regex> = OnceLock::new();
-    static CLASS: OnceLock<Regex> = OnceLock::new();
-    if let Some(c) = re(
-        &CLASS,
-        r"^\s*(?:(?:public|protected|private|static|final|abstract|sealed)\s+)*(?:class|interface|enum|record)\s+([A-Za-z_]\w*)(?:.*?\bextends\s+([\w.]+))?",
-    )
+    if let Some(c) = re!(r"^\s*(?:(?:public|protected|private|static|final|abstract|sealed)\s+)*(?:class|interface|enum|record)\s+([A-Za-z_]\w*)(?:.*?\bextends\s+([\w.]+))?")
     .captures(line)
     {
         let bases = c.get(2).map(|b| vec![b.as_str().to_string()]);
         return Some(Head::type_def(&c[1], bases.unwrap_or_default()));
     }
-    let c = re(
-        &METHOD,
-        r"^\s*((?:(?:public|protected|private|static|final|abstract|synchronized|native|default)\s+)*)(?:<[^>]+>\s+)?([\w<>\[\]?,.]+)\s+([A-Za-z_]\w*)\s*\(([^;]*?)\)?\s*(?:throws [\w., ]+)?\{?\s*$",
-    )
+    let c = re!(r"^\s*((?:(?:public|protected|private|static|final|abstract|synchronized|native|default)\s+)*)(?:<[^>]+>\s+)?([\w<>\[\]?,.]+)\s+([A-Za-z_]\w*)\s*\(([^;]*?)\)?\s*(?:throws [\w., ]+)?\{?\s*$")
     .captures(line)?;
     let name = c[3].to_string();
     if KEYWORDS.contains(&name.as_str()) || c[2].trim() == "new" || c[2].trim() == "return" {
@@ -598,11 +538,9 @@ fn is_test_fn(lines: &[String], start: usize, name: &str, lang: Lang) -> bool {
 /// constructor of a type (`return new X(`, `return X(`, `Self {`,
 /// `return this` / `cls(` → the owner).
 fn returned_type(body: &[String], owner: Option<&str>) -> Option<String> {
-    static NEW: OnceLock<Regex> = OnceLock::new();
-    static CALL: OnceLock<Regex> = OnceLock::new();
     for l in body {
         let code = code_only(l);
-        if let Some(c) = re(&NEW, r"\breturn\s+new\s+([A-Za-z_$][\w$]*)").captures(&code) {
+        if let Some(c) = re!(r"\breturn\s+new\s+([A-Za-z_$][\w$]*)").captures(&code) {
             return Some(c[1].to_string());
         }
         if owner.is_some()
@@ -614,7 +552,7 @@ fn returned_type(body: &[String], owner: Option<&str>) -> Option<String> {
         {
             return owner.map(str::to_string);
         }
-        if let Some(c) = re(&CALL, r"\breturn\s+([A-Z][\w$]*)\s*[({]").captures(&code) {
+        if let Some(c) = re!(r"\breturn\s+([A-Z][\w$]*)\s*[({]").captures(&code) {
             return Some(c[1].to_string());
         }
     }
@@ -624,7 +562,6 @@ fn returned_type(body: &[String], owner: Option<&str>) -> Option<String> {
 /// The type a doc comment right above line `i` (0-based) says the
 /// function returns: JSDoc `@return {DateTime}` / `@returns {X}`.
 fn doc_return(lines: &[String], i: usize) -> Option<String> {
-    static RETURN: OnceLock<Regex> = OnceLock::new();
     lines[..i]
         .iter()
         .rev()
@@ -632,17 +569,13 @@ fn doc_return(lines: &[String], i: usize) -> Option<String> {
             let t = l.trim_start();
             t.starts_with('*') || t.starts_with("/**") || t.starts_with('@')
         })
-        .find_map(|l| re(&RETURN, r"@returns?\s*\{([^}]+)\}").captures(l))
+        .find_map(|l| re!(r"@returns?\s*\{([^}]+)\}").captures(l))
         .and_then(|c| type_name(&c[1]))
 }
 
 /// A Rust `impl` header: the type the block is for, and the trait.
 fn rust_impl(line: &str) -> Option<(String, Option<String>)> {
-    static IMPL: OnceLock<Regex> = OnceLock::new();
-    let c = re(
-        &IMPL,
-        r"^\s*(?:unsafe\s+)?impl\b\s*(?:<.*?>\s*)?(?:(.+?)\s+for\s+)?([^{]+?)\s*(?:where\b.*)?\{?\s*$",
-    )
+    let c = re!(r"^\s*(?:unsafe\s+)?impl\b\s*(?:<.*?>\s*)?(?:(.+?)\s+for\s+)?([^{]+?)\s*(?:where\b.*)?\{?\s*$")
     .captures(line)?;
     let ty = type_name(&c[2])?;
     Some((ty, c.get(1).and_then(|t| type_name(t.as_str()))))
