@@ -15,6 +15,7 @@ use crate::artifacts::test_results::{
     CaseResult, CaseStatus, Criticality, Failure, Layer, LayerDistribution, Scope, TestResults,
     pass_rate,
 };
+use crate::project::re;
 
 /// What the runner knows about a run besides its parsed output.
 #[derive(Debug, Clone)]
@@ -179,13 +180,10 @@ pub const NO_TESTS_HINT: &str = "Write tests first, or set `agents.test_gen` in 
 /// tests: pytest's exit code 5, or the runners' own words (jest, vitest,
 /// go, mocha-style and cargo filters).
 fn runner_found_no_tests(framework: Framework, exit_code: Option<i32>, tail: &str) -> bool {
-    static SAID: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(
-            r"(?mi)^[=\s]*(no tests ran in\b|no tests found|no test files found|no test suite found|\?\s+\S+\s+\[no test files\]\s*$)",
-        )
-        .expect("valid regex")
-    });
-    (framework == Framework::Pytest && exit_code == Some(5)) || SAID.is_match(tail)
+    let said = re!(
+        r"(?mi)^[=\s]*(no tests ran in\b|no tests found|no test files found|no test suite found|\?\s+\S+\s+\[no test files\]\s*$)"
+    );
+    (framework == Framework::Pytest && exit_code == Some(5)) || said.is_match(tail)
 }
 
 /// Whether the results are a run that found no tests at all: nothing to

@@ -18,6 +18,7 @@ use super::{
     Bounded, CompileErrors, LineParser, ParsedCase, ParsedRun, Status, rust_panic, strip_ansi,
 };
 use crate::artifacts::test_results::Layer;
+use crate::project::re;
 use crate::testing::id;
 
 /// Parse a whole `cargo test` output.
@@ -91,10 +92,10 @@ pub fn strip_mode_suffix(name: &str) -> &str {
 
 /// The target name of a test binary path: `target/debug/deps/a-0123…` → `a`.
 fn binary_name(path: &str) -> String {
-    static HASH: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"-[0-9a-f]{16}$").unwrap());
+    let hash = re!(r"-[0-9a-f]{16}$");
     let file = path.rsplit(['/', '\\']).next().unwrap_or(path);
     let file = file.strip_suffix(".exe").unwrap_or(file);
-    HASH.replace(file, "").into_owned()
+    hash.replace(file, "").into_owned()
 }
 
 impl Parser {
