@@ -1,6 +1,37 @@
 //! wfx: the test-fix workflow as a deterministic, resumable state machine on
 //! disk. The binary is a thin shell over [`run`].
 
+/// A unit enum whose variants are written as `Variant = "name"`: the name
+/// is its serde name (and so its JSON schema value), what `as_str`
+/// returns and what `Display` prints, written once so they cannot differ.
+macro_rules! named_enum {
+    (
+        $(#[$meta:meta])*
+        $vis:vis enum $name:ident {
+            $($(#[$vmeta:meta])* $variant:ident = $text:literal,)*
+        }
+    ) => {
+        $(#[$meta])*
+        $vis enum $name {
+            $($(#[$vmeta])* #[serde(rename = $text)] $variant,)*
+        }
+
+        impl $name {
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text,)*
+                }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
 pub mod agents;
 pub mod artifacts;
 pub mod ci;

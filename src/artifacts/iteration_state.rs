@@ -113,27 +113,12 @@ impl Action {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Strategy {
-    Conservative,
-    Aggressive,
-    Surgical,
-}
-
-impl Strategy {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Conservative => "conservative",
-            Self::Aggressive => "aggressive",
-            Self::Surgical => "surgical",
-        }
-    }
-}
-
-impl std::fmt::Display for Strategy {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
+named_enum! {
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+    pub enum Strategy {
+        Conservative = "conservative",
+        Aggressive = "aggressive",
+        Surgical = "surgical",
     }
 }
 
@@ -289,25 +274,16 @@ pub struct IterationRecord {
     pub extra: Extra,
 }
 
-/// The three retest tiers (DESIGN.md §10.4).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Tier {
-    /// The tests that failed before the fix.
-    Failed,
-    /// The tests the fix may affect.
-    Affected,
-    /// The whole suite.
-    Full,
-}
-
-impl Tier {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Tier::Failed => "failed",
-            Tier::Affected => "affected",
-            Tier::Full => "full",
-        }
+named_enum! {
+    /// The three retest tiers (DESIGN.md §10.4).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+    pub enum Tier {
+        /// The tests that failed before the fix.
+        Failed = "failed",
+        /// The tests the fix may affect.
+        Affected = "affected",
+        /// The whole suite.
+        Full = "full",
     }
 }
 
