@@ -2,8 +2,10 @@
 //! disk. The binary is a thin shell over [`run`].
 
 /// A unit enum whose variants are written as `Variant = "name"`: the name
-/// is its serde name (and so its JSON schema value), what `as_str`
-/// returns and what `Display` prints, written once so they cannot differ.
+/// is what `as_str` returns and `Display` prints and, for an enum that
+/// derives serde, its serde name (and so its JSON schema value), written
+/// once so they cannot differ. `named_enum! { plain … }` is the same for
+/// an enum without serde.
 macro_rules! named_enum {
     (
         $(#[$meta:meta])*
@@ -15,7 +17,22 @@ macro_rules! named_enum {
         $vis enum $name {
             $($(#[$vmeta])* #[serde(rename = $text)] $variant,)*
         }
-
+        named_enum!(@names $name $($variant = $text,)*);
+    };
+    (
+        plain
+        $(#[$meta:meta])*
+        $vis:vis enum $name:ident {
+            $($(#[$vmeta:meta])* $variant:ident = $text:literal,)*
+        }
+    ) => {
+        $(#[$meta])*
+        $vis enum $name {
+            $($(#[$vmeta])* $variant,)*
+        }
+        named_enum!(@names $name $($variant = $text,)*);
+    };
+    (@names $name:ident $($variant:ident = $text:literal,)*) => {
         impl $name {
             pub fn as_str(self) -> &'static str {
                 match self {

@@ -15,19 +15,20 @@ use serde::{Deserialize, Serialize};
 use super::test_results::{Failure, Scope};
 use super::{Extra, Timestamp};
 
-/// The name of the next action (DESIGN.md §5.1), without its data.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum NextAction {
-    ExecuteTask,
-    RunTests,
-    AnalyzeFailures,
-    ExecuteFixTask,
-    Retest,
-    Rollback,
-    FinalValidation,
-    Complete,
-    None,
+named_enum! {
+    /// The name of the next action (DESIGN.md §5.1), without its data.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+    pub enum NextAction {
+        ExecuteTask = "execute_task",
+        RunTests = "run_tests",
+        AnalyzeFailures = "analyze_failures",
+        ExecuteFixTask = "execute_fix_task",
+        Retest = "retest",
+        Rollback = "rollback",
+        FinalValidation = "final_validation",
+        Complete = "complete",
+        None = "none",
+    }
 }
 
 impl NextAction {
@@ -43,26 +44,6 @@ impl NextAction {
         NextAction::Complete,
         NextAction::None,
     ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::ExecuteTask => "execute_task",
-            Self::RunTests => "run_tests",
-            Self::AnalyzeFailures => "analyze_failures",
-            Self::ExecuteFixTask => "execute_fix_task",
-            Self::Retest => "retest",
-            Self::Rollback => "rollback",
-            Self::FinalValidation => "final_validation",
-            Self::Complete => "complete",
-            Self::None => "none",
-        }
-    }
-}
-
-impl std::fmt::Display for NextAction {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
 }
 
 /// The next action and the data it needs.
