@@ -393,26 +393,13 @@ mod tests {
 
     fn call(text: &str) -> CallRecord {
         CallRecord {
-            agent: "gemini".into(),
-            role: Role::Analysis,
-            started_at: chrono::DateTime::UNIX_EPOCH,
             exit_code: Some(0),
-            timed_out: false,
-            interrupted: false,
             duration_ms: 5,
-            cost_usd: None,
-            turns: None,
-            input_tokens: None,
-            output_tokens: None,
             result_text: text.into(),
-            is_error: false,
-            error_kind: None,
-            error_message: None,
             structured: true,
             prompt_file: "p".into(),
             output_file: "o".into(),
-            agent_commits: Vec::new(),
-            tamper: None,
+            ..CallRecord::new("gemini", Role::Analysis, chrono::DateTime::UNIX_EPOCH)
         }
     }
 

@@ -189,6 +189,23 @@ pub struct AttemptRecord {
     pub extra: Extra,
 }
 
+impl AttemptRecord {
+    /// Attempt `attempt` in `dir`, before anything of it ran.
+    pub fn new(attempt: u32, dir: String) -> AttemptRecord {
+        AttemptRecord {
+            attempt,
+            dir,
+            debug: None,
+            test: None,
+            outcome: None,
+            reason: None,
+            candidates: Vec::new(),
+            chosen: None,
+            extra: Default::default(),
+        }
+    }
+}
+
 /// One step of the workflow.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct StepRecord {

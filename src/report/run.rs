@@ -906,8 +906,6 @@ mod tests {
         test: Option<TestRunRecord>,
     ) -> AttemptRecord {
         AttemptRecord {
-            attempt: k,
-            dir: format!("{DIR}/.process/step-02/attempt-{k}"),
             outcome: test.as_ref().map(|r| {
                 if r.passed {
                     AttemptOutcome::Passed
@@ -917,10 +915,7 @@ mod tests {
             }),
             debug: debug_rec,
             test,
-            reason: None,
-            candidates: Vec::new(),
-            chosen: None,
-            extra: Default::default(),
+            ..AttemptRecord::new(k, format!("{DIR}/.process/step-02/attempt-{k}"))
         }
     }
 

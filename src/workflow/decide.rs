@@ -266,15 +266,9 @@ mod tests {
     fn never_passed_is_never_a_success() {
         let on_failure = f(2, true, false);
         let attempt = |n, outcome| AttemptRecord {
-            attempt: n,
-            dir: String::new(),
-            debug: None,
             test: Some(run(Some(1), 1, 0)),
             outcome: Some(outcome),
-            reason: None,
-            candidates: Vec::new(),
-            chosen: None,
-            extra: Default::default(),
+            ..AttemptRecord::new(n, String::new())
         };
         let mut s = StepRecord {
             index: 2,
