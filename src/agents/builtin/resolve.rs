@@ -26,7 +26,7 @@ use regex::Regex;
 use super::defs::{Def, DefKind, code_only};
 use super::expr::{self, Call, Expr};
 use super::source::{Project, normalize};
-use crate::project::{Lang, compile, is_test_path, re};
+use crate::project::{Lang, compile, is_test_path, parent_dir, re};
 
 /// How a target was found: the evidence behind it, strongest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
@@ -875,11 +875,11 @@ impl<'a> Resolver<'a> {
 
     /// The Go files of `file`'s package (its directory).
     fn go_package(&self, file: &str) -> Vec<String> {
-        let dir = parent(file);
+        let dir = parent_dir(file);
         self.project
             .files()
             .iter()
-            .filter(|f| parent(f) == dir && Lang::family_of(f) == Some(Lang::Go))
+            .filter(|f| parent_dir(f) == dir && Lang::family_of(f) == Some(Lang::Go))
             .cloned()
             .collect()
     }
@@ -1389,18 +1389,18 @@ impl<'a> Resolver<'a> {
         let rest = module[dots..].replace('.', "/");
         let mut bases: Vec<String> = Vec::new();
         if dots > 0 {
-            let mut dir = parent(from).to_string();
+            let mut dir = parent_dir(from).to_string();
             for _ in 1..dots {
-                dir = parent(&dir).to_string();
+                dir = parent_dir(&dir).to_string();
             }
             bases.push(dir);
         } else {
             bases.extend(["".to_string(), "src".to_string(), "lib".to_string()]);
             // Test directories put their parent on the path (rootdir).
-            let mut d = parent(from).to_string();
+            let mut d = parent_dir(from).to_string();
             while !d.is_empty() {
                 bases.push(d.clone());
-                d = parent(&d).to_string();
+                d = parent_dir(&d).to_string();
             }
         }
         for base in bases {
@@ -1488,7 +1488,7 @@ impl<'a> Resolver<'a> {
         if !spec.starts_with('.') {
             return None;
         }
-        let joined = normalize(&format!("{}/{spec}", parent(from)));
+        let joined = normalize(&format!("{}/{spec}", parent_dir(from)));
         let stem = joined
             .strip_suffix(".js")
             .or_else(|| joined.strip_suffix(".mjs"))
@@ -1525,7 +1525,7 @@ impl<'a> Resolver<'a> {
                 .iter()
                 .filter(|f| {
                     Lang::family_of(f) == Some(Lang::Go) && !is_test_path(f) && {
-                        let dir = parent(f);
+                        let dir = parent_dir(f);
                         !dir.is_empty() && path.ends_with(&format!("/{dir}"))
                     }
                 })
@@ -1580,7 +1580,7 @@ impl<'a> Resolver<'a> {
     /// The file of a Rust module path seen from `from`.
     fn rust_module(&self, from: &str, path: &[&str]) -> Option<String> {
         // The crate: the nearest directory with a Cargo.toml.
-        let mut dir = parent(from).to_string();
+        let mut dir = parent_dir(from).to_string();
         let manifest = loop {
             let manifest = if dir.is_empty() {
                 "Cargo.toml".to_string()
@@ -1593,7 +1593,7 @@ impl<'a> Resolver<'a> {
             if dir.is_empty() {
                 return None;
             }
-            dir = parent(&dir).to_string();
+            dir = parent_dir(&dir).to_string();
         };
         let src = if dir.is_empty() {
             "src".to_string()
@@ -1614,7 +1614,7 @@ impl<'a> Resolver<'a> {
             Some(first) if crate_name.as_deref() == Some(*first) => (root_file.clone(), &path[1..]),
             Some(&"self") => (from.to_string(), &path[1..]),
             Some(&"super") => {
-                let up = parent(&module_dir(from)).to_string();
+                let up = parent_dir(&module_dir(from)).to_string();
                 let file = [format!("{up}.rs"), format!("{up}/mod.rs")]
                     .into_iter()
                     .find(|f| self.project.contains(f))
@@ -1816,7 +1816,7 @@ fn body_lines(lines: &[String], def: &Def) -> Vec<u32> {
 fn module_dir(file: &str) -> String {
     let name = file.rsplit('/').next().unwrap_or(file);
     if matches!(name, "lib.rs" | "main.rs" | "mod.rs") {
-        parent(file).to_string()
+        parent_dir(file).to_string()
     } else {
         file.trim_end_matches(".rs").to_string()
     }
@@ -1888,12 +1888,8 @@ fn factory_name(name: &str) -> bool {
     .any(|p| lower.starts_with(p))
 }
 
-fn parent(path: &str) -> &str {
-    path.rsplit_once('/').map_or("", |(d, _)| d)
-}
-
 fn shares_dir(a: &str, b: &str) -> bool {
-    let (da, db) = (parent(a), parent(b));
+    let (da, db) = (parent_dir(a), parent_dir(b));
     da == db || (!da.is_empty() && (db.starts_with(da) || da.starts_with(db)))
 }
 
