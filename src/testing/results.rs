@@ -91,34 +91,19 @@ pub fn build(parsed: ParsedRun, mut facts: RunFacts<'_>) -> TestResults {
         .unwrap_or_default();
 
     let mut failures = Vec::new();
-    let mut dist = LayerDistribution::default();
+    let mut tally = Tally {
+        skipped: unnamed_skipped,
+        ..Tally::default()
+    };
     for e in &static_errors {
-        let counts = dist.get_mut(Layer::Static);
-        counts.total += 1;
-        counts.failed += 1;
+        tally.count(CaseStatus::Error, Layer::Static);
         failures.push(failure_of(e, Layer::Static, &previous));
     }
     let mut case_results = Vec::with_capacity(cases.len());
-    let (mut passed, mut failed, mut skipped, mut errors) = (0u32, 0u32, unnamed_skipped, 0u32);
     for c in &cases {
         let layer = case_layer(c);
-        let counts = dist.get_mut(layer);
-        counts.total += 1;
-        match c.status {
-            Status::Passed => {
-                passed += 1;
-                counts.passed += 1;
-            }
-            Status::Failed | Status::Error => {
-                if c.status == Status::Failed {
-                    failed += 1;
-                } else {
-                    errors += 1;
-                }
-                counts.failed += 1;
-                failures.push(failure_of(c, layer, &previous));
-            }
-            Status::Skipped => skipped += 1,
+        if tally.count(c.status.into(), layer) {
+            failures.push(failure_of(c, layer, &previous));
         }
         case_results.push(CaseResult {
             test: c.id.clone(),
@@ -127,7 +112,6 @@ pub fn build(parsed: ParsedRun, mut facts: RunFacts<'_>) -> TestResults {
             layer: Some(layer),
         });
     }
-    errors += static_errors.len() as u32;
 
     TestResults {
         command: facts.command,
@@ -138,12 +122,12 @@ pub fn build(parsed: ParsedRun, mut facts: RunFacts<'_>) -> TestResults {
         framework: facts.framework.as_str().to_string(),
         parser: parser.to_string(),
         total: cases.len() as u32 + unnamed_skipped,
-        passed,
-        failed,
-        skipped,
-        errors,
-        pass_rate: pass_rate(passed, failed, errors),
-        layer_distribution: dist,
+        passed: tally.passed,
+        failed: tally.failed,
+        skipped: tally.skipped,
+        errors: tally.errors,
+        pass_rate: pass_rate(tally.passed, tally.failed, tally.errors),
+        layer_distribution: tally.dist,
         failures,
         output_log: facts.output_log,
         truncated: facts.truncated,
@@ -151,6 +135,38 @@ pub fn build(parsed: ParsedRun, mut facts: RunFacts<'_>) -> TestResults {
         cases: case_results,
         notes: facts.notes,
         extra: Default::default(),
+    }
+}
+
+/// The counts of a results document, case by case.
+#[derive(Default)]
+struct Tally {
+    passed: u32,
+    failed: u32,
+    skipped: u32,
+    errors: u32,
+    dist: LayerDistribution,
+}
+
+impl Tally {
+    /// Count one case of `layer`; true when it is a failure or an error.
+    fn count(&mut self, status: CaseStatus, layer: Layer) -> bool {
+        let counts = self.dist.get_mut(layer);
+        counts.total += 1;
+        match status {
+            CaseStatus::Passed => {
+                self.passed += 1;
+                counts.passed += 1;
+            }
+            CaseStatus::Skipped => self.skipped += 1,
+            CaseStatus::Failed => self.failed += 1,
+            CaseStatus::Error => self.errors += 1,
+        }
+        let failing = matches!(status, CaseStatus::Failed | CaseStatus::Error);
+        if failing {
+            counts.failed += 1;
+        }
+        failing
     }
 }
 
@@ -713,41 +729,24 @@ pub fn merge(last_full: &TestResults, subset: &TestResults) -> TestResults {
         .filter(|f| f.test_type == Layer::Static)
         .cloned()
         .collect();
-    let mut dist = LayerDistribution::default();
-    let statics = failures.len() as u32;
-    dist.static_.total = statics;
-    dist.static_.failed = statics;
-    let (mut passed, mut failed, mut skipped, mut errors) =
-        (0u32, 0u32, 0u32, failures.len() as u32);
+    let mut tally = Tally::default();
+    for _ in &failures {
+        tally.count(CaseStatus::Error, Layer::Static);
+    }
     for c in &cases {
         let layer = c
             .layer
             .unwrap_or_else(|| layer_for(&c.test, c.file.as_deref()));
-        let d = dist.get_mut(layer);
-        d.total += 1;
-        match c.status {
-            CaseStatus::Passed => {
-                passed += 1;
-                d.passed += 1;
-            }
-            CaseStatus::Skipped => skipped += 1,
-            CaseStatus::Failed | CaseStatus::Error => {
-                if c.status == CaseStatus::Failed {
-                    failed += 1;
-                } else {
-                    errors += 1;
-                }
-                d.failed += 1;
-                let source = if rerun.contains(c.test.as_str()) {
-                    new_failures.get(c.test.as_str())
-                } else {
-                    old_failures.get(c.test.as_str())
-                };
-                failures.push(match source {
-                    Some(f) => (*f).clone(),
-                    None => unrecorded_failure(c, layer),
-                });
-            }
+        if tally.count(c.status, layer) {
+            let source = if rerun.contains(c.test.as_str()) {
+                new_failures.get(c.test.as_str())
+            } else {
+                old_failures.get(c.test.as_str())
+            };
+            failures.push(match source {
+                Some(f) => (*f).clone(),
+                None => unrecorded_failure(c, layer),
+            });
         }
     }
     // Skipped tests the last full run counted but never named.
@@ -757,7 +756,7 @@ pub fn merge(last_full: &TestResults, subset: &TestResults) -> TestResults {
         .filter(|c| c.status == CaseStatus::Skipped)
         .count() as u32;
     let unnamed = last_full.skipped.saturating_sub(named_skipped_before);
-    skipped += unnamed;
+    tally.skipped += unnamed;
 
     TestResults {
         command: subset.command.clone(),
@@ -768,12 +767,12 @@ pub fn merge(last_full: &TestResults, subset: &TestResults) -> TestResults {
         framework: subset.framework.clone(),
         parser: subset.parser.clone(),
         total: cases.len() as u32 + unnamed,
-        passed,
-        failed,
-        skipped,
-        errors,
-        pass_rate: pass_rate(passed, failed, errors),
-        layer_distribution: dist,
+        passed: tally.passed,
+        failed: tally.failed,
+        skipped: tally.skipped,
+        errors: tally.errors,
+        pass_rate: pass_rate(tally.passed, tally.failed, tally.errors),
+        layer_distribution: tally.dist,
         failures,
         output_log: subset.output_log.clone(),
         truncated: subset.truncated,
