@@ -259,6 +259,35 @@ pub struct StepRecord {
     pub extra: Extra,
 }
 
+impl StepRecord {
+    /// Step `index` of `kind` with its files in `dir`, not run yet.
+    pub fn new(index: usize, kind: StepKind, dir: String) -> StepRecord {
+        StepRecord {
+            index,
+            id: None,
+            kind,
+            status: StepStatus::Pending,
+            started_at: None,
+            completed_at: None,
+            dir,
+            exit_code: None,
+            duration_ms: 0,
+            command_file: None,
+            output_file: None,
+            cost_usd: None,
+            reason: None,
+            tamper: None,
+            phase: None,
+            attempt: 0,
+            max_attempts: 0,
+            initial: None,
+            attempts: Vec::new(),
+            continued: false,
+            extra: Default::default(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RunState {
     pub session_id: String,
