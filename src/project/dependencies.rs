@@ -10,8 +10,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::Lang;
 use super::source::Source;
+use super::{Lang, compile};
 
 /// Declared packages per ecosystem, for one project directory.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -475,8 +475,7 @@ fn load_cargo(base: &Path, dir: &str) -> Option<CargoManifest> {
 
 /// The distribution name at the start of a requirement specifier.
 fn requirement_name(spec: &str) -> Option<String> {
-    static NAME: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)").unwrap());
+    static NAME: LazyLock<Regex> = LazyLock::new(|| compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)"));
     let egg = re!(r"#egg=([A-Za-z0-9._-]+)");
     let spec = spec.trim();
     if spec.is_empty() || spec.starts_with('#') {

@@ -15,7 +15,7 @@ use crate::artifacts::test_results::{
     CaseResult, CaseStatus, Criticality, Failure, Layer, LayerDistribution, Scope, TestResults,
     pass_rate,
 };
-use crate::project::re;
+use crate::project::{compile, re};
 
 /// What the runner knows about a run besides its parsed output.
 #[derive(Debug, Clone)]
@@ -310,33 +310,35 @@ pub fn layer_for(id: &str, file: Option<&str>) -> Layer {
 
 // The classification regexes (REFERENCE.md); for ASCII text, `fast`
 // matches what they match.
-static E2E: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)(^|[/\\])(e2e|cypress|playwright)[/\\]|\.e2e\.|[_-]e2e[_.]").unwrap()
-});
+static E2E: LazyLock<Regex> =
+    LazyLock::new(|| compile(r"(?i)(^|[/\\])(e2e|cypress|playwright)[/\\]|\.e2e\.|[_-]e2e[_.]"));
 static INTEGRATION: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i:(^|[/\\])(integration|integration[_-]tests?|it)[/\\]|\.integration\.|[_.-]integration[_.-]|_it\.)|[a-z0-9]IT(\.java|\.kt|#|$)")
-        .unwrap()
+    compile(
+        r"(?i:(^|[/\\])(integration|integration[_-]tests?|it)[/\\]|\.integration\.|[_.-]integration[_.-]|_it\.)|[a-z0-9]IT(\.java|\.kt|#|$)",
+    )
 });
 static RUST_TESTS: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(^|/)tests/[^/]+\.rs$|(^|/)tests/[^/]+/main\.rs$").unwrap());
+    LazyLock::new(|| compile(r"(^|/)tests/[^/]+\.rs$|(^|/)tests/[^/]+/main\.rs$"));
 static ENVIRONMENT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?im)connection refused|ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|getaddrinfo|network is unreachable|no route to host|temporary failure in name resolution|could not resolve host|name or service not known|command not found|: not found$|executable file not found|no such file or directory.*(chromium|chrome|firefox|docker)|docker daemon")
-        .unwrap()
+    compile(
+        r"(?im)connection refused|ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|getaddrinfo|network is unreachable|no route to host|temporary failure in name resolution|could not resolve host|name or service not known|command not found|: not found$|executable file not found|no such file or directory.*(chromium|chrome|firefox|docker)|docker daemon",
+    )
 });
 static SENSITIVE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)(auth|login|logout|passw|credential|permission|privilege|oauth|jwt|token|csrf|xss|injection|security|secret|encrypt|decrypt|crypt|signature|payment|billing|invoice|checkout|refund|charge|wallet|data[_ -]?loss|corrupt|migration)")
-        .unwrap()
+    compile(
+        r"(?i)(auth|login|logout|passw|credential|permission|privilege|oauth|jwt|token|csrf|xss|injection|security|secret|encrypt|decrypt|crypt|signature|payment|billing|invoice|checkout|refund|charge|wallet|data[_ -]?loss|corrupt|migration)",
+    )
 });
 static ASSERTION: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)assert|expect|to (be|equal|have|match)|want |!==|!=|mismatch|but was|differ")
-        .unwrap()
+    compile(r"(?i)assert|expect|to (be|equal|have|match)|want |!==|!=|mismatch|but was|differ")
 });
 static CRASH: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)segmentation fault|SIGSEGV|SIGABRT|SIGBUS|SIGILL|core dumped|stack overflow|overflowed its stack|fatal runtime error|fatal python error|out of memory|heap out of memory|maximum call stack|called `(Option|Result)::unwrap\(\)`|index out of (bounds|range)|attempt to (add|subtract|multiply|divide|negate|shift).*overflow|attempt to divide by zero|nil pointer dereference|NullPointerException|ArithmeticException|ZeroDivisionError|RecursionError|MemoryError|Cannot read propert(y|ies) of (undefined|null)|is not a function|test binary crashed|test process ended by|^panic: ")
-        .unwrap()
+    compile(
+        r"(?i)segmentation fault|SIGSEGV|SIGABRT|SIGBUS|SIGILL|core dumped|stack overflow|overflowed its stack|fatal runtime error|fatal python error|out of memory|heap out of memory|maximum call stack|called `(Option|Result)::unwrap\(\)`|index out of (bounds|range)|attempt to (add|subtract|multiply|divide|negate|shift).*overflow|attempt to divide by zero|nil pointer dereference|NullPointerException|ArithmeticException|ZeroDivisionError|RecursionError|MemoryError|Cannot read propert(y|ies) of (undefined|null)|is not a function|test binary crashed|test process ended by|^panic: ",
+    )
 });
 static WARNING: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?i)^\w*Warning\b|\bxfail\b|known issue").unwrap());
+    LazyLock::new(|| compile(r"(?i)^\w*Warning\b|\bxfail\b|known issue"));
 
 /// REFERENCE.md "Layer of a test by path": e2e markers, then integration
 /// markers (Rust `tests/*.rs` included), else unit.

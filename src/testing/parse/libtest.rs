@@ -18,7 +18,7 @@ use super::{
     Bounded, CompileErrors, LineParser, ParsedCase, ParsedRun, Status, rust_panic, strip_ansi,
 };
 use crate::artifacts::test_results::Layer;
-use crate::project::re;
+use crate::project::{compile, re};
 use crate::testing::id;
 
 /// Parse a whole `cargo test` output.
@@ -65,18 +65,15 @@ pub struct Parser {
 }
 
 static RUNNING: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^\s+Running (?:unittests )?(\S+)(?: \((\S+)\))?\s*$").unwrap());
-static DOCTESTS: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^\s+Doc-tests (\S+)\s*$").unwrap());
-static TEST_LINE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^test (.+?) \.\.\. (ok|FAILED|ignored(?:, .*)?|bench:.*)\s*$").unwrap()
-});
+    LazyLock::new(|| compile(r"^\s+Running (?:unittests )?(\S+)(?: \((\S+)\))?\s*$"));
+static DOCTESTS: LazyLock<Regex> = LazyLock::new(|| compile(r"^\s+Doc-tests (\S+)\s*$"));
+static TEST_LINE: LazyLock<Regex> =
+    LazyLock::new(|| compile(r"^test (.+?) \.\.\. (ok|FAILED|ignored(?:, .*)?|bench:.*)\s*$"));
 static SECTION: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^---- (.+?) (stdout|stderr) ----\s*$").unwrap());
-static DOCTEST_NAME: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^(\S+) - .*\(line (\d+)\)").unwrap());
+    LazyLock::new(|| compile(r"^---- (.+?) (stdout|stderr) ----\s*$"));
+static DOCTEST_NAME: LazyLock<Regex> = LazyLock::new(|| compile(r"^(\S+) - .*\(line (\d+)\)"));
 static CRASH: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"process didn't exit successfully: .*\((signal: .*|exit status: .*)\)").unwrap()
+    compile(r"process didn't exit successfully: .*\((signal: .*|exit status: .*)\)")
 });
 
 /// libtest's mode suffixes on a test line (`test x - should panic ... ok`):

@@ -18,7 +18,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use crate::artifacts::test_results::{CaseStatus, Layer};
-use crate::project::re;
+use crate::project::{compile, re};
 
 /// Longest message excerpt kept per failure, in bytes.
 pub const MESSAGE_MAX: usize = 4000;
@@ -468,11 +468,10 @@ pub struct Panic {
 
 pub fn parse_panic(line: &str) -> Option<Panic> {
     static NEW: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"^\s*thread '.*?'(?: \(\d+\))? panicked at (\S+?):(\d+):(\d+):\s*$").unwrap()
+        compile(r"^\s*thread '.*?'(?: \(\d+\))? panicked at (\S+?):(\d+):(\d+):\s*$")
     });
     static OLD: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"^\s*thread '.*?'(?: \(\d+\))? panicked at '(.*)', (\S+?):(\d+):(\d+)\s*$")
-            .unwrap()
+        compile(r"^\s*thread '.*?'(?: \(\d+\))? panicked at '(.*)', (\S+?):(\d+):(\d+)\s*$")
     });
     // Neither form matches without this literal; most lines lack it, and
     // the regexes are then never compiled.
@@ -548,8 +547,7 @@ pub struct CompileErrors {
 impl CompileErrors {
     /// Feed one line; returns true when the line belonged to a diagnostic.
     pub fn line(&mut self, line: &str) -> bool {
-        static ERROR: LazyLock<Regex> =
-            LazyLock::new(|| Regex::new(r"^error(\[E\d+\])?: (.*)$").unwrap());
+        static ERROR: LazyLock<Regex> = LazyLock::new(|| compile(r"^error(\[E\d+\])?: (.*)$"));
         let arrow = re!(r"^\s*--> (\S+?):(\d+):(\d+)\s*$");
         let krate = re!(r"^error: could not compile `([^`]+)`(?: \(([^)]+)\))?");
         if let Some(c) = krate.captures(line) {

@@ -13,6 +13,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::{LineParser, ParsedCase, ParsedRun, Status, best_location, error_line, strip_ansi};
+use crate::project::compile;
 
 pub fn parse(text: &str) -> ParsedRun {
     super::feed(Box::new(Parser::default()), text)
@@ -22,8 +23,9 @@ pub fn parse(text: &str) -> ParsedRun {
 pub const SEP: &str = " › ";
 
 static POINT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(\s*)(not ok|ok)\b(?:\s+\d+)?(?:\s*-\s*(.*?))?(?:\s+#\s*(SKIP|TODO|skip|todo)\b\s*(.*?))?\s*$")
-        .unwrap()
+    compile(
+        r"^(\s*)(not ok|ok)\b(?:\s+\d+)?(?:\s*-\s*(.*?))?(?:\s+#\s*(SKIP|TODO|skip|todo)\b\s*(.*?))?\s*$",
+    )
 });
 
 #[derive(Debug, Default, Clone)]
