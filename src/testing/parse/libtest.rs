@@ -259,15 +259,7 @@ impl LineParser for Parser {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::parse::{fixture, statuses};
-
-    fn ids(run: &ParsedRun, status: Status) -> Vec<&str> {
-        run.cases
-            .iter()
-            .filter(|c| c.status == status)
-            .map(|c| c.id.as_str())
-            .collect()
-    }
+    use crate::testing::parse::{fixture, ids, statuses};
 
     #[test]
     fn cargo_test_no_fail_fast() {

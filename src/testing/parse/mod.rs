@@ -667,6 +667,26 @@ pub(crate) fn statuses(run: &ParsedRun) -> Vec<(&str, Status)> {
     v
 }
 
+/// (id, file, line, error) of the failed cases, in order (tests only).
+#[cfg(test)]
+pub(crate) fn failed(run: &ParsedRun) -> Vec<(&str, Option<&str>, Option<u32>, &str)> {
+    run.cases
+        .iter()
+        .filter(|c| c.status == Status::Failed)
+        .map(|c| (c.id.as_str(), c.file.as_deref(), c.line, c.error.as_str()))
+        .collect()
+}
+
+/// The ids of the cases with `status`, in order (tests only).
+#[cfg(test)]
+pub(crate) fn ids(run: &ParsedRun, status: Status) -> Vec<&str> {
+    run.cases
+        .iter()
+        .filter(|c| c.status == status)
+        .map(|c| c.id.as_str())
+        .collect()
+}
+
 /// The path of a fixture under `fixtures/outputs/` (tests only).
 #[cfg(test)]
 pub(crate) fn fixture(name: &str) -> String {

@@ -216,7 +216,7 @@ impl LineParser for Parser {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::parse::{fixture, statuses};
+    use crate::testing::parse::{failed, fixture, statuses};
 
     #[test]
     fn nextest_human_output() {
@@ -227,12 +227,7 @@ mod tests {
         assert_eq!(run.count(Status::Failed), 2);
         assert_eq!(run.unnamed_skipped, 1);
         assert!(run.static_errors.is_empty());
-        let failed: Vec<_> = run
-            .cases
-            .iter()
-            .filter(|c| c.status == Status::Failed)
-            .map(|c| (c.id.as_str(), c.file.as_deref(), c.line, c.error.as_str()))
-            .collect();
+        let failed = failed(&run);
         assert_eq!(
             failed,
             vec![

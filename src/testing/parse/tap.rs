@@ -308,7 +308,7 @@ fn unquote(v: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::parse::fixture;
+    use crate::testing::parse::{failed, fixture};
 
     #[test]
     fn node_test_tap() {
@@ -318,12 +318,7 @@ mod tests {
         assert_eq!(run.count(Status::Passed), 7);
         assert_eq!(run.count(Status::Failed), 2);
         assert_eq!(run.count(Status::Skipped), 1);
-        let failed: Vec<_> = run
-            .cases
-            .iter()
-            .filter(|c| c.status == Status::Failed)
-            .map(|c| (c.id.as_str(), c.file.as_deref(), c.line, c.error.as_str()))
-            .collect();
+        let failed = failed(&run);
         assert_eq!(
             failed,
             vec![
@@ -341,12 +336,7 @@ mod tests {
                 ),
             ]
         );
-        let skipped: Vec<_> = run
-            .cases
-            .iter()
-            .filter(|c| c.status == Status::Skipped)
-            .map(|c| c.id.as_str())
-            .collect();
+        let skipped = crate::testing::parse::ids(&run, Status::Skipped);
         assert_eq!(
             skipped,
             vec!["test/math.test.js › math › handles bigint division"]
