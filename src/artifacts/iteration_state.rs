@@ -138,16 +138,6 @@ impl IterationRecord {
     pub fn change_since(&self, earlier: &IterationRecord) -> Option<f64> {
         Some(self.counts().exact_rate()? - earlier.counts().exact_rate()?)
     }
-
-    /// The tests this run itself ran: a retest tier's own few (`ran`),
-    /// not the suite its results were merged into; a full run's (and a
-    /// record written before `ran` existed) are its counts.
-    pub fn ran_counts(&self) -> super::test_results::Counts {
-        match &self.ran {
-            Some(r) => super::test_results::Counts::of(r.passed, r.failed, r.total),
-            None => self.counts(),
-        }
-    }
 }
 
 /// The counts of the tests a subset run ran, before merging.
