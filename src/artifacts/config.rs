@@ -107,7 +107,7 @@ impl Config {
             && a.definitions
                 .values()
                 .all(|d| d.timeout_s.is_none_or(|t| t >= 1))
-            && (1..=16).contains(&self.fix.candidates)
+            && (1..=MAX_CANDIDATES).contains(&self.fix.candidates)
             && self.fix.max_parallel.is_none_or(|n| (1..=64).contains(&n))
             && (1..=1000).contains(&c.max_iterations)
             && percent(c.pass_threshold)
@@ -429,7 +429,8 @@ impl Default for FixConfig {
     }
 }
 
-/// The most candidates of one step (`fix.candidates`, `--candidates`).
+/// The most candidates of one step (`fix.candidates`, `--candidates`,
+/// a workflow's `on_failure.candidates`): each is a checkout and a test run.
 pub const MAX_CANDIDATES: u32 = 16;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
