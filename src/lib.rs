@@ -2,9 +2,9 @@
 //! disk. The binary is a thin shell over [`run`].
 
 /// A unit enum whose variants are written as `Variant = "name"`: the name
-/// is what `as_str` returns and `Display` prints and, for an enum that
-/// derives serde, its serde name (and so its JSON schema value), written
-/// once so they cannot differ. `named_enum! { plain … }` is the same for
+/// is what `as_str` returns, `from_name` reads and `Display` prints and,
+/// for an enum that derives serde, its serde name (and so its JSON schema
+/// value), written once so they cannot differ; `ALL` lists the variants. `named_enum! { plain … }` is the same for
 /// an enum without serde.
 macro_rules! named_enum {
     (
@@ -33,10 +33,22 @@ macro_rules! named_enum {
         named_enum!(@names $name $($variant = $text,)*);
     };
     (@names $name:ident $($variant:ident = $text:literal,)*) => {
+        #[allow(dead_code)]
         impl $name {
+            /// Every variant, in the order written.
+            pub const ALL: [$name; [$($text),*].len()] = [$($name::$variant),*];
+
             pub fn as_str(self) -> &'static str {
                 match self {
                     $($name::$variant => $text,)*
+                }
+            }
+
+            /// The variant named `name`.
+            pub fn from_name(name: &str) -> Option<$name> {
+                match name {
+                    $($text => Some($name::$variant),)*
+                    _ => None,
                 }
             }
         }

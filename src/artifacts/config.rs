@@ -273,37 +273,14 @@ pub enum CommandSpec {
     Shell(String),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Preset {
-    Claude,
-    Gemini,
-    Qwen,
-    Codex,
-    Opencode,
-}
-
-impl Preset {
-    pub const ALL: [Preset; 5] = [
-        Preset::Claude,
-        Preset::Gemini,
-        Preset::Qwen,
-        Preset::Codex,
-        Preset::Opencode,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Preset::Claude => "claude",
-            Preset::Gemini => "gemini",
-            Preset::Qwen => "qwen",
-            Preset::Codex => "codex",
-            Preset::Opencode => "opencode",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<Preset> {
-        Preset::ALL.into_iter().find(|p| p.as_str() == name)
+named_enum! {
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+    pub enum Preset {
+        Claude = "claude",
+        Gemini = "gemini",
+        Qwen = "qwen",
+        Codex = "codex",
+        Opencode = "opencode",
     }
 }
 

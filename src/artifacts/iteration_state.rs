@@ -16,7 +16,8 @@ use super::test_results::{Failure, Scope};
 use super::{Extra, Timestamp};
 
 named_enum! {
-    /// The name of the next action (DESIGN.md §5.1), without its data.
+    /// The name of the next action (DESIGN.md §5.1, in its order), without
+    /// its data.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
     pub enum NextAction {
         ExecuteTask = "execute_task",
@@ -29,21 +30,6 @@ named_enum! {
         Complete = "complete",
         None = "none",
     }
-}
-
-impl NextAction {
-    /// Every action, in the order of DESIGN.md §5.1.
-    pub const ALL: [NextAction; 9] = [
-        NextAction::ExecuteTask,
-        NextAction::RunTests,
-        NextAction::AnalyzeFailures,
-        NextAction::ExecuteFixTask,
-        NextAction::Retest,
-        NextAction::Rollback,
-        NextAction::FinalValidation,
-        NextAction::Complete,
-        NextAction::None,
-    ];
 }
 
 /// The next action and the data it needs.

@@ -27,25 +27,6 @@ named_enum! {
     }
 }
 
-impl Framework {
-    pub const ALL: [Framework; 10] = [
-        Framework::Cargo,
-        Framework::Nextest,
-        Framework::Pytest,
-        Framework::Jest,
-        Framework::Vitest,
-        Framework::NodeTest,
-        Framework::Go,
-        Framework::Maven,
-        Framework::Make,
-        Framework::Custom,
-    ];
-
-    pub fn from_name(name: &str) -> Option<Framework> {
-        Framework::ALL.into_iter().find(|f| f.as_str() == name)
-    }
-}
-
 /// A detected test command and what decided it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Detected {
