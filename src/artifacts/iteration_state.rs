@@ -16,8 +16,7 @@ use super::test_results::{Failure, Scope};
 use super::{Extra, Timestamp};
 
 named_enum! {
-    /// The name of the next action (DESIGN.md §5.1, in its order), without
-    /// its data.
+    /// The name of the next action (DESIGN.md §5.1), without its data.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
     pub enum NextAction {
         ExecuteTask = "execute_task",
