@@ -189,84 +189,67 @@ impl Drop for KeptCheckout {
     }
 }
 
-/// What identifies an entry of a checkout as the one wfx wrote: any
-/// change to it changes its inode's change time, except one within the
-/// clock's tick — so an entry changed in the last second is also known
-/// by its content.
+/// What identifies an entry of a checkout as the one wfx wrote (see
+/// [`crate::fsx::StatKey`]; a directory by its inode and mode alone, its
+/// times change with its entries, which are stamped on their own), and
+/// for an entry changed too recently for its key, its content.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Stamp {
-    dev: u64,
-    ino: u64,
-    mode: u32,
+    key: crate::fsx::StatKey,
     nlink: u64,
-    size: u64,
-    mtime: (i64, i64),
-    ctime: (i64, i64),
-    /// The blob id of a file's bytes or a link's target, for an entry
-    /// changed within a second of the record.
+    /// The blob id of a file's bytes or a link's target.
     content: Option<Oid>,
 }
 
-/// A change this recent may share its change time with a later one.
-const RACY_NANOS: i128 = 1_000_000_000;
-
-fn stamp(path: &Path, meta: &std::fs::Metadata, since: i128) -> Option<Stamp> {
+fn stamp(path: &Path, meta: &std::fs::Metadata, with_content: bool) -> Option<Stamp> {
     use std::os::unix::fs::MetadataExt;
-    let dir = meta.is_dir();
-    let ctime = i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec());
-    let content = if dir || ctime < since {
+    let key = crate::fsx::StatKey::of(meta);
+    if meta.is_dir() {
+        let key = crate::fsx::StatKey {
+            size: 0,
+            mtime: (0, 0),
+            ctime: (0, 0),
+            ..key
+        };
+        return Some(Stamp {
+            key,
+            nlink: 0,
+            content: None,
+        });
+    }
+    let content = if !with_content {
         None
     } else if meta.file_type().is_symlink() {
         let target = std::fs::read_link(path).ok()?;
-        Oid::hash_object(
-            git2::ObjectType::Blob,
-            target.as_os_str().as_encoded_bytes(),
+        Some(
+            Oid::hash_object(
+                git2::ObjectType::Blob,
+                target.as_os_str().as_encoded_bytes(),
+            )
+            .ok()?,
         )
-        .ok()
     } else {
         Some(Oid::hash_file(git2::ObjectType::Blob, path).ok()?)
     };
-    // A directory's times and size change with its entries, which are
-    // stamped on their own.
     Some(Stamp {
-        dev: meta.dev(),
-        ino: meta.ino(),
-        mode: meta.mode(),
-        nlink: if dir { 0 } else { meta.nlink() },
-        size: if dir { 0 } else { meta.size() },
-        mtime: if dir {
-            (0, 0)
-        } else {
-            (meta.mtime(), meta.mtime_nsec())
-        },
-        ctime: if dir {
-            (0, 0)
-        } else {
-            (meta.ctime(), meta.ctime_nsec())
-        },
+        key,
+        nlink: meta.nlink(),
         content,
     })
 }
 
 /// The entries of the checkout in `dir` (links not followed), stamped.
 fn record(dir: &Path) -> Result<std::collections::BTreeMap<PathBuf, Stamp>> {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as i128)
-        .unwrap_or(0);
+    let unreadable = |e: &dyn std::fmt::Display| {
+        Error::Internal(format!("cannot read the sealed checkout: {e}"))
+    };
     let mut out = std::collections::BTreeMap::new();
     for entry in walkdir::WalkDir::new(dir).follow_root_links(false) {
-        let entry =
-            entry.map_err(|e| Error::Internal(format!("cannot read the sealed checkout: {e}")))?;
-        let meta = entry
-            .metadata()
-            .map_err(|e| Error::Internal(format!("cannot read the sealed checkout: {e}")))?;
-        let Some(s) = stamp(entry.path(), &meta, now - RACY_NANOS) else {
-            return Err(Error::Internal(format!(
-                "cannot read {}",
-                entry.path().display()
-            )));
-        };
+        let entry = entry.map_err(|e| unreadable(&e))?;
+        let meta = entry.metadata().map_err(|e| unreadable(&e))?;
+        let recent = crate::fsx::StatKey::recent(&meta);
+        let s = stamp(entry.path(), &meta, recent)
+            .ok_or_else(|| unreadable(&entry.path().display()))?;
         out.insert(entry.path().to_path_buf(), s);
     }
     Ok(out)
@@ -279,16 +262,7 @@ fn record(dir: &Path) -> Result<std::collections::BTreeMap<PathBuf, Stamp>> {
 fn clean_kept(kept: &KeptCheckout) -> Result<Option<usize>> {
     let same = |path: &Path, meta: &std::fs::Metadata| {
         kept.entries.get(path).is_some_and(|was| {
-            stamp(
-                path,
-                meta,
-                if was.content.is_some() {
-                    i128::MIN
-                } else {
-                    i128::MAX
-                },
-            )
-            .is_some_and(|now| now == *was)
+            stamp(path, meta, was.content.is_some()).is_some_and(|now| now == *was)
         })
     };
     let git_dir = kept.dir.join(".git");
@@ -503,12 +477,7 @@ impl Checkpoints {
         }
         // A copied dependency file is copied again, and a link to a
         // directory the project no longer has goes, as in a new checkout.
-        let root = kept.dir.join(paths::bytes_to_path(
-            r.prefix.strip_suffix(b"/").unwrap_or(&[]),
-        ));
-        let project = r.workdir.join(paths::bytes_to_path(
-            r.prefix.strip_suffix(b"/").unwrap_or(&[]),
-        ));
+        let (root, project) = (r.project_in(&kept.dir), r.abs_project(""));
         for rel in deps {
             let name = rel.rsplit('/').next().unwrap_or(rel);
             let to = root.join(rel);
@@ -537,12 +506,7 @@ impl Checkpoints {
         deps: &[String],
     ) -> Result<SealedCheckout> {
         let r = self.sealed_repo()?;
-        let root = dir.join(paths::bytes_to_path(
-            r.prefix.strip_suffix(b"/").unwrap_or(&[]),
-        ));
-        let project = r.workdir.join(paths::bytes_to_path(
-            r.prefix.strip_suffix(b"/").unwrap_or(&[]),
-        ));
+        let (root, project) = (r.project_in(dir), r.abs_project(""));
         for rel in deps {
             let from = project.join(rel);
             let to = root.join(rel);
@@ -740,9 +704,13 @@ impl Checkpoints {
 impl Repo {
     /// A path of the project (project-relative) on disk.
     fn abs_project(&self, rel: &str) -> PathBuf {
-        let prefix = paths::bytes_to_path(self.prefix.strip_suffix(b"/").unwrap_or(&[]));
-        let base = self.workdir.join(prefix);
+        let base = self.project_in(&self.workdir);
         if rel.is_empty() { base } else { base.join(rel) }
+    }
+
+    /// The project's directory in a checkout of the repository at `top`.
+    fn project_in(&self, top: &Path) -> PathBuf {
+        top.join(paths::bytes_to_path(&self.project_scope()))
     }
 
     /// The git-ignored entries of the project (an ignored directory as
