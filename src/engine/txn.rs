@@ -468,6 +468,13 @@ impl SessionTxn {
 /// wfx next opens a session in the workspace (or replayed from the
 /// journal if the machine restarted).
 impl crate::session::archive::ArchiveWrites for SessionTxn {
+    /// Only a file whose key (inode, size, times) is the one it had
+    /// right after this process wrote it: any other write changes its
+    /// change time, which no process can set back.
+    fn wrote(&self, path: &Path) -> bool {
+        self.written.untouched(path) == Some(true)
+    }
+
     fn write(&mut self, path: &Path, bytes: &[u8]) -> Result<()> {
         journal::write_in_place(path, bytes)?;
         self.rewritten.push((path.to_path_buf(), bytes.to_vec()));
@@ -965,6 +972,29 @@ mod tests {
             std::fs::read_to_string(b.join("t.json")).unwrap(),
             "archives/WFS-a"
         );
+    }
+
+    #[test]
+    fn only_a_file_as_this_process_wrote_it_is_vouched_for() {
+        use crate::session::archive::ArchiveWrites;
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("WFS-a");
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut txn = SessionTxn::new(&dir);
+        let (a, b) = (dir.join("a.json"), dir.join("b.json"));
+        txn.commit(vec![
+            Document::new(&a, "{}", Durability::Durable),
+            Document::new(&b, "{}", Durability::State),
+        ])
+        .unwrap();
+        assert!(txn.wrote(&a) && txn.wrote(&b));
+        assert!(!txn.wrote(&dir.join("c.json")), "never written");
+        // Rewritten with the same bytes by someone else: a new change time.
+        std::fs::write(&a, "{}").unwrap();
+        assert!(!txn.wrote(&a));
+        std::fs::remove_file(&b).unwrap();
+        std::os::unix::fs::symlink(&a, &b).unwrap();
+        assert!(!txn.wrote(&b), "a link in its place");
     }
 
     #[test]
