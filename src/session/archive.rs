@@ -141,6 +141,9 @@ fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
 /// [`ArchiveWrites::write`] wrote is durable once
 /// [`ArchiveWrites::settle`] returns (before the manifest records it).
 pub trait ArchiveWrites {
+    /// The session's own file, updated before the move: durable once this
+    /// returns.
+    fn save(&mut self, path: &Path, bytes: &[u8]) -> Result<()>;
     fn write(&mut self, path: &Path, bytes: &[u8]) -> Result<()>;
     /// The session, now in `dir`, is durable with everything written.
     fn settle(&mut self, dir: &Path) -> Result<()>;
@@ -155,6 +158,10 @@ pub trait ArchiveWrites {
 struct DurableWrites;
 
 impl ArchiveWrites for DurableWrites {
+    fn save(&mut self, path: &Path, bytes: &[u8]) -> Result<()> {
+        store::write_atomic(path, bytes)
+    }
+
     fn write(&mut self, path: &Path, bytes: &[u8]) -> Result<()> {
         store::write_atomic(path, bytes)
     }
@@ -304,7 +311,7 @@ impl Workspace {
             }
             session.archived_at = Some(now);
             session.updated_at = now;
-            self.save_session(&sref, &session)?;
+            writes.save(&sref.paths.session_json(), &store::json_bytes(&session)?)?;
             fs_err::create_dir_all(self.archives_dir())
                 .map_err(|e| Error::io(self.archives_dir(), e))?;
             // The session's steps are durable already (the engine's
