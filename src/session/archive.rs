@@ -282,7 +282,7 @@ impl Workspace {
             // stops the archive before anything is moved or rewritten.
             self.ensure_session_valid_but(&active, &|f| writes.wrote(f))?;
             self.read_manifest()?;
-            let mut session = self.load_session(&sref)?;
+            let mut session = self.load_session_via(&sref, &*writes)?;
             let now = chrono::Utc::now();
             // The archive records what happened: a session archived before
             // it finished keeps its status (`paused`, `awaiting_fix`, …) and
@@ -348,6 +348,21 @@ impl Workspace {
         writes.settle(&dir)
     }
 
+    /// The session's file; read without compiling its schema when
+    /// `writes` vouches for it (see [`ArchiveWrites::wrote`]).
+    fn load_session_via(
+        &self,
+        sref: &SessionRef,
+        writes: &dyn ArchiveWrites,
+    ) -> Result<crate::artifacts::session::WorkflowSession> {
+        let path = sref.paths.session_json();
+        if writes.wrote(&path) {
+            store::read_json_fast(&path, &self.rel(&path))
+        } else {
+            self.load_session(sref)
+        }
+    }
+
     fn record_archive(&self, id: &str, writes: &mut dyn ArchiveWrites) -> Result<ArchiveEntry> {
         let mut manifest = self.read_manifest()?;
         if let Some(existing) = manifest.find(id) {
@@ -359,7 +374,7 @@ impl Workspace {
             location: Location::Archived,
         };
         self.rewrite_archived_paths(id, writes)?;
-        let mut session = self.load_session(&sref)?;
+        let mut session = self.load_session_via(&sref, &*writes)?;
         let now = chrono::Utc::now();
         if session.archived_at.is_none() {
             session.archived_at = Some(now);
