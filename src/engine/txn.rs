@@ -320,9 +320,13 @@ impl SessionTxn {
         let _ = self.checkpoint();
     }
 
-    /// Replace the journal by one record of the current content of every
-    /// file it names and of the files `also`, with the content given
-    /// (two syncs): what the session is, whoever last wrote each file.
+    /// Append to the journal one synced record of the current content of
+    /// every file it names and of the files `also`, with the content
+    /// given: what the session is, whoever last wrote each file. Appended,
+    /// not a new journal renamed over the old: no inode made or freed and
+    /// no directory sync; replay applies each file's last version, which
+    /// this record holds. A journal that cannot be appended to (not a
+    /// file of its own) is replaced (two syncs).
     fn compact(&mut self, also: &[(PathBuf, Vec<u8>)]) -> Result<()> {
         let given: std::collections::HashMap<&Path, &[u8]> = also
             .iter()
@@ -341,8 +345,12 @@ impl SessionTxn {
                 Some((rel, bytes))
             })
             .collect();
-        self.journal
-            .replace(contents.iter().map(|(p, b)| (p.as_str(), b.as_ref())))?;
+        let files = || contents.iter().map(|(p, b)| (p.as_str(), b.as_ref()));
+        if self.journal.append_write(files(), true).is_ok() {
+            self.syncs += 1;
+            return Ok(());
+        }
+        self.journal.replace(files())?;
         self.syncs += 2;
         Ok(())
     }
@@ -993,14 +1001,10 @@ mod tests {
         let before = txn.syncs;
         txn.write(&b.join("t.json"), b"archives/WFS-a").unwrap();
         txn.settle(&b).unwrap();
-        assert_eq!(
-            txn.syncs,
-            before + 2,
-            "the compacted journal and its directory"
-        );
+        assert_eq!(txn.syncs, before + 1, "one record appended and synced");
         let records = journal_records(&b);
-        assert_eq!(records.len(), 1);
-        let journal::Record::Write(files) = &records[0].1 else {
+        assert_eq!(records.len(), 2, "the step's and the archive's");
+        let journal::Record::Write(files) = &records[1].1 else {
             panic!("{records:?}")
         };
         let names: Vec<&str> = files.iter().map(|(p, _)| p.as_str()).collect();
@@ -1060,7 +1064,7 @@ mod tests {
         }
         txn.settle(&b).unwrap();
         let records = journal_records(&b);
-        let journal::Record::Write(files) = &records[0].1 else {
+        let journal::Record::Write(files) = &records.last().unwrap().1 else {
             panic!("{records:?}")
         };
         assert_eq!(files.len(), 3);
