@@ -531,9 +531,7 @@ impl SessionTxn {
     /// spare (see the archive above); a temp file and a rename where
     /// spares are not kept or cannot be exchanged.
     fn put_rewrite(&mut self, path: &Path, bytes: &[u8]) -> Result<()> {
-        let existing = std::fs::symlink_metadata(path)
-            .ok()
-            .filter(|m| m.is_file());
+        let existing = std::fs::symlink_metadata(path).ok().filter(|m| m.is_file());
         if let (Some(spares), Some(meta)) = (self.spares.clone(), existing) {
             let scratch = spares.join(SCRATCH);
             if let Some(file) = write_spare(&scratch, bytes, meta.permissions()) {
@@ -1068,7 +1066,10 @@ mod tests {
             panic!("{records:?}")
         };
         assert_eq!(files.len(), 3);
-        assert!(files.iter().all(|(_, c)| c == b"archives/WFS-a"), "{files:?}");
+        assert!(
+            files.iter().all(|(_, c)| c == b"archives/WFS-a"),
+            "{files:?}"
+        );
         for d in docs {
             assert_eq!(
                 std::fs::read_to_string(b.join(d)).unwrap(),
