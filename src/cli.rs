@@ -90,7 +90,7 @@ pub struct PipelineArgs {
     pub yes: bool,
     /// Fix attempts per step, run at once in checkouts of their own; the one
     /// the tests prefer is kept (default: fix.candidates, 1)
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=16))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=crate::artifacts::config::MAX_CANDIDATES as i64))]
     pub candidates: Option<u32>,
     /// Write the last test run as JUnit XML to FILE (for GitLab, Jenkins, Buildkite, …)
     #[arg(long, value_name = "FILE")]

@@ -34,6 +34,27 @@ pub struct Problem {
     pub message: String,
 }
 
+impl Problem {
+    /// A problem with the file as a whole (no pointer inside it).
+    pub fn whole(file: impl Into<String>, message: impl Into<String>) -> Self {
+        Problem {
+            file: file.into(),
+            pointer: String::new(),
+            message: message.into(),
+        }
+    }
+
+    /// Text that is not JSON, with where the parser gave up.
+    pub fn bad_json(file: impl Into<String>, e: &serde_json::Error) -> Self {
+        let message = format!(
+            "invalid JSON at line {} column {}: {e}",
+            e.line(),
+            e.column()
+        );
+        Problem::whole(file, message)
+    }
+}
+
 impl std::fmt::Display for Problem {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let pointer = if self.pointer.is_empty() {

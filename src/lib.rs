@@ -1,6 +1,66 @@
 //! wfx: the test-fix workflow as a deterministic, resumable state machine on
 //! disk. The binary is a thin shell over [`run`].
 
+/// A unit enum whose variants are written as `Variant = "name"`: the name
+/// is what `as_str` returns, `from_name` reads and `Display` prints and,
+/// for an enum that derives serde, its serde name (and so its JSON schema
+/// value), written once so they cannot differ; `ALL` lists the variants. `named_enum! { plain … }` is the same for
+/// an enum without serde.
+macro_rules! named_enum {
+    (
+        $(#[$meta:meta])*
+        $vis:vis enum $name:ident {
+            $($(#[$vmeta:meta])* $variant:ident = $text:literal,)*
+        }
+    ) => {
+        $(#[$meta])*
+        $vis enum $name {
+            $($(#[$vmeta])* #[serde(rename = $text)] $variant,)*
+        }
+        named_enum!(@names $name $($variant = $text,)*);
+    };
+    (
+        plain
+        $(#[$meta:meta])*
+        $vis:vis enum $name:ident {
+            $($(#[$vmeta:meta])* $variant:ident = $text:literal,)*
+        }
+    ) => {
+        $(#[$meta])*
+        $vis enum $name {
+            $($(#[$vmeta])* $variant,)*
+        }
+        named_enum!(@names $name $($variant = $text,)*);
+    };
+    (@names $name:ident $($variant:ident = $text:literal,)*) => {
+        #[allow(dead_code)]
+        impl $name {
+            /// Every variant, in the order written.
+            pub const ALL: [$name; [$($text),*].len()] = [$($name::$variant),*];
+
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text,)*
+                }
+            }
+
+            /// The variant named `name`.
+            pub fn from_name(name: &str) -> Option<$name> {
+                match name {
+                    $($text => Some($name::$variant),)*
+                    _ => None,
+                }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
 pub mod agents;
 pub mod artifacts;
 pub mod ci;

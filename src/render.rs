@@ -14,11 +14,6 @@ mod embedded {
     include!(concat!(env!("OUT_DIR"), "/embedded_templates.rs"));
 }
 
-/// Names of all built-in templates (paths relative to `templates/`).
-pub fn builtin_names() -> impl Iterator<Item = &'static str> {
-    embedded::EMBEDDED.iter().map(|(n, _)| *n)
-}
-
 /// The built-in text of a template.
 pub fn builtin(name: &str) -> Option<&'static str> {
     embedded::EMBEDDED

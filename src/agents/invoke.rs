@@ -248,11 +248,6 @@ impl CallRecord {
     }
 }
 
-/// `path` relative to `root` with `/` separators (as given when outside).
-fn rel(root: &Path, path: &Path) -> String {
-    crate::session::Workspace::new(root).rel(path)
-}
-
 /// Build the argv and whether the command is a shell string.
 fn command_line(inv: &Invocation, vars: &Vars) -> Result<Vec<String>> {
     let agent = inv.agent;
@@ -315,8 +310,8 @@ fn call_spec(inv: &Invocation, argv: Vec<String>, vars: &Vars) -> Spec {
 /// child's process group (the session lock records it).
 pub fn invoke(inv: &Invocation, on_spawn: &mut dyn FnMut(i32)) -> Result<CallRecord> {
     let agent = inv.agent;
-    let prompt_rel = rel(inv.cwd, &inv.files.prompt);
-    let output_rel = rel(inv.cwd, &inv.files.output);
+    let cwd = crate::session::Workspace::new(inv.cwd);
+    let (prompt_rel, output_rel) = (cwd.rel(&inv.files.prompt), cwd.rel(&inv.files.output));
     // A record of what was sent: written again with the call if a crash
     // loses it, so not synced (the step's commit makes the call durable).
     store::write_replace(&inv.files.prompt, inv.prompt.as_bytes())?;

@@ -86,23 +86,13 @@ fn strategy_json(text: &str) -> Option<String> {
 /// object `{"fix_strategy": {...}}` is accepted too.
 pub fn extract(text: &str) -> Result<FixStrategy, Vec<Problem>> {
     let Some(json) = strategy_json(text) else {
-        return Err(vec![Problem {
-            file: LABEL.into(),
-            pointer: String::new(),
-            message: "no fenced ```json block and the answer is not JSON".into(),
-        }]);
+        return Err(vec![Problem::whole(
+            LABEL,
+            "no fenced ```json block and the answer is not JSON",
+        )]);
     };
-    let mut value: Value = serde_json::from_str(&json).map_err(|e| {
-        vec![Problem {
-            file: LABEL.into(),
-            pointer: String::new(),
-            message: format!(
-                "invalid JSON at line {} column {}: {e}",
-                e.line(),
-                e.column()
-            ),
-        }]
-    })?;
+    let mut value: Value =
+        serde_json::from_str(&json).map_err(|e| vec![Problem::bad_json(LABEL, &e)])?;
     if let Some(inner) = value.get("fix_strategy").filter(|v| v.is_object()) {
         value = inner.clone();
     }
@@ -403,26 +393,13 @@ mod tests {
 
     fn call(text: &str) -> CallRecord {
         CallRecord {
-            agent: "gemini".into(),
-            role: Role::Analysis,
-            started_at: chrono::DateTime::UNIX_EPOCH,
             exit_code: Some(0),
-            timed_out: false,
-            interrupted: false,
             duration_ms: 5,
-            cost_usd: None,
-            turns: None,
-            input_tokens: None,
-            output_tokens: None,
             result_text: text.into(),
-            is_error: false,
-            error_kind: None,
-            error_message: None,
             structured: true,
             prompt_file: "p".into(),
             output_file: "o".into(),
-            agent_commits: Vec::new(),
-            tamper: None,
+            ..CallRecord::new("gemini", Role::Analysis, chrono::DateTime::UNIX_EPOCH)
         }
     }
 

@@ -107,7 +107,7 @@ impl Config {
             && a.definitions
                 .values()
                 .all(|d| d.timeout_s.is_none_or(|t| t >= 1))
-            && (1..=16).contains(&self.fix.candidates)
+            && (1..=MAX_CANDIDATES).contains(&self.fix.candidates)
             && self.fix.max_parallel.is_none_or(|n| (1..=64).contains(&n))
             && (1..=1000).contains(&c.max_iterations)
             && percent(c.pass_threshold)
@@ -273,37 +273,14 @@ pub enum CommandSpec {
     Shell(String),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Preset {
-    Claude,
-    Gemini,
-    Qwen,
-    Codex,
-    Opencode,
-}
-
-impl Preset {
-    pub const ALL: [Preset; 5] = [
-        Preset::Claude,
-        Preset::Gemini,
-        Preset::Qwen,
-        Preset::Codex,
-        Preset::Opencode,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Preset::Claude => "claude",
-            Preset::Gemini => "gemini",
-            Preset::Qwen => "qwen",
-            Preset::Codex => "codex",
-            Preset::Opencode => "opencode",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<Preset> {
-        Preset::ALL.into_iter().find(|p| p.as_str() == name)
+named_enum! {
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+    pub enum Preset {
+        Claude = "claude",
+        Gemini = "gemini",
+        Qwen = "qwen",
+        Codex = "codex",
+        Opencode = "opencode",
     }
 }
 
@@ -429,7 +406,8 @@ impl Default for FixConfig {
     }
 }
 
-/// The most candidates of one step (`fix.candidates`, `--candidates`).
+/// The most candidates of one step (`fix.candidates`, `--candidates`,
+/// a workflow's `on_failure.candidates`): each is a checkout and a test run.
 pub const MAX_CANDIDATES: u32 = 16;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -6,28 +6,18 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// How bad a finding is; the gate counts each level against its own limit.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum Severity {
-    /// Blocks the gate outright (hard fail).
-    Critical,
-    /// Fixable; more than the configured number is a soft fail.
-    Error,
-    /// Worth a look; more than the configured number is a soft fail.
-    Warning,
-}
-
-impl Severity {
-    /// The lowercase name used in reports and JSON.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Severity::Critical => "critical",
-            Severity::Error => "error",
-            Severity::Warning => "warning",
-        }
+named_enum! {
+    /// How bad a finding is; the gate counts each level against its own limit.
+    #[derive(
+        Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+    )]
+    pub enum Severity {
+        /// Blocks the gate outright (hard fail).
+        Critical = "critical",
+        /// Fixable; more than the configured number is a soft fail.
+        Error = "error",
+        /// Worth a look; more than the configured number is a soft fail.
+        Warning = "warning",
     }
 }
 

@@ -6,74 +6,47 @@ use serde::{Deserialize, Serialize};
 use super::iteration_state::Strategy;
 use super::{Extra, Timestamp};
 
-/// What an agent is asked to do. Analysis must not edit files; fix and
-/// test generation may.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    serde::Serialize,
-    serde::Deserialize,
-    schemars::JsonSchema,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum Role {
-    Analysis,
-    Fix,
-    TestGen,
+named_enum! {
+    /// What an agent is asked to do. Analysis must not edit files; fix and
+    /// test generation may.
+    #[derive(
+        Debug,
+        Clone,
+        Copy,
+        PartialEq,
+        Eq,
+        Hash,
+        serde::Serialize,
+        serde::Deserialize,
+        schemars::JsonSchema,
+    )]
+    pub enum Role {
+        Analysis = "analysis",
+        Fix = "fix",
+        TestGen = "test_gen",
+    }
 }
 
 impl Role {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::Analysis => "analysis",
-            Role::Fix => "fix",
-            Role::TestGen => "test_gen",
-        }
-    }
-
     /// Whether the agent may change files in this role.
     pub fn may_edit(self) -> bool {
         !matches!(self, Role::Analysis)
     }
 }
 
-impl std::fmt::Display for Role {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// Why a call failed, as far as the output tells.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ErrorKind {
-    /// The program is not installed (not found on PATH).
-    Unavailable,
-    Timeout,
-    RateLimit,
-    /// HTTP 5xx or "overloaded".
-    #[serde(rename = "server_error")]
-    Server,
-    #[serde(rename = "connection_error")]
-    Connection,
-    /// Any other failure (non-zero exit, error envelope).
-    Failed,
-}
-
-impl ErrorKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorKind::Unavailable => "unavailable",
-            ErrorKind::Timeout => "timeout",
-            ErrorKind::RateLimit => "rate_limit",
-            ErrorKind::Server => "server_error",
-            ErrorKind::Connection => "connection_error",
-            ErrorKind::Failed => "failed",
-        }
+named_enum! {
+    /// Why a call failed, as far as the output tells.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+    pub enum ErrorKind {
+        /// The program is not installed (not found on PATH).
+        Unavailable = "unavailable",
+        Timeout = "timeout",
+        RateLimit = "rate_limit",
+        /// HTTP 5xx or "overloaded".
+        Server = "server_error",
+        Connection = "connection_error",
+        /// Any other failure (non-zero exit, error envelope).
+        Failed = "failed",
     }
 }
 
@@ -350,55 +323,33 @@ pub struct CandidateTier {
     pub log: Option<String>,
 }
 
-/// What the choice made of a candidate (DESIGN.md §11.4: no regression,
-/// most failing tests fixed, then the smallest diff, then the earliest).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum CandidateVerdict {
-    /// Chosen: applied, verified on the whole suite, committed.
-    Chosen,
-    /// Better than the run before, but another candidate was better.
-    Outranked,
-    /// Made no failing test pass.
-    NoChange,
-    /// Broke a test that passed before.
-    Regression,
-    /// Edited the tests in a way the policy rejects.
-    Rejected,
-    /// The call failed.
-    Error,
-    /// The call ran out of time.
-    Timeout,
-    /// The agent could not be reached (not installed, rate limited, a
-    /// server or connection error).
-    Unavailable,
-    /// Not started: the cost cap was reached before its turn.
-    NotStarted,
-    /// Its tests could not run (a build or collection error), or its
-    /// checkout could not be made.
-    Untested,
-}
-
-impl CandidateVerdict {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CandidateVerdict::Chosen => "chosen",
-            CandidateVerdict::Outranked => "outranked",
-            CandidateVerdict::NoChange => "no_change",
-            CandidateVerdict::Regression => "regression",
-            CandidateVerdict::Rejected => "rejected",
-            CandidateVerdict::Error => "error",
-            CandidateVerdict::Timeout => "timeout",
-            CandidateVerdict::Unavailable => "unavailable",
-            CandidateVerdict::NotStarted => "not_started",
-            CandidateVerdict::Untested => "untested",
-        }
-    }
-}
-
-impl std::fmt::Display for CandidateVerdict {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
+named_enum! {
+    /// What the choice made of a candidate (DESIGN.md §11.4: no regression,
+    /// most failing tests fixed, then the smallest diff, then the earliest).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+    pub enum CandidateVerdict {
+        /// Chosen: applied, verified on the whole suite, committed.
+        Chosen = "chosen",
+        /// Better than the run before, but another candidate was better.
+        Outranked = "outranked",
+        /// Made no failing test pass.
+        NoChange = "no_change",
+        /// Broke a test that passed before.
+        Regression = "regression",
+        /// Edited the tests in a way the policy rejects.
+        Rejected = "rejected",
+        /// The call failed.
+        Error = "error",
+        /// The call ran out of time.
+        Timeout = "timeout",
+        /// The agent could not be reached (not installed, rate limited, a
+        /// server or connection error).
+        Unavailable = "unavailable",
+        /// Not started: the cost cap was reached before its turn.
+        NotStarted = "not_started",
+        /// Its tests could not run (a build or collection error), or its
+        /// checkout could not be made.
+        Untested = "untested",
     }
 }
 
@@ -466,41 +417,28 @@ pub enum Tamper {
     LinkPlanted,
 }
 
-/// What became of a fix attempt (`outcome` in fix-history.json).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum FixOutcome {
-    /// Made, not yet judged by a test run.
-    #[default]
-    Pending,
-    Success,
-    PartialSuccess,
-    Improved,
-    NoChange,
-    Regression,
-    /// Undone by a rollback (a regression or tests removed).
-    RolledBack,
-    /// Undone because it edited the tests in a way the policy rejects.
-    Rejected,
-    /// The run after it could not run the tests.
-    Error,
+named_enum! {
+    /// What became of a fix attempt (`outcome` in fix-history.json).
+    #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+    pub enum FixOutcome {
+        /// Made, not yet judged by a test run.
+        #[default]
+        Pending = "pending",
+        Success = "success",
+        PartialSuccess = "partial_success",
+        Improved = "improved",
+        NoChange = "no_change",
+        Regression = "regression",
+        /// Undone by a rollback (a regression or tests removed).
+        RolledBack = "rolled_back",
+        /// Undone because it edited the tests in a way the policy rejects.
+        Rejected = "rejected",
+        /// The run after it could not run the tests.
+        Error = "error",
+    }
 }
 
 impl FixOutcome {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FixOutcome::Pending => "pending",
-            FixOutcome::Success => "success",
-            FixOutcome::PartialSuccess => "partial_success",
-            FixOutcome::Improved => "improved",
-            FixOutcome::NoChange => "no_change",
-            FixOutcome::Regression => "regression",
-            FixOutcome::RolledBack => "rolled_back",
-            FixOutcome::Rejected => "rejected",
-            FixOutcome::Error => "error",
-        }
-    }
-
     /// Counts as done (its task is `completed`) rather than `failed`.
     pub fn succeeded(self) -> bool {
         matches!(
@@ -510,60 +448,27 @@ impl FixOutcome {
     }
 }
 
-impl std::fmt::Display for FixOutcome {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// What became of an agent call (`outcome` of an `agent_calls` entry): for
-/// fix and test generation how the call ended, for analysis `accepted` or
-/// why the analysis was passed over (the fallback reason).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum CallOutcome {
-    Accepted,
-    Completed,
-    Failed,
-    Timeout,
-    Unavailable,
-    RateLimit,
-    ServerError,
-    ConnectionError,
-    AgentError,
-    NoValidStrategy,
-    MissingFields,
-    LowConfidence,
-    TooShort,
-    SameRootCause,
-    CostCap,
-}
-
-impl CallOutcome {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CallOutcome::Accepted => "accepted",
-            CallOutcome::Completed => "completed",
-            CallOutcome::Failed => "failed",
-            CallOutcome::Timeout => "timeout",
-            CallOutcome::Unavailable => "unavailable",
-            CallOutcome::RateLimit => "rate_limit",
-            CallOutcome::ServerError => "server_error",
-            CallOutcome::ConnectionError => "connection_error",
-            CallOutcome::AgentError => "agent_error",
-            CallOutcome::NoValidStrategy => "no_valid_strategy",
-            CallOutcome::MissingFields => "missing_fields",
-            CallOutcome::LowConfidence => "low_confidence",
-            CallOutcome::TooShort => "too_short",
-            CallOutcome::SameRootCause => "same_root_cause",
-            CallOutcome::CostCap => "cost_cap",
-        }
-    }
-}
-
-impl std::fmt::Display for CallOutcome {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
+named_enum! {
+    /// What became of an agent call (`outcome` of an `agent_calls` entry): for
+    /// fix and test generation how the call ended, for analysis `accepted` or
+    /// why the analysis was passed over (the fallback reason).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+    pub enum CallOutcome {
+        Accepted = "accepted",
+        Completed = "completed",
+        Failed = "failed",
+        Timeout = "timeout",
+        Unavailable = "unavailable",
+        RateLimit = "rate_limit",
+        ServerError = "server_error",
+        ConnectionError = "connection_error",
+        AgentError = "agent_error",
+        NoValidStrategy = "no_valid_strategy",
+        MissingFields = "missing_fields",
+        LowConfidence = "low_confidence",
+        TooShort = "too_short",
+        SameRootCause = "same_root_cause",
+        CostCap = "cost_cap",
     }
 }
 

@@ -15,53 +15,19 @@ use serde::{Deserialize, Serialize};
 use super::test_results::{Failure, Scope};
 use super::{Extra, Timestamp};
 
-/// The name of the next action (DESIGN.md §5.1), without its data.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum NextAction {
-    ExecuteTask,
-    RunTests,
-    AnalyzeFailures,
-    ExecuteFixTask,
-    Retest,
-    Rollback,
-    FinalValidation,
-    Complete,
-    None,
-}
-
-impl NextAction {
-    /// Every action, in the order of DESIGN.md §5.1.
-    pub const ALL: [NextAction; 9] = [
-        NextAction::ExecuteTask,
-        NextAction::RunTests,
-        NextAction::AnalyzeFailures,
-        NextAction::ExecuteFixTask,
-        NextAction::Retest,
-        NextAction::Rollback,
-        NextAction::FinalValidation,
-        NextAction::Complete,
-        NextAction::None,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::ExecuteTask => "execute_task",
-            Self::RunTests => "run_tests",
-            Self::AnalyzeFailures => "analyze_failures",
-            Self::ExecuteFixTask => "execute_fix_task",
-            Self::Retest => "retest",
-            Self::Rollback => "rollback",
-            Self::FinalValidation => "final_validation",
-            Self::Complete => "complete",
-            Self::None => "none",
-        }
-    }
-}
-
-impl std::fmt::Display for NextAction {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
+named_enum! {
+    /// The name of the next action (DESIGN.md §5.1), without its data.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+    pub enum NextAction {
+        ExecuteTask = "execute_task",
+        RunTests = "run_tests",
+        AnalyzeFailures = "analyze_failures",
+        ExecuteFixTask = "execute_fix_task",
+        Retest = "retest",
+        Rollback = "rollback",
+        FinalValidation = "final_validation",
+        Complete = "complete",
+        None = "none",
     }
 }
 
@@ -113,27 +79,12 @@ impl Action {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Strategy {
-    Conservative,
-    Aggressive,
-    Surgical,
-}
-
-impl Strategy {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Conservative => "conservative",
-            Self::Aggressive => "aggressive",
-            Self::Surgical => "surgical",
-        }
-    }
-}
-
-impl std::fmt::Display for Strategy {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
+named_enum! {
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+    pub enum Strategy {
+        Conservative = "conservative",
+        Aggressive = "aggressive",
+        Surgical = "surgical",
     }
 }
 
@@ -171,16 +122,6 @@ impl IterationRecord {
     /// either ran no test.
     pub fn change_since(&self, earlier: &IterationRecord) -> Option<f64> {
         Some(self.counts().exact_rate()? - earlier.counts().exact_rate()?)
-    }
-
-    /// The tests this run itself ran: a retest tier's own few (`ran`),
-    /// not the suite its results were merged into; a full run's (and a
-    /// record written before `ran` existed) are its counts.
-    pub fn ran_counts(&self) -> super::test_results::Counts {
-        match &self.ran {
-            Some(r) => super::test_results::Counts::of(r.passed, r.failed, r.total),
-            None => self.counts(),
-        }
     }
 }
 
@@ -289,25 +230,16 @@ pub struct IterationRecord {
     pub extra: Extra,
 }
 
-/// The three retest tiers (DESIGN.md §10.4).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Tier {
-    /// The tests that failed before the fix.
-    Failed,
-    /// The tests the fix may affect.
-    Affected,
-    /// The whole suite.
-    Full,
-}
-
-impl Tier {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Tier::Failed => "failed",
-            Tier::Affected => "affected",
-            Tier::Full => "full",
-        }
+named_enum! {
+    /// The three retest tiers (DESIGN.md §10.4).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+    pub enum Tier {
+        /// The tests that failed before the fix.
+        Failed = "failed",
+        /// The tests the fix may affect.
+        Affected = "affected",
+        /// The whole suite.
+        Full = "full",
     }
 }
 

@@ -230,11 +230,7 @@ pub fn schema_for_value(by_path: &'static str, value: &Value) -> &'static str {
 /// label the problems.
 pub fn validate_value(schema: &str, file: &str, value: &Value) -> Vec<Problem> {
     let Some(validator) = validator(schema) else {
-        return vec![Problem {
-            file: file.to_string(),
-            pointer: String::new(),
-            message: format!("no schema named {schema}"),
-        }];
+        return vec![Problem::whole(file, format!("no schema named {schema}"))];
     };
     validator
         .iter_errors(value)
@@ -272,28 +268,12 @@ fn problem_message(e: &jsonschema::ValidationError<'_>) -> String {
 /// Parse and validate an artifact from text: JSON syntax errors, schema
 /// problems and type errors are all reported as [`Problem`]s.
 pub fn parse_artifact<T: Artifact>(file: &str, text: &str) -> Result<T, Vec<Problem>> {
-    let value: Value = serde_json::from_str(text).map_err(|e| {
-        vec![Problem {
-            file: file.to_string(),
-            pointer: String::new(),
-            message: format!(
-                "invalid JSON at line {} column {}: {e}",
-                e.line(),
-                e.column()
-            ),
-        }]
-    })?;
+    let value: Value = serde_json::from_str(text).map_err(|e| vec![Problem::bad_json(file, &e)])?;
     let problems = validate_value(T::SCHEMA, file, &value);
     if !problems.is_empty() {
         return Err(problems);
     }
-    serde_json::from_value(value).map_err(|e| {
-        vec![Problem {
-            file: file.to_string(),
-            pointer: String::new(),
-            message: e.to_string(),
-        }]
-    })
+    serde_json::from_value(value).map_err(|e| vec![Problem::whole(file, e.to_string())])
 }
 
 #[cfg(test)]

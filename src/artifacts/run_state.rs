@@ -12,93 +12,53 @@ use serde::{Deserialize, Serialize};
 use super::fix_history::Tamper;
 use super::{Extra, Timestamp};
 
-/// Where the whole run stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum RunStatus {
-    /// Steps are running (or a run died without saying; `--resume` continues).
-    Running,
-    /// Stopped at a resumable point: Ctrl-C, or the agent was unavailable.
-    Paused,
-    /// Every step finished and every test step passed.
-    Completed,
-    /// Every step finished, but some test step never passed and its
-    /// `fail_workflow` was false.
-    PartialSuccess,
-    /// A shell/claude step failed, or a `fail_workflow: true` test step ran
-    /// out of attempts.
-    Failed,
+named_enum! {
+    /// Where the whole run stands.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+    pub enum RunStatus {
+        /// Steps are running (or a run died without saying; `--resume` continues).
+        Running = "running",
+        /// Stopped at a resumable point: Ctrl-C, or the agent was unavailable.
+        Paused = "paused",
+        /// Every step finished and every test step passed.
+        Completed = "completed",
+        /// Every step finished, but some test step never passed and its
+        /// `fail_workflow` was false.
+        PartialSuccess = "partial_success",
+        /// A shell/claude step failed, or a `fail_workflow: true` test step ran
+        /// out of attempts.
+        Failed = "failed",
+    }
 }
 
 impl RunStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RunStatus::Running => "running",
-            RunStatus::Paused => "paused",
-            RunStatus::Completed => "completed",
-            RunStatus::PartialSuccess => "partial_success",
-            RunStatus::Failed => "failed",
-        }
-    }
-
     /// Running or paused: `--resume` can continue it.
     pub fn is_unfinished(self) -> bool {
         matches!(self, RunStatus::Running | RunStatus::Paused)
     }
 }
 
-impl std::fmt::Display for RunStatus {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
+named_enum! {
+    /// The three kinds of workflow step.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+    pub enum StepKind {
+        Shell = "shell",
+        Claude = "claude",
+        Test = "test",
     }
 }
 
-/// The three kinds of workflow step.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum StepKind {
-    Shell,
-    Claude,
-    Test,
-}
-
-impl StepKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            StepKind::Shell => "shell",
-            StepKind::Claude => "claude",
-            StepKind::Test => "test",
-        }
-    }
-}
-
-impl std::fmt::Display for StepKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum StepStatus {
-    Pending,
-    Running,
-    /// A shell/claude step that succeeded, or a test step whose last test
-    /// run exited 0.
-    Passed,
-    /// A shell/claude step that failed, or a test step whose tests never
-    /// passed (see `continued`).
-    Failed,
-}
-
-impl StepStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            StepStatus::Pending => "pending",
-            StepStatus::Running => "running",
-            StepStatus::Passed => "passed",
-            StepStatus::Failed => "failed",
-        }
+named_enum! {
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+    pub enum StepStatus {
+        Pending = "pending",
+        Running = "running",
+        /// A shell/claude step that succeeded, or a test step whose last test
+        /// run exited 0.
+        Passed = "passed",
+        /// A shell/claude step that failed, or a test step whose tests never
+        /// passed (see `continued`).
+        Failed = "failed",
     }
 }
 
@@ -229,6 +189,23 @@ pub struct AttemptRecord {
     pub extra: Extra,
 }
 
+impl AttemptRecord {
+    /// Attempt `attempt` in `dir`, before anything of it ran.
+    pub fn new(attempt: u32, dir: String) -> AttemptRecord {
+        AttemptRecord {
+            attempt,
+            dir,
+            debug: None,
+            test: None,
+            outcome: None,
+            reason: None,
+            candidates: Vec::new(),
+            chosen: None,
+            extra: Default::default(),
+        }
+    }
+}
+
 /// One step of the workflow.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct StepRecord {
@@ -280,6 +257,35 @@ pub struct StepRecord {
     pub continued: bool,
     #[serde(flatten)]
     pub extra: Extra,
+}
+
+impl StepRecord {
+    /// Step `index` of `kind` with its files in `dir`, not run yet.
+    pub fn new(index: usize, kind: StepKind, dir: String) -> StepRecord {
+        StepRecord {
+            index,
+            id: None,
+            kind,
+            status: StepStatus::Pending,
+            started_at: None,
+            completed_at: None,
+            dir,
+            exit_code: None,
+            duration_ms: 0,
+            command_file: None,
+            output_file: None,
+            cost_usd: None,
+            reason: None,
+            tamper: None,
+            phase: None,
+            attempt: 0,
+            max_attempts: 0,
+            initial: None,
+            attempts: Vec::new(),
+            continued: false,
+            extra: Default::default(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -5,52 +5,35 @@ use serde::{Deserialize, Serialize};
 
 use super::{Extra, Timestamp};
 
-/// The first seven are wfx's own; the rest are what other `.workflow`
-/// tools write: Claude-Code-Workflow's `session_manager init`
-/// (`initialized`), its dashboard's name for active (`in_progress`),
-/// `ccw session status` (`implementing`, `reviewing`) and its archive
-/// (`archived`). Those are accepted on read, kept as written until wfx
-/// itself changes the status, and mean what [`Self::meaning`] says
-/// (DESIGN.md §10.6). (No doc comment on a variant: the schema keeps a
-/// plain `enum`, whose errors name the field's type.)
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum SessionStatus {
-    Planning,
-    Active,
-    Paused,
-    AwaitingFix,
-    Completed,
-    PartialSuccess,
-    Blocked,
-    // Given up by a person (`wfx session abandon`) and archived.
-    Abandoned,
-    Initialized,
-    InProgress,
-    Implementing,
-    Reviewing,
-    Archived,
+named_enum! {
+    /// The first seven are wfx's own; the rest are what other `.workflow`
+    /// tools write: Claude-Code-Workflow's `session_manager init`
+    /// (`initialized`), its dashboard's name for active (`in_progress`),
+    /// `ccw session status` (`implementing`, `reviewing`) and its archive
+    /// (`archived`). Those are accepted on read, kept as written until wfx
+    /// itself changes the status, and mean what [`Self::meaning`] says
+    /// (DESIGN.md §10.6). (No doc comment on a variant: the schema keeps a
+    /// plain `enum`, whose errors name the field's type.)
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+    pub enum SessionStatus {
+        Planning = "planning",
+        Active = "active",
+        Paused = "paused",
+        AwaitingFix = "awaiting_fix",
+        Completed = "completed",
+        PartialSuccess = "partial_success",
+        Blocked = "blocked",
+        // Given up by a person (`wfx session abandon`) and archived.
+        Abandoned = "abandoned",
+        Initialized = "initialized",
+        InProgress = "in_progress",
+        Implementing = "implementing",
+        Reviewing = "reviewing",
+        Archived = "archived",
+    }
 }
 
 impl SessionStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Planning => "planning",
-            Self::Active => "active",
-            Self::Paused => "paused",
-            Self::AwaitingFix => "awaiting_fix",
-            Self::Completed => "completed",
-            Self::PartialSuccess => "partial_success",
-            Self::Blocked => "blocked",
-            Self::Abandoned => "abandoned",
-            Self::Initialized => "initialized",
-            Self::InProgress => "in_progress",
-            Self::Implementing => "implementing",
-            Self::Reviewing => "reviewing",
-            Self::Archived => "archived",
-        }
-    }
-
     /// The wfx status this value means: another tool's name for one of
     /// wfx's states maps to it (`initialized` → planning; `in_progress`,
     /// `implementing`, `reviewing` → active; `archived` → completed).
@@ -72,28 +55,13 @@ impl SessionStatus {
     }
 }
 
-impl std::fmt::Display for SessionStatus {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum InputMode {
-    /// Tests planned from a description or a requirements file.
-    Prompt,
-    /// Tests for a finished implementation session.
-    Session,
-}
-
-impl InputMode {
-    /// `prompt` or `session`, as in the session file.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            InputMode::Prompt => "prompt",
-            InputMode::Session => "session",
-        }
+named_enum! {
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+    pub enum InputMode {
+        /// Tests planned from a description or a requirements file.
+        Prompt = "prompt",
+        /// Tests for a finished implementation session.
+        Session = "session",
     }
 }
 

@@ -8,39 +8,27 @@ use serde::{Deserialize, Serialize};
 use super::test_results::Criticality;
 use super::{Extra, Timestamp};
 
-/// wfx's six statuses, plus the two other `.workflow` tools write
-/// (`ccw session task … cancelled`, CCW's task schema's `active`): those
-/// are accepted on read, kept as written until wfx changes the task, and
-/// mean what [`Self::meaning`] says (DESIGN.md §10.6): `active` is being
-/// worked on, `cancelled` was dropped by a person. (No doc comment on a
-/// variant: the schema keeps a plain `enum`.)
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum TaskStatus {
-    Pending,
-    InProgress,
-    Completed,
-    Failed,
-    Skipped,
-    Blocked,
-    Active,
-    Cancelled,
+named_enum! {
+    /// wfx's six statuses, plus the two other `.workflow` tools write
+    /// (`ccw session task … cancelled`, CCW's task schema's `active`): those
+    /// are accepted on read, kept as written until wfx changes the task, and
+    /// mean what [`Self::meaning`] says (DESIGN.md §10.6): `active` is being
+    /// worked on, `cancelled` was dropped by a person. (No doc comment on a
+    /// variant: the schema keeps a plain `enum`.)
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+    pub enum TaskStatus {
+        Pending = "pending",
+        InProgress = "in_progress",
+        Completed = "completed",
+        Failed = "failed",
+        Skipped = "skipped",
+        Blocked = "blocked",
+        Active = "active",
+        Cancelled = "cancelled",
+    }
 }
 
 impl TaskStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Pending => "pending",
-            Self::InProgress => "in_progress",
-            Self::Completed => "completed",
-            Self::Failed => "failed",
-            Self::Skipped => "skipped",
-            Self::Blocked => "blocked",
-            Self::Active => "active",
-            Self::Cancelled => "cancelled",
-        }
-    }
-
     /// The wfx status this value means: `active` → in_progress,
     /// `cancelled` → skipped (not run, and not a failure).
     pub fn meaning(self) -> Self {
@@ -54,12 +42,6 @@ impl TaskStatus {
     /// Done, one way or another: counts towards progress.
     pub fn is_done(self) -> bool {
         matches!(self.meaning(), Self::Completed | Self::Skipped)
-    }
-}
-
-impl std::fmt::Display for TaskStatus {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 
@@ -229,34 +211,19 @@ impl Task {
     }
 }
 
-/// What kind of failure a root cause is, which decides who can fix it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum FailureKind {
-    /// A bug in the code under test: for the fix agent.
-    Code,
-    /// The test itself is wrong (only with evidence: it does not parse,
-    /// imports what the project does not have, asks for a missing fixture).
-    Test,
-    /// The machine, not the project: a dependency that is not installed,
-    /// the network, a port in use, permissions, time zone or locale data,
-    /// memory, no tests found. Nothing a code change fixes.
-    Environment,
-}
-
-impl FailureKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Code => "code",
-            Self::Test => "test",
-            Self::Environment => "environment",
-        }
-    }
-}
-
-impl std::fmt::Display for FailureKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
+named_enum! {
+    /// What kind of failure a root cause is, which decides who can fix it.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+    pub enum FailureKind {
+        /// A bug in the code under test: for the fix agent.
+        Code = "code",
+        /// The test itself is wrong (only with evidence: it does not parse,
+        /// imports what the project does not have, asks for a missing fixture).
+        Test = "test",
+        /// The machine, not the project: a dependency that is not installed,
+        /// the network, a port in use, permissions, time zone or locale data,
+        /// memory, no tests found. Nothing a code change fixes.
+        Environment = "environment",
     }
 }
 

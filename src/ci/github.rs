@@ -14,20 +14,13 @@ pub const MAX_ANNOTATIONS: usize = 50;
 /// most 1 MiB per step); diffs are the first thing left out.
 pub const MAX_SUMMARY: usize = 512 * 1024;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Level {
-    Error,
-    Warning,
-    Notice,
-}
-
-impl Level {
-    fn as_str(self) -> &'static str {
-        match self {
-            Level::Error => "error",
-            Level::Warning => "warning",
-            Level::Notice => "notice",
-        }
+named_enum! {
+    plain
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Level {
+        Error = "error",
+        Warning = "warning",
+        Notice = "notice",
     }
 }
 

@@ -613,14 +613,6 @@ fn short_line(line: &str) -> String {
     }
 }
 
-/// Whether an edit falls under `remove_or_skip` (else `modify`).
-pub fn is_remove_or_skip(kind: TestEditKind) -> bool {
-    matches!(
-        kind,
-        TestEditKind::RemovedTest | TestEditKind::SkipAdded | TestEditKind::CountDropped
-    )
-}
-
 /// The policy that decides an edit of `kind`.
 pub fn policy_of(kind: TestEditKind, policy: &TestEditsPolicy) -> EditPolicy {
     match kind {

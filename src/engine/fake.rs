@@ -513,26 +513,16 @@ impl Ports for FakePorts {
         ));
         self.clock += chrono::Duration::seconds(2);
         Ok(CallRecord {
-            agent: inv.agent.name.clone(),
-            role: inv.role,
-            started_at: self.clock,
             exit_code: Some(act.exit_code),
-            timed_out: false,
             interrupted: act.interrupted,
             duration_ms: 2_000,
             cost_usd: act.cost_usd,
-            turns: None,
-            input_tokens: None,
-            output_tokens: None,
             result_text: act.text,
-            is_error: false,
             error_kind: act.error,
             error_message: act.error.map(|k| format!("{} (fake)", k.as_str())),
-            structured: false,
             prompt_file: inv.files.prompt.display().to_string(),
             output_file: inv.files.output.display().to_string(),
-            agent_commits: Vec::new(),
-            tamper: None,
+            ..CallRecord::new(&inv.agent.name, inv.role, self.clock)
         })
     }
 

@@ -58,26 +58,11 @@ mod tests {
 
     fn call(kind: Option<ErrorKind>, interrupted: bool) -> CallRecord {
         CallRecord {
-            agent: "claude".into(),
-            role: Role::Fix,
-            started_at: chrono::Utc::now(),
             exit_code: Some(1),
-            timed_out: false,
             interrupted,
-            duration_ms: 0,
-            cost_usd: None,
-            turns: None,
-            input_tokens: None,
-            output_tokens: None,
-            result_text: String::new(),
-            is_error: false,
             error_kind: kind,
             error_message: Some("429 Too Many Requests".into()),
-            structured: false,
-            prompt_file: String::new(),
-            output_file: String::new(),
-            agent_commits: Vec::new(),
-            tamper: None,
+            ..CallRecord::new("claude", Role::Fix, chrono::Utc::now())
         }
     }
 

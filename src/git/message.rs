@@ -5,34 +5,24 @@
 //! kind before committing again, so each checkpoint exists at most once
 //! (DESIGN.md §5.1, §5.5).
 
-use std::fmt;
-
 use crate::error::{Error, Result};
 
-/// What a wfx commit records, so a fix, its rollback and the final commit of
-/// one iteration carry different trailers and never satisfy each other's
-/// idempotence check.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CommitKind {
-    /// The changes of one fix attempt.
-    Fix,
-    /// The revert of a fix attempt that caused a regression.
-    Rollback,
-    /// The session summary and archive move at completion.
-    Final,
+named_enum! {
+    /// What a wfx commit records, so a fix, its rollback and the final commit of
+    /// one iteration carry different trailers and never satisfy each other's
+    /// idempotence check.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+    pub enum CommitKind {
+        /// The changes of one fix attempt.
+        Fix = "fix",
+        /// The revert of a fix attempt that caused a regression.
+        Rollback = "rollback",
+        /// The session summary and archive move at completion.
+        Final = "final",
+    }
 }
 
 impl CommitKind {
-    /// The value written after `Wfx-Kind:`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CommitKind::Fix => "fix",
-            CommitKind::Rollback => "rollback",
-            CommitKind::Final => "final",
-        }
-    }
-
     /// Parse a `Wfx-Kind:` value (case-insensitive, as git treats trailers).
     pub fn parse(value: &str) -> Option<CommitKind> {
         match value.trim().to_ascii_lowercase().as_str() {
@@ -41,12 +31,6 @@ impl CommitKind {
             "final" => Some(CommitKind::Final),
             _ => None,
         }
-    }
-}
-
-impl fmt::Display for CommitKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 

@@ -440,6 +440,11 @@ impl Checkpoints {
         self.repo.is_some()
     }
 
+    /// `f` of the repository; outside one, the empty answer.
+    fn in_repo<T: Default>(&self, f: impl FnOnce(&Repo) -> Result<T>) -> Result<T> {
+        self.repo.as_ref().map_or_else(|| Ok(T::default()), f)
+    }
+
     /// The work tree's top-level directory.
     pub fn workdir(&self) -> Option<&Path> {
         self.repo.as_ref().map(|r| r.workdir.as_path())
@@ -448,8 +453,7 @@ impl Checkpoints {
     /// `HEAD`'s commit id (hex); `None` before the first commit, for
     /// `workflow-session.json`'s `git.base_commit`.
     pub fn head(&self) -> Result<Option<String>> {
-        let Some(r) = &self.repo else { return Ok(None) };
-        Ok(r.head_commit()?.map(|c| c.id().to_string()))
+        self.in_repo(|r| Ok(r.head_commit()?.map(|c| c.id().to_string())))
     }
 
     /// The current branch's short name; `None` when `HEAD` is detached or
@@ -470,10 +474,7 @@ impl Checkpoints {
     /// `.workflow/`, sorted. Phase 5 refuses to start when this is not empty
     /// (unless `--allow-dirty`) and names them. Untracked files do not count.
     pub fn dirty_paths(&self) -> Result<Vec<String>> {
-        let Some(r) = &self.repo else {
-            return Ok(Vec::new());
-        };
-        r.dirty_paths()
+        self.in_repo(Repo::dirty_paths)
     }
 
     /// True when [`dirty_paths`](Self::dirty_paths) is empty.
@@ -496,10 +497,7 @@ impl Checkpoints {
     /// by path; renames are detected. Ignored files and `.workflow/` never
     /// appear.
     pub fn changed_since(&self, snapshot: &str) -> Result<Vec<Change>> {
-        let Some(r) = &self.repo else {
-            return Ok(Vec::new());
-        };
-        r.changed_since(snapshot)
+        self.in_repo(|r| r.changed_since(snapshot))
     }
 
     /// The changed paths, the diffstat and a bounded, redacted excerpt of
@@ -513,20 +511,14 @@ impl Checkpoints {
     /// tree the caller has just taken ([`snapshot`](Self::snapshot)) and
     /// nothing has changed since: the work tree is not read again.
     pub fn diff_between(&self, snapshot: &str, now: Option<&str>) -> Result<SnapshotDiff> {
-        let Some(r) = &self.repo else {
-            return Ok(SnapshotDiff::default());
-        };
-        r.diff_since(snapshot, now)
+        self.in_repo(|r| r.diff_since(snapshot, now))
     }
 
     /// The content of `path` in `snapshot` and in the work tree now (`None`
     /// where it does not exist, or is ignored now), so the test-edit guard
     /// (DESIGN.md §5.6) can compare test files.
     pub fn file_versions(&self, snapshot: &str, path: &str) -> Result<FileVersions> {
-        let Some(r) = &self.repo else {
-            return Ok(FileVersions::default());
-        };
-        r.file_versions(snapshot, path)
+        self.in_repo(|r| r.file_versions(snapshot, path))
     }
 
     /// Put `paths` (project-relative) back as they are in `snapshot`: each
@@ -591,10 +583,7 @@ impl Checkpoints {
     /// fix. Those are the user's own untracked work, which is never swept
     /// into a commit (DESIGN.md §5.5); files a fix *creates* are committed.
     pub fn commit_paths(&self, changes: &[Change]) -> Result<Vec<String>> {
-        let Some(r) = &self.repo else {
-            return Ok(Vec::new());
-        };
-        r.commit_paths(changes)
+        self.in_repo(|r| r.commit_paths(changes))
     }
 
     /// Work-in-progress paths (`--allow-dirty`) the last checkpoint left
@@ -610,8 +599,7 @@ impl Checkpoints {
     /// The commit among `HEAD`'s last 500 ancestors whose trailers equal
     /// `trailers`, if any.
     pub fn find_commit(&self, trailers: &Trailers) -> Result<Option<String>> {
-        let Some(r) = &self.repo else { return Ok(None) };
-        Ok(r.find_by_trailers(trailers)?.map(|id| id.to_string()))
+        self.in_repo(|r| Ok(r.find_by_trailers(trailers)?.map(|id| id.to_string())))
     }
 
     /// Commit exactly `paths` (project-relative files or directories, as they

@@ -117,21 +117,17 @@ impl Repo {
 
     /// The work tree before fix `iteration` (empty when not recorded).
     pub(super) fn before_fix(&self, iteration: u32) -> Result<State> {
-        let Some(name) = self.session_ref(&format!("before-fix-{iteration}")) else {
-            return Ok(State::new());
-        };
-        let Ok(r) = self.git.find_reference(&name) else {
-            return Ok(State::new());
-        };
-        let tree = r
-            .peel_to_tree()
-            .map_err(ctx(format!("cannot read {name}")))?;
-        super::head::tree_state(&tree)
+        self.recorded(&format!("before-fix-{iteration}"))
     }
 
     /// The recorded work in progress (empty without one).
     pub(super) fn wip(&self) -> Result<State> {
-        let Some(name) = self.session_ref("wip") else {
+        self.recorded("wip")
+    }
+
+    /// The tree the session ref `what` records (empty without one).
+    fn recorded(&self, what: &str) -> Result<State> {
+        let Some(name) = self.session_ref(what) else {
             return Ok(State::new());
         };
         let Ok(r) = self.git.find_reference(&name) else {

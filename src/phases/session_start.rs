@@ -124,11 +124,7 @@ pub fn resolve(ws: &Workspace, raw: &str, cwd: &Path) -> Result<Start> {
             };
             let bytes = read_limited(&found, 1024 * 1024).map_err(|e| Error::io(&found, e))?;
             let text = String::from_utf8(bytes).map_err(|_| {
-                Error::Invalid(vec![Problem {
-                    file: path.clone(),
-                    pointer: String::new(),
-                    message: "not valid UTF-8".into(),
-                }])
+                Error::Invalid(vec![Problem::whole(path.clone(), "not valid UTF-8")])
             })?;
             let text = text.trim().to_string();
             if text.is_empty() {
@@ -185,17 +181,8 @@ fn is_test_session(ws: &Workspace, sref: &SessionRef) -> Result<bool> {
     let path = sref.paths.session_json();
     let shown = ws.rel(&path);
     let text = store::read_text(&path, &shown)?;
-    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
-        Error::Invalid(vec![Problem {
-            file: shown.clone(),
-            pointer: String::new(),
-            message: format!(
-                "invalid JSON at line {} column {}: {e}",
-                e.line(),
-                e.column()
-            ),
-        }])
-    })?;
+    let v: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| Error::Invalid(vec![Problem::bad_json(shown, &e)]))?;
     Ok(v["type"] == "test" || v["workflow_type"] == "test_session")
 }
 

@@ -10,8 +10,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::Lang;
 use super::source::Source;
+use super::{Lang, compile};
 
 /// Declared packages per ecosystem, for one project directory.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -293,9 +293,9 @@ fn expand_workspace(base: &Path, pattern: &str) -> Vec<std::path::PathBuf> {
 }
 
 fn read_tsconfig(base: &Path, text: &str, m: &mut NpmManifest) {
-    static TRAILING: LazyLock<Regex> = LazyLock::new(|| Regex::new(r",(\s*[}\]])").unwrap());
+    let trailing = re!(r",(\s*[}\]])");
     let src = Source::new(Lang::Js, text);
-    let cleaned = TRAILING.replace_all(&src.code, "$1");
+    let cleaned = trailing.replace_all(&src.code, "$1");
     let Ok(json) = serde_json::from_str::<serde_json::Value>(&cleaned) else {
         return;
     };
@@ -422,9 +422,9 @@ pub(crate) fn toml_entries(text: &str) -> Vec<TomlEntry> {
 
 /// Every quoted string inside a TOML value.
 fn toml_strings(value: &str) -> Vec<String> {
-    static STR: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r#""((?:[^"\\]|\\.)*)"|'([^']*)'"#).unwrap());
-    STR.captures_iter(value)
+    let quoted = re!(r#""((?:[^"\\]|\\.)*)"|'([^']*)'"#);
+    quoted
+        .captures_iter(value)
         .filter_map(|c| {
             c.get(1)
                 .or_else(|| c.get(2))
@@ -436,10 +436,7 @@ fn toml_strings(value: &str) -> Vec<String> {
 // ---------------------------------------------------------------- Cargo
 
 fn load_cargo(base: &Path, dir: &str) -> Option<CargoManifest> {
-    static DEP_TABLE: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"^(?:target\..+\.|workspace\.)?(?:dev-|build-)?dependencies(?:\.(.+))?$")
-            .unwrap()
-    });
+    let dep_table = re!(r"^(?:target\..+\.|workspace\.)?(?:dev-|build-)?dependencies(?:\.(.+))?$");
     let text = read(&base.join("Cargo.toml"))?;
     let mut m = CargoManifest {
         dir: dir.to_string(),
@@ -450,7 +447,7 @@ fn load_cargo(base: &Path, dir: &str) -> Option<CargoManifest> {
             m.crate_names.insert(unquote(&e.value).replace('-', "_"));
             continue;
         }
-        if let Some(c) = DEP_TABLE.captures(&e.table) {
+        if let Some(c) = dep_table.captures(&e.table) {
             let name = match c.get(1) {
                 Some(t) => unquote(t.as_str()),
                 None => e.key.split('.').next().unwrap_or("").to_string(),
@@ -478,14 +475,13 @@ fn load_cargo(base: &Path, dir: &str) -> Option<CargoManifest> {
 
 /// The distribution name at the start of a requirement specifier.
 fn requirement_name(spec: &str) -> Option<String> {
-    static NAME: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)").unwrap());
-    static EGG: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"#egg=([A-Za-z0-9._-]+)").unwrap());
+    static NAME: LazyLock<Regex> = LazyLock::new(|| compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)"));
+    let egg = re!(r"#egg=([A-Za-z0-9._-]+)");
     let spec = spec.trim();
     if spec.is_empty() || spec.starts_with('#') {
         return None;
     }
-    if let Some(c) = EGG.captures(spec) {
+    if let Some(c) = egg.captures(spec) {
         return Some(py_norm(&c[1]));
     }
     if spec.contains("://") {
@@ -589,13 +585,10 @@ fn load_python(base: &Path) -> PythonManifest {
         // Requirement-like string literals anywhere in setup.py: lists are
         // often built in variables, so collect generously.
         let src = Source::new(Lang::Python, &text);
-        static REQ: LazyLock<Regex> = LazyLock::new(|| {
-            Regex::new(r"^[A-Za-z][A-Za-z0-9._-]*(\[[^\]]*\])?\s*((?:[<>=!~]=?|===).*)?(;.*)?$")
-                .unwrap()
-        });
+        let req = re!(r"^[A-Za-z][A-Za-z0-9._-]*(\[[^\]]*\])?\s*((?:[<>=!~]=?|===).*)?(;.*)?$");
         for s in &src.strings {
             let lit = &text[s.start..s.end];
-            if REQ.is_match(lit.trim())
+            if req.is_match(lit.trim())
                 && let Some(n) = requirement_name(lit)
             {
                 declared.insert(n);

@@ -7,21 +7,15 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 
-/// Where the file list came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Listing {
-    /// The git index (tracked files).
-    GitIndex,
-    /// A directory walk (not a git repository).
-    Walk,
-}
-
-impl Listing {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Listing::GitIndex => "git-index",
-            Listing::Walk => "walk",
-        }
+named_enum! {
+    plain
+    /// Where the file list came from.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Listing {
+        /// The git index (tracked files).
+        GitIndex = "git-index",
+        /// A directory walk (not a git repository).
+        Walk = "walk",
     }
 }
 

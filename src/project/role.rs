@@ -7,62 +7,44 @@
 use super::lang::Lang;
 use super::paths::{dirs, file_name, stem};
 
-/// The role of one path in the project.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PathRole {
-    /// Code under test: the only place a fix of the code belongs.
-    Source,
-    /// A test file (`tests/`, `*.test.ts`, `test_*.py`, `*_test.go`,
-    /// `CalcTest.java`, a Rust `tests.rs` module).
-    Test,
-    /// Code only test runners load: `conftest.py`, `__mocks__/`, jest and
-    /// vitest setup files, test-utility packages, mocks and fakes.
-    TestSupport,
-    /// Inputs and expected outputs of tests: `testdata/`, `fixtures/`,
-    /// `__snapshots__/`.
-    TestData,
-    /// Configuration of a test runner (`jest.config.js`, `pytest.ini`).
-    TestConfig,
-    /// Manifests, tool and CI configuration.
-    Config,
-    Doc,
-    /// Example programs (`examples/`).
-    Example,
-    /// Benchmarks and their data (`benches/`, `benchmark/`).
-    Benchmark,
-    /// Build scripts and project tooling (`build.rs`, `scripts/`).
-    Tooling,
-    /// Build output, bundles, minified and generated code.
-    Generated,
-    /// Copies of other projects' code (`vendor/`, `third_party/`).
-    Vendored,
-    /// Type declarations only, no code runs there (`.pyi`, `.d.ts`).
-    Stub,
-    /// Anything else (images, data, files in no language wfx knows).
-    Other,
+named_enum! {
+    /// The role of one path in the project.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+    pub enum PathRole {
+        /// Code under test: the only place a fix of the code belongs.
+        Source = "source",
+        /// A test file (`tests/`, `*.test.ts`, `test_*.py`, `*_test.go`,
+        /// `CalcTest.java`, a Rust `tests.rs` module).
+        Test = "test",
+        /// Code only test runners load: `conftest.py`, `__mocks__/`, jest and
+        /// vitest setup files, test-utility packages, mocks and fakes.
+        TestSupport = "test_support",
+        /// Inputs and expected outputs of tests: `testdata/`, `fixtures/`,
+        /// `__snapshots__/`.
+        TestData = "test_data",
+        /// Configuration of a test runner (`jest.config.js`, `pytest.ini`).
+        TestConfig = "test_config",
+        /// Manifests, tool and CI configuration.
+        Config = "config",
+        Doc = "doc",
+        /// Example programs (`examples/`).
+        Example = "example",
+        /// Benchmarks and their data (`benches/`, `benchmark/`).
+        Benchmark = "benchmark",
+        /// Build scripts and project tooling (`build.rs`, `scripts/`).
+        Tooling = "tooling",
+        /// Build output, bundles, minified and generated code.
+        Generated = "generated",
+        /// Copies of other projects' code (`vendor/`, `third_party/`).
+        Vendored = "vendored",
+        /// Type declarations only, no code runs there (`.pyi`, `.d.ts`).
+        Stub = "stub",
+        /// Anything else (images, data, files in no language wfx knows).
+        Other = "other",
+    }
 }
 
 impl PathRole {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PathRole::Source => "source",
-            PathRole::Test => "test",
-            PathRole::TestSupport => "test_support",
-            PathRole::TestData => "test_data",
-            PathRole::TestConfig => "test_config",
-            PathRole::Config => "config",
-            PathRole::Doc => "doc",
-            PathRole::Example => "example",
-            PathRole::Benchmark => "benchmark",
-            PathRole::Tooling => "tooling",
-            PathRole::Generated => "generated",
-            PathRole::Vendored => "vendored",
-            PathRole::Stub => "stub",
-            PathRole::Other => "other",
-        }
-    }
-
     /// Part of the tests: the tests themselves, what only they load, their
     /// data and their runner's configuration. A fix of the code changes
     /// none of these.

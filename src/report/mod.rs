@@ -188,13 +188,12 @@ fn load_run(
     let p = paths.workflow_copy();
     let size = std::fs::metadata(&p).map(|m| m.len()).unwrap_or(0);
     let workflow = if size > MAX_WORKFLOW_BYTES {
-        problems.push(Problem {
-            file: ws.rel(&p),
-            pointer: String::new(),
-            message: format!(
+        problems.push(Problem::whole(
+            ws.rel(&p),
+            format!(
                 "file is {size} bytes; a report reads workflows of at most {MAX_WORKFLOW_BYTES}"
             ),
-        });
+        ));
         None
     } else {
         match std::fs::read(&p) {

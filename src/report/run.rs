@@ -845,36 +845,21 @@ mod tests {
 
     fn shell_step(status: StepStatus) -> StepRecord {
         StepRecord {
-            index: 1,
             id: Some("build".into()),
-            kind: StepKind::Shell,
             status,
             started_at: Some(t("2026-01-01T00:00:00Z")),
             completed_at: (status != StepStatus::Running).then(|| t("2026-01-01T00:00:01Z")),
-            dir: format!("{DIR}/.process/step-01"),
             exit_code: (status == StepStatus::Passed).then_some(0),
             duration_ms: 420,
             command_file: Some(format!("{DIR}/.process/step-01/command.txt")),
             output_file: Some(format!("{DIR}/.process/step-01/output.log")),
-            cost_usd: None,
-            reason: None,
-            tamper: None,
-            phase: None,
-            attempt: 0,
-            max_attempts: 0,
-            initial: None,
-            attempts: Vec::new(),
-            continued: false,
-            extra: Default::default(),
+            ..StepRecord::new(1, StepKind::Shell, format!("{DIR}/.process/step-01"))
         }
     }
 
     fn test_step(phase: TestPhase, attempt: u32, attempts: Vec<AttemptRecord>) -> StepRecord {
         let done = phase == TestPhase::Done;
         StepRecord {
-            index: 2,
-            id: None,
-            kind: StepKind::Test,
             status: if done {
                 StepStatus::Passed
             } else {
@@ -882,21 +867,13 @@ mod tests {
             },
             started_at: Some(t("2026-01-01T00:00:01Z")),
             completed_at: done.then(|| t("2026-01-01T00:00:11Z")),
-            dir: format!("{DIR}/.process/step-02"),
             exit_code: done.then_some(0),
-            duration_ms: 0,
-            command_file: None,
-            output_file: None,
-            cost_usd: None,
-            reason: None,
-            tamper: None,
             phase: Some(phase),
             attempt,
             max_attempts: 3,
             initial: Some(test_run(1, 2, "tap", "initial")),
             attempts,
-            continued: false,
-            extra: Default::default(),
+            ..StepRecord::new(2, StepKind::Test, format!("{DIR}/.process/step-02"))
         }
     }
 
@@ -906,8 +883,6 @@ mod tests {
         test: Option<TestRunRecord>,
     ) -> AttemptRecord {
         AttemptRecord {
-            attempt: k,
-            dir: format!("{DIR}/.process/step-02/attempt-{k}"),
             outcome: test.as_ref().map(|r| {
                 if r.passed {
                     AttemptOutcome::Passed
@@ -917,10 +892,7 @@ mod tests {
             }),
             debug: debug_rec,
             test,
-            reason: None,
-            candidates: Vec::new(),
-            chosen: None,
-            extra: Default::default(),
+            ..AttemptRecord::new(k, format!("{DIR}/.process/step-02/attempt-{k}"))
         }
     }
 

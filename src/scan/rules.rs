@@ -21,25 +21,18 @@ pub enum Scan {
     AntiPatterns,
 }
 
-/// Where a rule reports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scope {
-    /// Every file it reads, test code included.
-    All,
-    /// Code outside tests: test paths and Rust `#[cfg(test)]` items are
-    /// skipped.
-    Source,
-    /// The test files handed to the anti-pattern scan.
-    Tests,
-}
-
-impl Scope {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Scope::All => "all",
-            Scope::Source => "non-test",
-            Scope::Tests => "tests",
-        }
+named_enum! {
+    plain
+    /// Where a rule reports.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Scope {
+        /// Every file it reads, test code included.
+        All = "all",
+        /// Code outside tests: test paths and Rust `#[cfg(test)]` items are
+        /// skipped.
+        Source = "non-test",
+        /// The test files handed to the anti-pattern scan.
+        Tests = "tests",
     }
 }
 

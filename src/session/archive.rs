@@ -188,17 +188,8 @@ impl Workspace {
         }
         let shown = self.rel(&path);
         let text = store::read_text(&path, &shown)?;
-        let value: Value = serde_json::from_str(&text).map_err(|e| {
-            Error::Invalid(vec![Problem {
-                file: shown.clone(),
-                pointer: String::new(),
-                message: format!(
-                    "invalid JSON at line {} column {}: {e}",
-                    e.line(),
-                    e.column()
-                ),
-            }])
-        })?;
+        let value: Value = serde_json::from_str(&text)
+            .map_err(|e| Error::Invalid(vec![Problem::bad_json(shown.clone(), &e)]))?;
         let n = manifest::normalize(value);
         let problems = artifacts::validate_value(ArchiveManifest::SCHEMA, &shown, &n.value);
         if !problems.is_empty() {

@@ -33,24 +33,10 @@ impl Workspace {
         let text = match store::read_text(file, &shown) {
             Ok(t) => t,
             Err(Error::Invalid(p)) => return p,
-            Err(e) => {
-                return vec![Problem {
-                    file: shown,
-                    pointer: String::new(),
-                    message: e.to_string(),
-                }];
-            }
+            Err(e) => return vec![Problem::whole(shown, e.to_string())],
         };
         match serde_json::from_str::<serde_json::Value>(&text) {
-            Err(e) => vec![Problem {
-                file: shown,
-                pointer: String::new(),
-                message: format!(
-                    "invalid JSON at line {} column {}: {e}",
-                    e.line(),
-                    e.column()
-                ),
-            }],
+            Err(e) => vec![Problem::bad_json(shown, &e)],
             Ok(v) => {
                 let (schema, v) = if schema == artifacts::ArchiveManifest::SCHEMA {
                     (schema, artifacts::manifest::normalize(v).value)

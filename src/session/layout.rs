@@ -147,9 +147,6 @@ impl SessionPaths {
     pub fn test_results(&self) -> PathBuf {
         self.process_dir().join("test-results.json")
     }
-    pub fn test_output_log(&self) -> PathBuf {
-        self.process_dir().join("test-output.log")
-    }
     pub fn fix_history(&self) -> PathBuf {
         self.process_dir().join("fix-history.json")
     }

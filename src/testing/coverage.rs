@@ -15,22 +15,16 @@ use regex::Regex;
 
 use crate::artifacts::task_record::{Coverage, CoverageSource};
 
-/// Which report format a file is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    Lcov,
-    Cobertura,
-    JsonSummary,
-}
-
-impl Format {
+named_enum! {
+    plain
+    /// Which report format a file is.
+    ///
     /// The name stored in `line_coverage.format`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Format::Lcov => "lcov",
-            Format::Cobertura => "cobertura",
-            Format::JsonSummary => "json-summary",
-        }
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Format {
+        Lcov = "lcov",
+        Cobertura = "cobertura",
+        JsonSummary = "json-summary",
     }
 }
 

@@ -7,60 +7,23 @@ use std::path::Path;
 
 use crate::artifacts::config::TestConfig;
 
-/// The test runner a command drives; decides which flags wfx adds, which
-/// parser reads the results and how a subset is filtered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Framework {
-    Cargo,
-    Nextest,
-    Pytest,
-    Jest,
-    Vitest,
-    NodeTest,
-    Go,
-    Maven,
-    Make,
-    Custom,
-}
-
-impl Framework {
-    pub const ALL: [Framework; 10] = [
-        Framework::Cargo,
-        Framework::Nextest,
-        Framework::Pytest,
-        Framework::Jest,
-        Framework::Vitest,
-        Framework::NodeTest,
-        Framework::Go,
-        Framework::Maven,
-        Framework::Make,
-        Framework::Custom,
-    ];
-
-    /// The name recorded in `test-results.json` and task `meta.test_framework`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Framework::Cargo => "cargo",
-            Framework::Nextest => "nextest",
-            Framework::Pytest => "pytest",
-            Framework::Jest => "jest",
-            Framework::Vitest => "vitest",
-            Framework::NodeTest => "node-test",
-            Framework::Go => "go",
-            Framework::Maven => "maven",
-            Framework::Make => "make",
-            Framework::Custom => "custom",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<Framework> {
-        Framework::ALL.into_iter().find(|f| f.as_str() == name)
-    }
-}
-
-impl std::fmt::Display for Framework {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
+named_enum! {
+    plain
+    /// The test runner a command drives; decides which flags wfx adds, which
+    /// parser reads the results and how a subset is filtered. Its name is
+    /// what `test-results.json` and task `meta.test_framework` record.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub enum Framework {
+        Cargo = "cargo",
+        Nextest = "nextest",
+        Pytest = "pytest",
+        Jest = "jest",
+        Vitest = "vitest",
+        NodeTest = "node-test",
+        Go = "go",
+        Maven = "maven",
+        Make = "make",
+        Custom = "custom",
     }
 }
 

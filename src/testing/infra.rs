@@ -33,6 +33,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use crate::project::compile;
+
 /// Which part of the test machinery a file is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum InfraKind {
@@ -89,8 +91,7 @@ pub fn kind_of(path: &str) -> Option<InfraKind> {
     None
 }
 
-static INI_SECTION: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^\s*\[([^\]]+)\]\s*(?:#.*)?$").expect("regex"));
+static INI_SECTION: LazyLock<Regex> = LazyLock::new(|| compile(r"^\s*\[([^\]]+)\]\s*(?:#.*)?$"));
 
 /// The lines of the INI/TOML sections whose names `keep` accepts.
 fn ini_sections(text: &str, keep: impl Fn(&str) -> bool) -> String {
@@ -203,8 +204,7 @@ pub fn relevant(path: &str, text: &str) -> String {
     }
 }
 
-static VITE_TEST: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?m)^\s*test\s*:").expect("regex"));
+static VITE_TEST: LazyLock<Regex> = LazyLock::new(|| compile(r"(?m)^\s*test\s*:"));
 
 /// The `pytest11 = …` group of an INI `[options.entry_points]` section.
 fn entry_point_group(section: &str) -> String {
@@ -250,24 +250,19 @@ fn cargo_test_keys(text: &str) -> String {
 }
 
 static PYTEST_PLUGINS: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"(?s)\bpytest_plugins\s*=\s*(\[[^\]]*\]|\([^)]*\)|"[^"]*"|'[^']*')"#)
-        .expect("regex")
+    compile(r#"(?s)\bpytest_plugins\s*=\s*(\[[^\]]*\]|\([^)]*\)|"[^"]*"|'[^']*')"#)
 });
-static QUOTED: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r#"["']([A-Za-z_][\w.]*)["']"#).expect("regex"));
+static QUOTED: LazyLock<Regex> = LazyLock::new(|| compile(r#"["']([A-Za-z_][\w.]*)["']"#));
 static ENTRY_POINT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"(?m)^\s*["']?[\w.-]+["']?\s*=\s*["']?([A-Za-z_][\w.]*)(?::\w+)?["']?"#)
-        .expect("regex")
+    compile(r#"(?m)^\s*["']?[\w.-]+["']?\s*=\s*["']?([A-Za-z_][\w.]*)(?::\w+)?["']?"#)
 });
 static JS_LOADED: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
+    compile(
         r#"["']?(?:setupFiles|setupFilesAfterEnv|setupFilesAfterEach|globalSetup|globalTeardown|reporters|testEnvironment|snapshotResolver|require|testSequencer|resolver|runner)["']?\s*:\s*(\[[^\]]*\]|["'][^"']*["'])"#,
     )
-    .expect("regex")
 });
-static JS_PATH: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"["'](\.{0,2}/?[\w./<>-]+\.(?:[cm]?[jt]sx?))["']"#).expect("regex")
-});
+static JS_PATH: LazyLock<Regex> =
+    LazyLock::new(|| compile(r#"["'](\.{0,2}/?[\w./<>-]+\.(?:[cm]?[jt]sx?))["']"#));
 
 /// Python modules the pytest configuration `text` loads as plugins
 /// (`-p mod` in addopts, `pytest_plugins`, `pytest11` entry points).

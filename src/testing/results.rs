@@ -15,6 +15,7 @@ use crate::artifacts::test_results::{
     CaseResult, CaseStatus, Criticality, Failure, Layer, LayerDistribution, Scope, TestResults,
     pass_rate,
 };
+use crate::project::{compile, re};
 
 /// What the runner knows about a run besides its parsed output.
 #[derive(Debug, Clone)]
@@ -90,34 +91,19 @@ pub fn build(parsed: ParsedRun, mut facts: RunFacts<'_>) -> TestResults {
         .unwrap_or_default();
 
     let mut failures = Vec::new();
-    let mut dist = LayerDistribution::default();
+    let mut tally = Tally {
+        skipped: unnamed_skipped,
+        ..Tally::default()
+    };
     for e in &static_errors {
-        let counts = dist.get_mut(Layer::Static);
-        counts.total += 1;
-        counts.failed += 1;
+        tally.count(CaseStatus::Error, Layer::Static);
         failures.push(failure_of(e, Layer::Static, &previous));
     }
     let mut case_results = Vec::with_capacity(cases.len());
-    let (mut passed, mut failed, mut skipped, mut errors) = (0u32, 0u32, unnamed_skipped, 0u32);
     for c in &cases {
         let layer = case_layer(c);
-        let counts = dist.get_mut(layer);
-        counts.total += 1;
-        match c.status {
-            Status::Passed => {
-                passed += 1;
-                counts.passed += 1;
-            }
-            Status::Failed | Status::Error => {
-                if c.status == Status::Failed {
-                    failed += 1;
-                } else {
-                    errors += 1;
-                }
-                counts.failed += 1;
-                failures.push(failure_of(c, layer, &previous));
-            }
-            Status::Skipped => skipped += 1,
+        if tally.count(c.status.into(), layer) {
+            failures.push(failure_of(c, layer, &previous));
         }
         case_results.push(CaseResult {
             test: c.id.clone(),
@@ -126,7 +112,6 @@ pub fn build(parsed: ParsedRun, mut facts: RunFacts<'_>) -> TestResults {
             layer: Some(layer),
         });
     }
-    errors += static_errors.len() as u32;
 
     TestResults {
         command: facts.command,
@@ -137,12 +122,12 @@ pub fn build(parsed: ParsedRun, mut facts: RunFacts<'_>) -> TestResults {
         framework: facts.framework.as_str().to_string(),
         parser: parser.to_string(),
         total: cases.len() as u32 + unnamed_skipped,
-        passed,
-        failed,
-        skipped,
-        errors,
-        pass_rate: pass_rate(passed, failed, errors),
-        layer_distribution: dist,
+        passed: tally.passed,
+        failed: tally.failed,
+        skipped: tally.skipped,
+        errors: tally.errors,
+        pass_rate: pass_rate(tally.passed, tally.failed, tally.errors),
+        layer_distribution: tally.dist,
         failures,
         output_log: facts.output_log,
         truncated: facts.truncated,
@@ -150,6 +135,38 @@ pub fn build(parsed: ParsedRun, mut facts: RunFacts<'_>) -> TestResults {
         cases: case_results,
         notes: facts.notes,
         extra: Default::default(),
+    }
+}
+
+/// The counts of a results document, case by case.
+#[derive(Default)]
+struct Tally {
+    passed: u32,
+    failed: u32,
+    skipped: u32,
+    errors: u32,
+    dist: LayerDistribution,
+}
+
+impl Tally {
+    /// Count one case of `layer`; true when it is a failure or an error.
+    fn count(&mut self, status: CaseStatus, layer: Layer) -> bool {
+        let counts = self.dist.get_mut(layer);
+        counts.total += 1;
+        match status {
+            CaseStatus::Passed => {
+                self.passed += 1;
+                counts.passed += 1;
+            }
+            CaseStatus::Skipped => self.skipped += 1,
+            CaseStatus::Failed => self.failed += 1,
+            CaseStatus::Error => self.errors += 1,
+        }
+        let failing = matches!(status, CaseStatus::Failed | CaseStatus::Error);
+        if failing {
+            counts.failed += 1;
+        }
+        failing
     }
 }
 
@@ -179,13 +196,10 @@ pub const NO_TESTS_HINT: &str = "Write tests first, or set `agents.test_gen` in 
 /// tests: pytest's exit code 5, or the runners' own words (jest, vitest,
 /// go, mocha-style and cargo filters).
 fn runner_found_no_tests(framework: Framework, exit_code: Option<i32>, tail: &str) -> bool {
-    static SAID: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(
-            r"(?mi)^[=\s]*(no tests ran in\b|no tests found|no test files found|no test suite found|\?\s+\S+\s+\[no test files\]\s*$)",
-        )
-        .expect("valid regex")
-    });
-    (framework == Framework::Pytest && exit_code == Some(5)) || SAID.is_match(tail)
+    let said = re!(
+        r"(?mi)^[=\s]*(no tests ran in\b|no tests found|no test files found|no test suite found|\?\s+\S+\s+\[no test files\]\s*$)"
+    );
+    (framework == Framework::Pytest && exit_code == Some(5)) || said.is_match(tail)
 }
 
 /// Whether the results are a run that found no tests at all: nothing to
@@ -296,33 +310,35 @@ pub fn layer_for(id: &str, file: Option<&str>) -> Layer {
 
 // The classification regexes (REFERENCE.md); for ASCII text, `fast`
 // matches what they match.
-static E2E: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)(^|[/\\])(e2e|cypress|playwright)[/\\]|\.e2e\.|[_-]e2e[_.]").unwrap()
-});
+static E2E: LazyLock<Regex> =
+    LazyLock::new(|| compile(r"(?i)(^|[/\\])(e2e|cypress|playwright)[/\\]|\.e2e\.|[_-]e2e[_.]"));
 static INTEGRATION: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i:(^|[/\\])(integration|integration[_-]tests?|it)[/\\]|\.integration\.|[_.-]integration[_.-]|_it\.)|[a-z0-9]IT(\.java|\.kt|#|$)")
-        .unwrap()
+    compile(
+        r"(?i:(^|[/\\])(integration|integration[_-]tests?|it)[/\\]|\.integration\.|[_.-]integration[_.-]|_it\.)|[a-z0-9]IT(\.java|\.kt|#|$)",
+    )
 });
 static RUST_TESTS: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(^|/)tests/[^/]+\.rs$|(^|/)tests/[^/]+/main\.rs$").unwrap());
+    LazyLock::new(|| compile(r"(^|/)tests/[^/]+\.rs$|(^|/)tests/[^/]+/main\.rs$"));
 static ENVIRONMENT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?im)connection refused|ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|getaddrinfo|network is unreachable|no route to host|temporary failure in name resolution|could not resolve host|name or service not known|command not found|: not found$|executable file not found|no such file or directory.*(chromium|chrome|firefox|docker)|docker daemon")
-        .unwrap()
+    compile(
+        r"(?im)connection refused|ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|getaddrinfo|network is unreachable|no route to host|temporary failure in name resolution|could not resolve host|name or service not known|command not found|: not found$|executable file not found|no such file or directory.*(chromium|chrome|firefox|docker)|docker daemon",
+    )
 });
 static SENSITIVE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)(auth|login|logout|passw|credential|permission|privilege|oauth|jwt|token|csrf|xss|injection|security|secret|encrypt|decrypt|crypt|signature|payment|billing|invoice|checkout|refund|charge|wallet|data[_ -]?loss|corrupt|migration)")
-        .unwrap()
+    compile(
+        r"(?i)(auth|login|logout|passw|credential|permission|privilege|oauth|jwt|token|csrf|xss|injection|security|secret|encrypt|decrypt|crypt|signature|payment|billing|invoice|checkout|refund|charge|wallet|data[_ -]?loss|corrupt|migration)",
+    )
 });
 static ASSERTION: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)assert|expect|to (be|equal|have|match)|want |!==|!=|mismatch|but was|differ")
-        .unwrap()
+    compile(r"(?i)assert|expect|to (be|equal|have|match)|want |!==|!=|mismatch|but was|differ")
 });
 static CRASH: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)segmentation fault|SIGSEGV|SIGABRT|SIGBUS|SIGILL|core dumped|stack overflow|overflowed its stack|fatal runtime error|fatal python error|out of memory|heap out of memory|maximum call stack|called `(Option|Result)::unwrap\(\)`|index out of (bounds|range)|attempt to (add|subtract|multiply|divide|negate|shift).*overflow|attempt to divide by zero|nil pointer dereference|NullPointerException|ArithmeticException|ZeroDivisionError|RecursionError|MemoryError|Cannot read propert(y|ies) of (undefined|null)|is not a function|test binary crashed|test process ended by|^panic: ")
-        .unwrap()
+    compile(
+        r"(?i)segmentation fault|SIGSEGV|SIGABRT|SIGBUS|SIGILL|core dumped|stack overflow|overflowed its stack|fatal runtime error|fatal python error|out of memory|heap out of memory|maximum call stack|called `(Option|Result)::unwrap\(\)`|index out of (bounds|range)|attempt to (add|subtract|multiply|divide|negate|shift).*overflow|attempt to divide by zero|nil pointer dereference|NullPointerException|ArithmeticException|ZeroDivisionError|RecursionError|MemoryError|Cannot read propert(y|ies) of (undefined|null)|is not a function|test binary crashed|test process ended by|^panic: ",
+    )
 });
 static WARNING: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?i)^\w*Warning\b|\bxfail\b|known issue").unwrap());
+    LazyLock::new(|| compile(r"(?i)^\w*Warning\b|\bxfail\b|known issue"));
 
 /// REFERENCE.md "Layer of a test by path": e2e markers, then integration
 /// markers (Rust `tests/*.rs` included), else unit.
@@ -715,41 +731,24 @@ pub fn merge(last_full: &TestResults, subset: &TestResults) -> TestResults {
         .filter(|f| f.test_type == Layer::Static)
         .cloned()
         .collect();
-    let mut dist = LayerDistribution::default();
-    let statics = failures.len() as u32;
-    dist.static_.total = statics;
-    dist.static_.failed = statics;
-    let (mut passed, mut failed, mut skipped, mut errors) =
-        (0u32, 0u32, 0u32, failures.len() as u32);
+    let mut tally = Tally::default();
+    for _ in &failures {
+        tally.count(CaseStatus::Error, Layer::Static);
+    }
     for c in &cases {
         let layer = c
             .layer
             .unwrap_or_else(|| layer_for(&c.test, c.file.as_deref()));
-        let d = dist.get_mut(layer);
-        d.total += 1;
-        match c.status {
-            CaseStatus::Passed => {
-                passed += 1;
-                d.passed += 1;
-            }
-            CaseStatus::Skipped => skipped += 1,
-            CaseStatus::Failed | CaseStatus::Error => {
-                if c.status == CaseStatus::Failed {
-                    failed += 1;
-                } else {
-                    errors += 1;
-                }
-                d.failed += 1;
-                let source = if rerun.contains(c.test.as_str()) {
-                    new_failures.get(c.test.as_str())
-                } else {
-                    old_failures.get(c.test.as_str())
-                };
-                failures.push(match source {
-                    Some(f) => (*f).clone(),
-                    None => unrecorded_failure(c, layer),
-                });
-            }
+        if tally.count(c.status, layer) {
+            let source = if rerun.contains(c.test.as_str()) {
+                new_failures.get(c.test.as_str())
+            } else {
+                old_failures.get(c.test.as_str())
+            };
+            failures.push(match source {
+                Some(f) => (*f).clone(),
+                None => unrecorded_failure(c, layer),
+            });
         }
     }
     // Skipped tests the last full run counted but never named.
@@ -759,7 +758,7 @@ pub fn merge(last_full: &TestResults, subset: &TestResults) -> TestResults {
         .filter(|c| c.status == CaseStatus::Skipped)
         .count() as u32;
     let unnamed = last_full.skipped.saturating_sub(named_skipped_before);
-    skipped += unnamed;
+    tally.skipped += unnamed;
 
     TestResults {
         command: subset.command.clone(),
@@ -770,12 +769,12 @@ pub fn merge(last_full: &TestResults, subset: &TestResults) -> TestResults {
         framework: subset.framework.clone(),
         parser: subset.parser.clone(),
         total: cases.len() as u32 + unnamed,
-        passed,
-        failed,
-        skipped,
-        errors,
-        pass_rate: pass_rate(passed, failed, errors),
-        layer_distribution: dist,
+        passed: tally.passed,
+        failed: tally.failed,
+        skipped: tally.skipped,
+        errors: tally.errors,
+        pass_rate: pass_rate(tally.passed, tally.failed, tally.errors),
+        layer_distribution: tally.dist,
         failures,
         output_log: subset.output_log.clone(),
         truncated: subset.truncated,

@@ -879,18 +879,19 @@ mod tests {
         Detected::new(framework, command)
     }
 
+    /// The whole-suite plan of `command` in `/p/proj`, reports under its
+    /// `.workflow/.cache/junit`.
+    fn planned(framework: Framework, command: &str, extra: &[String], node: Option<&str>) -> Plan {
+        let root = Path::new("/p/proj");
+        let dir = root.join(".workflow/.cache/junit");
+        plan(&detected(framework, command), root, None, extra, &dir, node)
+    }
+
     #[test]
     fn plans_add_report_flags_without_absolute_paths_in_shown() {
         let root = Path::new("/p/proj");
         let dir = root.join(".workflow/.cache/junit");
-        let p = plan(
-            &detected(Framework::Pytest, "python -m pytest"),
-            root,
-            None,
-            &[],
-            &dir,
-            None,
-        );
+        let p = planned(Framework::Pytest, "python -m pytest", &[], None);
         assert_eq!(
             p.exec,
             "python -m pytest --junitxml=/p/proj/.workflow/.cache/junit/pytest.xml -o junit_family=xunit1"
@@ -902,36 +903,20 @@ mod tests {
         assert_eq!(p.report, Report::Junit(dir.join("pytest.xml")));
         assert_eq!(p.scope, Scope::Full);
 
-        let p = plan(
-            &detected(Framework::Jest, "npm test"),
-            root,
-            None,
-            &["--ci".into()],
-            &dir,
-            None,
-        );
+        let p = planned(Framework::Jest, "npm test", &["--ci".into()], None);
         assert_eq!(
             p.shown,
             "npm test -- --json --outputFile=.workflow/.cache/junit/jest.json --testLocationInResults --ci"
         );
-        let p = plan(
-            &detected(Framework::Vitest, "npx vitest run"),
-            root,
-            None,
-            &[],
-            &dir,
-            None,
-        );
+        let p = planned(Framework::Vitest, "npx vitest run", &[], None);
         assert_eq!(
             p.shown,
             "npx vitest run --reporter=default --reporter=junit --outputFile.junit=.workflow/.cache/junit/vitest.xml"
         );
-        let p = plan(
-            &detected(Framework::NodeTest, "npm test"),
-            root,
-            None,
+        let p = planned(
+            Framework::NodeTest,
+            "npm test",
             &[],
-            &dir,
             Some("--max-old-space-size=100"),
         );
         assert_eq!(p.shown, "npm test");
@@ -942,30 +927,14 @@ mod tests {
                 "--max-old-space-size=100 --test-reporter=/p/proj/.workflow/.cache/junit/wfx-node-reporter.mjs --test-reporter-destination=/p/proj/.workflow/.cache/junit/node.tap --test-reporter=spec --test-reporter-destination=stdout".to_string()
             )]
         );
-        let p = plan(
-            &detected(Framework::Go, "go test ./..."),
-            root,
-            None,
-            &[],
-            &dir,
-            None,
-        );
+        let p = planned(Framework::Go, "go test ./...", &[], None);
         assert_eq!(p.exec, "go test ./... -json");
-        let p = plan(
-            &detected(Framework::Go, "go test -json ./..."),
-            root,
-            None,
-            &[],
-            &dir,
-            None,
-        );
+        let p = planned(Framework::Go, "go test -json ./...", &[], None);
         assert_eq!(p.exec, "go test -json ./...");
-        let p = plan(
-            &detected(Framework::Cargo, "cargo test --no-fail-fast"),
-            root,
-            None,
+        let p = planned(
+            Framework::Cargo,
+            "cargo test --no-fail-fast",
             &["--lib".into(), "--".into(), "--nocapture".into()],
-            &dir,
             None,
         );
         assert_eq!(p.exec, "cargo test --no-fail-fast --lib -- --nocapture");
@@ -1056,8 +1025,6 @@ mod tests {
 
     #[test]
     fn only_runs_that_write_a_report_need_the_report_directory() {
-        let root = Path::new("/p/proj");
-        let dir = root.join(".workflow/.cache/junit");
         for (framework, command, needed) in [
             (Framework::Pytest, "python -m pytest", true),
             (Framework::Jest, "npx jest", true),
@@ -1067,7 +1034,7 @@ mod tests {
             (Framework::Cargo, "cargo test", false),
             (Framework::Custom, "./run-tests.sh", false),
         ] {
-            let p = plan(&detected(framework, command), root, None, &[], &dir, None);
+            let p = planned(framework, command, &[], None);
             assert_eq!(p.uses_report_dir(), needed, "{command}");
         }
     }

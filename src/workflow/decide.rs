@@ -203,27 +203,10 @@ mod tests {
         );
 
         let rec = |status, continued| StepRecord {
-            index: 1,
-            id: None,
-            kind: StepKind::Test,
             status,
-            started_at: None,
-            completed_at: None,
-            dir: String::new(),
-            exit_code: None,
-            duration_ms: 0,
-            command_file: None,
-            output_file: None,
-            cost_usd: None,
-            reason: None,
-            tamper: None,
-            phase: None,
-            attempt: 0,
             max_attempts: 3,
-            initial: None,
-            attempts: vec![],
             continued,
-            extra: Default::default(),
+            ..StepRecord::new(1, StepKind::Test, String::new())
         };
         assert_eq!(
             final_status(&[rec(StepStatus::Passed, false)]),
@@ -266,32 +249,12 @@ mod tests {
     fn never_passed_is_never_a_success() {
         let on_failure = f(2, true, false);
         let attempt = |n, outcome| AttemptRecord {
-            attempt: n,
-            dir: String::new(),
-            debug: None,
             test: Some(run(Some(1), 1, 0)),
             outcome: Some(outcome),
-            reason: None,
-            candidates: Vec::new(),
-            chosen: None,
-            extra: Default::default(),
+            ..AttemptRecord::new(n, String::new())
         };
         let mut s = StepRecord {
-            index: 2,
-            id: None,
-            kind: StepKind::Test,
             status: StepStatus::Failed,
-            started_at: None,
-            completed_at: None,
-            dir: String::new(),
-            exit_code: None,
-            duration_ms: 0,
-            command_file: None,
-            output_file: None,
-            cost_usd: None,
-            reason: None,
-            tamper: None,
-            phase: None,
             attempt: 2,
             max_attempts: 2,
             initial: Some(run(Some(1), 2, 0)),
@@ -300,7 +263,7 @@ mod tests {
                 attempt(2, AttemptOutcome::NoChange),
             ],
             continued: true,
-            extra: Default::default(),
+            ..StepRecord::new(2, StepKind::Test, String::new())
         };
         assert_eq!(
             summary_line(&s, "step 2 (test)", Some(&on_failure)),

@@ -1110,17 +1110,7 @@ impl RunMachine {
                 rec.phase = Some(TestPhase::Debug);
                 while rec.attempts.len() < k as usize {
                     let n = rec.attempts.len() as u32 + 1;
-                    rec.attempts.push(AttemptRecord {
-                        attempt: n,
-                        dir: dir.clone(),
-                        debug: None,
-                        test: None,
-                        outcome: None,
-                        reason: None,
-                        candidates: Vec::new(),
-                        chosen: None,
-                        extra: Default::default(),
-                    });
+                    rec.attempts.push(AttemptRecord::new(n, dir.clone()));
                 }
             }
             Next::Done { .. } => s.rec(index).phase = Some(TestPhase::Done),
@@ -1177,17 +1167,7 @@ impl RunMachine {
         let rec = s.rec(index);
         while rec.attempts.len() < k as usize {
             let n = rec.attempts.len() as u32 + 1;
-            rec.attempts.push(AttemptRecord {
-                attempt: n,
-                dir: String::new(),
-                debug: None,
-                test: None,
-                outcome: None,
-                reason: None,
-                candidates: Vec::new(),
-                chosen: None,
-                extra: Default::default(),
-            });
+            rec.attempts.push(AttemptRecord::new(n, String::new()));
         }
         rec.attempts[k as usize - 1].debug = Some(record);
         s.touch(RunDoc::State);

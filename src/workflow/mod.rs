@@ -100,11 +100,8 @@ fn load(ws: &Workspace, given: &Path) -> Result<Loaded> {
         Err(e) => return Err(Error::io(&path, e)),
     };
     let text = String::from_utf8(bytes).map_err(|e| {
-        Error::Invalid(vec![Problem {
-            file: file_arg.clone(),
-            pointer: String::new(),
-            message: format!("not valid UTF-8 (byte {})", e.utf8_error().valid_up_to()),
-        }])
+        let message = format!("not valid UTF-8 (byte {})", e.utf8_error().valid_up_to());
+        Error::Invalid(vec![Problem::whole(file_arg.clone(), message)])
     })?;
     let (wf, issues) = model::parse_partial(&text).map_err(|issues| invalid(&file_arg, issues))?;
     let canonical = path.canonicalize().unwrap_or(path.clone());

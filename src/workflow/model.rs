@@ -5,13 +5,12 @@
 use std::collections::BTreeMap;
 
 use super::yaml::{self, Key, Node, Pos, Value};
+use crate::artifacts::config::MAX_CANDIDATES;
 
 /// Debug attempts when `max_attempts` is not given (seed 000).
 pub const DEFAULT_MAX_ATTEMPTS: u32 = 3;
 /// Upper bound on `max_attempts`, to catch typos such as `300`.
 pub const MAX_ATTEMPTS_LIMIT: u32 = 100;
-/// Upper bound on `on_failure.candidates`: each is a checkout and a test run.
-pub const CANDIDATES_LIMIT: u32 = 16;
 
 /// A string from the file and where it is (for variable errors).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -777,7 +776,7 @@ impl Parser {
                     f.timeout = self.count(v, &ptr, &format!("{field} (seconds)"), u32::MAX as u64)
                 }
                 "candidates" => {
-                    if let Some(n) = self.count(v, &ptr, &field, CANDIDATES_LIMIT as u64) {
+                    if let Some(n) = self.count(v, &ptr, &field, MAX_CANDIDATES as u64) {
                         f.candidates = n as u32;
                     }
                 }

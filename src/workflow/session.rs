@@ -118,6 +118,13 @@ pub fn start(setup: &Setup, base_id: &str) -> Result<RunOutcome> {
     let session_id = id::unique_id(base_id, |id| ws.id_taken(id));
     let paths = RunPaths::new(ws.active(&session_id));
     let git = Checkpoints::open(&ws.root)?;
+    // The `Wfx-Run` of the commits wfx makes (the squashed one), as the
+    // cycle's: made once, recorded in the session.
+    let run = git.is_repo().then(crate::git::new_run_id);
+    let git = match &run {
+        Some(run) => git.with_run(run),
+        None => git,
+    };
     fs_err::create_dir_all(paths.session.process_dir())
         .map_err(|e| Error::io(paths.session.process_dir(), e))?;
     let mut sinks = Sinks::new(setup.ui);
@@ -150,6 +157,7 @@ pub fn start(setup: &Setup, base_id: &str) -> Result<RunOutcome> {
         git: GitInfo {
             base_commit: git.head()?,
             branch: git.branch()?,
+            run_id: run,
             ..GitInfo::default()
         },
         phases: Vec::new(),
@@ -269,6 +277,17 @@ pub(crate) fn prepare_resume(
     reconcile_steps(&mut state, setup.wf, &paths, ws);
     opened.apply_artifact_policy(&paths.session, setup.config.git.artifacts, None)?;
     let mut session = ws.load_session(&sref)?;
+    // A session from before runs had an id gets one now; it is written
+    // with the session's next state.
+    let git = match (git.is_repo(), &session.git.run_id) {
+        (false, _) => git,
+        (true, Some(run)) => git.with_run(run),
+        (true, None) => {
+            let run = crate::git::new_run_id();
+            session.git.run_id = Some(run.clone());
+            git.with_run(&run)
+        }
+    };
     if let Some(then) = session.git.paused_head.take() {
         let now = git.head()?;
         if session.git.foreign_commits.is_none() && now.as_deref() != Some(then.as_str()) {

@@ -377,6 +377,12 @@ fn wfx_run_squashes_the_commits_of_its_steps_into_one() {
     assert!(body.contains("- step 1 (test): "), "{body}");
     assert!(body.contains("Wfx-Session: WFS-run-wf"), "{body}");
     assert!(body.contains("Wfx-Kind: final"), "{body}");
+    // Like every commit wfx makes, it carries the session's `Wfx-Run`.
+    let session: serde_json::Value =
+        serde_json::from_str(&env.read(".workflow/archives/WFS-run-wf/workflow-session.json"))
+            .unwrap();
+    let run = session["git"]["run_id"].as_str().expect("a run id");
+    assert!(body.contains(&format!("Wfx-Run: {run}\n")), "{body}");
     // The squash changed no file: HEAD's tree and the work tree are those
     // of the same run without it.
     assert_eq!(

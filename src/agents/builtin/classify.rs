@@ -21,7 +21,7 @@ use crate::scan::ai_issues::{
 };
 
 use super::group::signature;
-use crate::project::is_test_path;
+use crate::project::{is_test_path, re};
 
 /// What classification needs to know about the project.
 #[derive(Debug, Clone, Default)]
@@ -174,23 +174,15 @@ impl Verdict {
     }
 }
 
-fn re(cell: &'static OnceLock<Regex>, pattern: &str) -> &'static Regex {
-    cell.get_or_init(|| Regex::new(pattern).expect("valid regex"))
-}
-
 /// Classify one failure.
 pub fn classify_failure(f: &Failure, facts: &ProjectFacts) -> Verdict {
-    static ASSERTION: OnceLock<Regex> = OnceLock::new();
     let text = format!("{}\n{}", f.error, f.message);
     if let Some(v) = no_tests(f) {
         return v;
     }
     // An assertion compared values: whatever the values say (a message
     // that reads "Permission denied"), the machine did not refuse.
-    let assertion = re(
-        &ASSERTION,
-        r"(?i)^(?:\w+\.)*(?:AssertionError|AssertionFailedError|assert\b|assertion\b|expected\b|expect\(|Error: expect\()",
-    )
+    let assertion = re!(r"(?i)^(?:\w+\.)*(?:AssertionError|AssertionFailedError|assert\b|assertion\b|expected\b|expect\(|Error: expect\()")
     .is_match(f.error.trim());
     if !assertion {
         // The error line first: a `ZoneInfoNotFoundError` whose traceback
@@ -327,11 +319,6 @@ fn js_missing(c: &regex::Captures, facts: &ProjectFacts, from_test: bool) -> Opt
 /// dependency (declared or not), the test when a test imports a project
 /// module that does not exist, else the code.
 fn missing_module(f: &Failure, text: &str, facts: &ProjectFacts) -> Option<Verdict> {
-    static PY: OnceLock<Regex> = OnceLock::new();
-    static JS: OnceLock<Regex> = OnceLock::new();
-    static GO: OnceLock<Regex> = OnceLock::new();
-    static RUST: OnceLock<Regex> = OnceLock::new();
-    static TOOL: OnceLock<Regex> = OnceLock::new();
     // Where the import failed: the innermost location printed, else the
     // failure's own.
     let site = crate::testing::parse::locations(&f.message)
@@ -345,21 +332,16 @@ fn missing_module(f: &Failure, text: &str, facts: &ProjectFacts) -> Option<Verdi
             file.contains('/').then(|| file.to_string())
         });
     let from_test = site.as_deref().is_some_and(is_test_path);
-    if let Some(c) = re(&PY, r"No module named '?([\w.]+)'?").captures(text) {
+    if let Some(c) = re!(r"No module named '?([\w.]+)'?").captures(text) {
         return python_missing(&c, text, facts, from_test);
     }
-    if let Some(c) = re(
-        &JS,
-        r#"Cannot find (?:module|package) '([^']+)'|ERR_MODULE_NOT_FOUND[^\n]*?'([^']+)'"#,
-    )
-    .captures(text)
+    if let Some(c) =
+        re!(r#"Cannot find (?:module|package) '([^']+)'|ERR_MODULE_NOT_FOUND[^\n]*?'([^']+)'"#)
+            .captures(text)
     {
         return js_missing(&c, facts, from_test);
     }
-    if let Some(c) = re(
-        &GO,
-        r#"no required module provides package ([\w./-]+)|cannot find package "([\w./-]+)"|cannot find module providing package ([\w./-]+)"#,
-    )
+    if let Some(c) = re!(r#"no required module provides package ([\w./-]+)|cannot find package "([\w./-]+)"|cannot find module providing package ([\w./-]+)"#)
     .captures(text)
     {
         let pkg = c.get(1).or(c.get(2)).or(c.get(3)).map_or("", |m| m.as_str());
@@ -376,16 +358,13 @@ fn missing_module(f: &Failure, text: &str, facts: &ProjectFacts) -> Option<Verdi
             format!("`go get {pkg}` (or `go mod download` when go.mod already requires it)"),
         ));
     }
-    if let Some(c) = re(&RUST, r"can't find crate for `(\w+)`").captures(text) {
+    if let Some(c) = re!(r"can't find crate for `(\w+)`").captures(text) {
         return Some(Verdict::env(
             format!("crate `{}` cannot be found", &c[1]),
             "install the toolchain component or target that provides it (rustup), or fetch dependencies (`cargo fetch`)",
         ));
     }
-    if let Some(c) = re(
-        &TOOL,
-        r"(?m)(?:^|\s)([\w.+-]+): (?:command )?not found\s*$|exec: \x22([\w.+-]+)\x22: executable file not found",
-    )
+    if let Some(c) = re!(r"(?m)(?:^|\s)([\w.+-]+): (?:command )?not found\s*$|exec: \x22([\w.+-]+)\x22: executable file not found")
     .captures(text)
     {
         let tool = c.get(1).or(c.get(2)).map_or("", |m| m.as_str());
@@ -462,10 +441,7 @@ fn machine(text: &str) -> Option<Verdict> {
 
 /// Evidence that the test itself is wrong.
 fn wrong_test(f: &Failure, text: &str) -> Option<Verdict> {
-    static FIXTURE: OnceLock<Regex> = OnceLock::new();
-    static SYNTAX: OnceLock<Regex> = OnceLock::new();
-    static UNDEFINED: OnceLock<Regex> = OnceLock::new();
-    if let Some(c) = re(&FIXTURE, r"fixture '(\w+)' not found").captures(text) {
+    if let Some(c) = re!(r"fixture '(\w+)' not found").captures(text) {
         return Some(Verdict::test(format!(
             "the test asks for fixture `{}`, which no conftest.py or plugin defines",
             &c[1]
@@ -473,16 +449,14 @@ fn wrong_test(f: &Failure, text: &str) -> Option<Verdict> {
     }
     let at_test = f.file.as_deref().filter(|p| is_test_path(p));
     if let Some(file) = at_test {
-        if re(&SYNTAX, r"\b(?:SyntaxError|IndentationError|TabError)\b").is_match(&f.error) {
+        if re!(r"\b(?:SyntaxError|IndentationError|TabError)\b").is_match(&f.error) {
             return Some(Verdict::test(format!(
                 "the test file {file} does not parse"
             )));
         }
-        if let Some(c) = re(
-            &UNDEFINED,
-            r"NameError: name '(\w+)' is not defined|ReferenceError: (\w+) is not defined",
-        )
-        .captures(&f.error)
+        if let Some(c) =
+            re!(r"NameError: name '(\w+)' is not defined|ReferenceError: (\w+) is not defined")
+                .captures(&f.error)
         {
             let name = c.get(1).or(c.get(2)).map_or("", |m| m.as_str());
             return Some(Verdict::test(format!(

@@ -5,11 +5,7 @@
 //! plus brace/indent spans: a reading a person does at a glance, never a
 //! compiler's.
 
-use std::sync::OnceLock;
-
-use regex::Regex;
-
-use crate::project::Lang;
+use crate::project::{Lang, re};
 
 /// What a definition is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -61,10 +57,6 @@ impl Def {
     }
 }
 
-fn re(cell: &'static OnceLock<Regex>, pattern: &str) -> &'static Regex {
-    cell.get_or_init(|| Regex::new(pattern).expect("valid regex"))
-}
-
 /// Words that look like calls or definitions but are keywords.
 pub const KEYWORDS: &[&str] = &[
     "if",
@@ -105,27 +97,24 @@ pub const KEYWORDS: &[&str] = &[
 /// them do not count. A template literal keeps the code of its
 /// placeholders (`${this.area()}` → `(this.area())`): it is code.
 pub fn code_only(line: &str) -> String {
-    static STR: OnceLock<Regex> = OnceLock::new();
-    static PLACEHOLDER: OnceLock<Regex> = OnceLock::new();
-    let s = re(
-        &STR,
-        r#""(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*'|`(?:\\.|[^`\\])*`"#,
-    )
-    .replace_all(line, |c: &regex::Captures| {
-        let lit = &c[0];
-        if !lit.starts_with('`') {
-            return "\"\"".to_string();
-        }
-        let code: Vec<String> = re(&PLACEHOLDER, r"\$\{([^{}]*)\}")
-            .captures_iter(lit)
-            .map(|p| format!("({})", &p[1]))
-            .collect();
-        if code.is_empty() {
-            "\"\"".to_string()
-        } else {
-            format!("[{}]", code.join(", "))
-        }
-    });
+    let s = re!(r#""(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*'|`(?:\\.|[^`\\])*`"#).replace_all(
+        line,
+        |c: &regex::Captures| {
+            let lit = &c[0];
+            if !lit.starts_with('`') {
+                return "\"\"".to_string();
+            }
+            let code: Vec<String> = re!(r"\$\{([^{}]*)\}")
+                .captures_iter(lit)
+                .map(|p| format!("({})", &p[1]))
+                .collect();
+            if code.is_empty() {
+                "\"\"".to_string()
+            } else {
+                format!("[{}]", code.join(", "))
+            }
+        },
+    );
     let cut = s.find("//").or_else(|| {
         // A Python `#` comment (not a Rust `#[` attribute).
         s.find('#')
@@ -306,61 +295,61 @@ struct Head {
     alias_of: Option<String>,
 }
 
-/// A Python definition line.
-fn python_head(line: &str) -> Option<Head> {
-    static DEF: OnceLock<Regex> = OnceLock::new();
-    static CLASS: OnceLock<Regex> = OnceLock::new();
-    static ALIAS: OnceLock<Regex> = OnceLock::new();
-    if let Some(c) = re(
-        &DEF,
-        r"^\s*(?:async\s+)?def\s+([A-Za-z_]\w*)\s*\((.*?)\)?\s*(?:->\s*([^:]+))?:?\s*$",
-    )
-    .captures(line)
-    {
-        return Some(Head {
-            name: c[1].to_string(),
+impl Head {
+    /// A function or method with nothing else known about it.
+    fn function(name: &str, params: &str) -> Head {
+        Head {
+            name: name.to_string(),
             kind: DefKind::Function,
             owner: None,
             is_static: false,
+            returns: None,
+            params: params.to_string(),
+            bases: Vec::new(),
+            alias_of: None,
+        }
+    }
+
+    /// A type with the bases its definition line names.
+    fn type_def(name: &str, bases: Vec<String>) -> Head {
+        Head {
+            kind: DefKind::Type,
+            bases,
+            ..Head::function(name, "")
+        }
+    }
+}
+
+/// A Python definition line.
+fn python_head(line: &str) -> Option<Head> {
+    if let Some(c) =
+        re!(r"^\s*(?:async\s+)?def\s+([A-Za-z_]\w*)\s*\((.*?)\)?\s*(?:->\s*([^:]+))?:?\s*$")
+            .captures(line)
+    {
+        return Some(Head {
             returns: c
                 .get(3)
                 .and_then(|r| type_name(r.as_str().trim_matches(['"', '\'']))),
-            params: c[2].to_string(),
-            bases: Vec::new(),
-            alias_of: None,
+            ..Head::function(&c[1], &c[2])
         });
     }
-    if let Some(c) = re(&CLASS, r"^\s*class\s+([A-Za-z_]\w*)\s*(?:\((.*)\))?\s*:").captures(line) {
-        return Some(Head {
-            name: c[1].to_string(),
-            kind: DefKind::Type,
-            owner: None,
-            is_static: false,
-            returns: None,
-            params: String::new(),
-            bases: c
-                .get(2)
-                .map(|b| {
-                    split_top(b.as_str())
-                        .iter()
-                        .filter_map(|b| type_name(b))
-                        .collect()
-                })
-                .unwrap_or_default(),
-            alias_of: None,
-        });
+    if let Some(c) = re!(r"^\s*class\s+([A-Za-z_]\w*)\s*(?:\((.*)\))?\s*:").captures(line) {
+        let bases = c
+            .get(2)
+            .map(|b| {
+                split_top(b.as_str())
+                    .iter()
+                    .filter_map(|b| type_name(b))
+                    .collect()
+            })
+            .unwrap_or_default();
+        return Some(Head::type_def(&c[1], bases));
     }
     // `__radd__ = __add__` inside a class body.
-    if let Some(c) = re(&ALIAS, r"^\s+(__\w+__)\s*=\s*(__\w+__)\s*$").captures(line) {
+    if let Some(c) = re!(r"^\s+(__\w+__)\s*=\s*(__\w+__)\s*$").captures(line) {
         return Some(Head {
-            name: c[1].to_string(),
-            kind: DefKind::Function,
-            owner: None,
-            is_static: false,
-            returns: None,
-            params: String::new(),
-            bases: Vec::new(),
             alias_of: Some(c[2].to_string()),
+            ..Head::function(&c[1], "")
         });
     }
     None
@@ -397,39 +386,14 @@ fn python_header(lines: &[String], i: usize) -> String {
 /// A JavaScript / TypeScript definition line. `in_class` says whether the
 /// line is directly inside a class body (methods need no keyword there).
 fn js_head(line: &str, in_class: bool) -> Option<Head> {
-    static CLASS: OnceLock<Regex> = OnceLock::new();
-    static FUNC: OnceLock<Regex> = OnceLock::new();
-    static VAR: OnceLock<Regex> = OnceLock::new();
-    static EXPORTS: OnceLock<Regex> = OnceLock::new();
-    static PROTO: OnceLock<Regex> = OnceLock::new();
-    static METHOD: OnceLock<Regex> = OnceLock::new();
-    let head = |name: &str, params: &str| Head {
-        name: name.to_string(),
-        kind: DefKind::Function,
-        owner: None,
-        is_static: false,
-        returns: None,
-        params: params.to_string(),
-        bases: Vec::new(),
-        alias_of: None,
-    };
-    if let Some(c) = re(
-        &CLASS,
-        r"^\s*(?:export\s+)?(?:default\s+)?(?:abstract\s+)?class\s+([A-Za-z_$][\w$]*)(?:\s*<[^>]*>)?(?:\s+extends\s+([\w$.]+))?",
-    )
+    if let Some(c) = re!(r"^\s*(?:export\s+)?(?:default\s+)?(?:abstract\s+)?class\s+([A-Za-z_$][\w$]*)(?:\s*<[^>]*>)?(?:\s+extends\s+([\w$.]+))?")
     .captures(line)
     {
-        return Some(Head {
-            kind: DefKind::Type,
-            bases: c.get(2).map(|b| vec![b.as_str().to_string()]).unwrap_or_default(),
-            ..head(&c[1], "")
-        });
+        let bases = c.get(2).map(|b| vec![b.as_str().to_string()]);
+        return Some(Head::type_def(&c[1], bases.unwrap_or_default()));
     }
     if in_class
-        && let Some(c) = re(
-            &METHOD,
-            r"^\s*(?:(?:public|private|protected|readonly|override|async|get|set)\s+)*(static\s+)?(?:(?:async|get|set)\s+)*\*?\s*(#?[A-Za-z_$][\w$]*)\s*(?:<[^>]*>)?\s*\((.*?)\)?\s*(?::\s*([^{]+))?\{?\s*$",
-        )
+        && let Some(c) = re!(r"^\s*(?:(?:public|private|protected|readonly|override|async|get|set)\s+)*(static\s+)?(?:(?:async|get|set)\s+)*\*?\s*(#?[A-Za-z_$][\w$]*)\s*(?:<[^>]*>)?\s*\((.*?)\)?\s*(?::\s*([^{]+))?\{?\s*$")
         .captures(line)
     {
         let name = c[2].trim_start_matches('#');
@@ -437,25 +401,19 @@ fn js_head(line: &str, in_class: bool) -> Option<Head> {
             return Some(Head {
                 is_static: c.get(1).is_some(),
                 returns: c.get(4).and_then(|r| type_name(r.as_str())),
-                ..head(name, &c[3])
+                ..Head::function(name, &c[3])
             });
         }
     }
-    if let Some(c) = re(
-        &FUNC,
-        r"^\s*(?:export\s+)?(?:default\s+)?(?:async\s+)?function\s*\*?\s*([A-Za-z_$][\w$]*)\s*(?:<[^>]*>)?\s*\((.*?)\)?\s*(?::\s*([^{]+))?\{?\s*$",
-    )
+    if let Some(c) = re!(r"^\s*(?:export\s+)?(?:default\s+)?(?:async\s+)?function\s*\*?\s*([A-Za-z_$][\w$]*)\s*(?:<[^>]*>)?\s*\((.*?)\)?\s*(?::\s*([^{]+))?\{?\s*$")
     .captures(line)
     {
         return Some(Head {
             returns: c.get(3).and_then(|r| type_name(r.as_str())),
-            ..head(&c[1], &c[2])
+            ..Head::function(&c[1], &c[2])
         });
     }
-    if let Some(c) = re(
-        &VAR,
-        r"^\s*(?:export\s+)?(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*(?::[^=]+)?=\s*(?:async\s+)?(?:function\b[^(]*\((.*?)\)|\((.*?)\)\s*(?::[^=]+)?=>|([A-Za-z_$][\w$]*)\s*=>)",
-    )
+    if let Some(c) = re!(r"^\s*(?:export\s+)?(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*(?::[^=]+)?=\s*(?:async\s+)?(?:function\b[^(]*\((.*?)\)|\((.*?)\)\s*(?::[^=]+)?=>|([A-Za-z_$][\w$]*)\s*=>)")
     .captures(line)
     {
         let params = c
@@ -463,26 +421,20 @@ fn js_head(line: &str, in_class: bool) -> Option<Head> {
             .or(c.get(3))
             .or(c.get(4))
             .map_or("", |m| m.as_str());
-        return Some(head(&c[1], params));
+        return Some(Head::function(&c[1], params));
     }
-    if let Some(c) = re(
-        &EXPORTS,
-        r"^\s*(?:module\.)?exports\.([A-Za-z_$][\w$]*)\s*=\s*(?:async\s+)?(?:function\b[^(]*\((.*?)\)|\((.*?)\)\s*=>)",
-    )
+    if let Some(c) = re!(r"^\s*(?:module\.)?exports\.([A-Za-z_$][\w$]*)\s*=\s*(?:async\s+)?(?:function\b[^(]*\((.*?)\)|\((.*?)\)\s*=>)")
     .captures(line)
     {
         let params = c.get(2).or(c.get(3)).map_or("", |m| m.as_str());
-        return Some(head(&c[1], params));
+        return Some(Head::function(&c[1], params));
     }
-    if let Some(c) = re(
-        &PROTO,
-        r"^\s*([A-Za-z_$][\w$]*)\.prototype\.([A-Za-z_$][\w$]*)\s*=\s*(?:async\s+)?function\b[^(]*\((.*?)\)",
-    )
+    if let Some(c) = re!(r"^\s*([A-Za-z_$][\w$]*)\.prototype\.([A-Za-z_$][\w$]*)\s*=\s*(?:async\s+)?function\b[^(]*\((.*?)\)")
     .captures(line)
     {
         return Some(Head {
             owner: Some(c[1].to_string()),
-            ..head(&c[2], &c[3])
+            ..Head::function(&c[2], &c[3])
         });
     }
     None
@@ -490,124 +442,64 @@ fn js_head(line: &str, in_class: bool) -> Option<Head> {
 
 /// A Go definition line.
 fn go_head(line: &str) -> Option<Head> {
-    static FUNC: OnceLock<Regex> = OnceLock::new();
-    static TYPE: OnceLock<Regex> = OnceLock::new();
-    if let Some(c) = re(
-        &FUNC,
-        r"^func\s+(?:\(\s*(?:[A-Za-z_]\w*\s+)?\*?\s*([A-Za-z_]\w*)(?:\[[^\]]*\])?\s*\)\s*)?([A-Za-z_]\w*)\s*(?:\[[^\]]*\])?\s*\(([^)]*)\)\s*(.*?)\s*\{?\s*$",
-    )
+    if let Some(c) = re!(r"^func\s+(?:\(\s*(?:[A-Za-z_]\w*\s+)?\*?\s*([A-Za-z_]\w*)(?:\[[^\]]*\])?\s*\)\s*)?([A-Za-z_]\w*)\s*(?:\[[^\]]*\])?\s*\(([^)]*)\)\s*(.*?)\s*\{?\s*$")
     .captures(line)
     {
         let ret = c.get(4).map_or("", |m| m.as_str()).trim();
         let first = ret.trim_start_matches('(');
         let first = split_top_first(first.trim_end_matches(')'));
         return Some(Head {
-            name: c[2].to_string(),
-            kind: DefKind::Function,
             owner: c.get(1).map(|o| o.as_str().to_string()),
             is_static: c.get(1).is_none(),
             returns: (!first.is_empty()).then(|| type_name(first)).flatten(),
-            params: c[3].to_string(),
-            bases: Vec::new(),
-            alias_of: None,
+            ..Head::function(&c[2], &c[3])
         });
     }
-    if let Some(c) = re(&TYPE, r"^type\s+([A-Za-z_]\w*)\b").captures(line) {
-        return Some(Head {
-            name: c[1].to_string(),
-            kind: DefKind::Type,
-            owner: None,
-            is_static: false,
-            returns: None,
-            params: String::new(),
-            bases: Vec::new(),
-            alias_of: None,
-        });
+    if let Some(c) = re!(r"^type\s+([A-Za-z_]\w*)\b").captures(line) {
+        return Some(Head::type_def(&c[1], Vec::new()));
     }
     None
 }
 
 /// A Rust definition line (`impl` blocks are tracked by the caller).
 fn rust_head(line: &str) -> Option<Head> {
-    static FN: OnceLock<Regex> = OnceLock::new();
-    static TYPE: OnceLock<Regex> = OnceLock::new();
-    if let Some(c) = re(
-        &FN,
-        r#"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:default\s+)?(?:const\s+)?(?:async\s+)?(?:unsafe\s+)?(?:extern\s+"[^"]*"\s+)?fn\s+([A-Za-z_]\w*)\s*(?:<[^(]*>)?\s*\((.*?)\)?\s*(?:->\s*([^{;]+?))?\s*(?:where\b.*)?\{?\s*$"#,
-    )
+    if let Some(c) = re!(r#"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:default\s+)?(?:const\s+)?(?:async\s+)?(?:unsafe\s+)?(?:extern\s+"[^"]*"\s+)?fn\s+([A-Za-z_]\w*)\s*(?:<[^(]*>)?\s*\((.*?)\)?\s*(?:->\s*([^{;]+?))?\s*(?:where\b.*)?\{?\s*$"#)
     .captures(line)
     {
         let params = c.get(2).map_or("", |m| m.as_str());
         return Some(Head {
-            name: c[1].to_string(),
-            kind: DefKind::Function,
-            owner: None,
             is_static: !params.contains("self"),
             returns: c.get(3).and_then(|r| type_name(r.as_str())),
-            params: params.to_string(),
-            bases: Vec::new(),
-            alias_of: None,
+            ..Head::function(&c[1], params)
         });
     }
-    if let Some(c) = re(
-        &TYPE,
-        r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:struct|enum|trait|type|union)\s+([A-Za-z_]\w*)",
-    )
-    .captures(line)
+    if let Some(c) =
+        re!(r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:struct|enum|trait|type|union)\s+([A-Za-z_]\w*)")
+            .captures(line)
     {
-        return Some(Head {
-            name: c[1].to_string(),
-            kind: DefKind::Type,
-            owner: None,
-            is_static: false,
-            returns: None,
-            params: String::new(),
-            bases: Vec::new(),
-            alias_of: None,
-        });
+        return Some(Head::type_def(&c[1], Vec::new()));
     }
     None
 }
 
 /// A Java definition line.
 fn java_head(line: &str) -> Option<Head> {
-    static METHOD: OnceLock<Regex> = OnceLock::new();
-    static CLASS: OnceLock<Regex> = OnceLock::new();
-    if let Some(c) = re(
-        &CLASS,
-        r"^\s*(?:(?:public|protected|private|static|final|abstract|sealed)\s+)*(?:class|interface|enum|record)\s+([A-Za-z_]\w*)(?:.*?\bextends\s+([\w.]+))?",
-    )
+    if let Some(c) = re!(r"^\s*(?:(?:public|protected|private|static|final|abstract|sealed)\s+)*(?:class|interface|enum|record)\s+([A-Za-z_]\w*)(?:.*?\bextends\s+([\w.]+))?")
     .captures(line)
     {
-        return Some(Head {
-            name: c[1].to_string(),
-            kind: DefKind::Type,
-            owner: None,
-            is_static: false,
-            returns: None,
-            params: String::new(),
-            bases: c.get(2).map(|b| vec![b.as_str().to_string()]).unwrap_or_default(),
-            alias_of: None,
-        });
+        let bases = c.get(2).map(|b| vec![b.as_str().to_string()]);
+        return Some(Head::type_def(&c[1], bases.unwrap_or_default()));
     }
-    let c = re(
-        &METHOD,
-        r"^\s*((?:(?:public|protected|private|static|final|abstract|synchronized|native|default)\s+)*)(?:<[^>]+>\s+)?([\w<>\[\]?,.]+)\s+([A-Za-z_]\w*)\s*\(([^;]*?)\)?\s*(?:throws [\w., ]+)?\{?\s*$",
-    )
+    let c = re!(r"^\s*((?:(?:public|protected|private|static|final|abstract|synchronized|native|default)\s+)*)(?:<[^>]+>\s+)?([\w<>\[\]?,.]+)\s+([A-Za-z_]\w*)\s*\(([^;]*?)\)?\s*(?:throws [\w., ]+)?\{?\s*$")
     .captures(line)?;
     let name = c[3].to_string();
     if KEYWORDS.contains(&name.as_str()) || c[2].trim() == "new" || c[2].trim() == "return" {
         return None;
     }
     Some(Head {
-        name,
-        kind: DefKind::Function,
-        owner: None,
         is_static: c[1].contains("static"),
         returns: type_name(&c[2]),
-        params: c[4].to_string(),
-        bases: Vec::new(),
-        alias_of: None,
+        ..Head::function(&name, &c[4])
     })
 }
 
@@ -646,11 +538,9 @@ fn is_test_fn(lines: &[String], start: usize, name: &str, lang: Lang) -> bool {
 /// constructor of a type (`return new X(`, `return X(`, `Self {`,
 /// `return this` / `cls(` → the owner).
 fn returned_type(body: &[String], owner: Option<&str>) -> Option<String> {
-    static NEW: OnceLock<Regex> = OnceLock::new();
-    static CALL: OnceLock<Regex> = OnceLock::new();
     for l in body {
         let code = code_only(l);
-        if let Some(c) = re(&NEW, r"\breturn\s+new\s+([A-Za-z_$][\w$]*)").captures(&code) {
+        if let Some(c) = re!(r"\breturn\s+new\s+([A-Za-z_$][\w$]*)").captures(&code) {
             return Some(c[1].to_string());
         }
         if owner.is_some()
@@ -662,7 +552,7 @@ fn returned_type(body: &[String], owner: Option<&str>) -> Option<String> {
         {
             return owner.map(str::to_string);
         }
-        if let Some(c) = re(&CALL, r"\breturn\s+([A-Z][\w$]*)\s*[({]").captures(&code) {
+        if let Some(c) = re!(r"\breturn\s+([A-Z][\w$]*)\s*[({]").captures(&code) {
             return Some(c[1].to_string());
         }
     }
@@ -672,7 +562,6 @@ fn returned_type(body: &[String], owner: Option<&str>) -> Option<String> {
 /// The type a doc comment right above line `i` (0-based) says the
 /// function returns: JSDoc `@return {DateTime}` / `@returns {X}`.
 fn doc_return(lines: &[String], i: usize) -> Option<String> {
-    static RETURN: OnceLock<Regex> = OnceLock::new();
     lines[..i]
         .iter()
         .rev()
@@ -680,17 +569,13 @@ fn doc_return(lines: &[String], i: usize) -> Option<String> {
             let t = l.trim_start();
             t.starts_with('*') || t.starts_with("/**") || t.starts_with('@')
         })
-        .find_map(|l| re(&RETURN, r"@returns?\s*\{([^}]+)\}").captures(l))
+        .find_map(|l| re!(r"@returns?\s*\{([^}]+)\}").captures(l))
         .and_then(|c| type_name(&c[1]))
 }
 
 /// A Rust `impl` header: the type the block is for, and the trait.
 fn rust_impl(line: &str) -> Option<(String, Option<String>)> {
-    static IMPL: OnceLock<Regex> = OnceLock::new();
-    let c = re(
-        &IMPL,
-        r"^\s*(?:unsafe\s+)?impl\b\s*(?:<.*?>\s*)?(?:(.+?)\s+for\s+)?([^{]+?)\s*(?:where\b.*)?\{?\s*$",
-    )
+    let c = re!(r"^\s*(?:unsafe\s+)?impl\b\s*(?:<.*?>\s*)?(?:(.+?)\s+for\s+)?([^{]+?)\s*(?:where\b.*)?\{?\s*$")
     .captures(line)?;
     let ty = type_name(&c[2])?;
     Some((ty, c.get(1).and_then(|t| type_name(t.as_str()))))

@@ -3,9 +3,8 @@
 //! stack traces; and cutting a log into the part that belongs to one test.
 
 use std::collections::BTreeMap;
-use std::sync::OnceLock;
 
-use regex::Regex;
+use crate::project::re;
 
 /// What kind of line a location came from; it decides which location is
 /// the failure's own.
@@ -35,10 +34,6 @@ pub struct RawFrame {
     pub kind: FrameKind,
     /// Directory hint for bare file names (Java package directory).
     pub hint: Option<String>,
-}
-
-fn re(cell: &'static OnceLock<Regex>, pattern: &str) -> &'static Regex {
-    cell.get_or_init(|| Regex::new(pattern).expect("valid regex"))
 }
 
 /// Every location printed on one line of output.
@@ -80,13 +75,7 @@ impl Frames {
 
 /// Python tracebacks and pytest lines; Rust panics, compile errors and backtraces.
 fn python_and_rust_frames(line: &str, frames: &mut Frames) {
-    static PY_TB: OnceLock<Regex> = OnceLock::new();
-    static PY_SHORT: OnceLock<Regex> = OnceLock::new();
-    static RS_PANIC: OnceLock<Regex> = OnceLock::new();
-    static RS_ARROW: OnceLock<Regex> = OnceLock::new();
-    static RS_BT: OnceLock<Regex> = OnceLock::new();
-
-    for c in re(&PY_TB, r#"File "([^"]+)", line (\d+)(?:, in ([^\s]+))?"#).captures_iter(line) {
+    for c in re!(r#"File "([^"]+)", line (\d+)(?:, in ([^\s]+))?"#).captures_iter(line) {
         frames.push(
             &c[1],
             &c[2],
@@ -95,12 +84,7 @@ fn python_and_rust_frames(line: &str, frames: &mut Frames) {
             None,
         );
     }
-    if let Some(c) = re(
-        &PY_SHORT,
-        r#"^\s*([^\s:"'()]+\.py):(\d+):(?:\s+in\s+(\S+)|\s|$)"#,
-    )
-    .captures(line)
-    {
+    if let Some(c) = re!(r#"^\s*([^\s:"'()]+\.py):(\d+):(?:\s+in\s+(\S+)|\s|$)"#).captures(line) {
         frames.push(
             &c[1],
             &c[2],
@@ -111,34 +95,23 @@ fn python_and_rust_frames(line: &str, frames: &mut Frames) {
     }
     // A panic, and a `#[should_panic]` test that did not panic (libtest
     // names the test's own line).
-    if let Some(c) = re(
-        &RS_PANIC,
-        r"(?:panicked|did not panic as expected) at ([^\s:]+\.rs):(\d+):\d+",
-    )
-    .captures(line)
+    if let Some(c) =
+        re!(r"(?:panicked|did not panic as expected) at ([^\s:]+\.rs):(\d+):\d+").captures(line)
     {
         frames.push(&c[1], &c[2], None, FrameKind::Panic, None);
     }
-    if let Some(c) = re(&RS_ARROW, r"-->\s+([^\s:]+\.rs):(\d+):\d+").captures(line) {
+    if let Some(c) = re!(r"-->\s+([^\s:]+\.rs):(\d+):\d+").captures(line) {
         frames.push(&c[1], &c[2], None, FrameKind::Compile, None);
     }
-    if let Some(c) = re(&RS_BT, r"^\s*at\s+([^\s:]+\.rs):(\d+):\d+").captures(line) {
+    if let Some(c) = re!(r"^\s*at\s+([^\s:]+\.rs):(\d+):\d+").captures(line) {
         frames.push(&c[1], &c[2], None, FrameKind::Stack, None);
     }
 }
 
 /// JVM stack frames; JavaScript and TypeScript stacks and tsc errors.
 fn jvm_and_js_frames(line: &str, frames: &mut Frames) {
-    static JAVA: OnceLock<Regex> = OnceLock::new();
-    static JS: OnceLock<Regex> = OnceLock::new();
-    static JS_FN: OnceLock<Regex> = OnceLock::new();
-    static TSC: OnceLock<Regex> = OnceLock::new();
-
-    for c in re(
-        &JAVA,
-        r"at\s+([\w$.]+)\.([\w$<>]+)\(([\w$]+\.(?:java|kt|scala|groovy)):(\d+)\)",
-    )
-    .captures_iter(line)
+    for c in re!(r"at\s+([\w$.]+)\.([\w$<>]+)\(([\w$]+\.(?:java|kt|scala|groovy)):(\d+)\)")
+        .captures_iter(line)
     {
         let class = &c[1];
         let package_dir = class
@@ -158,12 +131,10 @@ fn jvm_and_js_frames(line: &str, frames: &mut Frames) {
         );
     }
     let declared = line.trim_start().starts_with("location:");
-    let js_fn = re(&JS_FN, r"at\s+(?:async\s+)?([\w$.<>\[\] ]+?)\s+\(").captures(line);
-    for c in re(
-        &JS,
-        r#"(?:^|[\s('"❯])((?:file://)?[^\s()'"❯]+?\.(?:[cm]?[jt]sx?|vue|svelte)):(\d+):(\d+)"#,
-    )
-    .captures_iter(line)
+    let js_fn = re!(r"at\s+(?:async\s+)?([\w$.<>\[\] ]+?)\s+\(").captures(line);
+    for c in
+        re!(r#"(?:^|[\s('"❯])((?:file://)?[^\s()'"❯]+?\.(?:[cm]?[jt]sx?|vue|svelte)):(\d+):(\d+)"#)
+            .captures_iter(line)
     {
         let function = js_fn
             .as_ref()
@@ -176,27 +147,18 @@ fn jvm_and_js_frames(line: &str, frames: &mut Frames) {
         };
         frames.push(&c[1], &c[2], function, kind, None);
     }
-    if let Some(c) = re(&TSC, r"([^\s(]+\.tsx?)\((\d+),\d+\): error").captures(line) {
+    if let Some(c) = re!(r"([^\s(]+\.tsx?)\((\d+),\d+\): error").captures(line) {
         frames.push(&c[1], &c[2], None, FrameKind::Compile, None);
     }
 }
 
 /// Go and the other languages: `file.ext:line`.
 fn other_frames(line: &str, frames: &mut Frames) {
-    static GO: OnceLock<Regex> = OnceLock::new();
-    static OTHER: OnceLock<Regex> = OnceLock::new();
-
-    for c in re(
-        &GO,
-        r"(?:^|[\s\x22])([\w./-]+\.go):(\d+)(?::\d+)?(?::|\s|$)",
-    )
-    .captures_iter(line)
-    {
+    for c in re!(r"(?:^|[\s\x22])([\w./-]+\.go):(\d+)(?::\d+)?(?::|\s|$)").captures_iter(line) {
         frames.push(&c[1], &c[2], None, FrameKind::Stack, None);
     }
-    for c in re(
-        &OTHER,
-        r"(?:^|[\s(])([\w./-]+\.(?:rb|c|cc|cpp|cxx|h|hpp|cs|swift|php|ex|exs|dart|lua|zig)):(\d+)",
+    for c in re!(
+        r"(?:^|[\s(])([\w./-]+\.(?:rb|c|cc|cpp|cxx|h|hpp|cs|swift|php|ex|exs|dart|lua|zig)):(\d+)"
     )
     .captures_iter(line)
     {

@@ -1,36 +1,20 @@
 //! Failure signatures and groups (DESIGN.md §5.3): the error line with
 //! everything that varies between occurrences of one bug stripped.
 
-use std::sync::OnceLock;
-
-use regex::Regex;
 use serde::Serialize;
 
 use crate::artifacts::test_results::Failure;
-
-fn re(cell: &'static OnceLock<Regex>, pattern: &str) -> &'static Regex {
-    cell.get_or_init(|| Regex::new(pattern).expect("valid regex"))
-}
+use crate::project::re;
 
 /// A message with everything that varies between occurrences of the same
 /// error stripped: quoted values, paths, hex, numbers (DESIGN.md §5.3).
 pub fn normalize_message(msg: &str) -> String {
-    static ANSI: OnceLock<Regex> = OnceLock::new();
-    static QUOTED: OnceLock<Regex> = OnceLock::new();
-    static HEX: OnceLock<Regex> = OnceLock::new();
-    static PATH: OnceLock<Regex> = OnceLock::new();
-    static NUM: OnceLock<Regex> = OnceLock::new();
-    static WS: OnceLock<Regex> = OnceLock::new();
-    let s = re(&ANSI, r"\x1b\[[0-9;?]*[ -/]*[@-~]").replace_all(msg, "");
-    let s = re(&QUOTED, r#"'[^'\n]*'|"[^"\n]*"|`[^`\n]*`"#).replace_all(&s, "<q>");
-    let s = re(&HEX, r"\b0x[0-9a-fA-F]+\b|\b[0-9a-f]{8,}\b").replace_all(&s, "<hex>");
-    let s = re(
-        &PATH,
-        r"(?:[A-Za-z]:)?[\w.~-]*[/\\][\w~-][\w./\\~-]*(?::\d+)*",
-    )
-    .replace_all(&s, "<path>");
-    let s = re(&NUM, r"\b\d+(?:\.\d+)?").replace_all(&s, "<n>");
-    re(&WS, r"\s+").replace_all(s.trim(), " ").into_owned()
+    let s = re!(r"\x1b\[[0-9;?]*[ -/]*[@-~]").replace_all(msg, "");
+    let s = re!(r#"'[^'\n]*'|"[^"\n]*"|`[^`\n]*`"#).replace_all(&s, "<q>");
+    let s = re!(r"\b0x[0-9a-fA-F]+\b|\b[0-9a-f]{8,}\b").replace_all(&s, "<hex>");
+    let s = re!(r"(?:[A-Za-z]:)?[\w.~-]*[/\\][\w~-][\w./\\~-]*(?::\d+)*").replace_all(&s, "<path>");
+    let s = re!(r"\b\d+(?:\.\d+)?").replace_all(&s, "<n>");
+    re!(r"\s+").replace_all(s.trim(), " ").into_owned()
 }
 
 /// The signature failures are grouped by: the error line (its type and

@@ -25,9 +25,7 @@ mod source;
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::OnceLock;
 
-use regex::Regex;
 use serde::Serialize;
 
 use crate::artifacts::fix_history::FixHistory;
@@ -36,7 +34,7 @@ use crate::artifacts::task::{
 };
 use crate::artifacts::test_results::{Failure, TestResults};
 use crate::error::Result;
-use crate::project::Lang;
+use crate::project::{Lang, re};
 use crate::render::Renderer;
 
 /// The one test-path rule, for callers that reach it through the analyzer.
@@ -69,10 +67,6 @@ const AMBIGUOUS_PER_GROUP: usize = 3;
 const MAX_CONFIDENCE: f64 = 0.85;
 /// Confidence of a group with no place found.
 const UNLOCATED: f64 = 0.15;
-
-fn re(cell: &'static OnceLock<Regex>, pattern: &str) -> &'static Regex {
-    cell.get_or_init(|| Regex::new(pattern).expect("valid regex"))
-}
 
 /// A location in a project file.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -258,9 +252,8 @@ fn pick(frames: &[(RawFrame, String)]) -> Option<(String, u32)> {
 /// A cargo doctest id: `rust_calc::src/lib.rs - divide (line 16)` (the
 /// target prefix is optional).
 fn doctest(id: &str) -> Option<(String, u32)> {
-    static DOC: OnceLock<Regex> = OnceLock::new();
     let name = crate::testing::id::split_libtest(id).1;
-    let c = re(&DOC, r"^(\S+\.rs) - .*\(line (\d+)\)$").captures(name)?;
+    let c = re!(r"^(\S+\.rs) - .*\(line (\d+)\)$").captures(name)?;
     Some((c[1].to_string(), c[2].parse().ok()?))
 }
 

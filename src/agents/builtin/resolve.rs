@@ -26,7 +26,7 @@ use regex::Regex;
 use super::defs::{Def, DefKind, code_only};
 use super::expr::{self, Call, Expr};
 use super::source::{Project, normalize};
-use crate::project::{Lang, is_test_path};
+use crate::project::{Lang, compile, is_test_path, parent_dir, re};
 
 /// How a target was found: the evidence behind it, strongest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
@@ -115,10 +115,6 @@ impl Target {
         let hops = self.via.iter().filter(|v| v.starts_with("wrapper")).count() as f64;
         (self.how.confidence() - 0.05 * hops).max(0.05)
     }
-}
-
-fn re(cell: &'static OnceLock<Regex>, pattern: &str) -> &'static Regex {
-    cell.get_or_init(|| Regex::new(pattern).expect("valid regex"))
 }
 
 /// What a name in a file stands for, from its imports.
@@ -254,13 +250,9 @@ impl<'a> Resolver<'a> {
     /// checks: called on that line, or assigned to a name the line uses
     /// earlier in the same function.
     fn asserted_callee(&self, file: &str, line: u32, around: &Target) -> Option<Target> {
-        static ASSERTION: OnceLock<Regex> = OnceLock::new();
         let scope = self.scope(file, line)?;
         let text = code_only(scope.lines.get(line as usize - 1)?);
-        if !re(
-            &ASSERTION,
-            r"\b(?:debug_)?assert(?:_eq|_ne)?!\s*\(|\.(?:unwrap|expect|unwrap_err)\s*\(|^\s*assert\b|\bassert\w*\s*\(",
-        )
+        if !re!(r"\b(?:debug_)?assert(?:_eq|_ne)?!\s*\(|\.(?:unwrap|expect|unwrap_err)\s*\(|^\s*assert\b|\bassert\w*\s*\(")
         .is_match(&text)
         {
             return None;
@@ -883,11 +875,11 @@ impl<'a> Resolver<'a> {
 
     /// The Go files of `file`'s package (its directory).
     fn go_package(&self, file: &str) -> Vec<String> {
-        let dir = parent(file);
+        let dir = parent_dir(file);
         self.project
             .files()
             .iter()
-            .filter(|f| parent(f) == dir && Lang::family_of(f) == Some(Lang::Go))
+            .filter(|f| parent_dir(f) == dir && Lang::family_of(f) == Some(Lang::Go))
             .cloned()
             .collect()
     }
@@ -1230,7 +1222,6 @@ impl<'a> Resolver<'a> {
     /// The type a local variable or parameter was declared or assigned
     /// with, in the function around the scope's line.
     fn declared(&self, scope: &Scope, var: &str, depth: usize) -> Option<String> {
-        static GO_VAR: OnceLock<Regex> = OnceLock::new();
         if let Some(f) = &scope.func
             && let Some((_, Some(t))) = f.params.iter().find(|(n, _)| n == var)
         {
@@ -1256,7 +1247,7 @@ impl<'a> Resolver<'a> {
                 continue;
             }
             if scope.lang == Lang::Go
-                && let Some(c) = re(&GO_VAR, r"\bvar\s+(\w+)\s+([\w.*\[\]]+)").captures(&code)
+                && let Some(c) = re!(r"\bvar\s+(\w+)\s+([\w.*\[\]]+)").captures(&code)
                 && &c[1] == var
             {
                 return super::defs::type_name(&c[2]);
@@ -1349,11 +1340,8 @@ impl<'a> Resolver<'a> {
     }
 
     fn python_binding(&self, file: &str, lines: &[String], name: &str) -> Option<Binding> {
-        static FROM: OnceLock<Regex> = OnceLock::new();
-        static IMPORT: OnceLock<Regex> = OnceLock::new();
         for l in lines {
-            if let Some(c) = re(&FROM, r"^\s*from\s+(\.*[\w.]*)\s+import\s+\(?([^)#]+)").captures(l)
-            {
+            if let Some(c) = re!(r"^\s*from\s+(\.*[\w.]*)\s+import\s+\(?([^)#]+)").captures(l) {
                 for part in c[2].split(',') {
                     let mut words = part.split_whitespace();
                     let Some(sym) = words.next() else { continue };
@@ -1378,7 +1366,7 @@ impl<'a> Resolver<'a> {
                     });
                 }
             }
-            if let Some(c) = re(&IMPORT, r"^\s*import\s+([\w.]+)(?:\s+as\s+(\w+))?").captures(l) {
+            if let Some(c) = re!(r"^\s*import\s+([\w.]+)(?:\s+as\s+(\w+))?").captures(l) {
                 let module = &c[1];
                 let local = c.get(2).map_or_else(
                     || module.split('.').next().unwrap_or(module),
@@ -1401,18 +1389,18 @@ impl<'a> Resolver<'a> {
         let rest = module[dots..].replace('.', "/");
         let mut bases: Vec<String> = Vec::new();
         if dots > 0 {
-            let mut dir = parent(from).to_string();
+            let mut dir = parent_dir(from).to_string();
             for _ in 1..dots {
-                dir = parent(&dir).to_string();
+                dir = parent_dir(&dir).to_string();
             }
             bases.push(dir);
         } else {
             bases.extend(["".to_string(), "src".to_string(), "lib".to_string()]);
             // Test directories put their parent on the path (rootdir).
-            let mut d = parent(from).to_string();
+            let mut d = parent_dir(from).to_string();
             while !d.is_empty() {
                 bases.push(d.clone());
-                d = parent(&d).to_string();
+                d = parent_dir(&d).to_string();
             }
         }
         for base in bases {
@@ -1435,13 +1423,8 @@ impl<'a> Resolver<'a> {
     }
 
     fn js_binding(&self, file: &str, lines: &[String], name: &str) -> Option<Binding> {
-        static IMPORT: OnceLock<Regex> = OnceLock::new();
-        static REQUIRE: OnceLock<Regex> = OnceLock::new();
         let text = lines.join("\n");
-        for c in re(
-            &IMPORT,
-            r#"(?m)^\s*import\s+(?:type\s+)?(?:([\w$]+)\s*,?\s*)?(?:\*\s+as\s+([\w$]+)|\{([^}]*)\})?\s*from\s*['"]([^'"]+)['"]"#,
-        )
+        for c in re!(r#"(?m)^\s*import\s+(?:type\s+)?(?:([\w$]+)\s*,?\s*)?(?:\*\s+as\s+([\w$]+)|\{([^}]*)\})?\s*from\s*['"]([^'"]+)['"]"#)
         .captures_iter(&text)
         {
             let spec = &c[4];
@@ -1473,10 +1456,7 @@ impl<'a> Resolver<'a> {
                 });
             }
         }
-        for c in re(
-            &REQUIRE,
-            r#"(?:const|let|var)\s+(?:([\w$]+)|\{([^}]*)\})\s*=\s*require\(\s*['"]([^'"]+)['"]\s*\)(?:\.([\w$]+))?"#,
-        )
+        for c in re!(r#"(?:const|let|var)\s+(?:([\w$]+)|\{([^}]*)\})\s*=\s*require\(\s*['"]([^'"]+)['"]\s*\)(?:\.([\w$]+))?"#)
         .captures_iter(&text)
         {
             let spec = &c[3];
@@ -1508,7 +1488,7 @@ impl<'a> Resolver<'a> {
         if !spec.starts_with('.') {
             return None;
         }
-        let joined = normalize(&format!("{}/{spec}", parent(from)));
+        let joined = normalize(&format!("{}/{spec}", parent_dir(from)));
         let stem = joined
             .strip_suffix(".js")
             .or_else(|| joined.strip_suffix(".mjs"))
@@ -1527,13 +1507,8 @@ impl<'a> Resolver<'a> {
     }
 
     fn go_binding(&self, lines: &[String], name: &str) -> Option<Binding> {
-        static IMPORT: OnceLock<Regex> = OnceLock::new();
         let text = lines.join("\n");
-        for c in re(
-            &IMPORT,
-            r#"(?m)^\s*(?:import\s+)?(?:(\w+)\s+)?"([\w./-]+)"\s*$"#,
-        )
-        .captures_iter(&text)
+        for c in re!(r#"(?m)^\s*(?:import\s+)?(?:(\w+)\s+)?"([\w./-]+)"\s*$"#).captures_iter(&text)
         {
             let path = &c[2];
             let local = c
@@ -1550,7 +1525,7 @@ impl<'a> Resolver<'a> {
                 .iter()
                 .filter(|f| {
                     Lang::family_of(f) == Some(Lang::Go) && !is_test_path(f) && {
-                        let dir = parent(f);
+                        let dir = parent_dir(f);
                         !dir.is_empty() && path.ends_with(&format!("/{dir}"))
                     }
                 })
@@ -1569,9 +1544,8 @@ impl<'a> Resolver<'a> {
     /// as D}`, `use super::g`, `use a::b` (a module), relative to the crate
     /// root (the nearest `Cargo.toml`'s `src/lib.rs` or `src/main.rs`).
     fn rust_binding(&self, file: &str, lines: &[String], name: &str) -> Option<Binding> {
-        static USE: OnceLock<Regex> = OnceLock::new();
         let text = lines.join("\n");
-        for c in re(&USE, r"(?m)^\s*(?:pub(?:\([^)]*\))?\s+)?use\s+([^;]+);").captures_iter(&text) {
+        for c in re!(r"(?m)^\s*(?:pub(?:\([^)]*\))?\s+)?use\s+([^;]+);").captures_iter(&text) {
             for path in expand_use(c[1].trim()) {
                 let (segments, local) = match path.split_once(" as ") {
                     Some((p, alias)) => (p.trim().to_string(), alias.trim().to_string()),
@@ -1606,7 +1580,7 @@ impl<'a> Resolver<'a> {
     /// The file of a Rust module path seen from `from`.
     fn rust_module(&self, from: &str, path: &[&str]) -> Option<String> {
         // The crate: the nearest directory with a Cargo.toml.
-        let mut dir = parent(from).to_string();
+        let mut dir = parent_dir(from).to_string();
         let manifest = loop {
             let manifest = if dir.is_empty() {
                 "Cargo.toml".to_string()
@@ -1619,7 +1593,7 @@ impl<'a> Resolver<'a> {
             if dir.is_empty() {
                 return None;
             }
-            dir = parent(&dir).to_string();
+            dir = parent_dir(&dir).to_string();
         };
         let src = if dir.is_empty() {
             "src".to_string()
@@ -1640,7 +1614,7 @@ impl<'a> Resolver<'a> {
             Some(first) if crate_name.as_deref() == Some(*first) => (root_file.clone(), &path[1..]),
             Some(&"self") => (from.to_string(), &path[1..]),
             Some(&"super") => {
-                let up = parent(&module_dir(from)).to_string();
+                let up = parent_dir(&module_dir(from)).to_string();
                 let file = [format!("{up}.rs"), format!("{up}/mod.rs")]
                     .into_iter()
                     .find(|f| self.project.contains(f))
@@ -1665,9 +1639,6 @@ impl<'a> Resolver<'a> {
     /// (JS `export … from`, `module.exports = { … }`, Python `__init__`
     /// imports).
     fn export(&self, file: &str, symbol: &str, depth: usize) -> Option<(String, Def)> {
-        static DEFAULT: OnceLock<Regex> = OnceLock::new();
-        static REEXPORT: OnceLock<Regex> = OnceLock::new();
-        static STAR: OnceLock<Regex> = OnceLock::new();
         if depth > 6 {
             return None;
         }
@@ -1694,7 +1665,7 @@ impl<'a> Resolver<'a> {
                         .filter(|s| !s.is_empty())
                         .map(str::to_string);
                 }
-                re(&DEFAULT, r"^\s*module\.exports\s*=\s*([\w$]+)\s*;?\s*$")
+                re!(r"^\s*module\.exports\s*=\s*([\w$]+)\s*;?\s*$")
                     .captures(l)
                     .map(|c| c[1].to_string())
             });
@@ -1704,19 +1675,14 @@ impl<'a> Resolver<'a> {
             return Some((file.to_string(), d.clone()));
         }
         if lang == Some(Lang::Js) {
-            for c in re(
-                &REEXPORT,
-                r#"export\s*\{([^}]*)\}\s*from\s*['"]([^'"]+)['"]"#,
-            )
-            .captures_iter(&text)
-            {
+            for c in re!(r#"export\s*\{([^}]*)\}\s*from\s*['"]([^'"]+)['"]"#).captures_iter(&text) {
                 if let Some(orig) = named_list(&c[1], &symbol, " as ")
                     && let Some(f) = self.js_module(file, &c[2])
                 {
                     return self.export(&f, &orig, depth + 1);
                 }
             }
-            for c in re(&STAR, r#"export\s*\*\s*from\s*['"]([^'"]+)['"]"#).captures_iter(&text) {
+            for c in re!(r#"export\s*\*\s*from\s*['"]([^'"]+)['"]"#).captures_iter(&text) {
                 if let Some(f) = self.js_module(file, &c[1])
                     && let Some(found) = self.export(&f, &symbol, depth + 1)
                 {
@@ -1770,9 +1736,9 @@ fn differing_text(message: &str) -> Vec<String> {
     static IN: OnceLock<Regex> = OnceLock::new();
     static MISSING: OnceLock<Regex> = OnceLock::new();
     let lit = r#"'((?:[^'\\\n]|\\.)*)'|"((?:[^"\\\n]|\\.)*)""#;
-    let pair = re(&PAIR, &format!(r"(?:{lit}) != (?:{lit})"));
-    let inside = re(&IN, &format!(r"assert (?:{lit}) (?:not )?in (?:{lit})"));
-    let missing = re(&MISSING, &format!(r"(?:{lit}) is not in list"));
+    let pair = PAIR.get_or_init(|| compile(&format!(r"(?:{lit}) != (?:{lit})")));
+    let inside = IN.get_or_init(|| compile(&format!(r"assert (?:{lit}) (?:not )?in (?:{lit})")));
+    let missing = MISSING.get_or_init(|| compile(&format!(r"(?:{lit}) is not in list")));
     let mut pairs: Vec<(String, String)> = Vec::new();
     let text = |c: &regex::Captures, a: usize| {
         c.get(a)
@@ -1850,7 +1816,7 @@ fn body_lines(lines: &[String], def: &Def) -> Vec<u32> {
 fn module_dir(file: &str) -> String {
     let name = file.rsplit('/').next().unwrap_or(file);
     if matches!(name, "lib.rs" | "main.rs" | "mod.rs") {
-        parent(file).to_string()
+        parent_dir(file).to_string()
     } else {
         file.trim_end_matches(".rs").to_string()
     }
@@ -1922,20 +1888,15 @@ fn factory_name(name: &str) -> bool {
     .any(|p| lower.starts_with(p))
 }
 
-fn parent(path: &str) -> &str {
-    path.rsplit_once('/').map_or("", |(d, _)| d)
-}
-
 fn shares_dir(a: &str, b: &str) -> bool {
-    let (da, db) = (parent(a), parent(b));
+    let (da, db) = (parent_dir(a), parent_dir(b));
     da == db || (!da.is_empty() && (db.starts_with(da) || da.starts_with(db)))
 }
 
 /// The constant text before the first placeholder of each string literal
 /// on a line (`"did not match {}"` → `did not match `).
 fn literal_prefixes(line: &str) -> Vec<String> {
-    static LIT: OnceLock<Regex> = OnceLock::new();
-    re(&LIT, r#""((?:\\.|[^"\\])*)"|'((?:\\.|[^'\\])*)'|`([^`]*)`"#)
+    re!(r#""((?:\\.|[^"\\])*)"|'((?:\\.|[^'\\])*)'|`([^`]*)`"#)
         .captures_iter(line)
         .filter_map(|c| c.get(1).or(c.get(2)).or(c.get(3)))
         .map(|m| {

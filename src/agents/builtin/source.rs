@@ -8,14 +8,11 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::{Component, Path};
 use std::rc::Rc;
-use std::sync::OnceLock;
-
-use regex::Regex;
 
 use super::defs::{self, Def};
 
 pub use crate::project::{Lang, is_foreign_path};
-use crate::project::{PathRole, classify};
+use crate::project::{PathRole, classify, re};
 
 /// Files bigger than this are not read.
 const MAX_FILE_BYTES: u64 = 1024 * 1024;
@@ -293,22 +290,13 @@ impl From<&Def> for FnSpan {
     }
 }
 
-fn re(cell: &'static OnceLock<Regex>, pattern: &str) -> &'static Regex {
-    cell.get_or_init(|| Regex::new(pattern).expect("valid regex"))
-}
-
 /// Import specifiers written in a file (module paths, require() strings).
 pub fn imports(lines: &[String], lang: Lang) -> Vec<String> {
-    static PY_FROM: OnceLock<Regex> = OnceLock::new();
-    static PY_IMPORT: OnceLock<Regex> = OnceLock::new();
-    static JS: OnceLock<Regex> = OnceLock::new();
-    static RUST: OnceLock<Regex> = OnceLock::new();
-    static JAVA: OnceLock<Regex> = OnceLock::new();
     let mut out = Vec::new();
     for l in lines {
         match lang {
             Lang::Python => {
-                if let Some(c) = re(&PY_FROM, r"^\s*from\s+([\w.]+)\s+import\s+(.+)").captures(l) {
+                if let Some(c) = re!(r"^\s*from\s+([\w.]+)\s+import\s+(.+)").captures(l) {
                     out.push(c[1].to_string());
                     for name in c[2].split(',') {
                         let n = name.trim().trim_matches(|ch| ch == '(' || ch == ')');
@@ -317,27 +305,25 @@ pub fn imports(lines: &[String], lang: Lang) -> Vec<String> {
                             out.push(format!("{}.{n}", &c[1]));
                         }
                     }
-                } else if let Some(c) = re(&PY_IMPORT, r"^\s*import\s+([\w.]+)").captures(l) {
+                } else if let Some(c) = re!(r"^\s*import\s+([\w.]+)").captures(l) {
                     out.push(c[1].to_string());
                 }
             }
             Lang::Js => {
-                for c in re(
-                    &JS,
-                    r#"(?:require\s*\(\s*|import\s*\(\s*|from\s+|import\s+)['"]([^'"]+)['"]"#,
-                )
-                .captures_iter(l)
+                for c in
+                    re!(r#"(?:require\s*\(\s*|import\s*\(\s*|from\s+|import\s+)['"]([^'"]+)['"]"#)
+                        .captures_iter(l)
                 {
                     out.push(c[1].to_string());
                 }
             }
             Lang::Rust => {
-                if let Some(c) = re(&RUST, r"^\s*(?:pub\s+)?use\s+([\w:]+)").captures(l) {
+                if let Some(c) = re!(r"^\s*(?:pub\s+)?use\s+([\w:]+)").captures(l) {
                     out.push(c[1].to_string());
                 }
             }
             Lang::Java => {
-                if let Some(c) = re(&JAVA, r"^\s*import\s+(?:static\s+)?([\w.]+)").captures(l) {
+                if let Some(c) = re!(r"^\s*import\s+(?:static\s+)?([\w.]+)").captures(l) {
                     out.push(c[1].to_string());
                 }
             }

@@ -2,12 +2,9 @@
 //! code symbols to find the files a request is about.
 
 use std::collections::BTreeSet;
-use std::sync::OnceLock;
-
-use regex::Regex;
 
 use super::files::words;
-use crate::project::Lang;
+use crate::project::{Lang, re};
 
 /// Words that say nothing about *where* to test.
 const STOPWORDS: &[&str] = &[
@@ -204,43 +201,27 @@ pub fn first_match<'k>(keywords: &'k [String], text: &str) -> Option<&'k str> {
         .map(String::as_str)
 }
 
-fn re(cell: &'static OnceLock<Regex>, pattern: &str) -> &'static Regex {
-    cell.get_or_init(|| Regex::new(pattern).expect("valid regex"))
-}
-
 /// Public definitions of a source file, in order, at most `max`: what a
 /// test for it should call. Rust `pub` items, Python top-level names
 /// without a leading `_`, JS/TS functions, classes and exports, Go
 /// exported names, Java public members.
 pub fn public_symbols(family: Lang, text: &str, max: usize) -> Vec<String> {
-    static RUST: OnceLock<Regex> = OnceLock::new();
-    static PY: OnceLock<Regex> = OnceLock::new();
-    static JS: OnceLock<Regex> = OnceLock::new();
-    static JS_EXPORTS: OnceLock<Regex> = OnceLock::new();
-    static GO: OnceLock<Regex> = OnceLock::new();
-    static JAVA: OnceLock<Regex> = OnceLock::new();
     let found: Vec<String> = match family {
-        Lang::Rust => re(
-            &RUST,
-            r"(?m)^\s*pub(?:\([^)]*\))?\s+(?:const\s+|async\s+|unsafe\s+|extern\s+\S+\s+)*(?:fn|struct|enum|trait|type|static|const)\s+([A-Za-z_]\w*)",
-        )
+        Lang::Rust => re!(r"(?m)^\s*pub(?:\([^)]*\))?\s+(?:const\s+|async\s+|unsafe\s+|extern\s+\S+\s+)*(?:fn|struct|enum|trait|type|static|const)\s+([A-Za-z_]\w*)")
         .captures_iter(text)
         .map(|c| c[1].to_string())
         .collect(),
-        Lang::Python => re(&PY, r"(?m)^(?:async\s+)?(?:def|class)\s+([A-Za-z]\w*)")
+        Lang::Python => re!(r"(?m)^(?:async\s+)?(?:def|class)\s+([A-Za-z]\w*)")
             .captures_iter(text)
             .map(|c| c[1].to_string())
             .collect(),
         Lang::Js => {
-            let mut v: Vec<String> = re(
-                &JS,
-                r"(?m)^\s*(?:export\s+(?:default\s+)?)?(?:async\s+)?(?:function\*?|class)\s+([A-Za-z_$][\w$]*)|^\s*export\s+(?:const|let|var)\s+([A-Za-z_$][\w$]*)|^\s*(?:module\.)?exports\.([A-Za-z_$][\w$]*)\s*=",
-            )
+            let mut v: Vec<String> = re!(r"(?m)^\s*(?:export\s+(?:default\s+)?)?(?:async\s+)?(?:function\*?|class)\s+([A-Za-z_$][\w$]*)|^\s*export\s+(?:const|let|var)\s+([A-Za-z_$][\w$]*)|^\s*(?:module\.)?exports\.([A-Za-z_$][\w$]*)\s*=")
             .captures_iter(text)
             .filter_map(|c| c.get(1).or_else(|| c.get(2)).or_else(|| c.get(3)).map(|m| m.as_str().to_string()))
             .collect();
             // `module.exports = { a, b }` lists what the file offers.
-            if let Some(c) = re(&JS_EXPORTS, r"module\.exports\s*=\s*\{([^}]*)\}").captures(text) {
+            if let Some(c) = re!(r"module\.exports\s*=\s*\{([^}]*)\}").captures(text) {
                 let listed: Vec<String> = c[1]
                     .split(',')
                     .filter_map(|p| p.split(':').next())
@@ -253,14 +234,11 @@ pub fn public_symbols(family: Lang, text: &str, max: usize) -> Vec<String> {
             }
             v
         }
-        Lang::Go => re(&GO, r"(?m)^func\s+(?:\([^)]*\)\s*)?([A-Z]\w*)|^type\s+([A-Z]\w*)")
+        Lang::Go => re!(r"(?m)^func\s+(?:\([^)]*\)\s*)?([A-Z]\w*)|^type\s+([A-Z]\w*)")
             .captures_iter(text)
             .filter_map(|c| c.get(1).or_else(|| c.get(2)).map(|m| m.as_str().to_string()))
             .collect(),
-        Lang::Java => re(
-            &JAVA,
-            r"(?m)^\s*public\s+(?:static\s+|final\s+|abstract\s+|synchronized\s+)*(?:(?:class|interface|enum|record)\s+([A-Za-z_]\w*)|[\w<>\[\], ?]+\s+([a-z_]\w*)\s*\()",
-        )
+        Lang::Java => re!(r"(?m)^\s*public\s+(?:static\s+|final\s+|abstract\s+|synchronized\s+)*(?:(?:class|interface|enum|record)\s+([A-Za-z_]\w*)|[\w<>\[\], ?]+\s+([a-z_]\w*)\s*\()")
         .captures_iter(text)
         .filter_map(|c| c.get(1).or_else(|| c.get(2)).map(|m| m.as_str().to_string()))
         .collect(),

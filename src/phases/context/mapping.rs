@@ -10,10 +10,8 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::OnceLock;
 
-use regex::Regex;
-
 use super::files::{FileClass, Kind, file_name, layer_of_test, parent_dir, stem};
-use crate::project::Lang;
+use crate::project::{Lang, re};
 
 /// What reading one file taught us.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -25,10 +23,6 @@ pub struct Facts {
     /// (`calc.ops`, `.sibling`), JS specifiers (`../src/math.js`), Go
     /// import paths, Java qualified names.
     pub imports: Vec<String>,
-}
-
-fn re(cell: &'static OnceLock<Regex>, pattern: &str) -> &'static Regex {
-    cell.get_or_init(|| Regex::new(pattern).expect("valid regex"))
 }
 
 /// Rust: inline test items. Works on raw bytes so a whole source file is
@@ -176,13 +170,9 @@ impl UseParser<'_> {
 }
 
 fn python_imports(text: &str) -> Vec<String> {
-    static FROM: OnceLock<Regex> = OnceLock::new();
-    static IMPORT: OnceLock<Regex> = OnceLock::new();
-    let from = re(
-        &FROM,
-        r"(?m)^[ \t]*from[ \t]+(\.*[A-Za-z_0-9.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#]+)",
-    );
-    let import = re(&IMPORT, r"(?m)^[ \t]*import[ \t]+([A-Za-z_0-9., \t]+)");
+    let from =
+        re!(r"(?m)^[ \t]*from[ \t]+(\.*[A-Za-z_0-9.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#]+)");
+    let import = re!(r"(?m)^[ \t]*import[ \t]+([A-Za-z_0-9., \t]+)");
     let mut out = Vec::new();
     for c in from.captures_iter(text) {
         let module = c[1].to_string();
@@ -213,15 +203,11 @@ fn python_imports(text: &str) -> Vec<String> {
 }
 
 fn js_imports(text: &str) -> Vec<String> {
-    static CALL: OnceLock<Regex> = OnceLock::new();
-    static FROM: OnceLock<Regex> = OnceLock::new();
-    static BARE: OnceLock<Regex> = OnceLock::new();
-    let call = re(
-        &CALL,
-        r#"\b(?:require|import|jest\.mock|vi\.mock|jest\.requireActual)\s*\(\s*['"]([^'"\n]+)['"]"#,
+    let call = re!(
+        r#"\b(?:require|import|jest\.mock|vi\.mock|jest\.requireActual)\s*\(\s*['"]([^'"\n]+)['"]"#
     );
-    let from = re(&FROM, r#"\bfrom\s*['"]([^'"\n]+)['"]"#);
-    let bare = re(&BARE, r#"(?m)^\s*import\s*['"]([^'"\n]+)['"]"#);
+    let from = re!(r#"\bfrom\s*['"]([^'"\n]+)['"]"#);
+    let bare = re!(r#"(?m)^\s*import\s*['"]([^'"\n]+)['"]"#);
     call.captures_iter(text)
         .chain(from.captures_iter(text))
         .chain(bare.captures_iter(text))
@@ -230,12 +216,9 @@ fn js_imports(text: &str) -> Vec<String> {
 }
 
 fn go_imports(text: &str) -> Vec<String> {
-    static SINGLE: OnceLock<Regex> = OnceLock::new();
-    static BLOCK: OnceLock<Regex> = OnceLock::new();
-    static QUOTED: OnceLock<Regex> = OnceLock::new();
-    let single = re(&SINGLE, r#"(?m)^\s*import\s+(?:[A-Za-z_.]+\s+)?"([^"]+)""#);
-    let block = re(&BLOCK, r"(?s)\bimport\s*\(([^)]*)\)");
-    let quoted = re(&QUOTED, r#""([^"\n]+)""#);
+    let single = re!(r#"(?m)^\s*import\s+(?:[A-Za-z_.]+\s+)?"([^"]+)""#);
+    let block = re!(r"(?s)\bimport\s*\(([^)]*)\)");
+    let quoted = re!(r#""([^"\n]+)""#);
     let mut out: Vec<String> = single
         .captures_iter(text)
         .map(|c| c[1].to_string())
@@ -247,14 +230,10 @@ fn go_imports(text: &str) -> Vec<String> {
 }
 
 fn java_imports(text: &str) -> Vec<String> {
-    static R: OnceLock<Regex> = OnceLock::new();
-    re(
-        &R,
-        r"(?m)^\s*import\s+(?:static\s+)?([A-Za-z_][\w.]*(?:\.\*)?)\s*;",
-    )
-    .captures_iter(text)
-    .map(|c| c[1].to_string())
-    .collect()
+    re!(r"(?m)^\s*import\s+(?:static\s+)?([A-Za-z_][\w.]*(?:\.\*)?)\s*;")
+        .captures_iter(text)
+        .map(|c| c[1].to_string())
+        .collect()
 }
 
 pub use crate::project::{go_module_path, rust_crate_name};

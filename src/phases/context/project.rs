@@ -32,24 +32,15 @@ pub fn is_manifest(path: &str) -> bool {
     ) || (name.starts_with("requirements") && name.ends_with(".txt"))
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Kind2 {
-    WebUi,
-    ApiService,
-    Cli,
-    Library,
-    DesktopApp,
-}
-
-impl Kind2 {
-    fn as_str(self) -> &'static str {
-        match self {
-            Kind2::WebUi => "web-ui",
-            Kind2::ApiService => "api-service",
-            Kind2::Cli => "cli",
-            Kind2::Library => "library",
-            Kind2::DesktopApp => "desktop-app",
-        }
+named_enum! {
+    plain
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+    enum Kind2 {
+        WebUi = "web-ui",
+        ApiService = "api-service",
+        Cli = "cli",
+        Library = "library",
+        DesktopApp = "desktop-app",
     }
 }
 

@@ -13,6 +13,7 @@ use serde::Deserialize;
 
 use super::{Bounded, LineParser, ParsedCase, ParsedRun, Status, error_line, excerpt, strip_ansi};
 use crate::artifacts::test_results::Layer;
+use crate::project::compile;
 
 /// Parse `go test -json` output. `module` (from go.mod) maps package paths
 /// to directories so `calc_test.go:23` becomes `calc/calc_test.go`.
@@ -57,12 +58,10 @@ pub struct Parser {
 }
 
 static BUILD_FAILED: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^FAIL\s+(\S+)\s+\[(build|setup) failed\]\s*$").unwrap());
-static HEADER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^# (\S+)").unwrap());
-static DIAG: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^(\S+\.go):(\d+)(?::\d+)?: (.*)$").unwrap());
-static TEST_OUT: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^\s+(\S+\.go):(\d+): (.*)$").unwrap());
+    LazyLock::new(|| compile(r"^FAIL\s+(\S+)\s+\[(build|setup) failed\]\s*$"));
+static HEADER: LazyLock<Regex> = LazyLock::new(|| compile(r"^# (\S+)"));
+static DIAG: LazyLock<Regex> = LazyLock::new(|| compile(r"^(\S+\.go):(\d+)(?::\d+)?: (.*)$"));
+static TEST_OUT: LazyLock<Regex> = LazyLock::new(|| compile(r"^\s+(\S+\.go):(\d+): (.*)$"));
 
 impl Parser {
     pub fn new(module: Option<&str>) -> Parser {

@@ -114,7 +114,7 @@ pub fn parse(json: &str) -> Result<ParsedRun, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::parse::fixture;
+    use crate::testing::parse::{failed, fixture, ids};
 
     #[test]
     fn jest_json_report() {
@@ -125,12 +125,7 @@ mod tests {
         assert_eq!(run.count(Status::Failed), 2);
         assert_eq!(run.count(Status::Skipped), 1);
         assert!(run.static_errors.is_empty());
-        let failed: Vec<_> = run
-            .cases
-            .iter()
-            .filter(|c| c.status == Status::Failed)
-            .map(|c| (c.id.as_str(), c.file.as_deref(), c.line, c.error.as_str()))
-            .collect();
+        let failed = failed(&run);
         let (e1, e2) = (
             "Error: expect(received).toBe(expected) // Object.is equality: expected 9, received 3",
             "Error: expect(received).toBe(expected) // Object.is equality: expected \"tiny-test-fixture\", received \"tiny-test fixture\"",
@@ -152,12 +147,7 @@ mod tests {
                 ),
             ]
         );
-        let skipped: Vec<_> = run
-            .cases
-            .iter()
-            .filter(|c| c.status == Status::Skipped)
-            .map(|c| c.id.as_str())
-            .collect();
+        let skipped = ids(&run, Status::Skipped);
         assert_eq!(
             skipped,
             vec!["test/math.test.js › math › handles bigint division"]

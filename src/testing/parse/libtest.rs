@@ -18,6 +18,7 @@ use super::{
     Bounded, CompileErrors, LineParser, ParsedCase, ParsedRun, Status, rust_panic, strip_ansi,
 };
 use crate::artifacts::test_results::Layer;
+use crate::project::{compile, re};
 use crate::testing::id;
 
 /// Parse a whole `cargo test` output.
@@ -64,18 +65,15 @@ pub struct Parser {
 }
 
 static RUNNING: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^\s+Running (?:unittests )?(\S+)(?: \((\S+)\))?\s*$").unwrap());
-static DOCTESTS: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^\s+Doc-tests (\S+)\s*$").unwrap());
-static TEST_LINE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^test (.+?) \.\.\. (ok|FAILED|ignored(?:, .*)?|bench:.*)\s*$").unwrap()
-});
+    LazyLock::new(|| compile(r"^\s+Running (?:unittests )?(\S+)(?: \((\S+)\))?\s*$"));
+static DOCTESTS: LazyLock<Regex> = LazyLock::new(|| compile(r"^\s+Doc-tests (\S+)\s*$"));
+static TEST_LINE: LazyLock<Regex> =
+    LazyLock::new(|| compile(r"^test (.+?) \.\.\. (ok|FAILED|ignored(?:, .*)?|bench:.*)\s*$"));
 static SECTION: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^---- (.+?) (stdout|stderr) ----\s*$").unwrap());
-static DOCTEST_NAME: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^(\S+) - .*\(line (\d+)\)").unwrap());
+    LazyLock::new(|| compile(r"^---- (.+?) (stdout|stderr) ----\s*$"));
+static DOCTEST_NAME: LazyLock<Regex> = LazyLock::new(|| compile(r"^(\S+) - .*\(line (\d+)\)"));
 static CRASH: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"process didn't exit successfully: .*\((signal: .*|exit status: .*)\)").unwrap()
+    compile(r"process didn't exit successfully: .*\((signal: .*|exit status: .*)\)")
 });
 
 /// libtest's mode suffixes on a test line (`test x - should panic ... ok`):
@@ -91,10 +89,10 @@ pub fn strip_mode_suffix(name: &str) -> &str {
 
 /// The target name of a test binary path: `target/debug/deps/a-0123…` → `a`.
 fn binary_name(path: &str) -> String {
-    static HASH: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"-[0-9a-f]{16}$").unwrap());
+    let hash = re!(r"-[0-9a-f]{16}$");
     let file = path.rsplit(['/', '\\']).next().unwrap_or(path);
     let file = file.strip_suffix(".exe").unwrap_or(file);
-    HASH.replace(file, "").into_owned()
+    hash.replace(file, "").into_owned()
 }
 
 impl Parser {
@@ -261,15 +259,7 @@ impl LineParser for Parser {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::parse::{fixture, statuses};
-
-    fn ids(run: &ParsedRun, status: Status) -> Vec<&str> {
-        run.cases
-            .iter()
-            .filter(|c| c.status == status)
-            .map(|c| c.id.as_str())
-            .collect()
-    }
+    use crate::testing::parse::{fixture, ids, statuses};
 
     #[test]
     fn cargo_test_no_fail_fast() {

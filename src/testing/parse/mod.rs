@@ -18,6 +18,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use crate::artifacts::test_results::{CaseStatus, Layer};
+use crate::project::{compile, re};
 
 /// Longest message excerpt kept per failure, in bytes.
 pub const MESSAGE_MAX: usize = 4000;
@@ -180,26 +181,19 @@ impl TextFormat {
 
 /// Guess the format of an output from its text (head and tail are enough).
 pub fn sniff(text: &str) -> Option<TextFormat> {
-    static NEXTEST: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"(?m)^\s*(Starting \d+ tests? across \d+ binar|Summary \[)").unwrap()
-    });
-    static LIBTEST: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"(?m)^(test .+ \.\.\. (ok|FAILED|ignored)|running \d+ tests?$|test result: )")
-            .unwrap()
-    });
-    static TAP: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"(?m)^(TAP version \d+|\s*(not )?ok \d+( |$)|1\.\.\d+$)").unwrap()
-    });
-    static GOJSON: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r#"(?m)^\{"Time":"[^"]*","Action":""#).unwrap());
+    let nextest = re!(r"(?m)^\s*(Starting \d+ tests? across \d+ binar|Summary \[)");
+    let libtest =
+        re!(r"(?m)^(test .+ \.\.\. (ok|FAILED|ignored)|running \d+ tests?$|test result: )");
+    let tap = re!(r"(?m)^(TAP version \d+|\s*(not )?ok \d+( |$)|1\.\.\d+$)");
+    let gojson = re!(r#"(?m)^\{"Time":"[^"]*","Action":""#);
     let text = strip_ansi(text);
-    if GOJSON.is_match(&text) {
+    if gojson.is_match(&text) {
         Some(TextFormat::GoJson)
-    } else if NEXTEST.is_match(&text) {
+    } else if nextest.is_match(&text) {
         Some(TextFormat::Nextest)
-    } else if LIBTEST.is_match(&text) {
+    } else if libtest.is_match(&text) {
         Some(TextFormat::Libtest)
-    } else if TAP.is_match(&text) {
+    } else if tap.is_match(&text) {
         Some(TextFormat::Tap)
     } else {
         None
@@ -208,11 +202,9 @@ pub fn sniff(text: &str) -> Option<TextFormat> {
 
 /// Remove ANSI escape sequences (colours, cursor moves).
 pub fn strip_ansi(s: &str) -> std::borrow::Cow<'_, str> {
-    static ANSI: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"\x1b(\[[0-9;?]*[ -/]*[@-~]|\][^\x07]*\x07|[@-Z\\-_])").unwrap()
-    });
+    let ansi = re!(r"\x1b(\[[0-9;?]*[ -/]*[@-~]|\][^\x07]*\x07|[@-Z\\-_])");
     if s.contains('\x1b') {
-        ANSI.replace_all(s, "")
+        ansi.replace_all(s, "")
     } else {
         std::borrow::Cow::Borrowed(s)
     }
@@ -243,8 +235,7 @@ pub fn error_line(text: &str) -> String {
 /// The actual/expected values printed after a lead-in line, in one short
 /// phrase; `None` when the lead-in already says it all.
 fn values_after(first: &str, rest: &[&str]) -> Option<String> {
-    static NODE_INLINE: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"^\S.* (!==|!=|===|==) \S.*$").unwrap());
+    let node_inline = re!(r"^\S.* (!==|!=|===|==) \S.*$");
     let short = |s: &str| {
         let s = s.trim();
         if s.len() <= VALUE_MAX {
@@ -292,7 +283,7 @@ fn values_after(first: &str, rest: &[&str]) -> Option<String> {
     if let Some(l) = rest
         .iter()
         .take(5)
-        .find(|l| NODE_INLINE.is_match(l) && !is_frame(l))
+        .find(|l| node_inline.is_match(l) && !is_frame(l))
     {
         return Some(short(l));
     }
@@ -410,21 +401,16 @@ fn foreign(path: &str) -> bool {
 /// in order, skipping paths that belong to dependencies or the runtime.
 /// ES-module stack frames print `file://` URLs; the path inside counts.
 pub fn locations(text: &str) -> Vec<Location> {
-    static LOC: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(
-            r#"(?:^|[\s(\[`'"❯>])(?:file://)?((?:[A-Za-z]:)?[\w.@~+/-]*[\w@~+-]\.[A-Za-z][A-Za-z0-9]{0,5}):(\d+)(?::\d+)?"#,
-        )
-        .unwrap()
-    });
-    static PY: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r#"File "([^"]+)", line (\d+)"#).unwrap());
+    let loc = re!(
+        r#"(?:^|[\s(\[`'"❯>])(?:file://)?((?:[A-Za-z]:)?[\w.@~+/-]*[\w@~+-]\.[A-Za-z][A-Za-z0-9]{0,5}):(\d+)(?::\d+)?"#
+    );
     let mut found: Vec<(usize, Location)> = Vec::new();
-    // PY cannot match without its literal start: it is compiled only for
-    // text that has one.
+    // The Python form cannot match without its literal start: it is
+    // compiled only for text that has one.
     let regexes: &[&Regex] = if text.contains("File \"") {
-        &[&LOC, &PY]
+        &[loc, re!(r#"File "([^"]+)", line (\d+)"#)]
     } else {
-        &[&LOC]
+        &[loc]
     };
     for re in regexes {
         for cap in re.captures_iter(text) {
@@ -482,11 +468,10 @@ pub struct Panic {
 
 pub fn parse_panic(line: &str) -> Option<Panic> {
     static NEW: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"^\s*thread '.*?'(?: \(\d+\))? panicked at (\S+?):(\d+):(\d+):\s*$").unwrap()
+        compile(r"^\s*thread '.*?'(?: \(\d+\))? panicked at (\S+?):(\d+):(\d+):\s*$")
     });
     static OLD: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"^\s*thread '.*?'(?: \(\d+\))? panicked at '(.*)', (\S+?):(\d+):(\d+)\s*$")
-            .unwrap()
+        compile(r"^\s*thread '.*?'(?: \(\d+\))? panicked at '(.*)', (\S+?):(\d+):(\d+)\s*$")
     });
     // Neither form matches without this literal; most lines lack it, and
     // the regexes are then never compiled.
@@ -534,13 +519,11 @@ pub fn rust_panic(text: &str) -> Option<(Option<Location>, String)> {
 /// (`note: test did not panic as expected at src/lib.rs:32:8`, the test's
 /// own line): its location and the note.
 pub fn did_not_panic(text: &str) -> Option<(Option<Location>, String)> {
-    static NOTE: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"(test did not panic as expected)(?: at (\S+?):(\d+):\d+)?").unwrap()
-    });
+    let note = re!(r"(test did not panic as expected)(?: at (\S+?):(\d+):\d+)?");
     if !text.contains("test did not panic as expected") {
         return None;
     }
-    let c = text.lines().find_map(|l| NOTE.captures(l))?;
+    let c = text.lines().find_map(|l| note.captures(l))?;
     let location = match (c.get(2), c.get(3).and_then(|n| n.as_str().parse().ok())) {
         (Some(file), Some(line)) => Some(Location {
             file: file.as_str().trim_start_matches("./").to_string(),
@@ -564,14 +547,10 @@ pub struct CompileErrors {
 impl CompileErrors {
     /// Feed one line; returns true when the line belonged to a diagnostic.
     pub fn line(&mut self, line: &str) -> bool {
-        static ERROR: LazyLock<Regex> =
-            LazyLock::new(|| Regex::new(r"^error(\[E\d+\])?: (.*)$").unwrap());
-        static ARROW: LazyLock<Regex> =
-            LazyLock::new(|| Regex::new(r"^\s*--> (\S+?):(\d+):(\d+)\s*$").unwrap());
-        static CRATE: LazyLock<Regex> = LazyLock::new(|| {
-            Regex::new(r"^error: could not compile `([^`]+)`(?: \(([^)]+)\))?").unwrap()
-        });
-        if let Some(c) = CRATE.captures(line) {
+        static ERROR: LazyLock<Regex> = LazyLock::new(|| compile(r"^error(\[E\d+\])?: (.*)$"));
+        let arrow = re!(r"^\s*--> (\S+?):(\d+):(\d+)\s*$");
+        let krate = re!(r"^error: could not compile `([^`]+)`(?: \(([^)]+)\))?");
+        if let Some(c) = krate.captures(line) {
             let name = match c.get(2) {
                 Some(kind) => format!("{} ({})", &c[1], kind.as_str()),
                 None => c[1].to_string(),
@@ -612,7 +591,7 @@ impl CompileErrors {
         }
         let diag = &mut self.diagnostics[i];
         if diag.1.is_none()
-            && let Some(c) = ARROW.captures(line)
+            && let Some(c) = arrow.captures(line)
         {
             diag.1 = Some(Location {
                 file: c[1].to_string(),
@@ -686,6 +665,26 @@ pub(crate) fn statuses(run: &ParsedRun) -> Vec<(&str, Status)> {
         .collect();
     v.sort_by_key(|(id, _)| *id);
     v
+}
+
+/// (id, file, line, error) of the failed cases, in order (tests only).
+#[cfg(test)]
+pub(crate) fn failed(run: &ParsedRun) -> Vec<(&str, Option<&str>, Option<u32>, &str)> {
+    run.cases
+        .iter()
+        .filter(|c| c.status == Status::Failed)
+        .map(|c| (c.id.as_str(), c.file.as_deref(), c.line, c.error.as_str()))
+        .collect()
+}
+
+/// The ids of the cases with `status`, in order (tests only).
+#[cfg(test)]
+pub(crate) fn ids(run: &ParsedRun, status: Status) -> Vec<&str> {
+    run.cases
+        .iter()
+        .filter(|c| c.status == status)
+        .map(|c| c.id.as_str())
+        .collect()
 }
 
 /// The path of a fixture under `fixtures/outputs/` (tests only).

@@ -15,23 +15,22 @@ use super::{
     Bounded, CompileErrors, LineParser, ParsedCase, ParsedRun, Status, rust_panic, strip_ansi,
 };
 use crate::artifacts::test_results::Layer;
+use crate::project::compile;
 
 pub fn parse(text: &str) -> ParsedRun {
     super::feed(Box::new(Parser::default()), text)
 }
 
 static STATUS: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
+    compile(
         r"^\s*(?:TRY \d+ )?(PASS|FAIL|FLAKY|LEAK|LEAK-FAIL|TIMEOUT|ABORT|SKIP|IGNORED|SIG[A-Z]+)\s+\[\s*[\d.]+s\]\s+(?:\(\s*\d+/\s*\d+\)\s+)?(\S+)\s+(\S.*?)\s*$",
     )
-    .unwrap()
 });
 static STARTING: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\s*Starting \d+ tests? across \d+ binar(?:y|ies)(?: \((\d+) tests? skipped\))?")
-        .unwrap()
+    compile(r"^\s*Starting \d+ tests? across \d+ binar(?:y|ies)(?: \((\d+) tests? skipped\))?")
 });
 static SUMMARY: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^\s*Summary \[[^\]]*\].*?(?:(\d+) skipped)?\s*$").unwrap());
+    LazyLock::new(|| compile(r"^\s*Summary \[[^\]]*\].*?(?:(\d+) skipped)?\s*$"));
 
 /// The layer and source file a nextest binary id points to: `crate` (lib
 /// unit tests), `crate::bin/name` (binary unit tests), `crate::name`
@@ -217,7 +216,7 @@ impl LineParser for Parser {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::parse::{fixture, statuses};
+    use crate::testing::parse::{failed, fixture, statuses};
 
     #[test]
     fn nextest_human_output() {
@@ -228,12 +227,7 @@ mod tests {
         assert_eq!(run.count(Status::Failed), 2);
         assert_eq!(run.unnamed_skipped, 1);
         assert!(run.static_errors.is_empty());
-        let failed: Vec<_> = run
-            .cases
-            .iter()
-            .filter(|c| c.status == Status::Failed)
-            .map(|c| (c.id.as_str(), c.file.as_deref(), c.line, c.error.as_str()))
-            .collect();
+        let failed = failed(&run);
         assert_eq!(
             failed,
             vec![

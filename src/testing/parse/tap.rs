@@ -13,6 +13,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::{LineParser, ParsedCase, ParsedRun, Status, best_location, error_line, strip_ansi};
+use crate::project::compile;
 
 pub fn parse(text: &str) -> ParsedRun {
     super::feed(Box::new(Parser::default()), text)
@@ -22,8 +23,9 @@ pub fn parse(text: &str) -> ParsedRun {
 pub const SEP: &str = " › ";
 
 static POINT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(\s*)(not ok|ok)\b(?:\s+\d+)?(?:\s*-\s*(.*?))?(?:\s+#\s*(SKIP|TODO|skip|todo)\b\s*(.*?))?\s*$")
-        .unwrap()
+    compile(
+        r"^(\s*)(not ok|ok)\b(?:\s+\d+)?(?:\s*-\s*(.*?))?(?:\s+#\s*(SKIP|TODO|skip|todo)\b\s*(.*?))?\s*$",
+    )
 });
 
 #[derive(Debug, Default, Clone)]
@@ -306,7 +308,7 @@ fn unquote(v: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::parse::fixture;
+    use crate::testing::parse::{failed, fixture};
 
     #[test]
     fn node_test_tap() {
@@ -316,12 +318,7 @@ mod tests {
         assert_eq!(run.count(Status::Passed), 7);
         assert_eq!(run.count(Status::Failed), 2);
         assert_eq!(run.count(Status::Skipped), 1);
-        let failed: Vec<_> = run
-            .cases
-            .iter()
-            .filter(|c| c.status == Status::Failed)
-            .map(|c| (c.id.as_str(), c.file.as_deref(), c.line, c.error.as_str()))
-            .collect();
+        let failed = failed(&run);
         assert_eq!(
             failed,
             vec![
@@ -339,12 +336,7 @@ mod tests {
                 ),
             ]
         );
-        let skipped: Vec<_> = run
-            .cases
-            .iter()
-            .filter(|c| c.status == Status::Skipped)
-            .map(|c| c.id.as_str())
-            .collect();
+        let skipped = crate::testing::parse::ids(&run, Status::Skipped);
         assert_eq!(
             skipped,
             vec!["test/math.test.js › math › handles bigint division"]
