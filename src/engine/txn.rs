@@ -320,21 +320,37 @@ impl SessionTxn {
         let _ = self.checkpoint();
     }
 
-    /// Replace the journal by one record of the current content of every
-    /// file it names and of the files `also` (two syncs): what the
-    /// session is, whoever last wrote each file.
-    fn compact(&mut self, also: Vec<PathBuf>) -> Result<()> {
+    /// Append to the journal one synced record of the current content of
+    /// every file it names and of the files `also`, with the content
+    /// given: what the session is, whoever last wrote each file. Appended,
+    /// not a new journal renamed over the old: no inode made or freed and
+    /// no directory sync; replay applies each file's last version, which
+    /// this record holds. A journal that cannot be appended to (not a
+    /// file of its own) is replaced (two syncs).
+    fn compact(&mut self, also: &[(PathBuf, Vec<u8>)]) -> Result<()> {
+        let given: std::collections::HashMap<&Path, &[u8]> = also
+            .iter()
+            .map(|(p, b)| (p.as_path(), b.as_slice()))
+            .collect();
         let mut files = self.journal.named(&self.dir);
-        files.extend(also);
-        let contents: Vec<(String, Vec<u8>)> = files
+        files.extend(also.iter().map(|(p, _)| p.clone()));
+        let contents: Vec<(String, std::borrow::Cow<[u8]>)> = files
             .iter()
             .filter_map(|f| {
                 let rel = f.strip_prefix(&self.dir).ok()?.to_str()?.to_string();
-                Some((rel, std::fs::read(f).ok()?))
+                let bytes = match given.get(f.as_path()) {
+                    Some(b) => std::borrow::Cow::Borrowed(*b),
+                    None => std::borrow::Cow::Owned(std::fs::read(f).ok()?),
+                };
+                Some((rel, bytes))
             })
             .collect();
-        self.journal
-            .replace(contents.iter().map(|(p, b)| (p.as_str(), b.as_slice())))?;
+        let files = || contents.iter().map(|(p, b)| (p.as_str(), b.as_ref()));
+        if self.journal.append_write(files(), true).is_ok() {
+            self.syncs += 1;
+            return Ok(());
+        }
+        self.journal.replace(files())?;
         self.syncs += 2;
         Ok(())
     }
@@ -462,14 +478,34 @@ impl SessionTxn {
 }
 
 /// The archive of this transaction's session (DESIGN.md §10.6): the
-/// rewritten files go in place unsynced, and then the whole session is
-/// compacted into one durable journal record in its new place. Its files
-/// are made durable in place later, by [`journal::settle_archived`] when
-/// wfx next opens a session in the workspace (or replayed from the
-/// journal if the machine restarted).
+/// whole session, the rewrites included, is first compacted into one
+/// durable journal record in its new place; only then are the rewritten
+/// files put in place, unsynced. Their files are made durable in place
+/// later, by [`journal::settle_archived`] when wfx next opens a session in
+/// the workspace (or replayed from the journal if the machine restarted).
+///
+/// The rewrites create no inode and free none (issue #30): each new
+/// version is written into one scratch spare, which is then exchanged with
+/// the file and so holds the file's old version, the scratch of the next
+/// rewrite. A kill leaves each file old or new, never a mix.
 impl crate::session::archive::ArchiveWrites for SessionTxn {
+    /// A step of its own: journaled with one sync, exchanged with the
+    /// file's spare.
+    fn save(&mut self, path: &Path, bytes: &[u8]) -> Result<()> {
+        if !path.starts_with(&self.dir) {
+            return crate::session::store::write_atomic(path, bytes);
+        }
+        self.commit(vec![Document::new(path, bytes, Durability::Durable)])
+    }
+
+    /// Only a file whose key (inode, size, times) is the one it had
+    /// right after this process wrote it: any other write changes its
+    /// change time, which no process can set back.
+    fn wrote(&self, path: &Path) -> bool {
+        self.written.untouched(path) == Some(true)
+    }
+
     fn write(&mut self, path: &Path, bytes: &[u8]) -> Result<()> {
-        journal::write_in_place(path, bytes)?;
         self.rewritten.push((path.to_path_buf(), bytes.to_vec()));
         Ok(())
     }
@@ -477,10 +513,43 @@ impl crate::session::archive::ArchiveWrites for SessionTxn {
     fn settle(&mut self, dir: &Path) -> Result<()> {
         self.moved_to(dir);
         let rewritten = std::mem::take(&mut self.rewritten);
+        self.compact(&rewritten)?;
         for (path, bytes) in &rewritten {
+            self.put_rewrite(path, bytes)?;
             self.written.record(path, bytes);
         }
-        self.compact(rewritten.into_iter().map(|(p, _)| p).collect())
+        Ok(())
+    }
+}
+
+/// The archive's scratch spare: `%` alone never starts the name of a
+/// document's spare (see [`spare_path`]).
+const SCRATCH: &str = "%archive";
+
+impl SessionTxn {
+    /// Put an archive's rewrite of `path` in place through the scratch
+    /// spare (see the archive above); a temp file and a rename where
+    /// spares are not kept or cannot be exchanged.
+    fn put_rewrite(&mut self, path: &Path, bytes: &[u8]) -> Result<()> {
+        let existing = std::fs::symlink_metadata(path).ok().filter(|m| m.is_file());
+        if let (Some(spares), Some(meta)) = (self.spares.clone(), existing) {
+            let scratch = spares.join(SCRATCH);
+            if let Some(file) = write_spare(&scratch, bytes, meta.permissions()) {
+                drop(file);
+                match exchange(&scratch, path) {
+                    Ok(()) => {
+                        self.spare_dirs.insert(spares);
+                        return Ok(());
+                    }
+                    Err(e) if exchange_unsupported(&e) => {
+                        self.spares = None;
+                        let _ = std::fs::remove_file(&scratch);
+                    }
+                    Err(e) => return Err(Error::io(path, e)),
+                }
+            }
+        }
+        journal::write_in_place(path, bytes)
     }
 }
 
@@ -930,14 +999,10 @@ mod tests {
         let before = txn.syncs;
         txn.write(&b.join("t.json"), b"archives/WFS-a").unwrap();
         txn.settle(&b).unwrap();
-        assert_eq!(
-            txn.syncs,
-            before + 2,
-            "the compacted journal and its directory"
-        );
+        assert_eq!(txn.syncs, before + 1, "one record appended and synced");
         let records = journal_records(&b);
-        assert_eq!(records.len(), 1);
-        let journal::Record::Write(files) = &records[0].1 else {
+        assert_eq!(records.len(), 2, "the step's and the archive's");
+        let journal::Record::Write(files) = &records[1].1 else {
             panic!("{records:?}")
         };
         let names: Vec<&str> = files.iter().map(|(p, _)| p.as_str()).collect();
@@ -965,6 +1030,87 @@ mod tests {
             std::fs::read_to_string(b.join("t.json")).unwrap(),
             "archives/WFS-a"
         );
+    }
+
+    #[test]
+    fn an_archive_rewrites_through_one_scratch_spare_after_the_journal_holds_them() {
+        use crate::session::archive::ArchiveWrites;
+        let tmp = tempfile::tempdir().unwrap();
+        let (active, archives) = (tmp.path().join("active"), tmp.path().join("archives"));
+        let a = active.join("WFS-a");
+        let spares = tmp.path().join("spares/WFS-a");
+        std::fs::create_dir_all(&a).unwrap();
+        std::fs::create_dir_all(&archives).unwrap();
+        let mut txn = SessionTxn::new(&a).with_spares(&spares);
+        let docs = ["1/t.json", "2/t.json", "r.md"];
+        txn.commit(
+            docs.iter()
+                .map(|d| Document::new(a.join(d), "active/WFS-a", Durability::Durable))
+                .collect(),
+        )
+        .unwrap();
+        let b = archives.join("WFS-a");
+        std::fs::rename(&a, &b).unwrap();
+        let old: Vec<u64> = docs.iter().map(|d| inode(&b.join(d))).collect();
+        for d in docs {
+            txn.write(&b.join(d), b"archives/WFS-a").unwrap();
+            assert_eq!(
+                std::fs::read_to_string(b.join(d)).unwrap(),
+                "active/WFS-a",
+                "nothing is put in place before the journal holds it"
+            );
+        }
+        txn.settle(&b).unwrap();
+        let records = journal_records(&b);
+        let journal::Record::Write(files) = &records.last().unwrap().1 else {
+            panic!("{records:?}")
+        };
+        assert_eq!(files.len(), 3);
+        assert!(
+            files.iter().all(|(_, c)| c == b"archives/WFS-a"),
+            "{files:?}"
+        );
+        for d in docs {
+            assert_eq!(
+                std::fs::read_to_string(b.join(d)).unwrap(),
+                "archives/WFS-a"
+            );
+        }
+        // Each rewrite took the inode the one before gave away: one
+        // scratch file made, none freed.
+        assert_eq!(inode(&b.join(docs[1])), old[0]);
+        assert_eq!(inode(&b.join(docs[2])), old[1]);
+        assert_eq!(inode(&spares.join(SCRATCH)), old[2]);
+        assert_eq!(
+            std::fs::read_to_string(spares.join(SCRATCH)).unwrap(),
+            "active/WFS-a"
+        );
+        assert_eq!(names(&b.join("1")), ["t.json"], "no temp left");
+        drop(txn);
+        assert!(!spares.exists());
+    }
+
+    #[test]
+    fn only_a_file_as_this_process_wrote_it_is_vouched_for() {
+        use crate::session::archive::ArchiveWrites;
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("WFS-a");
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut txn = SessionTxn::new(&dir);
+        let (a, b) = (dir.join("a.json"), dir.join("b.json"));
+        txn.commit(vec![
+            Document::new(&a, "{}", Durability::Durable),
+            Document::new(&b, "{}", Durability::State),
+        ])
+        .unwrap();
+        assert!(txn.wrote(&a) && txn.wrote(&b));
+        assert!(!txn.wrote(&dir.join("c.json")), "never written");
+        // Rewritten with the same bytes by someone else: a new change time.
+        std::fs::write(&a, "{}").unwrap();
+        assert!(!txn.wrote(&a));
+        std::fs::remove_file(&b).unwrap();
+        std::os::unix::fs::symlink(&a, &b).unwrap();
+        assert!(!txn.wrote(&b), "a link in its place");
     }
 
     #[test]

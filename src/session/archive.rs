@@ -141,15 +141,27 @@ fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
 /// [`ArchiveWrites::write`] wrote is durable once
 /// [`ArchiveWrites::settle`] returns (before the manifest records it).
 pub trait ArchiveWrites {
+    /// The session's own file, updated before the move: durable once this
+    /// returns.
+    fn save(&mut self, path: &Path, bytes: &[u8]) -> Result<()>;
     fn write(&mut self, path: &Path, bytes: &[u8]) -> Result<()>;
     /// The session, now in `dir`, is durable with everything written.
     fn settle(&mut self, dir: &Path) -> Result<()>;
+    /// Whether `path` holds, untouched, what this process wrote: valid by
+    /// construction, not checked against its schema again.
+    fn wrote(&self, _path: &Path) -> bool {
+        false
+    }
 }
 
 /// Each file made durable as it is written.
 struct DurableWrites;
 
 impl ArchiveWrites for DurableWrites {
+    fn save(&mut self, path: &Path, bytes: &[u8]) -> Result<()> {
+        store::write_atomic(path, bytes)
+    }
+
     fn write(&mut self, path: &Path, bytes: &[u8]) -> Result<()> {
         store::write_atomic(path, bytes)
     }
@@ -259,9 +271,9 @@ impl Workspace {
             }
             // A damaged artifact, or a manifest that cannot take the entry,
             // stops the archive before anything is moved or rewritten.
-            self.ensure_session_valid(&active)?;
+            self.ensure_session_valid_but(&active, &|f| writes.wrote(f))?;
             self.read_manifest()?;
-            let mut session = self.load_session(&sref)?;
+            let mut session = self.load_session_via(&sref, &*writes)?;
             let now = chrono::Utc::now();
             // The archive records what happened: a session archived before
             // it finished keeps its status (`paused`, `awaiting_fix`, …) and
@@ -290,7 +302,7 @@ impl Workspace {
             }
             session.archived_at = Some(now);
             session.updated_at = now;
-            self.save_session(&sref, &session)?;
+            writes.save(&sref.paths.session_json(), &store::json_bytes(&session)?)?;
             fs_err::create_dir_all(self.archives_dir())
                 .map_err(|e| Error::io(self.archives_dir(), e))?;
             // The session's steps are durable already (the engine's
@@ -327,6 +339,21 @@ impl Workspace {
         writes.settle(&dir)
     }
 
+    /// The session's file; read without compiling its schema when
+    /// `writes` vouches for it (see [`ArchiveWrites::wrote`]).
+    fn load_session_via(
+        &self,
+        sref: &SessionRef,
+        writes: &dyn ArchiveWrites,
+    ) -> Result<crate::artifacts::session::WorkflowSession> {
+        let path = sref.paths.session_json();
+        if writes.wrote(&path) {
+            store::read_json_fast(&path, &self.rel(&path))
+        } else {
+            self.load_session(sref)
+        }
+    }
+
     fn record_archive(&self, id: &str, writes: &mut dyn ArchiveWrites) -> Result<ArchiveEntry> {
         let mut manifest = self.read_manifest()?;
         if let Some(existing) = manifest.find(id) {
@@ -338,7 +365,7 @@ impl Workspace {
             location: Location::Archived,
         };
         self.rewrite_archived_paths(id, writes)?;
-        let mut session = self.load_session(&sref)?;
+        let mut session = self.load_session_via(&sref, &*writes)?;
         let now = chrono::Utc::now();
         if session.archived_at.is_none() {
             session.archived_at = Some(now);

@@ -58,8 +58,21 @@ impl Workspace {
     /// Every problem of a session directory: each artifact against its
     /// schema, and two task files with one id.
     pub fn session_problems(&self, paths: &SessionPaths) -> Vec<Problem> {
+        self.session_problems_but(paths, &|_| false)
+    }
+
+    /// [`session_problems`](Self::session_problems), except the files
+    /// `known` vouches for: they hold what this process wrote from typed
+    /// values, valid by construction, so their schemas need not be
+    /// compiled to check them again (issue #30).
+    pub fn session_problems_but(
+        &self,
+        paths: &SessionPaths,
+        known: &dyn Fn(&Path) -> bool,
+    ) -> Vec<Problem> {
         let mut problems: Vec<Problem> = artifact_files(&paths.dir)
             .iter()
+            .filter(|f| !known(f))
             .flat_map(|f| self.validate_file(f))
             .collect();
         if let Err(Error::Invalid(p)) = self.load_tasks(paths) {
@@ -77,7 +90,18 @@ impl Workspace {
     /// its task ([`Workspace::settle_task_overlays`]), so the command's
     /// writers find one file per task. Callers hold the session's lock.
     pub fn ensure_session_valid(&self, paths: &SessionPaths) -> Result<()> {
-        let problems = self.session_problems(paths);
+        self.ensure_session_valid_but(paths, &|_| false)
+    }
+
+    /// [`ensure_session_valid`](Self::ensure_session_valid), the files
+    /// `known` vouches for not checked again (see
+    /// [`session_problems_but`](Self::session_problems_but)).
+    pub fn ensure_session_valid_but(
+        &self,
+        paths: &SessionPaths,
+        known: &dyn Fn(&Path) -> bool,
+    ) -> Result<()> {
+        let problems = self.session_problems_but(paths, known);
         if problems.is_empty() {
             self.settle_task_overlays(paths)
         } else {

@@ -60,18 +60,35 @@ pub fn last(root: &Path, key: &str) -> Option<Duration> {
         .map(|(_, ms)| Duration::from_millis(*ms))
 }
 
-/// Remember that `key` took `took` (best effort).
+/// Whether a run that took `ms` says nothing new about an estimate of
+/// `known` ms: within a fifth of it, or of a quarter second. The estimate
+/// is shown rounded ("eta ~12 s"), so rewriting the file for that is pure
+/// cost: each rewrite is a new file renamed over the old, and on ext4 a
+/// new inode costs more the more were freed lately (issue #30).
+fn close_enough(known: u64, ms: u64) -> bool {
+    known.abs_diff(ms) <= (known / 5).max(250)
+}
+
+/// Remember that `key` took `took` (best effort). A time close to the
+/// one remembered leaves the file as it is.
 pub fn record(root: &Path, key: &str, took: Duration) {
     let file = path(root);
     let mut times: Times = std::fs::read(&file)
         .ok()
         .and_then(|t| serde_json::from_slice(&t).ok())
         .unwrap_or_default();
+    let ms = took.as_millis().min(u64::MAX as u128) as u64;
+    if times
+        .runs
+        .iter()
+        .rev()
+        .find(|(k, _)| k == key)
+        .is_some_and(|(_, known)| close_enough(*known, ms))
+    {
+        return;
+    }
     times.runs.retain(|(k, _)| k != key);
-    times.runs.push((
-        key.to_string(),
-        took.as_millis().min(u64::MAX as u128) as u64,
-    ));
+    times.runs.push((key.to_string(), ms));
     let excess = times.runs.len().saturating_sub(KEEP);
     times.runs.drain(..excess);
     let Ok(bytes) = serde_json::to_vec_pretty(&times) else {
@@ -106,8 +123,19 @@ mod tests {
         assert_eq!(last(root, &full), None);
         record(root, &full, Duration::from_millis(23_000));
         record(root, &subset, Duration::from_millis(900));
-        record(root, &full, Duration::from_millis(21_000));
-        assert_eq!(last(root, &full), Some(Duration::from_millis(21_000)));
+        record(root, &full, Duration::from_millis(17_000));
+        assert_eq!(last(root, &full), Some(Duration::from_millis(17_000)));
+        let written = std::fs::metadata(path(root)).unwrap().modified().unwrap();
+        record(root, &full, Duration::from_millis(18_000));
+        assert_eq!(
+            last(root, &full),
+            Some(Duration::from_millis(17_000)),
+            "a time close to the one remembered is not written"
+        );
+        assert_eq!(
+            std::fs::metadata(path(root)).unwrap().modified().unwrap(),
+            written
+        );
         assert_eq!(last(root, &subset), Some(Duration::from_millis(900)));
         let ignore = std::fs::read_to_string(root.join(".workflow/.cache/.gitignore")).unwrap();
         assert!(ignore.lines().any(|l| l == "*"), "{ignore}");
@@ -119,5 +147,22 @@ mod tests {
         assert_eq!(last(root, "cmd 1"), None);
         record(root, "cmd 1", Duration::from_millis(5));
         assert_eq!(last(root, "cmd 1"), Some(Duration::from_millis(5)));
+    }
+
+    #[test]
+    fn only_a_time_that_changes_the_estimate_is_written() {
+        for (known, ms, close) in [
+            (0, 0, true),
+            (0, 250, true),
+            (0, 251, false),
+            (20_000, 24_000, true),
+            (20_000, 16_000, true),
+            (20_000, 24_001, false),
+            (20_000, 15_999, false),
+            (1_000, 1_250, true),
+            (1_000, 1_251, false),
+        ] {
+            assert_eq!(close_enough(known, ms), close, "{known} {ms}");
+        }
     }
 }

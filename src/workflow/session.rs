@@ -11,9 +11,7 @@ use super::model::{Action, Exec, Step, Workflow};
 use super::paths::RunPaths;
 use crate::agents::ResolvedAgent;
 use crate::artifacts::config::Config;
-use crate::artifacts::run_state::{
-    RunState, RunStatus, StepKind, StepRecord, StepStatus, TestPhase,
-};
+use crate::artifacts::run_state::{RunState, RunStatus, StepKind, StepRecord, TestPhase};
 use crate::artifacts::session::{GitInfo, InputMode, SessionStatus, WorkflowSession};
 use crate::engine::open::Opened;
 use crate::engine::{DriverConfig, Ending, Event, Machine, Ports, Sinks};
@@ -377,30 +375,16 @@ fn drive(
 
 pub(crate) fn pending_record(step: &Step, paths: &RunPaths, ws: &Workspace) -> StepRecord {
     StepRecord {
-        index: step.index,
         id: step.id.clone(),
-        kind: step_kind(step),
-        status: StepStatus::Pending,
-        started_at: None,
-        completed_at: None,
-        dir: ws.rel(&paths.step_dir(step.index)),
-        exit_code: None,
-        duration_ms: 0,
-        command_file: None,
-        output_file: None,
-        cost_usd: None,
-        reason: None,
-        tamper: None,
-        phase: None,
-        attempt: 0,
         max_attempts: match &step.action {
             Action::Test(t) => t.on_failure.as_ref().map_or(0, |f| f.max_attempts),
             Action::Run(_) => 0,
         },
-        initial: None,
-        attempts: Vec::new(),
-        continued: false,
-        extra: Default::default(),
+        ..StepRecord::new(
+            step.index,
+            step_kind(step),
+            ws.rel(&paths.step_dir(step.index)),
+        )
     }
 }
 
