@@ -189,6 +189,59 @@ pub fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     file.write_all(bytes)
 }
 
+/// Replace the bytes of `path`, keeping its inode when it is a regular
+/// file of its own (see [`read_write`]): on ext4 a new inode costs far
+/// more than a rewrite after recent deletions. Not atomic: for scratch
+/// data a torn write only makes unreadable.
+pub fn overwrite(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut file = read_write(path)?;
+    file.set_len(0)?;
+    file.write_all(bytes)
+}
+
+/// What tells a file's content changed without reading it: device, inode,
+/// size, mode, mtime and ctime. The ctime cannot be set by a process (a
+/// write, `utimensat`, a rename or a new inode sets it to now), but the
+/// kernel's clock for it is coarse, so as git does with its "racy" entries,
+/// a file changed in the last two seconds is read, not trusted by its key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StatKey {
+    pub dev: u64,
+    pub ino: u64,
+    pub size: u64,
+    pub mode: u32,
+    pub mtime: (i64, i64),
+    pub ctime: (i64, i64),
+}
+
+impl StatKey {
+    pub fn of(m: &std::fs::Metadata) -> StatKey {
+        use std::os::unix::fs::MetadataExt;
+        StatKey {
+            dev: m.dev(),
+            ino: m.ino(),
+            size: m.size(),
+            mode: m.mode(),
+            mtime: (m.mtime(), m.mtime_nsec()),
+            ctime: (m.ctime(), m.ctime_nsec()),
+        }
+    }
+
+    /// Whether `m` changed too recently for its key to show a later change.
+    pub fn recent(m: &std::fs::Metadata) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(i64::MAX, |d| d.as_secs() as i64);
+        m.ctime() >= now - 2
+    }
+
+    /// The key of `m`, unless it changed too recently (see [`Self::recent`]).
+    pub fn settled(m: &std::fs::Metadata) -> Option<StatKey> {
+        (!Self::recent(m)).then(|| Self::of(m))
+    }
+}
+
 /// Whether `path` itself is a symlink.
 pub fn is_link(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())

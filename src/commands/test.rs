@@ -37,7 +37,7 @@ fn open_sealed(ctx: &Ctx) -> Result<crate::engine::step::Sealed> {
         message: "wfx test --sealed".into(),
         environment: cp.sealed_environment()?,
     };
-    crate::engine::real::open_sealed(&cp, &ctx.ws.root, &ctx.ws.root, "wfx-test", &req)?
+    crate::engine::real::open_sealed(&cp, &ctx.ws.root, &ctx.ws.root, "wfx-test", &req, None)?
         .ok_or_else(refuse)
 }
 
@@ -126,6 +126,7 @@ pub fn run(ctx: &Ctx, args: TestArgs) -> Result<Exit> {
     req.timeout = Some(Duration::from_secs(config.test.timeout_s));
     req.previous = previous.as_ref();
     req.progress = progress;
+    req.times_root = Some(ctx.ws.root.clone());
     if let Some(s) = &sealed {
         req.env = s.env.clone();
     }

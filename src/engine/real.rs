@@ -38,6 +38,9 @@ pub struct RealPorts<'a> {
     pub txn: SessionTxn,
     /// `.workflow/wfx.json` as this run loaded it (DESIGN.md §11.2).
     pub config: super::tamper::ConfigCopy,
+    /// The sealed checkout between this run's sealed runs (removed when
+    /// the run ends): the next one writes only what changed.
+    pub kept: Option<crate::git::KeptCheckout>,
 }
 
 impl<'a> RealPorts<'a> {
@@ -65,6 +68,7 @@ impl<'a> RealPorts<'a> {
             lock,
             cp,
             txn,
+            kept: None,
         }
     }
 }
@@ -98,8 +102,12 @@ impl Ports for RealPorts<'_> {
         run: &TestRun<'_>,
         progress: Option<Box<dyn FnMut(Progress) + Send>>,
     ) -> Result<TestResults> {
-        self.lock
-            .with_child(|on_spawn| run_tests_with(run, progress, on_spawn))?
+        let project = self.root.clone();
+        self.lock.with_child(|on_spawn| {
+            let mut req = test_request(run, progress, on_spawn);
+            req.times_root = Some(project);
+            testing::run_tests(req)
+        })?
     }
 
     fn invoke_agent(&mut self, inv: &Invocation) -> Result<CallRecord> {
@@ -189,7 +197,14 @@ impl Ports for RealPorts<'_> {
 
     fn seal(&mut self, req: &super::step::SealRequest) -> Result<Option<super::step::Sealed>> {
         let session = self.session_id();
-        open_sealed(&self.cp, &self.ws.root, &self.root, &session, req)
+        open_sealed(
+            &self.cp,
+            &self.ws.root,
+            &self.root,
+            &session,
+            req,
+            Some(&mut self.kept),
+        )
     }
 
     fn run_candidates(
@@ -215,7 +230,10 @@ impl Ports for RealPorts<'_> {
             req.since.into()..req.until.into(),
             &req.environment.dependency_dirs,
         );
-        crate::git::remove_checkout(&sealed.dir).map_err(|e| Error::io(&sealed.dir, e))?;
+        // Kept for the next sealed run, which checks it first.
+        if self.kept.as_ref().is_none_or(|k| k.dir() != sealed.dir) {
+            crate::git::remove_checkout(&sealed.dir).map_err(|e| Error::io(&sealed.dir, e))?;
+        }
         Ok(outside?
             .into_iter()
             .map(|(path, why)| format!("{path} ({why})"))
@@ -393,6 +411,15 @@ pub(super) fn run_tests_with(
     progress: Option<Box<dyn FnMut(Progress) + Send>>,
     on_spawn: &mut dyn FnMut(i32),
 ) -> Result<TestResults> {
+    testing::run_tests(test_request(run, progress, on_spawn))
+}
+
+/// The request of `run`, its process group told to `on_spawn`.
+fn test_request<'a>(
+    run: &TestRun<'a>,
+    progress: Option<Box<dyn FnMut(Progress) + Send>>,
+    on_spawn: &'a mut dyn FnMut(i32),
+) -> RunRequest<'a> {
     let mut req = RunRequest::new(run.root, run.detected.clone(), run.report_dir, run.log);
     req.subset = run.subset.map(<[String]>::to_vec);
     req.timeout = Some(run.timeout);
@@ -400,7 +427,7 @@ pub(super) fn run_tests_with(
     req.previous = run.previous;
     req.on_spawn = Some(on_spawn);
     req.progress = progress;
-    testing::run_tests(req)
+    req
 }
 
 /// A shell command in its own process group, told to `on_spawn`.
@@ -436,18 +463,26 @@ pub(super) fn shell_with(run: &ShellRun<'_>, on_spawn: &mut dyn FnMut(i32)) -> R
 /// `name` (a session id), with the dependency directories linked, the
 /// small files outside the commit that still hold what they held at the
 /// start copied in, and the run's environment. `None` without a commit.
+/// With `kept`, the checkout kept from the previous sealed run is reused
+/// when it is still as wfx left it, and this one is kept.
 pub fn open_sealed(
     cp: &Checkpoints,
     project: &Path,
     root: &Path,
     name: &str,
     req: &super::step::SealRequest,
+    kept: Option<&mut Option<crate::git::KeptCheckout>>,
 ) -> Result<Option<super::step::Sealed>> {
     let Some(commit) = cp.seal(&req.paths, &req.message)? else {
         return Ok(None);
     };
     let dir = crate::git::checkout_dir(project, name);
-    open_checkout(cp, root, &commit, &dir, &req.environment).map(Some)
+    let deps = &req.environment.dependency_dirs;
+    let co = match kept {
+        Some(kept) => cp.checkout_sealed_reusing(&commit, &dir, deps, kept)?,
+        None => cp.checkout_sealed(&commit, &dir, deps)?,
+    };
+    Ok(Some(finish_checkout(root, co, &req.environment)?))
 }
 
 /// A clean checkout of `commit` in `dir` (made anew, outside the project)
@@ -462,6 +497,17 @@ pub fn open_checkout(
     environment: &crate::artifacts::iteration_state::SealedEnvironment,
 ) -> Result<super::step::Sealed> {
     let co = cp.checkout_sealed(commit, dir, &environment.dependency_dirs)?;
+    finish_checkout(root, co, environment)
+}
+
+/// The checkout `co` of the project at `root` with the small files outside
+/// the commit that still hold what they held at the start copied in, and
+/// the environment its runs get.
+fn finish_checkout(
+    root: &Path,
+    co: crate::git::SealedCheckout,
+    environment: &crate::artifacts::iteration_state::SealedEnvironment,
+) -> Result<super::step::Sealed> {
     // Small files outside the commit there at the start take part while
     // they still hold what they held then (a generated `_version.py`, an
     // untracked helper the test command runs).

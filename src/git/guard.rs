@@ -168,11 +168,11 @@ impl super::Repo {
 
 /// The bytes of a regular file (`None`: absent, or not a regular file).
 /// Read before and after every agent call, so a file whose stat key has
-/// not changed since wfx last read it is not read again (see [`StatKey`]).
+/// not changed since wfx last read it is not read again (see [`crate::fsx::StatKey`]).
 fn read_regular(path: &Path) -> Result<Option<Vec<u8>>> {
     match std::fs::symlink_metadata(path) {
         Ok(m) if m.is_file() => {
-            let key = StatKey::of(&m);
+            let key = crate::fsx::StatKey::settled(&m);
             let mut cache = READ_CACHE.lock().unwrap_or_else(|e| e.into_inner());
             if let Some(key) = key
                 && let Some((k, bytes)) = cache.get(path)
@@ -194,41 +194,8 @@ fn read_regular(path: &Path) -> Result<Option<Vec<u8>>> {
 }
 
 /// Bytes of the guarded files as last read, with their stat keys.
-static READ_CACHE: std::sync::Mutex<BTreeMap<PathBuf, (StatKey, Vec<u8>)>> =
+static READ_CACHE: std::sync::Mutex<BTreeMap<PathBuf, (crate::fsx::StatKey, Vec<u8>)>> =
     std::sync::Mutex::new(BTreeMap::new());
-
-/// What tells a file's content changed without reading it: device, inode,
-/// size, mode, mtime and ctime. The ctime cannot be set by a process (a
-/// write, `utimensat`, a rename or a new inode sets it to now), but the
-/// kernel's clock for it is coarse, so as git does with its "racy" entries,
-/// a file changed in the last two seconds has no key and is always read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct StatKey {
-    dev: u64,
-    ino: u64,
-    size: u64,
-    mode: u32,
-    mtime: (i64, i64),
-    ctime: (i64, i64),
-}
-
-impl StatKey {
-    fn of(m: &std::fs::Metadata) -> Option<StatKey> {
-        use std::os::unix::fs::MetadataExt;
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .ok()?
-            .as_secs() as i64;
-        (m.ctime() < now - 2).then(|| StatKey {
-            dev: m.dev(),
-            ino: m.ino(),
-            size: m.size(),
-            mode: m.mode(),
-            mtime: (m.mtime(), m.mtime_nsec()),
-            ctime: (m.ctime(), m.ctime_nsec()),
-        })
-    }
-}
 
 /// The files of a hooks directory (sample hooks included): bytes and mode.
 fn read_hooks(dir: &Path) -> Result<Hooks> {

@@ -46,7 +46,7 @@ pub use message::{
     CommitKind, Convention, MessageStyle, Subject, Trailers, build_message, new_run_id,
     parse_trailers, template_variables,
 };
-pub use sealed::{SealedCheckout, checkout_dir, remove_checkout, sweep_checkout};
+pub use sealed::{KeptCheckout, SealedCheckout, checkout_dir, remove_checkout, sweep_checkout};
 pub use squash::SquashOutcome;
 pub use sweep::{sweep_dead_run, sweep_ref_locks};
 pub use worktree::branch_name;

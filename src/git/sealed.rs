@@ -161,6 +161,146 @@ fn init_checkout_repo(main: &Repository, dir: &Path, id: Oid) -> Result<Reposito
     Repository::open(dir).map_err(ctx("cannot open the sealed checkout"))
 }
 
+/// The id of `commit`.
+fn commit_id(commit: &str) -> Result<Oid> {
+    Oid::from_str(commit).map_err(|_| Error::Internal(format!("{commit}: not an id")))
+}
+
+/// The sealed checkout a run keeps between its sealed runs (removed when
+/// dropped: at the end of the run, or when it cannot be reused), with
+/// what each of its entries was when wfx finished making it.
+#[derive(Debug)]
+pub struct KeptCheckout {
+    dir: PathBuf,
+    deps: Vec<String>,
+    entries: std::collections::BTreeMap<PathBuf, Stamp>,
+}
+
+impl KeptCheckout {
+    /// Where it is.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+}
+
+impl Drop for KeptCheckout {
+    fn drop(&mut self) {
+        let _ = remove_checkout(&self.dir);
+    }
+}
+
+/// What identifies an entry of a checkout as the one wfx wrote (see
+/// [`crate::fsx::StatKey`]; a directory by its inode and mode alone, its
+/// times change with its entries, which are stamped on their own), and
+/// for an entry changed too recently for its key, its content.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Stamp {
+    key: crate::fsx::StatKey,
+    nlink: u64,
+    /// The blob id of a file's bytes or a link's target.
+    content: Option<Oid>,
+}
+
+fn stamp(path: &Path, meta: &std::fs::Metadata, with_content: bool) -> Option<Stamp> {
+    use std::os::unix::fs::MetadataExt;
+    let key = crate::fsx::StatKey::of(meta);
+    if meta.is_dir() {
+        let key = crate::fsx::StatKey {
+            size: 0,
+            mtime: (0, 0),
+            ctime: (0, 0),
+            ..key
+        };
+        return Some(Stamp {
+            key,
+            nlink: 0,
+            content: None,
+        });
+    }
+    let content = if !with_content {
+        None
+    } else if meta.file_type().is_symlink() {
+        let target = std::fs::read_link(path).ok()?;
+        Some(
+            Oid::hash_object(
+                git2::ObjectType::Blob,
+                target.as_os_str().as_encoded_bytes(),
+            )
+            .ok()?,
+        )
+    } else {
+        Some(Oid::hash_file(git2::ObjectType::Blob, path).ok()?)
+    };
+    Some(Stamp {
+        key,
+        nlink: meta.nlink(),
+        content,
+    })
+}
+
+/// The entries of the checkout in `dir` (links not followed), stamped.
+fn record(dir: &Path) -> Result<std::collections::BTreeMap<PathBuf, Stamp>> {
+    let unreadable = |e: &dyn std::fmt::Display| {
+        Error::Internal(format!("cannot read the sealed checkout: {e}"))
+    };
+    let mut out = std::collections::BTreeMap::new();
+    for entry in walkdir::WalkDir::new(dir).follow_root_links(false) {
+        let entry = entry.map_err(|e| unreadable(&e))?;
+        let meta = entry.metadata().map_err(|e| unreadable(&e))?;
+        let recent = crate::fsx::StatKey::recent(&meta);
+        let s = stamp(entry.path(), &meta, recent)
+            .ok_or_else(|| unreadable(&entry.path().display()))?;
+        out.insert(entry.path().to_path_buf(), s);
+    }
+    Ok(out)
+}
+
+/// Make the kept checkout hold only what wfx wrote there: entries a run
+/// (or anyone) added or changed are removed, links as links; how many.
+/// `None` when it cannot be trusted: its top or anything in its `.git` is
+/// not as wfx left it.
+fn clean_kept(kept: &KeptCheckout) -> Result<Option<usize>> {
+    let same = |path: &Path, meta: &std::fs::Metadata| {
+        kept.entries.get(path).is_some_and(|was| {
+            stamp(path, meta, was.content.is_some()).is_some_and(|now| now == *was)
+        })
+    };
+    let git_dir = kept.dir.join(".git");
+    let (mut seen_git, mut removed) = (0, 0);
+    let mut walk = walkdir::WalkDir::new(&kept.dir)
+        .follow_root_links(false)
+        .into_iter();
+    while let Some(entry) = walk.next() {
+        let Ok(entry) = entry else { return Ok(None) };
+        let Ok(meta) = entry.metadata() else {
+            return Ok(None);
+        };
+        let path = entry.path();
+        let is_git = path == kept.dir || path.starts_with(&git_dir);
+        if same(path, &meta) {
+            seen_git += usize::from(is_git);
+            continue;
+        }
+        if is_git {
+            return Ok(None);
+        }
+        removed += 1;
+        if meta.is_dir() {
+            walk.skip_current_dir();
+            std::fs::remove_dir_all(path).map_err(|e| Error::io(path, e))?;
+        } else {
+            std::fs::remove_file(path).map_err(|e| Error::io(path, e))?;
+        }
+    }
+    // Nothing of its `.git` went missing.
+    let recorded_git = kept
+        .entries
+        .keys()
+        .filter(|p| *p == &kept.dir || p.starts_with(&git_dir))
+        .count();
+    Ok((seen_git == recorded_git).then_some(removed))
+}
+
 /// A sealed checkout ready to run in.
 #[derive(Debug, Clone)]
 pub struct SealedCheckout {
@@ -207,9 +347,7 @@ impl Checkpoints {
             .commit(None, &author, &committer, message, &tree, &[&head])
             .map_err(ctx("cannot create the sealed commit"))?;
         if let Some(name) = r.session_ref("sealed") {
-            r.git
-                .reference(&name, id, true, "wfx: sealed run")
-                .map_err(ctx(format!("cannot write {name}")))?;
+            r.keep_ref(&name, id, "wfx: sealed run")?;
         }
         Ok(Some(id.to_string()))
     }
@@ -223,26 +361,15 @@ impl Checkpoints {
         dir: &Path,
         deps: &[String],
     ) -> Result<SealedCheckout> {
-        let Some(r) = &self.repo else {
-            return Err(Error::Internal(
-                "a sealed checkout needs a repository".into(),
-            ));
-        };
+        let r = self.sealed_repo()?;
         remove_checkout(dir).map_err(|e| Error::io(dir, e))?;
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        let id =
-            Oid::from_str(commit).map_err(|_| Error::Internal(format!("{commit}: not an id")))?;
+        let id = commit_id(commit)?;
         let repo = init_checkout_repo(&r.git, dir, id)?;
         let mut co = git2::build::CheckoutBuilder::new();
         co.force();
         repo.checkout_head(Some(&mut co))
             .map_err(ctx(format!("cannot check out {commit}")))?;
-        let root = dir.join(paths::bytes_to_path(
-            r.prefix.strip_suffix(b"/").unwrap_or(&[]),
-        ));
-        let project = r.workdir.join(paths::bytes_to_path(
-            r.prefix.strip_suffix(b"/").unwrap_or(&[]),
-        ));
         // The links are not the checkout's files: no diff of it shows them
         // (a pattern without a slash at its end also matches a link).
         let exclude = repo.path().join("info/exclude");
@@ -261,6 +388,125 @@ impl Checkpoints {
             }
             std::fs::write(&exclude, lines).map_err(|e| Error::io(&exclude, e))?;
         }
+        self.link_dependencies(commit, dir, deps)
+    }
+
+    /// A sealed checkout of `commit` in `dir` as [`Self::checkout_sealed`]
+    /// makes it, reusing the one `kept` from this run's previous sealed
+    /// run when nothing in it changed since wfx made it but what a run
+    /// leaves (new files, changed files: removed first, never followed)
+    /// — then only the files that differ between the two commits are
+    /// written. Anything else (a change inside its `.git`, its top
+    /// replaced, other dependency links) makes a new one. `kept` then
+    /// holds what the checkout is now.
+    pub fn checkout_sealed_reusing(
+        &self,
+        commit: &str,
+        dir: &Path,
+        deps: &[String],
+        kept: &mut Option<KeptCheckout>,
+    ) -> Result<SealedCheckout> {
+        if let Some(mut k) = kept.take()
+            && k.dir == dir
+            && k.deps == deps
+            && let Ok(Some(co)) = self.update_kept(&k, commit, deps)
+        {
+            k.entries = record(dir)?;
+            *kept = Some(k);
+            return Ok(co);
+        }
+        let co = self.checkout_sealed(commit, dir, deps)?;
+        // Unrecorded, it is not reused: removed after its run.
+        if let Ok(entries) = record(dir) {
+            *kept = Some(KeptCheckout {
+                dir: dir.to_path_buf(),
+                deps: deps.to_vec(),
+                entries,
+            });
+        }
+        Ok(co)
+    }
+
+    /// Move the kept checkout to `commit`: `None` when it cannot be
+    /// trusted (a new one is made instead).
+    fn update_kept(
+        &self,
+        kept: &KeptCheckout,
+        commit: &str,
+        deps: &[String],
+    ) -> Result<Option<SealedCheckout>> {
+        let r = self.sealed_repo()?;
+        let Some(removed) = clean_kept(kept)? else {
+            return Ok(None);
+        };
+        let repo = Repository::open(&kept.dir).map_err(ctx("cannot open the sealed checkout"))?;
+        let target = repo
+            .find_commit(commit_id(commit)?)
+            .map_err(ctx(format!("cannot read {commit}")))?;
+        let before = repo
+            .head()
+            .and_then(|h| h.peel_to_tree())
+            .map_err(ctx("cannot read the sealed checkout's HEAD"))?;
+        // From `HEAD` (the previous commit, as the index holds it) to
+        // `commit`: files removed above are written again. The same tree
+        // with nothing removed is there already.
+        let changed = removed > 0 || before.id() != target.tree_id();
+        if changed {
+            let mut co = git2::build::CheckoutBuilder::new();
+            co.force().recreate_missing(true);
+            repo.checkout_tree(target.as_object(), Some(&mut co))
+                .map_err(ctx(format!("cannot check out {commit}")))?;
+        }
+        let head = repo.path().join("HEAD");
+        crate::fsx::overwrite(&head, format!("{commit}\n").as_bytes())
+            .map_err(|e| Error::io(&head, e))?;
+        // What is there now is exactly the commit (the links aside, which
+        // the checkout's exclude file names).
+        if changed {
+            let mut opts = StatusOptions::new();
+            opts.include_untracked(true)
+                .recurse_untracked_dirs(true)
+                .include_ignored(false)
+                .exclude_submodules(true);
+            let dirty = repo
+                .statuses(Some(&mut opts))
+                .map_err(ctx("cannot read the status of the sealed checkout"))?;
+            if !dirty.is_empty() {
+                return Ok(None);
+            }
+        }
+        // A copied dependency file is copied again, and a link to a
+        // directory the project no longer has goes, as in a new checkout.
+        let (root, project) = (r.project_in(&kept.dir), r.abs_project(""));
+        for rel in deps {
+            let name = rel.rsplit('/').next().unwrap_or(rel);
+            let to = root.join(rel);
+            if (DEPENDENCY_COPIES.contains(&name) || !project.join(rel).exists())
+                && std::fs::symlink_metadata(&to).is_ok()
+            {
+                remove_checkout(&to).map_err(|e| Error::io(&to, e))?;
+            }
+        }
+        self.link_dependencies(commit, &kept.dir, deps).map(Some)
+    }
+
+    /// The repository a sealed checkout is made from.
+    fn sealed_repo(&self) -> Result<&Repo> {
+        self.repo
+            .as_ref()
+            .ok_or_else(|| Error::Internal("a sealed checkout needs a repository".into()))
+    }
+
+    /// Link the dependency directories `deps` into the checkout of
+    /// `commit` in `dir` (those not there yet).
+    fn link_dependencies(
+        &self,
+        commit: &str,
+        dir: &Path,
+        deps: &[String],
+    ) -> Result<SealedCheckout> {
+        let r = self.sealed_repo()?;
+        let (root, project) = (r.project_in(dir), r.abs_project(""));
         for rel in deps {
             let from = project.join(rel);
             let to = root.join(rel);
@@ -458,9 +704,13 @@ impl Checkpoints {
 impl Repo {
     /// A path of the project (project-relative) on disk.
     fn abs_project(&self, rel: &str) -> PathBuf {
-        let prefix = paths::bytes_to_path(self.prefix.strip_suffix(b"/").unwrap_or(&[]));
-        let base = self.workdir.join(prefix);
+        let base = self.project_in(&self.workdir);
         if rel.is_empty() { base } else { base.join(rel) }
+    }
+
+    /// The project's directory in a checkout of the repository at `top`.
+    fn project_in(&self, top: &Path) -> PathBuf {
+        top.join(paths::bytes_to_path(&self.project_scope()))
     }
 
     /// The git-ignored entries of the project (an ignored directory as
@@ -501,5 +751,179 @@ impl Repo {
             .map(|e| self.show(e.path_bytes()))
             .filter(|p| !is_wfx_own(p.trim_end_matches('/')))
             .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::MetadataExt;
+
+    /// Commit the project's files as they are; the commit's id.
+    fn commit_all(repo: &Repository) -> String {
+        let mut index = repo.index().unwrap();
+        index
+            .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
+            .unwrap();
+        index.update_all(["*"], None).unwrap();
+        index.write().unwrap();
+        let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+        let sig = git2::Signature::now("t", "t@example.invalid").unwrap();
+        let parent = repo.head().ok().and_then(|h| h.peel_to_commit().ok());
+        let parents: Vec<&git2::Commit> = parent.iter().collect();
+        repo.commit(Some("HEAD"), &sig, &sig, "c", &tree, &parents)
+            .unwrap()
+            .to_string()
+    }
+
+    fn ino(path: &Path) -> u64 {
+        std::fs::symlink_metadata(path).unwrap().ino()
+    }
+
+    /// Everything in the checkout but its `.git`, project-relative.
+    fn listing(dir: &Path) -> Vec<String> {
+        let mut out: Vec<String> = walkdir::WalkDir::new(dir)
+            .min_depth(1)
+            .into_iter()
+            .map(|e| {
+                e.unwrap()
+                    .path()
+                    .strip_prefix(dir)
+                    .unwrap()
+                    .display()
+                    .to_string()
+            })
+            .filter(|p| p != ".git" && !p.starts_with(".git/"))
+            .collect();
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn a_kept_checkout_holds_exactly_the_next_commit_whatever_was_done_to_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("p");
+        std::fs::create_dir_all(root.join("pkg")).unwrap();
+        std::fs::create_dir_all(root.join("node_modules/dep")).unwrap();
+        std::fs::write(root.join(".gitignore"), "node_modules/\n").unwrap();
+        std::fs::write(root.join("keep.txt"), "same\n").unwrap();
+        std::fs::write(root.join("gone.txt"), "old\n").unwrap();
+        std::fs::write(root.join("pkg/m.py"), "x = 1\n").unwrap();
+        let repo = Repository::init(&root).unwrap();
+        let c1 = commit_all(&repo);
+        let cp = Checkpoints::open(&root).unwrap();
+        let dir = tmp.path().join("co");
+        let deps = vec!["node_modules".to_string()];
+        let mut kept = None;
+        cp.checkout_sealed_reusing(&c1, &dir, &deps, &mut kept)
+            .unwrap();
+        assert!(kept.is_some());
+        let keep_ino = ino(&dir.join("keep.txt"));
+
+        // What a run and an agent could leave: new files, a tracked file
+        // changed with its size and times kept, a file swapped for a link
+        // to a file outside.
+        let victim = tmp.path().join("victim.txt");
+        std::fs::write(&victim, "victim\n").unwrap();
+        std::fs::write(dir.join("junk.py"), "planted").unwrap();
+        std::fs::create_dir_all(dir.join("pkg/__pycache__")).unwrap();
+        std::fs::write(dir.join("pkg/__pycache__/m.pyc"), "stale").unwrap();
+        let gone = dir.join("gone.txt");
+        let times = std::fs::metadata(&gone).unwrap();
+        std::fs::write(&gone, "new\n").unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&gone)
+            .unwrap()
+            .set_modified(times.modified().unwrap())
+            .unwrap();
+        std::fs::remove_file(dir.join("pkg/m.py")).unwrap();
+        std::os::unix::fs::symlink(&victim, dir.join("pkg/m.py")).unwrap();
+
+        std::fs::write(root.join("pkg/m.py"), "x = 2\n").unwrap();
+        std::fs::write(root.join("new.txt"), "new file\n").unwrap();
+        std::fs::remove_file(root.join("gone.txt")).unwrap();
+        let c2 = commit_all(&repo);
+        // A new checkout would write its `.git/config` again: later.
+        let config_changed = || {
+            let m = std::fs::metadata(dir.join(".git/config")).unwrap();
+            (m.ctime(), m.ctime_nsec())
+        };
+        let config_was = config_changed();
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let co = cp
+            .checkout_sealed_reusing(&c2, &dir, &deps, &mut kept)
+            .unwrap();
+        assert_eq!(co.commit, c2);
+        assert_eq!(ino(&dir.join("keep.txt")), keep_ino, "not reused");
+        assert_eq!(config_changed(), config_was, "not reused");
+        assert_eq!(
+            listing(&dir),
+            [
+                ".gitignore",
+                "keep.txt",
+                "new.txt",
+                "node_modules",
+                "pkg",
+                "pkg/m.py"
+            ]
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.join("pkg/m.py")).unwrap(),
+            "x = 2\n"
+        );
+        assert!(
+            std::fs::symlink_metadata(dir.join("pkg/m.py"))
+                .unwrap()
+                .is_file()
+        );
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "victim\n");
+        assert!(
+            std::fs::symlink_metadata(dir.join("node_modules"))
+                .unwrap()
+                .is_symlink()
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.join(".git/HEAD"))
+                .unwrap()
+                .trim(),
+            c2
+        );
+
+        // A tracked file changed within the clock's tick, size kept: known
+        // by its bytes.
+        std::fs::write(dir.join("keep.txt"), "SAME\n").unwrap();
+        cp.checkout_sealed_reusing(&c2, &dir, &deps, &mut kept)
+            .unwrap();
+        assert_eq!(
+            std::fs::read_to_string(dir.join("keep.txt")).unwrap(),
+            "same\n"
+        );
+
+        // Anything changed in its `.git` (attributes that would rewrite
+        // what is checked out): a new checkout.
+        std::fs::write(dir.join(".git/info/attributes"), "* text eol=crlf\n").unwrap();
+        let keep_ino = ino(&dir.join("keep.txt"));
+        cp.checkout_sealed_reusing(&c2, &dir, &deps, &mut kept)
+            .unwrap();
+        assert!(!dir.join(".git/info/attributes").exists());
+        assert_ne!(
+            ino(&dir.join("keep.txt")),
+            keep_ino,
+            "reused a changed .git"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.join("keep.txt")).unwrap(),
+            "same\n"
+        );
+
+        // Other dependency links: a new checkout.
+        cp.checkout_sealed_reusing(&c2, &dir, &[], &mut kept)
+            .unwrap();
+        assert!(!dir.join("node_modules").exists());
+
+        drop(kept);
+        assert!(!dir.exists(), "the kept checkout is removed with it");
+        assert!(root.join("node_modules/dep").is_dir());
     }
 }

@@ -64,13 +64,20 @@ impl Repo {
         let Some(name) = self.session_ref(&format!("snapshots/{tree}")) else {
             return Ok(());
         };
-        self.git
-            .reference(&name, tree, true, "wfx: snapshot")
-            .map_err(ctx(format!("cannot write {name}")))?;
+        self.keep_ref(&name, tree, "wfx: snapshot")?;
         let latest = self.session_ref("latest").unwrap_or_default();
+        self.keep_ref(&latest, tree, "wfx: snapshot")
+    }
+
+    /// Point the ref `name` at `id`, unless it does already: libgit2
+    /// writes (and removes) a lock file even then, a new inode each time.
+    pub(super) fn keep_ref(&self, name: &str, id: Oid, why: &str) -> Result<()> {
+        if self.git.refname_to_id(name).is_ok_and(|was| was == id) {
+            return Ok(());
+        }
         self.git
-            .reference(&latest, tree, true, "wfx: snapshot")
-            .map_err(ctx(format!("cannot write {latest}")))?;
+            .reference(name, id, true, why)
+            .map_err(ctx(format!("cannot write {name}")))?;
         Ok(())
     }
 

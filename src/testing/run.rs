@@ -48,6 +48,10 @@ pub struct RunRequest<'a> {
     /// Extra environment for the test process (a `wfx run` step's `env:`);
     /// a `NODE_OPTIONS` here is kept and node's reporter flags are added.
     pub env: Vec<(String, String)>,
+    /// The project whose cache keeps the run's time for the next estimate;
+    /// `None` → `root`. A run in a sealed checkout keeps it in the
+    /// project's, not in the checkout (removed after the run).
+    pub times_root: Option<PathBuf>,
 }
 
 impl<'a> RunRequest<'a> {
@@ -70,6 +74,7 @@ impl<'a> RunRequest<'a> {
             progress: None,
             previous: None,
             env: Vec::new(),
+            times_root: None,
         }
     }
 }
@@ -437,7 +442,7 @@ pub fn run_tests(mut req: RunRequest<'_>) -> Result<TestResults> {
     let watch = Watch::start(
         req.log.clone(),
         Some(req.detected.framework),
-        timings::last(&req.root, &timing),
+        timings::last(req.times_root.as_ref().unwrap_or(&req.root), &timing),
         req.progress.take(),
     );
     let started_wall = SystemTime::now();
@@ -452,7 +457,11 @@ pub fn run_tests(mut req: RunRequest<'_>) -> Result<TestResults> {
     drop(watch);
     let outcome = outcome?;
     if outcome.exit_code.is_some() && !outcome.timed_out && !outcome.interrupted {
-        timings::record(&req.root, &timing, outcome.duration);
+        timings::record(
+            req.times_root.as_ref().unwrap_or(&req.root),
+            &timing,
+            outcome.duration,
+        );
     }
     if outcome.interrupted {
         return Err(Error::Interrupted(format!(

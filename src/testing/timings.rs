@@ -94,9 +94,11 @@ pub fn record(root: &Path, key: &str, took: Duration) {
     let Ok(bytes) = serde_json::to_vec_pretty(&times) else {
         return;
     };
-    // No fsync: a crash that loses an estimate loses nothing else.
+    // No fsync, no temp file: a crash or a concurrent run that tears it
+    // loses an estimate and nothing else, and a run does not make (and
+    // remove) an inode for it.
     if store::ensure_cache_dir(&Workspace::new(root)).is_ok() {
-        let _ = store::write_replace(&file, &bytes);
+        let _ = crate::fsx::overwrite(&file, &crate::redact::redact(&bytes));
     }
 }
 
