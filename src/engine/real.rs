@@ -99,7 +99,7 @@ impl Ports for RealPorts<'_> {
         progress: Option<Box<dyn FnMut(Progress) + Send>>,
     ) -> Result<TestResults> {
         self.lock
-            .with_child(|on_spawn| run_tests_with(run, progress, on_spawn))?
+            .with_child(|on_spawn| run_tests_with(run, progress, true, on_spawn))?
     }
 
     fn invoke_agent(&mut self, inv: &Invocation) -> Result<CallRecord> {
@@ -391,6 +391,7 @@ pub fn inspect_with(
 pub(super) fn run_tests_with(
     run: &TestRun<'_>,
     progress: Option<Box<dyn FnMut(Progress) + Send>>,
+    remember_time: bool,
     on_spawn: &mut dyn FnMut(i32),
 ) -> Result<TestResults> {
     let mut req = RunRequest::new(run.root, run.detected.clone(), run.report_dir, run.log);
@@ -400,6 +401,7 @@ pub(super) fn run_tests_with(
     req.previous = run.previous;
     req.on_spawn = Some(on_spawn);
     req.progress = progress;
+    req.remember_time = remember_time;
     testing::run_tests(req)
 }
 
