@@ -303,7 +303,8 @@ impl CandidateWorld for Checkout {
     }
 
     fn run_tests(&mut self, run: &TestRun<'_>) -> Result<TestResults> {
-        self.child(|on_spawn| run_tests_with(run, None, on_spawn))
+        // No run times: the checkout's cache goes with it.
+        self.child(|on_spawn| run_tests_with(run, None, false, on_spawn))
     }
 
     fn tree(&mut self) -> Result<Option<String>> {

@@ -409,9 +409,12 @@ pub fn inspect_with(
 pub(super) fn run_tests_with(
     run: &TestRun<'_>,
     progress: Option<Box<dyn FnMut(Progress) + Send>>,
+    remember_time: bool,
     on_spawn: &mut dyn FnMut(i32),
 ) -> Result<TestResults> {
-    testing::run_tests(test_request(run, progress, on_spawn))
+    let mut req = test_request(run, progress, on_spawn);
+    req.remember_time = remember_time;
+    testing::run_tests(req)
 }
 
 /// The request of `run`, its process group told to `on_spawn`.

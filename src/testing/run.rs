@@ -52,6 +52,11 @@ pub struct RunRequest<'a> {
     /// `None` → `root`. A run in a sealed checkout keeps it in the
     /// project's, not in the checkout (removed after the run).
     pub times_root: Option<PathBuf>,
+    /// Read and remember the run's time in the project's cache at `root`
+    /// (the progress line's estimate). Off for a run in a checkout that is
+    /// removed after it: the file would be written for nobody, and its
+    /// directory and temp files are new inodes each time.
+    pub remember_time: bool,
 }
 
 impl<'a> RunRequest<'a> {
@@ -75,6 +80,7 @@ impl<'a> RunRequest<'a> {
             previous: None,
             env: Vec::new(),
             times_root: None,
+            remember_time: true,
         }
     }
 }
@@ -442,7 +448,9 @@ pub fn run_tests(mut req: RunRequest<'_>) -> Result<TestResults> {
     let watch = Watch::start(
         req.log.clone(),
         Some(req.detected.framework),
-        timings::last(req.times_root.as_ref().unwrap_or(&req.root), &timing),
+        req.remember_time
+            .then(|| timings::last(req.times_root.as_ref().unwrap_or(&req.root), &timing))
+            .flatten(),
         req.progress.take(),
     );
     let started_wall = SystemTime::now();
@@ -456,7 +464,11 @@ pub fn run_tests(mut req: RunRequest<'_>) -> Result<TestResults> {
     let first_result = watch.first_result();
     drop(watch);
     let outcome = outcome?;
-    if outcome.exit_code.is_some() && !outcome.timed_out && !outcome.interrupted {
+    if req.remember_time
+        && outcome.exit_code.is_some()
+        && !outcome.timed_out
+        && !outcome.interrupted
+    {
         timings::record(
             req.times_root.as_ref().unwrap_or(&req.root),
             &timing,
@@ -566,13 +578,39 @@ fn rel(root: &Path, path: &Path) -> String {
 /// create it only when the run writes there: a run of a command whose
 /// output is the report (TAP, cargo, go) makes no directory each time.
 fn prepare_dir(dir: &Path, needed: bool) -> Result<()> {
-    match std::fs::remove_dir_all(dir) {
+    // A real directory that stays is emptied, not removed and made again:
+    // on a file system that skips recently freed inodes, every new one
+    // costs (each retest tier reuses the same directory). Anything else
+    // there (a link, a file) is removed, never followed.
+    let is_dir = std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir());
+    if needed && is_dir {
+        return empty_dir(dir).map_err(|e| Error::io(dir, e));
+    }
+    let gone = if is_dir {
+        std::fs::remove_dir_all(dir)
+    } else {
+        std::fs::remove_file(dir)
+    };
+    match gone {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => return Err(Error::io(dir, e)),
     }
     if needed {
         crate::session::store::create_dirs(dir)?;
+    }
+    Ok(())
+}
+
+/// Remove everything in `dir` (links as links), keeping `dir`.
+fn empty_dir(dir: &Path) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        if entry.file_type()?.is_dir() {
+            std::fs::remove_dir_all(entry.path())?;
+        } else {
+            std::fs::remove_file(entry.path())?;
+        }
     }
     Ok(())
 }
@@ -894,6 +932,35 @@ mod tests {
         let root = Path::new("/p/proj");
         let dir = root.join(".workflow/.cache/junit");
         plan(&detected(framework, command), root, None, extra, &dir, node)
+    }
+
+    #[test]
+    fn the_report_dir_is_emptied_in_place_and_a_link_there_is_not_followed() {
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path().join("junit");
+        std::fs::create_dir_all(dir.join("sub")).unwrap();
+        std::fs::write(dir.join("pytest.xml"), "old").unwrap();
+        std::fs::write(dir.join("sub/x.xml"), "old").unwrap();
+        use std::os::unix::fs::MetadataExt;
+        let inode = std::fs::metadata(&dir).unwrap().ino();
+        prepare_dir(&dir, true).unwrap();
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+        assert_eq!(std::fs::metadata(&dir).unwrap().ino(), inode);
+        // A link planted where the report goes: replaced by a directory,
+        // what it pointed to untouched.
+        let elsewhere = t.path().join("elsewhere");
+        std::fs::create_dir(&elsewhere).unwrap();
+        std::fs::write(elsewhere.join("keep.txt"), "mine").unwrap();
+        std::fs::remove_dir(&dir).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, &dir).unwrap();
+        prepare_dir(&dir, true).unwrap();
+        assert!(std::fs::symlink_metadata(&dir).unwrap().is_dir());
+        assert_eq!(
+            std::fs::read_to_string(elsewhere.join("keep.txt")).unwrap(),
+            "mine"
+        );
+        prepare_dir(&dir, false).unwrap();
+        assert!(!dir.exists());
     }
 
     #[test]
