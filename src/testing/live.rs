@@ -2,12 +2,14 @@
 //! runner's streamed output and the elapsed time, for the progress line on
 //! a terminal.
 //!
-//! The counting never runs on the thread that streams the output into the
-//! log: a [`Watch`] thread at the lowest CPU priority reads the log behind
-//! the writer, counts with a [`Counter`] and reports at most every 100 ms.
-//! When output arrives faster than it can count (gigabytes a second), its
-//! counts lag behind instead of slowing the run; the run's results never
-//! come from here (they are parsed from the report and the log).
+//! The progress counting never runs on the thread that streams the output
+//! into the log: a [`Watch`] thread at the lowest CPU priority reads the log
+//! behind the writer, counts with a [`Counter`] and reports at most every
+//! 100 ms. When output arrives faster than it can count (gigabytes a
+//! second), its counts lag behind instead of slowing the run; the run's
+//! results never come from here (they are parsed from the report and the
+//! log). Only [`FirstResult`] counts on the streaming thread, and only
+//! until the first result: its time must not depend on a core being free.
 
 use std::fs::File;
 use std::io::Read;
@@ -425,35 +427,74 @@ fn trim_start(b: &[u8]) -> &[u8] {
 /// How often the watcher reads the log and the line is redrawn.
 pub const TICK: Duration = Duration::from_millis(100);
 
+/// The most output fed to a [`FirstResult`] before it gives up: past it
+/// the run's fixed cost is left unknown rather than count more on the
+/// thread that streams the output.
+const FIRST_RESULT_SCAN: u64 = 64 * 1024 * 1024;
+
+/// When a run's first test result arrived: the run's fixed cost (a build,
+/// a `pretest` script, the runner's start), which decides whether a retest
+/// tier is worth running. Noted on the thread that streams the output, as
+/// each piece arrives: a watcher thread at the lowest priority could see
+/// it only after the run on a busy machine, and the tier would be run.
+/// It counts only until the first result, then does nothing.
+#[derive(Clone)]
+pub struct FirstResult {
+    at: Arc<std::sync::OnceLock<Duration>>,
+}
+
+impl FirstResult {
+    /// The handle and the hook to give the run ([`crate::process::Spec::on_output`]);
+    /// times count from `started`.
+    pub fn hook(
+        framework: Option<Framework>,
+        started: Instant,
+    ) -> (FirstResult, crate::process::OutputHook) {
+        let at = Arc::new(std::sync::OnceLock::new());
+        let noted = at.clone();
+        let mut counter = Some(Counter::new(framework));
+        let mut fed = 0u64;
+        let hook = Box::new(move |chunk: &[u8]| {
+            let Some(c) = counter.as_mut() else { return };
+            c.feed(chunk);
+            fed += chunk.len() as u64;
+            if c.ran_tests() {
+                let _ = noted.set(started.elapsed());
+                counter = None;
+            } else if fed >= FIRST_RESULT_SCAN {
+                counter = None;
+            }
+        });
+        (FirstResult { at }, hook)
+    }
+
+    /// How long after the start the first test result arrived; `None`
+    /// when none did.
+    pub fn get(&self) -> Option<Duration> {
+        self.at.get().copied()
+    }
+}
+
 /// A thread that follows a run's log and reports [`Progress`] until it is
-/// dropped, and notes when the first test result appeared.
+/// dropped: only when a progress line is drawn.
 pub struct Watch {
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
-    first_result: Arc<std::sync::Mutex<Option<Duration>>>,
     /// The watcher's thread id once it runs (0 before): its priority is
     /// raised back before it is waited for.
     tid: Arc<std::sync::atomic::AtomicI64>,
-    /// A progress hook draws: the thread is waited for, so nothing is
-    /// drawn after the run.
-    drawing: bool,
 }
 
 impl Watch {
-    /// Follow `log` (it may not exist yet) from its start. Without a
-    /// `hook` it only waits for the first test result, then stops reading.
+    /// Follow `log` (it may not exist yet) from its start.
     pub fn start(
         log: PathBuf,
         framework: Option<Framework>,
         estimate: Option<Duration>,
-        hook: Option<ProgressHook>,
+        mut hook: ProgressHook,
     ) -> Watch {
         let stop = Arc::new(AtomicBool::new(false));
         let stopped = stop.clone();
-        let first_result = Arc::new(std::sync::Mutex::new(None));
-        let first = first_result.clone();
-        let until_first = hook.is_none();
-        let mut hook = hook.unwrap_or_else(|| Box::new(|_| {}));
         let tid = Arc::new(std::sync::atomic::AtomicI64::new(0));
         let own_tid = tid.clone();
         // Times count from the run's start, not from when the thread at
@@ -467,18 +508,6 @@ impl Watch {
                 let mut file: Option<File> = None;
                 let mut buf = vec![0u8; 64 * 1024];
                 let mut shown: Option<(Counts, String)> = None;
-                let mut report = |counter: &Counter, shown: &mut Option<(Counts, String)>| {
-                    let p = Progress {
-                        counts: counter.counts(),
-                        elapsed: started.elapsed(),
-                        estimate,
-                    };
-                    let now = (p.counts, duration::text(p.elapsed));
-                    if shown.as_ref() != Some(&now) {
-                        hook(p);
-                        *shown = Some(now);
-                    }
-                };
                 while !stopped.load(Ordering::Relaxed) {
                     if file.is_none() {
                         file = File::open(&log).ok();
@@ -496,49 +525,31 @@ impl Watch {
                             break;
                         }
                     }
-                    report(&counter, &mut shown);
-                    if counter.ran_tests() {
-                        if let Ok(mut f) = first.lock() {
-                            f.get_or_insert(started.elapsed());
-                        }
-                        if until_first {
-                            return;
-                        }
+                    let p = Progress {
+                        counts: counter.counts(),
+                        elapsed: started.elapsed(),
+                        estimate,
+                    };
+                    let now = (p.counts, duration::text(p.elapsed));
+                    if shown.as_ref() != Some(&now) {
+                        hook(p);
+                        shown = Some(now);
                     }
                     std::thread::park_timeout(TICK.saturating_sub(tick.elapsed()));
                 }
             })
             .ok();
-        Watch {
-            stop,
-            thread,
-            first_result,
-            tid,
-            drawing: !until_first,
-        }
-    }
-
-    /// How long after the start the first test result was seen (the
-    /// run's fixed cost: a build, a `pretest` script, the runner's start),
-    /// to within the watch's tick; `None` when none was seen.
-    pub fn first_result(&self) -> Option<Duration> {
-        self.first_result.lock().ok().and_then(|f| *f)
+        Watch { stop, thread, tid }
     }
 }
 
 impl Drop for Watch {
-    /// Stops the watcher. A thread at nice 19 on a busy machine may wait
-    /// hundreds of milliseconds for a core: one that only looked for the
-    /// first result is left to end on its own (it holds nothing but the
-    /// log open); one that draws gets its priority back, then is waited
-    /// for.
+    /// Stops the watcher: its priority back first (a thread at nice 19 on
+    /// a busy machine may wait hundreds of milliseconds for a core), then
+    /// waited for, so nothing is drawn after the run.
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
         if let Some(t) = self.thread.take() {
-            if !self.drawing {
-                t.thread().unpark();
-                return;
-            }
             normal_priority(self.tid.load(Ordering::Acquire));
             t.thread().unpark();
             let _ = t.join();
@@ -778,7 +789,7 @@ mod tests {
             log.clone(),
             Some(Framework::Pytest),
             None,
-            Some(Box::new(move |p| s.lock().unwrap().push(p))),
+            Box::new(move |p| s.lock().unwrap().push(p)),
         );
         std::fs::write(&log, "tests/test_a.py ..F").unwrap();
         let deadline = Instant::now() + Duration::from_secs(10);
@@ -789,25 +800,33 @@ mod tests {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        assert!(watch.first_result().is_some());
         drop(watch);
         let last = seen.lock().unwrap().last().copied().unwrap();
         assert_eq!((last.counts.passed, last.counts.failed), (2, 1));
     }
 
     #[test]
-    fn without_a_hook_the_watch_notes_the_first_result_and_stops() {
-        let dir = tempfile::tempdir().unwrap();
-        let log = dir.path().join("out.log");
-        let watch = Watch::start(log.clone(), Some(Framework::Cargo), None, None);
-        std::thread::sleep(TICK * 3);
-        assert_eq!(watch.first_result(), None, "no output, no result");
-        std::fs::write(&log, "   Compiling x\ntest a ... ok\n").unwrap();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while watch.first_result().is_none() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(20));
+    fn the_first_result_is_noted_when_its_piece_arrives_and_only_then() {
+        let started = Instant::now() - Duration::from_secs(5);
+        let (first, mut hook) = FirstResult::hook(Some(Framework::Cargo), started);
+        hook(b"   Compiling x v0.1.0\n");
+        hook(b"     Running unittests src/lib.rs\ntest a ");
+        assert_eq!(first.get(), None, "no result yet: {:?}", first.get());
+        hook(b"... ok\n");
+        let at = first.get().expect("the first result is seen");
+        assert!(at >= Duration::from_secs(5), "{at:?}");
+        hook(b"test b ... ok\n");
+        assert_eq!(first.get(), Some(at), "the first one is kept");
+    }
+
+    #[test]
+    fn a_run_that_prints_no_result_within_the_scan_leaves_the_cost_unknown() {
+        let (first, mut hook) = FirstResult::hook(Some(Framework::Cargo), Instant::now());
+        let noise = vec![b'x'; 1024 * 1024];
+        for _ in 0..(FIRST_RESULT_SCAN / noise.len() as u64) {
+            hook(&noise);
         }
-        let first = watch.first_result().expect("the first result is seen");
-        assert!(first >= TICK * 3, "{first:?}");
+        hook(b"\ntest a ... ok\n");
+        assert_eq!(first.get(), None);
     }
 }

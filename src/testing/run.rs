@@ -7,12 +7,12 @@
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use regex::Regex;
 
 use super::detect::{Detected, Framework};
-use super::live::{ProgressHook, Watch};
+use super::live::{FirstResult, ProgressHook, Watch};
 use super::parse::{self, ParsedRun, TextFormat};
 use super::results::{self, RunFacts};
 use super::retest::RelatedSetup;
@@ -443,16 +443,22 @@ pub fn run_tests(mut req: RunRequest<'_>) -> Result<TestResults> {
         req.subset.as_deref(),
         &req.extra_args,
     );
-    // Counted off the streaming thread, from the log (see `live`); without
-    // a progress line the watch only notes when the first result came.
-    let watch = Watch::start(
-        req.log.clone(),
-        Some(req.detected.framework),
-        req.remember_time
+    // The progress line is counted off the streaming thread, from the log
+    // (see `live`); when the first result came is noted as it streams.
+    let (first_result, on_output) = FirstResult::hook(Some(req.detected.framework), Instant::now());
+    spec = spec.on_output(on_output);
+    let watch = req.progress.take().map(|hook| {
+        let estimate = req
+            .remember_time
             .then(|| timings::last(req.times_root.as_ref().unwrap_or(&req.root), &timing))
-            .flatten(),
-        req.progress.take(),
-    );
+            .flatten();
+        Watch::start(
+            req.log.clone(),
+            Some(req.detected.framework),
+            estimate,
+            hook,
+        )
+    });
     let started_wall = SystemTime::now();
     let started_at = chrono::Utc::now();
     let mut noop = |_: i32| {};
@@ -461,8 +467,8 @@ pub fn run_tests(mut req: RunRequest<'_>) -> Result<TestResults> {
         None => &mut noop,
     };
     let outcome = process::run(spec, on_spawn);
-    let first_result = watch.first_result();
     drop(watch);
+    let first_result = first_result.get();
     let outcome = outcome?;
     if req.remember_time
         && outcome.exit_code.is_some()

@@ -357,3 +357,26 @@ fn a_same_size_edit_in_the_same_second_is_tested_as_edited() {
         "the old code of calc/auth.py ran: {doc:#}"
     );
 }
+
+/// When the first test result came is the run's fixed cost, which decides
+/// whether a retest tier is worth running. It is noted as the output
+/// arrives: a run that ends a moment after its first result (most small
+/// suites behind a build or a `pretest` script) still has it. A watcher
+/// that looked at the log every 100 ms missed it (CI: a 2 s `pretest`
+/// was then retested by a tier costing as much as the full suite).
+#[test]
+fn the_fixed_cost_is_noted_when_the_run_ends_right_after_its_first_result() {
+    let env = Env::new();
+    config(
+        &env,
+        "sleep 0.6; echo 'test a ... ok'; echo 'test result: ok. 1 passed; 0 failed; 0 ignored'",
+        60,
+    );
+    for _ in 0..3 {
+        let (code, v) = run_json(&env, &[]);
+        assert_eq!(code, 0, "{v}");
+        let setup = v["setup_ms"].as_u64().unwrap_or_else(|| panic!("{v}"));
+        let whole = v["duration_ms"].as_u64().unwrap();
+        assert!((600..=whole).contains(&setup), "{setup} of {whole}: {v}");
+    }
+}
