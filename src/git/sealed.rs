@@ -904,6 +904,9 @@ mod tests {
         // what is checked out): a new checkout.
         std::fs::write(dir.join(".git/info/attributes"), "* text eol=crlf\n").unwrap();
         let keep_ino = ino(&dir.join("keep.txt"));
+        // Held open, the old file's inode number cannot be handed to the
+        // new checkout's file (a freed one may be, on any file system).
+        let _held = std::fs::File::open(dir.join("keep.txt")).unwrap();
         cp.checkout_sealed_reusing(&c2, &dir, &deps, &mut kept)
             .unwrap();
         assert!(!dir.join(".git/info/attributes").exists());
