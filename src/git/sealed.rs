@@ -79,15 +79,18 @@ const TOOL_CACHES: &[&str] = &[
 /// Whether `path` (project-relative) is wfx's own: its sessions, cache and
 /// locks under `.workflow/`.
 fn is_wfx_own(path: &str) -> bool {
-    [
-        ".workflow/active",
-        ".workflow/archives",
-        ".workflow/.cache",
-        ".workflow/.locks",
-    ]
-    .iter()
-    .any(|d| path == *d || path.strip_prefix(d).is_some_and(|r| r.starts_with('/')))
+    WFX_OWN
+        .iter()
+        .any(|d| path == *d || path.strip_prefix(d).is_some_and(|r| r.starts_with('/')))
 }
+
+/// wfx's own directories under `.workflow/` (project-relative).
+const WFX_OWN: [&str; 4] = [
+    ".workflow/active",
+    ".workflow/archives",
+    ".workflow/.cache",
+    ".workflow/.locks",
+];
 
 /// Where the sealed checkout of `session` of the project at `root` lives:
 /// in the system's temp directory, named so that the next run finds and
@@ -337,6 +340,20 @@ impl Checkpoints {
             let state = r.worktree_state(&scopes, &[])?;
             r.build_tree(Some(&base), &scopes, &state)?.0
         };
+        // The same files on the same HEAD as the last sealed run (a fix
+        // that changed nothing): its commit is this one but for the message
+        // and the time, so it is reused — a new one costs a loose object
+        // (a new inode, often a new directory) per sealed run (issue #30).
+        let name = r.session_ref("sealed");
+        if let Some(last) = name
+            .as_deref()
+            .and_then(|n| r.git.refname_to_id(n).ok())
+            .and_then(|id| r.git.find_commit(id).ok())
+            && last.tree_id() == tree
+            && last.parent_ids().eq([head.id()])
+        {
+            return Ok(Some(last.id().to_string()));
+        }
         let tree = r
             .git
             .find_tree(tree)
@@ -346,7 +363,7 @@ impl Checkpoints {
             .git
             .commit(None, &author, &committer, message, &tree, &[&head])
             .map_err(ctx("cannot create the sealed commit"))?;
-        if let Some(name) = r.session_ref("sealed") {
+        if let Some(name) = name {
             r.keep_ref(&name, id, "wfx: sealed run")?;
         }
         Ok(Some(id.to_string()))
@@ -725,6 +742,28 @@ impl Repo {
         self.status_entries(Status::WT_NEW, false, false)
     }
 
+    /// The paths a status of the project walks: the project's entries on
+    /// disk, with `.workflow/`'s own directories (the sessions) left out
+    /// — their entries are dropped anyway, and walking them on every
+    /// sealed run made each run's cost grow with the session (issue #30).
+    /// `None`: the whole project (its directory cannot be listed).
+    fn walk_outside_own(&self) -> Option<Vec<Vec<u8>>> {
+        let none = super::State::new();
+        let workflow = self.workflow_scope();
+        let mut specs = self.walk_specs(&[self.project_scope()], &[workflow.clone()], &none)?;
+        let own: Vec<Vec<u8>> = WFX_OWN
+            .iter()
+            .map(|d| paths::to_repo(&self.prefix, d))
+            .collect();
+        let workflow_dir = self.abs(&workflow);
+        if workflow_dir.symlink_metadata().is_ok_and(|m| m.is_dir()) {
+            specs.extend(self.walk_specs(&[workflow], &own, &none)?);
+        } else if workflow_dir.symlink_metadata().is_ok() {
+            specs.push(workflow);
+        }
+        Some(specs)
+    }
+
     /// Entries of the project's status with `want` (ignored ones, or
     /// untracked ones), `.workflow/`'s sessions aside; `recurse`: list the
     /// files of an untracked directory instead of the directory.
@@ -737,9 +776,21 @@ impl Repo {
             .recurse_untracked_dirs(recurse || ignored)
             .recurse_ignored_dirs(false)
             .exclude_submodules(true);
-        let scope = self.prefix.clone();
-        if !scope.is_empty() {
-            opts.pathspec(paths::bytes_to_path(&scope));
+        match self.walk_outside_own() {
+            // Nothing on disk but wfx's own.
+            Some(specs) if specs.is_empty() => return Ok(Vec::new()),
+            Some(specs) => {
+                for s in specs {
+                    opts.pathspec(paths::bytes_to_path(&s));
+                }
+                opts.disable_pathspec_match(true);
+            }
+            None => {
+                let scope = self.prefix.clone();
+                if !scope.is_empty() {
+                    opts.pathspec(paths::bytes_to_path(&scope));
+                }
+            }
         }
         let statuses = self
             .git
