@@ -776,14 +776,18 @@ impl Repo {
             .recurse_untracked_dirs(recurse || ignored)
             .recurse_ignored_dirs(false)
             .exclude_submodules(true);
-        match self.walk_outside_own() {
+        let specs = self.walk_outside_own();
+        match &specs {
             // Nothing on disk but wfx's own.
             Some(specs) if specs.is_empty() => return Ok(Vec::new()),
             Some(specs) => {
                 for s in specs {
-                    opts.pathspec(paths::bytes_to_path(&s));
+                    opts.pathspec(paths::bytes_to_path(s));
                 }
-                opts.disable_pathspec_match(true);
+                // Files, not their untracked directory: a directory above
+                // the paths walked (`.workflow/`) would match none of them.
+                opts.disable_pathspec_match(true)
+                    .recurse_untracked_dirs(true);
             }
             None => {
                 let scope = self.prefix.clone();
@@ -796,12 +800,45 @@ impl Repo {
             .git
             .statuses(Some(&mut opts))
             .map_err(ctx("cannot read the status of the work tree"))?;
-        Ok(statuses
+        let mut out: Vec<String> = statuses
             .iter()
             .filter(|e| e.status().intersects(want))
             .map(|e| self.show(e.path_bytes()))
             .filter(|p| !is_wfx_own(p.trim_end_matches('/')))
-            .collect())
+            .collect();
+        if want.contains(Status::IGNORED)
+            && let Some(specs) = &specs
+        {
+            out.extend(self.inside_ignored_workflow(specs));
+        }
+        Ok(out)
+    }
+
+    /// The paths walked under `.workflow/` when it is git-ignored as a
+    /// whole: ignored entries (a directory with its `/`), which a status
+    /// of paths below an ignored directory does not show.
+    fn inside_ignored_workflow(&self, specs: &[Vec<u8>]) -> Vec<String> {
+        let workflow = self.workflow_scope();
+        let mut dir = workflow.clone();
+        dir.push(b'/');
+        if !self
+            .git
+            .is_path_ignored(paths::bytes_to_path(&dir))
+            .unwrap_or(false)
+        {
+            return Vec::new();
+        }
+        specs
+            .iter()
+            .filter(|s| s.starts_with(&dir))
+            .map(|s| {
+                let mut shown = self.show(s);
+                if self.abs(s).symlink_metadata().is_ok_and(|m| m.is_dir()) {
+                    shown.push('/');
+                }
+                shown
+            })
+            .collect()
     }
 }
 
@@ -848,6 +885,88 @@ mod tests {
             .collect();
         out.sort();
         out
+    }
+
+    #[test]
+    fn files_outside_the_commit_are_found_everywhere_but_in_wfxs_own_directories() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("p");
+        std::fs::create_dir_all(root.join(".workflow/active/WFS-a/.process")).unwrap();
+        std::fs::create_dir_all(root.join(".workflow/notes")).unwrap();
+        std::fs::create_dir_all(root.join("build")).unwrap();
+        std::fs::write(root.join(".gitignore"), "build/\n").unwrap();
+        std::fs::write(root.join(".workflow/active/WFS-a/.gitignore"), "*\n").unwrap();
+        std::fs::write(root.join("a.py"), "x = 1\n").unwrap();
+        let repo = Repository::init(&root).unwrap();
+        let commit = commit_all(&repo);
+        let cp = Checkpoints::open(&root).unwrap();
+        let since = std::time::SystemTime::now() - std::time::Duration::from_secs(1);
+        for f in [
+            "build/gen.py",
+            "helper.py",
+            ".workflow/notes/n.md",
+            ".workflow/active/WFS-a/.process/iteration-1-results.json",
+            ".workflow/active/WFS-a/state.json",
+        ] {
+            std::fs::write(root.join(f), "new\n").unwrap();
+        }
+        let until = std::time::SystemTime::now() + std::time::Duration::from_secs(1);
+        let found = cp.outside_commit(&commit, since..until, &[]).unwrap();
+        assert_eq!(
+            found,
+            [
+                (".workflow/notes/n.md".to_string(), "untracked"),
+                ("build/gen.py".to_string(), "git-ignored"),
+                ("helper.py".to_string(), "untracked"),
+            ]
+        );
+        // `.workflow/` ignored as a whole: its other files all the same.
+        std::fs::write(root.join(".gitignore"), "build/\n.workflow/\n").unwrap();
+        let found = cp.outside_commit(&commit, since..until, &[]).unwrap();
+        assert_eq!(
+            found,
+            [
+                (".workflow/notes/n.md".to_string(), "git-ignored"),
+                ("build/gen.py".to_string(), "git-ignored"),
+                ("helper.py".to_string(), "untracked"),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_sealed_run_of_the_same_files_on_the_same_head_reuses_the_last_commit() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("p");
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::write(root.join("a.py"), "x = 1\n").unwrap();
+        let repo = Repository::init(&root).unwrap();
+        commit_all(&repo);
+        let cp = Checkpoints::open(&root).unwrap().with_session("WFS-a");
+        let paths = vec!["a.py".to_string()];
+        let first = cp.seal(&paths, "iteration 1").unwrap().unwrap();
+        let again = cp.seal(&paths, "iteration 2").unwrap().unwrap();
+        assert_eq!(again, first, "nothing changed: the same commit");
+        std::fs::write(root.join("a.py"), "x = 2\n").unwrap();
+        let changed = cp.seal(&paths, "iteration 3").unwrap().unwrap();
+        assert_ne!(changed, first);
+        let tree = repo
+            .find_commit(Oid::from_str(&changed).unwrap())
+            .unwrap()
+            .tree()
+            .unwrap();
+        let blob = tree.get_path(Path::new("a.py")).unwrap().id();
+        assert_eq!(repo.find_blob(blob).unwrap().content(), b"x = 2\n");
+        // A new HEAD: a new commit on it, even for the same files.
+        commit_all(&repo);
+        let on_new_head = cp.seal(&paths, "iteration 4").unwrap().unwrap();
+        assert_ne!(on_new_head, changed);
+        let parent = repo
+            .find_commit(Oid::from_str(&on_new_head).unwrap())
+            .unwrap();
+        assert_eq!(
+            parent.parent_id(0).unwrap(),
+            repo.head().unwrap().target().unwrap()
+        );
     }
 
     #[test]
