@@ -750,7 +750,11 @@ impl Repo {
     fn walk_outside_own(&self) -> Option<Vec<Vec<u8>>> {
         let none = super::State::new();
         let workflow = self.workflow_scope();
-        let mut specs = self.walk_specs(&[self.project_scope()], &[workflow.clone()], &none)?;
+        let mut specs = self.walk_specs(
+            &[self.project_scope()],
+            std::slice::from_ref(&workflow),
+            &none,
+        )?;
         let own: Vec<Vec<u8>> = WFX_OWN
             .iter()
             .map(|d| paths::to_repo(&self.prefix, d))
