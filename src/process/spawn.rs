@@ -232,33 +232,30 @@ mod tests {
         std::env::vars_os().collect()
     }
 
-    fn wait(pid: libc::pid_t) -> i32 {
+    /// Run `sh -c script` in `cwd` with `env`: its pid, output and exit code.
+    fn sh(script: &str, cwd: &Path, env: &[(OsString, OsString)]) -> (libc::pid_t, String, i32) {
+        let (mut read, write) = std::io::pipe().unwrap();
+        let null = std::fs::File::open("/dev/null").unwrap();
+        let args = ["-c".into(), script.into()];
+        let stdio = [null.as_raw_fd(), write.as_raw_fd(), write.as_raw_fd()];
+        let pid = spawn(OsStr::new("sh"), &args, cwd, env, stdio).unwrap();
+        drop(write);
+        let mut out = String::new();
+        read.read_to_string(&mut out).unwrap();
         let mut status = 0;
         assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
-        libc::WEXITSTATUS(status)
+        (pid, out, libc::WEXITSTATUS(status))
     }
 
     #[test]
     fn a_child_gets_its_stdio_cwd_env_and_group() {
         let dir = tempfile::tempdir().unwrap();
-        let (mut read, write) = std::io::pipe().unwrap();
-        let null = std::fs::File::open("/dev/null").unwrap();
         let mut env = env();
         env.push(("WFX_SPAWN_TEST".into(), "yes".into()));
         let script =
             "echo \"$WFX_SPAWN_TEST $(pwd) $(ps -o pgid= $$ | tr -d ' ') $$\"; echo err >&2";
-        let pid = spawn(
-            OsStr::new("sh"),
-            &["-c".into(), script.into()],
-            dir.path(),
-            &env,
-            [null.as_raw_fd(), write.as_raw_fd(), write.as_raw_fd()],
-        )
-        .unwrap();
-        drop(write);
-        let mut out = String::new();
-        read.read_to_string(&mut out).unwrap();
-        assert_eq!(wait(pid), 0);
+        let (pid, out, code) = sh(script, dir.path(), &env);
+        assert_eq!(code, 0);
         let cwd = dir.path().canonicalize().unwrap();
         assert_eq!(
             out,
@@ -271,45 +268,17 @@ mod tests {
     fn a_missing_program_or_directory_is_an_error_not_a_child() {
         let devnull = std::fs::File::open("/dev/null").unwrap();
         let null = devnull.as_raw_fd();
-        let e = spawn(
-            OsStr::new("wfx-no-such-program"),
-            &[],
-            Path::new("."),
-            &env(),
-            [null; 3],
-        )
-        .unwrap_err();
-        assert_eq!(e.raw_os_error(), Some(libc::ENOENT));
-        let e = spawn(
-            OsStr::new("/bin/sh"),
-            &[],
-            Path::new("/no/such/dir"),
-            &env(),
-            [null; 3],
-        )
-        .unwrap_err();
-        assert_eq!(e.raw_os_error(), Some(libc::ENOENT));
+        for (program, cwd) in [("wfx-no-such-program", "."), ("/bin/sh", "/no/such/dir")] {
+            let e = spawn(OsStr::new(program), &[], Path::new(cwd), &env(), [null; 3]).unwrap_err();
+            assert_eq!(e.raw_os_error(), Some(libc::ENOENT), "{program} in {cwd}");
+        }
     }
 
     #[test]
     fn the_child_starts_with_no_signal_blocked_and_sigpipe_not_ignored() {
-        let (mut read, write) = std::io::pipe().unwrap();
-        let null = std::fs::File::open("/dev/null").unwrap();
-        let pid = spawn(
-            OsStr::new("sh"),
-            &[
-                "-c".into(),
-                "grep -E '^(SigBlk|SigIgn)' /proc/self/status".into(),
-            ],
-            Path::new("."),
-            &env(),
-            [null.as_raw_fd(), write.as_raw_fd(), write.as_raw_fd()],
-        )
-        .unwrap();
-        drop(write);
-        let mut out = String::new();
-        read.read_to_string(&mut out).unwrap();
-        assert_eq!(wait(pid), 0);
+        let script = "grep -E '^(SigBlk|SigIgn)' /proc/self/status";
+        let (_, out, code) = sh(script, Path::new("."), &env());
+        assert_eq!(code, 0);
         assert!(out.contains("SigBlk:\t0000000000000000"), "{out}");
         // SIGPIPE (bit 13) is not ignored, as Rust ignores it in wfx.
         let ign = out.lines().find(|l| l.starts_with("SigIgn")).unwrap();

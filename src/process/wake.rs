@@ -155,6 +155,8 @@ pub(super) fn after(d: Duration) -> Option<Instant> {
 mod tests {
     use super::*;
 
+    /// The child's pid, reaped by the [`ExitWatch`] under test.
+    #[allow(clippy::zombie_processes)]
     fn exits_with(code: i32) -> libc::pid_t {
         let child = std::process::Command::new("sh")
             .args(["-c", &format!("sleep 0.05; exit {code}")])
