@@ -6,13 +6,15 @@ a test that fails until a fake `claude` has been called twice, with
 `on_failure: claude:` and at most 3 attempts: 3 test runs and 2 agent
 calls. The fake claude (on PATH) reads its prompt, bumps a counter outside
 the project and prints claude's JSON result line. wfx and prodigy are
-alternated run by run; medians of --runs.
+alternated run by run; medians of --runs. --base OTHER_WFX adds a second
+wfx binary to the alternation (wfx, base, prodigy, run by run): a speed-up
+measured against that commit's binary in one run.
 
 --fsync-load adds a background writer that writes 64 KiB and fsyncs it, in
 a loop, in a file beside the projects (the same disk), while both tools
 run: the loop on a busy disk against the quiet medians.
 
-    scripts/bench_prodigy.py --prodigy PATH [--wfx target/release/wfx] [--runs 7] [--fsync-load] [--json]
+    scripts/bench_prodigy.py --prodigy PATH [--wfx target/release/wfx] [--base OTHER_WFX] [--runs 7] [--fsync-load] [--json]
 
 Without --prodigy (or when the binary is missing) it prints a message and
 exits 0: build prodigy from iepathos/prodigy 480b22a4 with
@@ -100,12 +102,15 @@ class FsyncLoad:
         os.unlink(self.path)
 
 
-def measure(wfx, prodigy, runs, base, bindir):
-    times = {"wfx": [], "prodigy": []}
+def measure(wfx, prodigy, runs, base, bindir, other=None):
     cmds = {"wfx": [wfx, "-q", "run", "workflow.yml"], "prodigy": [prodigy, "run", "workflow.yml", "-y"]}
+    if other:
+        cmds["base"] = [other, "-q", "run", "workflow.yml"]
+    order = ("wfx", "base", "prodigy") if other else ("wfx", "prodigy")
+    times = {name: [] for name in order}
     i = 0
     for _ in range(runs):
-        for name in ("wfx", "prodigy"):
+        for name in order:
             i += 1
             times[name].append(once(cmds[name], base, i, bindir))
     return {k: statistics.median(v) for k, v in times.items()}, times
@@ -115,6 +120,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--wfx", default="target/release/wfx")
     ap.add_argument("--prodigy")
+    ap.add_argument("--base", help="another wfx binary, alternated run by run with --wfx")
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--fsync-load", action="store_true")
     ap.add_argument("--json", action="store_true")
@@ -132,30 +138,44 @@ def main():
             f.write(CLAUDE)
         os.chmod(os.path.join(bindir, "claude"), 0o755)
         wfx = os.path.abspath(a.wfx)
-        once([wfx, "-q", "run", "workflow.yml"], base, 0, bindir)  # warm up the page cache
+        other = a.base and os.path.abspath(a.base)
+        for w in filter(None, (wfx, other)):
+            once([w, "-q", "run", "workflow.yml"], base, 0, bindir)  # warm up the page cache
         load_before = open("/proc/loadavg").read().split()[:3]
-        quiet, quiet_all = measure(wfx, a.prodigy, a.runs, base, bindir)
+        quiet, quiet_all = measure(wfx, a.prodigy, a.runs, base, bindir, other)
         out = {"runs": a.runs, "prodigy": version, "loadavg": load_before,
                "quiet_wfx_ms": round(quiet["wfx"], 1), "quiet_prodigy_ms": round(quiet["prodigy"], 1),
                "quiet_ratio": round(quiet["prodigy"] / quiet["wfx"], 1),
                "quiet_wfx_range_ms": [round(min(quiet_all["wfx"]), 1), round(max(quiet_all["wfx"]), 1)]}
+        if other:
+            out.update({"base": other, "quiet_base_ms": round(quiet["base"], 1),
+                        "quiet_base_ratio": round(quiet["prodigy"] / quiet["base"], 1),
+                        "quiet_wfx_vs_base": round(quiet["wfx"] / quiet["base"], 2)})
         if a.fsync_load:
             with FsyncLoad(base) as load:
-                busy, busy_all = measure(wfx, a.prodigy, a.runs, base, bindir)
+                busy, busy_all = measure(wfx, a.prodigy, a.runs, base, bindir, other)
             out.update({"busy_wfx_ms": round(busy["wfx"], 1), "busy_prodigy_ms": round(busy["prodigy"], 1),
                         "busy_ratio": round(busy["prodigy"] / busy["wfx"], 1),
                         "busy_wfx_vs_quiet": round(busy["wfx"] / quiet["wfx"], 2),
                         "busy_wfx_range_ms": [round(min(busy_all["wfx"]), 1), round(max(busy_all["wfx"]), 1)],
                         "load_fsyncs_per_s": round(load.rate)})
+            if other:
+                out.update({"busy_base_ms": round(busy["base"], 1),
+                            "busy_base_ratio": round(busy["prodigy"] / busy["base"], 1)})
         out["loadavg_after"] = open("/proc/loadavg").read().split()[:3]
         if a.json:
             print(json.dumps(out))
             return
         print(f"seed-000 loop, medians of {a.runs} alternated runs ({version}; load {' '.join(load_before)})")
         print(f"  quiet: wfx {out['quiet_wfx_ms']} ms, prodigy {out['quiet_prodigy_ms']} ms: {out['quiet_ratio']}×")
+        if other:
+            print(f"  quiet: base {other} {out['quiet_base_ms']} ms: {out['quiet_base_ratio']}×; "
+                  f"wfx/base {out['quiet_wfx_vs_base']}")
         if a.fsync_load:
             print(f"  fsync load ({out['load_fsyncs_per_s']} fsyncs/s): wfx {out['busy_wfx_ms']} ms "
                   f"({out['busy_wfx_vs_quiet']}× quiet), prodigy {out['busy_prodigy_ms']} ms: {out['busy_ratio']}×")
+            if other:
+                print(f"  fsync load: base {out['busy_base_ms']} ms: {out['busy_base_ratio']}×")
     finally:
         shutil.rmtree(base, ignore_errors=True)
 

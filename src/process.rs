@@ -12,9 +12,8 @@
 
 use std::ffi::OsString;
 use std::io::{Read, Write};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
@@ -22,6 +21,7 @@ use crate::error::{Error, Result};
 
 mod log;
 mod procs;
+mod spawn;
 mod wake;
 use log::LogWriter;
 pub use log::{AGENT_LOG, LogLimit};
@@ -558,37 +558,28 @@ pub fn run(mut spec: Spec, on_spawn: &mut dyn FnMut(i32)) -> Result<Outcome> {
     let shown = spec.display();
     become_subreaper();
     let token = next_step_token();
-    let mut cmd = Command::new(program);
-    cmd.args(args).current_dir(&spec.cwd).process_group(0);
-    if spec.clear_env {
-        cmd.env_clear();
-    }
-    for (k, v) in &spec.env {
-        cmd.env(k, v);
-    }
-    cmd.env(STEP_VAR, &token);
-    #[cfg(target_os = "linux")]
-    unsafe {
-        cmd.pre_exec(|| {
-            // The child dies with wfx even on `kill -9`.
-            libc::prctl(
-                libc::PR_SET_PDEATHSIG,
-                libc::SIGKILL as libc::c_ulong,
-                0,
-                0,
-                0,
-            );
-            Ok(())
-        });
-    }
-    let (reader, writer) = std::io::pipe().map_err(|e| Error::io(&spec.cwd, e))?;
-    let writer2 = writer.try_clone().map_err(|e| Error::io(&spec.cwd, e))?;
-    cmd.stdout(writer).stderr(writer2);
-    cmd.stdin(if spec.stdin.is_some() {
-        Stdio::piped()
+    let mut env: std::collections::BTreeMap<OsString, OsString> = if spec.clear_env {
+        Default::default()
     } else {
-        Stdio::null()
-    });
+        std::env::vars_os().collect()
+    };
+    env.extend(spec.env.iter().map(|(k, v)| (k.into(), v.into())));
+    env.insert(STEP_VAR.into(), token.clone().into());
+    let env: Vec<(OsString, OsString)> = env.into_iter().collect();
+    let (reader, writer) = std::io::pipe().map_err(|e| Error::io(&spec.cwd, e))?;
+    // stdin: a pipe fed then closed, else /dev/null.
+    let (stdin_read, stdin_write): (std::os::fd::OwnedFd, _) = match spec.stdin {
+        Some(_) => {
+            let (r, w) = std::io::pipe().map_err(|e| Error::io(&spec.cwd, e))?;
+            (r.into(), Some(w))
+        }
+        None => (
+            std::fs::File::open("/dev/null")
+                .map_err(|e| Error::io(Path::new("/dev/null"), e))?
+                .into(),
+            None,
+        ),
+    };
 
     let log = match &spec.log {
         // Appended to only when it is a file of its own: a link an agent
@@ -603,28 +594,31 @@ pub fn run(mut spec: Spec, on_spawn: &mut dyn FnMut(i32)) -> Result<Outcome> {
 
     let started = Instant::now();
     let spawned = {
+        use std::os::fd::AsRawFd;
         let mut leaders = LEADERS.lock().unwrap_or_else(|e| e.into_inner());
-        let spawned = cmd.spawn();
-        if let Ok(c) = &spawned {
-            leaders.push(c.id() as i32);
+        let stdio = [
+            stdin_read.as_raw_fd(),
+            writer.as_raw_fd(),
+            writer.as_raw_fd(),
+        ];
+        let spawned = spawn::spawn(program, args, &spec.cwd, &env, stdio);
+        if let Ok(pid) = &spawned {
+            leaders.push(*pid);
         }
         spawned
     };
-    let mut child = match spawned {
-        Ok(c) => c,
-        Err(e) => {
-            drop(cmd);
-            return Err(Error::Usage(format!("cannot run `{shown}`: {e}")));
-        }
+    // Our copies of the pipes' child ends close here.
+    drop((writer, stdin_read));
+    let pgid = match spawned {
+        Ok(pid) => pid,
+        Err(e) => return Err(Error::Usage(format!("cannot run `{shown}`: {e}"))),
     };
-    drop(cmd); // closes our copies of the pipe's write ends
-    let pgid = child.id() as i32;
     let leader_start = procs::start_time(pgid);
     CURRENT_PGID.store(pgid, Ordering::SeqCst);
     on_spawn(pgid);
 
     if let Some(input) = spec.stdin.take()
-        && let Some(mut stdin) = child.stdin.take()
+        && let Some(mut stdin) = stdin_write
     {
         std::thread::spawn(move || {
             let _ = stdin.write_all(&input);
@@ -638,7 +632,7 @@ pub fn run(mut spec: Spec, on_spawn: &mut dyn FnMut(i32)) -> Result<Outcome> {
         error: None,
     };
     let mut output = Output::new(reader);
-    let mut exit = wake::ExitWatch::new(child).map_err(|e| Error::io(&spec.cwd, e))?;
+    let mut exit = wake::ExitWatch::new(pgid).map_err(|e| Error::io(&spec.cwd, e))?;
 
     // One wait for whatever comes first: output, the exit, Ctrl-C, the
     // timeout, the end of the grace after SIGTERM.
@@ -772,6 +766,7 @@ pub fn which(program: &str, path_var: Option<&std::ffi::OsStr>, cwd: &Path) -> O
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::process::CommandExt;
 
     #[test]
     fn which_finds_executables_only() {

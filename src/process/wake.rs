@@ -4,7 +4,8 @@
 //! periodic check).
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::process::{Child, ExitStatus};
+use std::os::unix::process::ExitStatusExt;
+use std::process::ExitStatus;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
@@ -49,7 +50,7 @@ pub(super) fn interrupt_fd() -> Option<RawFd> {
 pub(super) enum ExitWatch {
     Pidfd {
         fd: OwnedFd,
-        child: Child,
+        pid: libc::pid_t,
     },
     Thread {
         fd: OwnedFd,
@@ -58,25 +59,26 @@ pub(super) enum ExitWatch {
 }
 
 impl ExitWatch {
-    pub fn new(child: Child) -> std::io::Result<ExitWatch> {
+    /// Watch the child `pid` (a child of this process, not yet reaped).
+    pub fn new(pid: libc::pid_t) -> std::io::Result<ExitWatch> {
         #[cfg(target_os = "linux")]
         {
-            let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, child.id() as libc::pid_t, 0) };
+            let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
             if fd >= 0 {
                 let fd = unsafe { OwnedFd::from_raw_fd(fd as RawFd) };
-                return Ok(ExitWatch::Pidfd { fd, child });
+                return Ok(ExitWatch::Pidfd { fd, pid });
             }
         }
-        ExitWatch::with_thread(child)
+        ExitWatch::with_thread(pid)
     }
 
     /// The portable way: a thread waits for the child, then writes to a
     /// pipe.
-    pub fn with_thread(mut child: Child) -> std::io::Result<ExitWatch> {
+    pub fn with_thread(pid: libc::pid_t) -> std::io::Result<ExitWatch> {
         let (read, mut write) = std::io::pipe()?;
         let (tx, status) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
-            let _ = tx.send(child.wait());
+            let _ = tx.send(wait(pid));
             let _ = std::io::Write::write_all(&mut write, b"x");
         });
         Ok(ExitWatch::Thread {
@@ -94,10 +96,24 @@ impl ExitWatch {
     /// The exit status, once [`ExitWatch::fd`] is readable.
     pub fn status(&mut self) -> std::io::Result<ExitStatus> {
         match self {
-            ExitWatch::Pidfd { child, .. } => child.wait(),
+            ExitWatch::Pidfd { pid, .. } => wait(*pid),
             ExitWatch::Thread { status, .. } => status
                 .recv()
                 .unwrap_or_else(|_| Err(std::io::Error::other("child waiter vanished"))),
+        }
+    }
+}
+
+/// Reap the child `pid`: its exit status.
+fn wait(pid: libc::pid_t) -> std::io::Result<ExitStatus> {
+    let mut status = 0;
+    loop {
+        if unsafe { libc::waitpid(pid, &mut status, 0) } == pid {
+            return Ok(ExitStatus::from_raw(status));
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e);
         }
     }
 }
@@ -139,11 +155,14 @@ pub(super) fn after(d: Duration) -> Option<Instant> {
 mod tests {
     use super::*;
 
-    fn exits_with(code: i32) -> Child {
-        std::process::Command::new("sh")
+    /// The child's pid, reaped by the [`ExitWatch`] under test.
+    #[allow(clippy::zombie_processes)]
+    fn exits_with(code: i32) -> libc::pid_t {
+        let child = std::process::Command::new("sh")
             .args(["-c", &format!("sleep 0.05; exit {code}")])
             .spawn()
-            .unwrap()
+            .unwrap();
+        child.id() as libc::pid_t
     }
 
     #[test]

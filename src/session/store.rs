@@ -29,14 +29,21 @@ pub fn ensure_cache_dir(ws: &crate::session::layout::Workspace) -> Result<PathBu
     const IGNORE: &[u8] = b"# wfx test scratch space; never committed\n*\n";
     let cache = ws.cache_dir();
     create_dirs(&cache)?;
-    let ignore = cache.join(".gitignore");
-    // Kept as it is while it still ignores everything (a person may add
-    // to it); missing, empty or cut short: written again.
+    ignore_all(&cache, IGNORE)?;
+    Ok(cache)
+}
+
+/// Give `dir` a `.gitignore` that ignores everything (`text`, which holds
+/// a `*` line), not synced: kept as it is while it still ignores
+/// everything (a person may add to it); missing, empty or cut short (a
+/// power loss) it is written again, the next time wfx looks.
+fn ignore_all(dir: &Path, text: &[u8]) -> Result<()> {
+    let ignore = dir.join(".gitignore");
     let ignores_all = |b: Vec<u8>| b.split(|&c| c == b'\n').any(|l| l == b"*");
     if !std::fs::read(&ignore).is_ok_and(ignores_all) {
-        write_replace(&ignore, IGNORE)?;
+        write_replace(&ignore, text)?;
     }
-    Ok(cache)
+    Ok(())
 }
 
 /// Make the entries of `dir` durable. Best effort, like every directory
@@ -47,11 +54,6 @@ pub fn sync_dir(dir: &Path) {
     }
 }
 
-/// Write `bytes` to `path` atomically: a temp file in the same directory,
-/// fsync, rename over the target, fsync the directory (DESIGN.md §3). A
-/// crash leaves either the old file or the new one, never a mix. (The
-/// steps of a session write through the engine's session transaction,
-/// which makes a whole step durable at once.)
 /// What identifies a file's content without reading it: size,
 /// modification and change times (nanoseconds) and inode. Every write,
 /// rename or chmod changes the change time, which no process can set.
@@ -87,6 +89,11 @@ impl FileKey {
     }
 }
 
+/// Write `bytes` to `path` atomically: a temp file in the same directory,
+/// fsync, rename over the target, fsync the directory (DESIGN.md §3). A
+/// crash leaves either the old file or the new one, never a mix. (The
+/// steps of a session write through the engine's session transaction,
+/// which makes a whole step durable at once.)
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let tmp = temp_with(path, bytes)?;
     tmp.as_file().sync_all().map_err(|e| Error::io(path, e))?;
@@ -540,10 +547,7 @@ impl SessionLock {
         if let Some(dir) = lock_path.parent() {
             create_dirs(dir)?;
             // A lock is never something to commit.
-            let ignore = dir.join(".gitignore");
-            if !ignore.exists() {
-                write_atomic(&ignore, b"*\n")?;
-            }
+            ignore_all(dir, b"*\n")?;
         }
         let mut file = open_lock_file(lock_path)?;
         match file.try_lock() {
@@ -632,14 +636,17 @@ fn read_record<T: serde::de::DeserializeOwned>(mut file: &File) -> Option<T> {
 
 /// Write the session's `.gitignore` for `git.artifacts` (DESIGN.md §10.7)
 /// when it says something else, so every commit of this run (wfx's, or a
-/// `wfx run` step's `git add -A`) follows the policy in force now.
+/// `wfx run` step's `git add -A`) follows the policy in force now. Not
+/// synced: every start and resume of a session compares it first, so one
+/// a power loss left empty or short is written again before anything is
+/// committed (two fsyncs fewer per session start, issue #30).
 pub fn apply_artifact_policy(
     paths: &crate::session::SessionPaths,
     policy: crate::artifacts::config::ArtifactPolicy,
 ) -> Result<()> {
     let want = crate::session::layout::session_gitignore(policy);
     if std::fs::read_to_string(paths.gitignore()).ok().as_deref() != Some(want.as_str()) {
-        write_atomic(&paths.gitignore(), want.as_bytes())?;
+        write_replace(&paths.gitignore(), want.as_bytes())?;
     }
     Ok(())
 }

@@ -135,7 +135,10 @@ pub fn start(setup: &Setup, base_id: &str) -> Result<RunOutcome> {
         }
     };
     opened.apply_artifact_policy(&paths.session, setup.config.git.artifacts, None)?;
-    store::write_atomic(&paths.workflow_copy(), setup.text.as_bytes())?;
+    // Not synced: a resume compares the copy with the workflow file and
+    // writes it again when it differs (a power loss that left it empty
+    // costs only the "changed since the run started" warning).
+    store::write_replace(&paths.workflow_copy(), setup.text.as_bytes())?;
     let now = Utc::now();
     let session = WorkflowSession {
         session_id: session_id.clone(),
