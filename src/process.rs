@@ -21,6 +21,10 @@ use crate::error::{Error, Result};
 
 mod log;
 mod procs;
+#[cfg(target_os = "linux")]
+mod spawn;
+#[cfg(not(target_os = "linux"))]
+#[path = "process/spawn_std.rs"]
 mod spawn;
 mod wake;
 use log::LogWriter;

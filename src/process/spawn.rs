@@ -23,6 +23,9 @@ use std::sync::atomic::{AtomicI32, Ordering};
 struct Plan {
     program: CString,
     argv: Vec<*const libc::c_char>,
+    /// `/bin/sh program args…`: a file without a `#!` line is run by the
+    /// shell, as `execvp` (and so `std`) did.
+    sh_argv: Vec<*const libc::c_char>,
     envp: Vec<*const libc::c_char>,
     cwd: CString,
     /// Descriptors for the child's 0, 1 and 2.
@@ -83,8 +86,18 @@ pub(super) fn spawn(
         }
         high.push(copy);
     }
+    let program_c = cstr(exe.as_os_str())?;
+    let sh_args: Vec<&std::ffi::CStr> = [SH, program_c.as_c_str()]
+        .into_iter()
+        .chain(argv.iter().skip(1).map(CString::as_c_str))
+        .collect();
     let plan = Plan {
-        program: cstr(exe.as_os_str())?,
+        sh_argv: sh_args
+            .iter()
+            .map(|s| s.as_ptr())
+            .chain(std::iter::once(std::ptr::null()))
+            .collect(),
+        program: program_c,
         argv: nul_ended(&argv),
         envp: nul_ended(&envs),
         cwd: cstr(cwd.as_os_str())?,
@@ -129,6 +142,9 @@ pub(super) fn spawn(
         }
     }
 }
+
+/// The shell that runs a file the kernel cannot execute itself.
+const SH: &std::ffi::CStr = c"/bin/sh";
 
 /// The child's stack: system calls only (glibc's `posix_spawn` uses 32 KiB
 /// plus the arguments; these are on the heap).
@@ -209,6 +225,9 @@ extern "C" fn child(arg: *mut libc::c_void) -> libc::c_int {
             plan.argv.as_ptr(),
             plan.envp.as_ptr(),
         );
+        if *libc::__errno_location() == libc::ENOEXEC {
+            libc::execve(SH.as_ptr(), plan.sh_argv.as_ptr(), plan.envp.as_ptr());
+        }
         fail(plan)
     }
 }
@@ -272,6 +291,29 @@ mod tests {
             let e = spawn(OsStr::new(program), &[], Path::new(cwd), &env(), [null; 3]).unwrap_err();
             assert_eq!(e.raw_os_error(), Some(libc::ENOENT), "{program} in {cwd}");
         }
+    }
+
+    #[test]
+    fn a_script_without_a_shebang_line_is_run_by_the_shell_as_execvp_did() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("plain");
+        std::fs::write(&script, "echo \"plain $1 $2\"\n").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let (mut read, write) = std::io::pipe().unwrap();
+        let null = std::fs::File::open("/dev/null").unwrap();
+        let stdio = [null.as_raw_fd(), write.as_raw_fd(), write.as_raw_fd()];
+        let args = ["a".into(), "b c".into()];
+        let pid = spawn(script.as_os_str(), &args, dir.path(), &env(), stdio).unwrap();
+        drop(write);
+        let mut out = String::new();
+        read.read_to_string(&mut out).unwrap();
+        let mut status = 0;
+        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+        assert_eq!(
+            (out.as_str(), libc::WEXITSTATUS(status)),
+            ("plain a b c\n", 0)
+        );
     }
 
     #[test]
