@@ -337,3 +337,24 @@ fn a_second_session_in_the_same_work_tree_is_refused() {
     unsafe { libc::kill(first.id() as i32, libc::SIGINT) };
     assert_eq!(wait_at_most(&mut first, Duration::from_secs(60)), Some(3));
 }
+
+/// The process wfx starts dies with wfx, even on `kill -9` and before any
+/// resume: the parent-death signal, set between the child's start and its
+/// `exec`. (What the child starts in turn is ended by the resume: above.)
+#[test]
+fn the_child_dies_with_wfx_on_kill_9_before_any_resume() {
+    let secs = marker_secs();
+    let env = project(Some(&format!("exec sleep {secs}")));
+    let mut wfx = spawn_cycle(&env, &["test-cycle-execute"]);
+    wait_for(&format!("sleep {secs}"));
+    assert!(
+        !processes_with(&format!("sleep {secs}")).is_empty(),
+        "the test command never ran"
+    );
+    wfx.kill().unwrap(); // SIGKILL
+    wfx.wait().unwrap();
+    assert!(
+        gone(&format!("sleep {secs}")),
+        "the test command outlived wfx's kill -9"
+    );
+}
