@@ -117,8 +117,9 @@ def cycle(wfx, actions, candidates, args):
                 pass
         args.cpu = own_cpu_at_exit(p.pid)
         code = p.wait()
+        args.main_cpu = None
         if getattr(args, "shim", None):
-            args.cpu = shim_cpu(cpu_out)
+            args.cpu, args.main_cpu = shim_cpu(cpu_out)
         wall = time.monotonic() - start
         done = [e for _, e in events if e.get("event") == "done"]
         attempts = done[-1].get("fix_attempts") if done else None
@@ -141,8 +142,9 @@ def own_cpu_at_exit(pid):
 
 
 SHIM_C = r"""
-/* At exit: this process's own CPU (all threads, no children; getrusage
-   RUSAGE_SELF, microseconds) appended to $SELFCPU_OUT. Removed from the
+/* At exit: this process's own CPU (all its threads, no children:
+   getrusage RUSAGE_SELF, microseconds) and its main thread's (the exit
+   runs on it: RUSAGE_THREAD) appended to $SELFCPU_OUT. Removed from the
    environment at start, so the process's children do not load it. */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -150,6 +152,10 @@ SHIM_C = r"""
 #include <string.h>
 #include <sys/resource.h>
 static char out[4096];
+static long us(struct rusage *r) {
+    return (long)(r->ru_utime.tv_sec + r->ru_stime.tv_sec) * 1000000L
+        + r->ru_utime.tv_usec + r->ru_stime.tv_usec;
+}
 __attribute__((constructor)) static void start(void) {
     const char *p = getenv("SELFCPU_OUT");
     if (p && strlen(p) < sizeof out) strcpy(out, p);
@@ -157,11 +163,11 @@ __attribute__((constructor)) static void start(void) {
     unsetenv("LD_PRELOAD");
 }
 __attribute__((destructor)) static void stop(void) {
-    struct rusage r;
+    struct rusage all, main;
     FILE *f;
-    if (!out[0] || getrusage(RUSAGE_SELF, &r) != 0 || !(f = fopen(out, "a"))) return;
-    fprintf(f, "%ld\n", (long)(r.ru_utime.tv_sec + r.ru_stime.tv_sec) * 1000000L
-            + r.ru_utime.tv_usec + r.ru_stime.tv_usec);
+    if (!out[0] || getrusage(RUSAGE_SELF, &all) != 0 || getrusage(RUSAGE_THREAD, &main) != 0
+        || !(f = fopen(out, "a"))) return;
+    fprintf(f, "%ld %ld\n", us(&all), us(&main));
     fclose(f);
 }
 """
@@ -181,12 +187,14 @@ def build_shim(tmp):
 
 
 def shim_cpu(path):
-    """wfx's own CPU seconds as the shim wrote them at its exit, or None."""
+    """wfx's own CPU seconds as the shim wrote them at its exit: (all its
+    threads, its main thread), or (None, None)."""
     try:
         with open(path, encoding="utf-8") as f:
-            return int(f.read().split()[-1]) / 1e6
-    except (OSError, ValueError, IndexError):
-        return None
+            total, main = f.read().split()[-2:]
+        return int(total) / 1e6, int(main) / 1e6
+    except (OSError, ValueError):
+        return None, None
 
 
 def session_doc(root, name):
@@ -276,7 +284,8 @@ def own(args):
     shim_dir = tempfile.mkdtemp(prefix="bench-selfcpu-")
     args.shim = build_shim(shim_dir)
     rows = {b: {"own": [], "agent": [], "tests": [], "dur": [], "single": [],
-                "wall": {1: [], 3: []}, "cpu": {1: [], 3: []}} for b in binaries}
+                "wall": {1: [], 3: []}, "cpu": {1: [], 3: []},
+                 "main": {1: [], 3: []}} for b in binaries}
     load = [load1()]
     for _ in range(args.runs):
         for b in binaries:
@@ -287,6 +296,7 @@ def own(args):
                     sys.exit(f"{b} --candidates {n}: exit {code}, {attempts} fix attempt(s)")
                 r["wall"][n].append(wall)
                 r["cpu"][n].append(args.cpu)
+                r["main"][n].append(args.main_cpu)
                 load.append(load1())
                 if n == 1:
                     r["single"].append(single_attempt_own_ms(args.history, args.state))
@@ -333,6 +343,24 @@ def own_figures(r):
             # the module's docs); not the "beyond" figure.
             "cpu_added_per_candidate_ms": round(med(added), 1),
             "cpu_added_range_ms": [round(min(added), 1), round(max(added), 1)],
+        })
+    main = r["main"]
+    if all(c is not None for c in cpu[1] + cpu[3] + main[1] + main[3]):
+        # Per pair: a candidate's thread (the other threads' CPU, N=3
+        # against N=1, / 3) against what the single attempt's step costs
+        # the main thread beyond the N=3 session's (its agent call, link
+        # check and diff in place; the batch's own share on the main
+        # thread is thereby counted against the candidates).
+        cand, beyond = [], []
+        for c3, m3, c1, m1 in zip(cpu[3], main[3], cpu[1], main[1]):
+            per = ((c3 - m3) - (c1 - m1)) / 3
+            cand.append(per * 1000)
+            beyond.append((per - (m1 - m3)) * 1000)
+        out.update({
+            "cpu_candidate_thread_ms": round(med(cand), 1),
+            "cpu_single_ms": round(med([(m1 - m3) * 1000 for m3, m1 in zip(main[3], main[1])]), 1),
+            "cpu_beyond_ms": round(med(beyond), 1),
+            "cpu_beyond_range_ms": [round(min(beyond), 1), round(max(beyond), 1)],
         })
     return out
 
