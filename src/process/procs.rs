@@ -76,20 +76,24 @@ pub fn all() -> impl Iterator<Item = Proc> {
 /// cycle, so everything created after `first` has a pid in the cyclic range
 /// from `first` to the last pid handed out, and only those `stat`s are read:
 /// the sweep runs after every child, and reading every process's `stat`
-/// was most of its time. The range is trusted only for a step that lasted
-/// under 100 ms (pids cannot have gone round `pid_max`, at least 32,768
-/// for that, in that time); otherwise, or without `ns_last_pid`, every
-/// process.
-pub fn started_since(first: i32, elapsed: Duration) -> Vec<Proc> {
+/// was most of its time. The range is trusted when the pids handed out
+/// since cannot have gone round the cycle: for a step that lasted under
+/// 100 ms (pids cannot go round `pid_max`, at least 32,768, in that
+/// time), or when the forks counted since `baseline` (read before the
+/// leader was started) say so ([`cannot_wrap`]); otherwise, or without
+/// `ns_last_pid`, every process.
+pub fn started_since(first: i32, elapsed: Duration, baseline: Option<PidBaseline>) -> Vec<Proc> {
     if !cfg!(target_os = "linux") {
         return Vec::new();
     }
     let last = read_number("/proc/sys/kernel/ns_last_pid");
     let pid_max = read_number("/proc/sys/kernel/pid_max");
+    // Forks read after `last`: every pid up to it is counted.
+    let short = elapsed < Duration::from_millis(100);
+    let counted =
+        |max: i32| baseline.is_some_and(|b| forks().is_some_and(|now| cannot_wrap(b, now, max)));
     let range = match (last, pid_max) {
-        (Some(last), Some(max)) if elapsed < Duration::from_millis(100) && max >= 32_768 => {
-            Some((last, max))
-        }
+        (Some(last), Some(max)) if max >= 32_768 && (short || counted(max)) => Some((last, max)),
         _ => None,
     };
     // A short range is read pid by pid, without listing `/proc` (the
@@ -144,6 +148,63 @@ pub fn started_since(first: i32, elapsed: Duration) -> Vec<Proc> {
             })
         })
         .collect()
+}
+
+/// What the machine had handed out when a step began (read before its
+/// leader is started): tasks created since boot (`processes` in
+/// `/proc/stat`, threads included) and tasks alive (`/proc/loadavg`).
+/// Both count the whole machine, so at least this pid namespace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PidBaseline {
+    pub forks: u64,
+    pub tasks: u64,
+}
+
+/// The baseline now (`None` off Linux or when `/proc` says nothing).
+pub fn pid_baseline() -> Option<PidBaseline> {
+    if !cfg!(target_os = "linux") {
+        return None;
+    }
+    let loadavg = std::fs::read_to_string("/proc/loadavg").ok()?;
+    // "0.01 0.75 2.77 1/123 4567": running/total.
+    let tasks = loadavg
+        .split_whitespace()
+        .nth(3)?
+        .split('/')
+        .nth(1)?
+        .parse()
+        .ok()?;
+    Some(PidBaseline {
+        forks: forks()?,
+        tasks,
+    })
+}
+
+/// Tasks created since boot.
+fn forks() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/stat").ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("processes "))?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// Whether the pids handed out since `b` (`forks_now` forks counted since
+/// boot) cannot have gone round the cycle of `pid_max` pids back to the
+/// step's leader. The kernel's cursor moves one pid per task created, plus
+/// one per pid it skips as taken; a taken pid is a live task's own, its
+/// group's or its session's (at most three per task alive at the start:
+/// those created since are counted as forks), and the cycle starts at
+/// 300 at the lowest. A margin on top: near the bound, every process is
+/// read as before.
+pub fn cannot_wrap(b: PidBaseline, forks_now: u64, pid_max: i32) -> bool {
+    const MARGIN: u64 = 1024;
+    let moved = forks_now
+        .saturating_sub(b.forks)
+        .saturating_add(b.tasks.saturating_mul(3))
+        .saturating_add(MARGIN);
+    forks_now >= b.forks && moved < u64::try_from(pid_max).unwrap_or(0).saturating_sub(300)
 }
 
 /// The longest pid range [`started_since`] reads pid by pid.
@@ -287,8 +348,8 @@ mod tests {
             .spawn()
             .unwrap();
         let pid = leader.id() as i32;
-        let short = started_since(pid, Duration::from_millis(1));
-        let long = started_since(pid, Duration::from_secs(1));
+        let short = started_since(pid, Duration::from_millis(1), None);
+        let long = started_since(pid, Duration::from_secs(1), None);
         leader.kill().unwrap();
         leader.wait().unwrap();
         let me = std::process::id() as i32;
@@ -304,6 +365,66 @@ mod tests {
             long.iter().any(|p| p.pid == me),
             "a long step reads every process"
         );
+    }
+
+    #[test]
+    fn a_long_step_reads_only_newer_processes_when_the_forks_since_say_so() {
+        if !cfg!(target_os = "linux") || std::fs::metadata("/proc/sys/kernel/ns_last_pid").is_err()
+        {
+            return;
+        }
+        let baseline = pid_baseline().expect("/proc/stat and /proc/loadavg");
+        let mut leader = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .unwrap();
+        let pid = leader.id() as i32;
+        let counted = started_since(pid, Duration::from_secs(5), Some(baseline));
+        // A baseline that cannot bound the cycle: every process.
+        let unbounded = PidBaseline {
+            forks: baseline.forks,
+            tasks: u64::MAX / 4,
+        };
+        let listed = started_since(pid, Duration::from_secs(5), Some(unbounded));
+        leader.kill().unwrap();
+        leader.wait().unwrap();
+        let me = std::process::id() as i32;
+        assert!(counted.iter().any(|p| p.pid == pid), "the leader is seen");
+        assert!(
+            !counted.iter().any(|p| p.pid == me),
+            "older than the leader: not read"
+        );
+        assert!(listed.iter().any(|p| p.pid == me), "every process read");
+    }
+
+    #[test]
+    fn the_pid_cycle_cannot_wrap_while_few_pids_were_handed_out() {
+        let b = PidBaseline {
+            forks: 1_000,
+            tasks: 300,
+        };
+        let table = [
+            // (forks now, pid_max, cannot wrap)
+            (1_000, 32_768, true),
+            (1_500, 32_768, true),
+            // 31,000 forks since: they may have gone round 32,768 pids.
+            (32_000, 32_768, false),
+            // The bound counts the pids taken at the start three times.
+            (1_000 + 32_768 - 300 - 900 - 1024 - 1, 32_768, true),
+            (1_000 + 32_768 - 300 - 900 - 1024, 32_768, false),
+            // A large pid_max leaves room for many forks.
+            (1_000_000, 4_194_304, true),
+            // The counter went back (another boot's baseline): no.
+            (999, 32_768, false),
+        ];
+        for (now, max, want) in table {
+            assert_eq!(cannot_wrap(b, now, max), want, "{now} forks, pid_max {max}");
+        }
+        let crowded = PidBaseline {
+            forks: 0,
+            tasks: 12_000,
+        };
+        assert!(!cannot_wrap(crowded, 0, 32_768), "36,000 pids taken");
     }
 
     #[test]
