@@ -152,32 +152,30 @@ pub fn started_since(first: i32, elapsed: Duration, baseline: Option<PidBaseline
 
 /// What the machine had handed out when a step began (read before its
 /// leader is started): tasks created since boot (`processes` in
-/// `/proc/stat`, threads included) and tasks alive (`/proc/loadavg`).
-/// Both count the whole machine, so at least this pid namespace.
+/// `/proc/stat`, threads included) and tasks alive (`sysinfo(2)`'s
+/// `procs`, threads included). Both count the whole machine, so at least
+/// this pid namespace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PidBaseline {
     pub forks: u64,
     pub tasks: u64,
 }
 
-/// The baseline now (`None` off Linux or when `/proc` says nothing).
+/// The baseline now (`None` off Linux or when the kernel says nothing).
 pub fn pid_baseline() -> Option<PidBaseline> {
-    if !cfg!(target_os = "linux") {
-        return None;
+    #[cfg(target_os = "linux")]
+    {
+        let mut info: libc::sysinfo = unsafe { std::mem::zeroed() };
+        if unsafe { libc::sysinfo(&mut info) } != 0 {
+            return None;
+        }
+        Some(PidBaseline {
+            forks: forks()?,
+            tasks: u64::from(info.procs),
+        })
     }
-    let loadavg = std::fs::read_to_string("/proc/loadavg").ok()?;
-    // "0.01 0.75 2.77 1/123 4567": running/total.
-    let tasks = loadavg
-        .split_whitespace()
-        .nth(3)?
-        .split('/')
-        .nth(1)?
-        .parse()
-        .ok()?;
-    Some(PidBaseline {
-        forks: forks()?,
-        tasks,
-    })
+    #[cfg(not(target_os = "linux"))]
+    None
 }
 
 /// Tasks created since boot.
