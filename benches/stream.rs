@@ -54,7 +54,7 @@ fn driver(bytes: u64, log: &str, with_counts: bool) {
             log.into(),
             None,
             None,
-            Some(Box::new(move |p| *seen.lock().expect("no panic") = p)),
+            Box::new(move |p| *seen.lock().expect("no panic") = p),
         )
     });
     let start = Instant::now();
