@@ -98,7 +98,9 @@ pub fn started_since(first: i32, elapsed: Duration, baseline: Option<PidBaseline
     };
     // A short range is read pid by pid, without listing `/proc` (the
     // listing was most of the sweep's time on a machine with many
-    // processes); a free pid is skipped. A thread's id is readable there
+    // processes); a free pid is skipped. A range much longer than the
+    // tasks alive is mostly free pids, each a failed open: then the
+    // listing, filtered by the range, costs less. A thread's id is readable there
     // too, though not listed: its `stat` and environment are its
     // process's (same parent, group and marker), and a signal sent to it
     // goes to its process, which started in the range as well (it carries
@@ -110,7 +112,9 @@ pub fn started_since(first: i32, elapsed: Duration, baseline: Option<PidBaseline
         } else {
             i64::from(max) - i64::from(first) + i64::from(last) + 1
         };
-        if (1..=MAX_SPAN).contains(&span) {
+        let few = tasks_alive()
+            .is_none_or(|n| span.saturating_mul(4) <= i64::try_from(n).unwrap_or(i64::MAX));
+        if (1..=MAX_SPAN).contains(&span) && few {
             let pids = (0..span).map(|i| {
                 let p = i64::from(first) + i;
                 if p >= i64::from(max) {
@@ -163,16 +167,18 @@ pub struct PidBaseline {
 
 /// The baseline now (`None` off Linux or when the kernel says nothing).
 pub fn pid_baseline() -> Option<PidBaseline> {
+    Some(PidBaseline {
+        forks: forks()?,
+        tasks: tasks_alive()?,
+    })
+}
+
+/// Tasks alive on the machine, threads included (`sysinfo(2)`'s `procs`).
+fn tasks_alive() -> Option<u64> {
     #[cfg(target_os = "linux")]
     {
         let mut info: libc::sysinfo = unsafe { std::mem::zeroed() };
-        if unsafe { libc::sysinfo(&mut info) } != 0 {
-            return None;
-        }
-        Some(PidBaseline {
-            forks: forks()?,
-            tasks: u64::from(info.procs),
-        })
+        (unsafe { libc::sysinfo(&mut info) } == 0).then_some(u64::from(info.procs))
     }
     #[cfg(not(target_os = "linux"))]
     None
