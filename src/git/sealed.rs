@@ -79,15 +79,18 @@ const TOOL_CACHES: &[&str] = &[
 /// Whether `path` (project-relative) is wfx's own: its sessions, cache and
 /// locks under `.workflow/`.
 fn is_wfx_own(path: &str) -> bool {
-    [
-        ".workflow/active",
-        ".workflow/archives",
-        ".workflow/.cache",
-        ".workflow/.locks",
-    ]
-    .iter()
-    .any(|d| path == *d || path.strip_prefix(d).is_some_and(|r| r.starts_with('/')))
+    WFX_OWN
+        .iter()
+        .any(|d| path == *d || path.strip_prefix(d).is_some_and(|r| r.starts_with('/')))
 }
+
+/// wfx's own directories under `.workflow/` (project-relative).
+const WFX_OWN: [&str; 4] = [
+    ".workflow/active",
+    ".workflow/archives",
+    ".workflow/.cache",
+    ".workflow/.locks",
+];
 
 /// Where the sealed checkout of `session` of the project at `root` lives:
 /// in the system's temp directory, named so that the next run finds and
@@ -337,6 +340,20 @@ impl Checkpoints {
             let state = r.worktree_state(&scopes, &[])?;
             r.build_tree(Some(&base), &scopes, &state)?.0
         };
+        // The same files on the same HEAD as the last sealed run (a fix
+        // that changed nothing): its commit is this one but for the message
+        // and the time, so it is reused — a new one costs a loose object
+        // (a new inode, often a new directory) per sealed run (issue #30).
+        let name = r.session_ref("sealed");
+        if let Some(last) = name
+            .as_deref()
+            .and_then(|n| r.git.refname_to_id(n).ok())
+            .and_then(|id| r.git.find_commit(id).ok())
+            && last.tree_id() == tree
+            && last.parent_ids().eq([head.id()])
+        {
+            return Ok(Some(last.id().to_string()));
+        }
         let tree = r
             .git
             .find_tree(tree)
@@ -346,7 +363,7 @@ impl Checkpoints {
             .git
             .commit(None, &author, &committer, message, &tree, &[&head])
             .map_err(ctx("cannot create the sealed commit"))?;
-        if let Some(name) = r.session_ref("sealed") {
+        if let Some(name) = name {
             r.keep_ref(&name, id, "wfx: sealed run")?;
         }
         Ok(Some(id.to_string()))
@@ -725,6 +742,32 @@ impl Repo {
         self.status_entries(Status::WT_NEW, false, false)
     }
 
+    /// The paths a status of the project walks: the project's entries on
+    /// disk, with `.workflow/`'s own directories (the sessions) left out
+    /// — their entries are dropped anyway, and walking them on every
+    /// sealed run made each run's cost grow with the session (issue #30).
+    /// `None`: the whole project (its directory cannot be listed).
+    fn walk_outside_own(&self) -> Option<Vec<Vec<u8>>> {
+        let none = super::State::new();
+        let workflow = self.workflow_scope();
+        let mut specs = self.walk_specs(
+            &[self.project_scope()],
+            std::slice::from_ref(&workflow),
+            &none,
+        )?;
+        let own: Vec<Vec<u8>> = WFX_OWN
+            .iter()
+            .map(|d| paths::to_repo(&self.prefix, d))
+            .collect();
+        let workflow_dir = self.abs(&workflow);
+        if workflow_dir.symlink_metadata().is_ok_and(|m| m.is_dir()) {
+            specs.extend(self.walk_specs(&[workflow], &own, &none)?);
+        } else if workflow_dir.symlink_metadata().is_ok() {
+            specs.push(workflow);
+        }
+        Some(specs)
+    }
+
     /// Entries of the project's status with `want` (ignored ones, or
     /// untracked ones), `.workflow/`'s sessions aside; `recurse`: list the
     /// files of an untracked directory instead of the directory.
@@ -737,20 +780,69 @@ impl Repo {
             .recurse_untracked_dirs(recurse || ignored)
             .recurse_ignored_dirs(false)
             .exclude_submodules(true);
-        let scope = self.prefix.clone();
-        if !scope.is_empty() {
-            opts.pathspec(paths::bytes_to_path(&scope));
+        let specs = self.walk_outside_own();
+        match &specs {
+            // Nothing on disk but wfx's own.
+            Some(specs) if specs.is_empty() => return Ok(Vec::new()),
+            Some(specs) => {
+                for s in specs {
+                    opts.pathspec(paths::bytes_to_path(s));
+                }
+                // Files, not their untracked directory: a directory above
+                // the paths walked (`.workflow/`) would match none of them.
+                opts.disable_pathspec_match(true)
+                    .recurse_untracked_dirs(true);
+            }
+            None => {
+                let scope = self.prefix.clone();
+                if !scope.is_empty() {
+                    opts.pathspec(paths::bytes_to_path(&scope));
+                }
+            }
         }
         let statuses = self
             .git
             .statuses(Some(&mut opts))
             .map_err(ctx("cannot read the status of the work tree"))?;
-        Ok(statuses
+        let mut out: Vec<String> = statuses
             .iter()
             .filter(|e| e.status().intersects(want))
             .map(|e| self.show(e.path_bytes()))
             .filter(|p| !is_wfx_own(p.trim_end_matches('/')))
-            .collect())
+            .collect();
+        if want.contains(Status::IGNORED)
+            && let Some(specs) = &specs
+        {
+            out.extend(self.inside_ignored_workflow(specs));
+        }
+        Ok(out)
+    }
+
+    /// The paths walked under `.workflow/` when it is git-ignored as a
+    /// whole: ignored entries (a directory with its `/`), which a status
+    /// of paths below an ignored directory does not show.
+    fn inside_ignored_workflow(&self, specs: &[Vec<u8>]) -> Vec<String> {
+        let workflow = self.workflow_scope();
+        let mut dir = workflow.clone();
+        dir.push(b'/');
+        if !self
+            .git
+            .is_path_ignored(paths::bytes_to_path(&dir))
+            .unwrap_or(false)
+        {
+            return Vec::new();
+        }
+        specs
+            .iter()
+            .filter(|s| s.starts_with(&dir))
+            .map(|s| {
+                let mut shown = self.show(s);
+                if self.abs(s).symlink_metadata().is_ok_and(|m| m.is_dir()) {
+                    shown.push('/');
+                }
+                shown
+            })
+            .collect()
     }
 }
 
@@ -797,6 +889,85 @@ mod tests {
             .collect();
         out.sort();
         out
+    }
+
+    #[test]
+    fn files_outside_the_commit_are_found_everywhere_but_in_wfxs_own_directories() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("p");
+        std::fs::create_dir_all(root.join(".workflow/active/WFS-a/.process")).unwrap();
+        std::fs::create_dir_all(root.join(".workflow/notes")).unwrap();
+        std::fs::create_dir_all(root.join("build")).unwrap();
+        std::fs::write(root.join(".gitignore"), "build/\n").unwrap();
+        std::fs::write(root.join(".workflow/active/WFS-a/.gitignore"), "*\n").unwrap();
+        std::fs::write(root.join("a.py"), "x = 1\n").unwrap();
+        let repo = Repository::init(&root).unwrap();
+        let commit = commit_all(&repo);
+        let cp = Checkpoints::open(&root).unwrap();
+        let since = std::time::SystemTime::now() - std::time::Duration::from_secs(1);
+        for f in [
+            "build/gen.py",
+            "helper.py",
+            ".workflow/notes/n.md",
+            ".workflow/active/WFS-a/.process/iteration-1-results.json",
+            ".workflow/active/WFS-a/state.json",
+        ] {
+            std::fs::write(root.join(f), "new\n").unwrap();
+        }
+        let until = std::time::SystemTime::now() + std::time::Duration::from_secs(1);
+        // `.workflow/` untracked, then ignored as a whole: its other files
+        // are found all the same.
+        for (ignore, why) in [
+            ("build/\n", "untracked"),
+            ("build/\n.workflow/\n", "git-ignored"),
+        ] {
+            std::fs::write(root.join(".gitignore"), ignore).unwrap();
+            let found = cp.outside_commit(&commit, since..until, &[]).unwrap();
+            assert_eq!(
+                found,
+                [
+                    (".workflow/notes/n.md".to_string(), why),
+                    ("build/gen.py".to_string(), "git-ignored"),
+                    ("helper.py".to_string(), "untracked"),
+                ]
+            );
+        }
+    }
+
+    #[test]
+    fn a_sealed_run_of_the_same_files_on_the_same_head_reuses_the_last_commit() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("p");
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::write(root.join("a.py"), "x = 1\n").unwrap();
+        let repo = Repository::init(&root).unwrap();
+        commit_all(&repo);
+        let cp = Checkpoints::open(&root).unwrap().with_session("WFS-a");
+        let paths = vec!["a.py".to_string()];
+        let first = cp.seal(&paths, "iteration 1").unwrap().unwrap();
+        let again = cp.seal(&paths, "iteration 2").unwrap().unwrap();
+        assert_eq!(again, first, "nothing changed: the same commit");
+        std::fs::write(root.join("a.py"), "x = 2\n").unwrap();
+        let changed = cp.seal(&paths, "iteration 3").unwrap().unwrap();
+        assert_ne!(changed, first);
+        let tree = repo
+            .find_commit(Oid::from_str(&changed).unwrap())
+            .unwrap()
+            .tree()
+            .unwrap();
+        let blob = tree.get_path(Path::new("a.py")).unwrap().id();
+        assert_eq!(repo.find_blob(blob).unwrap().content(), b"x = 2\n");
+        // A new HEAD: a new commit on it, even for the same files.
+        commit_all(&repo);
+        let on_new_head = cp.seal(&paths, "iteration 4").unwrap().unwrap();
+        assert_ne!(on_new_head, changed);
+        let parent = repo
+            .find_commit(Oid::from_str(&on_new_head).unwrap())
+            .unwrap();
+        assert_eq!(
+            parent.parent_id(0).unwrap(),
+            repo.head().unwrap().target().unwrap()
+        );
     }
 
     #[test]
@@ -904,6 +1075,9 @@ mod tests {
         // what is checked out): a new checkout.
         std::fs::write(dir.join(".git/info/attributes"), "* text eol=crlf\n").unwrap();
         let keep_ino = ino(&dir.join("keep.txt"));
+        // Held open, the old file's inode number cannot be handed to the
+        // new checkout's file (a freed one may be, on any file system).
+        let _held = std::fs::File::open(dir.join("keep.txt")).unwrap();
         cp.checkout_sealed_reusing(&c2, &dir, &deps, &mut kept)
             .unwrap();
         assert!(!dir.join(".git/info/attributes").exists());
