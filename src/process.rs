@@ -356,11 +356,18 @@ static LEADERS: std::sync::Mutex<Vec<i32>> = std::sync::Mutex::new(Vec::new());
 /// (escaped with `setsid`, double fork, `start_new_session`), and orphans
 /// re-parented to wfx that cleared their environment — then reap the
 /// orphans wfx adopted.
-fn end_step(pgid: i32, token: &str, step_start: Option<u64>, elapsed: Duration, grace: Duration) {
+fn end_step(
+    pgid: i32,
+    token: &str,
+    step_start: Option<u64>,
+    elapsed: Duration,
+    baseline: Option<procs::PidBaseline>,
+    grace: Duration,
+) {
     // One look at `/proc` serves the marker search, the orphans and the
     // reaping: the sweep runs after every child. Everything it looks for
     // started after the leader, so only processes newer than it are read.
-    let seen: Vec<procs::Proc> = procs::started_since(pgid, elapsed);
+    let seen: Vec<procs::Proc> = procs::started_since(pgid, elapsed, baseline);
     let me = std::process::id() as i32;
     // A process that started before the step cannot carry its marker: only
     // the newer ones' environments are read.
@@ -597,6 +604,8 @@ pub fn run(mut spec: Spec, on_spawn: &mut dyn FnMut(i32)) -> Result<Outcome> {
     };
 
     let started = Instant::now();
+    // Before the leader: what bounds the pids its step can have taken.
+    let baseline = procs::pid_baseline();
     let spawned = {
         use std::os::fd::AsRawFd;
         let mut leaders = LEADERS.lock().unwrap_or_else(|e| e.into_inner());
@@ -690,7 +699,14 @@ pub fn run(mut spec: Spec, on_spawn: &mut dyn FnMut(i32)) -> Result<Outcome> {
     // an orphan: its group, and what escaped the group. The grace after
     // SIGTERM, then SIGKILL, so the pipe closes.
     let grace = spec.grace.min(Duration::from_secs(2));
-    end_step(pgid, &token, leader_start, started.elapsed(), grace);
+    end_step(
+        pgid,
+        &token,
+        leader_start,
+        started.elapsed(),
+        baseline,
+        grace,
+    );
     CURRENT_PGID.store(0, Ordering::SeqCst);
     // The output is read until its end of file, but never longer than the
     // grace: a process wfx could not end (another user's, one that cleared
@@ -883,13 +899,13 @@ mod tests {
             .unwrap()
     }
 
-    #[test]
-    fn escaped_daemon_holding_the_pipe_neither_hangs_nor_survives() {
+    /// Run `setsid sleep 300 <redirect> & …; <then> echo ran` as a step;
+    /// the daemon must be gone after it.
+    fn setsid_daemon_is_ended(redirect: &str, then: &str) {
         let dir = tempfile::tempdir().unwrap();
         let pidfile = dir.path().join("daemon.pid");
-        // `setsid` leaves the group and keeps stdout: the pipe stays open.
         let script = format!(
-            "setsid sleep 300 & echo $! > {}; echo ran",
+            "setsid sleep 300 {redirect} & echo $! > {}; {then} echo ran",
             pidfile.display()
         );
         let o = run(
@@ -901,6 +917,20 @@ mod tests {
         assert_eq!(o.text(), "ran\n");
         let pid = pid_in(&pidfile);
         assert!(!live(pid), "setsid daemon {pid} survived the step");
+    }
+
+    #[test]
+    fn escaped_daemon_holding_the_pipe_neither_hangs_nor_survives() {
+        // `setsid` leaves the group and keeps stdout: the pipe stays open.
+        setsid_daemon_is_ended("", "");
+    }
+
+    /// Over 100 ms the sweep reads only the pids handed out since the
+    /// leader when the forks counted since say they cannot have gone
+    /// round: a daemon that escaped early in a longer step is still found.
+    #[test]
+    fn a_daemon_escaped_early_in_a_longer_step_does_not_survive() {
+        setsid_daemon_is_ended(">/dev/null 2>&1", "sleep 0.3;");
     }
 
     #[cfg(target_os = "linux")]

@@ -76,25 +76,31 @@ pub fn all() -> impl Iterator<Item = Proc> {
 /// cycle, so everything created after `first` has a pid in the cyclic range
 /// from `first` to the last pid handed out, and only those `stat`s are read:
 /// the sweep runs after every child, and reading every process's `stat`
-/// was most of its time. The range is trusted only for a step that lasted
-/// under 100 ms (pids cannot have gone round `pid_max`, at least 32,768
-/// for that, in that time); otherwise, or without `ns_last_pid`, every
-/// process.
-pub fn started_since(first: i32, elapsed: Duration) -> Vec<Proc> {
+/// was most of its time. The range is trusted when the pids handed out
+/// since cannot have gone round the cycle: for a step that lasted under
+/// 100 ms (pids cannot go round `pid_max`, at least 32,768, in that
+/// time), or when the forks counted since `baseline` (read before the
+/// leader was started) say so ([`cannot_wrap`]); otherwise, or without
+/// `ns_last_pid`, every process.
+pub fn started_since(first: i32, elapsed: Duration, baseline: Option<PidBaseline>) -> Vec<Proc> {
     if !cfg!(target_os = "linux") {
         return Vec::new();
     }
     let last = read_number("/proc/sys/kernel/ns_last_pid");
     let pid_max = read_number("/proc/sys/kernel/pid_max");
+    // Forks read after `last`: every pid up to it is counted.
+    let short = elapsed < Duration::from_millis(100);
+    let counted =
+        |max: i32| baseline.is_some_and(|b| forks().is_some_and(|now| cannot_wrap(b, now, max)));
     let range = match (last, pid_max) {
-        (Some(last), Some(max)) if elapsed < Duration::from_millis(100) && max >= 32_768 => {
-            Some((last, max))
-        }
+        (Some(last), Some(max)) if max >= 32_768 && (short || counted(max)) => Some((last, max)),
         _ => None,
     };
     // A short range is read pid by pid, without listing `/proc` (the
     // listing was most of the sweep's time on a machine with many
-    // processes); a free pid is skipped. A thread's id is readable there
+    // processes); a free pid is skipped. A range much longer than the
+    // tasks alive is mostly free pids, each a failed open: then the
+    // listing, filtered by the range, costs less. A thread's id is readable there
     // too, though not listed: its `stat` and environment are its
     // process's (same parent, group and marker), and a signal sent to it
     // goes to its process, which started in the range as well (it carries
@@ -106,7 +112,9 @@ pub fn started_since(first: i32, elapsed: Duration) -> Vec<Proc> {
         } else {
             i64::from(max) - i64::from(first) + i64::from(last) + 1
         };
-        if (1..=MAX_SPAN).contains(&span) {
+        let few = tasks_alive()
+            .is_none_or(|n| span.saturating_mul(4) <= i64::try_from(n).unwrap_or(i64::MAX));
+        if (1..=MAX_SPAN).contains(&span) && few {
             let pids = (0..span).map(|i| {
                 let p = i64::from(first) + i;
                 if p >= i64::from(max) {
@@ -144,6 +152,63 @@ pub fn started_since(first: i32, elapsed: Duration) -> Vec<Proc> {
             })
         })
         .collect()
+}
+
+/// What the machine had handed out when a step began (read before its
+/// leader is started): tasks created since boot (`processes` in
+/// `/proc/stat`, threads included) and tasks alive (`sysinfo(2)`'s
+/// `procs`, threads included). Both count the whole machine, so at least
+/// this pid namespace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PidBaseline {
+    pub forks: u64,
+    pub tasks: u64,
+}
+
+/// The baseline now (`None` off Linux or when the kernel says nothing).
+pub fn pid_baseline() -> Option<PidBaseline> {
+    Some(PidBaseline {
+        forks: forks()?,
+        tasks: tasks_alive()?,
+    })
+}
+
+/// Tasks alive on the machine, threads included (`sysinfo(2)`'s `procs`).
+fn tasks_alive() -> Option<u64> {
+    #[cfg(target_os = "linux")]
+    {
+        let mut info: libc::sysinfo = unsafe { std::mem::zeroed() };
+        (unsafe { libc::sysinfo(&mut info) } == 0).then_some(u64::from(info.procs))
+    }
+    #[cfg(not(target_os = "linux"))]
+    None
+}
+
+/// Tasks created since boot.
+fn forks() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/stat").ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("processes "))?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// Whether the pids handed out since `b` (`forks_now` forks counted since
+/// boot) cannot have gone round the cycle of `pid_max` pids back to the
+/// step's leader. The kernel's cursor moves one pid per task created, plus
+/// one per pid it skips as taken; a taken pid is a live task's own, its
+/// group's or its session's (at most three per task alive at the start:
+/// those created since are counted as forks), and the cycle starts at
+/// 300 at the lowest. A margin on top: near the bound, every process is
+/// read as before.
+pub fn cannot_wrap(b: PidBaseline, forks_now: u64, pid_max: i32) -> bool {
+    const MARGIN: u64 = 1024;
+    let moved = forks_now
+        .saturating_sub(b.forks)
+        .saturating_add(b.tasks.saturating_mul(3))
+        .saturating_add(MARGIN);
+    forks_now >= b.forks && moved < u64::try_from(pid_max).unwrap_or(0).saturating_sub(300)
 }
 
 /// The longest pid range [`started_since`] reads pid by pid.
@@ -287,8 +352,8 @@ mod tests {
             .spawn()
             .unwrap();
         let pid = leader.id() as i32;
-        let short = started_since(pid, Duration::from_millis(1));
-        let long = started_since(pid, Duration::from_secs(1));
+        let short = started_since(pid, Duration::from_millis(1), None);
+        let long = started_since(pid, Duration::from_secs(1), None);
         leader.kill().unwrap();
         leader.wait().unwrap();
         let me = std::process::id() as i32;
@@ -304,6 +369,66 @@ mod tests {
             long.iter().any(|p| p.pid == me),
             "a long step reads every process"
         );
+    }
+
+    #[test]
+    fn a_long_step_reads_only_newer_processes_when_the_forks_since_say_so() {
+        if !cfg!(target_os = "linux") || std::fs::metadata("/proc/sys/kernel/ns_last_pid").is_err()
+        {
+            return;
+        }
+        let baseline = pid_baseline().expect("/proc/stat and /proc/loadavg");
+        let mut leader = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .unwrap();
+        let pid = leader.id() as i32;
+        let counted = started_since(pid, Duration::from_secs(5), Some(baseline));
+        // A baseline that cannot bound the cycle: every process.
+        let unbounded = PidBaseline {
+            forks: baseline.forks,
+            tasks: u64::MAX / 4,
+        };
+        let listed = started_since(pid, Duration::from_secs(5), Some(unbounded));
+        leader.kill().unwrap();
+        leader.wait().unwrap();
+        let me = std::process::id() as i32;
+        assert!(counted.iter().any(|p| p.pid == pid), "the leader is seen");
+        assert!(
+            !counted.iter().any(|p| p.pid == me),
+            "older than the leader: not read"
+        );
+        assert!(listed.iter().any(|p| p.pid == me), "every process read");
+    }
+
+    #[test]
+    fn the_pid_cycle_cannot_wrap_while_few_pids_were_handed_out() {
+        let b = PidBaseline {
+            forks: 1_000,
+            tasks: 300,
+        };
+        let table = [
+            // (forks now, pid_max, cannot wrap)
+            (1_000, 32_768, true),
+            (1_500, 32_768, true),
+            // 31,000 forks since: they may have gone round 32,768 pids.
+            (32_000, 32_768, false),
+            // The bound counts the pids taken at the start three times.
+            (1_000 + 32_768 - 300 - 900 - 1024 - 1, 32_768, true),
+            (1_000 + 32_768 - 300 - 900 - 1024, 32_768, false),
+            // A large pid_max leaves room for many forks.
+            (1_000_000, 4_194_304, true),
+            // The counter went back (another boot's baseline): no.
+            (999, 32_768, false),
+        ];
+        for (now, max, want) in table {
+            assert_eq!(cannot_wrap(b, now, max), want, "{now} forks, pid_max {max}");
+        }
+        let crowded = PidBaseline {
+            forks: 0,
+            tasks: 12_000,
+        };
+        assert!(!cannot_wrap(crowded, 0, 32_768), "36,000 pids taken");
     }
 
     #[test]
