@@ -100,8 +100,8 @@ pub fn started_since(first: i32, elapsed: Duration, baseline: Option<PidBaseline
     // listing was most of the sweep's time on a machine with many
     // processes); a free pid is skipped. A range much longer than the
     // tasks alive is mostly free pids, each a failed open: then the
-    // listing, filtered by the range, costs less. A thread's id is readable there
-    // too, though not listed: its `stat` and environment are its
+    // listing, filtered by the range, costs less. A thread's id is
+    // readable there too, though not listed: its `stat` and environment are its
     // process's (same parent, group and marker), and a signal sent to it
     // goes to its process, which started in the range as well (it carries
     // the step's marker or was adopted during the step), so the sweep's

@@ -13,7 +13,7 @@
 //! descriptors, the working directory, the signal mask emptied and
 //! `SIGPIPE` back to its default.
 
-use std::ffi::{CString, OsStr, OsString};
+use std::ffi::{CStr, CString, OsStr, OsString};
 use std::os::fd::RawFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
@@ -68,12 +68,10 @@ pub(super) fn spawn(
             cstr(&kv)
         })
         .collect::<std::io::Result<_>>()?;
-    let nul_ended = |v: &[CString]| {
-        v.iter()
-            .map(|s| s.as_ptr())
-            .chain(std::iter::once(std::ptr::null()))
-            .collect::<Vec<_>>()
-    };
+    // Every fallible conversion before the descriptors are copied: an
+    // early return after would leak them.
+    let program_c = cstr(exe.as_os_str())?;
+    let cwd_c = cstr(cwd.as_os_str())?;
     // Descriptors the child moves to 0..=2 must not be 0..=2 already
     // (one `dup2` would overwrite another's source): copies above 2.
     let mut high = Vec::new();
@@ -86,21 +84,16 @@ pub(super) fn spawn(
         }
         high.push(copy);
     }
-    let program_c = cstr(exe.as_os_str())?;
-    let sh_args: Vec<&std::ffi::CStr> = [SH, program_c.as_c_str()]
-        .into_iter()
-        .chain(argv.iter().skip(1).map(CString::as_c_str))
-        .collect();
     let plan = Plan {
-        sh_argv: sh_args
-            .iter()
-            .map(|s| s.as_ptr())
-            .chain(std::iter::once(std::ptr::null()))
-            .collect(),
+        sh_argv: nul_ended(
+            [SH, program_c.as_c_str()]
+                .into_iter()
+                .chain(argv.iter().skip(1).map(CString::as_c_str)),
+        ),
         program: program_c,
-        argv: nul_ended(&argv),
-        envp: nul_ended(&envs),
-        cwd: cstr(cwd.as_os_str())?,
+        argv: nul_ended(argv.iter().map(CString::as_c_str)),
+        envp: nul_ended(envs.iter().map(CString::as_c_str)),
+        cwd: cwd_c,
         stdio: [high[0], high[1], high[2]],
         parent: unsafe { libc::getpid() },
         error: AtomicI32::new(0),
@@ -143,8 +136,17 @@ pub(super) fn spawn(
     }
 }
 
+/// The pointers of `strings` and the null pointer that ends them, as
+/// `execve` takes its arguments and environment.
+fn nul_ended<'a>(strings: impl Iterator<Item = &'a CStr>) -> Vec<*const libc::c_char> {
+    strings
+        .map(CStr::as_ptr)
+        .chain(std::iter::once(std::ptr::null()))
+        .collect()
+}
+
 /// The shell that runs a file the kernel cannot execute itself.
-const SH: &std::ffi::CStr = c"/bin/sh";
+const SH: &CStr = c"/bin/sh";
 
 /// The child's stack: system calls only (glibc's `posix_spawn` uses 32 KiB
 /// plus the arguments; these are on the heap).
