@@ -8,11 +8,12 @@
 //! the built-in analyzer, the runners, the fix guard — asks here, so they
 //! cannot disagree.
 
-/// A regex compiled once, the first time the code that names it runs.
+/// A regex held once, compiled the first time a haystack could match it
+/// ([`LazyRegex`]).
 macro_rules! re {
     ($pattern:expr) => {{
-        static RE: std::sync::LazyLock<regex::Regex> =
-            std::sync::LazyLock::new(|| $crate::project::compile($pattern));
+        static RE: std::sync::LazyLock<$crate::project::LazyRegex> =
+            std::sync::LazyLock::new(|| $crate::project::LazyRegex::new($pattern));
         &*RE
     }};
 }
@@ -20,6 +21,7 @@ pub(crate) use re;
 
 pub mod dependencies;
 mod lang;
+mod lazy_regex;
 mod listing;
 mod manifest;
 mod paths;
@@ -28,6 +30,7 @@ pub(crate) mod source;
 pub(crate) mod stdlib;
 
 pub use lang::{LANGS, Lang};
+pub use lazy_regex::LazyRegex;
 pub use listing::{Listing, list_files, untracked_files};
 pub use manifest::{go_module_path, rust_crate_name};
 pub use paths::{dirs, file_name, is_foreign_path, parent_dir, stem, words};

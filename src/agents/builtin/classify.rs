@@ -11,7 +11,6 @@
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
-use regex::Regex;
 use serde::Serialize;
 
 use crate::artifacts::task::FailureKind;
@@ -21,7 +20,7 @@ use crate::scan::ai_issues::{
 };
 
 use super::group::signature;
-use crate::project::{is_test_path, re};
+use crate::project::{LazyRegex, is_test_path, re};
 
 /// What classification needs to know about the project.
 #[derive(Debug, Clone, Default)]
@@ -379,7 +378,7 @@ fn missing_module(f: &Failure, text: &str, facts: &ProjectFacts) -> Option<Verdi
 /// The machine refuses: network, port, permissions, time zone / locale
 /// data, memory, disk, services the tests need.
 fn machine(text: &str) -> Option<Verdict> {
-    static RULES: OnceLock<Vec<(Regex, &'static str, &'static str)>> = OnceLock::new();
+    static RULES: OnceLock<Vec<(LazyRegex, &'static str, &'static str)>> = OnceLock::new();
     let rules = RULES.get_or_init(|| {
         [
             (
@@ -424,7 +423,7 @@ fn machine(text: &str) -> Option<Verdict> {
             ),
         ]
         .into_iter()
-        .map(|(p, reason, fix)| (Regex::new(p).expect("valid regex"), reason, fix))
+        .map(|(p, reason, fix)| (LazyRegex::new(p), reason, fix))
         .collect()
     });
     rules

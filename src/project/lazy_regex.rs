@@ -1,0 +1,228 @@
+//! A regex that is compiled only once a haystack could match it.
+//!
+//! Compiling is most of what a pattern costs wfx: the built-in analyzer
+//! and the parsers hold dozens of patterns for many languages and runners,
+//! each compiled into forward and reverse automata (a Unicode `\w` alone is
+//! hundreds of states), while one project's output can match only a few of
+//! them. So a pattern is first parsed and the literals every match must
+//! start with are taken from it (the same extraction the regex crate uses
+//! for its own prefilter); a haystack that holds none of them cannot match,
+//! and the answer is "no match" without compiling. The first haystack that
+//! holds one compiles the regex, which answers from then on. Results are
+//! exactly the compiled regex's: only the work for haystacks that cannot
+//! match is skipped.
+
+use std::borrow::Cow;
+use std::sync::OnceLock;
+
+use regex::{Captures, Match, Regex, Replacer};
+use regex_syntax::hir::literal::{ExtractKind, Extractor};
+
+/// Above this many literals the prefilter would cost about what the
+/// regex's own search does: the regex is compiled at once.
+const MAX_NEEDLES: usize = 16;
+
+/// A pattern the code holds (a bad one is a bug), compiled on demand.
+pub struct LazyRegex {
+    pattern: Box<str>,
+    /// Every match starts with one of these; `None`: any haystack may
+    /// match (no literal is known).
+    needles: Option<Vec<Vec<u8>>>,
+    regex: OnceLock<Regex>,
+}
+
+impl LazyRegex {
+    /// Parse `pattern` and take its literal prefixes; panics on a bad
+    /// pattern, as compiling it would.
+    pub fn new(pattern: &str) -> LazyRegex {
+        let hir = regex_syntax::parse(pattern).unwrap_or_else(|e| panic!("regex {pattern}: {e}"));
+        // Every match starts with one of the prefixes and ends with one of
+        // the suffixes: either set, when finite and small, must be in a
+        // haystack that matches.
+        let needles = [ExtractKind::Prefix, ExtractKind::Suffix]
+            .into_iter()
+            .find_map(|kind| {
+                let seq = Extractor::new().kind(kind).extract(&hir);
+                seq.literals()
+                    .filter(|lits| lits.len() <= MAX_NEEDLES)
+                    .filter(|_| seq.min_literal_len().is_some_and(|n| n > 0))
+                    .map(|lits| lits.iter().map(|l| l.as_bytes().to_vec()).collect())
+            });
+        LazyRegex {
+            pattern: pattern.into(),
+            needles,
+            regex: OnceLock::new(),
+        }
+    }
+
+    /// The compiled regex (compiled now if it was not yet).
+    pub fn regex(&self) -> &Regex {
+        self.regex.get_or_init(|| super::compile(&self.pattern))
+    }
+
+    /// False only when `hay` cannot hold a match; once compiled, the regex
+    /// answers (its own prefilter does the same work, faster).
+    fn may_match(&self, hay: &str) -> bool {
+        if self.regex.get().is_some() {
+            return true;
+        }
+        match &self.needles {
+            None => true,
+            Some(needles) => needles
+                .iter()
+                .any(|n| memchr::memmem::find(hay.as_bytes(), n).is_some()),
+        }
+    }
+
+    /// The compiled regex when `hay` may match.
+    fn for_hay(&self, hay: &str) -> Option<&Regex> {
+        self.may_match(hay).then(|| self.regex())
+    }
+
+    pub fn is_match(&self, hay: &str) -> bool {
+        self.for_hay(hay).is_some_and(|r| r.is_match(hay))
+    }
+
+    pub fn find<'h>(&self, hay: &'h str) -> Option<Match<'h>> {
+        self.for_hay(hay)?.find(hay)
+    }
+
+    pub fn captures<'h>(&self, hay: &'h str) -> Option<Captures<'h>> {
+        self.for_hay(hay)?.captures(hay)
+    }
+
+    pub fn find_iter<'h>(&self, hay: &'h str) -> impl Iterator<Item = Match<'h>> {
+        self.for_hay(hay)
+            .into_iter()
+            .flat_map(move |r| r.find_iter(hay))
+    }
+
+    pub fn captures_iter<'h>(&self, hay: &'h str) -> impl Iterator<Item = Captures<'h>> {
+        self.for_hay(hay)
+            .into_iter()
+            .flat_map(move |r| r.captures_iter(hay))
+    }
+
+    pub fn replace_all<'h, R: Replacer>(&self, hay: &'h str, rep: R) -> Cow<'h, str> {
+        match self.for_hay(hay) {
+            Some(r) => r.replace_all(hay, rep),
+            None => Cow::Borrowed(hay),
+        }
+    }
+
+    /// Whether the regex has been compiled (for tests).
+    #[cfg(test)]
+    fn compiled(&self) -> bool {
+        self.regex.get().is_some()
+    }
+}
+
+/// Everything else a `Regex` offers, compiled first.
+impl std::ops::Deref for LazyRegex {
+    type Target = Regex;
+    fn deref(&self) -> &Regex {
+        self.regex()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Patterns of the kinds wfx holds (alternations, case classes, look
+    /// arounds, anchors, classes first, optional prefixes) against
+    /// haystacks that match, almost match and do not: every answer is the
+    /// compiled regex's.
+    #[test]
+    fn every_answer_is_the_compiled_regexs() {
+        let patterns: &[&str] = &[
+            r"EADDRINUSE|[Aa]ddress already in use|\[Errno (?:98|48)\]",
+            r"(?i)^(?:\w+\.)*(?:AssertionError|assert\b|expected\b|expect\()",
+            r"No module named '?([\w.]+)'?",
+            r#"File "([^"]+)", line (\d+)(?:, in ([^\s]+))?"#,
+            r"(?m)(?:^|\s)([\w.+-]+): (?:command )?not found\s*$",
+            r"\bfoo\b",
+            r"(?i)ß|straße",
+            r"\b\d+(?:\.\d+)?",
+            r"\s+",
+            r"a?bc",
+            r"(?:^|[\s\x22])([\w./-]+\.py):",
+            r"[\w$.]+\.(?:java|kt)",
+            r"(?:panicked|did not panic as expected) at ([^\s:]+\.rs):(\d+):\d+",
+            r#"(?:^|[\s('"❯])((?:file://)?[^\s()'"❯]+?\.(?:[cm]?[jt]sx?)):(\d+):(\d+)"#,
+        ];
+        let hays = [
+            "",
+            "EADDRINUSE: port 80",
+            "error: address already in use",
+            "OSError: [Errno 98] in use",
+            "assertionerror: 1 != 2",
+            "x.y.AssertionError",
+            "ModuleNotFoundError: No module named 'foo.bar'",
+            "  File \"a.py\", line 12, in test_x",
+            "sh: 1: pytest: not found",
+            "xfooy foo",
+            "STRASSE Straße",
+            "took 1.5 s",
+            "bc abc",
+            "thread 'x' panicked at src/lib.rs:3:9",
+            "at ❯ src/a.test.ts:4:7",
+            "tests/test_a.py: 3 failed",
+            "at x.Y(Y.java:3) Z.kt",
+            "nothing to see here",
+        ];
+        for p in patterns {
+            for h in hays {
+                let lazy = LazyRegex::new(p);
+                let compiled = Regex::new(p).unwrap();
+                assert_eq!(lazy.is_match(h), compiled.is_match(h), "{p} on {h:?}");
+                let lazy = LazyRegex::new(p);
+                assert_eq!(
+                    lazy.find(h).map(|m| m.range()),
+                    compiled.find(h).map(|m| m.range()),
+                    "{p} on {h:?}"
+                );
+                let lazy = LazyRegex::new(p);
+                let caps = |c: Captures| {
+                    c.iter()
+                        .map(|m| m.map(|m| m.as_str().to_string()))
+                        .collect::<Vec<_>>()
+                };
+                assert_eq!(
+                    lazy.captures_iter(h).map(caps).collect::<Vec<_>>(),
+                    compiled.captures_iter(h).map(caps).collect::<Vec<_>>(),
+                    "{p} on {h:?}"
+                );
+                let lazy = LazyRegex::new(p);
+                assert_eq!(
+                    lazy.replace_all(h, "<x>"),
+                    compiled.replace_all(h, "<x>"),
+                    "{p} on {h:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_haystack_without_any_literal_of_the_pattern_compiles_nothing() {
+        let lazy = LazyRegex::new(r"No module named '?([\w.]+)'?|cannot find crate");
+        assert!(!lazy.is_match("AssertionError: 1 != 2"));
+        assert!(lazy.captures("a\nb\n").is_none());
+        assert!(!lazy.compiled());
+        assert!(lazy.is_match("No module named 'x'"));
+        assert!(lazy.compiled());
+        // A pattern that may start anywhere is compiled at its first use.
+        let suffix = LazyRegex::new(r"[\w$.]+\.(?:java|kt)");
+        assert!(!suffix.is_match("Error in a.py"));
+        assert!(!suffix.compiled());
+        let any = LazyRegex::new(r"\s+");
+        assert!(!any.is_match("x"));
+        assert!(any.compiled());
+    }
+
+    #[test]
+    #[should_panic(expected = "regex (unclosed")]
+    fn a_bad_pattern_is_a_bug_at_its_first_use() {
+        let _ = LazyRegex::new("(unclosed");
+    }
+}
