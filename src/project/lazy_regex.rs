@@ -15,19 +15,20 @@
 use std::borrow::Cow;
 use std::sync::OnceLock;
 
+use aho_corasick::AhoCorasick;
 use regex::{Captures, Match, Regex, Replacer};
 use regex_syntax::hir::literal::{ExtractKind, Extractor};
 
-/// Above this many literals the prefilter would cost about what the
-/// regex's own search does: the regex is compiled at once.
-const MAX_NEEDLES: usize = 16;
+/// Above this many literals the regex is compiled at once (the regex's
+/// own prefilter is then as good).
+const MAX_NEEDLES: usize = 64;
 
 /// A pattern the code holds (a bad one is a bug), compiled on demand.
 pub struct LazyRegex {
     pattern: Box<str>,
-    /// Every match starts with one of these; `None`: any haystack may
-    /// match (no literal is known).
-    needles: Option<Vec<Vec<u8>>>,
+    /// Every match starts (or ends) with one of these literals, searched
+    /// for in one pass; `None`: any haystack may match (none is known).
+    needles: Option<AhoCorasick>,
     regex: OnceLock<Regex>,
 }
 
@@ -46,7 +47,7 @@ impl LazyRegex {
                 seq.literals()
                     .filter(|lits| lits.len() <= MAX_NEEDLES)
                     .filter(|_| seq.min_literal_len().is_some_and(|n| n > 0))
-                    .map(|lits| lits.iter().map(|l| l.as_bytes().to_vec()).collect())
+                    .and_then(|lits| AhoCorasick::new(lits.iter().map(|l| l.as_bytes())).ok())
             });
         LazyRegex {
             pattern: pattern.into(),
@@ -66,12 +67,7 @@ impl LazyRegex {
         if self.regex.get().is_some() {
             return true;
         }
-        match &self.needles {
-            None => true,
-            Some(needles) => needles
-                .iter()
-                .any(|n| memchr::memmem::find(hay.as_bytes(), n).is_some()),
-        }
+        self.needles.as_ref().is_none_or(|n| n.is_match(hay))
     }
 
     /// The compiled regex when `hay` may match.
