@@ -55,6 +55,15 @@ fi
 out=$(mktemp -d "${TMPDIR:-/tmp}/wfx-bench-all.XXXXXX")
 trap 'rm -rf "$out"' EXIT
 log() { echo "bench_all: $*" >&2; }
+# Before a figure of wfx's own time on the work dir's disk: a pause in which
+# nothing is deleted. On an ext4 without a journal a new file's inode skips
+# every inode freed in the last minute or so (longer while the inode table
+# is not yet written back), so what the benchmark before deleted would be
+# counted as wfx's time. WFX_BENCH_SETTLE=0 skips the pause.
+settle() {
+  log "settling ${WFX_BENCH_SETTLE:-90} s: nothing deleted on the disk before the next own-time figure"
+  sleep "${WFX_BENCH_SETTLE:-90}"
+}
 
 cargo build --quiet
 wfx=target/debug/wfx
@@ -78,6 +87,7 @@ else
 fi
 for fe in cycle run; do
   log "own time per engine action: $fe ($actions_wfx, work dir's disk)"
+  settle
   python3 scripts/bench_cycle.py actions --front-end "$fe" --wfx "$actions_wfx" --runs "$runs" --json >"$out/actions-$fe.json"
 done
 
@@ -116,6 +126,7 @@ command -v strace >/dev/null || log "strace not found: no durable-sync counts (a
 if [ -n "${BASE_WFX:-}" ] && [ -x "${BASE_WFX}" ]; then
   for fe in cycle run; do
     log "own time per action against $BASE_WFX, alternated: $fe (work dir's disk, then tmpfs)"
+    settle
     python3 scripts/bench_cycle.py actions --front-end "$fe" --wfx "$actions_wfx" --base "$BASE_WFX" \
       --runs 7 --json >"$out/actions-base-$fe.json"
     [ -d /dev/shm ] && TMPDIR=/dev/shm python3 scripts/bench_cycle.py actions --front-end "$fe" \
@@ -132,6 +143,7 @@ python3 scripts/bench_sealed.py --wfx "$actions_wfx" --runs 5 --only small,large
 log "speculative candidates: one step of 3 candidates sleeping 2 s against the slowest"
 python3 scripts/bench_candidates.py parallel --wfx "$actions_wfx" --runs "$runs" --sleep 2 --json >"$out/candidates.json"
 log "speculative candidates: wfx's own time per candidate beyond the single attempt, N=3 against N=1 alternated (agents sleeping 2 s)"
+settle
 python3 scripts/bench_candidates.py own --wfx "$actions_wfx" --runs "$runs" --sleep 2 --json >"$out/candidates-own.json"
 
 cut -d' ' -f1-3 /proc/loadavg >>"$out/loadavg"

@@ -63,7 +63,7 @@ assertions. `fix.max_parallel` is --max-parallel (default 3).
     scripts/bench_candidates.py parallel [--wfx target/release/wfx] [--runs 5] [--sleep 2] [--json]
     scripts/bench_candidates.py own      [--wfx target/release/wfx] [--base <other wfx>] [--runs 7] [--sleep 2] [--json]
 """
-import argparse, datetime, json, os, shutil, statistics, subprocess, sys, tempfile, time
+import argparse, contextlib, datetime, json, os, shutil, statistics, subprocess, sys, tempfile, time
 
 REPO = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
 SLEEPY = os.path.join(REPO, "fixtures", "agents", "sleepy")
@@ -91,12 +91,31 @@ def project(tmp, actions, candidates, max_parallel):
     return root, env
 
 
+# Each session's directory, removed after the last session: removing one
+# (a project, its repository, its session) right before the next session
+# made that session's new files cost more on an ext4 without a journal,
+# whose allocator skips inodes freed in the last minute or so.
+FINISHED = []
+
+
+@contextlib.contextmanager
+def run_dir(parent):
+    d = tempfile.mkdtemp(dir=parent)
+    FINISHED.append(d)
+    yield d
+
+
+def remove_finished():
+    while FINISHED:
+        shutil.rmtree(FINISHED.pop(), ignore_errors=True)
+
+
 def cycle(wfx, actions, candidates, args):
     """One session to its end: (exit, fix attempts, wall s, events with
     arrival times). Its fix history goes to args.history, its iteration
     state to args.state, wfx's own CPU seconds (its children's left out) to
     args.cpu."""
-    with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
+    with run_dir(args.tmp) as tmp:
         root, env = project(tmp, actions, candidates, args.max_parallel)
         if args.tmp:
             # The candidates' and the sealed checkouts go there too.
@@ -386,7 +405,10 @@ def main():
     args = ap.parse_args()
     args.wfx = os.path.abspath(args.wfx)
     args.base = args.base and os.path.abspath(args.base)
-    {"steps": steps, "parallel": parallel, "own": own}[args.what](args)
+    try:
+        {"steps": steps, "parallel": parallel, "own": own}[args.what](args)
+    finally:
+        remove_finished()
 
 
 if __name__ == "__main__":

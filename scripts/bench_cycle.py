@@ -303,13 +303,24 @@ def actions_once(front_end, iterations, counted=True):
     CPU.setdefault(WFX[0], []).append(children_cpu() - cpu0)
     if r.returncode != want:
         sys.exit(f"{front_end}: expected exit {want}, got {r.returncode}: {r.stderr.decode()}")
+    FINISHED.append(root)
     if not counted:
-        shutil.rmtree(root, ignore_errors=True)
         return wall, None, None, None
     steps = steps_of(root)
     tests, agents = children_of(root, front_end)
-    shutil.rmtree(root, ignore_errors=True)
     return wall, steps, tests, agents
+
+
+# Projects of the timed runs, removed after the last one: removing a
+# project (~190 files) right before the next run made that run's new files
+# cost more on an ext4 without a journal, whose allocator skips inodes
+# freed in the last minute or so (docs/PERFORMANCE.md).
+FINISHED = []
+
+
+def remove_finished():
+    while FINISHED:
+        shutil.rmtree(FINISHED.pop(), ignore_errors=True)
 
 
 def bare_ms(cmd, runs, stdin=None, cpu=None):
@@ -372,6 +383,7 @@ def actions(args):
         for b in bins:
             WFX[0] = b
             runs[b].append(actions_once(args.front_end, args.iterations, counted=b == args.wfx))
+    remove_finished()
     WFX[0] = args.wfx
     rows = runs[args.wfx]
     # The previous release makes the same steps and calls on this loop (its

@@ -39,7 +39,7 @@ printf '%s\\n' '{"type":"result","subtype":"success","is_error":false,"result":"
 
 
 def project(base, i):
-    root = os.path.join(base, f"p{i}")
+    root = tempfile.mkdtemp(prefix=f"p{i}-", dir=base)  # runs' projects stay until the end
     count = root + ".count"
     os.makedirs(os.path.join(root, ".workflow"))
     with open(count, "w") as f:
@@ -66,7 +66,9 @@ def once(cmd, base, i, bindir):
     calls = int(open(count).read())
     if r.returncode != 0 or calls != 2:
         sys.exit(f"{cmd[0]}: exit {r.returncode}, {calls} agent calls: {r.stderr.decode()[-2000:]}")
-    shutil.rmtree(root, ignore_errors=True)
+    # Removed with `base` after the last run: removing it here made the next
+    # run's new files cost more on an ext4 without a journal (see
+    # scripts/bench_cycle.py, FINISHED).
     return ms
 
 
