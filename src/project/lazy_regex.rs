@@ -111,6 +111,12 @@ impl LazyRegex {
     fn compiled(&self) -> bool {
         self.regex.get().is_some()
     }
+
+    /// Whether the literals alone rule `hay` out (for tests).
+    #[cfg(test)]
+    fn rules_out(&self, hay: &str) -> bool {
+        self.needles.as_ref().is_some_and(|n| !n.is_match(hay))
+    }
 }
 
 /// Everything else a `Regex` offers, compiled first.
@@ -214,6 +220,56 @@ mod tests {
         let any = LazyRegex::new(r"\s+");
         assert!(!any.is_match("x"));
         assert!(any.compiled());
+    }
+
+    /// Every pattern written as `re!(r"…")` in wfx's sources, on every
+    /// output recorded from real runs (fixtures/outputs), whole and line by
+    /// line: whenever the literals rule a haystack out, the compiled regex
+    /// finds no match in it either.
+    #[test]
+    fn no_pattern_of_wfx_is_ruled_out_where_it_matches_a_recorded_output() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let literal = Regex::new(r##"(?s)re!\(\s*r(#*)"(.*?)"(#*)\s*\)"##).unwrap();
+        let mut patterns = Vec::new();
+        for entry in walkdir::WalkDir::new(root.join("src")) {
+            let entry = entry.unwrap();
+            if entry.path().extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(entry.path()).unwrap();
+                for c in literal.captures_iter(&text) {
+                    if c[1] == c[3] {
+                        patterns.push(c[2].to_string());
+                    }
+                }
+            }
+        }
+        assert!(
+            patterns.len() > 100,
+            "only {} patterns found",
+            patterns.len()
+        );
+        let mut outputs = Vec::new();
+        for entry in walkdir::WalkDir::new(root.join("fixtures/outputs")) {
+            let entry = entry.unwrap();
+            if let Ok(text) = std::fs::read_to_string(entry.path()) {
+                outputs.push(text);
+            }
+        }
+        assert!(outputs.len() > 100, "only {} outputs found", outputs.len());
+        let mut ruled_out = 0;
+        for p in &patterns {
+            let lazy = LazyRegex::new(p);
+            let compiled = Regex::new(p).unwrap();
+            for out in &outputs {
+                for hay in std::iter::once(out.as_str()).chain(out.lines()) {
+                    if lazy.rules_out(hay) {
+                        ruled_out += 1;
+                        assert!(!compiled.is_match(hay), "{p} ruled out {hay:?}");
+                    }
+                }
+            }
+        }
+        // The check ran on real cases, not only on haystacks that match.
+        assert!(ruled_out > 10_000, "only {ruled_out} haystacks ruled out");
     }
 
     #[test]
