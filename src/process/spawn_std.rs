@@ -20,10 +20,12 @@ pub(super) fn spawn(
     stdio: [RawFd; 3],
 ) -> std::io::Result<libc::pid_t> {
     let copy = |fd: RawFd| -> std::io::Result<Stdio> {
+        // SAFETY: `fcntl` on a descriptor number; a bad one gives EBADF.
         let copy = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 3) };
         if copy < 0 {
             return Err(std::io::Error::last_os_error());
         }
+        // SAFETY: `copy` is a new descriptor that nothing else owns.
         Ok(Stdio::from(unsafe { OwnedFd::from_raw_fd(copy) }))
     };
     let child = Command::new(program)

@@ -5,8 +5,9 @@
 //! each compiled into forward and reverse automata (a Unicode `\w` alone is
 //! hundreds of states), while one project's output can match only a few of
 //! them. So a pattern is first parsed and the literals every match must
-//! start with are taken from it (the same extraction the regex crate uses
-//! for its own prefilter); a haystack that holds none of them cannot match,
+//! start with (or else end with) are taken from it (the extraction the
+//! regex crate uses for its own prefilter); a haystack that holds none of
+//! them cannot match,
 //! and the answer is "no match" without compiling. The first haystack that
 //! holds one compiles the regex, which answers from then on. Results are
 //! exactly the compiled regex's: only the work for haystacks that cannot
