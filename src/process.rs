@@ -606,6 +606,8 @@ pub fn run(mut spec: Spec, on_spawn: &mut dyn FnMut(i32)) -> Result<Outcome> {
     let started = Instant::now();
     // Before the leader: what bounds the pids its step can have taken.
     let baseline = procs::pid_baseline();
+    // Until this returns, after the step's processes have all ended.
+    let _child = crate::fsx::ChildRuns::start();
     let spawned = {
         use std::os::fd::AsRawFd;
         let mut leaders = LEADERS.lock().unwrap_or_else(|e| e.into_inner());
