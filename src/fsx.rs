@@ -123,13 +123,23 @@ fn checked_lately(dir: &Path) -> Option<PathBuf> {
         .iter()
         .filter(|(_, e)| *e == epoch)
         .map(|(d, _)| d.as_path())
-        .filter(|d| d.starts_with(dir) || dir.starts_with(d))
+        .filter(|d| below(d, dir) || below(dir, d))
         .max_by_key(|d| d.as_os_str().len().min(dir.as_os_str().len()))?;
-    let walked = if walked.starts_with(dir) { dir } else { walked }.to_path_buf();
+    let walked = if below(walked, dir) { dir } else { walked }.to_path_buf();
     drop(checked);
     std::fs::symlink_metadata(&walked)
         .is_ok_and(|m| m.is_dir())
         .then_some(walked)
+}
+
+/// Whether `path` is `dir` or below it, spelled alike (wfx builds both
+/// the same way; a path spelled otherwise is only walked again). Bytes,
+/// not components: this runs for every write.
+fn below(path: &Path, dir: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let (path, dir) = (path.as_os_str().as_bytes(), dir.as_os_str().as_bytes());
+    path.strip_prefix(dir)
+        .is_some_and(|rest| rest.is_empty() || rest[0] == b'/')
 }
 
 /// Remember that `dir` was walked, from a walk begun at `epoch`.
@@ -139,7 +149,10 @@ fn remember_checked(dir: &Path, epoch: Option<u64>) {
     };
     let mut checked = CHECKED.lock().unwrap_or_else(|e| e.into_inner());
     checked.retain(|(_, e)| *e == epoch);
-    if !checked.iter().any(|(d, _)| d == dir) {
+    if !checked
+        .iter()
+        .any(|(d, _)| d.as_os_str() == dir.as_os_str())
+    {
         checked.push((dir.to_path_buf(), epoch));
     }
 }
@@ -155,8 +168,8 @@ pub fn real_dir(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
         return Ok(replaced);
     };
     let epoch = quiet_epoch();
-    let mut at = match checked_lately(dir).filter(|w| w.starts_with(&root)) {
-        Some(walked) if walked == dir => return Ok(replaced),
+    let mut at = match checked_lately(dir).filter(|w| below(w, &root)) {
+        Some(walked) if walked.as_os_str() == dir.as_os_str() => return Ok(replaced),
         Some(walked) => walked,
         None => root,
     };
@@ -418,6 +431,15 @@ mod tests {
             }
             std::fs::remove_file(attempt.join("x.json")).unwrap();
         }
+    }
+
+    #[test]
+    fn below_is_a_whole_name_prefix() {
+        let p = |s: &str| PathBuf::from(s);
+        assert!(below(&p("/r/a"), &p("/r/a")));
+        assert!(below(&p("/r/a/b"), &p("/r/a")));
+        assert!(!below(&p("/r/ab"), &p("/r/a")));
+        assert!(!below(&p("/r"), &p("/r/a")));
     }
 
     /// A child that is still running can change anything at any time:
