@@ -472,6 +472,15 @@ impl SessionTxn {
         })
     }
 
+    /// `doc` through a temp file beside it, renamed over it: where its
+    /// spare or a file made ahead cannot be renamed into its place.
+    fn write_beside(&self, doc: &Document) -> Result<()> {
+        self.temp_with(&doc.path, &doc.bytes)?
+            .persist(&doc.path)
+            .map_err(|e| Error::io(&doc.path, e.error))?;
+        Ok(())
+    }
+
     /// Put `staged` in place of its document. Returns the spares
     /// directory when the old version went there.
     fn persist(&mut self, staged: Staged) -> Result<Option<PathBuf>> {
@@ -490,13 +499,10 @@ impl SessionTxn {
                         spares = Some(parent(&path).to_path_buf());
                     }
                     Err(e) if exchange_unsupported(&e) => {
-                        // Not on this filesystem, or not across two: a
-                        // temp file beside the document, renamed over it.
+                        // Not on this filesystem, or not across two.
                         self.spares = None;
                         let _ = std::fs::remove_file(&path);
-                        self.temp_with(&doc.path, &doc.bytes)?
-                            .persist(&doc.path)
-                            .map_err(|e| Error::io(&doc.path, e.error))?;
+                        self.write_beside(&doc)?;
                     }
                     Err(e) => return Err(Error::io(&doc.path, e)),
                 }
@@ -513,9 +519,7 @@ impl SessionTxn {
                     Err(e) if exchange_unsupported(&e) => {
                         self.fresh = None;
                         let _ = std::fs::remove_file(&path);
-                        self.temp_with(&doc.path, &doc.bytes)?
-                            .persist(&doc.path)
-                            .map_err(|e| Error::io(&doc.path, e.error))?;
+                        self.write_beside(&doc)?;
                     }
                     Err(e) => return Err(Error::io(&doc.path, e)),
                 }
