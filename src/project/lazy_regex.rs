@@ -18,7 +18,8 @@ use std::sync::OnceLock;
 
 use aho_corasick::AhoCorasick;
 use regex::{Captures, Match, Regex, Replacer};
-use regex_syntax::hir::literal::{ExtractKind, Extractor};
+use regex_syntax::hir::literal::{ExtractKind, Extractor, Literal, Seq};
+use regex_syntax::hir::{Hir, HirKind};
 
 /// Above this many literals the regex is compiled at once (the regex's
 /// own prefilter is then as good).
@@ -38,18 +39,16 @@ impl LazyRegex {
     /// pattern, as compiling it would.
     pub fn new(pattern: &str) -> LazyRegex {
         let hir = regex_syntax::parse(pattern).unwrap_or_else(|e| panic!("regex {pattern}: {e}"));
-        // Every match starts with one of the prefixes and ends with one of
-        // the suffixes: either set, when finite and small, must be in a
-        // haystack that matches.
-        let needles = [ExtractKind::Prefix, ExtractKind::Suffix]
+        // Every match starts with one of the prefixes, ends with one of the
+        // suffixes and contains one of the required literals: any of these
+        // sets, when finite and small, must be in a haystack that matches.
+        let [prefixes, suffixes] = [ExtractKind::Prefix, ExtractKind::Suffix]
+            .map(|kind| usable(Extractor::new().kind(kind).extract(&hir)));
+        let needles = [prefixes, suffixes, required(&hir)]
             .into_iter()
-            .find_map(|kind| {
-                let seq = Extractor::new().kind(kind).extract(&hir);
-                seq.literals()
-                    .filter(|lits| lits.len() <= MAX_NEEDLES)
-                    .filter(|_| seq.min_literal_len().is_some_and(|n| n > 0))
-                    .and_then(|lits| AhoCorasick::new(lits.iter().map(|l| l.as_bytes())).ok())
-            });
+            .reduce(better)
+            .flatten()
+            .and_then(|lits| AhoCorasick::new(lits).ok());
         LazyRegex {
             pattern: pattern.into(),
             needles,
@@ -118,6 +117,96 @@ impl LazyRegex {
     fn rules_out(&self, hay: &str) -> bool {
         self.needles.as_ref().is_some_and(|n| !n.is_match(hay))
     }
+}
+
+/// Literals one of which every match contains; `None`: none is known.
+type Needles = Option<Vec<Vec<u8>>>;
+
+/// The literals of `seq` when it is finite, small and every one of them
+/// is non-empty (an empty literal is in every haystack).
+fn usable(seq: Seq) -> Needles {
+    let lits = seq.literals()?;
+    let usable = lits.len() <= MAX_NEEDLES && lits.iter().all(|l| !l.is_empty());
+    usable.then(|| lits.iter().map(|l| l.as_bytes().to_vec()).collect())
+}
+
+/// The rarer of two needle sets: the longer shortest literal (a short one
+/// is in more haystacks), then the fewer literals; `a` on a tie.
+fn better(a: Needles, b: Needles) -> Needles {
+    let rank = |n: &Vec<Vec<u8>>| {
+        let shortest = n.iter().map(Vec::len).min().unwrap_or(0);
+        (shortest, std::cmp::Reverse(n.len()))
+    };
+    match (a, b) {
+        (Some(a), Some(b)) if rank(&b) > rank(&a) => Some(b),
+        (a, b) => a.or(b),
+    }
+}
+
+/// Literals one of which every match of `hir` contains somewhere (not
+/// only at its start or end), from its structure: a concatenation's match
+/// holds a match of each of its parts, and of each run of them (whose
+/// literal prefixes are taken); an alternation's match is one of its
+/// branches'; a repetition at least once holds its part's. What may match
+/// the empty string (a look-around, `x*`, `x?`, an empty branch) holds
+/// none.
+fn required(hir: &Hir) -> Needles {
+    match hir.kind() {
+        HirKind::Literal(_) | HirKind::Class(_) => usable(Extractor::new().extract(hir)),
+        HirKind::Capture(c) => required(&c.sub),
+        HirKind::Repetition(r) if r.min >= 1 => required(&r.sub),
+        HirKind::Alternation(branches) => {
+            let mut all = Vec::new();
+            for branch in branches {
+                all.extend(required(branch)?);
+            }
+            fit(all)
+        }
+        HirKind::Concat(parts) => {
+            let extractor = Extractor::new();
+            let prefixes: Vec<Seq> = parts.iter().map(|p| extractor.extract(p)).collect();
+            (0..parts.len())
+                .map(|i| usable(prefix_of_run(&prefixes[i..])))
+                .chain(parts.iter().map(required))
+                .reduce(better)
+                .flatten()
+        }
+        HirKind::Empty | HirKind::Look(_) | HirKind::Repetition(_) => None,
+    }
+}
+
+/// At most [`MAX_NEEDLES`] of `lits`: when there are more (a `(?i)` word
+/// is a literal per case variant), each is cut to its first few bytes and
+/// the duplicates dropped; a haystack with a literal holds its start.
+fn fit(mut lits: Vec<Vec<u8>>) -> Needles {
+    for keep in [usize::MAX, 4, 3, 2, 1] {
+        for lit in &mut lits {
+            lit.truncate(keep);
+        }
+        lits.sort_unstable();
+        lits.dedup();
+        if lits.len() <= MAX_NEEDLES {
+            return Some(lits);
+        }
+    }
+    None
+}
+
+/// The literal prefixes of a run of a concatenation's parts, from theirs
+/// (`prefixes`), crossed as the extractor does, while the set stays small.
+fn prefix_of_run(prefixes: &[Seq]) -> Seq {
+    let mut run = Seq::singleton(Literal::exact(vec![]));
+    for next in prefixes {
+        if run.is_inexact() {
+            break;
+        }
+        let mut next = next.clone();
+        if run.max_cross_len(&next).is_none_or(|n| n > MAX_NEEDLES) {
+            next.make_infinite();
+        }
+        run.cross_forward(&mut next);
+    }
+    run
 }
 
 /// Everything else a `Regex` offers, compiled first.
