@@ -5,9 +5,11 @@
 //! each compiled into forward and reverse automata (a Unicode `\w` alone is
 //! hundreds of states), while one project's output can match only a few of
 //! them. So a pattern is first parsed and the literals every match must
-//! start with (or else end with) are taken from it (the extraction the
-//! regex crate uses for its own prefilter); a haystack that holds none of
-//! them cannot match,
+//! start with, end with, or hold somewhere are taken from it (the first
+//! two by the extraction the regex crate uses for its own prefilter, the
+//! third from the pattern's structure, for patterns such as
+//! `^\s*(not )?ok \d+` whose ends are classes); the rarest of these sets is
+//! kept. A haystack that holds none of its literals cannot match,
 //! and the answer is "no match" without compiling. The first haystack that
 //! holds one compiles the regex, which answers from then on. Results are
 //! exactly the compiled regex's: only the work for haystacks that cannot
@@ -242,6 +244,28 @@ mod tests {
             r"[\w$.]+\.(?:java|kt)",
             r"(?:panicked|did not panic as expected) at ([^\s:]+\.rs):(\d+):\d+",
             r#"(?:^|[\s('"❯])((?:file://)?[^\s()'"❯]+?\.(?:[cm]?[jt]sx?)):(\d+):(\d+)"#,
+            // Ruled out only by a literal inside (neither end is literal).
+            r"(?m)^(TAP version \d+|\s*(not )?ok \d+( |$)|1\.\.\d+$)",
+            r"(?:[A-Za-z]:)?[\w.~-]*[/\\][\w~-][\w./\\~-]*(?::\d+)*",
+            r"\w+(?i:error|fail)ed\b",
+            r"(?i)\s(?:kelvin|straße|über|ärger|assert|expected|no tests ran)\s",
+            r"\d+ ✓ \w+",
+            r"\d(ab)+\d",
+            r"\s(?:(?:ab)+c)+\s",
+            r"\s(?:x|)y\s",
+            r"\s(?:ab){1,3}c?\s",
+            r"\w\B(?:=|!=)\b\w",
+            // A branch, a repetition or a part that may match nothing
+            // requires nothing.
+            r"foo|\d+",
+            r"\s(?:foo|\d*)\s",
+            r"(ab)+",
+            r"(?:x|)y",
+            r"a*b*",
+            r"(?:ab)?c?",
+            r"\s(?:ab){0,2}\s",
+            r"(?m)^\s*$",
+            r"\bx\b|\B",
         ];
         let hays = [
             "",
@@ -262,6 +286,22 @@ mod tests {
             "tests/test_a.py: 3 failed",
             "at x.Y(Y.java:3) Z.kt",
             "nothing to see here",
+            "TAP version 13\nok 1 - adds\nnot ok 2 - subtracts\n1..2\n",
+            "  ok 12\n",
+            "1..3",
+            "see src/a.rs:3:9 and C:\\x\\y.py",
+            "no/",
+            "FooERRORED now, x_failed",
+            "a \u{212A}ELVIN b, an Über \u{1E9E}TRASSE, a ÄRGER \t",
+            " straſſe  no tests ran ",
+            "12 ✓ ok",
+            "3abab4 3ab4 ab",
+            " ababcabc  abababc  ac ",
+            " y  xy  xxy ",
+            "a=b a!=b a = b",
+            "foo 42 x",
+            "  \n\nx",
+            "bbb",
         ];
         for p in patterns {
             for h in hays {
@@ -310,6 +350,76 @@ mod tests {
         let any = LazyRegex::new(r"\s+");
         assert!(!any.is_match("x"));
         assert!(any.compiled());
+    }
+
+    /// Patterns whose every match starts and ends with a class (neither
+    /// the prefixes nor the suffixes are finite), ruled out without being
+    /// compiled on text that lacks a literal they hold inside; most are
+    /// wfx's own (the TAP sniff, paths in a message, `locations`, the
+    /// assertion and "no tests" sniffs, Conventional Commits).
+    #[test]
+    fn a_literal_inside_rules_out_text_without_it() {
+        let cases: &[(&str, &str)] = &[
+            (r"(?m)^(TAP version \d+|\s*(not )?ok \d+( |$)|1\.\.\d+$)", "test failed"),
+            (r"(?:[A-Za-z]:)?[\w.~-]*[/\\][\w~-][\w./\\~-]*(?::\d+)*", "test failed 3 times"),
+            (
+                r#"(?:^|[\s(\[`'"❯>])(?:file://)?((?:[A-Za-z]:)?[\w.@~+/-]*[\w@~+-]\.[A-Za-z][A-Za-z0-9]{0,5}):(\d+)(?::\d+)?"#,
+                "not ok 2 - subtracts",
+            ),
+            (
+                r"(?i)^(?:\w+\.)*(?:AssertionError|AssertionFailedError|assert\b|assertion\b|expected\b|expect\(|Error: expect\()",
+                "test failed",
+            ),
+            (
+                r"(?mi)^[=\s]*(no tests ran in\b|no tests found|no test files found|no test suite found|\?\s+\S+\s+\[no test files\]\s*$)",
+                "ran 1\n",
+            ),
+            (r"^[a-z]+(\([^()\s]*\))?!?: \S", "initial"),
+            (r"^\s*([^\s:\x22'()]+\.py):(\d+):(?:\s+in\s+(\S+)|\s|$)", "at src/lib.rs:3:9"),
+            (r"(?m)(?:^|\s)([\w.+-]+): (?:command )?not found\s*$|exec: \x22([\w.+-]+)\x22: executable file not found", "sh: x: found"),
+            (r"\w+(?i:error|fail)\w", "it broke, an Erro"),
+            (r"\s(?:(?:ab)+c)+\s", " ba ac "),
+        ];
+        for (p, hay) in cases {
+            let hir = regex_syntax::parse(p).unwrap();
+            for kind in [ExtractKind::Prefix, ExtractKind::Suffix] {
+                let ends = usable(Extractor::new().kind(kind.clone()).extract(&hir));
+                assert!(ends.is_none(), "{p}: {kind:?} would rule out alone");
+            }
+            let lazy = LazyRegex::new(p);
+            assert!(lazy.rules_out(hay), "{p} not ruled out on {hay:?}");
+            assert!(!lazy.is_match(hay) && lazy.find_iter(hay).next().is_none());
+            assert!(!lazy.compiled(), "{p} compiled for {hay:?}");
+            assert!(!Regex::new(p).unwrap().is_match(hay), "{p} matches {hay:?}");
+        }
+    }
+
+    /// The required literals of patterns shaped like the analysis' rules.
+    #[test]
+    fn required_literals_follow_the_patterns_structure() {
+        let cases: &[(&str, Option<&[&str]>)] = &[
+            (r"\s*(not )?ok \d+", Some(&["ok "])),
+            (r"\s+(?:foo|bar\d)\s", Some(&["bar", "foo"])),
+            (r"\s+(?:foo|\d+)\s", None),
+            (r"\d(ab)+\d", Some(&["ab"])),
+            (r"\d(ab)*\d", None),
+            (r"\s(?:x|)y", Some(&["y"])),
+            (r"a*b*", None),
+            (r"\b\w+\b", None),
+            // `k` folds to the Kelvin sign too.
+            (r"\w+(?i:ok)\d", Some(&["OK", "Ok", "O\u{212A}", "oK", "ok", "o\u{212A}"])),
+            (r"\w[/\\]\w", Some(&["/", "\\"])),
+            (r"\w+\.py:\d", Some(&[".py:"])),
+            (r"\d\w+import\s+\w+\s+from\d", Some(&["import"])),
+        ];
+        for (p, want) in cases {
+            let mut got = required(&regex_syntax::parse(p).unwrap());
+            if let Some(got) = &mut got {
+                got.sort();
+            }
+            let want = want.map(|w| w.iter().map(|l| l.as_bytes().to_vec()).collect::<Vec<_>>());
+            assert_eq!(got, want, "{p}");
+        }
     }
 
     /// Every pattern written as `re!(r"…")` in wfx's sources, on every
@@ -368,3 +478,4 @@ mod tests {
         let _ = LazyRegex::new("(unclosed");
     }
 }
+
