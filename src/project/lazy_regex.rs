@@ -360,8 +360,14 @@ mod tests {
     #[test]
     fn a_literal_inside_rules_out_text_without_it() {
         let cases: &[(&str, &str)] = &[
-            (r"(?m)^(TAP version \d+|\s*(not )?ok \d+( |$)|1\.\.\d+$)", "test failed"),
-            (r"(?:[A-Za-z]:)?[\w.~-]*[/\\][\w~-][\w./\\~-]*(?::\d+)*", "test failed 3 times"),
+            (
+                r"(?m)^(TAP version \d+|\s*(not )?ok \d+( |$)|1\.\.\d+$)",
+                "test failed",
+            ),
+            (
+                r"(?:[A-Za-z]:)?[\w.~-]*[/\\][\w~-][\w./\\~-]*(?::\d+)*",
+                "test failed 3 times",
+            ),
             (
                 r#"(?:^|[\s(\[`'"❯>])(?:file://)?((?:[A-Za-z]:)?[\w.@~+/-]*[\w@~+-]\.[A-Za-z][A-Za-z0-9]{0,5}):(\d+)(?::\d+)?"#,
                 "not ok 2 - subtracts",
@@ -375,8 +381,14 @@ mod tests {
                 "ran 1\n",
             ),
             (r"^[a-z]+(\([^()\s]*\))?!?: \S", "initial"),
-            (r"^\s*([^\s:\x22'()]+\.py):(\d+):(?:\s+in\s+(\S+)|\s|$)", "at src/lib.rs:3:9"),
-            (r"(?m)(?:^|\s)([\w.+-]+): (?:command )?not found\s*$|exec: \x22([\w.+-]+)\x22: executable file not found", "sh: x: found"),
+            (
+                r"^\s*([^\s:\x22'()]+\.py):(\d+):(?:\s+in\s+(\S+)|\s|$)",
+                "at src/lib.rs:3:9",
+            ),
+            (
+                r"(?m)(?:^|\s)([\w.+-]+): (?:command )?not found\s*$|exec: \x22([\w.+-]+)\x22: executable file not found",
+                "sh: x: found",
+            ),
             (r"\w+(?i:error|fail)\w", "it broke, an Erro"),
             (r"\s(?:(?:ab)+c)+\s", " ba ac "),
         ];
@@ -407,7 +419,10 @@ mod tests {
             (r"a*b*", None),
             (r"\b\w+\b", None),
             // `k` folds to the Kelvin sign too.
-            (r"\w+(?i:ok)\d", Some(&["OK", "Ok", "O\u{212A}", "oK", "ok", "o\u{212A}"])),
+            (
+                r"\w+(?i:ok)\d",
+                Some(&["OK", "Ok", "O\u{212A}", "oK", "ok", "o\u{212A}"]),
+            ),
             (r"\w[/\\]\w", Some(&["/", "\\"])),
             (r"\w+\.py:\d", Some(&[".py:"])),
             (r"\d\w+import\s+\w+\s+from\d", Some(&["import"])),
@@ -478,4 +493,3 @@ mod tests {
         let _ = LazyRegex::new("(unclosed");
     }
 }
-
