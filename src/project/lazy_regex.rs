@@ -18,7 +18,7 @@
 use std::borrow::Cow;
 use std::sync::OnceLock;
 
-use aho_corasick::AhoCorasick;
+use aho_corasick::{AhoCorasick, AhoCorasickKind};
 use regex::{Captures, Match, Regex, Replacer};
 use regex_syntax::hir::literal::{ExtractKind, Extractor, Literal, Seq};
 use regex_syntax::hir::{Hir, HirKind};
@@ -46,11 +46,18 @@ impl LazyRegex {
         // sets, when finite and small, must be in a haystack that matches.
         let [prefixes, suffixes] = [ExtractKind::Prefix, ExtractKind::Suffix]
             .map(|kind| usable(Extractor::new().kind(kind).extract(&hir)));
-        let needles = [prefixes, suffixes, required(&hir)]
-            .into_iter()
-            .reduce(better)
-            .flatten()
-            .and_then(|lits| AhoCorasick::new(lits).ok());
+        let needles = match better(prefixes, suffixes) {
+            Some(ends) if shortest(&ends) >= RARE_ENOUGH => Some(ends),
+            ends => better(ends, required(&hir)),
+        }
+        .and_then(|lits| {
+            // The cheapest automaton to build: it is built for every
+            // pattern and searched only until the pattern compiles.
+            AhoCorasick::builder()
+                .kind(Some(AhoCorasickKind::NoncontiguousNFA))
+                .build(lits)
+                .ok()
+        });
         LazyRegex {
             pattern: pattern.into(),
             needles,
@@ -121,6 +128,13 @@ impl LazyRegex {
     }
 }
 
+/// Prefixes or suffixes this long are rare enough in text that cannot
+/// match: the required literals (most of the added cost of
+/// [`LazyRegex::new`]) are looked for only when these are shorter or there
+/// are none. Over the recorded outputs this rules out as many haystacks as
+/// always taking the best of the three sets (a few more, in fact).
+const RARE_ENOUGH: usize = 3;
+
 /// Literals one of which every match contains; `None`: none is known.
 type Needles = Option<Vec<Vec<u8>>>;
 
@@ -135,14 +149,16 @@ fn usable(seq: Seq) -> Needles {
 /// The rarer of two needle sets: the longer shortest literal (a short one
 /// is in more haystacks), then the fewer literals; `a` on a tie.
 fn better(a: Needles, b: Needles) -> Needles {
-    let rank = |n: &Vec<Vec<u8>>| {
-        let shortest = n.iter().map(Vec::len).min().unwrap_or(0);
-        (shortest, std::cmp::Reverse(n.len()))
-    };
+    let rank = |n: &Vec<Vec<u8>>| (shortest(n), std::cmp::Reverse(n.len()));
     match (a, b) {
         (Some(a), Some(b)) if rank(&b) > rank(&a) => Some(b),
         (a, b) => a.or(b),
     }
+}
+
+/// The length of the shortest of `lits` (0 for none).
+fn shortest(lits: &[Vec<u8>]) -> usize {
+    lits.iter().map(Vec::len).min().unwrap_or(0)
 }
 
 /// Literals one of which every match of `hir` contains somewhere (not
@@ -167,11 +183,17 @@ fn required(hir: &Hir) -> Needles {
         HirKind::Concat(parts) => {
             let extractor = Extractor::new();
             let prefixes: Vec<Seq> = parts.iter().map(|p| extractor.extract(p)).collect();
-            (0..parts.len())
-                .map(|i| usable(prefix_of_run(&prefixes[i..])))
-                .chain(parts.iter().map(required))
-                .reduce(better)
-                .flatten()
+            // A literal's or a class's own literals start the run that
+            // starts with it, and are cut no shorter there; the other parts
+            // are looked into.
+            let runs = (0..parts.len())
+                .filter(|&i| prefixes[i].is_finite())
+                .map(|i| usable(prefix_of_run(&prefixes[i..])));
+            let inside = parts
+                .iter()
+                .filter(|p| !matches!(p.kind(), HirKind::Literal(_) | HirKind::Class(_)))
+                .map(required);
+            runs.chain(inside).reduce(better).flatten()
         }
         HirKind::Empty | HirKind::Look(_) | HirKind::Repetition(_) => None,
     }
