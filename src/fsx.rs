@@ -25,6 +25,7 @@ use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Links that were there when wfx started, as `(link, target)`: a
 /// person's setup, which wfx goes through instead of replacing.
@@ -74,6 +75,88 @@ fn root_of(path: &Path) -> Option<PathBuf> {
         .cloned()
 }
 
+/// Children started and ended by this process (agents, test runs, hooks):
+/// while none runs and none has run since a directory was checked, no one
+/// but wfx can have swapped a directory on its way for a link (see the
+/// module docs), so [`real_dir`] need not walk it again.
+static CHILDREN_STARTED: AtomicU64 = AtomicU64::new(0);
+static CHILDREN_ENDED: AtomicU64 = AtomicU64::new(0);
+
+/// Directories [`real_dir`] checked below a root, with the count of
+/// children started when the check began: valid while that count has not
+/// moved and no child runs.
+static CHECKED: Mutex<Vec<(PathBuf, u64)>> = Mutex::new(Vec::new());
+
+/// A child process (which may be an agent, or run one) runs from this
+/// value's making until its drop, after the child and everything it left
+/// have ended: directories checked before or meanwhile are checked again.
+pub struct ChildRuns(());
+
+impl ChildRuns {
+    pub fn start() -> ChildRuns {
+        CHILDREN_STARTED.fetch_add(1, Ordering::SeqCst);
+        ChildRuns(())
+    }
+}
+
+impl Drop for ChildRuns {
+    fn drop(&mut self) {
+        CHILDREN_ENDED.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// The count of children started, when no child runs now.
+fn quiet_epoch() -> Option<u64> {
+    let started = CHILDREN_STARTED.load(Ordering::SeqCst);
+    (CHILDREN_ENDED.load(Ordering::SeqCst) == started).then_some(started)
+}
+
+/// How much of `dir` [`real_dir`] need not walk again: all of it (`dir`
+/// or a directory below it was walked), the part that was walked, or
+/// nothing, when a child has run since or runs now. What is skipped must
+/// still be a directory (not a link): wfx itself makes no links, and its
+/// own removals (an archived session) show as a missing directory.
+fn checked_lately(dir: &Path) -> Option<PathBuf> {
+    let epoch = quiet_epoch()?;
+    let checked = CHECKED.lock().unwrap_or_else(|e| e.into_inner());
+    let walked = checked
+        .iter()
+        .filter(|(_, e)| *e == epoch)
+        .map(|(d, _)| d.as_path())
+        .filter(|d| below(d, dir) || below(dir, d))
+        .max_by_key(|d| d.as_os_str().len().min(dir.as_os_str().len()))?;
+    let walked = if below(walked, dir) { dir } else { walked }.to_path_buf();
+    drop(checked);
+    std::fs::symlink_metadata(&walked)
+        .is_ok_and(|m| m.is_dir())
+        .then_some(walked)
+}
+
+/// Whether `path` is `dir` or below it, spelled alike (wfx builds both
+/// the same way; a path spelled otherwise is only walked again). Bytes,
+/// not components: this runs for every write.
+fn below(path: &Path, dir: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let (path, dir) = (path.as_os_str().as_bytes(), dir.as_os_str().as_bytes());
+    path.strip_prefix(dir)
+        .is_some_and(|rest| rest.is_empty() || rest[0] == b'/')
+}
+
+/// Remember that `dir` was walked, from a walk begun at `epoch`.
+fn remember_checked(dir: &Path, epoch: Option<u64>) {
+    let Some(epoch) = epoch.filter(|&e| quiet_epoch() == Some(e)) else {
+        return;
+    };
+    let mut checked = CHECKED.lock().unwrap_or_else(|e| e.into_inner());
+    checked.retain(|(_, e)| *e == epoch);
+    if !checked
+        .iter()
+        .any(|(d, _)| d.as_os_str() == dir.as_os_str())
+    {
+        checked.push((dir.to_path_buf(), epoch));
+    }
+}
+
 /// Make `dir` and its parents exist as real directories: below a checked
 /// root, a symlink (or a file) on the way is removed and a directory made
 /// in its place. Returns the links that were replaced (an agent's edit,
@@ -84,8 +167,13 @@ pub fn real_dir(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
         std::fs::create_dir_all(dir)?;
         return Ok(replaced);
     };
-    let rel = dir.strip_prefix(&root).unwrap_or(Path::new(""));
-    let mut at = root.clone();
+    let epoch = quiet_epoch();
+    let mut at = match checked_lately(dir).filter(|w| below(w, &root)) {
+        Some(walked) if walked.as_os_str() == dir.as_os_str() => return Ok(replaced),
+        Some(walked) => walked,
+        None => root,
+    };
+    let rel = dir.strip_prefix(&at).unwrap_or(Path::new(""));
     for part in rel.components() {
         match part {
             Component::Normal(name) => at.push(name),
@@ -115,6 +203,7 @@ pub fn real_dir(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
             Err(e) => return Err(e),
         }
     }
+    remember_checked(dir, epoch);
     Ok(replaced)
 }
 
@@ -299,6 +388,101 @@ mod tests {
         let mut f = append(&log).unwrap();
         f.write_all(b"+").unwrap();
         assert_eq!(std::fs::read_to_string(&log).unwrap(), "more+");
+    }
+
+    /// A hostile agent: between two writes of wfx into the same session
+    /// directory it moves a directory on the way (the leaf, or one of its
+    /// parents) outside, with all below it, and leaves a link to it in its
+    /// place. Remembered walks must not hide it.
+    #[test]
+    fn a_directory_swapped_for_a_link_by_a_child_is_replaced_though_walked_before() {
+        let (tmp, root) = project();
+        let step = root.join(".workflow/active/WFS-a/.process/step-01");
+        let attempt = step.join("attempt-1");
+        let swap = |dir: &Path, n: usize| {
+            let _agent = ChildRuns::start();
+            let outside = tmp.path().join(format!("outside-{n}"));
+            std::fs::rename(dir, &outside).unwrap();
+            std::os::unix::fs::symlink(&outside, dir).unwrap();
+            outside
+        };
+        let swapped = [
+            root.join(".workflow/active/WFS-a"),
+            step.clone(),
+            attempt.clone(),
+        ];
+        for (n, swapped) in swapped.iter().enumerate() {
+            assert!(real_dir(&attempt).unwrap().is_empty());
+            assert!(real_dir(&attempt).unwrap().is_empty());
+            let outside = swap(swapped, 2 * n);
+            assert_eq!(real_dir(&attempt).unwrap(), vec![swapped.clone()]);
+            assert!(!is_link(swapped) && attempt.is_dir());
+            // A walk of a directory above is no excuse either.
+            assert!(real_dir(&step.join("attempt-2")).unwrap().is_empty());
+            let outside2 = swap(swapped, 2 * n + 1);
+            write(&attempt.join("x.json"), b"{}").unwrap();
+            assert!(!is_link(swapped));
+            for o in [outside, outside2] {
+                let written = walkdir::WalkDir::new(&o)
+                    .into_iter()
+                    .filter(|e| e.as_ref().unwrap().file_type().is_file())
+                    .count();
+                assert_eq!(written, 0, "{}", o.display());
+            }
+            std::fs::remove_file(attempt.join("x.json")).unwrap();
+        }
+    }
+
+    #[test]
+    fn below_is_a_whole_name_prefix() {
+        let p = |s: &str| PathBuf::from(s);
+        assert!(below(&p("/r/a"), &p("/r/a")));
+        assert!(below(&p("/r/a/b"), &p("/r/a")));
+        assert!(!below(&p("/r/ab"), &p("/r/a")));
+        assert!(!below(&p("/r"), &p("/r/a")));
+    }
+
+    /// A child that is still running can change anything at any time:
+    /// nothing walked meanwhile is taken as walked.
+    #[test]
+    fn nothing_is_remembered_while_a_child_runs() {
+        let (tmp, root) = project();
+        let outside = tmp.path().join("outside");
+        std::fs::create_dir(&outside).unwrap();
+        let up = root.join(".workflow/active/WFS-b");
+        let dir = up.join(".process");
+        std::fs::create_dir_all(outside.join(".process")).unwrap();
+        let agent = ChildRuns::start();
+        assert!(real_dir(&dir).unwrap().is_empty());
+        assert!(real_dir(&dir).unwrap().is_empty());
+        std::fs::remove_dir_all(&up).unwrap();
+        std::os::unix::fs::symlink(&outside, &up).unwrap();
+        assert_eq!(real_dir(&dir).unwrap(), vec![up.clone()]);
+        // Walked while it ran; it swaps again before it ends.
+        std::fs::remove_dir_all(&up).unwrap();
+        std::os::unix::fs::symlink(&outside, &up).unwrap();
+        drop(agent);
+        assert_eq!(real_dir(&dir).unwrap(), vec![up.clone()]);
+    }
+
+    /// wfx's own removals (an archived session, a cleared step) are seen:
+    /// the directory is made again, as without the memory of walks.
+    #[test]
+    fn a_walked_directory_wfx_removed_is_made_again() {
+        let (_tmp, root) = project();
+        let dir = root.join(".workflow/active/WFS-c/.process/step-01");
+        real_dir(&dir).unwrap();
+        std::fs::remove_dir_all(root.join(".workflow/active/WFS-c")).unwrap();
+        real_dir(&dir).unwrap();
+        assert!(dir.is_dir());
+        std::fs::remove_dir_all(root.join(".workflow/active/WFS-c/.process")).unwrap();
+        real_dir(&dir.join("attempt-1")).unwrap();
+        assert!(dir.join("attempt-1").is_dir());
+        // A file wfx left where the directory was is replaced, as before.
+        std::fs::remove_dir_all(&dir).unwrap();
+        std::fs::write(&dir, "x").unwrap();
+        real_dir(&dir).unwrap();
+        assert!(dir.is_dir());
     }
 
     #[test]

@@ -606,6 +606,8 @@ pub fn run(mut spec: Spec, on_spawn: &mut dyn FnMut(i32)) -> Result<Outcome> {
     let started = Instant::now();
     // Before the leader: what bounds the pids its step can have taken.
     let baseline = procs::pid_baseline();
+    // Until this returns, after the step's processes have all ended.
+    let _child = crate::fsx::ChildRuns::start();
     let spawned = {
         use std::os::fd::AsRawFd;
         let mut leaders = LEADERS.lock().unwrap_or_else(|e| e.into_inner());
@@ -631,12 +633,9 @@ pub fn run(mut spec: Spec, on_spawn: &mut dyn FnMut(i32)) -> Result<Outcome> {
     on_spawn(pgid);
 
     if let Some(input) = spec.stdin.take()
-        && let Some(mut stdin) = stdin_write
+        && let Some(stdin) = stdin_write
     {
-        std::thread::spawn(move || {
-            let _ = stdin.write_all(&input);
-            // dropping `stdin` closes it: agents never wait on an open pipe
-        });
+        feed(stdin, input);
     }
     let mut sink = Sink {
         log,
@@ -740,6 +739,40 @@ pub fn run(mut spec: Spec, on_spawn: &mut dyn FnMut(i32)) -> Result<Outcome> {
     })
 }
 
+/// Write `input` to a child's stdin and close it (agents never wait on an
+/// open pipe): what the empty pipe takes at once (a prompt, mostly) is
+/// written here, the rest by a thread, so a child that reads late never
+/// holds up wfx.
+fn feed(stdin: std::io::PipeWriter, input: Vec<u8>) {
+    use std::os::fd::AsRawFd;
+    let fd = stdin.as_raw_fd();
+    // SAFETY: `fcntl` on a descriptor this function owns.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    let mut written = 0;
+    // SAFETY: as above.
+    if flags >= 0 && unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) } == 0 {
+        let mut pipe = &stdin;
+        while written < input.len() {
+            match pipe.write(&input[written..]) {
+                Ok(n) => written += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                // Full (`WouldBlock`): the thread writes the rest. Another
+                // error (the child is gone): nothing more can be written.
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                Err(_) => return,
+            }
+        }
+        // SAFETY: as above.
+        unsafe { libc::fcntl(fd, libc::F_SETFL, flags) };
+    }
+    if written < input.len() {
+        std::thread::spawn(move || {
+            let mut stdin = stdin;
+            let _ = stdin.write_all(&input[written..]);
+        });
+    }
+}
+
 /// The shell that runs a command written as one string: `/bin/sh`, which
 /// POSIX systems have whatever PATH says (a PATH holding only a project's
 /// toolchain still runs its tests), else `sh` from PATH.
@@ -832,6 +865,35 @@ mod tests {
         assert!(!o.timed_out);
         let o = run(Spec::new(["cat"], ".").stdin("prompt text"), &mut |_| {}).unwrap();
         assert_eq!(o.text(), "prompt text");
+    }
+
+    /// A prompt bigger than the pipe holds, to a child that reads it only
+    /// after a while: the part the pipe does not take at once follows, all
+    /// of it, then the end of input.
+    #[test]
+    fn a_prompt_bigger_than_the_pipe_arrives_whole_and_closed() {
+        let prompt: Vec<u8> = (0..300_000u32).map(|i| b'a' + (i % 26) as u8).collect();
+        // `cksum` prints the checksum and the byte count.
+        let cksum = |script: &str| {
+            run(
+                Spec::new([shell_program(), "-c", script], ".")
+                    .stdin(prompt.clone())
+                    .timeout(Duration::from_secs(20)),
+                &mut |_| {},
+            )
+            .unwrap()
+            .text()
+        };
+        let late = cksum("sleep 0.2; cksum");
+        assert!(late.contains(" 300000"), "{late}");
+        assert_eq!(late, cksum("cksum"));
+        // A child that never reads: wfx is not held up, the child ends.
+        let o = run(
+            Spec::new(["true"], ".").stdin(vec![b'x'; 300_000]),
+            &mut |_| {},
+        )
+        .unwrap();
+        assert_eq!(o.exit_code, Some(0));
     }
 
     #[test]

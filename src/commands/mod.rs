@@ -102,10 +102,5 @@ pub fn project_root(given: Option<&Path>) -> Result<PathBuf> {
         }
         None => std::env::current_dir().map_err(|e| Error::io(".", e))?,
     };
-    if let Ok(repo) = git2::Repository::discover(&start)
-        && let Some(workdir) = repo.workdir()
-    {
-        return workdir.canonicalize().map_err(|e| Error::io(workdir, e));
-    }
-    Ok(start)
+    Ok(crate::git::project_workdir(&start)?.unwrap_or(start))
 }

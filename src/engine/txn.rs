@@ -25,6 +25,10 @@
 //! are removed when the transaction ends; where exchange is not supported
 //! the transaction falls back to a temp file and a rename.
 //!
+//! A new document is written into an empty file made ahead of need in the
+//! spares directory ([`super::fresh`]) and renamed into its place, so the
+//! step does not wait for the filesystem to find a free inode.
+//!
 //! The transaction remembers everything it wrote (digest and bytes):
 //! unchanged documents are not written again, and after every agent call
 //! [`SessionTxn::restore_edits`] writes back a file the agent changed or
@@ -35,6 +39,7 @@ use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use super::fresh::FreshFiles;
 use super::journal::{self, Journal};
 use crate::error::{Error, Result};
 
@@ -109,6 +114,8 @@ pub struct SessionTxn {
     /// Where the spares of replaced documents live (see the module docs);
     /// `None`: every write goes through a new temp file.
     spares: Option<PathBuf>,
+    /// Empty files made ahead in the spares directory, for new documents.
+    fresh: Option<FreshFiles>,
     /// Durable syncs made (journal syncs, and each fsync of a
     /// checkpoint), for the benchmark's per-step figure.
     pub syncs: u64,
@@ -125,6 +132,8 @@ enum Staging {
     Temp(tempfile::NamedTempFile),
     /// The document's spare, exchanged with it.
     Spare { path: PathBuf, file: File },
+    /// A file made ahead (a new document), renamed into its place.
+    Fresh { path: PathBuf, file: File },
 }
 
 impl SessionTxn {
@@ -138,6 +147,7 @@ impl SessionTxn {
             rewritten: Vec::new(),
             state_spare: false,
             spares: None,
+            fresh: None,
             syncs: 0,
         }
     }
@@ -164,6 +174,7 @@ impl SessionTxn {
                 _ => false,
             };
         if same_fs {
+            self.fresh = Some(FreshFiles::new(&dir));
             self.spares = Some(dir);
         }
         self
@@ -265,6 +276,9 @@ impl SessionTxn {
         }
         if self.journal.bytes() > journal::LIMIT {
             self.checkpoint()?;
+        }
+        if let Some(fresh) = &mut self.fresh {
+            fresh.refill();
         }
         Ok(())
     }
@@ -421,9 +435,25 @@ impl SessionTxn {
             name.push(if self.state_spare { ".b" } else { ".a" });
             Some(PathBuf::from(name))
         });
-        let existing = std::fs::symlink_metadata(&doc.path)
-            .ok()
-            .filter(|m| m.is_file());
+        let on_disk = std::fs::symlink_metadata(&doc.path);
+        let absent = on_disk
+            .as_ref()
+            .is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound);
+        let existing = on_disk.ok().filter(|m| m.is_file());
+        if let Some(path) = self
+            .fresh
+            .as_ref()
+            .filter(|_| absent)
+            .and_then(FreshFiles::take)
+        {
+            let mode = std::os::unix::fs::PermissionsExt::from_mode(0o644);
+            if let Some(file) = write_spare(&path, &doc.bytes, mode) {
+                return Ok(Staged {
+                    doc,
+                    file: Staging::Fresh { path, file },
+                });
+            }
+        }
         if let (Some(path), Some(meta)) = (spare, existing) {
             if let Some(file) = write_spare(&path, &doc.bytes, meta.permissions()) {
                 return Ok(Staged {
@@ -463,6 +493,25 @@ impl SessionTxn {
                         // Not on this filesystem, or not across two: a
                         // temp file beside the document, renamed over it.
                         self.spares = None;
+                        let _ = std::fs::remove_file(&path);
+                        self.temp_with(&doc.path, &doc.bytes)?
+                            .persist(&doc.path)
+                            .map_err(|e| Error::io(&doc.path, e.error))?;
+                    }
+                    Err(e) => return Err(Error::io(&doc.path, e)),
+                }
+            }
+            Staging::Fresh { path, file } => {
+                drop(file);
+                let dir = parent(&doc.path);
+                crate::fsx::real_dir(dir).map_err(|e| Error::io(dir, e))?;
+                match std::fs::rename(&path, &doc.path) {
+                    // The spares directory lost a name: synced at the checkpoint.
+                    Ok(()) => {
+                        self.spare_dirs.insert(parent(&path).to_path_buf());
+                    }
+                    Err(e) if exchange_unsupported(&e) => {
+                        self.fresh = None;
                         let _ = std::fs::remove_file(&path);
                         self.temp_with(&doc.path, &doc.bytes)?
                             .persist(&doc.path)
@@ -697,6 +746,8 @@ impl Drop for SessionTxn {
         if !self.journal.mark_applied().unwrap_or(false) {
             self.flush();
         }
+        // Its thread stops before the directory goes.
+        self.fresh = None;
         if let Some(spares) = &self.spares {
             let _ = std::fs::remove_dir_all(spares);
         }
@@ -805,6 +856,70 @@ mod tests {
         std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(path).unwrap())
     }
 
+    /// Files made ahead, in the spares directory.
+    fn made_ahead(spares: &Path) -> Vec<(String, u64)> {
+        names(spares)
+            .into_iter()
+            .filter(|n| n.starts_with("%new."))
+            .map(|n| (n.clone(), inode(&spares.join(n))))
+            .collect()
+    }
+
+    #[test]
+    fn a_new_document_is_a_file_made_ahead_and_a_link_in_its_place_is_not_written_through() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("WFS-a");
+        let spares = tmp.path().join("spares/WFS-a");
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut txn = SessionTxn::new(&dir).with_spares(&spares);
+        let doc = |name: &str, text: &str| {
+            Document::new(dir.join(name), text.to_string(), Durability::Durable)
+        };
+        txn.commit(vec![doc("first.json", "1")]).unwrap();
+        assert_eq!(txn.fresh.as_ref().unwrap().wait_ready(8), 8);
+        let ahead = made_ahead(&spares);
+        txn.commit(vec![doc(".summaries/a/new.md", "new")]).unwrap();
+        let new = dir.join(".summaries/a/new.md");
+        assert_eq!(std::fs::read_to_string(&new).unwrap(), "new");
+        assert_eq!(
+            std::fs::metadata(&new).unwrap().permissions().mode() & 0o777,
+            0o644
+        );
+        assert!(
+            ahead.iter().any(|(_, ino)| *ino == inode(&new)),
+            "the new document is one of the files made ahead"
+        );
+        // An agent puts links where the files made ahead are: to a file
+        // outside the project, and a hard link to another.
+        let outside = tmp.path().join("outside.txt");
+        std::fs::write(&outside, "theirs").unwrap();
+        let victim = tmp.path().join("victim.txt");
+        std::fs::write(&victim, "theirs too").unwrap();
+        for (i, (name, _)) in made_ahead(&spares).iter().enumerate() {
+            let path = spares.join(name);
+            std::fs::remove_file(&path).unwrap();
+            if i % 2 == 0 {
+                std::os::unix::fs::symlink(&outside, &path).unwrap();
+            } else {
+                std::fs::hard_link(&victim, &path).unwrap();
+            }
+        }
+        let docs: Vec<Document> = (0..10)
+            .map(|i| doc(&format!("n{i}.json"), &format!("doc {i}")))
+            .collect();
+        txn.commit(docs).unwrap();
+        for i in 0..10 {
+            let p = dir.join(format!("n{i}.json"));
+            assert!(std::fs::symlink_metadata(&p).unwrap().is_file());
+            assert_eq!(std::fs::read_to_string(&p).unwrap(), format!("doc {i}"));
+        }
+        assert_eq!(std::fs::read_to_string(&outside).unwrap(), "theirs");
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "theirs too");
+        drop(txn);
+        assert!(!spares.exists(), "the files made ahead go with the spares");
+    }
+
     #[test]
     fn a_spare_written_over_keeps_no_tail_of_its_longer_old_content() {
         let tmp = tempfile::tempdir().unwrap();
@@ -855,7 +970,10 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&todo).unwrap(), "todo 3");
         assert_eq!(std::fs::read_to_string(&state).unwrap(), "state 3");
         assert_eq!(
-            names(&spares),
+            names(&spares)
+                .into_iter()
+                .filter(|n| !n.starts_with("%new."))
+                .collect::<Vec<_>>(),
             [".task%2FT.json", "TODO.md", "state.json.a", "state.json.b"]
         );
         assert_eq!(

@@ -170,22 +170,29 @@ impl super::Repo {
 /// Read before and after every agent call, so a file whose stat key has
 /// not changed since wfx last read it is not read again (see [`crate::fsx::StatKey`]).
 fn read_regular(path: &Path) -> Result<Option<Vec<u8>>> {
+    Ok(read_regular_with_mode(path)?.map(|(bytes, _)| bytes))
+}
+
+/// [`read_regular`], with the file's mode bits (from the same `lstat`).
+fn read_regular_with_mode(path: &Path) -> Result<Option<(Vec<u8>, u32)>> {
+    use std::os::unix::fs::PermissionsExt;
     match std::fs::symlink_metadata(path) {
         Ok(m) if m.is_file() => {
+            let mode = m.permissions().mode() & 0o7777;
             let key = crate::fsx::StatKey::settled(&m);
             let mut cache = READ_CACHE.lock().unwrap_or_else(|e| e.into_inner());
             if let Some(key) = key
                 && let Some((k, bytes)) = cache.get(path)
                 && *k == key
             {
-                return Ok(Some(bytes.clone()));
+                return Ok(Some((bytes.clone(), mode)));
             }
             let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
             match key {
                 Some(key) => cache.insert(path.to_path_buf(), (key, bytes.clone())),
                 None => cache.remove(path),
             };
-            Ok(Some(bytes))
+            Ok(Some((bytes, mode)))
         }
         Ok(_) => Ok(None),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
@@ -199,7 +206,6 @@ static READ_CACHE: std::sync::Mutex<BTreeMap<PathBuf, (crate::fsx::StatKey, Vec<
 
 /// The files of a hooks directory (sample hooks included): bytes and mode.
 fn read_hooks(dir: &Path) -> Result<Hooks> {
-    use std::os::unix::fs::PermissionsExt;
     let mut out = BTreeMap::new();
     if crate::fsx::is_link(dir) {
         return Ok(out);
@@ -209,12 +215,10 @@ fn read_hooks(dir: &Path) -> Result<Hooks> {
     };
     for entry in entries.flatten() {
         let path = entry.path();
-        let Ok(meta) = std::fs::symlink_metadata(&path) else {
-            continue;
-        };
-        if let Some(bytes) = read_regular(&path)? {
-            out.insert(path, (bytes, meta.permissions().mode() & 0o7777));
-        } else if meta.file_type().is_symlink() {
+        // One `lstat` per hook (the read's), not two.
+        if let Some(hook) = read_regular_with_mode(&path)? {
+            out.insert(path, hook);
+        } else if crate::fsx::is_link(&path) {
             // A link is a hook too (to something else): it differs from
             // any file, so it is removed or replaced.
             out.insert(path, (Vec::new(), u32::MAX));

@@ -324,6 +324,40 @@ fn is_not_found(e: &git2::Error) -> bool {
     matches!(e.code(), ErrorCode::NotFound | ErrorCode::UnbornBranch)
 }
 
+/// The repository [`project_workdir`] found, by its work tree (canonical):
+/// the first [`Checkpoints::open`] of that directory takes it instead of
+/// opening it again (each open resolves the path and reads git's config
+/// files). Only a plain layout, `<work tree>/.git/`, where a discovery
+/// from the work tree finds that same directory first.
+static FOUND: std::sync::Mutex<Option<(PathBuf, Repository)>> = std::sync::Mutex::new(None);
+
+/// The work tree (canonical) of the repository that contains `start`, if
+/// any: the project root when none is given.
+pub fn project_workdir(start: &Path) -> Result<Option<PathBuf>> {
+    let Ok(repo) = Repository::discover(start) else {
+        return Ok(None);
+    };
+    let Some(workdir) = repo.workdir() else {
+        return Ok(None);
+    };
+    let workdir = workdir
+        .canonicalize()
+        .map_err(|e| Error::io(workdir.to_path_buf(), e))?;
+    if repo.path().canonicalize().ok() == Some(workdir.join(".git")) {
+        *FOUND.lock().unwrap_or_else(|e| e.into_inner()) = Some((workdir.clone(), repo));
+    }
+    Ok(Some(workdir))
+}
+
+/// The repository [`project_workdir`] found for `canonical`, once.
+fn take_found(canonical: &Path) -> Option<Repository> {
+    let mut found = FOUND.lock().unwrap_or_else(|e| e.into_inner());
+    match found.take() {
+        Some((dir, repo)) if dir == canonical => Some(repo),
+        _ => None,
+    }
+}
+
 impl Checkpoints {
     /// Open the repository that contains `root` (the project root). Not
     /// being inside a work tree (no repository, or a bare one) is not an
@@ -331,7 +365,8 @@ impl Checkpoints {
     pub fn open(root: impl AsRef<Path>) -> Result<Checkpoints> {
         let root = root.as_ref();
         let canonical = root.canonicalize().map_err(|e| Error::io(root, e))?;
-        let git = match Repository::discover(&canonical) {
+        let found = take_found(&canonical).map(Ok);
+        let git = match found.unwrap_or_else(|| Repository::discover(&canonical)) {
             Ok(git) => git,
             Err(e) if e.code() == ErrorCode::NotFound => return Ok(Checkpoints::disabled()),
             Err(e) => {

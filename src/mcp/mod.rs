@@ -193,6 +193,8 @@ impl WfxServer {
         }
         cmd.stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped());
+        // `wfx test` runs the project's tests: until they have ended.
+        let _child = crate::fsx::ChildRuns::start();
         let child = cmd
             .spawn()
             .map_err(|e| format!("could not run {}: {e}", self.exe.display()))?;

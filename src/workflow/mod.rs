@@ -184,7 +184,8 @@ pub fn run(ws: &Workspace, ui: &Printer, opts: &RunOptions) -> Result<Outcome> {
     let path_var = std::env::var_os("PATH");
     let setup = check::claude_setup(&config.agents, path_var.as_deref(), &ws.root)?;
     let (claude_line, mut problem) = claude_line(ws, setup.as_ref(), &check::claude_steps(wf));
-    let environment = environment_problem(ws, wf)?;
+    let git = crate::git::Checkpoints::open(&ws.root)?;
+    let environment = environment_problem(ws, wf, &git);
     problem = problem.or(environment);
     for note in &wf.ignored {
         ui.warn(note);
@@ -221,6 +222,7 @@ pub fn run(ws: &Workspace, ui: &Printer, opts: &RunOptions) -> Result<Outcome> {
         config: &config,
         claude: setup.as_ref().map(|s| &s.agent),
         vars: &cli_vars,
+        git: std::cell::Cell::new(Some(git)),
     };
     let report = match (unfinished, opts.resume) {
         (Some((sref, state)), true) => session::resume(&engine_setup, sref, state)?,
@@ -289,8 +291,11 @@ fn claude_line(
 /// commit outside a repository, a test command whose program is not on
 /// PATH (the same check as the cycle and `wfx test` make; a command whose
 /// program depends on a variable is left to the shell).
-fn environment_problem(ws: &Workspace, wf: &Workflow) -> Result<Option<String>> {
-    let git = crate::git::Checkpoints::open(&ws.root)?;
+fn environment_problem(
+    ws: &Workspace,
+    wf: &Workflow,
+    git: &crate::git::Checkpoints,
+) -> Option<String> {
     let commit_steps: Vec<String> = wf
         .steps
         .iter()
@@ -301,19 +306,19 @@ fn environment_problem(ws: &Workspace, wf: &Workflow) -> Result<Option<String>> 
         .map(|s| s.label())
         .collect();
     if !commit_steps.is_empty() && !git.is_repo() {
-        return Ok(Some(format!(
+        return Some(format!(
             "{} use{} commit_required, which needs a git repository; {} is not inside one",
             commit_steps.join(", "),
             if commit_steps.len() == 1 { "s" } else { "" },
             ws.root.display()
-        )));
+        ));
     }
-    Ok(wf.steps.iter().find_map(|s| match &s.action {
+    wf.steps.iter().find_map(|s| match &s.action {
         Action::Test(t) => crate::testing::program::check_on_path(&t.command.text)
             .err()
             .map(|e| format!("{}: {e}", s.label())),
         Action::Run(_) => None,
-    }))
+    })
 }
 
 /// What `run` found before a dry run reports it.

@@ -591,6 +591,7 @@ fn workflow_recovers(damaged: bool) -> String {
         config: &config,
         claude: None,
         vars: &vars,
+        git: Default::default(),
     };
     let sref = k.ws.resolve(Some(id), None, true).unwrap();
     let opened = super::session::prepare_resume(&setup, sref, None, &mut sinks).map(drop);

@@ -108,6 +108,20 @@ pub struct Setup<'a> {
     pub claude: Option<&'a ResolvedAgent>,
     /// `--var` values.
     pub vars: &'a BTreeMap<String, String>,
+    /// The repository as the checks before the run opened it, for the run
+    /// to take instead of opening it again (each open reads git's config
+    /// files and resolves the path: some 60 system calls).
+    pub git: std::cell::Cell<Option<Checkpoints>>,
+}
+
+impl Setup<'_> {
+    /// The project's repository: the one the checks opened, else opened now.
+    fn checkpoints(&self) -> Result<Checkpoints> {
+        match self.git.take() {
+            Some(git) => Ok(git),
+            None => Checkpoints::open(&self.ws.root),
+        }
+    }
 }
 
 /// Start a new run session and run it.
@@ -115,7 +129,7 @@ pub fn start(setup: &Setup, base_id: &str) -> Result<RunOutcome> {
     let ws = setup.ws;
     let session_id = id::unique_id(base_id, |id| ws.id_taken(id));
     let paths = RunPaths::new(ws.active(&session_id));
-    let git = Checkpoints::open(&ws.root)?;
+    let git = setup.checkpoints()?;
     // The `Wfx-Run` of the commits wfx makes (the squashed one), as the
     // cycle's: made once, recorded in the session.
     let run = git.is_repo().then(crate::git::new_run_id);
@@ -248,7 +262,7 @@ pub(crate) fn prepare_resume(
     } else {
         state
     };
-    let git = Checkpoints::open(&ws.root)?;
+    let git = setup.checkpoints()?;
     let now = Utc::now();
     let mut state = match state {
         Some(s) => s,

@@ -263,6 +263,7 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(30);
 /// Run `program args`, return its stdout when it exits 0, else a short
 /// reason (its first stderr line, or the exit status).
 fn capture(program: &str, args: &[&str]) -> Result<String, String> {
+    let _child = crate::fsx::ChildRuns::start();
     let mut child = Command::new(program)
         .args(args)
         .stdin(Stdio::null())
