@@ -37,7 +37,7 @@ pub struct LazyRegex {
 }
 
 impl LazyRegex {
-    /// Parse `pattern` and take its literal prefixes; panics on a bad
+    /// Parse `pattern` and take the literals its matches hold; panics on a bad
     /// pattern, as compiling it would.
     pub fn new(pattern: &str) -> LazyRegex {
         let hir = regex_syntax::parse(pattern).unwrap_or_else(|e| panic!("regex {pattern}: {e}"));
