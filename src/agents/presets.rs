@@ -11,6 +11,7 @@
 use serde_json::Value;
 
 use crate::artifacts::config::Preset;
+use crate::project::re;
 
 use super::config::Role;
 
@@ -329,14 +330,9 @@ fn text(raw: &str) -> Envelope {
 /// Remove ANSI escape sequences: CSI (colours, cursor), OSC (titles,
 /// links) and the short two-byte ones.
 pub fn strip_ansi(s: &str) -> String {
-    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    let re = RE.get_or_init(|| {
-        regex::Regex::new(
-            r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[ -/]*[0-~]",
-        )
-        .expect("valid regex")
-    });
-    re.replace_all(s, "").into_owned()
+    re!(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[ -/]*[0-~]")
+        .replace_all(s, "")
+        .into_owned()
 }
 
 /// Every JSON value that starts at the beginning of a line (stderr noise

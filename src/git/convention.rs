@@ -10,6 +10,7 @@ use std::path::Path;
 
 use super::message::{Convention, MessageStyle};
 use crate::artifacts::config::{ConventionChoice, MessageConfig};
+use crate::project::re;
 
 /// commitlint's configuration files (cosmiconfig's names).
 pub const COMMITLINT_FILES: &[&str] = &[
@@ -52,9 +53,7 @@ const HISTORY_MIN: usize = 5;
 
 /// `type(scope)!: description`.
 pub fn is_conventional(subject: &str) -> bool {
-    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    RE.get_or_init(|| regex::Regex::new(r"^[a-z]+(\([^()\s]*\))?!?: \S").expect("valid regex"))
-        .is_match(subject)
+    re!(r"^[a-z]+(\([^()\s]*\))?!?: \S").is_match(subject)
 }
 
 /// Why the repository at `root` follows Conventional Commits (the file,

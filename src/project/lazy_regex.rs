@@ -5,9 +5,11 @@
 //! each compiled into forward and reverse automata (a Unicode `\w` alone is
 //! hundreds of states), while one project's output can match only a few of
 //! them. So a pattern is first parsed and the literals every match must
-//! start with (or else end with) are taken from it (the extraction the
-//! regex crate uses for its own prefilter); a haystack that holds none of
-//! them cannot match,
+//! start with, end with, or hold somewhere are taken from it (the first
+//! two by the extraction the regex crate uses for its own prefilter, the
+//! third from the pattern's structure, for patterns such as
+//! `^\s*(not )?ok \d+` whose ends are classes); the rarest of these sets is
+//! kept. A haystack that holds none of its literals cannot match,
 //! and the answer is "no match" without compiling. The first haystack that
 //! holds one compiles the regex, which answers from then on. Results are
 //! exactly the compiled regex's: only the work for haystacks that cannot
@@ -16,9 +18,10 @@
 use std::borrow::Cow;
 use std::sync::OnceLock;
 
-use aho_corasick::AhoCorasick;
+use aho_corasick::{AhoCorasick, AhoCorasickKind};
 use regex::{Captures, Match, Regex, Replacer};
-use regex_syntax::hir::literal::{ExtractKind, Extractor};
+use regex_syntax::hir::literal::{ExtractKind, Extractor, Literal, Seq};
+use regex_syntax::hir::{Hir, HirKind};
 
 /// Above this many literals the regex is compiled at once (the regex's
 /// own prefilter is then as good).
@@ -27,29 +30,27 @@ const MAX_NEEDLES: usize = 64;
 /// A pattern the code holds (a bad one is a bug), compiled on demand.
 pub struct LazyRegex {
     pattern: Box<str>,
-    /// Every match starts (or ends) with one of these literals, searched
-    /// for in one pass; `None`: any haystack may match (none is known).
-    needles: Option<AhoCorasick>,
+    /// Every match holds one of these literals (at its start, its end or
+    /// inside); `None`: any haystack may match (none is known).
+    needles: Option<Searcher>,
     regex: OnceLock<Regex>,
 }
 
 impl LazyRegex {
-    /// Parse `pattern` and take its literal prefixes; panics on a bad
+    /// Parse `pattern` and take the literals its matches hold; panics on a bad
     /// pattern, as compiling it would.
     pub fn new(pattern: &str) -> LazyRegex {
         let hir = regex_syntax::parse(pattern).unwrap_or_else(|e| panic!("regex {pattern}: {e}"));
-        // Every match starts with one of the prefixes and ends with one of
-        // the suffixes: either set, when finite and small, must be in a
-        // haystack that matches.
-        let needles = [ExtractKind::Prefix, ExtractKind::Suffix]
-            .into_iter()
-            .find_map(|kind| {
-                let seq = Extractor::new().kind(kind).extract(&hir);
-                seq.literals()
-                    .filter(|lits| lits.len() <= MAX_NEEDLES)
-                    .filter(|_| seq.min_literal_len().is_some_and(|n| n > 0))
-                    .and_then(|lits| AhoCorasick::new(lits.iter().map(|l| l.as_bytes())).ok())
-            });
+        // Every match starts with one of the prefixes, ends with one of the
+        // suffixes and contains one of the required literals: any of these
+        // sets, when finite and small, must be in a haystack that matches.
+        let [prefixes, suffixes] = [ExtractKind::Prefix, ExtractKind::Suffix]
+            .map(|kind| usable(Extractor::new().kind(kind).extract(&hir)));
+        let needles = match better(prefixes, suffixes) {
+            Some(ends) if shortest(&ends) >= RARE_ENOUGH => Some(ends),
+            ends => better(ends, required(&hir)),
+        }
+        .and_then(Searcher::new);
         LazyRegex {
             pattern: pattern.into(),
             needles,
@@ -68,7 +69,7 @@ impl LazyRegex {
         if self.regex.get().is_some() {
             return true;
         }
-        self.needles.as_ref().is_none_or(|n| n.is_match(hay))
+        self.needles.as_ref().is_none_or(|n| n.finds(hay))
     }
 
     /// The compiled regex when `hay` may match.
@@ -116,8 +117,156 @@ impl LazyRegex {
     /// Whether the literals alone rule `hay` out (for tests).
     #[cfg(test)]
     fn rules_out(&self, hay: &str) -> bool {
-        self.needles.as_ref().is_some_and(|n| !n.is_match(hay))
+        self.needles.as_ref().is_some_and(|n| !n.finds(hay))
     }
+}
+
+/// Looks for any of a pattern's literals in a haystack, in one pass. It
+/// is built for every pattern and searched only until the pattern
+/// compiles: the cheapest to build (a substring finder for one literal, an
+/// automaton without a DFA for more).
+enum Searcher {
+    One(Box<memchr::memmem::Finder<'static>>),
+    Any(AhoCorasick),
+}
+
+impl Searcher {
+    fn new(lits: Vec<Vec<u8>>) -> Option<Searcher> {
+        match lits.as_slice() {
+            [one] => Some(Searcher::One(Box::new(
+                memchr::memmem::Finder::new(one).into_owned(),
+            ))),
+            _ => AhoCorasick::builder()
+                .kind(Some(AhoCorasickKind::NoncontiguousNFA))
+                .build(lits)
+                .ok()
+                .map(Searcher::Any),
+        }
+    }
+
+    fn finds(&self, hay: &str) -> bool {
+        match self {
+            Searcher::One(f) => f.find(hay.as_bytes()).is_some(),
+            Searcher::Any(a) => a.is_match(hay),
+        }
+    }
+}
+
+/// Prefixes or suffixes this long are rare enough in text that cannot
+/// match: the required literals (most of the added cost of
+/// [`LazyRegex::new`]) are looked for only when these are shorter or there
+/// are none. Over the recorded outputs this rules out as many haystacks as
+/// always taking the best of the three sets (a few more, in fact).
+const RARE_ENOUGH: usize = 3;
+
+/// Literals one of which every match contains; `None`: none is known.
+type Needles = Option<Vec<Vec<u8>>>;
+
+/// The literals of `seq` when it is finite, small and every one of them
+/// is non-empty (an empty literal is in every haystack).
+fn usable(seq: Seq) -> Needles {
+    let lits = seq.literals()?;
+    let usable = lits.len() <= MAX_NEEDLES && lits.iter().all(|l| !l.is_empty());
+    usable.then(|| lits.iter().map(|l| l.as_bytes().to_vec()).collect())
+}
+
+/// The rarer of two needle sets: the longer shortest literal (a short one
+/// is in more haystacks), then the fewer literals; `a` on a tie.
+fn better(a: Needles, b: Needles) -> Needles {
+    let rank = |n: &Vec<Vec<u8>>| (shortest(n), std::cmp::Reverse(n.len()));
+    match (a, b) {
+        (Some(a), Some(b)) if rank(&b) > rank(&a) => Some(b),
+        (a, b) => a.or(b),
+    }
+}
+
+/// The length of the shortest of `lits` (0 for none).
+fn shortest(lits: &[Vec<u8>]) -> usize {
+    lits.iter().map(Vec::len).min().unwrap_or(0)
+}
+
+/// Literals one of which every match of `hir` contains somewhere (not
+/// only at its start or end), from its structure: a concatenation's match
+/// holds a match of each of its parts, and of each run of them (whose
+/// literal prefixes are taken); an alternation's match is one of its
+/// branches'; a repetition at least once holds its part's. What may match
+/// the empty string (a look-around, `x*`, `x?`, an empty branch) holds
+/// none.
+fn required(hir: &Hir) -> Needles {
+    match hir.kind() {
+        HirKind::Literal(_) | HirKind::Class(_) => usable(Extractor::new().extract(hir)),
+        HirKind::Capture(c) => required(&c.sub),
+        HirKind::Repetition(r) if r.min >= 1 => required(&r.sub),
+        HirKind::Alternation(branches) => {
+            let mut all = Vec::new();
+            for branch in branches {
+                all.extend(required(branch)?);
+            }
+            fit(all)
+        }
+        HirKind::Concat(parts) => {
+            let extractor = Extractor::new();
+            let prefixes: Vec<Seq> = parts.iter().map(|p| extractor.extract(p)).collect();
+            // Runs one after the other: the next starts at the part that
+            // ended the last (a run from inside one is no longer, and a
+            // `(?i)` word would cost one per letter). A literal's or a
+            // class's own literals start a run; the other parts are looked
+            // into.
+            let mut runs = Vec::new();
+            let mut start = 0;
+            while start < parts.len() {
+                if !prefixes[start].is_finite() {
+                    start += 1;
+                    continue;
+                }
+                let (run, crossed) = prefix_of_run(&prefixes[start..]);
+                runs.push(usable(run));
+                start += crossed.saturating_sub(1).max(1);
+            }
+            let inside = parts
+                .iter()
+                .filter(|p| !matches!(p.kind(), HirKind::Literal(_) | HirKind::Class(_)))
+                .map(required);
+            runs.into_iter().chain(inside).reduce(better).flatten()
+        }
+        HirKind::Empty | HirKind::Look(_) | HirKind::Repetition(_) => None,
+    }
+}
+
+/// At most [`MAX_NEEDLES`] of `lits`: when there are more (a `(?i)` word
+/// is a literal per case variant), each is cut to its first few bytes and
+/// the duplicates dropped; a haystack with a literal holds its start.
+fn fit(mut lits: Vec<Vec<u8>>) -> Needles {
+    for keep in [usize::MAX, 4, 3, 2, 1] {
+        for lit in &mut lits {
+            lit.truncate(keep);
+        }
+        lits.sort_unstable();
+        lits.dedup();
+        if lits.len() <= MAX_NEEDLES {
+            return Some(lits);
+        }
+    }
+    None
+}
+
+/// The literal prefixes of a run of a concatenation's parts, from theirs
+/// (`prefixes`), crossed as the extractor does while the set stays small;
+/// and how many parts were crossed in (the last one may have ended the
+/// run, its literals left out).
+fn prefix_of_run(prefixes: &[Seq]) -> (Seq, usize) {
+    let mut run = Seq::singleton(Literal::exact(vec![]));
+    for (crossed, next) in prefixes.iter().enumerate() {
+        if run.is_inexact() {
+            return (run, crossed);
+        }
+        let mut next = next.clone();
+        if run.max_cross_len(&next).is_none_or(|n| n > MAX_NEEDLES) {
+            next.make_infinite();
+        }
+        run.cross_forward(&mut next);
+    }
+    (run, prefixes.len())
 }
 
 /// Everything else a `Regex` offers, compiled first.
@@ -153,6 +302,28 @@ mod tests {
             r"[\w$.]+\.(?:java|kt)",
             r"(?:panicked|did not panic as expected) at ([^\s:]+\.rs):(\d+):\d+",
             r#"(?:^|[\s('"❯])((?:file://)?[^\s()'"❯]+?\.(?:[cm]?[jt]sx?)):(\d+):(\d+)"#,
+            // Ruled out only by a literal inside (neither end is literal).
+            r"(?m)^(TAP version \d+|\s*(not )?ok \d+( |$)|1\.\.\d+$)",
+            r"(?:[A-Za-z]:)?[\w.~-]*[/\\][\w~-][\w./\\~-]*(?::\d+)*",
+            r"\w+(?i:error|fail)ed\b",
+            r"(?i)\s(?:kelvin|straße|über|ärger|assert|expected|no tests ran)\s",
+            r"\d+ ✓ \w+",
+            r"\d(ab)+\d",
+            r"\s(?:(?:ab)+c)+\s",
+            r"\s(?:x|)y\s",
+            r"\s(?:ab){1,3}c?\s",
+            r"\w\B(?:=|!=)\b\w",
+            // A branch, a repetition or a part that may match nothing
+            // requires nothing.
+            r"foo|\d+",
+            r"\s(?:foo|\d*)\s",
+            r"(ab)+",
+            r"(?:x|)y",
+            r"a*b*",
+            r"(?:ab)?c?",
+            r"\s(?:ab){0,2}\s",
+            r"(?m)^\s*$",
+            r"\bx\b|\B",
         ];
         let hays = [
             "",
@@ -173,6 +344,22 @@ mod tests {
             "tests/test_a.py: 3 failed",
             "at x.Y(Y.java:3) Z.kt",
             "nothing to see here",
+            "TAP version 13\nok 1 - adds\nnot ok 2 - subtracts\n1..2\n",
+            "  ok 12\n",
+            "1..3",
+            "see src/a.rs:3:9 and C:\\x\\y.py",
+            "no/",
+            "FooERRORED now, x_failed",
+            "a \u{212A}ELVIN b, an Über \u{1E9E}TRASSE, a ÄRGER \t",
+            " straſſe  no tests ran ",
+            "12 ✓ ok",
+            "3abab4 3ab4 ab",
+            " ababcabc  abababc  ac ",
+            " y  xy  xxy ",
+            "a=b a!=b a = b",
+            "foo 42 x",
+            "  \n\nx",
+            "bbb",
         ];
         for p in patterns {
             for h in hays {
@@ -221,6 +408,91 @@ mod tests {
         let any = LazyRegex::new(r"\s+");
         assert!(!any.is_match("x"));
         assert!(any.compiled());
+    }
+
+    /// Patterns whose every match starts and ends with a class (neither
+    /// the prefixes nor the suffixes are finite), ruled out without being
+    /// compiled on text that lacks a literal they hold inside; most are
+    /// wfx's own (the TAP sniff, paths in a message, `locations`, the
+    /// assertion and "no tests" sniffs, Conventional Commits).
+    #[test]
+    fn a_literal_inside_rules_out_text_without_it() {
+        let cases: &[(&str, &str)] = &[
+            (
+                r"(?m)^(TAP version \d+|\s*(not )?ok \d+( |$)|1\.\.\d+$)",
+                "test failed",
+            ),
+            (
+                r"(?:[A-Za-z]:)?[\w.~-]*[/\\][\w~-][\w./\\~-]*(?::\d+)*",
+                "test failed 3 times",
+            ),
+            (
+                r#"(?:^|[\s(\[`'"❯>])(?:file://)?((?:[A-Za-z]:)?[\w.@~+/-]*[\w@~+-]\.[A-Za-z][A-Za-z0-9]{0,5}):(\d+)(?::\d+)?"#,
+                "not ok 2 - subtracts",
+            ),
+            (
+                r"(?i)^(?:\w+\.)*(?:AssertionError|AssertionFailedError|assert\b|assertion\b|expected\b|expect\(|Error: expect\()",
+                "test failed",
+            ),
+            (
+                r"(?mi)^[=\s]*(no tests ran in\b|no tests found|no test files found|no test suite found|\?\s+\S+\s+\[no test files\]\s*$)",
+                "ran 1\n",
+            ),
+            (r"^[a-z]+(\([^()\s]*\))?!?: \S", "initial"),
+            (
+                r"^\s*([^\s:\x22'()]+\.py):(\d+):(?:\s+in\s+(\S+)|\s|$)",
+                "at src/lib.rs:3:9",
+            ),
+            (
+                r"(?m)(?:^|\s)([\w.+-]+): (?:command )?not found\s*$|exec: \x22([\w.+-]+)\x22: executable file not found",
+                "sh: x: found",
+            ),
+            (r"\w+(?i:error|fail)\w", "it broke, an Erro"),
+            (r"\s(?:(?:ab)+c)+\s", " ba ac "),
+        ];
+        for (p, hay) in cases {
+            let hir = regex_syntax::parse(p).unwrap();
+            for kind in [ExtractKind::Prefix, ExtractKind::Suffix] {
+                let ends = usable(Extractor::new().kind(kind.clone()).extract(&hir));
+                assert!(ends.is_none(), "{p}: {kind:?} would rule out alone");
+            }
+            let lazy = LazyRegex::new(p);
+            assert!(lazy.rules_out(hay), "{p} not ruled out on {hay:?}");
+            assert!(!lazy.is_match(hay) && lazy.find_iter(hay).next().is_none());
+            assert!(!lazy.compiled(), "{p} compiled for {hay:?}");
+            assert!(!Regex::new(p).unwrap().is_match(hay), "{p} matches {hay:?}");
+        }
+    }
+
+    /// The required literals of patterns shaped like the analysis' rules.
+    #[test]
+    fn required_literals_follow_the_patterns_structure() {
+        let cases: &[(&str, Option<&[&str]>)] = &[
+            (r"\s*(not )?ok \d+", Some(&["not ok ", "ok "])),
+            (r"\s+(?:foo|bar\d)\s", Some(&["bar", "foo"])),
+            (r"\s+(?:foo|\d+)\s", None),
+            (r"\d(ab)+\d", Some(&["ab"])),
+            (r"\d(ab)*\d", None),
+            (r"\s(?:x|)y", Some(&["y"])),
+            (r"a*b*", None),
+            (r"\b\w+\b", None),
+            // `k` folds to the Kelvin sign too.
+            (
+                r"\w+(?i:ok)\d",
+                Some(&["OK", "Ok", "O\u{212A}", "oK", "ok", "o\u{212A}"]),
+            ),
+            (r"\w[/\\]\w", Some(&["/", "\\"])),
+            (r"\w+\.py:\d", Some(&[".py:"])),
+            (r"\d\w+import\s+\w+\s+from\d", Some(&["import"])),
+        ];
+        for (p, want) in cases {
+            let mut got = required(&regex_syntax::parse(p).unwrap());
+            if let Some(got) = &mut got {
+                got.sort();
+            }
+            let want = want.map(|w| w.iter().map(|l| l.as_bytes().to_vec()).collect::<Vec<_>>());
+            assert_eq!(got, want, "{p}");
+        }
     }
 
     /// Every pattern written as `re!(r"…")` in wfx's sources, on every

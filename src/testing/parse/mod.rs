@@ -18,7 +18,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use crate::artifacts::test_results::{CaseStatus, Layer};
-use crate::project::{compile, re};
+use crate::project::{LazyRegex, compile, re};
 
 /// Longest message excerpt kept per failure, in bytes.
 pub const MESSAGE_MAX: usize = 4000;
@@ -407,7 +407,7 @@ pub fn locations(text: &str) -> Vec<Location> {
     let mut found: Vec<(usize, Location)> = Vec::new();
     // The Python form cannot match without its literal start: it is
     // compiled only for text that has one.
-    let regexes: &[&Regex] = if text.contains("File \"") {
+    let regexes: &[&LazyRegex] = if text.contains("File \"") {
         &[loc, re!(r#"File "([^"]+)", line (\d+)"#)]
     } else {
         &[loc]
