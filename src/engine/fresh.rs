@@ -142,7 +142,8 @@ fn make_ahead(dir: &Path, shared: &Shared) {
     loop {
         let n = {
             let mut state = shared.lock();
-            while !state.stop && !(state.wanted && state.ready.len() < READY) {
+            let more = |s: &State| s.wanted && s.ready.len() < READY;
+            while !state.stop && !more(&state) {
                 state = shared.wake.wait(state).unwrap_or_else(|e| e.into_inner());
             }
             if state.stop {
