@@ -26,7 +26,6 @@ pub mod driver;
 // every layer that prints a duration.
 pub use crate::duration;
 pub mod event;
-mod fresh;
 pub mod head;
 pub mod journal;
 pub mod open;

@@ -25,10 +25,6 @@
 //! are removed when the transaction ends; where exchange is not supported
 //! the transaction falls back to a temp file and a rename.
 //!
-//! A new document is written into an empty file made ahead of need in the
-//! spares directory ([`super::fresh`]) and renamed into its place, so the
-//! step does not wait for the filesystem to find a free inode.
-//!
 //! The transaction remembers everything it wrote (digest and bytes):
 //! unchanged documents are not written again, and after every agent call
 //! [`SessionTxn::restore_edits`] writes back a file the agent changed or
@@ -39,7 +35,6 @@ use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::fresh::FreshFiles;
 use super::journal::{self, Journal};
 use crate::error::{Error, Result};
 
@@ -114,8 +109,6 @@ pub struct SessionTxn {
     /// Where the spares of replaced documents live (see the module docs);
     /// `None`: every write goes through a new temp file.
     spares: Option<PathBuf>,
-    /// Empty files made ahead in the spares directory, for new documents.
-    fresh: Option<FreshFiles>,
     /// Durable syncs made (journal syncs, and each fsync of a
     /// checkpoint), for the benchmark's per-step figure.
     pub syncs: u64,
@@ -132,8 +125,6 @@ enum Staging {
     Temp(tempfile::NamedTempFile),
     /// The document's spare, exchanged with it.
     Spare { path: PathBuf, file: File },
-    /// A file made ahead (a new document), renamed into its place.
-    Fresh { path: PathBuf, file: File },
 }
 
 impl SessionTxn {
@@ -147,7 +138,6 @@ impl SessionTxn {
             rewritten: Vec::new(),
             state_spare: false,
             spares: None,
-            fresh: None,
             syncs: 0,
         }
     }
@@ -174,7 +164,6 @@ impl SessionTxn {
                 _ => false,
             };
         if same_fs {
-            self.fresh = Some(FreshFiles::new(&dir));
             self.spares = Some(dir);
         }
         self
@@ -276,9 +265,6 @@ impl SessionTxn {
         }
         if self.journal.bytes() > journal::LIMIT {
             self.checkpoint()?;
-        }
-        if let Some(fresh) = &mut self.fresh {
-            fresh.refill();
         }
         Ok(())
     }
@@ -435,25 +421,9 @@ impl SessionTxn {
             name.push(if self.state_spare { ".b" } else { ".a" });
             Some(PathBuf::from(name))
         });
-        let on_disk = std::fs::symlink_metadata(&doc.path);
-        let absent = on_disk
-            .as_ref()
-            .is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound);
-        let existing = on_disk.ok().filter(|m| m.is_file());
-        if let Some(path) = self
-            .fresh
-            .as_ref()
-            .filter(|_| absent)
-            .and_then(FreshFiles::take)
-        {
-            let mode = std::os::unix::fs::PermissionsExt::from_mode(0o644);
-            if let Some(file) = write_spare(&path, &doc.bytes, mode) {
-                return Ok(Staged {
-                    doc,
-                    file: Staging::Fresh { path, file },
-                });
-            }
-        }
+        let existing = std::fs::symlink_metadata(&doc.path)
+            .ok()
+            .filter(|m| m.is_file());
         if let (Some(path), Some(meta)) = (spare, existing) {
             if let Some(file) = write_spare(&path, &doc.bytes, meta.permissions()) {
                 return Ok(Staged {
@@ -470,15 +440,6 @@ impl SessionTxn {
             doc,
             file: Staging::Temp(tmp),
         })
-    }
-
-    /// `doc` through a temp file beside it, renamed over it: where its
-    /// spare or a file made ahead cannot be renamed into its place.
-    fn write_beside(&self, doc: &Document) -> Result<()> {
-        self.temp_with(&doc.path, &doc.bytes)?
-            .persist(&doc.path)
-            .map_err(|e| Error::io(&doc.path, e.error))?;
-        Ok(())
     }
 
     /// Put `staged` in place of its document. Returns the spares
@@ -499,27 +460,13 @@ impl SessionTxn {
                         spares = Some(parent(&path).to_path_buf());
                     }
                     Err(e) if exchange_unsupported(&e) => {
-                        // Not on this filesystem, or not across two.
+                        // Not on this filesystem, or not across two: a
+                        // temp file beside the document, renamed over it.
                         self.spares = None;
                         let _ = std::fs::remove_file(&path);
-                        self.write_beside(&doc)?;
-                    }
-                    Err(e) => return Err(Error::io(&doc.path, e)),
-                }
-            }
-            Staging::Fresh { path, file } => {
-                drop(file);
-                let dir = parent(&doc.path);
-                crate::fsx::real_dir(dir).map_err(|e| Error::io(dir, e))?;
-                match std::fs::rename(&path, &doc.path) {
-                    // The spares directory lost a name: synced at the checkpoint.
-                    Ok(()) => {
-                        self.spare_dirs.insert(parent(&path).to_path_buf());
-                    }
-                    Err(e) if exchange_unsupported(&e) => {
-                        self.fresh = None;
-                        let _ = std::fs::remove_file(&path);
-                        self.write_beside(&doc)?;
+                        self.temp_with(&doc.path, &doc.bytes)?
+                            .persist(&doc.path)
+                            .map_err(|e| Error::io(&doc.path, e.error))?;
                     }
                     Err(e) => return Err(Error::io(&doc.path, e)),
                 }
@@ -750,8 +697,6 @@ impl Drop for SessionTxn {
         if !self.journal.mark_applied().unwrap_or(false) {
             self.flush();
         }
-        // Its thread stops before the directory goes.
-        self.fresh = None;
         if let Some(spares) = &self.spares {
             let _ = std::fs::remove_dir_all(spares);
         }
@@ -860,70 +805,6 @@ mod tests {
         std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(path).unwrap())
     }
 
-    /// Files made ahead, in the spares directory.
-    fn made_ahead(spares: &Path) -> Vec<(String, u64)> {
-        names(spares)
-            .into_iter()
-            .filter(|n| n.starts_with("%new."))
-            .map(|n| (n.clone(), inode(&spares.join(n))))
-            .collect()
-    }
-
-    #[test]
-    fn a_new_document_is_a_file_made_ahead_and_a_link_in_its_place_is_not_written_through() {
-        use std::os::unix::fs::PermissionsExt;
-        let tmp = tempfile::tempdir().unwrap();
-        let dir = tmp.path().join("WFS-a");
-        let spares = tmp.path().join("spares/WFS-a");
-        std::fs::create_dir_all(&dir).unwrap();
-        let mut txn = SessionTxn::new(&dir).with_spares(&spares);
-        let doc = |name: &str, text: &str| {
-            Document::new(dir.join(name), text.to_string(), Durability::Durable)
-        };
-        txn.commit(vec![doc("first.json", "1")]).unwrap();
-        assert_eq!(txn.fresh.as_ref().unwrap().wait_ready(8), 8);
-        let ahead = made_ahead(&spares);
-        txn.commit(vec![doc(".summaries/a/new.md", "new")]).unwrap();
-        let new = dir.join(".summaries/a/new.md");
-        assert_eq!(std::fs::read_to_string(&new).unwrap(), "new");
-        assert_eq!(
-            std::fs::metadata(&new).unwrap().permissions().mode() & 0o777,
-            0o644
-        );
-        assert!(
-            ahead.iter().any(|(_, ino)| *ino == inode(&new)),
-            "the new document is one of the files made ahead"
-        );
-        // An agent puts links where the files made ahead are: to a file
-        // outside the project, and a hard link to another.
-        let outside = tmp.path().join("outside.txt");
-        std::fs::write(&outside, "theirs").unwrap();
-        let victim = tmp.path().join("victim.txt");
-        std::fs::write(&victim, "theirs too").unwrap();
-        for (i, (name, _)) in made_ahead(&spares).iter().enumerate() {
-            let path = spares.join(name);
-            std::fs::remove_file(&path).unwrap();
-            if i % 2 == 0 {
-                std::os::unix::fs::symlink(&outside, &path).unwrap();
-            } else {
-                std::fs::hard_link(&victim, &path).unwrap();
-            }
-        }
-        let docs: Vec<Document> = (0..10)
-            .map(|i| doc(&format!("n{i}.json"), &format!("doc {i}")))
-            .collect();
-        txn.commit(docs).unwrap();
-        for i in 0..10 {
-            let p = dir.join(format!("n{i}.json"));
-            assert!(std::fs::symlink_metadata(&p).unwrap().is_file());
-            assert_eq!(std::fs::read_to_string(&p).unwrap(), format!("doc {i}"));
-        }
-        assert_eq!(std::fs::read_to_string(&outside).unwrap(), "theirs");
-        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "theirs too");
-        drop(txn);
-        assert!(!spares.exists(), "the files made ahead go with the spares");
-    }
-
     #[test]
     fn a_spare_written_over_keeps_no_tail_of_its_longer_old_content() {
         let tmp = tempfile::tempdir().unwrap();
@@ -974,10 +855,7 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&todo).unwrap(), "todo 3");
         assert_eq!(std::fs::read_to_string(&state).unwrap(), "state 3");
         assert_eq!(
-            names(&spares)
-                .into_iter()
-                .filter(|n| !n.starts_with("%new."))
-                .collect::<Vec<_>>(),
+            names(&spares),
             [".task%2FT.json", "TODO.md", "state.json.a", "state.json.b"]
         );
         assert_eq!(
