@@ -41,6 +41,13 @@ pub struct RealPorts<'a> {
     /// The sealed checkout between this run's sealed runs (removed when
     /// the run ends): the next one writes only what changed.
     pub kept: Option<crate::git::KeptCheckout>,
+    /// The work tree's tree the check for planted links took after the
+    /// last agent call (with the snapshot it compared against), when it
+    /// put nothing back: the inspection right after reads it instead of
+    /// reading the work tree again. Valid only for the next call of these
+    /// ports, and only if that is [`Ports::inspect`] of the same snapshot:
+    /// every other method forgets it first.
+    after_call_tree: Option<(String, String)>,
 }
 
 impl<'a> RealPorts<'a> {
@@ -69,6 +76,7 @@ impl<'a> RealPorts<'a> {
             cp,
             txn,
             kept: None,
+            after_call_tree: None,
         }
     }
 }
@@ -94,6 +102,7 @@ impl Ports for RealPorts<'_> {
     }
 
     fn check_session(&mut self) -> Result<()> {
+        self.after_call_tree = None;
         self.txn.check_present()
     }
 
@@ -102,6 +111,7 @@ impl Ports for RealPorts<'_> {
         run: &TestRun<'_>,
         progress: Option<Box<dyn FnMut(Progress) + Send>>,
     ) -> Result<TestResults> {
+        self.after_call_tree = None;
         let project = self.root.clone();
         self.lock.with_child(|on_spawn| {
             let mut req = test_request(run, progress, on_spawn);
@@ -111,11 +121,13 @@ impl Ports for RealPorts<'_> {
     }
 
     fn invoke_agent(&mut self, inv: &Invocation) -> Result<CallRecord> {
+        self.after_call_tree = None;
         self.lock
             .with_child(|on_spawn| crate::agents::invoke(inv, on_spawn))?
     }
 
     fn shell(&mut self, run: &ShellRun<'_>) -> Result<ProcessEnd> {
+        self.after_call_tree = None;
         self.lock.with_child(|on_spawn| shell_with(run, on_spawn))?
     }
 
@@ -124,6 +136,7 @@ impl Ports for RealPorts<'_> {
     }
 
     fn snapshot(&mut self) -> Result<Snapshot> {
+        self.after_call_tree = None;
         Ok(Snapshot {
             tree: self.cp.snapshot()?,
             head: self.cp.head()?,
@@ -135,10 +148,16 @@ impl Ports for RealPorts<'_> {
         before: &Snapshot,
         versions_of: Option<fn(&str) -> bool>,
     ) -> Result<Inspection> {
-        inspect_with(&self.cp, before, None, versions_of)
+        let now = self
+            .after_call_tree
+            .take()
+            .filter(|(was, _)| before.tree.as_ref() == Some(was))
+            .map(|(_, now)| now);
+        inspect_with(&self.cp, before, now.as_deref(), versions_of)
     }
 
     fn changed_lines(&mut self, since: &str, path: &str) -> Result<Option<BTreeSet<u32>>> {
+        self.after_call_tree = None;
         Ok(self.cp.file_versions(since, path)?.changed_lines())
     }
 
@@ -149,6 +168,7 @@ impl Ports for RealPorts<'_> {
         message: &str,
         trailers: &Trailers,
     ) -> Result<Option<String>> {
+        self.after_call_tree = None;
         let outcome = self
             .cp
             .commit_checkpoint(paths, session_dir, message, trailers)?;
@@ -162,11 +182,13 @@ impl Ports for RealPorts<'_> {
         message: &str,
         trailers: &Trailers,
     ) -> Result<Option<String>> {
+        self.after_call_tree = None;
         let outcome = self.cp.revert(commit, session_dir, message, trailers)?;
         Ok(outcome.id().map(str::to_string))
     }
 
     fn squash(&mut self, req: &SquashRequest) -> Result<crate::git::SquashOutcome> {
+        self.after_call_tree = None;
         match &req.since {
             Some(base) => self.cp.squash_since(base, &req.message, &req.trailers),
             None => self.cp.squash_session(&req.message, &req.trailers),
@@ -174,10 +196,12 @@ impl Ports for RealPorts<'_> {
     }
 
     fn wait_for_fix(&mut self, watching: &mut dyn FnMut(bool)) -> Result<super::ports::Wake> {
+        self.after_call_tree = None;
         super::watch::wait(&self.root, watching, &process::interrupted)
     }
 
     fn survey(&mut self) -> Result<super::step::Survey> {
+        self.after_call_tree = None;
         let (files, _) = crate::project::list_files(&self.root)?;
         let files: std::collections::BTreeSet<String> = files.into_iter().collect();
         let root = self.root.clone();
@@ -196,6 +220,7 @@ impl Ports for RealPorts<'_> {
     }
 
     fn seal(&mut self, req: &super::step::SealRequest) -> Result<Option<super::step::Sealed>> {
+        self.after_call_tree = None;
         let session = self.session_id();
         open_sealed(
             &self.cp,
@@ -213,10 +238,12 @@ impl Ports for RealPorts<'_> {
         versions_of: Option<fn(&str) -> bool>,
         notify: &mut dyn FnMut(super::candidates::CandidateNote<'_>),
     ) -> Result<Vec<super::candidates::CandidateDone>> {
+        self.after_call_tree = None;
         self.candidates(batch, versions_of, notify)
     }
 
     fn apply_tree(&mut self, before: &str, tree: &str) -> Result<Vec<String>> {
+        self.after_call_tree = None;
         self.cp.apply_tree(before, tree)
     }
 
@@ -225,6 +252,7 @@ impl Ports for RealPorts<'_> {
         sealed: &super::step::Sealed,
         req: &super::step::SealRequest,
     ) -> Result<Vec<String>> {
+        self.after_call_tree = None;
         let outside = self.cp.outside_commit(
             &sealed.commit,
             req.since.into()..req.until.into(),
@@ -241,6 +269,7 @@ impl Ports for RealPorts<'_> {
     }
 
     fn scan(&mut self, tests: bool, files: &[String]) -> Vec<Finding> {
+        self.after_call_tree = None;
         if tests {
             crate::scan::antipatterns::scan_test_files(&self.root, files)
         } else {
@@ -249,18 +278,22 @@ impl Ports for RealPorts<'_> {
     }
 
     fn coverage(&mut self, source: CoverageSource) -> Coverage {
+        self.after_call_tree = None;
         crate::testing::coverage::read(&self.root, source)
     }
 
     fn find_output(&mut self, pattern: &str, since: SystemTime) -> Option<String> {
+        self.after_call_tree = None;
         find_output_file(&self.root, pattern, since)
     }
 
     fn read_head(&mut self, path: &Path, max: usize) -> String {
+        self.after_call_tree = None;
         read_head(path, max)
     }
 
     fn read_log(&mut self, path: &Path) -> String {
+        self.after_call_tree = None;
         let Ok(mut f) = std::fs::File::open(path) else {
             return String::new();
         };
@@ -284,6 +317,7 @@ impl Ports for RealPorts<'_> {
     }
 
     fn archive(&mut self, session_id: &str) -> Result<()> {
+        self.after_call_tree = None;
         // The journal moves with the session; the archive's rewrites are
         // compacted into it in the new place (engine::txn).
         self.ws.archive_with(session_id, &mut self.txn)?;
@@ -292,38 +326,47 @@ impl Ports for RealPorts<'_> {
     }
 
     fn commit_step(&mut self, docs: Vec<Document>) -> Result<()> {
+        self.after_call_tree = None;
         self.txn.commit(docs)
     }
 
     fn write_view(&mut self, path: &Path, bytes: &[u8]) -> Result<()> {
+        self.after_call_tree = None;
         self.txn.write_view(path, bytes)
     }
 
     fn head_guard(&mut self) -> Result<HeadGuard> {
+        self.after_call_tree = None;
         self.cp.head_guard(Some(self.txn.dir()))
     }
 
     fn head_now(&mut self) -> Result<Option<String>> {
+        self.after_call_tree = None;
         self.cp.head()
     }
 
     fn branch_now(&mut self) -> Result<Option<String>> {
+        self.after_call_tree = None;
         Ok(self.cp.head_guard(None)?.branch)
     }
 
     fn commits_since(&mut self, pre: Option<&str>, post: &str) -> Result<Option<Vec<String>>> {
+        self.after_call_tree = None;
         self.cp.commits_since(pre, post)
     }
 
     fn fold_head(&mut self, pre: Option<&str>) -> Result<()> {
+        self.after_call_tree = None;
         self.cp.fold_to(pre)
     }
 
     fn restore_head(&mut self, guard: &HeadGuard, snapshot: Option<&str>) -> Result<Vec<String>> {
+        self.after_call_tree = None;
         self.cp.restore_to(guard, snapshot)
     }
 
     fn repo_guard(&mut self) -> Result<crate::git::RepoGuard> {
+        self.after_call_tree = None;
         self.cp.repo_guard()
     }
 
@@ -332,27 +375,40 @@ impl Ports for RealPorts<'_> {
         guard: &crate::git::RepoGuard,
         index: bool,
     ) -> Result<crate::git::RepoRestored> {
+        self.after_call_tree = None;
         self.cp.restore_repo(guard, index)
     }
 
     fn undo_planted_links(&mut self, before: &Snapshot) -> Result<Vec<String>> {
+        self.after_call_tree = None;
         let Some(tree) = &before.tree else {
             return Ok(Vec::new());
         };
-        let links = self.cp.planted_links(tree)?;
-        self.cp.restore_paths(tree, &links)?;
+        let Some(now) = self.cp.current_tree()? else {
+            return Ok(Vec::new());
+        };
+        let links = self.cp.planted_links_at(tree, Some(&now))?;
+        if links.is_empty() {
+            // Nothing put back: the work tree is still `now`.
+            self.after_call_tree = Some((tree.clone(), now));
+        } else {
+            self.cp.restore_paths(tree, &links)?;
+        }
         Ok(links)
     }
 
     fn undo_config_edits(&mut self) -> Result<bool> {
+        self.after_call_tree = None;
         self.config.restore()
     }
 
     fn undo_session_edits(&mut self) -> Result<Vec<PathBuf>> {
+        self.after_call_tree = None;
         self.txn.restore_edits()
     }
 
     fn undo_tree_edits(&mut self, before: &Snapshot) -> Result<Vec<String>> {
+        self.after_call_tree = None;
         let Some(tree) = &before.tree else {
             return Ok(Vec::new());
         };

@@ -278,6 +278,9 @@ pub(crate) struct Repo {
     session_copies: std::cell::RefCell<head::CopyCache>,
     /// Run the repository's commit hooks (`git.hooks`).
     hooks: bool,
+    /// The work tree's content as last written as a tree, and that tree:
+    /// the same content again is the same tree, not written again.
+    last_tree: std::cell::RefCell<Option<(State, Oid)>>,
 }
 
 /// A tree entry: blob/gitlink id and file mode.
@@ -399,6 +402,7 @@ impl Checkpoints {
                 oversized: Default::default(),
                 session_copies: Default::default(),
                 hooks: true,
+                last_tree: Default::default(),
             }),
         })
     }
@@ -528,6 +532,14 @@ impl Checkpoints {
         Ok(Some(tree.to_string()))
     }
 
+    /// The work tree's tree now, as [`snapshot`](Self::snapshot) takes it
+    /// but kept by no ref: for a comparison made right away. `None`
+    /// outside a repository.
+    pub fn current_tree(&self) -> Result<Option<String>> {
+        let Some(r) = &self.repo else { return Ok(None) };
+        Ok(Some(r.current_tree()?.to_string()))
+    }
+
     /// Paths that differ between `snapshot` and the work tree now, sorted
     /// by path; renames are detected. Ignored files and `.workflow/` never
     /// appear.
@@ -586,12 +598,7 @@ impl Checkpoints {
     /// outside the project (absolute, or up past the project root). Such a
     /// link would make the tests read what is not in the commit, and a
     /// commit of it points at the user's machine. Project-relative, sorted.
-    pub fn planted_links(&self, snapshot: &str) -> Result<Vec<String>> {
-        self.planted_links_at(snapshot, None)
-    }
-
-    /// [`planted_links`](Self::planted_links), the work tree's tree
-    /// `now` taken by the caller just before (see
+    /// `now`: the work tree's tree, when the caller has just taken it (see
     /// [`diff_between`](Self::diff_between)).
     pub fn planted_links_at(&self, snapshot: &str, now: Option<&str>) -> Result<Vec<String>> {
         let Some(r) = &self.repo else {
@@ -978,9 +985,21 @@ impl Repo {
         Ok((id, len))
     }
 
+    /// The tree of the work tree now. Its content is read every time (git's
+    /// status, every file in scope); only writing the tree is skipped when
+    /// the content is the one last written and that tree is still in the
+    /// object database (an agent may have deleted it).
     fn current_tree(&self) -> Result<Oid> {
         let state = self.worktree_state(&[self.project_scope()], &[self.workflow_scope()])?;
-        Ok(self.build_tree(None, &[], &state)?.0)
+        if let Some((last, id)) = &*self.last_tree.borrow()
+            && *last == state
+            && self.git.odb().is_ok_and(|odb| odb.exists(*id))
+        {
+            return Ok(*id);
+        }
+        let id = self.build_tree(None, &[], &state)?.0;
+        *self.last_tree.borrow_mut() = Some((state, id));
+        Ok(id)
     }
 
     fn snapshot_tree(&self, snapshot: &str) -> Result<Tree<'_>> {

@@ -257,6 +257,68 @@ fn the_diff_excerpt_is_bounded_and_names_binary_files() {
     );
 }
 
+/// Rewrite `rel` with `text` (same length as before) and give it back the
+/// modification time it had: only its content and change time differ.
+fn rewrite_keeping_mtime(env: &Env, rel: &str, text: &str) {
+    let path = env.root.join(rel);
+    let before = std::fs::metadata(&path).unwrap();
+    assert_eq!(before.len(), text.len() as u64, "{rel}: same size");
+    std::fs::write(&path, text).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_modified(before.modified().unwrap())
+        .unwrap();
+}
+
+/// One handle takes every snapshot of a session, and the same content is
+/// the same tree, not written again; but every edit an agent (or a test
+/// run) can make between two snapshots is still seen: a same-size rewrite
+/// that keeps the modification time, of a tracked and of an untracked
+/// file, a file swapped for a link, and the tree object deleted from
+/// `.git/objects` is written again. An ignored file changes nothing.
+#[test]
+fn snapshots_of_one_handle_see_every_edit_even_with_same_size_and_mtime() {
+    let env = project();
+    env.write("untracked.txt", "draft 1\n");
+    let cp = open(&env);
+    let first = cp.snapshot().unwrap().unwrap();
+    assert_eq!(cp.snapshot().unwrap().unwrap(), first, "same content");
+
+    rewrite_keeping_mtime(&env, "src/lib.rs", LIB_FIXED);
+    rewrite_keeping_mtime(&env, "untracked.txt", "draft 2\n");
+    let edited = cp.snapshot().unwrap().unwrap();
+    assert_ne!(edited, first);
+    assert_eq!(
+        change_paths(&cp.changed_since(&first).unwrap()),
+        ["src/lib.rs", "untracked.txt"]
+    );
+
+    // A file swapped for a link to a file with the same bytes.
+    std::fs::write(env.root.join("copy.txt"), "user notes\n").unwrap();
+    std::fs::remove_file(env.root.join("notes.txt")).unwrap();
+    std::os::unix::fs::symlink("copy.txt", env.root.join("notes.txt")).unwrap();
+    let linked = cp.snapshot().unwrap().unwrap();
+    assert_ne!(linked, edited);
+    assert!(change_paths(&cp.changed_since(&edited).unwrap()).contains(&"notes.txt".to_string()));
+
+    // Ignored: the same tree.
+    env.write("scratch.tmp", "anything\n");
+    assert_eq!(cp.snapshot().unwrap().unwrap(), linked);
+
+    // The tree object removed behind wfx's back is written again.
+    let object = env
+        .root
+        .join(".git/objects")
+        .join(&linked[..2])
+        .join(&linked[2..]);
+    std::fs::remove_file(&object).unwrap();
+    assert_eq!(cp.snapshot().unwrap().unwrap(), linked);
+    assert_eq!(env.git(&["cat-file", "-t", &linked]).trim(), "tree");
+    assert!(cp.changed_since(&linked).unwrap().is_empty());
+}
+
 #[test]
 fn changed_since_lists_every_kind_and_never_ignored_files() {
     let env = project();
