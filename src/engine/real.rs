@@ -347,7 +347,7 @@ impl Ports for RealPorts<'_> {
 
     fn branch_now(&mut self) -> Result<Option<String>> {
         self.after_call_tree = None;
-        Ok(self.cp.head_guard(None)?.branch)
+        self.cp.head_branch()
     }
 
     fn commits_since(&mut self, pre: Option<&str>, post: &str) -> Result<Option<Vec<String>>> {

@@ -41,8 +41,9 @@ pub struct SessionFile {
 /// What is kept of a session file before an agent call.
 #[derive(Debug, Clone)]
 enum Content {
-    /// A small file (a session document): its bytes.
-    Bytes(Vec<u8>),
+    /// A small file (a session document): its bytes, shared with the
+    /// copy kept for the next guard (not copied again per call).
+    Bytes(std::sync::Arc<[u8]>),
     /// A big file (a log; up to hundreds of MiB): an open handle instead
     /// of its bytes, which keeps the content when a `git reset`, `git
     /// checkout` or `git clean` deletes or replaces the file (git unlinks
@@ -85,6 +86,14 @@ impl Checkpoints {
             branch,
             session_files,
         })
+    }
+
+    /// The branch `HEAD` points at now (`refs/heads/…`; `None`: detached
+    /// or not a repository), as [`head_guard`](Self::head_guard) records
+    /// it, without resolving `HEAD` to its commit.
+    pub fn head_branch(&self) -> Result<Option<String>> {
+        let Some(r) = &self.repo else { return Ok(None) };
+        r.head_branch()
     }
 
     /// The commits reachable from `post` and not from `pre`, oldest first,
@@ -285,6 +294,7 @@ impl Repo {
                 }
                 None => match std::fs::read(entry.path()) {
                     Ok(b) => {
+                        let b: std::sync::Arc<[u8]> = b.into();
                         self.session_copies
                             .borrow_mut()
                             .insert(entry.path().to_path_buf(), (key, b.clone()));
@@ -318,7 +328,7 @@ impl Repo {
                 // A file of another size differs without being read.
                 let same_len = std::fs::symlink_metadata(&abs)
                     .is_ok_and(|m| m.is_file() && m.len() == bytes.len() as u64);
-                if same_len && std::fs::read(&abs).is_ok_and(|b| b == *bytes) {
+                if same_len && std::fs::read(&abs).is_ok_and(|b| *b == **bytes) {
                     return Ok(());
                 }
                 crate::fsx::write(&abs, bytes).map_err(|e| Error::io(&abs, e))?;
@@ -436,5 +446,7 @@ impl Repo {
 const CACHED_COPY_MAX: usize = 256 * 1024;
 
 /// The head guard's copies of session files (absolute path → key, bytes).
-pub(super) type CopyCache =
-    std::collections::HashMap<std::path::PathBuf, (crate::session::store::FileKey, Vec<u8>)>;
+pub(super) type CopyCache = std::collections::HashMap<
+    std::path::PathBuf,
+    (crate::session::store::FileKey, std::sync::Arc<[u8]>),
+>;
