@@ -337,7 +337,8 @@ impl Ports for RealPorts<'_> {
 
     fn head_guard(&mut self) -> Result<HeadGuard> {
         self.after_call_tree = None;
-        self.cp.head_guard(Some(self.txn.dir()))
+        self.cp
+            .head_guard_knowing(Some(self.txn.dir()), self.txn.known_copies())
     }
 
     fn head_now(&mut self) -> Result<Option<String>> {

@@ -44,7 +44,8 @@ pub struct SessionCopies {
 #[derive(Debug)]
 struct Kept {
     digest: u64,
-    bytes: Vec<u8>,
+    /// Shared with the head guard's copy (see [`SessionCopies::known`]).
+    bytes: std::sync::Arc<[u8]>,
     /// The file's key right after wfx wrote it: while it is the same, the
     /// file holds what wfx wrote and need not be read to know.
     key: Option<FileKey>,
@@ -59,7 +60,7 @@ impl SessionCopies {
             Some(k) if k.digest == d => k.key = key,
             Some(k) => {
                 k.digest = d;
-                k.bytes = bytes.to_vec();
+                k.bytes = bytes.into();
                 k.key = key;
             }
             None => {
@@ -67,7 +68,7 @@ impl SessionCopies {
                     path.to_path_buf(),
                     Kept {
                         digest: d,
-                        bytes: bytes.to_vec(),
+                        bytes: bytes.into(),
                         key,
                     },
                 );
@@ -85,6 +86,15 @@ impl SessionCopies {
     /// The digest of what wfx last wrote to `path`.
     pub fn digest(&self, path: &Path) -> Option<u64> {
         self.kept.get(path).map(|k| k.digest)
+    }
+
+    /// Each file with the key it had right after wfx wrote it and what it
+    /// wrote: while the key is the same, that is the file's content (the
+    /// head guard copies it from here instead of reading it).
+    pub fn known(&self) -> impl Iterator<Item = (&Path, FileKey, &std::sync::Arc<[u8]>)> + '_ {
+        self.kept
+            .iter()
+            .filter_map(|(p, k)| Some((p.as_path(), k.key?, &k.bytes)))
     }
 
     /// The files moved from `old` to `new` (the session was archived).
@@ -119,7 +129,7 @@ impl SessionCopies {
 
     /// wfx's copy of `path`.
     pub fn copy(&self, path: &Path) -> Option<&[u8]> {
-        self.kept.get(path).map(|k| k.bytes.as_slice())
+        self.kept.get(path).map(|k| &k.bytes[..])
     }
 
     /// Write back every file on disk that no longer holds what wfx wrote;

@@ -184,6 +184,15 @@ impl SessionTxn {
         self.journal.moved_to(&dir);
     }
 
+    /// What this transaction wrote, with each file's key right after
+    /// (see [`SessionCopies::known`]).
+    pub fn known_copies(
+        &self,
+    ) -> impl Iterator<Item = (&Path, crate::session::store::FileKey, &std::sync::Arc<[u8]>)> + '_
+    {
+        self.written.known()
+    }
+
     /// The digest of what this transaction last wrote to `path`.
     pub fn written_digest(&self, path: &Path) -> Option<u64> {
         self.written.digest(path)

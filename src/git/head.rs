@@ -14,6 +14,7 @@ use git2::{ObjectType, Oid, Tree, TreeWalkMode, TreeWalkResult};
 use super::paths::{self, under};
 use super::{Checkpoints, Entry, Repo, State, ctx, is_not_found, tree_entry};
 use crate::error::{Error, Result};
+use crate::session::store::FileKey;
 
 /// What `HEAD` was before an agent call, and the session's own files then.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -72,11 +73,30 @@ impl Checkpoints {
     /// Record `HEAD`, its branch and the files under `session_dir` (an
     /// absolute path; left out when it is not inside this work tree).
     pub fn head_guard(&self, session_dir: Option<&Path>) -> Result<HeadGuard> {
+        self.head_guard_knowing(session_dir, std::iter::empty())
+    }
+
+    /// [`head_guard`](Self::head_guard), told what wfx itself wrote to
+    /// session files (path, the file's key right after, the bytes): a file
+    /// whose key is still that one is taken from there, not read.
+    pub fn head_guard_knowing<'k>(
+        &self,
+        session_dir: Option<&Path>,
+        known: impl IntoIterator<Item = (&'k Path, FileKey, &'k std::sync::Arc<[u8]>)>,
+    ) -> Result<HeadGuard> {
         let Some(r) = &self.repo else {
             return Ok(HeadGuard::default());
         };
         let head = r.head_commit()?.map(|c| c.id().to_string());
         let branch = r.head_branch()?;
+        {
+            let mut copies = r.session_copies.borrow_mut();
+            for (path, key, bytes) in known {
+                if copies.get(path).is_none_or(|(k, _)| *k != key) {
+                    copies.insert(path.to_path_buf(), (key, bytes.clone()));
+                }
+            }
+        }
         let session_files = match session_dir.and_then(|d| r.scope_of_abs(d).map(|s| (d, s))) {
             Some((dir, scope)) => r.copy_files(dir, &scope)?,
             None => Vec::new(),

@@ -1109,6 +1109,43 @@ fn the_head_guard_restores_each_session_files_latest_version() {
     assert_eq!(env.read(&rel), "version 2\n");
 }
 
+/// What wfx wrote itself is copied from its own record, not read, but
+/// only while the file's key is the one it had right after wfx wrote it:
+/// a file rewritten since (same size, same second) is read, and a restore
+/// writes what was on disk before the call, not wfx's older record.
+#[test]
+fn the_head_guard_takes_wfxs_own_copy_only_while_the_file_is_as_written() {
+    use std::sync::Arc;
+    use wfx::session::store::FileKey;
+    let env = project();
+    write_session(&env, 1);
+    let cp = open(&env);
+    let dir = env.root.join(SESSION);
+    let rel = format!("{SESSION}/notes.md");
+    let path = dir.join("notes.md");
+    env.write(&rel, "version 1\n");
+    let key = FileKey::at(&path).unwrap();
+    // The record is what the guard copies while the key holds (here it
+    // differs from the disk on purpose, to show it was not read).
+    let record: Arc<[u8]> = Arc::from(&b"VERSION 1\n"[..]);
+    let guard = cp
+        .head_guard_knowing(Some(&dir), [(path.as_path(), key, &record)])
+        .unwrap();
+    std::fs::remove_file(&path).unwrap();
+    cp.restore_to(&guard, None).unwrap();
+    assert_eq!(env.read(&rel), "VERSION 1\n");
+
+    // Rewritten after wfx's record: the guard reads it.
+    let key = FileKey::at(&path).unwrap();
+    env.write(&rel, "version 2\n");
+    let guard = cp
+        .head_guard_knowing(Some(&dir), [(path.as_path(), key, &record)])
+        .unwrap();
+    std::fs::remove_file(&path).unwrap();
+    cp.restore_to(&guard, None).unwrap();
+    assert_eq!(env.read(&rel), "version 2\n");
+}
+
 /// A big session file (an agent's log) is kept as an open handle, not
 /// read: a `git clean` or `git checkout` that deletes or replaces it is
 /// still undone with its bytes.
