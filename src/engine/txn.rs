@@ -386,6 +386,14 @@ impl SessionTxn {
     }
 
     fn temp_with(&self, path: &Path, bytes: &[u8]) -> Result<tempfile::NamedTempFile> {
+        self.temp_for(path, bytes, false)
+    }
+
+    /// [`temp_with`](Self::temp_with); `absent`: the caller has just found
+    /// no file at `path`, so its mode is not looked up again. (A file
+    /// found is looked up after the directories on the way are checked:
+    /// one seen through a link an agent put there is not the document.)
+    fn temp_for(&self, path: &Path, bytes: &[u8], absent: bool) -> Result<tempfile::NamedTempFile> {
         let dir = parent(path);
         if !self.dir.is_dir() {
             self.check_present()?;
@@ -402,13 +410,14 @@ impl SessionTxn {
         tmp.write_all(bytes).map_err(|e| Error::io(path, e))?;
         // Temp files are created 0600; artifacts are for people and git
         // (the mode of a link's target is not the file's).
-        let mode = std::fs::symlink_metadata(path)
-            .ok()
-            .filter(|m| m.is_file())
-            .map_or_else(
-                || std::os::unix::fs::PermissionsExt::from_mode(0o644),
-                |m| m.permissions(),
-            );
+        let existing = (!absent)
+            .then(|| std::fs::symlink_metadata(path).ok())
+            .flatten()
+            .filter(|m| m.is_file());
+        let mode = existing.map_or_else(
+            || std::os::unix::fs::PermissionsExt::from_mode(0o644),
+            |m| m.permissions(),
+        );
         tmp.as_file()
             .set_permissions(mode)
             .map_err(|e| Error::io(path, e))?;
@@ -433,7 +442,7 @@ impl SessionTxn {
         let existing = std::fs::symlink_metadata(&doc.path)
             .ok()
             .filter(|m| m.is_file());
-        if let (Some(path), Some(meta)) = (spare, existing) {
+        if let (Some(path), Some(meta)) = (spare, &existing) {
             if let Some(file) = write_spare(&path, &doc.bytes, meta.permissions()) {
                 return Ok(Staged {
                     doc,
@@ -444,7 +453,7 @@ impl SessionTxn {
             // the temp file will say why, if it fails too.
             self.spares = None;
         }
-        let tmp = self.temp_with(&doc.path, &doc.bytes)?;
+        let tmp = self.temp_for(&doc.path, &doc.bytes, existing.is_none())?;
         Ok(Staged {
             doc,
             file: Staging::Temp(tmp),
