@@ -245,11 +245,23 @@ impl Journal {
         self.len
     }
 
-    /// The session moved: the journal moved with it.
+    /// The session moved: the journal moved with it. A file still open
+    /// that is the one in the new place (the directory was renamed) stays
+    /// open, its records known; else (a copy) it is opened there anew.
     pub fn moved_to(&mut self, session_dir: &Path) {
+        use std::os::unix::fs::MetadataExt;
         self.path = journal_path(session_dir);
-        self.file = None;
-        self.key = None;
+        let same = |f: &File| {
+            let (Ok(open), Ok(there)) = (f.metadata(), std::fs::symlink_metadata(&self.path))
+            else {
+                return false;
+            };
+            there.is_file() && (open.dev(), open.ino()) == (there.dev(), there.ino())
+        };
+        if !self.file.as_ref().is_some_and(same) {
+            self.file = None;
+            self.key = None;
+        }
     }
 
     /// Open the file (not through a link), cut a torn tail and continue

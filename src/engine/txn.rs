@@ -505,6 +505,16 @@ impl crate::session::archive::ArchiveWrites for SessionTxn {
         self.written.untouched(path) == Some(true)
     }
 
+    fn moved_to(&mut self, dir: &Path) {
+        SessionTxn::moved_to(self, dir);
+    }
+
+    /// The session's file joins the rewrites' record: one journal sync
+    /// for the whole archive instead of one before the move and one after.
+    fn updates_after_move(&self) -> bool {
+        true
+    }
+
     fn write(&mut self, path: &Path, bytes: &[u8]) -> Result<()> {
         self.rewritten.push((path.to_path_buf(), bytes.to_vec()));
         Ok(())
