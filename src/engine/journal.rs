@@ -223,6 +223,8 @@ pub struct Journal {
     size: u64,
     /// The file as this process last left it: anything else changed it.
     key: Option<FileKey>,
+    /// The paths its records name, kept while the file is open.
+    names: BTreeSet<String>,
 }
 
 impl Journal {
@@ -234,6 +236,7 @@ impl Journal {
             len: 0,
             size: 0,
             key: None,
+            names: BTreeSet::new(),
         }
     }
 
@@ -261,6 +264,7 @@ impl Journal {
         if !self.file.as_ref().is_some_and(same) {
             self.file = None;
             self.key = None;
+            self.names.clear();
         }
     }
 
@@ -298,6 +302,7 @@ impl Journal {
             }
             self.next_seq = d.records.last().map_or(1, |(s, _)| s + 1);
             self.len = d.valid_len;
+            self.names = names_of(&d.records).map(str::to_string).collect();
             self.file = Some(f);
         }
         Ok(self.file.as_mut().expect("opened above"))
@@ -341,7 +346,10 @@ impl Journal {
         files: impl IntoIterator<Item = (&'a str, &'a [u8])>,
         durable: bool,
     ) -> Result<()> {
-        self.append(WRITE, &write_payload(files), durable)
+        let files: Vec<(&str, &[u8])> = files.into_iter().collect();
+        self.append(WRITE, &write_payload(files.iter().copied()), durable)?;
+        self.names.extend(files.iter().map(|(p, _)| p.to_string()));
+        Ok(())
     }
 
     /// Mark the records so far as applied in this boot (not synced: after
@@ -379,6 +387,7 @@ impl Journal {
             self.key = None;
             self.len = 0;
             self.size = 0;
+            self.names.clear();
             return Ok(());
         }
         if self.file.is_none() && !self.path.exists() {
@@ -392,6 +401,7 @@ impl Journal {
         self.key = f.metadata().ok().map(|m| FileKey::of(&m));
         self.len = 0;
         self.size = 0;
+        self.names.clear();
         Ok(())
     }
 
@@ -422,14 +432,20 @@ impl Journal {
         Ok(())
     }
 
-    /// The files the journal names, as paths under `session_dir`.
+    /// The files the journal names, as paths under `session_dir`: known
+    /// while this process has it open and no one else changed it, else
+    /// read from the file.
     pub fn named(&self, session_dir: &Path) -> BTreeSet<PathBuf> {
+        if self.file.is_some() && !self.tampered() {
+            return self.names.iter().map(|p| session_dir.join(p)).collect();
+        }
         let bytes = std::fs::read(&self.path).unwrap_or_default();
         named(&decode(&bytes).records, session_dir)
     }
 }
 
-fn named(records: &[(u64, Record)], session_dir: &Path) -> BTreeSet<PathBuf> {
+/// The paths the write records name, relative to the session directory.
+fn names_of(records: &[(u64, Record)]) -> impl Iterator<Item = &str> {
     records
         .iter()
         .filter_map(|(_, r)| match r {
@@ -437,8 +453,11 @@ fn named(records: &[(u64, Record)], session_dir: &Path) -> BTreeSet<PathBuf> {
             Record::Applied(_) => None,
         })
         .flatten()
-        .map(|(p, _)| session_dir.join(p))
-        .collect()
+        .map(|(p, _)| p.as_str())
+}
+
+fn named(records: &[(u64, Record)], session_dir: &Path) -> BTreeSet<PathBuf> {
+    names_of(records).map(|p| session_dir.join(p)).collect()
 }
 
 /// What [`replay_journal`] did.

@@ -154,6 +154,11 @@ pub trait ArchiveWrites {
     }
     /// The session now lives in `dir` (it was moved there).
     fn moved_to(&mut self, _dir: &Path) {}
+    /// What `path` holds, when this process wrote it and it is untouched
+    /// since: known without reading it.
+    fn known(&self, _path: &Path) -> Option<&[u8]> {
+        None
+    }
     /// Whether the session's own file is updated after the move, with the
     /// rewrites (one durable record for both), instead of saved before it.
     /// A run killed between the move and that record leaves the session
@@ -365,9 +370,12 @@ impl Workspace {
                     writes.write(&file, new.as_bytes())?;
                     continue;
                 }
-                None => match store::read_text(&file, &self.rel(&file)) {
-                    Ok(text) => text,
-                    Err(_) => continue,
+                None => match writes.known(&file).map(|b| String::from_utf8(b.to_vec())) {
+                    Some(Ok(text)) => text,
+                    _ => match store::read_text(&file, &self.rel(&file)) {
+                        Ok(text) => text,
+                        Err(_) => continue,
+                    },
                 },
             };
             if let Some(new) = rewrite_session_paths(&text, id) {
