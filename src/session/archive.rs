@@ -397,7 +397,10 @@ impl Workspace {
         writes: &dyn ArchiveWrites,
     ) -> Result<crate::artifacts::session::WorkflowSession> {
         let path = sref.paths.session_json();
-        if let Some(v) = writes.known(&path).and_then(|b| serde_json::from_slice(b).ok()) {
+        if let Some(v) = writes
+            .known(&path)
+            .and_then(|b| serde_json::from_slice(b).ok())
+        {
             Ok(v)
         } else if writes.wrote(&path) {
             store::read_json_fast(&path, &self.rel(&path))
