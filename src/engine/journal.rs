@@ -816,4 +816,35 @@ mod tests {
         assert!(j.append_write([("a", &b"b"[..])], true).is_err());
         assert_eq!(read(&target), "theirs");
     }
+
+    #[test]
+    fn a_moved_journal_is_written_where_the_session_now_is() {
+        let records = |dir: &Path| decode(&std::fs::read(journal_path(dir)).unwrap()).records;
+        let (tmp, dir) = session();
+        let mut j = Journal::new(&dir);
+        j.append_write([("a.json", &b"1"[..])], true).unwrap();
+        // Renamed: the open file is the one in the new place, kept.
+        let renamed = tmp.path().join("renamed");
+        std::fs::rename(&dir, &renamed).unwrap();
+        j.moved_to(&renamed);
+        assert!(j.file.is_some());
+        j.append_write([("b.json", &b"2"[..])], true).unwrap();
+        assert_eq!(records(&renamed).len(), 2);
+        assert_eq!(
+            j.named(&renamed),
+            BTreeSet::from([renamed.join("a.json"), renamed.join("b.json")])
+        );
+        // Copied (another filesystem), the original removed: opened anew
+        // in the copy, never written into the removed file.
+        let copied = tmp.path().join("copied");
+        std::fs::create_dir_all(copied.join(".process")).unwrap();
+        std::fs::copy(journal_path(&renamed), journal_path(&copied)).unwrap();
+        std::fs::remove_dir_all(&renamed).unwrap();
+        j.moved_to(&copied);
+        j.append_write([("c.json", &b"3"[..])], true).unwrap();
+        let r = records(&copied);
+        assert_eq!(r.len(), 3);
+        assert_eq!(r[2].0, 3, "numbering continued");
+        assert_eq!(j.named(&copied).len(), 3);
+    }
 }
