@@ -223,6 +223,8 @@ pub struct Journal {
     size: u64,
     /// The file as this process last left it: anything else changed it.
     key: Option<FileKey>,
+    /// The paths its records name, kept while the file is open.
+    names: BTreeSet<String>,
 }
 
 impl Journal {
@@ -234,6 +236,7 @@ impl Journal {
             len: 0,
             size: 0,
             key: None,
+            names: BTreeSet::new(),
         }
     }
 
@@ -245,11 +248,24 @@ impl Journal {
         self.len
     }
 
-    /// The session moved: the journal moved with it.
+    /// The session moved: the journal moved with it. A file still open
+    /// that is the one in the new place (the directory was renamed) stays
+    /// open, its records known; else (a copy) it is opened there anew.
     pub fn moved_to(&mut self, session_dir: &Path) {
+        use std::os::unix::fs::MetadataExt;
         self.path = journal_path(session_dir);
-        self.file = None;
-        self.key = None;
+        let same = |f: &File| {
+            let (Ok(open), Ok(there)) = (f.metadata(), std::fs::symlink_metadata(&self.path))
+            else {
+                return false;
+            };
+            there.is_file() && (open.dev(), open.ino()) == (there.dev(), there.ino())
+        };
+        if !self.file.as_ref().is_some_and(same) {
+            self.file = None;
+            self.key = None;
+            self.names.clear();
+        }
     }
 
     /// Open the file (not through a link), cut a torn tail and continue
@@ -286,6 +302,7 @@ impl Journal {
             }
             self.next_seq = d.records.last().map_or(1, |(s, _)| s + 1);
             self.len = d.valid_len;
+            self.names = names_of(&d.records).map(str::to_string).collect();
             self.file = Some(f);
         }
         Ok(self.file.as_mut().expect("opened above"))
@@ -329,7 +346,10 @@ impl Journal {
         files: impl IntoIterator<Item = (&'a str, &'a [u8])>,
         durable: bool,
     ) -> Result<()> {
-        self.append(WRITE, &write_payload(files), durable)
+        let files: Vec<(&str, &[u8])> = files.into_iter().collect();
+        self.append(WRITE, &write_payload(files.iter().copied()), durable)?;
+        self.names.extend(files.iter().map(|(p, _)| p.to_string()));
+        Ok(())
     }
 
     /// Mark the records so far as applied in this boot (not synced: after
@@ -367,6 +387,7 @@ impl Journal {
             self.key = None;
             self.len = 0;
             self.size = 0;
+            self.names.clear();
             return Ok(());
         }
         if self.file.is_none() && !self.path.exists() {
@@ -380,6 +401,7 @@ impl Journal {
         self.key = f.metadata().ok().map(|m| FileKey::of(&m));
         self.len = 0;
         self.size = 0;
+        self.names.clear();
         Ok(())
     }
 
@@ -410,14 +432,20 @@ impl Journal {
         Ok(())
     }
 
-    /// The files the journal names, as paths under `session_dir`.
+    /// The files the journal names, as paths under `session_dir`: known
+    /// while this process has it open and no one else changed it, else
+    /// read from the file.
     pub fn named(&self, session_dir: &Path) -> BTreeSet<PathBuf> {
+        if self.file.is_some() && !self.tampered() {
+            return self.names.iter().map(|p| session_dir.join(p)).collect();
+        }
         let bytes = std::fs::read(&self.path).unwrap_or_default();
         named(&decode(&bytes).records, session_dir)
     }
 }
 
-fn named(records: &[(u64, Record)], session_dir: &Path) -> BTreeSet<PathBuf> {
+/// The paths the write records name, relative to the session directory.
+fn names_of(records: &[(u64, Record)]) -> impl Iterator<Item = &str> {
     records
         .iter()
         .filter_map(|(_, r)| match r {
@@ -425,8 +453,11 @@ fn named(records: &[(u64, Record)], session_dir: &Path) -> BTreeSet<PathBuf> {
             Record::Applied(_) => None,
         })
         .flatten()
-        .map(|(p, _)| session_dir.join(p))
-        .collect()
+        .map(|(p, _)| p.as_str())
+}
+
+fn named(records: &[(u64, Record)], session_dir: &Path) -> BTreeSet<PathBuf> {
+    names_of(records).map(|p| session_dir.join(p)).collect()
 }
 
 /// What [`replay_journal`] did.
@@ -784,5 +815,36 @@ mod tests {
         std::os::unix::fs::symlink(&target, journal_path(&dir)).unwrap();
         assert!(j.append_write([("a", &b"b"[..])], true).is_err());
         assert_eq!(read(&target), "theirs");
+    }
+
+    #[test]
+    fn a_moved_journal_is_written_where_the_session_now_is() {
+        let records = |dir: &Path| decode(&std::fs::read(journal_path(dir)).unwrap()).records;
+        let (tmp, dir) = session();
+        let mut j = Journal::new(&dir);
+        j.append_write([("a.json", &b"1"[..])], true).unwrap();
+        // Renamed: the open file is the one in the new place, kept.
+        let renamed = tmp.path().join("renamed");
+        std::fs::rename(&dir, &renamed).unwrap();
+        j.moved_to(&renamed);
+        assert!(j.file.is_some());
+        j.append_write([("b.json", &b"2"[..])], true).unwrap();
+        assert_eq!(records(&renamed).len(), 2);
+        assert_eq!(
+            j.named(&renamed),
+            BTreeSet::from([renamed.join("a.json"), renamed.join("b.json")])
+        );
+        // Copied (another filesystem), the original removed: opened anew
+        // in the copy, never written into the removed file.
+        let copied = tmp.path().join("copied");
+        std::fs::create_dir_all(copied.join(".process")).unwrap();
+        std::fs::copy(journal_path(&renamed), journal_path(&copied)).unwrap();
+        std::fs::remove_dir_all(&renamed).unwrap();
+        j.moved_to(&copied);
+        j.append_write([("c.json", &b"3"[..])], true).unwrap();
+        let r = records(&copied);
+        assert_eq!(r.len(), 3);
+        assert_eq!(r[2].0, 3, "numbering continued");
+        assert_eq!(j.named(&copied).len(), 3);
     }
 }

@@ -343,13 +343,17 @@ impl SessionTxn {
             .collect();
         let mut files = self.journal.named(&self.dir);
         files.extend(also.iter().map(|(p, _)| p.clone()));
+        let written = &self.written;
         let contents: Vec<(String, std::borrow::Cow<[u8]>)> = files
             .iter()
             .filter_map(|f| {
                 let rel = f.strip_prefix(&self.dir).ok()?.to_str()?.to_string();
                 let bytes = match given.get(f.as_path()) {
                     Some(b) => std::borrow::Cow::Borrowed(*b),
-                    None => std::borrow::Cow::Owned(std::fs::read(f).ok()?),
+                    None => match known(written, f) {
+                        Some(b) => std::borrow::Cow::Borrowed(b),
+                        None => std::borrow::Cow::Owned(std::fs::read(f).ok()?),
+                    },
                 };
                 Some((rel, bytes))
             })
@@ -523,6 +527,20 @@ impl crate::session::archive::ArchiveWrites for SessionTxn {
         self.written.untouched(path) == Some(true)
     }
 
+    fn moved_to(&mut self, dir: &Path) {
+        SessionTxn::moved_to(self, dir);
+    }
+
+    fn known(&self, path: &Path) -> Option<&[u8]> {
+        known(&self.written, path)
+    }
+
+    /// The session's file joins the rewrites' record: one journal sync
+    /// for the whole archive instead of one before the move and one after.
+    fn updates_after_move(&self) -> bool {
+        true
+    }
+
     fn write(&mut self, path: &Path, bytes: &[u8]) -> Result<()> {
         self.rewritten.push((path.to_path_buf(), bytes.to_vec()));
         Ok(())
@@ -538,6 +556,14 @@ impl crate::session::archive::ArchiveWrites for SessionTxn {
         }
         Ok(())
     }
+}
+
+/// What `path` holds when it is untouched since this process wrote it
+/// (same file key): known without reading it.
+fn known<'a>(written: &'a SessionCopies, path: &Path) -> Option<&'a [u8]> {
+    (written.untouched(path) == Some(true))
+        .then(|| written.copy(path))
+        .flatten()
 }
 
 /// The archive's scratch spare: `%` alone never starts the name of a

@@ -2,7 +2,7 @@
 //! new place, and an entry appended to `archives/manifest.json` in the
 //! array shape Claude-Code-Workflow reads (DESIGN.md §10.6).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
@@ -152,6 +152,21 @@ pub trait ArchiveWrites {
     fn wrote(&self, _path: &Path) -> bool {
         false
     }
+    /// The session now lives in `dir` (it was moved there).
+    fn moved_to(&mut self, _dir: &Path) {}
+    /// What `path` holds, when this process wrote it and it is untouched
+    /// since: known without reading it.
+    fn known(&self, _path: &Path) -> Option<&[u8]> {
+        None
+    }
+    /// Whether the session's own file is updated after the move, with the
+    /// rewrites (one durable record for both), instead of saved before it.
+    /// A run killed between the move and that record leaves the session
+    /// archived without `archived_at`: the archive that finishes it
+    /// ([`Workspace::archive_with`] again) makes the same update.
+    fn updates_after_move(&self) -> bool {
+        false
+    }
 }
 
 /// Each file made durable as it is written.
@@ -175,6 +190,40 @@ impl ArchiveWrites for DurableWrites {
 /// Raw logs and agent output stay byte for byte what the process printed.
 fn rewritable(path: &Path) -> bool {
     path.extension().is_some_and(|x| x == "json" || x == "md")
+}
+
+/// What the archive records in the session's file: a session archived
+/// before it finished keeps its status (`paused`, `awaiting_fix`, …) and
+/// gets no completion time, unless every task is done; `wfx session
+/// abandon` names its own status (`status`).
+fn mark_archived(
+    session: &mut crate::artifacts::session::WorkflowSession,
+    tasks: &[(PathBuf, crate::artifacts::Task)],
+    status: Option<SessionStatus>,
+    now: chrono::DateTime<chrono::Utc>,
+) {
+    let finished = |s: SessionStatus| {
+        matches!(
+            s.meaning(),
+            SessionStatus::Completed
+                | SessionStatus::PartialSuccess
+                | SessionStatus::Blocked
+                | SessionStatus::Abandoned
+        )
+    };
+    if let Some(status) = status {
+        session.status = status;
+    } else if !finished(session.status)
+        && !tasks.is_empty()
+        && tasks.iter().all(|(_, t)| t.status.is_done())
+    {
+        session.status = SessionStatus::Completed;
+    }
+    if finished(session.status) {
+        session.completed_at.get_or_insert(now);
+    }
+    session.archived_at = Some(now);
+    session.updated_at = now;
 }
 
 impl Workspace {
@@ -273,36 +322,12 @@ impl Workspace {
             // stops the archive before anything is moved or rewritten.
             self.ensure_session_valid_but(&active, &|f| writes.wrote(f))?;
             self.read_manifest()?;
-            let mut session = self.load_session_via(&sref, &*writes)?;
-            let now = chrono::Utc::now();
-            // The archive records what happened: a session archived before
-            // it finished keeps its status (`paused`, `awaiting_fix`, …) and
-            // gets no completion time, unless every task is done; `wfx
-            // session abandon` names its own status.
-            let finished = |s: SessionStatus| {
-                matches!(
-                    s.meaning(),
-                    SessionStatus::Completed
-                        | SessionStatus::PartialSuccess
-                        | SessionStatus::Blocked
-                        | SessionStatus::Abandoned
-                )
-            };
-            let tasks = self.load_tasks(&active).unwrap_or_default();
-            if let Some(status) = status {
-                session.status = status;
-            } else if !finished(session.status)
-                && !tasks.is_empty()
-                && tasks.iter().all(|(_, t)| t.status.is_done())
-            {
-                session.status = SessionStatus::Completed;
+            if status.is_some() || !writes.updates_after_move() {
+                let mut session = self.load_session_via(&sref, &*writes)?;
+                let tasks = self.load_tasks(&active).unwrap_or_default();
+                mark_archived(&mut session, &tasks, status, chrono::Utc::now());
+                writes.save(&sref.paths.session_json(), &store::json_bytes(&session)?)?;
             }
-            if finished(session.status) {
-                session.completed_at.get_or_insert(now);
-            }
-            session.archived_at = Some(now);
-            session.updated_at = now;
-            writes.save(&sref.paths.session_json(), &store::json_bytes(&session)?)?;
             fs_err::create_dir_all(self.archives_dir())
                 .map_err(|e| Error::io(self.archives_dir(), e))?;
             // The session's steps are durable already (the engine's
@@ -320,7 +345,14 @@ impl Workspace {
 
     /// Paths inside the archived session's JSON and Markdown that point
     /// into `.workflow/active/<id>/` now point into `archives/`.
-    fn rewrite_archived_paths(&self, id: &str, writes: &mut dyn ArchiveWrites) -> Result<()> {
+    /// `updated`: the session's file, updated after the move (see
+    /// [`ArchiveWrites::updates_after_move`]), written with the rewrites.
+    fn rewrite_archived_paths(
+        &self,
+        id: &str,
+        writes: &mut dyn ArchiveWrites,
+        updated: Option<(PathBuf, Vec<u8>)>,
+    ) -> Result<()> {
         let dir = self.archived(id).dir;
         let files: Vec<_> = walkdir::WalkDir::new(&dir)
             .into_iter()
@@ -328,13 +360,31 @@ impl Workspace {
             .filter(|e| e.file_type().is_file() && rewritable(e.path()))
             .map(walkdir::DirEntry::into_path)
             .collect();
+        let mut updated = updated;
         for file in files {
-            let Ok(text) = store::read_text(&file, &self.rel(&file)) else {
-                continue;
+            let text = match updated.take_if(|(p, _)| *p == file) {
+                Some((_, bytes)) => {
+                    let text =
+                        String::from_utf8(bytes).map_err(|e| Error::Internal(e.to_string()))?;
+                    let new = rewrite_session_paths(&text, id).unwrap_or(text);
+                    writes.write(&file, new.as_bytes())?;
+                    continue;
+                }
+                None => match writes.known(&file).map(|b| String::from_utf8(b.to_vec())) {
+                    Some(Ok(text)) => text,
+                    _ => match store::read_text(&file, &self.rel(&file)) {
+                        Ok(text) => text,
+                        Err(_) => continue,
+                    },
+                },
             };
             if let Some(new) = rewrite_session_paths(&text, id) {
                 writes.write(&file, new.as_bytes())?;
             }
+        }
+        if let Some((file, bytes)) = updated {
+            // Not found by the walk (a link): written all the same.
+            writes.write(&file, &bytes)?;
         }
         writes.settle(&dir)
     }
@@ -347,7 +397,12 @@ impl Workspace {
         writes: &dyn ArchiveWrites,
     ) -> Result<crate::artifacts::session::WorkflowSession> {
         let path = sref.paths.session_json();
-        if writes.wrote(&path) {
+        if let Some(v) = writes
+            .known(&path)
+            .and_then(|b| serde_json::from_slice(b).ok())
+        {
+            Ok(v)
+        } else if writes.wrote(&path) {
             store::read_json_fast(&path, &self.rel(&path))
         } else {
             self.load_session(sref)
@@ -364,14 +419,31 @@ impl Workspace {
             paths: self.archived(id),
             location: Location::Archived,
         };
-        self.rewrite_archived_paths(id, writes)?;
-        let mut session = self.load_session_via(&sref, &*writes)?;
+        writes.moved_to(&sref.paths.dir);
         let now = chrono::Utc::now();
-        if session.archived_at.is_none() {
-            session.archived_at = Some(now);
-            self.save_session(&sref, &session)?;
+        let mut session;
+        let tasks;
+        if writes.updates_after_move() {
+            // The session's file is updated here, in the record of the
+            // rewrites; already done when a finished archive is repeated.
+            session = self.load_session_via(&sref, &*writes)?;
+            tasks = self.load_tasks(&sref.paths).unwrap_or_default();
+            let updated = if session.archived_at.is_none() {
+                mark_archived(&mut session, &tasks, None, now);
+                Some((sref.paths.session_json(), store::json_bytes(&session)?))
+            } else {
+                None
+            };
+            self.rewrite_archived_paths(id, writes, updated)?;
+        } else {
+            self.rewrite_archived_paths(id, writes, None)?;
+            session = self.load_session_via(&sref, &*writes)?;
+            if session.archived_at.is_none() {
+                session.archived_at = Some(now);
+                self.save_session(&sref, &session)?;
+            }
+            tasks = self.load_tasks(&sref.paths).unwrap_or_default();
         }
-        let tasks = self.load_tasks(&sref.paths).unwrap_or_default();
         let state = self.load_iteration_state(&sref).ok().flatten();
         let summaries = std::fs::read_dir(sref.paths.summaries_dir())
             .map(|d| {
@@ -504,5 +576,120 @@ mod tests {
         ] {
             assert_eq!(rewrite_session_paths(text, id).as_deref(), want, "{text}");
         }
+    }
+}
+
+#[cfg(test)]
+mod kill_tests {
+    //! The run's archive (through the session transaction) updates the
+    //! session's file after the move, in the one journal record of the
+    //! rewrites: no sync before the move. A kill between the move and that
+    //! record, or a power loss after it, must end as an uninterrupted
+    //! archive.
+    use super::*;
+    use crate::engine::journal;
+    use crate::engine::txn::SessionTxn;
+    use serde_json::Value;
+
+    const ID: &str = "WFS-a";
+
+    /// A wfx session, `active`, whose one task is done (so the archive
+    /// marks it `completed`), with a note naming its own path.
+    fn project() -> (tempfile::TempDir, Workspace) {
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = Workspace::new(tmp.path());
+        let dir = ws.active(ID).dir;
+        std::fs::create_dir_all(dir.join(".process")).unwrap();
+        std::fs::create_dir_all(dir.join(".task")).unwrap();
+        let session = json!({
+            "session_id": ID, "type": "run", "workflow_type": "yaml_workflow",
+            "status": "active", "description": "d", "project": "p",
+            "mode": "prompt", "input": "w.yml", "source_session_id": null,
+            "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z",
+            "phases": [], "wfx_version": "0.1.0"
+        });
+        std::fs::write(
+            dir.join("workflow-session.json"),
+            serde_json::to_vec_pretty(&session).unwrap(),
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join(".task/IMPL-001.json"),
+            r#"{"id": "IMPL-001", "title": "t", "status": "completed", "meta": {"type": "test-fix"}}"#,
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join(".process/notes.md"),
+            format!("see .workflow/active/{ID}/.process/x.md\n"),
+        )
+        .unwrap();
+        (tmp, ws)
+    }
+
+    fn txn(ws: &Workspace, dir: &Path) -> SessionTxn {
+        SessionTxn::new(dir).with_spares(ws.cache_dir().join("spares").join(ID))
+    }
+
+    fn session(ws: &Workspace) -> Value {
+        let p = ws.archived(ID).session_json();
+        serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
+    }
+
+    /// What an archive leaves, times aside.
+    fn outcome(ws: &Workspace) -> (Value, String, Value) {
+        let mut s = session(ws);
+        for k in ["updated_at", "completed_at", "archived_at"] {
+            assert!(s[k].is_string(), "{k} set: {s}");
+            s[k] = Value::Null;
+        }
+        let notes = std::fs::read_to_string(ws.archived(ID).dir.join(".process/notes.md")).unwrap();
+        let mut m: Value =
+            serde_json::from_slice(&std::fs::read(ws.manifest_path()).unwrap()).unwrap();
+        m[0]["archived_at"] = Value::Null;
+        m[0]["metrics"]["duration_hours"] = Value::Null;
+        (s, notes, m)
+    }
+
+    #[test]
+    fn a_kill_between_the_move_and_the_record_ends_as_an_uninterrupted_archive() {
+        let (_a, whole) = project();
+        let mut t = txn(&whole, &whole.active(ID).dir);
+        whole.archive_with(ID, &mut t).unwrap();
+        let want = outcome(&whole);
+        assert_eq!(want.0["status"], "completed");
+        assert!(want.1.contains(".workflow/archives/WFS-a/.process/x.md"));
+
+        // Killed right after the move: nothing was written before it.
+        let (_b, killed) = project();
+        std::fs::create_dir_all(killed.archives_dir()).unwrap();
+        std::fs::rename(killed.active(ID).dir, killed.archived(ID).dir).unwrap();
+        assert!(session(&killed)["archived_at"].is_null());
+        // The resumed run archives again, from the archived place.
+        let mut t = txn(&killed, &killed.archived(ID).dir);
+        killed.archive_with(ID, &mut t).unwrap();
+        assert_eq!(outcome(&killed), want);
+        // Once more: nothing changes, no second entry.
+        let before = std::fs::read(killed.archived(ID).session_json()).unwrap();
+        killed.archive_with(ID, &mut t).unwrap();
+        assert_eq!(
+            std::fs::read(killed.archived(ID).session_json()).unwrap(),
+            before
+        );
+        assert_eq!(outcome(&killed), want);
+    }
+
+    #[test]
+    fn the_session_update_is_in_the_archives_one_durable_record() {
+        let (_a, ws) = project();
+        let old = std::fs::read(ws.active(ID).session_json()).unwrap();
+        let mut t = txn(&ws, &ws.active(ID).dir);
+        ws.archive_with(ID, &mut t).unwrap();
+        let new = std::fs::read(ws.archived(ID).session_json()).unwrap();
+        assert_ne!(old, new);
+        // A power loss that kept the journal's record but not the file's
+        // exchange: replayed after the restart.
+        std::fs::write(ws.archived(ID).session_json(), &old).unwrap();
+        journal::replay_in_boot_for_tests(&ws.archived(ID).dir, Some("another boot"));
+        assert_eq!(std::fs::read(ws.archived(ID).session_json()).unwrap(), new);
     }
 }
