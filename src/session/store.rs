@@ -718,6 +718,41 @@ mod tests {
     }
 
     #[test]
+    fn a_new_file_is_made_in_place_and_a_link_there_is_replaced_not_followed() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("workflow.yml");
+        write_new(&path, b"one").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"one");
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o644);
+        // There already: replaced.
+        write_new(&path, b"two").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"two");
+        // A link to a file of the user's, and a dangling one: each is
+        // replaced by a file of its own; nothing is written through them.
+        let theirs = dir.path().join("theirs");
+        std::fs::write(&theirs, "keep").unwrap();
+        let nowhere = dir.path().join("nowhere");
+        for target in [&theirs, &nowhere] {
+            let link = dir.path().join(".gitignore");
+            let _ = std::fs::remove_file(&link);
+            std::os::unix::fs::symlink(target, &link).unwrap();
+            write_new(&link, b"*\n").unwrap();
+            assert!(!std::fs::symlink_metadata(&link).unwrap().is_symlink());
+            assert_eq!(std::fs::read(&link).unwrap(), b"*\n");
+        }
+        assert_eq!(std::fs::read_to_string(&theirs).unwrap(), "keep");
+        assert!(!nowhere.exists());
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".tmp"))
+            .collect();
+        assert!(names.is_empty(), "{names:?}");
+    }
+
+    #[test]
     fn stale_temp_file_is_ignored() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("fix-history.json");
