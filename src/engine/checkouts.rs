@@ -5,8 +5,8 @@
 //! record of every running process group (a resume after `kill -9` ends
 //! them all), checks the cost cap before each candidate starts and tells
 //! the driver of each start and end. Every checkout is removed when its
-//! candidate ends, whatever happened; one a killed run left is swept by
-//! the next.
+//! candidate ends, whatever happened, and their directory after the
+//! batch; what a killed run left is swept by the next.
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
@@ -155,6 +155,10 @@ impl RealPorts<'_> {
                 }
             }
         });
+        // Their directory, empty now (or holding a checkout that could
+        // not be removed, tried again here): none left means none to
+        // sweep at the next open.
+        crate::git::sweep_candidates(&shared.project, &shared.session);
         let _ = self.lock.set_child(None);
         if crate::process::interrupted() {
             return Err(Error::Interrupted(format!(

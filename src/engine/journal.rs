@@ -191,11 +191,17 @@ fn torn_len(tail: &[u8]) -> u64 {
 }
 
 /// This boot of the machine (Linux), `None` where it cannot be told.
-pub fn boot_id() -> Option<String> {
-    std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
-        .ok()
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
+/// Read once per process (a run asks when it opens its session and when
+/// it marks its journal applied): it cannot change while wfx runs.
+pub fn boot_id() -> Option<&'static str> {
+    static BOOT: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    BOOT.get_or_init(|| {
+        std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+            .ok()
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+    })
+    .as_deref()
 }
 
 /// The records to write again: those after the last mark of `boot`
@@ -476,7 +482,7 @@ pub struct Replayed {
 /// module docs). Call under the session's lock, before anything reads the
 /// session's files. Idempotent.
 pub fn replay_journal(session_dir: &Path) -> Result<Replayed> {
-    replay_in_boot(session_dir, boot_id().as_deref())
+    replay_in_boot(session_dir, boot_id())
 }
 
 fn replay_in_boot(session_dir: &Path, boot: Option<&str>) -> Result<Replayed> {

@@ -20,35 +20,38 @@ use git2::{ObjectType, Oid, Repository};
 use super::{Checkpoints, change_paths, ctx};
 use crate::error::{Error, Result};
 
-/// The name every candidate checkout of `session` of the project at
-/// `root` starts with (in the system's temp directory).
-fn prefix(root: &Path, session: &str) -> String {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    root.hash(&mut h);
-    format!(
-        "wfx-candidate-{session}-{:012x}-",
-        h.finish() & 0xffff_ffff_ffff
-    )
+/// The directory the candidate checkouts of `session` of the project at
+/// `root` are made in (in the system's temp directory). It is there from
+/// the first checkout of a batch until the batch has removed its last, so
+/// what a killed run left is found with one look, not by reading the
+/// whole temp directory on every open.
+pub fn candidates_dir(root: &Path, session: &str) -> PathBuf {
+    std::env::temp_dir().join(format!(
+        "wfx-candidates-{}",
+        super::sealed::temp_tag(root, session)
+    ))
 }
 
-/// Where candidate `index` of `session` works.
+/// Where candidate `index` of `session` works: in [`candidates_dir`],
+/// named after the session and the project.
 pub fn candidate_dir(root: &Path, session: &str, index: u32) -> PathBuf {
-    std::env::temp_dir().join(format!("{}{index}", prefix(root, session)))
+    let tag = super::sealed::temp_tag(root, session);
+    candidates_dir(root, session).join(format!("wfx-candidate-{tag}-{index}"))
 }
 
 /// Remove the candidate checkouts a run of `session` left (killed, or
-/// interrupted); how many there were.
+/// interrupted), with their directory; how many there were.
 pub fn sweep_candidates(root: &Path, session: &str) -> usize {
-    let prefix = prefix(root, session);
-    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+    let dir = candidates_dir(root, session);
+    let Ok(entries) = std::fs::read_dir(&dir) else {
         return 0;
     };
-    entries
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
-        .filter(|e| super::remove_checkout(&e.path()).is_ok())
-        .count()
+    let n = entries.count();
+    if super::remove_checkout(&dir).is_ok() {
+        n
+    } else {
+        0
+    }
 }
 
 impl Checkpoints {
@@ -182,7 +185,12 @@ mod tests {
         }
         assert_eq!(sweep_candidates(root, "WFS-sweep-test-x"), 2);
         assert!(!a.exists() && !b.exists());
+        assert!(
+            !candidates_dir(root, "WFS-sweep-test-x").exists(),
+            "their directory goes with them"
+        );
         assert!(other.exists(), "another session's checkout stays");
         assert_eq!(sweep_candidates(root, "WFS-sweep-test-xy"), 1);
+        assert_eq!(sweep_candidates(root, "WFS-sweep-test-xy"), 0);
     }
 }

@@ -38,7 +38,7 @@ mod sweep;
 mod wip;
 mod worktree;
 
-pub use candidates::{candidate_dir, sweep_candidates};
+pub use candidates::{candidate_dir, candidates_dir, sweep_candidates};
 pub use excerpt::ExcerptBuilder;
 pub use guard::{RepoGuard, RepoRestored};
 pub use head::HeadGuard;

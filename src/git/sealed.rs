@@ -96,13 +96,16 @@ const WFX_OWN: [&str; 4] = [
 /// in the system's temp directory, named so that the next run finds and
 /// removes one a killed run left.
 pub fn checkout_dir(root: &Path, session: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("wfx-sealed-{}", temp_tag(root, session)))
+}
+
+/// `<session>-<hash of root>`: what names the checkouts of a session of
+/// the project at `root` in the system's temp directory.
+pub(super) fn temp_tag(root: &Path, session: &str) -> String {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
     root.hash(&mut h);
-    std::env::temp_dir().join(format!(
-        "wfx-sealed-{session}-{:012x}",
-        h.finish() & 0xffff_ffff_ffff
-    ))
+    format!("{session}-{:012x}", h.finish() & 0xffff_ffff_ffff)
 }
 
 /// Remove the sealed checkout a run of `session` left (killed, or

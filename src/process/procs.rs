@@ -2,6 +2,7 @@
 //! `/proc/<pid>/stat` wfx needs and the step marker in
 //! `/proc/<pid>/environ`. Off Linux every lookup finds nothing.
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::STEP_VAR;
@@ -66,7 +67,7 @@ pub fn all() -> impl Iterator<Item = Proc> {
     };
     entries.into_iter().flatten().flatten().filter_map(|e| {
         let pid: i32 = e.file_name().to_str()?.parse().ok()?;
-        let stat = parse_stat(&std::fs::read_to_string(e.path().join("stat")).ok()?)?;
+        let stat = parse_stat(&read_proc(&e.path().join("stat"))?)?;
         Some(Proc { pid, stat })
     })
 }
@@ -186,7 +187,7 @@ fn tasks_alive() -> Option<u64> {
 
 /// Tasks created since boot.
 fn forks() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/stat").ok()?;
+    let text = read_proc(Path::new("/proc/stat"))?;
     text.lines()
         .find_map(|l| l.strip_prefix("processes "))?
         .trim()
@@ -224,14 +225,38 @@ fn in_cyclic_range(pid: i32, first: i32, last: i32) -> bool {
 }
 
 fn read_number(path: &str) -> Option<i32> {
-    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+    read_proc(Path::new(path))?.trim().parse().ok()
+}
+
+/// A file of `/proc` read whole. Its size says 0, so `read_to_string`
+/// asks the size, then reads from 32 bytes up, doubling (six reads for a
+/// process's `stat`, seven for `/proc/stat`); a page-sized buffer takes
+/// it in one read and one more for the end. A few of these per step.
+fn read_proc(path: &Path) -> Option<String> {
+    use std::io::Read;
+    let mut file = std::fs::File::open(path).ok()?;
+    let mut buf = vec![0u8; 4096];
+    let mut len = 0;
+    loop {
+        if len == buf.len() {
+            buf.resize(len * 2, 0);
+        }
+        match file.read(&mut buf[len..]) {
+            Ok(0) => break,
+            Ok(n) => len += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return None,
+        }
+    }
+    buf.truncate(len);
+    String::from_utf8(buf).ok()
 }
 
 pub fn stat(pid: i32) -> Option<Stat> {
     if !cfg!(target_os = "linux") || pid <= 0 {
         return None;
     }
-    parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+    parse_stat(&read_proc(Path::new(&format!("/proc/{pid}/stat")))?)
 }
 
 /// Start time of a live process (not of a zombie: its pid is about to be

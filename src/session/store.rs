@@ -39,11 +39,12 @@ pub fn ensure_cache_dir(ws: &crate::session::layout::Workspace) -> Result<PathBu
 /// power loss) it is written again, the next time wfx looks.
 fn ignore_all(dir: &Path, text: &[u8]) -> Result<()> {
     let ignore = dir.join(".gitignore");
-    let ignores_all = |b: Vec<u8>| b.split(|&c| c == b'\n').any(|l| l == b"*");
-    if !std::fs::read(&ignore).is_ok_and(ignores_all) {
-        write_replace(&ignore, text)?;
+    let ignores_all = |b: &[u8]| b.split(|&c| c == b'\n').any(|l| l == b"*");
+    match std::fs::read(&ignore) {
+        Ok(b) if ignores_all(&b) => Ok(()),
+        Ok(_) => write_replace(&ignore, text),
+        Err(_) => write_new(&ignore, text),
     }
-    Ok(())
 }
 
 /// Make the entries of `dir` durable. Best effort, like every directory
@@ -109,6 +110,38 @@ pub fn write_replace(path: &Path, bytes: &[u8]) -> Result<()> {
     let tmp = temp_with(path, bytes)?;
     persist(tmp, path)?;
     Ok(())
+}
+
+/// [`write_replace`] of a file that is usually not there yet (a new
+/// session's first files): then it is made in place (`O_CREAT | O_EXCL |
+/// O_NOFOLLOW`, 0644 as a replacement gets) — no temp file, no rename,
+/// half the system calls; there already (or a link there), it is replaced
+/// as [`write_replace`] does. Not atomic: for files whose readers write
+/// them again when they are short or empty.
+pub fn write_new(path: &Path, bytes: &[u8]) -> Result<()> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let bytes = crate::redact::redact(bytes);
+    if let Some(dir) = path.parent() {
+        create_dirs(dir)?;
+    }
+    let made = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o644)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path);
+    match made {
+        Ok(mut file) => {
+            file.write_all(&bytes).map_err(|e| Error::io(path, e))?;
+            // The mode a replacement gets, whatever the umask.
+            file.set_permissions(std::fs::Permissions::from_mode(0o644))
+                .map_err(|e| Error::io(path, e))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            write_replace_exact(path, &bytes)
+        }
+        Err(e) => Err(Error::io(path, e)),
+    }
 }
 
 /// [`write_replace`] of bytes already redacted (the session journal's
@@ -469,8 +502,16 @@ impl SessionLock {
     /// Record (or clear) the process group of the child now running, with
     /// the start time of its leader.
     pub fn set_child(&mut self, pgid: Option<i32>) -> Result<()> {
+        let start = pgid.and_then(crate::process::start_time);
+        let same = self.info.child_pgid == pgid
+            && self.info.child_start == start
+            && self.info.more_children.is_empty();
+        if same && self.info_len.is_some() {
+            // The record says so already (a clear after a clear).
+            return Ok(());
+        }
         self.info.child_pgid = pgid;
-        self.info.child_start = pgid.and_then(crate::process::start_time);
+        self.info.child_start = start;
         self.info.more_children.clear();
         self.write_info()
     }
@@ -645,10 +686,11 @@ pub fn apply_artifact_policy(
     policy: crate::artifacts::config::ArtifactPolicy,
 ) -> Result<()> {
     let want = crate::session::layout::session_gitignore(policy);
-    if std::fs::read_to_string(paths.gitignore()).ok().as_deref() != Some(want.as_str()) {
-        write_replace(&paths.gitignore(), want.as_bytes())?;
+    match std::fs::read_to_string(paths.gitignore()) {
+        Ok(have) if have == want => Ok(()),
+        Ok(_) => write_replace(&paths.gitignore(), want.as_bytes()),
+        Err(_) => write_new(&paths.gitignore(), want.as_bytes()),
     }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -673,6 +715,41 @@ mod tests {
             std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
             0o644
         );
+    }
+
+    #[test]
+    fn a_new_file_is_made_in_place_and_a_link_there_is_replaced_not_followed() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("workflow.yml");
+        write_new(&path, b"one").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"one");
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o644);
+        // There already: replaced.
+        write_new(&path, b"two").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"two");
+        // A link to a file of the user's, and a dangling one: each is
+        // replaced by a file of its own; nothing is written through them.
+        let theirs = dir.path().join("theirs");
+        std::fs::write(&theirs, "keep").unwrap();
+        let nowhere = dir.path().join("nowhere");
+        for target in [&theirs, &nowhere] {
+            let link = dir.path().join(".gitignore");
+            let _ = std::fs::remove_file(&link);
+            std::os::unix::fs::symlink(target, &link).unwrap();
+            write_new(&link, b"*\n").unwrap();
+            assert!(!std::fs::symlink_metadata(&link).unwrap().is_symlink());
+            assert_eq!(std::fs::read(&link).unwrap(), b"*\n");
+        }
+        assert_eq!(std::fs::read_to_string(&theirs).unwrap(), "keep");
+        assert!(!nowhere.exists());
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".tmp"))
+            .collect();
+        assert!(names.is_empty(), "{names:?}");
     }
 
     #[test]

@@ -510,6 +510,7 @@ fn killed_run(id: &str, kind: &str, damaged: bool) -> Killed {
     let dirs = [
         crate::git::checkout_dir(&root, id),
         crate::git::candidate_dir(&root, id, 1),
+        crate::git::candidates_dir(&root, id),
     ];
     for d in &dirs {
         std::fs::create_dir_all(d).unwrap();

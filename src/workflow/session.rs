@@ -149,10 +149,11 @@ pub fn start(setup: &Setup, base_id: &str) -> Result<RunOutcome> {
         }
     };
     opened.apply_artifact_policy(&paths.session, setup.config.git.artifacts, None)?;
-    // Not synced: a resume compares the copy with the workflow file and
-    // writes it again when it differs (a power loss that left it empty
-    // costs only the "changed since the run started" warning).
-    store::write_replace(&paths.workflow_copy(), setup.text.as_bytes())?;
+    // Not synced, made in place: a resume compares the copy with the
+    // workflow file and writes it again when it differs (a power loss or
+    // a kill that left it empty or short costs only the "changed since
+    // the run started" warning).
+    store::write_new(&paths.workflow_copy(), setup.text.as_bytes())?;
     let now = Utc::now();
     let session = WorkflowSession {
         session_id: session_id.clone(),

@@ -85,21 +85,14 @@ pub(crate) fn nothing_left(env: &Env, session: &str) {
     assert_eq!(env.git(&["for-each-ref", "refs/wfx"]), "");
     // This project's checkouts only: tests running at the same time may
     // use the same session name in other projects.
-    let prefixes: Vec<String> = [env.root.clone(), env.root.canonicalize().unwrap()]
-        .iter()
-        .map(|root| {
-            let dir = wfx::git::candidate_dir(root, session, 0);
-            let name = dir.file_name().unwrap().to_string_lossy().into_owned();
-            name.strip_suffix('0').unwrap().to_string()
-        })
-        .collect();
-    let left: Vec<String> = std::fs::read_dir(std::env::temp_dir())
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| prefixes.iter().any(|p| n.starts_with(p.as_str())))
-        .collect();
-    assert!(left.is_empty(), "{left:?}");
+    for root in [env.root.clone(), env.root.canonicalize().unwrap()] {
+        let dir = wfx::git::candidates_dir(&root, session);
+        assert!(
+            std::fs::symlink_metadata(&dir).is_err(),
+            "{} is left",
+            dir.display()
+        );
+    }
 }
 
 #[test]
