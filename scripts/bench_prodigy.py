@@ -104,6 +104,23 @@ class FsyncLoad:
         os.unlink(self.path)
 
 
+def new_file_us(base, n=200):
+    """What a new file costs on the projects' disk now (µs per create, median
+    of 4 batches): wfx makes ~55 files and directories per run, prodigy
+    few, so the ratio follows this cost. On an ext4 without a journal it
+    grows tenfold and more for ~30 s after many deletions, and where the
+    inode tables of long-deleted files have left the cache. Kept until the
+    end (deleting them here would slow the next run)."""
+    d = tempfile.mkdtemp(prefix="new-file-cost-", dir=base)
+    batches = []
+    for b in range(4):
+        t = time.perf_counter()
+        for i in range(n // 4):
+            os.close(os.open(os.path.join(d, f"{b}-{i}"), os.O_CREAT | os.O_WRONLY, 0o644))
+        batches.append((time.perf_counter() - t) / (n // 4) * 1e6)
+    return round(statistics.median(batches), 1)
+
+
 def measure(wfx, prodigy, runs, base, bindir, other=None):
     cmds = {"wfx": [wfx, "-q", "run", "workflow.yml"], "prodigy": [prodigy, "run", "workflow.yml", "-y"]}
     if other:
@@ -144,8 +161,9 @@ def main():
         for w in filter(None, (wfx, other)):
             once([w, "-q", "run", "workflow.yml"], base, 0, bindir)  # warm up the page cache
         load_before = open("/proc/loadavg").read().split()[:3]
+        new_file = new_file_us(base)
         quiet, quiet_all = measure(wfx, a.prodigy, a.runs, base, bindir, other)
-        out = {"runs": a.runs, "prodigy": version, "loadavg": load_before,
+        out = {"runs": a.runs, "prodigy": version, "loadavg": load_before, "new_file_us": new_file,
                "quiet_wfx_ms": round(quiet["wfx"], 1), "quiet_prodigy_ms": round(quiet["prodigy"], 1),
                "quiet_ratio": round(quiet["prodigy"] / quiet["wfx"], 1),
                "quiet_wfx_range_ms": [round(min(quiet_all["wfx"]), 1), round(max(quiet_all["wfx"]), 1)]}
@@ -168,7 +186,8 @@ def main():
         if a.json:
             print(json.dumps(out))
             return
-        print(f"seed-000 loop, medians of {a.runs} alternated runs ({version}; load {' '.join(load_before)})")
+        print(f"seed-000 loop, medians of {a.runs} alternated runs ({version}; load {' '.join(load_before)}; "
+              f"a new file on this disk: {new_file} µs)")
         print(f"  quiet: wfx {out['quiet_wfx_ms']} ms, prodigy {out['quiet_prodigy_ms']} ms: {out['quiet_ratio']}×")
         if other:
             print(f"  quiet: base {other} {out['quiet_base_ms']} ms: {out['quiet_base_ratio']}×; "
