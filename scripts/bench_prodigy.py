@@ -106,7 +106,7 @@ class FsyncLoad:
 
 def new_file_us(base, n=200):
     """What a new file costs on the projects' disk now (µs per create, median
-    of 4 batches): wfx makes ~55 files and directories per run, prodigy
+    of 4 batches): wfx makes ~42 files and directories per run, prodigy
     few, so the ratio follows this cost. On an ext4 without a journal it
     grows tenfold and more for ~30 s after many deletions, and where the
     inode tables of long-deleted files have left the cache. Kept until the
