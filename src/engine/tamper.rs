@@ -76,11 +76,19 @@ impl SessionCopies {
         }
     }
 
-    /// Whether `path` is untouched since wfx wrote it (same key): `None`
-    /// when that cannot be told without reading it.
-    pub fn untouched(&self, path: &Path) -> Option<bool> {
-        let kept = self.kept.get(path)?.key?;
-        (FileKey::at(path) == Some(kept)).then_some(true)
+    /// Whether `path` is untouched since wfx wrote it (same key); `false`
+    /// also when that cannot be told without reading it.
+    pub fn untouched(&self, path: &Path) -> bool {
+        self.kept
+            .get(path)
+            .and_then(|k| k.key)
+            .is_some_and(|kept| FileKey::at(path) == Some(kept))
+    }
+
+    /// What `path` holds when it is untouched since wfx wrote it: known
+    /// without reading it.
+    pub fn copy_if_untouched(&self, path: &Path) -> Option<&[u8]> {
+        self.untouched(path).then(|| self.copy(path)).flatten()
     }
 
     /// The digest of what wfx last wrote to `path`.
@@ -282,14 +290,14 @@ mod tests {
         std::fs::write(&a, "status: active").unwrap();
         let mut copies = SessionCopies::default();
         copies.record(&a, b"status: active");
-        assert_eq!(copies.untouched(&a), Some(true));
+        assert!(copies.untouched(&a));
         assert!(
             copies
                 .edited(|_| panic!("an untouched file is not read"))
                 .is_empty()
         );
         std::fs::write(&a, "status: forged").unwrap();
-        assert_eq!(copies.untouched(&a), None);
+        assert!(!copies.untouched(&a));
         assert_eq!(copies.edited(|p| std::fs::read(p).ok()), vec![a.clone()]);
         // The same bytes written again: touched, but not edited.
         std::fs::write(&a, "status: active").unwrap();

@@ -234,7 +234,7 @@ impl SessionTxn {
         let d = digest(&doc.bytes);
         match self.written.digest(&doc.path) {
             Some(w) if w == d => {
-                self.written.untouched(&doc.path) == Some(true)
+                self.written.untouched(&doc.path)
                     || std::fs::read(&doc.path).is_ok_and(|b| digest(&b) == d)
             }
             Some(_) => false,
@@ -350,7 +350,7 @@ impl SessionTxn {
                 let rel = f.strip_prefix(&self.dir).ok()?.to_str()?.to_string();
                 let bytes = match given.get(f.as_path()) {
                     Some(b) => std::borrow::Cow::Borrowed(*b),
-                    None => match known(written, f) {
+                    None => match written.copy_if_untouched(f) {
                         Some(b) => std::borrow::Cow::Borrowed(b),
                         None => std::borrow::Cow::Owned(std::fs::read(f).ok()?),
                     },
@@ -524,7 +524,7 @@ impl crate::session::archive::ArchiveWrites for SessionTxn {
     /// right after this process wrote it: any other write changes its
     /// change time, which no process can set back.
     fn wrote(&self, path: &Path) -> bool {
-        self.written.untouched(path) == Some(true)
+        self.written.untouched(path)
     }
 
     fn moved_to(&mut self, dir: &Path) {
@@ -532,7 +532,7 @@ impl crate::session::archive::ArchiveWrites for SessionTxn {
     }
 
     fn known(&self, path: &Path) -> Option<&[u8]> {
-        known(&self.written, path)
+        self.written.copy_if_untouched(path)
     }
 
     /// The session's file joins the rewrites' record: one journal sync
@@ -556,14 +556,6 @@ impl crate::session::archive::ArchiveWrites for SessionTxn {
         }
         Ok(())
     }
-}
-
-/// What `path` holds when it is untouched since this process wrote it
-/// (same file key): known without reading it.
-fn known<'a>(written: &'a SessionCopies, path: &Path) -> Option<&'a [u8]> {
-    (written.untouched(path) == Some(true))
-        .then(|| written.copy(path))
-        .flatten()
 }
 
 /// The archive's scratch spare: `%` alone never starts the name of a
