@@ -21,7 +21,7 @@ use std::sync::OnceLock;
 use aho_corasick::{AhoCorasick, AhoCorasickKind};
 use regex::{Captures, Match, Regex, Replacer};
 use regex_syntax::hir::literal::{ExtractKind, Extractor, Literal, Seq};
-use regex_syntax::hir::{Hir, HirKind};
+use regex_syntax::hir::{Capture, Class, ClassUnicode, Hir, HirKind, Repetition};
 
 /// Above this many literals the regex is compiled at once (the regex's
 /// own prefilter is then as good).
@@ -41,16 +41,25 @@ impl LazyRegex {
     /// pattern, as compiling it would.
     pub fn new(pattern: &str) -> LazyRegex {
         let hir = regex_syntax::parse(pattern).unwrap_or_else(|e| panic!("regex {pattern}: {e}"));
+        // The literals are taken with each letter's cases as one lower-case
+        // letter (and looked for in any case): a `(?i)` word is then one
+        // literal, not one per case variant.
+        let mut escapes = Vec::new();
+        let folded = fold_cases(&hir, &mut escapes);
+        let hir = folded.as_ref().unwrap_or(&hir);
         // Every match starts with one of the prefixes, ends with one of the
         // suffixes and contains one of the required literals: any of these
         // sets, when finite and small, must be in a haystack that matches.
         let [prefixes, suffixes] = [ExtractKind::Prefix, ExtractKind::Suffix]
-            .map(|kind| usable(Extractor::new().kind(kind).extract(&hir)));
+            .map(|kind| usable(Extractor::new().kind(kind).extract(hir)));
         let needles = match better(prefixes, suffixes) {
             Some(ends) if shortest(&ends) >= RARE_ENOUGH => Some(ends),
-            ends => better(ends, required(&hir)),
+            ends => better(ends, required(hir)),
         }
-        .and_then(Searcher::new);
+        .and_then(|lits| match folded {
+            None => Searcher::new(lits),
+            Some(_) => Searcher::any_case(lits, &escapes),
+        });
         LazyRegex {
             pattern: pattern.into(),
             needles,
@@ -144,11 +153,100 @@ impl Searcher {
         }
     }
 
+    /// A searcher for `lits` in any ASCII case, or for any of `escapes`
+    /// (the other characters a folded letter stands for, such as `ſ` for
+    /// `s`): a haystack that matches holds one literal up to ASCII case
+    /// unless it holds one of those.
+    fn any_case(mut lits: Vec<Vec<u8>>, escapes: &[char]) -> Option<Searcher> {
+        lits.extend(escapes.iter().map(|c| c.to_string().into_bytes()));
+        AhoCorasick::builder()
+            .kind(Some(AhoCorasickKind::NoncontiguousNFA))
+            .ascii_case_insensitive(true)
+            .build(lits)
+            .ok()
+            .map(Searcher::Any)
+    }
+
     fn finds(&self, hay: &str) -> bool {
         match self {
             Searcher::One(f) => f.find(hay.as_bytes()).is_some(),
             Searcher::Any(a) => a.is_match(hay),
         }
+    }
+}
+
+/// `hir` with every class that is an ASCII letter's two cases (and at
+/// most [`MAX_ESCAPES`] other characters) made that letter in lower case,
+/// the other characters added to `escapes`; `None` when there is no such
+/// class. Each match of `hir` that holds none of `escapes` is, up to ASCII
+/// case, a match of the result (a letter's case does not change what a
+/// look-around sees), so the result's literals, looked for in any case
+/// and with `escapes`, are found in every haystack that matches.
+fn fold_cases(hir: &Hir, escapes: &mut Vec<char>) -> Option<Hir> {
+    match hir.kind() {
+        HirKind::Class(Class::Unicode(class)) => {
+            let (letter, others) = ascii_letter(class)?;
+            escapes.extend(others);
+            escapes.sort_unstable();
+            escapes.dedup();
+            Some(Hir::literal([letter]))
+        }
+        HirKind::Capture(c) => fold_cases(&c.sub, escapes).map(|sub| {
+            Hir::capture(Capture {
+                index: c.index,
+                name: c.name.clone(),
+                sub: Box::new(sub),
+            })
+        }),
+        HirKind::Repetition(r) => fold_cases(&r.sub, escapes).map(|sub| {
+            Hir::repetition(Repetition {
+                sub: Box::new(sub),
+                ..r.clone()
+            })
+        }),
+        HirKind::Concat(parts) => fold_each(parts, escapes).map(Hir::concat),
+        HirKind::Alternation(branches) => fold_each(branches, escapes).map(Hir::alternation),
+        HirKind::Empty | HirKind::Literal(_) | HirKind::Class(_) | HirKind::Look(_) => None,
+    }
+}
+
+/// [`fold_cases`] of each of `hirs`; `None` when none changes.
+fn fold_each(hirs: &[Hir], escapes: &mut Vec<char>) -> Option<Vec<Hir>> {
+    let folded: Vec<Option<Hir>> = hirs.iter().map(|h| fold_cases(h, escapes)).collect();
+    folded.iter().any(Option::is_some).then(|| {
+        folded
+            .into_iter()
+            .zip(hirs)
+            .map(|(f, h)| f.unwrap_or_else(|| h.clone()))
+            .collect()
+    })
+}
+
+/// Most characters other than its two cases a class folded to an ASCII
+/// letter may hold (Unicode's folds add one at most: `ſ` to `s`, the
+/// Kelvin sign to `k`).
+const MAX_ESCAPES: usize = 2;
+
+/// The lower-case ASCII letter whose two cases `class` holds, and its
+/// other characters, when it holds no other ASCII character and at most
+/// [`MAX_ESCAPES`] others.
+fn ascii_letter(class: &ClassUnicode) -> Option<(u8, Vec<char>)> {
+    let mut ascii = Vec::with_capacity(2);
+    let mut others = Vec::new();
+    for range in class.iter() {
+        for c in range.start()..=range.end() {
+            match c.is_ascii() {
+                true if ascii.len() < 2 => ascii.push(c as u8),
+                false if others.len() < MAX_ESCAPES => others.push(c),
+                _ => return None,
+            }
+        }
+    }
+    match ascii[..] {
+        [upper, lower] if upper.is_ascii_uppercase() && lower == upper.to_ascii_lowercase() => {
+            Some((lower, others))
+        }
+        _ => None,
     }
 }
 
@@ -324,6 +422,13 @@ mod tests {
             r"\s(?:ab){0,2}\s",
             r"(?m)^\s*$",
             r"\bx\b|\B",
+            // Letters folded to one case (and `ſ`, the Kelvin sign, `İ`).
+            r"(?i)kelvin|teſt",
+            r"(?i)\bstraße\b",
+            r"(?mi)^[=\s]*(no tests ran in\b|no tests found|\?\s+\S+\s+\[no test files\]\s*$)",
+            r"[Nn]o [Tt]ests|[Kk\u{212A}]ey",
+            r"(?i)\w+ISSUE\d",
+            r"(?i:İ)x|ı",
         ];
         let hays = [
             "",
@@ -360,6 +465,12 @@ mod tests {
             "foo 42 x",
             "  \n\nx",
             "bbb",
+            "\u{212A}ELVIN, a \u{212A}elvin, KeLvIn",
+            "a teſt, a TEST, a \u{17F}trasse, STRAßE, \u{17F}TRA\u{1E9E}E.",
+            "== NO TEſTS RAN IN 0.1s\n? x [NO TEST FILES]\n",
+            "No tests, \u{212A}ey, KEY",
+            "x_i\u{17F}\u{17F}ue3 x\u{130}ssue4 issue5",
+            "\u{130}x i\u{307}x \u{131}",
         ];
         for p in patterns {
             for h in hays {
@@ -543,6 +654,37 @@ mod tests {
         }
         // The check ran on real cases, not only on haystacks that match.
         assert!(ruled_out > 10_000, "only {ruled_out} haystacks ruled out");
+    }
+
+    /// The "no tests" sniff (a `(?i)` alternation, once hundreds of case
+    /// variants cut to a few bytes) is ruled out on every recorded output
+    /// and line that lacks one of its phrases in some case, and on no
+    /// haystack where it matches.
+    #[test]
+    fn a_case_insensitive_alternation_keeps_its_whole_phrases() {
+        let p = r"(?mi)^[=\s]*(no tests ran in\b|no tests found|no test files found|no test suite found|\?\s+\S+\s+\[no test files\]\s*$)";
+        let lazy = LazyRegex::new(p);
+        let compiled = Regex::new(p).unwrap();
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut ruled_out = 0;
+        for entry in walkdir::WalkDir::new(root.join("fixtures/outputs")) {
+            let Ok(text) = std::fs::read_to_string(entry.unwrap().path()) else {
+                continue;
+            };
+            for hay in std::iter::once(text.as_str()).chain(text.lines()) {
+                let lower = hay.to_ascii_lowercase();
+                let phrase = ["no tests ran in", "no tests found", "no test files found"]
+                    .iter()
+                    .chain(&["no test suite found", "[no test files]"])
+                    .any(|w| lower.contains(w));
+                assert_eq!(lazy.rules_out(hay), !phrase, "{hay:?}");
+                ruled_out += usize::from(!phrase);
+                assert!(!(lazy.rules_out(hay) && compiled.is_match(hay)), "{hay:?}");
+            }
+        }
+        assert!(ruled_out > 1000, "only {ruled_out} ruled out");
+        assert!(!lazy.rules_out("x\n  NO TEST\u{17F} FOUND\n"));
+        assert!(lazy.is_match("x\n  NO TEST\u{17F} FOUND\n"));
     }
 
     #[test]
