@@ -373,7 +373,13 @@ impl Journal {
     }
 
     /// Whether someone other than this process changed the file since it
-    /// last wrote it (an agent, during its call).
+    /// last wrote it (an agent, during its call). Told by the key's facts
+    /// alone: the key, taken right after this process's write, is recent
+    /// and does not vouch (see [`StatKey::vouches_for`]), so a rewrite
+    /// within one clock grain, same size, mtime set back, is not seen. The
+    /// journal keeps no copy of its bytes to read and compare; a forged
+    /// journal matters only if wfx is killed before the next checkpoint
+    /// empties it.
     pub fn tampered(&self) -> bool {
         match self.key {
             Some(key) => StatKey::at(&self.path) != Some(key),
