@@ -51,15 +51,32 @@ struct Kept {
     /// file (see [`StatKey::vouches_for`]), the file holds what wfx wrote
     /// and need not be read to know. A key taken right after a write is
     /// recent and vouches for nothing: the first check after it reads.
-    key: Option<StatKey>,
+    key: std::cell::Cell<Option<StatKey>>,
 }
 
 impl Kept {
-    /// Whether the key kept proves the file, whose key is `now`, untouched.
-    fn vouches_for(&self, now: Option<StatKey>) -> bool {
-        self.key
+    /// Whether the file at `path` holds what wfx wrote: its kept key
+    /// vouches for it, or it is read (`read`) and equal, and then keeps the
+    /// key taken before that read (a recent key is replaced by a later one,
+    /// which vouches once the file has settled).
+    fn holds(&self, path: &Path, read: impl Fn(&Path) -> Option<Vec<u8>>) -> bool {
+        let now = StatKey::at(path);
+        if self
+            .key
+            .get()
             .zip(now)
             .is_some_and(|(kept, now)| kept.vouches_for(&now))
+        {
+            return true;
+        }
+        // A link in the file's place is an edit, whatever it points to
+        // (DESIGN.md §11.3).
+        let link = now.is_some_and(|k| k.mode & 0o170000 == 0o120000);
+        let same = !link && read(path).is_some_and(|b| *b == *self.bytes);
+        if same {
+            self.key.set(now);
+        }
+        same
     }
 }
 
@@ -69,11 +86,11 @@ impl SessionCopies {
         let d = digest(bytes);
         let key = StatKey::at(path);
         match self.kept.get_mut(path) {
-            Some(k) if k.digest == d => k.key = key,
+            Some(k) if k.digest == d => k.key.set(key),
             Some(k) => {
                 k.digest = d;
                 k.bytes = bytes.into();
-                k.key = key;
+                k.key.set(key);
             }
             None => {
                 self.kept.insert(
@@ -81,23 +98,23 @@ impl SessionCopies {
                     Kept {
                         digest: d,
                         bytes: bytes.into(),
-                        key,
+                        key: key.into(),
                     },
                 );
             }
         }
     }
 
-    /// Whether `path` is untouched since wfx wrote it (its key vouches
-    /// for it); `false` also when that cannot be told without reading it.
+    /// Whether `path` holds what wfx last wrote: told by its key when the
+    /// key vouches for it, else by reading it (see `Kept::holds`).
     pub fn untouched(&self, path: &Path) -> bool {
         self.kept
             .get(path)
-            .is_some_and(|k| k.vouches_for(StatKey::at(path)))
+            .is_some_and(|k| k.holds(path, |p| std::fs::read(p).ok()))
     }
 
-    /// What `path` holds when it is untouched since wfx wrote it: known
-    /// without reading it.
+    /// What `path` holds when it is untouched since wfx wrote it: wfx's
+    /// copy, known without reading it while the file's key vouches.
     pub fn copy_if_untouched(&self, path: &Path) -> Option<&[u8]> {
         self.untouched(path).then(|| self.copy(path)).flatten()
     }
@@ -113,7 +130,7 @@ impl SessionCopies {
     pub fn known(&self) -> impl Iterator<Item = (&Path, StatKey, &std::sync::Arc<[u8]>)> + '_ {
         self.kept
             .iter()
-            .filter_map(|(p, k)| Some((p.as_path(), k.key?, &k.bytes)))
+            .filter_map(|(p, k)| Some((p.as_path(), k.key.get()?, &k.bytes)))
     }
 
     /// The files moved from `old` to `new` (the session was archived).
@@ -128,24 +145,15 @@ impl SessionCopies {
     }
 
     /// The files that no longer hold what wfx wrote (changed or removed),
-    /// sorted; `read` gives a file's bytes now (`None`: missing). A file
-    /// read and found as written keeps the key taken before that read, so
-    /// a key taken while the file was recent is replaced by a later one.
-    pub fn edited(&mut self, read: impl Fn(&Path) -> Option<Vec<u8>>) -> Vec<PathBuf> {
-        let mut out = Vec::new();
-        for (p, k) in &mut self.kept {
-            let now = StatKey::at(p);
-            if k.vouches_for(now) {
-                continue;
-            }
-            // A link in the file's place is an edit, whatever it points
-            // to (DESIGN.md §11.3).
-            if !crate::fsx::is_link(p) && read(p).is_some_and(|b| *b == *k.bytes) {
-                k.key = now;
-            } else {
-                out.push(p.clone());
-            }
-        }
+    /// sorted; `read` gives a file's bytes now (`None`: missing), asked
+    /// only for a file whose key does not vouch for it.
+    pub fn edited(&self, read: impl Fn(&Path) -> Option<Vec<u8>>) -> Vec<PathBuf> {
+        let mut out: Vec<PathBuf> = self
+            .kept
+            .iter()
+            .filter(|(p, k)| !k.holds(p, &read))
+            .map(|(p, _)| p.clone())
+            .collect();
         out.sort();
         out
     }
@@ -154,7 +162,11 @@ impl SessionCopies {
     /// its files to settle.
     #[cfg(test)]
     pub(crate) fn age_keys(&mut self, secs: i64) {
-        for key in self.kept.values_mut().filter_map(|k| k.key.as_mut()) {
+        for key in self
+            .kept
+            .values_mut()
+            .filter_map(|k| k.key.get_mut().as_mut())
+        {
             key.taken.0 += secs;
         }
     }
@@ -166,7 +178,7 @@ impl SessionCopies {
 
     /// Write back every file on disk that no longer holds what wfx wrote;
     /// the files restored, sorted.
-    pub fn restore_on_disk(&mut self) -> Result<Vec<PathBuf>> {
+    pub fn restore_on_disk(&self) -> Result<Vec<PathBuf>> {
         let edited = self.edited(|p| std::fs::read(p).ok());
         for path in &edited {
             let bytes = self.copy(path).unwrap_or_default();
@@ -314,7 +326,7 @@ mod tests {
         std::fs::write(&a, "status: active").unwrap();
         let mut copies = SessionCopies::default();
         copies.record(&a, b"status: active");
-        assert!(!copies.untouched(&a), "a key taken right after a write");
+        // A key taken right after a write: the file is read.
         let reads = std::cell::Cell::new(0);
         let read = |p: &Path| {
             reads.set(reads.get() + 1);
@@ -366,6 +378,7 @@ mod tests {
             .get_mut(a.as_path())
             .unwrap()
             .key
+            .get_mut()
             .as_mut()
             .unwrap();
         assert_eq!(

@@ -183,7 +183,7 @@ fn read_regular_with_mode(path: &Path) -> Result<Option<(Vec<u8>, u32)>> {
             let mode = m.permissions().mode() & 0o7777;
             let key = crate::fsx::StatKey::taken_at(taken, &m);
             let mut cache = READ_CACHE.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some((k, bytes)) = cache.get(path)
+            if let Some((k, bytes)) = cache.get(path.as_os_str())
                 && k.vouches_for(&key)
             {
                 return Ok(Some((bytes.clone(), mode)));
@@ -192,7 +192,7 @@ fn read_regular_with_mode(path: &Path) -> Result<Option<(Vec<u8>, u32)>> {
             // key, so the bytes are never newer than a key that vouches.
             // A recent key is kept too: the next read takes it again.
             let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-            cache.insert(path.to_path_buf(), (key, bytes.clone()));
+            cache.insert(path.as_os_str().to_owned(), (key, bytes.clone()));
             Ok(Some((bytes, mode)))
         }
         Ok(_) => Ok(None),
@@ -201,8 +201,10 @@ fn read_regular_with_mode(path: &Path) -> Result<Option<(Vec<u8>, u32)>> {
     }
 }
 
-/// Bytes of the guarded files as last read, with their stat keys.
-static READ_CACHE: std::sync::Mutex<BTreeMap<PathBuf, (crate::fsx::StatKey, Vec<u8>)>> =
+/// Bytes of the guarded files as last read, with their stat keys. Keyed
+/// by the path's bytes: comparing `Path`s component by component was most
+/// of the cost of a lookup.
+static READ_CACHE: std::sync::Mutex<BTreeMap<std::ffi::OsString, (crate::fsx::StatKey, Vec<u8>)>> =
     std::sync::Mutex::new(BTreeMap::new());
 
 /// The files of a hooks directory (sample hooks included): bytes and mode.
@@ -274,7 +276,7 @@ mod tests {
     }
 
     fn cached_key(path: &Path) -> crate::fsx::StatKey {
-        READ_CACHE.lock().unwrap().get(path).unwrap().0
+        READ_CACHE.lock().unwrap().get(path.as_os_str()).unwrap().0
     }
 
     /// The read cache answers without reading only for a key that
@@ -291,7 +293,7 @@ mod tests {
             READ_CACHE
                 .lock()
                 .unwrap()
-                .insert(f.clone(), (key, b"cached\n".to_vec()));
+                .insert(f.clone().into_os_string(), (key, b"cached\n".to_vec()));
         };
         planted(key);
         assert_eq!(
@@ -324,7 +326,13 @@ mod tests {
             (now.size, now.mtime, now.ino),
             (kept.size, kept.mtime, kept.ino)
         );
-        READ_CACHE.lock().unwrap().get_mut(&hook).unwrap().0.ctime = now.ctime;
+        READ_CACHE
+            .lock()
+            .unwrap()
+            .get_mut(hook.as_os_str())
+            .unwrap()
+            .0
+            .ctime = now.ctime;
         let done = cp.restore_repo(&guard, true).unwrap();
         assert!(done.config);
         assert_eq!(
