@@ -288,12 +288,48 @@ pub fn overwrite(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     file.write_all(bytes)
 }
 
-/// What tells a file's content changed without reading it: device, inode,
-/// size, mode, mtime and ctime. The ctime cannot be set by a process (a
-/// write, `utimensat`, a rename or a new inode sets it to now), but the
-/// kernel's clock for it is coarse, so as git does with its "racy" entries,
-/// a file changed in the last two seconds is read, not trusted by its key.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What tells a file is as wfx last saw it without reading it: device,
+/// inode, size, mode, mtime and ctime, and when the key was taken. The one
+/// key of every "known without reading" cache (the repository guard's
+/// reads, the session copies, the head guard's copies, the sealed checkout).
+///
+/// **The rule** ([`StatKey::vouches_for`]): a key proves the file unchanged
+/// only when it was *settled* when taken, i.e. `ctime + grain < taken`.
+///
+/// Why that is enough: no process can set a ctime; every write, truncate,
+/// `utimensat`, `chmod`, link count change or rename sets the inode's ctime
+/// to the kernel's clock then, and a new inode in the file's place changes
+/// `(dev, ino)`. That clock is not the fine one wfx reads for `taken`: it
+/// lags it by up to one scheduler tick (the kernel's "coarse" clock, ≤ 10
+/// ms at HZ=100, the slowest Linux offers; kernels with multigrain
+/// timestamps stamp finer), and the file system then truncates the stamp to
+/// its own granularity `G` (1 ns on ext4, xfs, btrfs, tmpfs; 10 ms for
+/// exFAT; 1 s for ext4 with 128-byte inodes or HFS+; 2 s for FAT). So a
+/// change made at or after `taken` gets `ctime' > taken − tick − G`. With
+/// `grain ≥ tick + G` and `ctime + grain < taken`, `ctime' > ctime`: any
+/// change after the key was taken changes the key. `taken` is read before
+/// the `stat` (see [`StatKey::at`], [`StatKey::taken_at`]), so "after the
+/// key" includes the moment between the two.
+///
+/// `grain` is [`FINE_GRAIN_NS`] (50 ms: a 10 ms tick plus exFAT's 10 ms,
+/// with room for a stat made a little after the clock read, as
+/// [`StatKey::of`] does) when the ctime has nanoseconds, and
+/// [`COARSE_GRAIN_NS`] (2 s + 50 ms) when they are 0, which is how a file
+/// system with 1-s or 2-s stamps shows (a fine stamp is a round second once
+/// in 10⁹, then merely read again).
+///
+/// A key taken while the file was *recent* (`ctime + grain ≥ taken`: just
+/// written, by wfx itself too) proves nothing: a rewrite within the same
+/// grain, same size, mtime set back with `utimensat`, gives the same key.
+/// The caller reads the file, and a key taken again later (before that
+/// read) is the one kept. What the rule assumes: the clock is not set back
+/// (root only), and on a network file system the server's clock, which
+/// stamps the ctime, is within `grain` of this machine's.
+///
+/// Equality compares the file's facts, not `taken`: two keys of an
+/// unchanged file taken at different times are equal; whether an equal key
+/// *proves* the file unchanged is [`StatKey::vouches_for`].
+#[derive(Debug, Clone, Copy)]
 pub struct StatKey {
     pub dev: u64,
     pub ino: u64,
@@ -301,10 +337,49 @@ pub struct StatKey {
     pub mode: u32,
     pub mtime: (i64, i64),
     pub ctime: (i64, i64),
+    /// The clock (seconds, nanoseconds since the epoch) when the key was
+    /// taken, read before the `stat`.
+    pub taken: (i64, i64),
 }
 
+/// How far behind the fine clock a nanosecond ctime may be (see [`StatKey`]).
+pub const FINE_GRAIN_NS: i128 = 50_000_000;
+/// The same for a ctime without nanoseconds (1-s or 2-s stamps).
+pub const COARSE_GRAIN_NS: i128 = 2_000_000_000 + FINE_GRAIN_NS;
+
+/// The wall clock now, as (seconds, nanoseconds) since the epoch: what a
+/// ctime is stamped from.
+pub fn clock() -> (i64, i64) {
+    let d = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    (d.as_secs() as i64, i64::from(d.subsec_nanos()))
+}
+
+fn nanos((secs, ns): (i64, i64)) -> i128 {
+    i128::from(secs) * 1_000_000_000 + i128::from(ns)
+}
+
+impl PartialEq for StatKey {
+    fn eq(&self, other: &StatKey) -> bool {
+        (
+            self.dev, self.ino, self.size, self.mode, self.mtime, self.ctime,
+        ) == (
+            other.dev,
+            other.ino,
+            other.size,
+            other.mode,
+            other.mtime,
+            other.ctime,
+        )
+    }
+}
+
+impl Eq for StatKey {}
+
 impl StatKey {
-    pub fn of(m: &std::fs::Metadata) -> StatKey {
+    /// The key of `m`, from a `stat` made after the clock read `taken`.
+    pub fn taken_at(taken: (i64, i64), m: &std::fs::Metadata) -> StatKey {
         use std::os::unix::fs::MetadataExt;
         StatKey {
             dev: m.dev(),
@@ -313,21 +388,54 @@ impl StatKey {
             mode: m.mode(),
             mtime: (m.mtime(), m.mtime_nsec()),
             ctime: (m.ctime(), m.ctime_nsec()),
+            taken,
         }
     }
 
-    /// Whether `m` changed too recently for its key to show a later change.
-    pub fn recent(m: &std::fs::Metadata) -> bool {
-        use std::os::unix::fs::MetadataExt;
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(i64::MAX, |d| d.as_secs() as i64);
-        m.ctime() >= now - 2
+    /// The key of `m`, a `stat` just made (the clock is read now, after
+    /// it: the grain's spare covers the moment between).
+    pub fn of(m: &std::fs::Metadata) -> StatKey {
+        Self::taken_at(clock(), m)
     }
 
-    /// The key of `m`, unless it changed too recently (see [`Self::recent`]).
-    pub fn settled(m: &std::fs::Metadata) -> Option<StatKey> {
-        (!Self::recent(m)).then(|| Self::of(m))
+    /// The key of the file at `path` now (not following a last symlink).
+    pub fn at(path: &Path) -> Option<StatKey> {
+        let taken = clock();
+        std::fs::symlink_metadata(path)
+            .ok()
+            .map(|m| Self::taken_at(taken, &m))
+    }
+
+    /// The file's size when the key was taken.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// How far the ctime may lag the clock (see [`StatKey`]).
+    fn grain_ns(&self) -> i128 {
+        if self.ctime.1 == 0 {
+            COARSE_GRAIN_NS
+        } else {
+            FINE_GRAIN_NS
+        }
+    }
+
+    /// Whether any change after this key was taken changes it: the file's
+    /// last change was more than a grain before (see [`StatKey`]).
+    pub fn settled(&self) -> bool {
+        nanos(self.ctime) + self.grain_ns() < nanos(self.taken)
+    }
+
+    /// Whether `now`, a key of the same path taken later, proves the file
+    /// unchanged since this key was taken: the one rule.
+    pub fn vouches_for(&self, now: &StatKey) -> bool {
+        self.settled() && self == now
+    }
+
+    /// Whether `m`, a `stat` just made, changed too recently for its key
+    /// to show a later change (see [`StatKey::settled`]).
+    pub fn recent(m: &std::fs::Metadata) -> bool {
+        !Self::of(m).settled()
     }
 }
 
@@ -346,6 +454,125 @@ mod tests {
         std::fs::create_dir(&root).unwrap();
         trust_links_under(&root, &[]);
         (tmp, root)
+    }
+
+    const MS: i64 = 1_000_000;
+
+    /// A key of a file last changed at `ctime`, taken at `taken`.
+    fn key(ctime: (i64, i64), taken: (i64, i64)) -> StatKey {
+        StatKey {
+            dev: 1,
+            ino: 7,
+            size: 14,
+            mode: 0o100644,
+            mtime: ctime,
+            ctime,
+            taken,
+        }
+    }
+
+    #[test]
+    fn a_key_vouches_only_when_the_file_was_settled_as_it_was_taken() {
+        let fine = (1_000, 123_456_789);
+        let coarse = (1_000, 0);
+        // (ctime, taken, settled)
+        let table = [
+            // Fine stamps: 50 ms.
+            (fine, (1_000, 123_456_789), false),
+            (fine, (1_000, 123_456_789 + 10 * MS), false),
+            (fine, (1_000, 123_456_789 + 50 * MS), false),
+            (fine, (1_000, 123_456_789 + 50 * MS + 1), true),
+            (fine, (1_002, 0), true),
+            // Coarse stamps (no nanoseconds: 1-s or 2-s file systems).
+            (coarse, (1_000, 500 * MS), false),
+            (coarse, (1_001, 999 * MS), false),
+            (coarse, (1_002, 50 * MS), false),
+            (coarse, (1_002, 50 * MS + 1), true),
+            // A clock behind the ctime (set back, another machine's).
+            (fine, (999, 0), false),
+        ];
+        for (ctime, taken, settled) in table {
+            let k = key(ctime, taken);
+            assert_eq!(k.settled(), settled, "ctime {ctime:?} taken {taken:?}");
+            // An equal key taken later vouches exactly when it was settled.
+            let later = key(ctime, (taken.0 + 100, 0));
+            assert_eq!(k.vouches_for(&later), settled, "{ctime:?} {taken:?}");
+        }
+    }
+
+    #[test]
+    fn a_settled_key_does_not_vouch_for_a_changed_file() {
+        let kept = key((1_000, 123_456_789), (1_010, 0));
+        assert!(kept.vouches_for(&key((1_000, 123_456_789), (1_020, 0))));
+        let changed = [
+            // Same size, mtime set back: the ctime is the write's.
+            StatKey {
+                ctime: (1_015, 4),
+                ..kept
+            },
+            // Another inode put in its place (same size, times copied).
+            StatKey { ino: 8, ..kept },
+            StatKey { dev: 2, ..kept },
+            // chmod +x.
+            StatKey {
+                mode: 0o100755,
+                ..kept
+            },
+            StatKey { size: 15, ..kept },
+            StatKey {
+                mtime: (1_015, 0),
+                ..kept
+            },
+        ];
+        for now in changed {
+            assert!(!kept.vouches_for(&now), "{now:?}");
+        }
+    }
+
+    /// The reasoning of [`StatKey`], checked on a model of the kernel: a
+    /// change at or after the key was taken is stamped from a clock up to
+    /// one tick behind, truncated to the file system's granularity; a key
+    /// that was settled never has that stamp.
+    #[test]
+    fn no_change_after_a_settled_key_keeps_its_ctime() {
+        const S: i128 = 1_000_000_000;
+        let stamp = |t: i128, lag: i128, gran: i128| {
+            let c = (t - lag).div_euclid(gran) * gran;
+            ((c.div_euclid(S)) as i64, (c.rem_euclid(S)) as i64)
+        };
+        let mut settled_seen = 0;
+        for gran in [1, 1_000, 10 * MS as i128, S, 2 * S] {
+            for lag in [0, 4 * MS as i128, 10 * MS as i128] {
+                for written in [0, 3 * MS as i128, 999 * MS as i128, S + 7] {
+                    let t0 = 5_000 * S + 123_456_789 + written;
+                    let ctime = stamp(t0, lag, gran);
+                    for after in [0, MS as i128, 30 * MS as i128, 60 * MS as i128, S, 3 * S] {
+                        let taken = t0 + after;
+                        let k = key(ctime, ((taken / S) as i64, (taken % S) as i64));
+                        if !k.settled() {
+                            continue;
+                        }
+                        settled_seen += 1;
+                        for change in [0, 1, MS as i128, 10 * MS as i128, S] {
+                            let c = stamp(taken + change, lag, gran);
+                            assert_ne!(c, ctime, "gran {gran} lag {lag} after {after}");
+                        }
+                    }
+                }
+            }
+        }
+        assert!(settled_seen > 0);
+    }
+
+    #[test]
+    fn a_file_just_written_has_a_recent_key() {
+        let tmp = tempfile::tempdir().unwrap();
+        let f = tmp.path().join("a");
+        std::fs::write(&f, "x").unwrap();
+        let k = StatKey::at(&f).unwrap();
+        assert!(!k.settled());
+        assert!(!k.vouches_for(&StatKey::at(&f).unwrap()));
+        assert!(StatKey::recent(&std::fs::symlink_metadata(&f).unwrap()));
     }
 
     #[test]

@@ -38,7 +38,7 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Component, Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::session::store::FileKey;
+use crate::fsx::StatKey;
 
 /// The journal inside a session directory.
 pub const JOURNAL: &str = ".process/wfx.journal";
@@ -228,7 +228,7 @@ pub struct Journal {
     /// The file's size: `len` and the zeros after it.
     size: u64,
     /// The file as this process last left it: anything else changed it.
-    key: Option<FileKey>,
+    key: Option<StatKey>,
     /// The paths its records name, kept while the file is open.
     names: BTreeSet<String>,
 }
@@ -337,7 +337,7 @@ impl Journal {
         if durable {
             f.sync_data().map_err(|e| Error::io(&path, e))?;
         }
-        let key = f.metadata().ok().map(|m| FileKey::of(&m));
+        let key = f.metadata().ok().map(|m| StatKey::of(&m));
         self.len = end;
         self.size = size;
         self.next_seq += 1;
@@ -373,11 +373,17 @@ impl Journal {
     }
 
     /// Whether someone other than this process changed the file since it
-    /// last wrote it (an agent, during its call).
+    /// last wrote it (an agent, during its call). Told by the key's facts
+    /// alone: the key, taken right after this process's write, is recent
+    /// and does not vouch (see [`StatKey::vouches_for`]), so a rewrite
+    /// within one clock grain, same size, mtime set back, is not seen. The
+    /// journal keeps no copy of its bytes to read and compare; a forged
+    /// journal matters only if wfx is killed before the next checkpoint
+    /// empties it.
     pub fn tampered(&self) -> bool {
         match self.key {
-            Some(key) => FileKey::at(&self.path) != Some(key),
-            None => self.file.is_some() && FileKey::at(&self.path).is_some_and(|k| k.size() != 0),
+            Some(key) => StatKey::at(&self.path) != Some(key),
+            None => self.file.is_some() && StatKey::at(&self.path).is_some_and(|k| k.size() != 0),
         }
     }
 
@@ -404,7 +410,7 @@ impl Journal {
         f.set_len(0)
             .and_then(|_| f.sync_data())
             .map_err(|e| Error::io(&path, e))?;
-        self.key = f.metadata().ok().map(|m| FileKey::of(&m));
+        self.key = f.metadata().ok().map(|m| StatKey::of(&m));
         self.len = 0;
         self.size = 0;
         self.names.clear();
@@ -434,7 +440,7 @@ impl Journal {
         crate::session::store::sync_dir(&dir);
         self.file = None;
         self.file()?;
-        self.key = FileKey::at(&self.path);
+        self.key = StatKey::at(&self.path);
         Ok(())
     }
 

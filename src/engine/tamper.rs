@@ -24,7 +24,7 @@ use super::step::Snapshot;
 use crate::agents::{CallRecord, Role};
 use crate::artifacts::fix_history::Tamper;
 use crate::error::{Error, Result};
-use crate::session::store::FileKey;
+use crate::fsx::StatKey;
 
 /// A digest of bytes, to know whether a file still holds what was written.
 pub fn digest(bytes: &[u8]) -> u64 {
@@ -46,22 +46,51 @@ struct Kept {
     digest: u64,
     /// Shared with the head guard's copy (see [`SessionCopies::known`]).
     bytes: std::sync::Arc<[u8]>,
-    /// The file's key right after wfx wrote it: while it is the same, the
-    /// file holds what wfx wrote and need not be read to know.
-    key: Option<FileKey>,
+    /// The file's key right after wfx wrote it, or taken again before a
+    /// read found it still holding that: while the key vouches for the
+    /// file (see [`StatKey::vouches_for`]), the file holds what wfx wrote
+    /// and need not be read to know. A key taken right after a write is
+    /// recent and vouches for nothing: the first check after it reads.
+    key: std::cell::Cell<Option<StatKey>>,
+}
+
+impl Kept {
+    /// Whether the file at `path` holds what wfx wrote: its kept key
+    /// vouches for it, or it is read (`read`) and equal, and then keeps the
+    /// key taken before that read (a recent key is replaced by a later one,
+    /// which vouches once the file has settled).
+    fn holds(&self, path: &Path, read: impl Fn(&Path) -> Option<Vec<u8>>) -> bool {
+        let now = StatKey::at(path);
+        if self
+            .key
+            .get()
+            .zip(now)
+            .is_some_and(|(kept, now)| kept.vouches_for(&now))
+        {
+            return true;
+        }
+        // A link in the file's place is an edit, whatever it points to
+        // (DESIGN.md §11.3).
+        let link = now.is_some_and(|k| k.mode & 0o170000 == 0o120000);
+        let same = !link && read(path).is_some_and(|b| *b == *self.bytes);
+        if same {
+            self.key.set(now);
+        }
+        same
+    }
 }
 
 impl SessionCopies {
     /// `path` now holds `bytes`, written (or found equal) by wfx.
     pub fn record(&mut self, path: &Path, bytes: &[u8]) {
         let d = digest(bytes);
-        let key = FileKey::at(path);
+        let key = StatKey::at(path);
         match self.kept.get_mut(path) {
-            Some(k) if k.digest == d => k.key = key,
+            Some(k) if k.digest == d => k.key.set(key),
             Some(k) => {
                 k.digest = d;
                 k.bytes = bytes.into();
-                k.key = key;
+                k.key.set(key);
             }
             None => {
                 self.kept.insert(
@@ -69,24 +98,23 @@ impl SessionCopies {
                     Kept {
                         digest: d,
                         bytes: bytes.into(),
-                        key,
+                        key: key.into(),
                     },
                 );
             }
         }
     }
 
-    /// Whether `path` is untouched since wfx wrote it (same key); `false`
-    /// also when that cannot be told without reading it.
+    /// Whether `path` holds what wfx last wrote: told by its key when the
+    /// key vouches for it, else by reading it (see `Kept::holds`).
     pub fn untouched(&self, path: &Path) -> bool {
         self.kept
             .get(path)
-            .and_then(|k| k.key)
-            .is_some_and(|kept| FileKey::at(path) == Some(kept))
+            .is_some_and(|k| k.holds(path, |p| std::fs::read(p).ok()))
     }
 
-    /// What `path` holds when it is untouched since wfx wrote it: known
-    /// without reading it.
+    /// What `path` holds when it is untouched since wfx wrote it: wfx's
+    /// copy, known without reading it while the file's key vouches.
     pub fn copy_if_untouched(&self, path: &Path) -> Option<&[u8]> {
         self.untouched(path).then(|| self.copy(path)).flatten()
     }
@@ -96,13 +124,13 @@ impl SessionCopies {
         self.kept.get(path).map(|k| k.digest)
     }
 
-    /// Each file with the key it had right after wfx wrote it and what it
-    /// wrote: while the key is the same, that is the file's content (the
-    /// head guard copies it from here instead of reading it).
-    pub fn known(&self) -> impl Iterator<Item = (&Path, FileKey, &std::sync::Arc<[u8]>)> + '_ {
+    /// Each file with its key (taken after wfx wrote it, or again later) and what wfx wrote:
+    /// while the key vouches for the file, that is its content (the head
+    /// guard copies it from here instead of reading it).
+    pub fn known(&self) -> impl Iterator<Item = (&Path, StatKey, &std::sync::Arc<[u8]>)> + '_ {
         self.kept
             .iter()
-            .filter_map(|(p, k)| Some((p.as_path(), k.key?, &k.bytes)))
+            .filter_map(|(p, k)| Some((p.as_path(), k.key.get()?, &k.bytes)))
     }
 
     /// The files moved from `old` to `new` (the session was archived).
@@ -117,22 +145,30 @@ impl SessionCopies {
     }
 
     /// The files that no longer hold what wfx wrote (changed or removed),
-    /// sorted; `read` gives a file's bytes now (`None`: missing).
+    /// sorted; `read` gives a file's bytes now (`None`: missing), asked
+    /// only for a file whose key does not vouch for it.
     pub fn edited(&self, read: impl Fn(&Path) -> Option<Vec<u8>>) -> Vec<PathBuf> {
         let mut out: Vec<PathBuf> = self
             .kept
             .iter()
-            .filter(|(p, k)| {
-                let untouched = k.key.is_some() && FileKey::at(p) == k.key;
-                // A link in the file's place is an edit, whatever it
-                // points to (DESIGN.md §11.3).
-                !untouched
-                    && (crate::fsx::is_link(p) || read(p).is_none_or(|b| digest(&b) != k.digest))
-            })
+            .filter(|(p, k)| !k.holds(p, &read))
             .map(|(p, _)| p.clone())
             .collect();
         out.sort();
         out
+    }
+
+    /// Every kept key as if taken `secs` later: a test does not wait for
+    /// its files to settle.
+    #[cfg(test)]
+    pub(crate) fn age_keys(&mut self, secs: i64) {
+        for key in self
+            .kept
+            .values_mut()
+            .filter_map(|k| k.key.get_mut().as_mut())
+        {
+            key.taken.0 += secs;
+        }
     }
 
     /// wfx's copy of `path`.
@@ -280,28 +316,79 @@ pub fn undo_tree(cp: &crate::git::Checkpoints, tree: &str) -> Result<Vec<String>
 mod tests {
     use super::*;
 
-    /// A file is taken as untouched only while its key is the one wfx
-    /// saw after writing it: a same-size rewrite in the same second, or a
-    /// file put back whole, is read and compared.
+    /// A file is taken as untouched only while a settled key vouches for
+    /// it; a key taken right after wfx's write is recent: the file is
+    /// read, and the key taken before that read is kept.
     #[test]
-    fn a_same_size_rewrite_is_found_although_nothing_is_read_while_untouched() {
+    fn a_file_is_known_without_reading_only_once_its_key_settled() {
         let tmp = tempfile::tempdir().unwrap();
         let a = tmp.path().join("a.json");
         std::fs::write(&a, "status: active").unwrap();
         let mut copies = SessionCopies::default();
         copies.record(&a, b"status: active");
+        // A key taken right after a write: the file is read.
+        let reads = std::cell::Cell::new(0);
+        let read = |p: &Path| {
+            reads.set(reads.get() + 1);
+            std::fs::read(p).ok()
+        };
+        assert!(copies.edited(read).is_empty());
+        assert_eq!(reads.get(), 1);
+        copies.age_keys(3);
         assert!(copies.untouched(&a));
         assert!(
             copies
                 .edited(|_| panic!("an untouched file is not read"))
                 .is_empty()
         );
+        // Taken back to its true time: a write now may share the kept
+        // ctime on a kernel with coarse stamps (see the test below).
+        copies.age_keys(-3);
         std::fs::write(&a, "status: forged").unwrap();
         assert!(!copies.untouched(&a));
         assert_eq!(copies.edited(|p| std::fs::read(p).ok()), vec![a.clone()]);
         // The same bytes written again: touched, but not edited.
         std::fs::write(&a, "status: active").unwrap();
         assert!(copies.edited(|p| std::fs::read(p).ok()).is_empty());
+    }
+
+    /// An agent rewrites a file right after wfx wrote it, same size, its
+    /// mtime set back; on a kernel or file system with coarse stamps its
+    /// ctime is then the one wfx's key has (made so here by hand, as this
+    /// kernel's stamps are fine): a recent key is not trusted, so the
+    /// edit is found and undone.
+    #[test]
+    fn a_same_size_rewrite_with_the_mtime_set_back_is_found_and_restored() {
+        let tmp = tempfile::tempdir().unwrap();
+        let a = tmp.path().join("a.json");
+        std::fs::write(&a, "status: active").unwrap();
+        let mut copies = SessionCopies::default();
+        copies.record(&a, b"status: active");
+        let mtime = std::fs::metadata(&a).unwrap().modified().unwrap();
+        std::fs::write(&a, "status: forged").unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&a)
+            .unwrap()
+            .set_modified(mtime)
+            .unwrap();
+        let now = StatKey::at(&a).unwrap();
+        let kept = copies
+            .kept
+            .get_mut(a.as_path())
+            .unwrap()
+            .key
+            .get_mut()
+            .as_mut()
+            .unwrap();
+        assert_eq!(
+            (now.size, now.mtime, now.ino),
+            (kept.size, kept.mtime, kept.ino)
+        );
+        kept.ctime = now.ctime;
+        assert!(!copies.untouched(&a));
+        assert_eq!(copies.restore_on_disk().unwrap(), vec![a.clone()]);
+        assert_eq!(std::fs::read_to_string(&a).unwrap(), "status: active");
     }
 
     #[test]

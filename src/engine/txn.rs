@@ -188,8 +188,7 @@ impl SessionTxn {
     /// (see [`SessionCopies::known`]).
     pub fn known_copies(
         &self,
-    ) -> impl Iterator<Item = (&Path, crate::session::store::FileKey, &std::sync::Arc<[u8]>)> + '_
-    {
+    ) -> impl Iterator<Item = (&Path, crate::fsx::StatKey, &std::sync::Arc<[u8]>)> + '_ {
         self.written.known()
     }
 
@@ -233,10 +232,8 @@ impl SessionTxn {
     fn unchanged(&self, doc: &Document) -> bool {
         let d = digest(&doc.bytes);
         match self.written.digest(&doc.path) {
-            Some(w) if w == d => {
-                self.written.untouched(&doc.path)
-                    || std::fs::read(&doc.path).is_ok_and(|b| digest(&b) == d)
-            }
+            // Read only when the file's key does not vouch for it.
+            Some(w) if w == d => self.written.untouched(&doc.path),
             Some(_) => false,
             None => std::fs::read(&doc.path).is_ok_and(|b| b == doc.bytes),
         }
@@ -1139,11 +1136,15 @@ mod tests {
             Document::new(&b, "{}", Durability::State),
         ])
         .unwrap();
+        // Keys taken right after the write vouch for nothing yet: read.
         assert!(txn.wrote(&a) && txn.wrote(&b));
         assert!(!txn.wrote(&dir.join("c.json")), "never written");
-        // Rewritten with the same bytes by someone else: a new change time.
-        std::fs::write(&a, "{}").unwrap();
+        // Rewritten by someone else, same size.
+        std::fs::write(&a, "[]").unwrap();
         assert!(!txn.wrote(&a));
+        // The same bytes again: what this process wrote, valid as written.
+        std::fs::write(&a, "{}").unwrap();
+        assert!(txn.wrote(&a));
         std::fs::remove_file(&b).unwrap();
         std::os::unix::fs::symlink(&a, &b).unwrap();
         assert!(!txn.wrote(&b), "a link in its place");

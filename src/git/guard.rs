@@ -167,8 +167,9 @@ impl super::Repo {
 }
 
 /// The bytes of a regular file (`None`: absent, or not a regular file).
-/// Read before and after every agent call, so a file whose stat key has
-/// not changed since wfx last read it is not read again (see [`crate::fsx::StatKey`]).
+/// Read before and after every agent call, so a file whose stat key
+/// vouches that it has not changed since wfx last read it is not read
+/// again (see [`crate::fsx::StatKey`]).
 fn read_regular(path: &Path) -> Result<Option<Vec<u8>>> {
     Ok(read_regular_with_mode(path)?.map(|(bytes, _)| bytes))
 }
@@ -176,22 +177,22 @@ fn read_regular(path: &Path) -> Result<Option<Vec<u8>>> {
 /// [`read_regular`], with the file's mode bits (from the same `lstat`).
 fn read_regular_with_mode(path: &Path) -> Result<Option<(Vec<u8>, u32)>> {
     use std::os::unix::fs::PermissionsExt;
+    let taken = crate::fsx::clock();
     match std::fs::symlink_metadata(path) {
         Ok(m) if m.is_file() => {
             let mode = m.permissions().mode() & 0o7777;
-            let key = crate::fsx::StatKey::settled(&m);
+            let key = crate::fsx::StatKey::taken_at(taken, &m);
             let mut cache = READ_CACHE.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(key) = key
-                && let Some((k, bytes)) = cache.get(path)
-                && *k == key
+            if let Some((k, bytes)) = cache.get(path.as_os_str())
+                && k.vouches_for(&key)
             {
                 return Ok(Some((bytes.clone(), mode)));
             }
+            // Read after the key was taken: a change after it changes the
+            // key, so the bytes are never newer than a key that vouches.
+            // A recent key is kept too: the next read takes it again.
             let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-            match key {
-                Some(key) => cache.insert(path.to_path_buf(), (key, bytes.clone())),
-                None => cache.remove(path),
-            };
+            cache.insert(path.as_os_str().to_owned(), (key, bytes.clone()));
             Ok(Some((bytes, mode)))
         }
         Ok(_) => Ok(None),
@@ -200,8 +201,10 @@ fn read_regular_with_mode(path: &Path) -> Result<Option<(Vec<u8>, u32)>> {
     }
 }
 
-/// Bytes of the guarded files as last read, with their stat keys.
-static READ_CACHE: std::sync::Mutex<BTreeMap<PathBuf, (crate::fsx::StatKey, Vec<u8>)>> =
+/// Bytes of the guarded files as last read, with their stat keys. Keyed
+/// by the path's bytes: comparing `Path`s component by component was most
+/// of the cost of a lookup.
+static READ_CACHE: std::sync::Mutex<BTreeMap<std::ffi::OsString, (crate::fsx::StatKey, Vec<u8>)>> =
     std::sync::Mutex::new(BTreeMap::new());
 
 /// The files of a hooks directory (sample hooks included): bytes and mode.
@@ -258,4 +261,83 @@ fn set_mode(path: &Path, mode: u32) -> Result<()> {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
         .map_err(|e| Error::io(path, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn repo() -> (tempfile::TempDir, PathBuf) {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("p");
+        std::fs::create_dir_all(&root).unwrap();
+        git2::Repository::init(&root).unwrap();
+        (tmp, root)
+    }
+
+    fn cached_key(path: &Path) -> crate::fsx::StatKey {
+        READ_CACHE.lock().unwrap().get(path.as_os_str()).unwrap().0
+    }
+
+    /// The read cache answers without reading only for a key that
+    /// vouches for the file (told here by bytes the file does not hold).
+    #[test]
+    fn the_read_cache_answers_only_for_a_settled_key() {
+        let (_tmp, root) = repo();
+        let f = root.join(".git/info/exclude");
+        std::fs::write(&f, "real\n").unwrap();
+        assert_eq!(read_regular(&f).unwrap().unwrap(), b"real\n");
+        let mut key = cached_key(&f);
+        assert!(!key.settled());
+        let planted = |key| {
+            READ_CACHE
+                .lock()
+                .unwrap()
+                .insert(f.clone().into_os_string(), (key, b"cached\n".to_vec()));
+        };
+        planted(key);
+        assert_eq!(
+            read_regular(&f).unwrap().unwrap(),
+            b"real\n",
+            "recent: read"
+        );
+        key.taken.0 += 3;
+        planted(key);
+        assert_eq!(read_regular(&f).unwrap().unwrap(), b"cached\n", "settled");
+    }
+
+    /// An agent rewrites a hook after the guard read it, same size, mtime
+    /// set back, and (as a coarse clock would stamp it) the same ctime:
+    /// the key the guard took was recent, so the hook is read and put back.
+    #[test]
+    fn a_hook_rewritten_with_the_same_key_is_restored() {
+        let (_tmp, root) = repo();
+        let cp = Checkpoints::open(&root).unwrap();
+        let hook = root.join(".git/hooks/pre-commit");
+        std::fs::write(&hook, "#!/bin/sh\nexit 0\n").unwrap();
+        let guard = cp.repo_guard().unwrap();
+        let kept = cached_key(&hook);
+        let mtime = std::fs::metadata(&hook).unwrap().modified().unwrap();
+        std::fs::write(&hook, "#!/bin/sh\ncurl x\n").unwrap();
+        let f = std::fs::File::options().write(true).open(&hook).unwrap();
+        f.set_modified(mtime).unwrap();
+        let now = crate::fsx::StatKey::at(&hook).unwrap();
+        assert_eq!(
+            (now.size, now.mtime, now.ino),
+            (kept.size, kept.mtime, kept.ino)
+        );
+        READ_CACHE
+            .lock()
+            .unwrap()
+            .get_mut(hook.as_os_str())
+            .unwrap()
+            .0
+            .ctime = now.ctime;
+        let done = cp.restore_repo(&guard, true).unwrap();
+        assert!(done.config);
+        assert_eq!(
+            std::fs::read_to_string(&hook).unwrap(),
+            "#!/bin/sh\nexit 0\n"
+        );
+    }
 }

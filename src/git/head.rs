@@ -14,7 +14,7 @@ use git2::{ObjectType, Oid, Tree, TreeWalkMode, TreeWalkResult};
 use super::paths::{self, under};
 use super::{Checkpoints, Entry, Repo, State, ctx, is_not_found, tree_entry};
 use crate::error::{Error, Result};
-use crate::session::store::FileKey;
+use crate::fsx::StatKey;
 
 /// What `HEAD` was before an agent call, and the session's own files then.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -53,7 +53,7 @@ enum Content {
     /// place changes what the handle reads too, which is not undone.
     Held {
         file: std::sync::Arc<std::fs::File>,
-        key: crate::session::store::FileKey,
+        key: crate::fsx::StatKey,
     },
 }
 
@@ -82,7 +82,7 @@ impl Checkpoints {
     pub fn head_guard_knowing<'k>(
         &self,
         session_dir: Option<&Path>,
-        known: impl IntoIterator<Item = (&'k Path, FileKey, &'k std::sync::Arc<[u8]>)>,
+        known: impl IntoIterator<Item = (&'k Path, StatKey, &'k std::sync::Arc<[u8]>)>,
     ) -> Result<HeadGuard> {
         let Some(r) = &self.repo else {
             return Ok(HeadGuard::default());
@@ -92,7 +92,11 @@ impl Checkpoints {
         {
             let mut copies = r.session_copies.borrow_mut();
             for (path, key, bytes) in known {
-                if copies.get(path).is_none_or(|(k, _)| *k != key) {
+                // Of two keys of the same file, the settled one vouches.
+                if copies
+                    .get(path)
+                    .is_none_or(|(k, _)| *k != key || (!k.settled() && key.settled()))
+                {
                     copies.insert(path.to_path_buf(), (key, bytes.clone()));
                 }
             }
@@ -284,27 +288,29 @@ impl Repo {
             let Ok(rel) = entry.path().strip_prefix(dir) else {
                 continue;
             };
+            let taken = crate::fsx::clock();
             let meta = match entry.metadata() {
                 Ok(m) => m,
                 // Gone since the walk saw it: nothing to keep.
                 Err(_) => continue,
             };
-            let key = crate::session::store::FileKey::of(&meta);
+            let key = crate::fsx::StatKey::taken_at(taken, &meta);
             let cached = self
                 .session_copies
                 .borrow()
                 .get(entry.path())
-                .filter(|(k, _)| *k == key)
+                .filter(|(k, _)| k.vouches_for(&key))
                 .map(|(_, b)| b.clone());
             let content = match cached {
                 Some(b) => Content::Bytes(b),
                 // Big files are never read: a handle keeps them.
                 None if meta.len() > CACHED_COPY_MAX as u64 => {
+                    let taken = crate::fsx::clock();
                     match std::fs::File::open(entry.path()) {
                         Ok(file) => Content::Held {
                             key: file
                                 .metadata()
-                                .map(|m| crate::session::store::FileKey::of(&m))
+                                .map(|m| crate::fsx::StatKey::taken_at(taken, &m))
                                 .unwrap_or(key),
                             file: std::sync::Arc::new(file),
                         },
@@ -354,7 +360,7 @@ impl Repo {
                 crate::fsx::write(&abs, bytes).map_err(|e| Error::io(&abs, e))?;
             }
             Content::Held { file: held, key } => {
-                if crate::session::store::FileKey::at(&abs) == Some(*key) {
+                if crate::fsx::StatKey::at(&abs).is_some_and(|now| key.vouches_for(&now)) {
                     return Ok(());
                 }
                 let copy = || -> std::io::Result<()> {
@@ -466,7 +472,5 @@ impl Repo {
 const CACHED_COPY_MAX: usize = 256 * 1024;
 
 /// The head guard's copies of session files (absolute path → key, bytes).
-pub(super) type CopyCache = std::collections::HashMap<
-    std::path::PathBuf,
-    (crate::session::store::FileKey, std::sync::Arc<[u8]>),
->;
+pub(super) type CopyCache =
+    std::collections::HashMap<std::path::PathBuf, (crate::fsx::StatKey, std::sync::Arc<[u8]>)>;

@@ -55,41 +55,6 @@ pub fn sync_dir(dir: &Path) {
     }
 }
 
-/// What identifies a file's content without reading it: size,
-/// modification and change times (nanoseconds) and inode. Every write,
-/// rename or chmod changes the change time, which no process can set.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FileKey {
-    len: u64,
-    mtime: (i64, i64),
-    ctime: (i64, i64),
-    ino: u64,
-}
-
-impl FileKey {
-    pub fn of(meta: &std::fs::Metadata) -> FileKey {
-        use std::os::unix::fs::MetadataExt;
-        FileKey {
-            len: meta.len(),
-            mtime: (meta.mtime(), meta.mtime_nsec()),
-            ctime: (meta.ctime(), meta.ctime_nsec()),
-            ino: meta.ino(),
-        }
-    }
-
-    /// The file's size when the key was taken.
-    pub fn size(&self) -> u64 {
-        self.len
-    }
-
-    /// The key of the file at `path` (not following a last symlink).
-    pub fn at(path: &Path) -> Option<FileKey> {
-        std::fs::symlink_metadata(path)
-            .ok()
-            .map(|m| FileKey::of(&m))
-    }
-}
-
 /// Write `bytes` to `path` atomically: a temp file in the same directory,
 /// fsync, rename over the target, fsync the directory (DESIGN.md §3). A
 /// crash leaves either the old file or the new one, never a mix. (The

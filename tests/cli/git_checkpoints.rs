@@ -1110,13 +1110,15 @@ fn the_head_guard_restores_each_session_files_latest_version() {
 }
 
 /// What wfx wrote itself is copied from its own record, not read, but
-/// only while the file's key is the one it had right after wfx wrote it:
-/// a file rewritten since (same size, same second) is read, and a restore
-/// writes what was on disk before the call, not wfx's older record.
+/// only while the file's key vouches for it: a key taken right after the
+/// write is recent (a rewrite in the same clock tick, same size, mtime set
+/// back, would keep it), so the file is read; a file rewritten since is
+/// read, and a restore writes what was on disk before the call, not wfx's
+/// older record.
 #[test]
 fn the_head_guard_takes_wfxs_own_copy_only_while_the_file_is_as_written() {
     use std::sync::Arc;
-    use wfx::session::store::FileKey;
+    use wfx::fsx::StatKey;
     let env = project();
     write_session(&env, 1);
     let cp = open(&env);
@@ -1124,19 +1126,28 @@ fn the_head_guard_takes_wfxs_own_copy_only_while_the_file_is_as_written() {
     let rel = format!("{SESSION}/notes.md");
     let path = dir.join("notes.md");
     env.write(&rel, "version 1\n");
-    let key = FileKey::at(&path).unwrap();
-    // The record is what the guard copies while the key holds (here it
-    // differs from the disk on purpose, to show it was not read).
+    // The record differs from the disk on purpose, to show which was used.
     let record: Arc<[u8]> = Arc::from(&b"VERSION 1\n"[..]);
+    let recent = StatKey::at(&path).unwrap();
     let guard = cp
-        .head_guard_knowing(Some(&dir), [(path.as_path(), key, &record)])
+        .head_guard_knowing(Some(&dir), [(path.as_path(), recent, &record)])
+        .unwrap();
+    std::fs::remove_file(&path).unwrap();
+    cp.restore_to(&guard, None).unwrap();
+    assert_eq!(env.read(&rel), "version 1\n", "a recent key: read");
+
+    // The same key as if taken 3 s later: settled, the record is copied.
+    let mut settled = StatKey::at(&path).unwrap();
+    settled.taken.0 += 3;
+    let guard = cp
+        .head_guard_knowing(Some(&dir), [(path.as_path(), settled, &record)])
         .unwrap();
     std::fs::remove_file(&path).unwrap();
     cp.restore_to(&guard, None).unwrap();
     assert_eq!(env.read(&rel), "VERSION 1\n");
 
     // Rewritten after wfx's record: the guard reads it.
-    let key = FileKey::at(&path).unwrap();
+    let key = StatKey::at(&path).unwrap();
     env.write(&rel, "version 2\n");
     let guard = cp
         .head_guard_knowing(Some(&dir), [(path.as_path(), key, &record)])
