@@ -202,9 +202,9 @@ pub fn sniff(text: &str) -> Option<TextFormat> {
 
 /// Remove ANSI escape sequences (colours, cursor moves).
 pub fn strip_ansi(s: &str) -> std::borrow::Cow<'_, str> {
-    let ansi = re!(r"\x1b(\[[0-9;?]*[ -/]*[@-~]|\][^\x07]*\x07|[@-Z\\-_])");
     if s.contains('\x1b') {
-        ansi.replace_all(s, "")
+        // Built only here: most output has no escape at all.
+        re!(r"\x1b(\[[0-9;?]*[ -/]*[@-~]|\][^\x07]*\x07|[@-Z\\-_])").replace_all(s, "")
     } else {
         std::borrow::Cow::Borrowed(s)
     }
