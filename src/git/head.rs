@@ -87,8 +87,7 @@ impl Checkpoints {
         let Some(r) = &self.repo else {
             return Ok(HeadGuard::default());
         };
-        let head = r.head_commit()?.map(|c| c.id().to_string());
-        let branch = r.head_branch()?;
+        let (head, branch) = r.head_and_branch()?;
         {
             let mut copies = r.session_copies.borrow_mut();
             for (path, key, bytes) in known {
@@ -239,7 +238,7 @@ pub(super) fn tree_state(tree: &Tree<'_>) -> Result<State> {
 }
 
 impl Repo {
-    fn head_branch(&self) -> Result<Option<String>> {
+    pub(super) fn head_branch(&self) -> Result<Option<String>> {
         match self.git.find_reference("HEAD") {
             Ok(head) => Ok(head
                 .symbolic_target_bytes()
@@ -249,7 +248,33 @@ impl Repo {
         }
     }
 
-    fn head_tree(&self) -> Result<Option<Tree<'_>>> {
+    /// `HEAD`'s commit (hex) and the branch it points at, as
+    /// [`Repo::head_commit`] and [`Repo::head_branch`] give them, from one
+    /// read of `HEAD`.
+    fn head_and_branch(&self) -> Result<(Option<String>, Option<String>)> {
+        let head = match self.git.find_reference("HEAD") {
+            Ok(head) => head,
+            Err(e) if is_not_found(&e) => return Ok((None, None)),
+            Err(e) => return Err(ctx("cannot read HEAD")(e)),
+        };
+        let branch = head
+            .symbolic_target_bytes()
+            .map(|b| String::from_utf8_lossy(b).into_owned());
+        let commit = match head.resolve() {
+            Ok(target) => Some(
+                target
+                    .peel_to_commit()
+                    .map_err(ctx("cannot read HEAD's commit"))?
+                    .id()
+                    .to_string(),
+            ),
+            Err(e) if is_not_found(&e) => None,
+            Err(e) => return Err(ctx("cannot read HEAD")(e)),
+        };
+        Ok((commit, branch))
+    }
+
+    pub(super) fn head_tree(&self) -> Result<Option<Tree<'_>>> {
         match self.head_commit()? {
             Some(c) => Ok(Some(c.tree().map_err(ctx("cannot read HEAD's tree"))?)),
             None => Ok(None),

@@ -32,6 +32,8 @@ mod head;
 mod hooks;
 mod message;
 mod paths;
+#[cfg(test)]
+mod reuse_tests;
 mod sealed;
 mod squash;
 mod sweep;
@@ -281,6 +283,21 @@ pub(crate) struct Repo {
     /// The work tree's content as last written as a tree, and that tree:
     /// the same content again is the same tree, not written again.
     last_tree: std::cell::RefCell<Option<(State, Oid)>>,
+    /// The diff [`Checkpoints::planted_links_at`] made of a snapshot and a
+    /// tree its caller had just taken, for the inspection right after,
+    /// which diffs the same two trees. The next
+    /// [`diff_since`](Repo::diff_since), whichever trees it diffs, takes
+    /// it out: it serves once, and only a caller that says it has just
+    /// taken the work tree's tree.
+    last_diff: std::cell::RefCell<Option<KeptDiff>>,
+}
+
+/// A diff of two trees, by their ids (a tree never changes: the same two
+/// ids, the same diff).
+struct KeptDiff {
+    old: Oid,
+    new: Oid,
+    diff: SnapshotDiff,
 }
 
 /// A tree entry: blob/gitlink id and file mode.
@@ -403,6 +420,7 @@ impl Checkpoints {
                 session_copies: Default::default(),
                 hooks: true,
                 last_tree: Default::default(),
+                last_diff: Default::default(),
             }),
         })
     }
@@ -605,8 +623,22 @@ impl Checkpoints {
             return Ok(Vec::new());
         };
         let tree = r.snapshot_tree(snapshot)?;
+        let new = r.tree_now(now)?;
+        let changes = if now.is_some() {
+            // The inspection right after diffs the same two trees.
+            let diff = r.print_diff(&tree, new)?;
+            let changes = diff.changes.clone();
+            *r.last_diff.borrow_mut() = Some(KeptDiff {
+                old: tree.id(),
+                new,
+                diff,
+            });
+            changes
+        } else {
+            r.changes_between(&tree, new)?
+        };
         let mut out = Vec::new();
-        for change in r.changes_of(&r.snapshot_diff(snapshot, now)?) {
+        for change in changes {
             let abs = r.abs(&r.scope_of(&change.path)?);
             let Ok(target) = std::fs::read_link(&abs) else {
                 continue;
@@ -861,46 +893,26 @@ impl Repo {
                 );
             }
         }
-        let mut opts = StatusOptions::new();
-        opts.include_untracked(true)
-            .recurse_untracked_dirs(true)
-            .include_ignored(false)
-            .include_unmodified(false)
-            .exclude_submodules(true)
-            .renames_head_to_index(false)
-            .renames_index_to_workdir(false);
         let specs = self.walk_specs(scopes, exclude, &state);
         if specs.as_ref().is_some_and(Vec::is_empty) {
             return Ok(state); // nothing on disk or tracked in scope
         }
-        if let Some(specs) = specs {
-            for s in specs {
-                opts.pathspec(s);
-            }
-            opts.disable_pathspec_match(true);
-        }
-        let statuses = self
-            .git
-            .statuses(Some(&mut opts))
-            .map_err(ctx("cannot read the status of the work tree"))?;
-        let trust_exec = self
-            .git
-            .config()
-            .and_then(|c| c.get_bool("core.filemode"))
-            .unwrap_or(true);
+        let statuses = self.workdir_statuses(&index, specs)?;
+        // Read only when a file's mode is wanted: each read of the live
+        // config stats git's three config files.
+        let mut trust_exec = None;
         let on_disk = Status::WT_NEW
             | Status::WT_MODIFIED
             | Status::WT_TYPECHANGE
             | Status::WT_RENAMED
             | Status::CONFLICTED;
-        for entry in statuses.iter() {
-            let path = entry.path_bytes();
+        for (path, status) in &statuses {
+            let (path, status) = (path.as_slice(), *status);
             // An untracked nested repository shows up as `dir/`; it is not
             // a file wfx can record.
             if path.ends_with(b"/") || !in_scope(path) {
                 continue;
             }
-            let status = entry.status();
             if status.contains(Status::WT_DELETED) {
                 state.remove(path);
                 continue;
@@ -929,10 +941,54 @@ impl Repo {
             }
             let id = self.hash_file(&abs, &meta, path)?;
             let previous = state.get(path).map(|e| e.mode);
+            let trust_exec = *trust_exec.get_or_insert_with(|| {
+                self.git
+                    .config()
+                    .and_then(|c| c.get_bool("core.filemode"))
+                    .unwrap_or(true)
+            });
             let mode = mode_of(&meta, trust_exec, previous);
             state.insert(path.to_vec(), Entry { id, mode });
         }
         Ok(state)
+    }
+
+    /// `git status`'s answer for the work tree (its `WT_*` and `CONFLICTED`
+    /// flags, untracked files listed one by one, submodules left out) under
+    /// `specs` (`None`: everywhere), from the one diff it is made of: the
+    /// `index` just read against the work tree. `git_status_list_new`
+    /// would also resolve `HEAD`, read its tree, diff it against the
+    /// index (a second config snapshot) and read the index once more, for
+    /// `INDEX_*` flags [`worktree_state`](Self::worktree_state) never looks at.
+    fn workdir_statuses(
+        &self,
+        index: &Index,
+        specs: Option<Vec<Vec<u8>>>,
+    ) -> Result<Vec<(Vec<u8>, Status)>> {
+        let mut opts = DiffOptions::new();
+        opts.include_typechange(true)
+            .include_untracked(true)
+            .recurse_untracked_dirs(true)
+            .ignore_submodules(true);
+        if let Some(specs) = specs {
+            for s in specs {
+                opts.pathspec(s);
+            }
+            opts.disable_pathspec_match(true);
+        }
+        let diff = self
+            .git
+            .diff_index_to_workdir(Some(index), Some(&mut opts))
+            .map_err(ctx("cannot read the status of the work tree"))?;
+        Ok(diff
+            .deltas()
+            .filter_map(|d| {
+                let status = workdir_status(&d)?;
+                // As git's status names an entry: by its old side.
+                let path = d.old_file().path_bytes().or(d.new_file().path_bytes())?;
+                Some((path.to_vec(), status))
+            })
+            .collect())
     }
 
     /// Store a work-tree file as a blob. Regular files go through git's
@@ -1029,14 +1085,25 @@ impl Repo {
         })
     }
 
-    /// Diff of `snapshot` against the work tree now (`now`: its tree, just
-    /// taken), renames detected.
-    fn snapshot_diff(&self, snapshot: &str, now: Option<&str>) -> Result<git2::Diff<'_>> {
-        let old = self.snapshot_tree(snapshot)?;
-        let new_id = match now {
-            Some(t) => Oid::from_str(t).map_err(|_| Error::Internal(format!("{t}: not an id")))?,
-            None => self.current_tree()?,
-        };
+    /// The work tree's tree: `now` when the caller has just taken it,
+    /// otherwise taken now.
+    fn tree_now(&self, now: Option<&str>) -> Result<Oid> {
+        match now {
+            Some(t) => Oid::from_str(t).map_err(|_| Error::Internal(format!("{t}: not an id"))),
+            None => self.current_tree(),
+        }
+    }
+
+    /// The changes from the tree `old` to the tree `new`, sorted by path.
+    fn changes_between(&self, old: &Tree<'_>, new: Oid) -> Result<Vec<Change>> {
+        if old.id() == new {
+            return Ok(Vec::new()); // a tree against itself
+        }
+        Ok(self.changes_of(&self.tree_diff(old, new)?))
+    }
+
+    /// Diff of the tree `old` against the tree `new_id`, renames detected.
+    fn tree_diff(&self, old: &Tree<'_>, new_id: Oid) -> Result<git2::Diff<'_>> {
         let new = self
             .git
             .find_tree(new_id)
@@ -1045,8 +1112,13 @@ impl Repo {
         opts.include_typechange(true);
         let mut diff = self
             .git
-            .diff_tree_to_tree(Some(&old), Some(&new), Some(&mut opts))
+            .diff_tree_to_tree(Some(old), Some(&new), Some(&mut opts))
             .map_err(ctx("cannot diff against the snapshot"))?;
+        // Nothing changed, nothing renamed: libgit2 would still read the
+        // configuration (`diff.renameLimit`, three files stat'ed) first.
+        if diff.deltas().len() == 0 {
+            return Ok(diff);
+        }
         let mut find = DiffFindOptions::new();
         find.renames(true);
         diff.find_similar(Some(&mut find))
@@ -1055,7 +1127,8 @@ impl Repo {
     }
 
     fn changed_since(&self, snapshot: &str) -> Result<Vec<Change>> {
-        Ok(self.changes_of(&self.snapshot_diff(snapshot, None)?))
+        let old = self.snapshot_tree(snapshot)?;
+        self.changes_between(&old, self.current_tree()?)
     }
 
     /// The changes of a diff, sorted by path.
@@ -1082,9 +1155,30 @@ impl Repo {
     }
 
     /// One diff, printed once: its changes, its stat (counted from the
-    /// printed lines, as `git diff --stat` counts) and its excerpt.
+    /// printed lines, as `git diff --stat` counts) and its excerpt. With
+    /// `now`, the diff [`Checkpoints::planted_links_at`] kept of the same
+    /// two trees is taken instead of diffing them again.
     fn diff_since(&self, snapshot: &str, now: Option<&str>) -> Result<SnapshotDiff> {
-        let diff = self.snapshot_diff(snapshot, now)?;
+        let old = self.snapshot_tree(snapshot)?;
+        let new = self.tree_now(now)?;
+        let kept = self.last_diff.borrow_mut().take();
+        if now.is_some()
+            && let Some(k) = kept
+            && (k.old, k.new) == (old.id(), new)
+        {
+            return Ok(k.diff);
+        }
+        self.print_diff(&old, new)
+    }
+
+    /// [`diff_since`](Self::diff_since) of two trees, always made (a tree
+    /// against itself: nothing, without asking libgit2, which would read
+    /// the configuration for it).
+    fn print_diff(&self, old: &Tree<'_>, new: Oid) -> Result<SnapshotDiff> {
+        if old.id() == new {
+            return Ok(SnapshotDiff::default());
+        }
+        let diff = self.tree_diff(old, new)?;
         let secrets = crate::redact::process_secrets();
         let mut excerpt = ExcerptBuilder::new(secrets);
         let mut stat = DiffStat {
@@ -1151,17 +1245,25 @@ impl Repo {
     }
 
     fn commit_paths(&self, changes: &[Change]) -> Result<Vec<String>> {
-        let head_tree = match self.head_commit()? {
-            Some(c) => Some(c.tree().map_err(ctx("cannot read HEAD's tree"))?),
-            None => None,
-        };
-        let index = self.index()?;
+        // Read only for an edit, and HEAD only for an edit the index does
+        // not know: most inspections have none.
+        let mut index = None;
+        let mut head_tree = None;
         let mut out = BTreeSet::new();
         for change in changes {
             if change.kind == ChangeKind::Modified {
                 let path = self.scope_of(&change.path)?;
-                let tracked = tree_entry(head_tree.as_ref(), &path)?.is_some()
-                    || index_entry(&index, &path).is_some();
+                let index = match &mut index {
+                    Some(index) => index,
+                    None => index.insert(self.index()?),
+                };
+                let tracked = index_entry(index, &path).is_some() || {
+                    let tree = match &mut head_tree {
+                        Some(tree) => tree,
+                        None => head_tree.insert(self.head_tree()?),
+                    };
+                    tree_entry(tree.as_ref(), &path)?.is_some()
+                };
                 if !tracked {
                     continue;
                 }
@@ -1180,8 +1282,18 @@ impl Repo {
     }
 
     fn find_by_trailers(&self, trailers: &Trailers) -> Result<Option<Oid>> {
+        self.find_by_trailers_from(self.head_commit()?.as_ref(), trailers)
+    }
+
+    /// [`find_by_trailers`](Self::find_by_trailers) from `head`, the
+    /// caller's `HEAD` (read once for both).
+    fn find_by_trailers_from(
+        &self,
+        head: Option<&Commit<'_>>,
+        trailers: &Trailers,
+    ) -> Result<Option<Oid>> {
         let trailers = &self.stamp(trailers);
-        let Some(head) = self.head_commit()? else {
+        let Some(head) = head else {
             return Ok(None);
         };
         let mut walk = self.git.revwalk().map_err(ctx("cannot walk history"))?;
@@ -1247,7 +1359,21 @@ impl Repo {
         if paths.is_empty() {
             return Ok(());
         }
-        let mut index = self.index()?;
+        self.sync_index_in(self.index()?, paths, tree, disk)
+    }
+
+    /// [`sync_index`](Self::sync_index) in `index`, the user's index as
+    /// the caller has just read it (nothing ran since).
+    fn sync_index_in(
+        &self,
+        mut index: Index,
+        paths: &BTreeSet<Vec<u8>>,
+        tree: &Tree<'_>,
+        disk: &State,
+    ) -> Result<()> {
+        if paths.is_empty() {
+            return Ok(());
+        }
         for path in paths {
             let fs_path = bytes_to_path(path);
             match tree_entry(Some(tree), path)? {
@@ -1341,11 +1467,11 @@ impl Repo {
         if let Some(dir) = session_dir {
             scopes.push(self.scope_of(dir)?);
         }
-        if let Some(id) = self.find_by_trailers(trailers)? {
+        let head = self.head_commit()?;
+        if let Some(id) = self.find_by_trailers_from(head.as_ref(), trailers)? {
             self.finish_existing(id)?;
             return Ok(CommitOutcome::Existing(id.to_string()));
         }
-        let head = self.head_commit()?;
         let base = match &head {
             Some(c) => Some(c.tree().map_err(ctx("cannot read HEAD's tree"))?),
             None => None,
@@ -1384,6 +1510,7 @@ impl Repo {
             .map_err(ctx("cannot read the new tree"))?;
         let mut touched = self.diff_paths(base.as_ref(), Some(&tree))?;
         touched.extend(state.keys().cloned());
+        // Read once after the hooks ran, for these paths and their update.
         let index = self.index()?;
         touched.extend(
             index
@@ -1391,8 +1518,7 @@ impl Repo {
                 .filter(|e| scopes.iter().any(|s| under(&e.path, s)))
                 .map(|e| e.path),
         );
-        drop(index);
-        self.sync_index(&touched, &tree, &state)?;
+        self.sync_index_in(index, &touched, &tree, &state)?;
         Ok(CommitOutcome::Created(commit.to_string()))
     }
 
@@ -1416,7 +1542,8 @@ impl Repo {
         );
         let full_message = build_message(&body, &self.stamp(trailers))?;
         let session_scope = session_dir.map(|d| self.scope_of(d)).transpose()?;
-        if let Some(id) = self.find_by_trailers(trailers)? {
+        let head = self.head_commit()?;
+        if let Some(id) = self.find_by_trailers_from(head.as_ref(), trailers)? {
             self.finish_existing(id)?;
             return Ok(CommitOutcome::Existing(id.to_string()));
         }
@@ -1425,7 +1552,7 @@ impl Repo {
                 "cannot roll back {short}: it is a merge commit, not a wfx checkpoint"
             )));
         }
-        let Some(head) = self.head_commit()? else {
+        let Some(head) = head else {
             return Err(Error::Git(format!(
                 "cannot roll back {short}: the repository has no commits on HEAD"
             )));
@@ -1730,6 +1857,31 @@ fn mode_of(meta: &std::fs::Metadata, trust_exec: bool, previous: Option<u32>) ->
         Some(MODE_EXEC) => MODE_EXEC,
         _ => MODE_FILE,
     }
+}
+
+/// The status git gives an index-to-work-tree delta (libgit2's
+/// `workdir_delta2status`), or `None` for a submodule on both sides, which
+/// a status that excludes submodules leaves out (`status_is_included`).
+fn workdir_status(delta: &git2::DiffDelta<'_>) -> Option<Status> {
+    let gitlink = |f: git2::DiffFile<'_>| f.mode() == git2::FileMode::Commit;
+    let kind = delta.status();
+    let old_counts = kind != Delta::Added && !gitlink(delta.old_file());
+    let new_counts = kind != Delta::Deleted && !gitlink(delta.new_file());
+    if !old_counts && !new_counts {
+        return None;
+    }
+    Some(match kind {
+        Delta::Added | Delta::Copied | Delta::Untracked => Status::WT_NEW,
+        Delta::Unreadable => Status::WT_UNREADABLE,
+        Delta::Deleted => Status::WT_DELETED,
+        Delta::Modified => Status::WT_MODIFIED,
+        Delta::Ignored => Status::IGNORED,
+        // Rename detection is off: a move is a deletion and a new file.
+        Delta::Renamed => Status::WT_RENAMED,
+        Delta::Typechange => Status::WT_TYPECHANGE,
+        Delta::Conflicted => Status::CONFLICTED,
+        Delta::Unmodified => Status::CURRENT,
+    })
 }
 
 fn tree_entry(tree: Option<&Tree<'_>>, path: &[u8]) -> Result<Option<Entry>> {
