@@ -383,7 +383,7 @@ impl Journal {
     pub fn tampered(&self) -> bool {
         match self.key {
             Some(key) => StatKey::at(&self.path) != Some(key),
-            None => self.file.is_some() && StatKey::at(&self.path).is_some_and(|k| k.size() != 0),
+            None => self.file.is_some() && StatKey::at(&self.path).is_some_and(|k| k.size != 0),
         }
     }
 

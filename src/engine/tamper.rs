@@ -366,12 +366,7 @@ mod tests {
         copies.record(&a, b"status: active");
         let mtime = std::fs::metadata(&a).unwrap().modified().unwrap();
         std::fs::write(&a, "status: forged").unwrap();
-        std::fs::File::options()
-            .write(true)
-            .open(&a)
-            .unwrap()
-            .set_modified(mtime)
-            .unwrap();
+        crate::fsx::set_mtime(&a, mtime);
         let now = StatKey::at(&a).unwrap();
         let kept = copies
             .kept

@@ -393,7 +393,7 @@ impl Repo {
                     let mut from: &std::fs::File = held;
                     from.rewind()?;
                     let mut to = crate::fsx::create(&abs, 0o644)?;
-                    std::io::copy(&mut from.take(key.size()), &mut to)?;
+                    std::io::copy(&mut from.take(key.size), &mut to)?;
                     Ok(())
                 };
                 copy().map_err(|e| Error::io(&abs, e))?;

@@ -193,11 +193,7 @@ fn an_index_rewritten_with_the_same_size_and_mtime_is_read_again() {
     let (_tmp, root) = project();
     // a.txt older than the index: git trusts its stat data, not its bytes.
     let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
-    let a = std::fs::File::options()
-        .write(true)
-        .open(root.join("a.txt"))
-        .unwrap();
-    a.set_modified(hour_ago).unwrap();
+    crate::fsx::set_mtime(&root.join("a.txt"), hour_ago);
     git(&root, &["add", "a.txt"]);
     // An agent points a.txt's entry at other content, keeping its stat
     // data (the file on disk looks unchanged), then at yet another, with
@@ -226,12 +222,7 @@ fn an_index_rewritten_with_the_same_size_and_mtime_is_read_again() {
     assert_eq!(tree_a(&first), one, "the index's id of an unchanged file");
     let meta = std::fs::metadata(&index_path).unwrap();
     let two = point_a_at("two\n");
-    std::fs::File::options()
-        .write(true)
-        .open(&index_path)
-        .unwrap()
-        .set_modified(meta.modified().unwrap())
-        .unwrap();
+    crate::fsx::set_mtime(&index_path, meta.modified().unwrap());
     let now = std::fs::metadata(&index_path).unwrap();
     assert_eq!(
         (now.len(), now.modified().unwrap()),

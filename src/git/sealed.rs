@@ -1005,12 +1005,7 @@ mod tests {
         let gone = dir.join("gone.txt");
         let times = std::fs::metadata(&gone).unwrap();
         std::fs::write(&gone, "new\n").unwrap();
-        std::fs::File::options()
-            .write(true)
-            .open(&gone)
-            .unwrap()
-            .set_modified(times.modified().unwrap())
-            .unwrap();
+        crate::fsx::set_mtime(&gone, times.modified().unwrap());
         std::fs::remove_file(dir.join("pkg/m.py")).unwrap();
         std::os::unix::fs::symlink(&victim, dir.join("pkg/m.py")).unwrap();
 

@@ -126,8 +126,7 @@ mod tests {
         let at = |name: &str, age: Duration| {
             let path = objects.join(name);
             std::fs::write(&path, "x").unwrap();
-            let f = std::fs::File::options().write(true).open(&path).unwrap();
-            f.set_modified(SystemTime::now() - age).unwrap();
+            crate::fsx::set_mtime(&path, SystemTime::now() - age);
             path
         };
         let hour = Duration::from_secs(3600);
