@@ -345,6 +345,13 @@ impl Journal {
         Ok(())
     }
 
+    /// Make every record appended so far durable: one `fdatasync` covers
+    /// the records of several steps appended unsynced.
+    pub fn sync(&mut self) -> Result<()> {
+        let path = self.path.clone();
+        self.file()?.sync_data().map_err(|e| Error::io(&path, e))
+    }
+
     /// Append a step's files; with `durable`, sync them (the step's one
     /// durable sync).
     pub fn append_write<'a>(

@@ -112,6 +112,7 @@ impl Ports for RealPorts<'_> {
         progress: Option<Box<dyn FnMut(Progress) + Send>>,
     ) -> Result<TestResults> {
         self.after_call_tree = None;
+        self.txn.place_deferred()?;
         let project = self.root.clone();
         self.lock.with_child(|on_spawn| {
             let mut req = test_request(run, progress, on_spawn);
@@ -122,12 +123,14 @@ impl Ports for RealPorts<'_> {
 
     fn invoke_agent(&mut self, inv: &Invocation) -> Result<CallRecord> {
         self.after_call_tree = None;
+        self.txn.place_deferred()?;
         self.lock
             .with_child(|on_spawn| crate::agents::invoke(inv, on_spawn))?
     }
 
     fn shell(&mut self, run: &ShellRun<'_>) -> Result<ProcessEnd> {
         self.after_call_tree = None;
+        self.txn.place_deferred()?;
         self.lock.with_child(|on_spawn| shell_with(run, on_spawn))?
     }
 
@@ -169,6 +172,7 @@ impl Ports for RealPorts<'_> {
         trailers: &Trailers,
     ) -> Result<Option<String>> {
         self.after_call_tree = None;
+        self.txn.place_deferred()?;
         let outcome = self
             .cp
             .commit_checkpoint(paths, session_dir, message, trailers)?;
@@ -183,12 +187,14 @@ impl Ports for RealPorts<'_> {
         trailers: &Trailers,
     ) -> Result<Option<String>> {
         self.after_call_tree = None;
+        self.txn.place_deferred()?;
         let outcome = self.cp.revert(commit, session_dir, message, trailers)?;
         Ok(outcome.id().map(str::to_string))
     }
 
     fn squash(&mut self, req: &SquashRequest) -> Result<crate::git::SquashOutcome> {
         self.after_call_tree = None;
+        self.txn.place_deferred()?;
         match &req.since {
             Some(base) => self.cp.squash_since(base, &req.message, &req.trailers),
             None => self.cp.squash_session(&req.message, &req.trailers),
@@ -197,6 +203,7 @@ impl Ports for RealPorts<'_> {
 
     fn wait_for_fix(&mut self, watching: &mut dyn FnMut(bool)) -> Result<super::ports::Wake> {
         self.after_call_tree = None;
+        self.txn.place_deferred()?;
         super::watch::wait(&self.root, watching, &process::interrupted)
     }
 
@@ -221,6 +228,7 @@ impl Ports for RealPorts<'_> {
 
     fn seal(&mut self, req: &super::step::SealRequest) -> Result<Option<super::step::Sealed>> {
         self.after_call_tree = None;
+        self.txn.place_deferred()?;
         let session = self.session_id();
         open_sealed(
             &self.cp,
@@ -239,11 +247,13 @@ impl Ports for RealPorts<'_> {
         notify: &mut dyn FnMut(super::candidates::CandidateNote<'_>),
     ) -> Result<Vec<super::candidates::CandidateDone>> {
         self.after_call_tree = None;
+        self.txn.place_deferred()?;
         self.candidates(batch, versions_of, notify)
     }
 
     fn apply_tree(&mut self, before: &str, tree: &str) -> Result<Vec<String>> {
         self.after_call_tree = None;
+        self.txn.place_deferred()?;
         self.cp.apply_tree(before, tree)
     }
 
@@ -253,6 +263,7 @@ impl Ports for RealPorts<'_> {
         req: &super::step::SealRequest,
     ) -> Result<Vec<String>> {
         self.after_call_tree = None;
+        self.txn.place_deferred()?;
         let outside = self.cp.outside_commit(
             &sealed.commit,
             req.since.into()..req.until.into(),
@@ -318,6 +329,7 @@ impl Ports for RealPorts<'_> {
 
     fn archive(&mut self, session_id: &str) -> Result<()> {
         self.after_call_tree = None;
+        self.txn.place_deferred()?;
         // The journal moves with the session; the archive's rewrites are
         // compacted into it in the new place (engine::txn).
         self.ws.archive_with(session_id, &mut self.txn)?;
@@ -325,9 +337,13 @@ impl Ports for RealPorts<'_> {
         Ok(())
     }
 
+    /// Deferred (see [`SessionTxn::defer`]): put in place, with one sync
+    /// for all the steps since the last, before the next effect that
+    /// another process can see (a child, a commit, a repair of the work
+    /// tree, the archive); reads of the project and of logs do not wait.
     fn commit_step(&mut self, docs: Vec<Document>) -> Result<()> {
         self.after_call_tree = None;
-        self.txn.commit(docs)
+        self.txn.defer(docs)
     }
 
     fn write_view(&mut self, path: &Path, bytes: &[u8]) -> Result<()> {
@@ -337,6 +353,7 @@ impl Ports for RealPorts<'_> {
 
     fn head_guard(&mut self) -> Result<HeadGuard> {
         self.after_call_tree = None;
+        self.txn.place_deferred()?;
         self.cp
             .head_guard_knowing(Some(self.txn.dir()), self.txn.known_copies())
     }
@@ -358,16 +375,19 @@ impl Ports for RealPorts<'_> {
 
     fn fold_head(&mut self, pre: Option<&str>) -> Result<()> {
         self.after_call_tree = None;
+        self.txn.place_deferred()?;
         self.cp.fold_to(pre)
     }
 
     fn restore_head(&mut self, guard: &HeadGuard, snapshot: Option<&str>) -> Result<Vec<String>> {
         self.after_call_tree = None;
+        self.txn.place_deferred()?;
         self.cp.restore_to(guard, snapshot)
     }
 
     fn repo_guard(&mut self) -> Result<crate::git::RepoGuard> {
         self.after_call_tree = None;
+        self.txn.place_deferred()?;
         self.cp.repo_guard()
     }
 
@@ -377,11 +397,13 @@ impl Ports for RealPorts<'_> {
         index: bool,
     ) -> Result<crate::git::RepoRestored> {
         self.after_call_tree = None;
+        self.txn.place_deferred()?;
         self.cp.restore_repo(guard, index)
     }
 
     fn undo_planted_links(&mut self, before: &Snapshot) -> Result<Vec<String>> {
         self.after_call_tree = None;
+        self.txn.place_deferred()?;
         let Some(tree) = &before.tree else {
             return Ok(Vec::new());
         };
@@ -400,6 +422,7 @@ impl Ports for RealPorts<'_> {
 
     fn undo_config_edits(&mut self) -> Result<bool> {
         self.after_call_tree = None;
+        self.txn.place_deferred()?;
         self.config.restore()
     }
 
@@ -410,6 +433,7 @@ impl Ports for RealPorts<'_> {
 
     fn undo_tree_edits(&mut self, before: &Snapshot) -> Result<Vec<String>> {
         self.after_call_tree = None;
+        self.txn.place_deferred()?;
         let Some(tree) = &before.tree else {
             return Ok(Vec::new());
         };

@@ -14,6 +14,14 @@
 //! their directories fsynced together): before the session is archived,
 //! and when it grows past [`super::journal::LIMIT`].
 //!
+//! A step whose effect no other process has seen (an analysis, a
+//! snapshot, a decision) is [`SessionTxn::defer`]red: its record goes to
+//! the journal unsynced and its documents wait in memory; the next effect
+//! another process can see (a child, a git commit, a repair, the archive,
+//! the end) first [`SessionTxn::place_deferred`]s them: one sync for all,
+//! then the documents in place. A kill loses nothing (replay); a power
+//! loss loses only steps the resumed run does again (issue #30).
+//!
 //! A document that already exists is not replaced by a new file but
 //! *exchanged* with its spare (`renameat2(RENAME_EXCHANGE)`): the new
 //! version is written into the spare — the file that held the version
@@ -109,6 +117,12 @@ pub struct SessionTxn {
     /// Where the spares of replaced documents live (see the module docs);
     /// `None`: every write goes through a new temp file.
     spares: Option<PathBuf>,
+    /// Documents of deferred steps ([`SessionTxn::defer`]): in the journal,
+    /// not synced, not yet in place; one per path, the latest.
+    deferred: Vec<Document>,
+    /// Whether a deferred record holds a document that must be durable
+    /// before it is put in place.
+    unsynced: bool,
     /// Durable syncs made (journal syncs, and each fsync of a
     /// checkpoint), for the benchmark's per-step figure.
     pub syncs: u64,
@@ -138,6 +152,8 @@ impl SessionTxn {
             rewritten: Vec::new(),
             state_spare: false,
             spares: None,
+            deferred: Vec::new(),
+            unsynced: false,
             syncs: 0,
         }
     }
@@ -181,6 +197,11 @@ impl SessionTxn {
         }
         let old = std::mem::replace(&mut self.dir, dir.clone());
         self.written.moved(&old, &dir);
+        for doc in &mut self.deferred {
+            if let Ok(rel) = doc.path.strip_prefix(&old) {
+                doc.path = dir.join(rel);
+            }
+        }
         self.journal.moved_to(&dir);
     }
 
@@ -205,6 +226,7 @@ impl SessionTxn {
     /// removed too, and counts as edited: the spares are the session's.
     pub fn restore_edits(&mut self) -> Result<Vec<PathBuf>> {
         self.check_present()?;
+        self.place_deferred()?;
         let mut edited = self.written.restore_on_disk()?;
         if let Some(spares) = &self.spares {
             edited.extend(remove_foreign_spares(spares));
@@ -242,35 +264,80 @@ impl SessionTxn {
     /// Write a step's documents and make them durable together (see the
     /// module docs). Documents equal to what is on disk are skipped.
     pub fn commit(&mut self, docs: Vec<Document>) -> Result<()> {
+        self.defer(docs)?;
+        self.place_deferred()
+    }
+
+    /// Append a step's documents to the journal as one record, unsynced,
+    /// and keep them out of place until [`place_deferred`](Self::place_deferred): the
+    /// commit of a step that nobody outside wfx has seen the effect of
+    /// yet. A `kill -9` before the settle loses nothing (the next run
+    /// replays the record); a power loss loses at most the deferred steps,
+    /// whose effects (reading, analysing, snapshotting) the resumed run
+    /// does again. Never is a document in place before its record is
+    /// durable. Documents equal to the latest version (deferred, or on
+    /// disk) are skipped.
+    pub fn defer(&mut self, docs: Vec<Document>) -> Result<()> {
         self.check_present()?;
         let mut changed = Vec::new();
         for mut doc in docs {
             // Secrets never reach an artifact (DESIGN.md §10.2).
             doc.bytes = crate::redact::redact_vec(doc.bytes);
-            if self.unchanged(&doc) {
-                self.written.record(&doc.path, &doc.bytes);
-                continue;
+            match self.deferred.iter().position(|d| d.path == doc.path) {
+                Some(i) if self.deferred[i].bytes == doc.bytes => continue,
+                Some(i) => {
+                    // A later version replaces it, whatever is on disk:
+                    // its record must hold what replay is to leave.
+                    self.deferred.remove(i);
+                }
+                None if self.unchanged(&doc) => {
+                    self.written.record(&doc.path, &doc.bytes);
+                    continue;
+                }
+                None => {}
             }
             changed.push(doc);
         }
         if changed.is_empty() {
             return Ok(());
         }
+        self.journal_write(&changed, false)?;
+        self.unsynced |= changed.iter().any(|d| d.durability != Durability::View);
+        self.deferred.extend(changed);
+        if self.journal.bytes() > journal::LIMIT {
+            self.checkpoint()?;
+        }
+        Ok(())
+    }
+
+    /// Make the deferred records durable with one sync (when one of them
+    /// must be) and put their documents in place, the state last: before
+    /// anything outside wfx can see the session or what the steps did.
+    pub fn place_deferred(&mut self) -> Result<()> {
+        if self.deferred.is_empty() {
+            return Ok(());
+        }
+        if self.unsynced {
+            self.journal.sync()?;
+            self.syncs += 1;
+            self.unsynced = false;
+        }
+        let mut docs = std::mem::take(&mut self.deferred);
         // The state goes in place last: a reader never sees a state that
         // refers to a document not yet there.
-        changed.sort_by_key(|d| d.durability == Durability::State);
-        let durable = changed.iter().any(|d| d.durability != Durability::View);
-        self.journal_write(&changed, durable)?;
-        for doc in changed {
+        docs.sort_by_key(|d| d.durability == Durability::State);
+        for doc in docs {
+            if self.unchanged(&doc) {
+                // Back to what is on disk (a later step undid a change).
+                self.written.record(&doc.path, &doc.bytes);
+                continue;
+            }
             let state = doc.durability == Durability::State;
             let staged = self.stage(doc)?;
             if self.persist(staged)?.is_some() && state {
                 // The state alternates between two spares (see `stage`).
                 self.state_spare = !self.state_spare;
             }
-        }
-        if self.journal.bytes() > journal::LIMIT {
-            self.checkpoint()?;
         }
         Ok(())
     }
@@ -307,6 +374,7 @@ impl SessionTxn {
     /// runs): atomic, journaled but not synced.
     pub fn write_view(&mut self, path: &Path, bytes: &[u8]) -> Result<()> {
         self.check_present()?;
+        self.place_deferred()?;
         let doc = Document::new(
             path,
             crate::redact::redact(bytes).into_owned(),
@@ -334,6 +402,7 @@ impl SessionTxn {
     /// this record holds. A journal that cannot be appended to (not a
     /// file of its own) is replaced (two syncs).
     fn compact(&mut self, also: &[(PathBuf, Vec<u8>)]) -> Result<()> {
+        self.place_deferred()?;
         let given: std::collections::HashMap<&Path, &[u8]> = also
             .iter()
             .map(|(p, b)| (p.as_path(), b.as_slice()))
@@ -368,6 +437,7 @@ impl SessionTxn {
     /// fsync the files the journal names, their directories and the
     /// spares' together, then empty the journal.
     fn checkpoint(&mut self) -> Result<()> {
+        self.place_deferred()?;
         let files = self.journal.named(&self.dir);
         if files.is_empty() && self.journal.bytes() == 0 {
             return Ok(());
@@ -726,8 +796,10 @@ impl Drop for SessionTxn {
     fn drop(&mut self) {
         // The records are applied: a replay in this boot leaves them (and
         // anything written after them) alone. Where the boot cannot be
-        // told, they are made durable in place instead.
-        if !self.journal.mark_applied().unwrap_or(false) {
+        // told, they are made durable in place instead. Deferred records
+        // that cannot be put in place stay unapplied: the next run
+        // replays them.
+        if self.place_deferred().is_ok() && !self.journal.mark_applied().unwrap_or(false) {
             self.flush();
         }
         if let Some(spares) = &self.spares {
@@ -986,6 +1058,101 @@ mod tests {
         assert_eq!(std::fs::read_to_string(dir.join("a.json")).unwrap(), "a3");
         assert_eq!(std::fs::read_to_string(dir.join("s.json")).unwrap(), "s3");
         assert_eq!(std::fs::read_to_string(dir.join("b.md")).unwrap(), "b3");
+    }
+
+    fn step(dir: &Path, n: u32) -> Vec<Document> {
+        vec![
+            Document::new(dir.join("a.json"), format!("a{n}"), Durability::Durable),
+            Document::new(dir.join("b.md"), format!("b{n}"), Durability::View),
+            Document::new(dir.join("s.json"), format!("s{n}"), Durability::State),
+        ]
+    }
+
+    fn text(path: &Path) -> String {
+        std::fs::read_to_string(path).unwrap_or_default()
+    }
+
+    #[test]
+    fn deferred_steps_wait_out_of_place_and_take_one_sync_together() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("WFS-a");
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut txn = SessionTxn::new(&dir).with_spares(tmp.path().join("spares/WFS-a"));
+        txn.commit(step(&dir, 1)).unwrap();
+        assert_eq!(txn.syncs, 1);
+        txn.defer(step(&dir, 2)).unwrap();
+        txn.defer(step(&dir, 3)).unwrap();
+        // In the journal, not synced, not in place: a reader still sees
+        // the last settled step whole.
+        assert_eq!(txn.syncs, 1);
+        assert_eq!(
+            (text(&dir.join("a.json")), text(&dir.join("s.json"))),
+            ("a1".into(), "s1".into())
+        );
+        let records = journal::decode(&std::fs::read(txn.journal.path()).unwrap()).records;
+        assert_eq!(records.len(), 3, "one record per step");
+        txn.place_deferred().unwrap();
+        assert_eq!(txn.syncs, 2, "one sync for both deferred steps");
+        for (f, want) in [("a.json", "a3"), ("b.md", "b3"), ("s.json", "s3")] {
+            assert_eq!(text(&dir.join(f)), want, "{f}");
+        }
+        txn.place_deferred().unwrap();
+        assert_eq!(txn.syncs, 2, "nothing deferred: no sync");
+        // Only views deferred: put in place without a sync, as a commit of
+        // views alone is.
+        txn.defer(vec![Document::new(
+            dir.join("b.md"),
+            "b4",
+            Durability::View,
+        )])
+        .unwrap();
+        txn.place_deferred().unwrap();
+        assert_eq!((txn.syncs, text(&dir.join("b.md"))), (2, "b4".into()));
+    }
+
+    #[test]
+    fn a_run_killed_with_deferred_steps_replays_them_into_place() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("WFS-a");
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut txn = SessionTxn::new(&dir).with_spares(tmp.path().join("spares/WFS-a"));
+        txn.commit(step(&dir, 1)).unwrap();
+        txn.defer(step(&dir, 2)).unwrap();
+        // Back to what is on disk: the record must still say so, or replay
+        // would leave the deferred version.
+        txn.defer(vec![Document::new(
+            dir.join("a.json"),
+            "a1",
+            Durability::Durable,
+        )])
+        .unwrap();
+        std::mem::forget(txn); // kill -9 before the deferred steps were placed
+        assert_eq!(text(&dir.join("s.json")), "s1");
+        journal::replay_journal(&dir).unwrap();
+        for (f, want) in [("a.json", "a1"), ("b.md", "b2"), ("s.json", "s2")] {
+            assert_eq!(text(&dir.join(f)), want, "{f}");
+        }
+    }
+
+    #[test]
+    fn deferred_steps_are_placed_before_an_undo_a_view_or_the_end() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("WFS-a");
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut txn = SessionTxn::new(&dir).with_spares(tmp.path().join("spares/WFS-a"));
+        txn.defer(step(&dir, 1)).unwrap();
+        // An undo compares the disk with what wfx wrote: what it wrote
+        // must be there first, or it would count as an agent's removal.
+        assert_eq!(txn.restore_edits().unwrap(), Vec::<PathBuf>::new());
+        assert_eq!(text(&dir.join("s.json")), "s1");
+        txn.defer(step(&dir, 2)).unwrap();
+        txn.write_view(&dir.join("cmd.sh"), b"echo").unwrap();
+        assert_eq!(text(&dir.join("s.json")), "s2", "placed before the view");
+        txn.defer(step(&dir, 3)).unwrap();
+        drop(txn);
+        assert_eq!(text(&dir.join("s.json")), "s3", "placed at the end");
+        let done = journal::replay_journal(&dir).unwrap();
+        assert_eq!(done.files, 0, "applied: nothing to replay");
     }
 
     #[test]

@@ -80,11 +80,34 @@ fn wfx(env: &Env, kill_on_call: u32, args: &[&str]) -> Child {
     cmd.spawn().expect("wfx starts")
 }
 
+/// The state the run has committed: the last one its journal holds (a
+/// step's record is written before its files are put in place, and wfx
+/// defers putting them there until its next child or commit), else the
+/// state file's.
 fn state_file(root: &Path) -> Option<String> {
     for dir in [ACTIVE, ARCHIVED] {
-        if let Ok(text) =
-            std::fs::read_to_string(root.join(dir).join(".process/iteration-state.json"))
-        {
+        let dir = root.join(dir);
+        let journaled = std::fs::read(dir.join(wfx::engine::journal::JOURNAL))
+            .ok()
+            .and_then(|bytes| {
+                let decoded = wfx::engine::journal::decode(&bytes);
+                decoded
+                    .records
+                    .into_iter()
+                    .rev()
+                    .find_map(|(_, r)| match r {
+                        wfx::engine::journal::Record::Write(files) => files
+                            .into_iter()
+                            .rev()
+                            .find(|(p, _)| p == ".process/iteration-state.json")
+                            .map(|(_, b)| String::from_utf8_lossy(&b).into_owned()),
+                        wfx::engine::journal::Record::Applied(_) => None,
+                    })
+            });
+        if journaled.is_some() {
+            return journaled;
+        }
+        if let Ok(text) = std::fs::read_to_string(dir.join(".process/iteration-state.json")) {
             return Some(text);
         }
     }
