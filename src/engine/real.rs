@@ -33,9 +33,12 @@ pub struct RealPorts<'a> {
     pub ws: &'a Workspace,
     /// Where the code is: the project root, or the session's worktree.
     pub root: PathBuf,
+    /// Declared before the lock, so dropped first: the deferred steps are
+    /// put in place and the journal marked applied while the session is
+    /// still this run's.
+    pub txn: SessionTxn,
     pub lock: SessionLock,
     pub cp: Checkpoints,
-    pub txn: SessionTxn,
     /// `.workflow/wfx.json` as this run loaded it (DESIGN.md §11.2).
     pub config: super::tamper::ConfigCopy,
     /// The sealed checkout between this run's sealed runs (removed when
