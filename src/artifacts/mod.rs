@@ -21,8 +21,8 @@ pub mod test_results;
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
+use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use config::Config;
@@ -257,28 +257,35 @@ pub fn schema_for_value(by_path: &'static str, value: &Value) -> &'static str {
     }
 }
 
+/// Whether a document is one its type writes ([`round_trips`]).
+type RoundTrips = fn(&Value) -> bool;
+
 /// Schemas whose documents skip the schema run when they are exactly what
 /// their typed value writes back ([`written_by_type`]): the ones every
 /// `wfx run` step and session opening reads, so that compiling a schema
 /// (and, the first time, jsonschema's own draft 2020-12 meta-schema,
 /// which it checks each schema against and no option turns off) is paid
 /// only for a document another hand wrote (issue #30).
-const TYPED: [(&str, fn(&Value) -> bool); 3] = [
-    (WorkflowSession::SCHEMA, written_by_type::<WorkflowSession>),
-    (Task::SCHEMA, written_by_type::<Task>),
-    (ContextPackage::SCHEMA, written_by_type::<ContextPackage>),
+const TYPED: [(&str, RoundTrips); 3] = [
+    (WorkflowSession::SCHEMA, round_trips::<WorkflowSession>),
+    (Task::SCHEMA, round_trips::<Task>),
+    (ContextPackage::SCHEMA, round_trips::<ContextPackage>),
 ];
 
-/// Whether `value` is exactly what its typed parse serialises back to,
-/// with every number within its schema's bounds: then the schema, which
+fn round_trips<T: Artifact>(value: &Value) -> bool {
+    written_by_type::<T>(value).is_some()
+}
+
+/// `value`'s typed parse, when `value` is exactly what it serialises back
+/// to, with every number within its schema's bounds: then the schema, which
 /// is generated from the same types, accepts it (the tests check this on
 /// every mutation of real documents), and its run can be skipped. A hand
 /// edit, an older writer's spelling or another tool's file seldom round
 /// trips, and gets the full check with its exact messages.
-fn written_by_type<T: Artifact>(value: &Value) -> bool {
-    T::deserialize(value).is_ok_and(|typed| {
-        typed.within_bounds() && serde_json::to_value(&typed).is_ok_and(|back| back == *value)
-    })
+fn written_by_type<T: Artifact>(value: &Value) -> Option<T> {
+    let typed = T::deserialize(value).ok()?;
+    let back = serde_json::to_value(&typed).ok()?;
+    (typed.within_bounds() && back == *value).then_some(typed)
 }
 
 /// Validate a JSON value against the named schema. `file` is only used to
@@ -335,7 +342,17 @@ fn problem_message(e: &jsonschema::ValidationError<'_>) -> String {
 /// problems and type errors are all reported as [`Problem`]s.
 pub fn parse_artifact<T: Artifact>(file: &str, text: &str) -> Result<T, Vec<Problem>> {
     let value: Value = serde_json::from_str(text).map_err(|e| vec![Problem::bad_json(file, &e)])?;
-    let problems = validate_value(T::SCHEMA, file, &value);
+    parse_value(file, value)
+}
+
+/// [`parse_artifact`] of a document already parsed as JSON.
+pub fn parse_value<T: Artifact>(file: &str, value: Value) -> Result<T, Vec<Problem>> {
+    if TYPED.iter().any(|(name, _)| *name == T::SCHEMA)
+        && let Some(typed) = written_by_type::<T>(&value)
+    {
+        return Ok(typed);
+    }
+    let problems = schema_problems(T::SCHEMA, file, &value);
     if !problems.is_empty() {
         return Err(problems);
     }
