@@ -820,6 +820,44 @@ mod tests {
         );
     }
 
+    /// A [`TYPED`] schema uses no keyword beyond what a round trip
+    /// through its type holds (and the bounds above): a `pattern` or
+    /// `minLength` from a new `schemars` attribute must be checked too
+    /// before its documents may skip the schema run.
+    #[test]
+    fn typed_schemas_use_only_keywords_a_round_trip_holds() {
+        let held = [
+            "$defs",
+            "$ref",
+            "$schema",
+            "additionalProperties",
+            "anyOf",
+            "const",
+            "default",
+            "description",
+            "enum",
+            "format",
+            "items",
+            "maximum",
+            "minimum",
+            "oneOf",
+            "properties",
+            "required",
+            "title",
+            "type",
+        ];
+        for (name, _) in TYPED {
+            let (_, make) = SCHEMAS.iter().find(|(n, _)| *n == name).unwrap();
+            let mut used = std::collections::BTreeSet::new();
+            keywords(&make(), &mut used);
+            let other: Vec<&String> = used
+                .iter()
+                .filter(|k| !held.contains(&k.as_str()))
+                .collect();
+            assert!(other.is_empty(), "{name}: {other:?}");
+        }
+    }
+
     #[test]
     fn a_bad_document_of_a_typed_schema_keeps_its_messages() {
         let strategy = json!({"approach": "a", "root_causes": [], "modification_points": [],
