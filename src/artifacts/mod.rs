@@ -48,6 +48,13 @@ pub type Timestamp = chrono::DateTime<chrono::Utc>;
 pub trait Artifact: Serialize + DeserializeOwned + schemars::JsonSchema {
     /// Base name of the schema file (without `.schema.json`).
     const SCHEMA: &'static str;
+
+    /// Whether every number lies within the bounds its `schemars(range)`
+    /// gives: the one rule of the schema a typed value does not carry
+    /// (see [`written_by_type`]). Types with such bounds say so here.
+    fn within_bounds(&self) -> bool {
+        true
+    }
 }
 
 macro_rules! artifact {
@@ -59,14 +66,38 @@ macro_rules! artifact {
 }
 
 artifact!(WorkflowSession, "workflow-session");
-artifact!(Task, "task");
+
+impl Artifact for Task {
+    const SCHEMA: &'static str = "task";
+
+    fn within_bounds(&self) -> bool {
+        (self.context.fix_strategy.as_ref()).is_none_or(|s| in_unit(s.confidence_score))
+    }
+}
+
+/// `schemars(range(min = 0.0, max = 1.0))`.
+fn in_unit(x: f64) -> bool {
+    (0.0..=1.0).contains(&x)
+}
+
 artifact!(TaskOverlay, "task-overlay");
 artifact!(FixStrategy, "fix-strategy");
 artifact!(IterationState, "iteration-state");
 artifact!(IterationFailures, "iteration-failures");
 artifact!(TestResults, "test-results");
 artifact!(FixHistory, "fix-history");
-artifact!(ContextPackage, "context-package");
+
+impl Artifact for ContextPackage {
+    const SCHEMA: &'static str = "context-package";
+
+    fn within_bounds(&self) -> bool {
+        let a = &self.assets;
+        in_unit(self.project.project_type.confidence)
+            && [&a.source_code, &a.tests, &a.config, &a.documentation]
+                .iter()
+                .all(|list| list.iter().all(|asset| in_unit(asset.relevance)))
+    }
+}
 artifact!(ArchiveManifest, "manifest");
 artifact!(Config, "config");
 artifact!(RunState, "run-state");
@@ -226,9 +257,51 @@ pub fn schema_for_value(by_path: &'static str, value: &Value) -> &'static str {
     }
 }
 
+/// Whether a document is one its type writes ([`round_trips`]).
+type RoundTrips = fn(&Value) -> bool;
+
+/// Schemas whose documents skip the schema run when they are exactly what
+/// their typed value writes back ([`written_by_type`]): the ones every
+/// `wfx run` step and session opening reads, so that compiling a schema
+/// (and, the first time, jsonschema's own draft 2020-12 meta-schema,
+/// which it checks each schema against and no option turns off) is paid
+/// only for a document another hand wrote (issue #30).
+const TYPED: [(&str, RoundTrips); 3] = [
+    (WorkflowSession::SCHEMA, round_trips::<WorkflowSession>),
+    (Task::SCHEMA, round_trips::<Task>),
+    (ContextPackage::SCHEMA, round_trips::<ContextPackage>),
+];
+
+fn round_trips<T: Artifact>(value: &Value) -> bool {
+    written_by_type::<T>(value).is_some()
+}
+
+/// `value`'s typed parse, when `value` is exactly what it serialises back
+/// to, with every number within its schema's bounds: then the schema, which
+/// is generated from the same types, accepts it (the tests check this on
+/// every mutation of real documents), and its run can be skipped. A hand
+/// edit, an older writer's spelling or another tool's file seldom round
+/// trips, and gets the full check with its exact messages.
+fn written_by_type<T: Artifact>(value: &Value) -> Option<T> {
+    let typed = T::deserialize(value).ok()?;
+    let back = serde_json::to_value(&typed).ok()?;
+    (typed.within_bounds() && back == *value).then_some(typed)
+}
+
 /// Validate a JSON value against the named schema. `file` is only used to
 /// label the problems.
 pub fn validate_value(schema: &str, file: &str, value: &Value) -> Vec<Problem> {
+    if TYPED
+        .iter()
+        .any(|(name, round_trips)| *name == schema && round_trips(value))
+    {
+        return Vec::new();
+    }
+    schema_problems(schema, file, value)
+}
+
+/// The problems the compiled schema finds in `value`.
+fn schema_problems(schema: &str, file: &str, value: &Value) -> Vec<Problem> {
     let Some(validator) = validator(schema) else {
         return vec![Problem::whole(file, format!("no schema named {schema}"))];
     };
@@ -269,7 +342,17 @@ fn problem_message(e: &jsonschema::ValidationError<'_>) -> String {
 /// problems and type errors are all reported as [`Problem`]s.
 pub fn parse_artifact<T: Artifact>(file: &str, text: &str) -> Result<T, Vec<Problem>> {
     let value: Value = serde_json::from_str(text).map_err(|e| vec![Problem::bad_json(file, &e)])?;
-    let problems = validate_value(T::SCHEMA, file, &value);
+    parse_value(file, value)
+}
+
+/// [`parse_artifact`] of a document already parsed as JSON.
+pub fn parse_value<T: Artifact>(file: &str, value: Value) -> Result<T, Vec<Problem>> {
+    if TYPED.iter().any(|(name, _)| *name == T::SCHEMA)
+        && let Some(typed) = written_by_type::<T>(&value)
+    {
+        return Ok(typed);
+    }
+    let problems = schema_problems(T::SCHEMA, file, &value);
     if !problems.is_empty() {
         return Err(problems);
     }
@@ -545,6 +628,250 @@ mod tests {
         );
         let ok = json!({"cycle": {"test_edits": {"remove_or_skip": "flag"}}});
         assert_eq!(validate_value("config", "wfx.json", &ok), vec![]);
+    }
+
+    /// Every real document of a [`TYPED`] schema under `fixtures/`, as
+    /// wfx writes it back (its typed parse serialised).
+    fn written_documents() -> Vec<(&'static str, Value)> {
+        fn canonical<T: Artifact>(v: &Value) -> Option<Value> {
+            T::deserialize(v)
+                .ok()
+                .map(|t| serde_json::to_value(t).unwrap())
+        }
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+        let mut out = Vec::new();
+        for e in walkdir::WalkDir::new(root)
+            .into_iter()
+            .filter_map(Result::ok)
+        {
+            let Some(by_path) = schema_for_path(e.path()) else {
+                continue;
+            };
+            let Ok(text) = std::fs::read_to_string(e.path()) else {
+                continue;
+            };
+            let Ok(v) = serde_json::from_str::<Value>(&text) else {
+                continue;
+            };
+            let schema = schema_for_value(by_path, &v);
+            let written = match schema {
+                "workflow-session" => canonical::<WorkflowSession>(&v),
+                "task" => canonical::<Task>(&v),
+                "context-package" => canonical::<ContextPackage>(&v),
+                _ => None,
+            };
+            out.extend(written.map(|w| (schema, w)));
+        }
+        out
+    }
+
+    /// Every document one edit away from `doc`: each value replaced by
+    /// another shape or an out-of-range number, each key removed, an
+    /// unknown key added.
+    fn mutations(doc: &Value) -> Vec<Value> {
+        fn at(doc: &Value, path: &[String], edit: &dyn Fn(&mut Value)) -> Value {
+            let mut out = doc.clone();
+            let mut node = &mut out;
+            for key in path {
+                node = match node {
+                    Value::Object(m) => m.get_mut(key).unwrap(),
+                    Value::Array(a) => &mut a[key.parse::<usize>().unwrap()],
+                    _ => unreachable!(),
+                };
+            }
+            edit(node);
+            out
+        }
+        fn paths(v: &Value, path: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+            out.push(path.clone());
+            let children: Vec<(String, &Value)> = match v {
+                Value::Object(m) => m.iter().map(|(k, v)| (k.clone(), v)).collect(),
+                Value::Array(a) => a
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| (i.to_string(), v))
+                    .collect(),
+                _ => Vec::new(),
+            };
+            for (k, child) in children {
+                path.push(k);
+                paths(child, path, out);
+                path.pop();
+            }
+        }
+        let mut all = Vec::new();
+        paths(doc, &mut Vec::new(), &mut all);
+        let replacements = [
+            json!(null),
+            json!([]),
+            json!({}),
+            json!(""),
+            json!("x"),
+            json!(true),
+            json!(-1),
+            json!(-0.5),
+            json!(0),
+            json!(1.5),
+            json!(2),
+            json!(256),
+            json!(4294967296u64),
+            json!(["x"]),
+            json!({"x": 1}),
+            json!("2026-13-40"),
+        ];
+        let mut out = Vec::new();
+        for path in &all {
+            for r in &replacements {
+                out.push(at(doc, path, &|n| *n = r.clone()));
+            }
+            out.push(at(doc, path, &|n| {
+                if let Value::Object(m) = n {
+                    m.insert("unknown_key".into(), json!([1]));
+                }
+            }));
+            if let Some((last, parent)) = path.split_last() {
+                out.push(at(doc, parent, &|n| match n {
+                    Value::Object(m) => {
+                        m.remove(last);
+                    }
+                    Value::Array(a) => {
+                        a.remove(last.parse::<usize>().unwrap());
+                    }
+                    _ => {}
+                }));
+            }
+        }
+        out
+    }
+
+    /// Skipping the schema run for a document that round-trips through
+    /// its type is sound only if the schema accepts every such document:
+    /// checked on every real fixture and every edit of one.
+    #[test]
+    fn documents_skipping_the_schema_are_all_schema_valid() {
+        let docs = written_documents();
+        for schema in ["workflow-session", "task", "context-package"] {
+            assert!(
+                docs.iter().any(|(s, _)| *s == schema),
+                "no fixture of {schema}"
+            );
+        }
+        let (mut skipped, mut checked) = (0, 0);
+        for (schema, doc) in &docs {
+            let (_, round_trips) = TYPED.iter().find(|(n, _)| n == schema).unwrap();
+            assert!(round_trips(doc), "{schema}: {doc}");
+            for m in mutations(doc) {
+                if round_trips(&m) {
+                    skipped += 1;
+                    let problems = schema_problems(schema, "f.json", &m);
+                    assert!(problems.is_empty(), "{schema}: {problems:?} in {m}");
+                } else {
+                    checked += 1;
+                }
+            }
+        }
+        // Both ways are taken, many times each.
+        assert!(skipped > 1000 && checked > 1000, "{skipped} {checked}");
+    }
+
+    /// Every numeric bound a [`TYPED`] schema has beyond its integer
+    /// types' own (`minimum: 0` of an unsigned, 255 of a `u8`) is one
+    /// `within_bounds` checks; the mutations above check it does.
+    #[test]
+    fn typed_schemas_bounds_are_the_ones_checked() {
+        fn collect(v: &Value, at: &str, out: &mut Vec<String>) {
+            match v {
+                Value::Object(m) => {
+                    let format = m.get("format").and_then(Value::as_str).unwrap_or("");
+                    for key in ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"] {
+                        if let Some(b) = m.get(key) {
+                            let own =
+                                (key == "minimum" && *b == json!(0) && format.starts_with("uint"))
+                                    || (key == "maximum" && *b == json!(255) && format == "uint8");
+                            if !own {
+                                out.push(format!("{at}/{key}"));
+                            }
+                        }
+                    }
+                    for (k, x) in m {
+                        collect(x, &format!("{at}/{k}"), out);
+                    }
+                }
+                Value::Array(a) => a.iter().for_each(|x| collect(x, at, out)),
+                _ => {}
+            }
+        }
+        let mut found = Vec::new();
+        for (name, _) in TYPED {
+            let (_, make) = SCHEMAS.iter().find(|(n, _)| *n == name).unwrap();
+            collect(&make(), name, &mut found);
+        }
+        found.sort();
+        assert_eq!(
+            found,
+            [
+                "context-package/$defs/Asset/properties/relevance/maximum",
+                "context-package/$defs/Asset/properties/relevance/minimum",
+                "context-package/$defs/ProjectType/properties/confidence/maximum",
+                "context-package/$defs/ProjectType/properties/confidence/minimum",
+                "task/$defs/FixStrategy/properties/confidence_score/maximum",
+                "task/$defs/FixStrategy/properties/confidence_score/minimum",
+            ]
+        );
+    }
+
+    /// A [`TYPED`] schema uses no keyword beyond what a round trip
+    /// through its type holds (and the bounds above): a `pattern` or
+    /// `minLength` from a new `schemars` attribute must be checked too
+    /// before its documents may skip the schema run.
+    #[test]
+    fn typed_schemas_use_only_keywords_a_round_trip_holds() {
+        let held = [
+            "$defs",
+            "$ref",
+            "$schema",
+            "additionalProperties",
+            "anyOf",
+            "const",
+            "default",
+            "description",
+            "enum",
+            "format",
+            "items",
+            "maximum",
+            "minimum",
+            "oneOf",
+            "properties",
+            "required",
+            "title",
+            "type",
+        ];
+        for (name, _) in TYPED {
+            let (_, make) = SCHEMAS.iter().find(|(n, _)| *n == name).unwrap();
+            let mut used = std::collections::BTreeSet::new();
+            keywords(&make(), &mut used);
+            let other: Vec<&String> = used
+                .iter()
+                .filter(|k| !held.contains(&k.as_str()))
+                .collect();
+            assert!(other.is_empty(), "{name}: {other:?}");
+        }
+    }
+
+    #[test]
+    fn a_bad_document_of_a_typed_schema_keeps_its_messages() {
+        let strategy = json!({"approach": "a", "root_causes": [], "modification_points": [],
+                              "test_execution": {"mode": "full_suite"}, "confidence_score": 1.5});
+        let problems = validate_value("task", "t.json", &task_with(strategy));
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(
+            problems[0].pointer,
+            "/context/fix_strategy/confidence_score"
+        );
+        assert_eq!(
+            problems[0].message,
+            "1.5 is greater than the maximum of 1.0"
+        );
     }
 
     #[test]

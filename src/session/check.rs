@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::tasks::Scan;
 use super::{SessionPaths, Workspace, store};
 use crate::artifacts::{self, Artifact};
 use crate::error::{Error, Problem, Result};
@@ -70,18 +71,31 @@ impl Workspace {
         paths: &SessionPaths,
         known: &dyn Fn(&Path) -> bool,
     ) -> Vec<Problem> {
+        self.problems_and_tasks(paths, known).0
+    }
+
+    /// The session's problems, and the scan of `.task/` that found two
+    /// task files with one id, for settling overlays without reading
+    /// every task again.
+    fn problems_and_tasks(
+        &self,
+        paths: &SessionPaths,
+        known: &dyn Fn(&Path) -> bool,
+    ) -> (Vec<Problem>, Result<Scan>) {
         let mut problems: Vec<Problem> = artifact_files(&paths.dir)
             .iter()
             .filter(|f| !known(f))
             .flat_map(|f| self.validate_file(f))
             .collect();
-        if let Err(Error::Invalid(p)) = self.load_tasks(paths) {
+        let scan = self.scan_tasks(paths);
+        if let Ok(scan) = &scan {
             problems.extend(
-                p.into_iter()
-                    .filter(|p| p.message.starts_with("duplicate task id")),
+                (scan.problems.iter())
+                    .filter(|p| p.message.starts_with("duplicate task id"))
+                    .cloned(),
             );
         }
-        problems
+        (problems, scan)
     }
 
     /// Refuse to change a session with an invalid artifact: exit 2 with
@@ -101,9 +115,9 @@ impl Workspace {
         paths: &SessionPaths,
         known: &dyn Fn(&Path) -> bool,
     ) -> Result<()> {
-        let problems = self.session_problems_but(paths, known);
+        let (problems, scan) = self.problems_and_tasks(paths, known);
         if problems.is_empty() {
-            self.settle_task_overlays(paths)
+            self.settle_scanned(paths, scan?)
         } else {
             Err(Error::Invalid(problems))
         }
@@ -134,6 +148,48 @@ mod tests {
             ws.ensure_session_valid(&paths),
             Err(Error::Invalid(p)) if p.len() == 1
         ));
+    }
+
+    const TASK: &str = r#"{"id": "IMPL-001", "title": "t", "status": "pending",
+        "meta": {"type": "test-gen"}}"#;
+    const STUB: &str = r#"{"status": "completed", "updated_at": "2026-06-18T07:03:37.123Z"}"#;
+
+    /// The one scan of `.task/` both finds two files with one id and
+    /// settles the overlays: settling follows only a clean check.
+    #[test]
+    fn overlays_settle_only_after_a_clean_check() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::new(dir.path());
+        let paths = ws.active("WFS-a");
+        std::fs::create_dir_all(paths.task_dir()).unwrap();
+        let old_name = paths.task_dir().join("IMPL-001-gen.json");
+        let twin = paths.task_dir().join("IMPL-001-twin.json");
+        let stub = paths.task_dir().join("IMPL-001.json");
+        std::fs::write(&old_name, TASK).unwrap();
+        std::fs::write(&twin, TASK).unwrap();
+        std::fs::write(&stub, STUB).unwrap();
+        let problems = match ws.ensure_session_valid(&paths) {
+            Err(Error::Invalid(p)) => p,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(
+            problems[0]
+                .message
+                .starts_with("duplicate task id IMPL-001")
+        );
+        assert_eq!(std::fs::read_to_string(&stub).unwrap(), STUB);
+
+        std::fs::remove_file(&twin).unwrap();
+        ws.ensure_session_valid(&paths).unwrap();
+        assert!(!old_name.exists());
+        let tasks = ws.load_tasks(&paths).unwrap();
+        assert_eq!(tasks.len(), 1);
+        assert_eq!(tasks[0].0, stub);
+        assert_eq!(
+            tasks[0].1.status,
+            crate::artifacts::task::TaskStatus::Completed
+        );
     }
 
     #[test]

@@ -14,11 +14,11 @@ use crate::error::{Error, Problem, Result};
 
 /// What `.task/` holds, before overlays are applied.
 #[derive(Debug, Default)]
-struct Scan {
+pub(super) struct Scan {
     tasks: BTreeMap<String, (PathBuf, Task)>,
     /// (file, task id = file stem, overlay).
     overlays: Vec<(PathBuf, String, TaskOverlay)>,
-    problems: Vec<Problem>,
+    pub(super) problems: Vec<Problem>,
 }
 
 /// An overlay that names no task of the session: wfx ignores it and
@@ -43,7 +43,7 @@ fn json_files(dir: &Path) -> Result<Vec<PathBuf>> {
 }
 
 impl Workspace {
-    fn scan_tasks(&self, paths: &SessionPaths) -> Result<Scan> {
+    pub(super) fn scan_tasks(&self, paths: &SessionPaths) -> Result<Scan> {
         let mut scan = Scan::default();
         for file in json_files(&paths.task_dir())? {
             let shown = self.rel(&file);
@@ -55,10 +55,15 @@ impl Workspace {
                 }
                 Err(e) => return Err(e),
             };
-            let is_overlay = serde_json::from_str::<serde_json::Value>(&text)
-                .is_ok_and(|v| crate::artifacts::task_overlay::is_overlay(&v));
-            if is_overlay {
-                match artifacts::parse_artifact::<TaskOverlay>(&shown, &text) {
+            let value = match serde_json::from_str::<serde_json::Value>(&text) {
+                Ok(v) => v,
+                Err(e) => {
+                    scan.problems.push(Problem::bad_json(shown, &e));
+                    continue;
+                }
+            };
+            if artifacts::task_overlay::is_overlay(&value) {
+                match artifacts::parse_value::<TaskOverlay>(&shown, value) {
                     Ok(o) => {
                         let stem = file
                             .file_stem()
@@ -70,7 +75,7 @@ impl Workspace {
                 }
                 continue;
             }
-            let task: Task = match artifacts::parse_artifact(&shown, &text) {
+            let task: Task = match artifacts::parse_value(&shown, value) {
                 Ok(t) => t,
                 Err(p) => {
                     scan.problems.extend(p);
@@ -136,7 +141,12 @@ impl Workspace {
     /// reads the same. Called under the session's lock, before a command
     /// writes the session, so its writers see one file per task.
     pub fn settle_task_overlays(&self, paths: &SessionPaths) -> Result<()> {
-        let mut scan = self.scan_tasks(paths)?;
+        self.settle_scanned(paths, self.scan_tasks(paths)?)
+    }
+
+    /// [`settle_task_overlays`](Self::settle_task_overlays) with `.task/`
+    /// as `scan` (just made under the lock) found it.
+    pub(super) fn settle_scanned(&self, paths: &SessionPaths, mut scan: Scan) -> Result<()> {
         if !scan.problems.is_empty() {
             return Err(Error::Invalid(scan.problems));
         }
