@@ -175,11 +175,25 @@ fn commit_id(commit: &str) -> Result<Oid> {
 /// The sealed checkout a run keeps between its sealed runs (removed when
 /// dropped: at the end of the run, or when it cannot be reused), with
 /// what each of its entries was when wfx finished making it.
-#[derive(Debug)]
 pub struct KeptCheckout {
     dir: PathBuf,
     deps: Vec<String>,
     entries: std::collections::BTreeMap<PathBuf, Stamp>,
+    /// Its repository, open: reused only while nothing in its `.git` has
+    /// changed since wfx left it (else the checkout is made anew), so it
+    /// is the repository a new open would find; each open read git's
+    /// config files again (issue #30).
+    repo: Repository,
+}
+
+impl std::fmt::Debug for KeptCheckout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KeptCheckout")
+            .field("dir", &self.dir)
+            .field("deps", &self.deps)
+            .field("entries", &self.entries)
+            .finish_non_exhaustive()
+    }
 }
 
 impl KeptCheckout {
@@ -381,6 +395,17 @@ impl Checkpoints {
         dir: &Path,
         deps: &[String],
     ) -> Result<SealedCheckout> {
+        self.checkout_sealed_repo(commit, dir, deps)
+            .map(|(co, _)| co)
+    }
+
+    /// [`Self::checkout_sealed`], with the checkout's repository open.
+    fn checkout_sealed_repo(
+        &self,
+        commit: &str,
+        dir: &Path,
+        deps: &[String],
+    ) -> Result<(SealedCheckout, Repository)> {
         let r = self.sealed_repo()?;
         remove_checkout(dir).map_err(|e| Error::io(dir, e))?;
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
@@ -408,7 +433,7 @@ impl Checkpoints {
             }
             std::fs::write(&exclude, lines).map_err(|e| Error::io(&exclude, e))?;
         }
-        self.link_dependencies(commit, dir, deps)
+        Ok((self.link_dependencies(commit, dir, deps)?, repo))
     }
 
     /// A sealed checkout of `commit` in `dir` as [`Self::checkout_sealed`]
@@ -435,13 +460,14 @@ impl Checkpoints {
             *kept = Some(k);
             return Ok(co);
         }
-        let co = self.checkout_sealed(commit, dir, deps)?;
+        let (co, repo) = self.checkout_sealed_repo(commit, dir, deps)?;
         // Unrecorded, it is not reused: removed after its run.
         if let Ok(entries) = record(dir) {
             *kept = Some(KeptCheckout {
                 dir: dir.to_path_buf(),
                 deps: deps.to_vec(),
                 entries,
+                repo,
             });
         }
         Ok(co)
@@ -459,7 +485,7 @@ impl Checkpoints {
         let Some(removed) = clean_kept(kept)? else {
             return Ok(None);
         };
-        let repo = Repository::open(&kept.dir).map_err(ctx("cannot open the sealed checkout"))?;
+        let repo = &kept.repo;
         let target = repo
             .find_commit(commit_id(commit)?)
             .map_err(ctx(format!("cannot read {commit}")))?;
@@ -673,8 +699,9 @@ impl Checkpoints {
             .and_then(|c| c.tree())
             .map_err(ctx(format!("cannot read {commit}")))?;
         let mut out = Vec::new();
-        let mut walk_from: Vec<(String, &'static str)> = r.ignored_entries()?;
-        walk_from.extend(r.untracked_entries()?.into_iter().map(|p| (p, "untracked")));
+        let (ignored, untracked) = r.ignored_and_untracked()?;
+        let walk_from = (ignored.into_iter().map(|p| (p, "git-ignored")))
+            .chain(untracked.into_iter().map(|p| (p, "untracked")));
         for (entry, why) in walk_from {
             let rel = entry.trim_end_matches('/');
             if deps
@@ -740,11 +767,6 @@ impl Repo {
             .map(|v| v.into_iter().map(|p| (p, "git-ignored")).collect())
     }
 
-    /// Untracked, not ignored, entries of the project.
-    fn untracked_entries(&self) -> Result<Vec<String>> {
-        self.status_entries(Status::WT_NEW, false, false)
-    }
-
     /// The paths a status of the project walks: the project's entries on
     /// disk, with `.workflow/`'s own directories (the sessions) left out
     /// — their entries are dropped anyway, and walking them on every
@@ -775,6 +797,41 @@ impl Repo {
     /// untracked ones), `.workflow/`'s sessions aside; `recurse`: list the
     /// files of an untracked directory instead of the directory.
     fn status_entries(&self, want: Status, ignored: bool, recurse: bool) -> Result<Vec<String>> {
+        let specs = self.walk_outside_own();
+        let mut found = self.statuses_of(&[want], ignored, recurse, specs.as_deref())?;
+        Ok(found.pop().unwrap_or_default())
+    }
+
+    /// [`Self::ignored_entries`] and the untracked, not ignored, entries
+    /// of the project, of one status where one answers both: with the paths walked named, both
+    /// list an untracked directory's files, and showing ignored entries
+    /// too changes none of the untracked ones. Each status walks the
+    /// project's files and reads git's config (issue #30).
+    fn ignored_and_untracked(&self) -> Result<(Vec<String>, Vec<String>)> {
+        let specs = self.walk_outside_own();
+        let (ignored, untracked) = if specs.is_some() {
+            let wants = [Status::IGNORED, Status::WT_NEW];
+            let mut found = self.statuses_of(&wants, true, false, specs.as_deref())?;
+            let untracked = found.pop().unwrap_or_default();
+            (found.pop().unwrap_or_default(), untracked)
+        } else {
+            let ignored = self.statuses_of(&[Status::IGNORED], true, false, None)?;
+            let untracked = self.statuses_of(&[Status::WT_NEW], false, false, None)?;
+            (ignored.concat(), untracked.concat())
+        };
+        Ok((ignored, untracked))
+    }
+
+    /// For each of `wants`, the entries of one status of the project with
+    /// it (see [`Self::status_entries`]); `specs`: the paths walked, from
+    /// [`Self::walk_outside_own`].
+    fn statuses_of(
+        &self,
+        wants: &[Status],
+        ignored: bool,
+        recurse: bool,
+        specs: Option<&[Vec<u8>]>,
+    ) -> Result<Vec<Vec<String>>> {
         let mut opts = StatusOptions::new();
         // Ignored entries inside an untracked directory (`.workflow/` before
         // wfx's first commit) are found only by looking into it.
@@ -783,10 +840,9 @@ impl Repo {
             .recurse_untracked_dirs(recurse || ignored)
             .recurse_ignored_dirs(false)
             .exclude_submodules(true);
-        let specs = self.walk_outside_own();
-        match &specs {
+        match specs {
             // Nothing on disk but wfx's own.
-            Some(specs) if specs.is_empty() => return Ok(Vec::new()),
+            Some([]) => return Ok(vec![Vec::new(); wants.len()]),
             Some(specs) => {
                 for s in specs {
                     opts.pathspec(paths::bytes_to_path(s));
@@ -807,18 +863,22 @@ impl Repo {
             .git
             .statuses(Some(&mut opts))
             .map_err(ctx("cannot read the status of the work tree"))?;
-        let mut out: Vec<String> = statuses
-            .iter()
-            .filter(|e| e.status().intersects(want))
-            .map(|e| self.show(e.path_bytes()))
-            .filter(|p| !is_wfx_own(p.trim_end_matches('/')))
-            .collect();
-        if want.contains(Status::IGNORED)
-            && let Some(specs) = &specs
-        {
-            out.extend(self.inside_ignored_workflow(specs));
+        let mut found = Vec::with_capacity(wants.len());
+        for &want in wants {
+            let mut out: Vec<String> = statuses
+                .iter()
+                .filter(|e| e.status().intersects(want))
+                .map(|e| self.show(e.path_bytes()))
+                .filter(|p| !is_wfx_own(p.trim_end_matches('/')))
+                .collect();
+            if want.contains(Status::IGNORED)
+                && let Some(specs) = specs
+            {
+                out.extend(self.inside_ignored_workflow(specs));
+            }
+            found.push(out);
         }
-        Ok(out)
+        Ok(found)
     }
 
     /// The paths walked under `.workflow/` when it is git-ignored as a
@@ -873,6 +933,12 @@ mod tests {
 
     fn ino(path: &Path) -> u64 {
         std::fs::symlink_metadata(path).unwrap().ino()
+    }
+
+    /// When `path`'s inode last changed: a file written anew shows it.
+    fn changed(path: &Path) -> (i64, i64) {
+        let m = std::fs::metadata(path).unwrap();
+        (m.ctime(), m.ctime_nsec())
     }
 
     /// Everything in the checkout but its `.git`, project-relative.
@@ -1014,10 +1080,7 @@ mod tests {
         std::fs::remove_file(root.join("gone.txt")).unwrap();
         let c2 = commit_all(&repo);
         // A new checkout would write its `.git/config` again: later.
-        let config_changed = || {
-            let m = std::fs::metadata(dir.join(".git/config")).unwrap();
-            (m.ctime(), m.ctime_nsec())
-        };
+        let config_changed = || changed(&dir.join(".git/config"));
         let config_was = config_changed();
         std::thread::sleep(std::time::Duration::from_millis(50));
         let co = cp
@@ -1097,5 +1160,58 @@ mod tests {
         drop(kept);
         assert!(!dir.exists(), "the kept checkout is removed with it");
         assert!(root.join("node_modules/dep").is_dir());
+    }
+
+    #[test]
+    fn a_kept_checkout_whose_git_config_a_run_changed_is_made_anew_where_it_belongs() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("p");
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::write(root.join("a.txt"), "one\n").unwrap();
+        let repo = Repository::init(&root).unwrap();
+        let c1 = commit_all(&repo);
+        let cp = Checkpoints::open(&root).unwrap();
+        let dir = tmp.path().join("co");
+        let mut kept = None;
+        cp.checkout_sealed_reusing(&c1, &dir, &[], &mut kept)
+            .unwrap();
+        std::fs::write(root.join("a.txt"), "two\n").unwrap();
+        let c2 = commit_all(&repo);
+
+        // A test run points the checkout's work tree elsewhere and turns
+        // line endings over: the repository wfx holds open must not be
+        // used as if nothing changed, nor the changed one followed.
+        let victim = tmp.path().join("victim");
+        std::fs::create_dir_all(&victim).unwrap();
+        let config = dir.join(".git/config");
+        let mut text = std::fs::read_to_string(&config).unwrap();
+        text.push_str(&format!(
+            "\tworktree = {}\n\tautocrlf = true\n",
+            victim.display()
+        ));
+        std::fs::write(&config, text).unwrap();
+        let co = cp
+            .checkout_sealed_reusing(&c2, &dir, &[], &mut kept)
+            .unwrap();
+        assert_eq!(co.commit, c2);
+        assert_eq!(std::fs::read_dir(&victim).unwrap().count(), 0);
+        assert_eq!(std::fs::read_to_string(dir.join("a.txt")).unwrap(), "two\n");
+        let config = std::fs::read_to_string(&config).unwrap();
+        assert!(!config.contains("worktree"), "{config}");
+
+        // Reused next time, from what wfx wrote.
+        std::fs::write(root.join("a.txt"), "three\n").unwrap();
+        let c3 = commit_all(&repo);
+        let config_changed = || changed(&dir.join(".git/config"));
+        let config_was = config_changed();
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        cp.checkout_sealed_reusing(&c3, &dir, &[], &mut kept)
+            .unwrap();
+        assert_eq!(config_changed(), config_was, "not reused");
+        assert_eq!(
+            std::fs::read_to_string(dir.join("a.txt")).unwrap(),
+            "three\n"
+        );
+        assert_eq!(std::fs::read_dir(&victim).unwrap().count(), 0);
     }
 }

@@ -48,14 +48,30 @@ const SKIP_DIRS: &[&str] = &[
 /// and virtualenvs (directories holding `pyvenv.cfg`). `.workflow/` is
 /// left out either way.
 pub fn list_files(root: &Path) -> Result<(Vec<String>, Listing)> {
-    if let Some(files) = git_index_files(root) {
+    if let Some(files) = git2::Repository::open(root)
+        .ok()
+        .and_then(|repo| git_index_files(&repo, root))
+    {
         return Ok((files, Listing::GitIndex));
     }
     Ok((walk_files(root)?, Listing::Walk))
 }
 
-fn git_index_files(root: &Path) -> Option<Vec<String>> {
-    let repo = git2::Repository::open(root).ok()?;
+/// [`list_files`], and from git the untracked files it does not ignore
+/// too: one open of the repository for both (each open reads git's
+/// config files; issue #30).
+pub fn list_files_and_untracked(root: &Path) -> Result<(Vec<String>, Listing)> {
+    let Ok(repo) = git2::Repository::open(root) else {
+        return Ok((walk_files(root)?, Listing::Walk));
+    };
+    let Some(mut files) = git_index_files(&repo, root) else {
+        return Ok((walk_files(root)?, Listing::Walk));
+    };
+    files.extend(untracked_files(&repo, root));
+    Ok((files, Listing::GitIndex))
+}
+
+fn git_index_files(repo: &git2::Repository, root: &Path) -> Option<Vec<String>> {
     let workdir = repo.workdir()?.canonicalize().ok()?;
     let root = root.canonicalize().ok()?;
     // The index is relative to the repository's work tree; keep only files
@@ -125,10 +141,7 @@ fn walk_files(root: &Path) -> Result<Vec<String>> {
 }
 
 /// Untracked files git does not ignore, relative to the work tree.
-pub fn untracked_files(root: &Path) -> Vec<String> {
-    let Ok(repo) = git2::Repository::open(root) else {
-        return Vec::new();
-    };
+fn untracked_files(repo: &git2::Repository, root: &Path) -> Vec<String> {
     let mut opts = git2::StatusOptions::new();
     opts.include_untracked(true)
         .recurse_untracked_dirs(true)
@@ -160,4 +173,49 @@ pub fn untracked_files(root: &Path) -> Vec<String> {
         .filter_map(|e| e.path().ok().map(str::to_string))
         .filter(|p| !p.starts_with(".workflow/"))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn git_lists_tracked_and_untracked_files_but_not_ignored_or_wfxs_own() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        let repo = git2::Repository::init(root).unwrap();
+        std::fs::create_dir_all(root.join(".workflow/active")).unwrap();
+        std::fs::create_dir_all(root.join("src/new")).unwrap();
+        std::fs::write(root.join(".gitignore"), "*.log\n").unwrap();
+        std::fs::write(root.join("a.py"), "x = 1\n").unwrap();
+        let mut index = repo.index().unwrap();
+        index.add_path(Path::new("a.py")).unwrap();
+        index.add_path(Path::new(".gitignore")).unwrap();
+        index.write().unwrap();
+        std::fs::write(root.join("src/new/b.py"), "y = 1\n").unwrap();
+        std::fs::write(root.join("run.log"), "log\n").unwrap();
+        std::fs::write(root.join(".workflow/active/s.json"), "{}").unwrap();
+
+        let (mut files, listing) = list_files_and_untracked(root).unwrap();
+        files.sort();
+        assert_eq!(listing, Listing::GitIndex);
+        assert_eq!(files, [".gitignore", "a.py", "src/new/b.py"]);
+        let (files, listing) = list_files(root).unwrap();
+        assert_eq!(listing, Listing::GitIndex);
+        assert_eq!(files, [".gitignore", "a.py"]);
+    }
+
+    #[test]
+    fn outside_git_both_walk_the_directory() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("p");
+        std::fs::create_dir_all(root.join("node_modules/x")).unwrap();
+        std::fs::write(root.join("node_modules/x/i.js"), "").unwrap();
+        std::fs::write(root.join("a.py"), "").unwrap();
+        for found in [list_files(&root), list_files_and_untracked(&root)] {
+            let (files, listing) = found.unwrap();
+            assert_eq!(listing, Listing::Walk);
+            assert_eq!(files, ["a.py"]);
+        }
+    }
 }

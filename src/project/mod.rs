@@ -31,7 +31,7 @@ pub(crate) mod stdlib;
 
 pub use lang::{LANGS, Lang};
 pub use lazy_regex::LazyRegex;
-pub use listing::{Listing, list_files, untracked_files};
+pub use listing::{Listing, list_files, list_files_and_untracked};
 pub use manifest::{go_module_path, rust_crate_name};
 pub use paths::{dirs, file_name, is_foreign_path, parent_dir, stem, words};
 pub use role::{PathRole, classify, is_test_path};

@@ -45,15 +45,12 @@ pub struct Project {
 
 impl Project {
     pub fn scan(root: &Path) -> Project {
-        use crate::project::{Listing, list_files, untracked_files};
-        let (mut files, from_git) = match list_files(root) {
+        use crate::project::{Listing, list_files_and_untracked};
+        let (mut files, from_git) = match list_files_and_untracked(root) {
             Ok((files, Listing::GitIndex)) => (files, true),
             Ok((files, Listing::Walk)) => (files, false),
             Err(_) => (Vec::new(), false),
         };
-        if from_git {
-            files.extend(untracked_files(root));
-        }
         // Deleted-but-tracked files are not the project's any more.
         files.retain(|f| !from_git || root.join(f).is_file());
         files.sort();
