@@ -128,12 +128,11 @@ pub fn documents(m: &CycleMachine, s: &mut CycleState) -> Result<Vec<Document>> 
             Doc::Results(run) => {
                 if let (Some(rec), Some(results)) = (s.record(run), s.results.get(&run)) {
                     let (file, _) = run_files(&paths, rec);
-                    docs.push(Document::json(file, results.as_ref(), Durability::Durable)?);
-                    docs.push(Document::json(
-                        paths.test_results(),
-                        results.as_ref(),
-                        Durability::View,
-                    )?);
+                    // One serialisation for the run's file and its copy.
+                    let run = Document::json(file, results.as_ref(), Durability::Durable)?;
+                    let copy =
+                        Document::new(paths.test_results(), run.bytes.clone(), Durability::View);
+                    docs.extend([run, copy]);
                 }
             }
             Doc::IterationSummary(n) => docs.extend(iteration_summary(m, s, &paths, n)?),
