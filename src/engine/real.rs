@@ -85,6 +85,14 @@ impl<'a> RealPorts<'a> {
 }
 
 impl RealPorts<'_> {
+    /// Before an effect another process can see (a child, a commit, a
+    /// repair, a guard, the archive): the deferred steps durable and in
+    /// place (see [`SessionTxn::defer`]), the kept work tree forgotten.
+    fn before_effect(&mut self) -> Result<()> {
+        self.after_call_tree = None;
+        self.txn.place_deferred()
+    }
+
     /// The session's id (its directory's name).
     pub fn session_id(&self) -> String {
         self.txn
@@ -114,8 +122,7 @@ impl Ports for RealPorts<'_> {
         run: &TestRun<'_>,
         progress: Option<Box<dyn FnMut(Progress) + Send>>,
     ) -> Result<TestResults> {
-        self.after_call_tree = None;
-        self.txn.place_deferred()?;
+        self.before_effect()?;
         let project = self.root.clone();
         self.lock.with_child(|on_spawn| {
             let mut req = test_request(run, progress, on_spawn);
@@ -125,15 +132,13 @@ impl Ports for RealPorts<'_> {
     }
 
     fn invoke_agent(&mut self, inv: &Invocation) -> Result<CallRecord> {
-        self.after_call_tree = None;
-        self.txn.place_deferred()?;
+        self.before_effect()?;
         self.lock
             .with_child(|on_spawn| crate::agents::invoke(inv, on_spawn))?
     }
 
     fn shell(&mut self, run: &ShellRun<'_>) -> Result<ProcessEnd> {
-        self.after_call_tree = None;
-        self.txn.place_deferred()?;
+        self.before_effect()?;
         self.lock.with_child(|on_spawn| shell_with(run, on_spawn))?
     }
 
@@ -174,8 +179,7 @@ impl Ports for RealPorts<'_> {
         message: &str,
         trailers: &Trailers,
     ) -> Result<Option<String>> {
-        self.after_call_tree = None;
-        self.txn.place_deferred()?;
+        self.before_effect()?;
         let outcome = self
             .cp
             .commit_checkpoint(paths, session_dir, message, trailers)?;
@@ -189,15 +193,13 @@ impl Ports for RealPorts<'_> {
         message: &str,
         trailers: &Trailers,
     ) -> Result<Option<String>> {
-        self.after_call_tree = None;
-        self.txn.place_deferred()?;
+        self.before_effect()?;
         let outcome = self.cp.revert(commit, session_dir, message, trailers)?;
         Ok(outcome.id().map(str::to_string))
     }
 
     fn squash(&mut self, req: &SquashRequest) -> Result<crate::git::SquashOutcome> {
-        self.after_call_tree = None;
-        self.txn.place_deferred()?;
+        self.before_effect()?;
         match &req.since {
             Some(base) => self.cp.squash_since(base, &req.message, &req.trailers),
             None => self.cp.squash_session(&req.message, &req.trailers),
@@ -205,8 +207,7 @@ impl Ports for RealPorts<'_> {
     }
 
     fn wait_for_fix(&mut self, watching: &mut dyn FnMut(bool)) -> Result<super::ports::Wake> {
-        self.after_call_tree = None;
-        self.txn.place_deferred()?;
+        self.before_effect()?;
         super::watch::wait(&self.root, watching, &process::interrupted)
     }
 
@@ -230,8 +231,7 @@ impl Ports for RealPorts<'_> {
     }
 
     fn seal(&mut self, req: &super::step::SealRequest) -> Result<Option<super::step::Sealed>> {
-        self.after_call_tree = None;
-        self.txn.place_deferred()?;
+        self.before_effect()?;
         let session = self.session_id();
         open_sealed(
             &self.cp,
@@ -249,14 +249,12 @@ impl Ports for RealPorts<'_> {
         versions_of: Option<fn(&str) -> bool>,
         notify: &mut dyn FnMut(super::candidates::CandidateNote<'_>),
     ) -> Result<Vec<super::candidates::CandidateDone>> {
-        self.after_call_tree = None;
-        self.txn.place_deferred()?;
+        self.before_effect()?;
         self.candidates(batch, versions_of, notify)
     }
 
     fn apply_tree(&mut self, before: &str, tree: &str) -> Result<Vec<String>> {
-        self.after_call_tree = None;
-        self.txn.place_deferred()?;
+        self.before_effect()?;
         self.cp.apply_tree(before, tree)
     }
 
@@ -265,8 +263,7 @@ impl Ports for RealPorts<'_> {
         sealed: &super::step::Sealed,
         req: &super::step::SealRequest,
     ) -> Result<Vec<String>> {
-        self.after_call_tree = None;
-        self.txn.place_deferred()?;
+        self.before_effect()?;
         let outside = self.cp.outside_commit(
             &sealed.commit,
             req.since.into()..req.until.into(),
@@ -331,8 +328,7 @@ impl Ports for RealPorts<'_> {
     }
 
     fn archive(&mut self, session_id: &str) -> Result<()> {
-        self.after_call_tree = None;
-        self.txn.place_deferred()?;
+        self.before_effect()?;
         // The journal moves with the session; the archive's rewrites are
         // compacted into it in the new place (engine::txn).
         self.ws.archive_with(session_id, &mut self.txn)?;
@@ -355,8 +351,7 @@ impl Ports for RealPorts<'_> {
     }
 
     fn head_guard(&mut self) -> Result<HeadGuard> {
-        self.after_call_tree = None;
-        self.txn.place_deferred()?;
+        self.before_effect()?;
         self.cp
             .head_guard_knowing(Some(self.txn.dir()), self.txn.known_copies())
     }
@@ -377,20 +372,17 @@ impl Ports for RealPorts<'_> {
     }
 
     fn fold_head(&mut self, pre: Option<&str>) -> Result<()> {
-        self.after_call_tree = None;
-        self.txn.place_deferred()?;
+        self.before_effect()?;
         self.cp.fold_to(pre)
     }
 
     fn restore_head(&mut self, guard: &HeadGuard, snapshot: Option<&str>) -> Result<Vec<String>> {
-        self.after_call_tree = None;
-        self.txn.place_deferred()?;
+        self.before_effect()?;
         self.cp.restore_to(guard, snapshot)
     }
 
     fn repo_guard(&mut self) -> Result<crate::git::RepoGuard> {
-        self.after_call_tree = None;
-        self.txn.place_deferred()?;
+        self.before_effect()?;
         self.cp.repo_guard()
     }
 
@@ -399,14 +391,12 @@ impl Ports for RealPorts<'_> {
         guard: &crate::git::RepoGuard,
         index: bool,
     ) -> Result<crate::git::RepoRestored> {
-        self.after_call_tree = None;
-        self.txn.place_deferred()?;
+        self.before_effect()?;
         self.cp.restore_repo(guard, index)
     }
 
     fn undo_planted_links(&mut self, before: &Snapshot) -> Result<Vec<String>> {
-        self.after_call_tree = None;
-        self.txn.place_deferred()?;
+        self.before_effect()?;
         let Some(tree) = &before.tree else {
             return Ok(Vec::new());
         };
@@ -424,8 +414,7 @@ impl Ports for RealPorts<'_> {
     }
 
     fn undo_config_edits(&mut self) -> Result<bool> {
-        self.after_call_tree = None;
-        self.txn.place_deferred()?;
+        self.before_effect()?;
         self.config.restore()
     }
 
@@ -435,8 +424,7 @@ impl Ports for RealPorts<'_> {
     }
 
     fn undo_tree_edits(&mut self, before: &Snapshot) -> Result<Vec<String>> {
-        self.after_call_tree = None;
-        self.txn.place_deferred()?;
+        self.before_effect()?;
         let Some(tree) = &before.tree else {
             return Ok(Vec::new());
         };

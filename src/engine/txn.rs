@@ -913,9 +913,7 @@ mod tests {
     #[test]
     fn a_spare_written_over_keeps_no_tail_of_its_longer_old_content() {
         let tmp = tempfile::tempdir().unwrap();
-        let dir = tmp.path().join("WFS-a");
-        std::fs::create_dir_all(&dir).unwrap();
-        let mut txn = SessionTxn::new(&dir).with_spares(tmp.path().join("spares/WFS-a"));
+        let (dir, mut txn) = session_with_spares(tmp.path());
         let task = dir.join("task.json");
         for text in [
             "a long first version",
@@ -1033,16 +1031,9 @@ mod tests {
     #[test]
     fn a_run_killed_after_its_commit_replays_to_the_same_files() {
         let tmp = tempfile::tempdir().unwrap();
-        let dir = tmp.path().join("WFS-a");
-        std::fs::create_dir_all(&dir).unwrap();
-        let mut txn = SessionTxn::new(&dir).with_spares(tmp.path().join("spares/WFS-a"));
+        let (dir, mut txn) = session_with_spares(tmp.path());
         for n in 1..=3 {
-            txn.commit(vec![
-                Document::new(dir.join("a.json"), format!("a{n}"), Durability::Durable),
-                Document::new(dir.join("b.md"), format!("b{n}"), Durability::View),
-                Document::new(dir.join("s.json"), format!("s{n}"), Durability::State),
-            ])
-            .unwrap();
+            txn.commit(step(&dir, n)).unwrap();
         }
         assert_eq!(txn.syncs, 3, "one durable sync per step");
         std::mem::forget(txn); // kill -9: no applied mark
@@ -1060,6 +1051,15 @@ mod tests {
         assert_eq!(std::fs::read_to_string(dir.join("b.md")).unwrap(), "b3");
     }
 
+    /// A session `WFS-a` under `tmp`, its transaction keeping spares.
+    fn session_with_spares(tmp: &Path) -> (PathBuf, SessionTxn) {
+        let dir = tmp.join("WFS-a");
+        std::fs::create_dir_all(&dir).unwrap();
+        let txn = SessionTxn::new(&dir).with_spares(tmp.join("spares/WFS-a"));
+        (dir, txn)
+    }
+
+    /// Step `n`'s three documents: an artifact, a view and the state.
     fn step(dir: &Path, n: u32) -> Vec<Document> {
         vec![
             Document::new(dir.join("a.json"), format!("a{n}"), Durability::Durable),
@@ -1075,9 +1075,7 @@ mod tests {
     #[test]
     fn deferred_steps_wait_out_of_place_and_take_one_sync_together() {
         let tmp = tempfile::tempdir().unwrap();
-        let dir = tmp.path().join("WFS-a");
-        std::fs::create_dir_all(&dir).unwrap();
-        let mut txn = SessionTxn::new(&dir).with_spares(tmp.path().join("spares/WFS-a"));
+        let (dir, mut txn) = session_with_spares(tmp.path());
         txn.commit(step(&dir, 1)).unwrap();
         assert_eq!(txn.syncs, 1);
         txn.defer(step(&dir, 2)).unwrap();
@@ -1113,9 +1111,7 @@ mod tests {
     #[test]
     fn a_run_killed_with_deferred_steps_replays_them_into_place() {
         let tmp = tempfile::tempdir().unwrap();
-        let dir = tmp.path().join("WFS-a");
-        std::fs::create_dir_all(&dir).unwrap();
-        let mut txn = SessionTxn::new(&dir).with_spares(tmp.path().join("spares/WFS-a"));
+        let (dir, mut txn) = session_with_spares(tmp.path());
         txn.commit(step(&dir, 1)).unwrap();
         txn.defer(step(&dir, 2)).unwrap();
         // Back to what is on disk: the record must still say so, or replay
@@ -1137,9 +1133,7 @@ mod tests {
     #[test]
     fn deferred_steps_are_placed_before_an_undo_a_view_or_the_end() {
         let tmp = tempfile::tempdir().unwrap();
-        let dir = tmp.path().join("WFS-a");
-        std::fs::create_dir_all(&dir).unwrap();
-        let mut txn = SessionTxn::new(&dir).with_spares(tmp.path().join("spares/WFS-a"));
+        let (dir, mut txn) = session_with_spares(tmp.path());
         txn.defer(step(&dir, 1)).unwrap();
         // An undo compares the disk with what wfx wrote: what it wrote
         // must be there first, or it would count as an agent's removal.
