@@ -93,10 +93,10 @@ impl Checkpoints {
             for (path, key, bytes) in known {
                 // Of two keys of the same file, the settled one vouches.
                 if copies
-                    .get(path)
+                    .get(path.as_os_str())
                     .is_none_or(|(k, _)| *k != key || (!k.settled() && key.settled()))
                 {
-                    copies.insert(path.to_path_buf(), (key, bytes.clone()));
+                    copies.insert(path.as_os_str().to_owned(), (key, bytes.clone()));
                 }
             }
         }
@@ -299,18 +299,29 @@ impl Repo {
     /// taken from that copy: the guard runs before every agent call, and
     /// reading every session file each time grew with the session.
     fn copy_files(&self, dir: &Path, scope: &[u8]) -> Result<Vec<SessionFile>> {
+        use std::os::unix::ffi::OsStrExt;
         use std::os::unix::fs::PermissionsExt;
         let mut out = Vec::new();
+        let dir_bytes = dir.as_os_str().as_bytes();
         for entry in walkdir::WalkDir::new(dir).sort_by_file_name() {
             let entry = entry.map_err(|e| {
                 let at = e.path().unwrap_or(dir).to_path_buf();
                 Error::io(at, std::io::Error::other(e))
             })?;
-            let name = entry.file_name().to_string_lossy();
-            if !entry.file_type().is_file() || (name.starts_with('.') && name.ends_with(".tmp")) {
+            let name = entry.file_name().as_bytes();
+            if !entry.file_type().is_file() || (name.starts_with(b".") && name.ends_with(b".tmp")) {
                 continue;
             }
-            let Ok(rel) = entry.path().strip_prefix(dir) else {
+            // The walk joins names onto `dir`: the rest of its bytes, without
+            // `Path::strip_prefix`'s component parsing (the guard runs before
+            // every agent call, over every session file).
+            let Some(rel) = entry
+                .path()
+                .as_os_str()
+                .as_bytes()
+                .strip_prefix(dir_bytes)
+                .map(|rest| rest.strip_prefix(b"/").unwrap_or(rest))
+            else {
                 continue;
             };
             let taken = crate::fsx::clock();
@@ -323,7 +334,7 @@ impl Repo {
             let cached = self
                 .session_copies
                 .borrow()
-                .get(entry.path())
+                .get(entry.path().as_os_str())
                 .filter(|(k, _)| k.vouches_for(&key))
                 .map(|(_, b)| b.clone());
             let content = match cached {
@@ -348,7 +359,7 @@ impl Repo {
                         let b: std::sync::Arc<[u8]> = b.into();
                         self.session_copies
                             .borrow_mut()
-                            .insert(entry.path().to_path_buf(), (key, b.clone()));
+                            .insert(entry.path().as_os_str().to_owned(), (key, b.clone()));
                         Content::Bytes(b)
                     }
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
@@ -360,7 +371,7 @@ impl Repo {
             if !path.is_empty() {
                 path.push(b'/');
             }
-            path.extend_from_slice(&paths::path_to_bytes(rel));
+            path.extend_from_slice(rel);
             out.push(SessionFile {
                 path,
                 content,
@@ -497,5 +508,4 @@ impl Repo {
 const CACHED_COPY_MAX: usize = 256 * 1024;
 
 /// The head guard's copies of session files (absolute path → key, bytes).
-pub(super) type CopyCache =
-    std::collections::HashMap<std::path::PathBuf, (crate::fsx::StatKey, std::sync::Arc<[u8]>)>;
+pub(super) type CopyCache = crate::fsx::PathMap<(crate::fsx::StatKey, std::sync::Arc<[u8]>)>;
