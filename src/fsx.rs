@@ -342,6 +342,12 @@ pub struct StatKey {
     pub taken: (i64, i64),
 }
 
+/// A map from paths wfx built (all joined onto one root, so two names of
+/// one file have the same bytes) keyed by the path's bytes: `Path`'s own
+/// `Hash` parses components and cost ~2k instructions a lookup, most of the
+/// session copies' and the head guard's lookups (issue #30).
+pub type PathMap<V> = std::collections::HashMap<std::ffi::OsString, V>;
+
 /// How far behind the fine clock a nanosecond ctime may be (see [`StatKey`]).
 pub const FINE_GRAIN_NS: i128 = 50_000_000;
 /// The same for a ctime without nanoseconds (1-s or 2-s stamps).

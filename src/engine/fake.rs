@@ -349,7 +349,10 @@ impl FakePorts {
 
     fn tree_id(work: &Work) -> String {
         let text: String = work.iter().map(|(p, c)| format!("{p}\0{c}\0")).collect();
-        format!("t{:016x}", super::txn::digest(text.as_bytes()))
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        text.as_bytes().hash(&mut h);
+        format!("t{:016x}", h.finish())
     }
 
     fn head(&self) -> Option<String> {

@@ -16,7 +16,6 @@
 //! When one call did several things, the first of `head_moved`,
 //! `session_edited`, `tree_edited` is recorded.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::ports::Ports;
@@ -26,24 +25,15 @@ use crate::artifacts::fix_history::Tamper;
 use crate::error::{Error, Result};
 use crate::fsx::StatKey;
 
-/// A digest of bytes, to know whether a file still holds what was written.
-pub fn digest(bytes: &[u8]) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    bytes.hash(&mut h);
-    h.finish()
-}
-
-/// What wfx last wrote to each of its session files: a digest and the
-/// bytes, so a file an agent changed or removed can be written back.
+/// What wfx last wrote to each of its session files: the bytes, so a file an agent changed or removed can be written back.
 #[derive(Debug, Default)]
 pub struct SessionCopies {
-    kept: HashMap<PathBuf, Kept>,
+    kept: crate::fsx::PathMap<Kept>,
 }
 
 #[derive(Debug)]
 struct Kept {
-    digest: u64,
+    /// Compared byte for byte (exact, and cheaper than a digest of both).
     /// Shared with the head guard's copy (see [`SessionCopies::known`]).
     bytes: std::sync::Arc<[u8]>,
     /// The file's key right after wfx wrote it, or taken again before a
@@ -83,20 +73,17 @@ impl Kept {
 impl SessionCopies {
     /// `path` now holds `bytes`, written (or found equal) by wfx.
     pub fn record(&mut self, path: &Path, bytes: &[u8]) {
-        let d = digest(bytes);
         let key = StatKey::at(path);
-        match self.kept.get_mut(path) {
-            Some(k) if k.digest == d => k.key.set(key),
+        match self.kept.get_mut(path.as_os_str()) {
+            Some(k) if *k.bytes == *bytes => k.key.set(key),
             Some(k) => {
-                k.digest = d;
                 k.bytes = bytes.into();
                 k.key.set(key);
             }
             None => {
                 self.kept.insert(
-                    path.to_path_buf(),
+                    path.as_os_str().to_owned(),
                     Kept {
-                        digest: d,
                         bytes: bytes.into(),
                         key: key.into(),
                     },
@@ -109,7 +96,7 @@ impl SessionCopies {
     /// key vouches for it, else by reading it (see `Kept::holds`).
     pub fn untouched(&self, path: &Path) -> bool {
         self.kept
-            .get(path)
+            .get(path.as_os_str())
             .is_some_and(|k| k.holds(path, |p| std::fs::read(p).ok()))
     }
 
@@ -119,26 +106,21 @@ impl SessionCopies {
         self.untouched(path).then(|| self.copy(path)).flatten()
     }
 
-    /// The digest of what wfx last wrote to `path`.
-    pub fn digest(&self, path: &Path) -> Option<u64> {
-        self.kept.get(path).map(|k| k.digest)
-    }
-
     /// Each file with its key (taken after wfx wrote it, or again later) and what wfx wrote:
     /// while the key vouches for the file, that is its content (the head
     /// guard copies it from here instead of reading it).
     pub fn known(&self) -> impl Iterator<Item = (&Path, StatKey, &std::sync::Arc<[u8]>)> + '_ {
         self.kept
             .iter()
-            .filter_map(|(p, k)| Some((p.as_path(), k.key.get()?, &k.bytes)))
+            .filter_map(|(p, k)| Some((Path::new(p), k.key.get()?, &k.bytes)))
     }
 
     /// The files moved from `old` to `new` (the session was archived).
     pub fn moved(&mut self, old: &Path, new: &Path) {
         self.kept = std::mem::take(&mut self.kept)
             .into_iter()
-            .map(|(p, k)| match p.strip_prefix(old) {
-                Ok(rest) => (new.join(rest), k),
+            .map(|(p, k)| match Path::new(&p).strip_prefix(old) {
+                Ok(rest) => (new.join(rest).into_os_string(), k),
                 Err(_) => (p, k),
             })
             .collect();
@@ -151,8 +133,8 @@ impl SessionCopies {
         let mut out: Vec<PathBuf> = self
             .kept
             .iter()
-            .filter(|(p, k)| !k.holds(p, &read))
-            .map(|(p, _)| p.clone())
+            .filter(|(p, k)| !k.holds(Path::new(p), &read))
+            .map(|(p, _)| PathBuf::from(p))
             .collect();
         out.sort();
         out
@@ -173,7 +155,7 @@ impl SessionCopies {
 
     /// wfx's copy of `path`.
     pub fn copy(&self, path: &Path) -> Option<&[u8]> {
-        self.kept.get(path).map(|k| &k.bytes[..])
+        self.kept.get(path.as_os_str()).map(|k| &k.bytes[..])
     }
 
     /// Write back every file on disk that no longer holds what wfx wrote;
@@ -370,7 +352,7 @@ mod tests {
         let now = StatKey::at(&a).unwrap();
         let kept = copies
             .kept
-            .get_mut(a.as_path())
+            .get_mut(a.as_os_str())
             .unwrap()
             .key
             .get_mut()

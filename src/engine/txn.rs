@@ -33,7 +33,7 @@
 //! are removed when the transaction ends; where exchange is not supported
 //! the transaction falls back to a temp file and a rename.
 //!
-//! The transaction remembers everything it wrote (digest and bytes):
+//! The transaction remembers the bytes of everything it wrote:
 //! unchanged documents are not written again, and after every agent call
 //! [`SessionTxn::restore_edits`] writes back a file the agent changed or
 //! removed (DESIGN.md §10.2, [`super::tamper`]).
@@ -94,7 +94,6 @@ impl Document {
 }
 
 use super::tamper::SessionCopies;
-pub use super::tamper::digest;
 
 /// The writes of one session (see the module docs).
 #[derive(Debug)]
@@ -213,9 +212,9 @@ impl SessionTxn {
         self.written.known()
     }
 
-    /// The digest of what this transaction last wrote to `path`.
-    pub fn written_digest(&self, path: &Path) -> Option<u64> {
-        self.written.digest(path)
+    /// What this transaction last wrote to `path`.
+    pub fn written_copy(&self, path: &Path) -> Option<&[u8]> {
+        self.written.copy(path)
     }
 
     /// Write back the files of this transaction that were changed or
@@ -252,10 +251,9 @@ impl SessionTxn {
     }
 
     fn unchanged(&self, doc: &Document) -> bool {
-        let d = digest(&doc.bytes);
-        match self.written.digest(&doc.path) {
+        match self.written.copy(&doc.path) {
             // Read only when the file's key does not vouch for it.
-            Some(w) if w == d => self.written.untouched(&doc.path),
+            Some(w) if *w == *doc.bytes => self.written.untouched(&doc.path),
             Some(_) => false,
             None => std::fs::read(&doc.path).is_ok_and(|b| b == doc.bytes),
         }
@@ -896,7 +894,7 @@ mod tests {
             ["state.json", "wfx.journal"],
             "no temp left"
         );
-        assert!(txn.written_digest(&state) == Some(digest(b"state 2")));
+        assert_eq!(txn.written_copy(&state), Some(&b"state 2"[..]));
         // Someone changed a file behind wfx's back: it is written again.
         std::fs::write(dir.join("TODO.md"), "edited").unwrap();
         txn.commit(docs(2)).unwrap();
@@ -1312,7 +1310,7 @@ mod tests {
     }
 
     #[test]
-    fn moving_the_session_keeps_the_digests() {
+    fn moving_the_session_keeps_the_copies() {
         let tmp = tempfile::tempdir().unwrap();
         let (a, b) = (tmp.path().join("active/S"), tmp.path().join("archives/S"));
         std::fs::create_dir_all(&a).unwrap();
@@ -1326,7 +1324,7 @@ mod tests {
         std::fs::create_dir_all(b.parent().unwrap()).unwrap();
         std::fs::rename(&a, &b).unwrap();
         txn.moved_to(&b);
-        assert_eq!(txn.written_digest(&b.join("s.json")), Some(digest(b"s")));
+        assert_eq!(txn.written_copy(&b.join("s.json")), Some(&b"s"[..]));
         txn.check_present().unwrap();
     }
 }
