@@ -299,11 +299,7 @@ impl Quick<'_> {
         let mut items: Vec<Hir> = Vec::new();
         let mut lit = String::new();
         let mut last = Last::None;
-        loop {
-            let Some(c) = self.peek() else { break };
-            if c == ')' {
-                break;
-            }
+        while let Some(c) = self.peek().filter(|&c| c != ')') {
             self.rest.next();
             let item = match c {
                 '|' => {
