@@ -1025,14 +1025,11 @@ mod tests {
         }
     }
 
-    /// Every pattern written as `re!(r"…")` in wfx's sources, on every
-    /// output recorded from real runs (fixtures/outputs), whole and line by
-    /// line: whenever the literals rule a haystack out, the compiled regex
-    /// finds no match in it either.
-    #[test]
-    fn no_pattern_of_wfx_is_ruled_out_where_it_matches_a_recorded_output() {
+    /// The raw-string patterns `literal` (whose groups 1 and 3 are the
+    /// `#`s around the pattern, group 2) finds in wfx's sources.
+    fn source_patterns(literal: &str) -> Vec<String> {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let literal = Regex::new(r##"(?s)re!\(\s*r(#*)"(.*?)"(#*)\s*\)"##).unwrap();
+        let literal = Regex::new(literal).unwrap();
         let mut patterns = Vec::new();
         for entry in walkdir::WalkDir::new(root.join("src")) {
             let entry = entry.unwrap();
@@ -1045,6 +1042,17 @@ mod tests {
                 }
             }
         }
+        patterns
+    }
+
+    /// Every pattern written as `re!(r"…")` in wfx's sources, on every
+    /// output recorded from real runs (fixtures/outputs), whole and line by
+    /// line: whenever the literals rule a haystack out, the compiled regex
+    /// finds no match in it either.
+    #[test]
+    fn no_pattern_of_wfx_is_ruled_out_where_it_matches_a_recorded_output() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let patterns = source_patterns(r##"(?s)re!\(\s*r(#*)"(.*?)"(#*)\s*\)"##);
         assert!(
             patterns.len() > 100,
             "only {} patterns found",
@@ -1112,20 +1120,11 @@ mod tests {
     /// read quickly.
     #[test]
     fn the_quick_reading_finds_the_full_parses_needles() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let literal = Regex::new(r##"(?s)(?:re!\(|LazyRegex::new\()\s*r(#*)"(.*?)"(#*)"##).unwrap();
-        let mut patterns = Vec::new();
-        for entry in walkdir::WalkDir::new(root.join("src")) {
-            let entry = entry.unwrap();
-            if entry.path().extension().is_some_and(|e| e == "rs") {
-                let text = std::fs::read_to_string(entry.path()).unwrap();
-                for c in literal.captures_iter(&text) {
-                    if c[1] == c[3] && regex_syntax::parse(&c[2]).is_ok() {
-                        patterns.push(c[2].to_string());
-                    }
-                }
-            }
-        }
+        let patterns: Vec<String> =
+            source_patterns(r##"(?s)(?:re!\(|LazyRegex::new\()\s*r(#*)"(.*?)"(#*)"##)
+                .into_iter()
+                .filter(|p| regex_syntax::parse(p).is_ok())
+                .collect();
         assert!(patterns.len() > 100, "only {}", patterns.len());
         let ours = patterns.len();
         let odd = [
