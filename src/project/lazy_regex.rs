@@ -18,10 +18,11 @@
 use std::borrow::Cow;
 use std::sync::OnceLock;
 
-use aho_corasick::{AhoCorasick, AhoCorasickKind};
 use regex::{Captures, Match, Regex, Replacer};
 use regex_syntax::hir::literal::{ExtractKind, Extractor, Literal, Seq};
-use regex_syntax::hir::{Capture, Class, ClassUnicode, Hir, HirKind, Repetition};
+use regex_syntax::hir::{
+    Capture, Class, ClassUnicode, ClassUnicodeRange, Hir, HirKind, Look, Repetition,
+};
 
 /// Above this many literals the regex is compiled at once (the regex's
 /// own prefilter is then as good).
@@ -40,29 +41,19 @@ impl LazyRegex {
     /// Parse `pattern` and take the literals its matches hold; panics on a bad
     /// pattern, as compiling it would.
     pub fn new(pattern: &str) -> LazyRegex {
-        let hir = regex_syntax::parse(pattern).unwrap_or_else(|e| panic!("regex {pattern}: {e}"));
         // The literals are taken with each letter's cases as one lower-case
         // letter (and looked for in any case): a `(?i)` word is then one
-        // literal, not one per case variant.
-        let mut escapes = Vec::new();
-        let folded = fold_cases(&hir, &mut escapes);
-        let hir = folded.as_ref().unwrap_or(&hir);
-        // Every match starts with one of the prefixes, ends with one of the
-        // suffixes and contains one of the required literals: any of these
-        // sets, when finite and small, must be in a haystack that matches.
-        let [prefixes, suffixes] = [ExtractKind::Prefix, ExtractKind::Suffix]
-            .map(|kind| usable(Extractor::new().kind(kind).extract(hir)));
-        let needles = match better(prefixes, suffixes) {
-            Some(ends) if shortest(&ends) >= RARE_ENOUGH => Some(ends),
-            ends => better(ends, required(hir)),
-        }
-        .and_then(|lits| match folded {
-            None => Searcher::new(lits),
-            Some(_) => Searcher::any_case(lits, &escapes),
-        });
+        // literal, not one per case variant. The patterns wfx holds are
+        // read by [`quick_hir`] (a few thousand instructions); only what it
+        // does not know is parsed in full (a hundred thousand and more).
+        let Folded {
+            hir,
+            any_case,
+            escapes,
+        } = quick_hir(pattern).unwrap_or_else(|| full_hir(pattern));
         LazyRegex {
             pattern: pattern.into(),
-            needles,
+            needles: needles(&hir).and_then(|lits| Searcher::new(lits, any_case, &escapes)),
             regex: OnceLock::new(),
         }
     }
@@ -130,49 +121,477 @@ impl LazyRegex {
     }
 }
 
-/// Looks for any of a pattern's literals in a haystack, in one pass. It
-/// is built for every pattern and searched only until the pattern
-/// compiles: the cheapest to build (a substring finder for one literal, an
-/// automaton without a DFA for more).
-enum Searcher {
-    One(Box<memchr::memmem::Finder<'static>>),
-    Any(AhoCorasick),
+/// A pattern's HIR with the classes that are an ASCII letter's cases made
+/// that letter in lower case ([`fold_cases`]).
+struct Folded {
+    hir: Hir,
+    /// A letter was folded: the literals are looked for in any ASCII case.
+    any_case: bool,
+    /// The other characters the folded letters stand for (`ſ` for `s`).
+    escapes: Vec<char>,
+}
+
+/// [`Folded`] from the full parse (any pattern; panics on a bad one).
+fn full_hir(pattern: &str) -> Folded {
+    let hir = regex_syntax::parse(pattern).unwrap_or_else(|e| panic!("regex {pattern}: {e}"));
+    let mut escapes = Vec::new();
+    match fold_cases(&hir, &mut escapes) {
+        Some(hir) => Folded {
+            hir,
+            any_case: true,
+            escapes,
+        },
+        None => Folded {
+            hir,
+            any_case: false,
+            escapes,
+        },
+    }
+}
+
+/// Literals one of which every match of `hir` holds: every match starts
+/// with one of the prefixes, ends with one of the suffixes and contains one
+/// of the required literals; any of these sets, when finite and small,
+/// must be in a haystack that matches.
+fn needles(hir: &Hir) -> Needles {
+    let [prefixes, suffixes] = [ExtractKind::Prefix, ExtractKind::Suffix]
+        .map(|kind| usable(Extractor::new().kind(kind).extract(hir)));
+    match better(prefixes, suffixes) {
+        Some(ends) if shortest(&ends) >= RARE_ENOUGH => Some(ends),
+        ends => better(ends, required(hir)),
+    }
+}
+
+/// Looks for any of a pattern's literals in a haystack. It is built for
+/// every pattern and searched only until the pattern compiles, so it is
+/// the cheapest to build: a substring finder per literal (an Aho-Corasick
+/// automaton cost a hundred thousand instructions to build, more than the
+/// searches it saved), over the haystack in lower ASCII case when the
+/// literals are looked for in any case.
+struct Searcher {
+    finders: Vec<memchr::memmem::Finder<'static>>,
+    any_case: bool,
 }
 
 impl Searcher {
-    fn new(lits: Vec<Vec<u8>>) -> Option<Searcher> {
-        match lits.as_slice() {
-            [one] => Some(Searcher::One(Box::new(
-                memchr::memmem::Finder::new(one).into_owned(),
-            ))),
-            _ => AhoCorasick::builder()
-                .kind(Some(AhoCorasickKind::NoncontiguousNFA))
-                .build(lits)
-                .ok()
-                .map(Searcher::Any),
+    /// A searcher for `lits` (in any ASCII case when `any_case`), or for
+    /// any of `escapes` (the other characters a folded letter stands for,
+    /// such as `ſ` for `s`): a haystack that matches holds one literal up
+    /// to ASCII case unless it holds one of those.
+    fn new(lits: Vec<Vec<u8>>, any_case: bool, escapes: &[char]) -> Option<Searcher> {
+        let mut lits: Vec<Vec<u8>> = lits
+            .into_iter()
+            .map(|l| if any_case { l.to_ascii_lowercase() } else { l })
+            .chain(escapes.iter().map(|c| c.to_string().into_bytes()))
+            .collect();
+        // A literal that holds another is found only where that one is.
+        lits.sort_unstable_by_key(Vec::len);
+        lits.dedup();
+        let mut kept: Vec<Vec<u8>> = Vec::with_capacity(lits.len());
+        for lit in lits {
+            if lit.is_empty() {
+                return None;
+            }
+            if !kept.iter().any(|k| memchr::memmem::find(&lit, k).is_some()) {
+                kept.push(lit);
+            }
         }
-    }
-
-    /// A searcher for `lits` in any ASCII case, or for any of `escapes`
-    /// (the other characters a folded letter stands for, such as `ſ` for
-    /// `s`): a haystack that matches holds one literal up to ASCII case
-    /// unless it holds one of those.
-    fn any_case(mut lits: Vec<Vec<u8>>, escapes: &[char]) -> Option<Searcher> {
-        lits.extend(escapes.iter().map(|c| c.to_string().into_bytes()));
-        AhoCorasick::builder()
-            .kind(Some(AhoCorasickKind::NoncontiguousNFA))
-            .ascii_case_insensitive(true)
-            .build(lits)
-            .ok()
-            .map(Searcher::Any)
+        let finders = kept
+            .iter()
+            .map(|l| memchr::memmem::Finder::new(l).into_owned())
+            .collect();
+        Some(Searcher { finders, any_case })
     }
 
     fn finds(&self, hay: &str) -> bool {
-        match self {
-            Searcher::One(f) => f.find(hay.as_bytes()).is_some(),
-            Searcher::Any(a) => a.is_match(hay),
+        let lower;
+        let hay = match self.any_case {
+            true => {
+                lower = hay.to_ascii_lowercase();
+                lower.as_bytes()
+            }
+            false => hay.as_bytes(),
+        };
+        self.finders.iter().any(|f| f.find(hay).is_some())
+    }
+}
+
+/// [`Folded`] for a pattern in the plain syntax wfx's patterns use, read in
+/// one pass: literals (escaped or not), `.`, `\d \s \w` and their
+/// negations, bracketed classes of characters and ranges, anchors and word
+/// boundaries, groups (capturing, `(?:…)`, flags `i m s U R`), repetitions
+/// and alternations. It builds what the full parse and [`fold_cases`] would
+/// (a class of more than the extractor's few characters stands as any
+/// character: its literals are never taken); `None` for anything else or
+/// anything odd (named groups, `x` or `u` flags, `\p`, nested or set-operated
+/// classes, a bad pattern), which the full parse then reads.
+fn quick_hir(pattern: &str) -> Option<Folded> {
+    let mut parser = Quick {
+        rest: pattern.chars(),
+        captures: 0,
+        depth: 0,
+        any_case: false,
+        escapes: Vec::new(),
+    };
+    let hir = parser.alternation(Flags::default())?;
+    // Only the whole pattern ends without a `)`.
+    parser.rest.as_str().is_empty().then_some(())?;
+    let Quick {
+        any_case, escapes, ..
+    } = parser;
+    Some(Folded {
+        hir,
+        any_case,
+        escapes,
+    })
+}
+
+/// The flags [`quick_hir`] follows (the others change no literal).
+#[derive(Clone, Copy, Default)]
+struct Flags {
+    case_insensitive: bool,
+    swap_greed: bool,
+}
+
+/// Deepest nesting of groups [`quick_hir`] reads (the full parse allows
+/// more, and reads what this one does not).
+const QUICK_DEPTH: usize = 64;
+
+/// The state of [`quick_hir`].
+struct Quick<'p> {
+    rest: std::str::Chars<'p>,
+    /// Capturing groups opened so far (their index, as the parser gives).
+    captures: u32,
+    depth: usize,
+    any_case: bool,
+    escapes: Vec<char>,
+}
+
+/// What the last item of a concatenation was, for a repetition after it.
+#[derive(PartialEq)]
+enum Last {
+    /// Nothing a repetition may follow (start, look-around, flags, a
+    /// repetition).
+    None,
+    /// The last character of the pending literal.
+    Char,
+    /// The last item.
+    Item,
+}
+
+impl Quick<'_> {
+    fn peek(&self) -> Option<char> {
+        self.rest.clone().next()
+    }
+
+    fn eat(&mut self, c: char) -> bool {
+        let next = self.peek() == Some(c);
+        if next {
+            self.rest.next();
+        }
+        next
+    }
+
+    /// Branches up to the end of the pattern or of the group (its `)` left
+    /// unread).
+    fn alternation(&mut self, mut flags: Flags) -> Option<Hir> {
+        let mut branches = Vec::new();
+        let mut items: Vec<Hir> = Vec::new();
+        let mut lit = String::new();
+        let mut last = Last::None;
+        while let Some(c) = self.peek().filter(|&c| c != ')') {
+            self.rest.next();
+            let item = match c {
+                '|' => {
+                    flush(&mut lit, &mut items);
+                    branches.push(Hir::concat(std::mem::take(&mut items)));
+                    last = Last::None;
+                    continue;
+                }
+                '(' => match self.group(&mut flags)? {
+                    Some(hir) => Some(hir),
+                    None => {
+                        flush(&mut lit, &mut items);
+                        last = Last::None;
+                        continue;
+                    }
+                },
+                '[' => Some(self.class(flags)?),
+                '.' => Some(any_char()),
+                '^' | '$' => None,
+                '*' | '+' | '?' | '{' => {
+                    let (min, max) = match c {
+                        '*' => (0, None),
+                        '+' => (1, None),
+                        '?' => (0, Some(1)),
+                        _ => self.counted()?,
+                    };
+                    let greedy = !self.eat('?') ^ flags.swap_greed;
+                    let sub = match last {
+                        Last::None => return None,
+                        Last::Char => Hir::literal(lit.pop()?.to_string().into_bytes()),
+                        Last::Item => items.pop()?,
+                    };
+                    flush(&mut lit, &mut items);
+                    items.push(Hir::repetition(Repetition {
+                        min,
+                        max,
+                        greedy,
+                        sub: Box::new(sub),
+                    }));
+                    last = Last::None;
+                    continue;
+                }
+                '\\' => match self.rest.next()? {
+                    'd' | 's' | 'w' | 'D' | 'S' | 'W' => Some(any_char()),
+                    'b' if self.peek() == Some('{') => return None,
+                    'b' | 'B' | 'A' | 'z' | '<' | '>' => None,
+                    e => {
+                        let c = self.escape(e)?;
+                        last = self.char(c, flags, &mut lit, &mut items);
+                        continue;
+                    }
+                },
+                ']' | '}' => return None,
+                c => {
+                    last = self.char(c, flags, &mut lit, &mut items);
+                    continue;
+                }
+            };
+            flush(&mut lit, &mut items);
+            match item {
+                Some(hir) => {
+                    items.push(hir);
+                    last = Last::Item;
+                }
+                None => {
+                    items.push(Hir::look(Look::Start));
+                    last = Last::None;
+                }
+            }
+        }
+        flush(&mut lit, &mut items);
+        branches.push(Hir::concat(items));
+        Some(match branches.len() {
+            1 => branches.pop()?,
+            _ => Hir::alternation(branches),
+        })
+    }
+
+    /// Add `c` to the pending literal, or as an item when it is a class
+    /// (a non-ASCII letter in any case); as the full parse and
+    /// [`fold_cases`] would, an ASCII letter in any case is that letter in
+    /// lower case, looked for in any case.
+    fn char(&mut self, c: char, flags: Flags, lit: &mut String, items: &mut Vec<Hir>) -> Last {
+        if !flags.case_insensitive || (c.is_ascii() && !c.is_ascii_alphabetic()) {
+            lit.push(c);
+            return Last::Char;
+        }
+        if c.is_ascii() {
+            let lower = c.to_ascii_lowercase();
+            self.any_case = true;
+            self.escapes.extend(match lower {
+                'k' => Some('\u{212A}'),
+                's' => Some('\u{17F}'),
+                _ => None,
+            });
+            lit.push(lower);
+            return Last::Char;
+        }
+        let mut class = ClassUnicode::new([ClassUnicodeRange::new(c, c)]);
+        class.case_fold_simple();
+        flush(lit, items);
+        items.push(self.folded(class));
+        Last::Item
+    }
+
+    /// `class` as an ASCII letter in lower case when it is one's two cases
+    /// (and at most [`MAX_ESCAPES`] others), as [`fold_cases`] makes it.
+    fn folded(&mut self, class: ClassUnicode) -> Hir {
+        match ascii_letter(&class) {
+            Some((letter, others)) => {
+                self.any_case = true;
+                self.escapes.extend(others);
+                Hir::literal([letter])
+            }
+            None => Hir::class(Class::Unicode(class)),
         }
     }
+
+    /// The character an escape other than a class or a look-around stands
+    /// for (after its `\` and `e`); `None` for one it does not know.
+    fn escape(&mut self, e: char) -> Option<char> {
+        Some(match e {
+            'n' => '\n',
+            't' => '\t',
+            'r' => '\r',
+            'f' => '\x0C',
+            'v' => '\x0B',
+            'a' => '\x07',
+            'x' => {
+                let braced = self.eat('{');
+                let mut digits = String::new();
+                while digits.len() < 9 {
+                    match self.rest.next()? {
+                        '}' if braced => break,
+                        c => digits.push(c),
+                    }
+                    if !braced && digits.len() == 2 {
+                        break;
+                    }
+                }
+                let valid = (1..=8).contains(&digits.len());
+                (valid && digits.chars().all(|c| c.is_ascii_hexdigit())).then_some(())?;
+                char::from_u32(u32::from_str_radix(&digits, 16).ok()?)?
+            }
+            e if regex_syntax::is_escapeable_character(e) => e,
+            _ => return None,
+        })
+    }
+
+    /// A group after its `(`: its HIR, or `None` inside when it only sets
+    /// `flags` (for the rest of the group it is in).
+    fn group(&mut self, flags: &mut Flags) -> Option<Option<Hir>> {
+        self.depth += 1;
+        (self.depth <= QUICK_DEPTH).then_some(())?;
+        let mut inner = *flags;
+        let mut capture = None;
+        if self.eat('?') {
+            let mut enable = true;
+            let mut seen = String::new();
+            let mut after_negation = 0;
+            loop {
+                let c = self.rest.next()?;
+                // A repeated flag, `-` or a `-` followed by no flag is an
+                // error for the full parse.
+                if seen.contains(c) || (matches!(c, ':' | ')') && !enable && after_negation == 0) {
+                    return None;
+                }
+                match c {
+                    ':' => break,
+                    ')' => {
+                        (!seen.is_empty()).then_some(())?;
+                        *flags = inner;
+                        self.depth -= 1;
+                        return Some(None);
+                    }
+                    '-' => enable = false,
+                    'i' => inner.case_insensitive = enable,
+                    'U' => inner.swap_greed = enable,
+                    'm' | 's' | 'R' => {}
+                    _ => return None,
+                }
+                after_negation += usize::from(!enable && c != '-');
+                seen.push(c);
+            }
+        } else {
+            self.captures += 1;
+            capture = Some(self.captures);
+        }
+        let sub = self.alternation(inner)?;
+        self.eat(')').then_some(())?;
+        self.depth -= 1;
+        Some(Some(match capture {
+            Some(index) => Hir::capture(Capture {
+                index,
+                name: None,
+                sub: Box::new(sub),
+            }),
+            None => sub,
+        }))
+    }
+
+    /// A bracketed class after its `[`: the class when it is a union of
+    /// characters and ranges (in any case with `i`), any character when it
+    /// is negated or holds `\d`, `\s` or `\w` (more characters than the
+    /// extractor takes either way).
+    fn class(&mut self, flags: Flags) -> Option<Hir> {
+        let negated = self.eat('^');
+        let mut ranges = Vec::new();
+        let mut many = negated;
+        let mut first = true;
+        loop {
+            let c = self.rest.next()?;
+            let start = match c {
+                ']' if !first => break,
+                '[' => return None,
+                '&' | '~' | '-' if self.peek() == Some(c) => return None,
+                '\\' => match self.rest.next()? {
+                    'd' | 's' | 'w' | 'D' | 'S' | 'W' => {
+                        many = true;
+                        None
+                    }
+                    e => Some(self.escape(e)?),
+                },
+                c => Some(c),
+            };
+            first = false;
+            let mut ahead = self.rest.clone();
+            let range = ahead.next() == Some('-') && !matches!(ahead.next(), Some(']' | '-'));
+            match (start, range) {
+                (None, true) => return None,
+                (None, false) => {}
+                (Some(start), false) => ranges.push(ClassUnicodeRange::new(start, start)),
+                (Some(start), true) => {
+                    self.rest.next();
+                    let end = match self.rest.next()? {
+                        '\\' => {
+                            let e = self.rest.next()?;
+                            self.escape(e)?
+                        }
+                        '[' => return None,
+                        c => c,
+                    };
+                    (start <= end).then_some(())?;
+                    ranges.push(ClassUnicodeRange::new(start, end));
+                }
+            }
+        }
+        if many {
+            return Some(any_char());
+        }
+        let mut class = ClassUnicode::new(ranges);
+        if flags.case_insensitive {
+            class.case_fold_simple();
+        }
+        Some(self.folded(class))
+    }
+
+    /// The bounds of a counted repetition after its `{`.
+    fn counted(&mut self) -> Option<(u32, Option<u32>)> {
+        let min = self.number()?;
+        let max = match self.eat(',') {
+            true if self.peek() == Some('}') => None,
+            true => Some(self.number()?),
+            false => Some(min),
+        };
+        self.eat('}').then_some(())?;
+        max.is_none_or(|max| min <= max).then_some((min, max))
+    }
+
+    /// A decimal number (at least one digit).
+    fn number(&mut self) -> Option<u32> {
+        let rest = self.rest.as_str();
+        let len = rest.bytes().take_while(u8::is_ascii_digit).count();
+        self.rest = rest[len..].chars();
+        rest[..len].parse().ok()
+    }
+}
+
+/// End the pending literal `lit` as an item.
+fn flush(lit: &mut String, items: &mut Vec<Hir>) {
+    if !lit.is_empty() {
+        items.push(Hir::literal(std::mem::take(lit).into_bytes()));
+    }
+}
+
+/// A class of more characters than the extractor takes: what stands in
+/// [`quick_hir`] for a class whose literals are never taken.
+fn any_char() -> Hir {
+    Hir::class(Class::Unicode(ClassUnicode::new([ClassUnicodeRange::new(
+        '\0',
+        char::MAX,
+    )])))
 }
 
 /// `hir` with every class that is an ASCII letter's two cases (and at
@@ -606,14 +1025,11 @@ mod tests {
         }
     }
 
-    /// Every pattern written as `re!(r"…")` in wfx's sources, on every
-    /// output recorded from real runs (fixtures/outputs), whole and line by
-    /// line: whenever the literals rule a haystack out, the compiled regex
-    /// finds no match in it either.
-    #[test]
-    fn no_pattern_of_wfx_is_ruled_out_where_it_matches_a_recorded_output() {
+    /// The raw-string patterns `literal` (whose groups 1 and 3 are the
+    /// `#`s around the pattern, group 2) finds in wfx's sources.
+    fn source_patterns(literal: &str) -> Vec<String> {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let literal = Regex::new(r##"(?s)re!\(\s*r(#*)"(.*?)"(#*)\s*\)"##).unwrap();
+        let literal = Regex::new(literal).unwrap();
         let mut patterns = Vec::new();
         for entry in walkdir::WalkDir::new(root.join("src")) {
             let entry = entry.unwrap();
@@ -626,6 +1042,17 @@ mod tests {
                 }
             }
         }
+        patterns
+    }
+
+    /// Every pattern written as `re!(r"…")` in wfx's sources, on every
+    /// output recorded from real runs (fixtures/outputs), whole and line by
+    /// line: whenever the literals rule a haystack out, the compiled regex
+    /// finds no match in it either.
+    #[test]
+    fn no_pattern_of_wfx_is_ruled_out_where_it_matches_a_recorded_output() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let patterns = source_patterns(r##"(?s)re!\(\s*r(#*)"(.*?)"(#*)\s*\)"##);
         assert!(
             patterns.len() > 100,
             "only {} patterns found",
@@ -685,6 +1112,100 @@ mod tests {
         assert!(ruled_out > 1000, "only {ruled_out} ruled out");
         assert!(!lazy.rules_out("x\n  NO TEST\u{17F} FOUND\n"));
         assert!(lazy.is_match("x\n  NO TEST\u{17F} FOUND\n"));
+    }
+
+    /// The patterns of wfx's sources, of the analysis and of these tests,
+    /// and odd syntax: the quick reading gives the full parse's needles
+    /// (the same sound filter) or gives way to it; every pattern of wfx is
+    /// read quickly.
+    #[test]
+    fn the_quick_reading_finds_the_full_parses_needles() {
+        let patterns: Vec<String> =
+            source_patterns(r##"(?s)(?:re!\(|LazyRegex::new\()\s*r(#*)"(.*?)"(#*)"##)
+                .into_iter()
+                .filter(|p| regex_syntax::parse(p).is_ok())
+                .collect();
+        assert!(patterns.len() > 100, "only {}", patterns.len());
+        let ours = patterns.len();
+        let odd = [
+            r"[]a]x|[^]]y",
+            r"[a-]b[-c]d",
+            r"[\w-]",
+            r"[ -/]q",
+            r"[@-Z\\-_]",
+            r"\x41\x{42}(?i)\x43",
+            r"(?i)a(?-i)bcd|efg",
+            r"x(?i:ab)cd",
+            r"(?U)ab+?c*",
+            r"a{2}b{1,3}c{2,}?",
+            r"(a)(?:b)(c)",
+            r"(?i)[a-c]x",
+            r"[Kk]ey|[Ss]t",
+            r"\bfoo\b\Bbar\<x\>",
+            r"\.\*\+\?\(\)\|\[\]\{\}\^\$\#\&\-\~",
+            r"\ \:\/\%\!",
+            r"(?i)straße|über",
+            r"a|",
+            r"()x",
+            r"(?:)y",
+            r"(?ms)^a.b$",
+        ];
+        let bad_or_unknown = [
+            r"(?x)a b",
+            r"(?P<n>x)",
+            r"\pL",
+            r"[[:alpha:]]",
+            r"[a&&b]",
+            r"[a--b]",
+            r"[z-a]",
+            r"a{3,2}",
+            r"a{,2}",
+            r"(?i-)a",
+            r"(?)a",
+            r"(?ii)a",
+            r"*a",
+            r"a|*",
+            r"(a",
+            r"a)",
+            r"[a",
+            r"\x{110000}",
+            r"\x4",
+            r"\q",
+            r"\1",
+            r"]",
+            r"a**",
+        ];
+        for p in patterns
+            .iter()
+            .map(String::as_str)
+            .chain(odd)
+            .chain(bad_or_unknown)
+        {
+            let Some(quick) = quick_hir(p) else {
+                assert!(
+                    !patterns[..ours].iter().any(|q| q == p),
+                    "{p} not read quickly"
+                );
+                continue;
+            };
+            assert!(!bad_or_unknown.contains(&p), "{p} read quickly");
+            let full = full_hir(p);
+            let sorted = |f: &Folded| {
+                let mut n = needles(&f.hir);
+                if let Some(n) = &mut n {
+                    if f.any_case {
+                        n.iter_mut().for_each(|l| l.make_ascii_lowercase());
+                    }
+                    n.sort();
+                    n.dedup();
+                }
+                let mut e = f.escapes.clone();
+                e.sort();
+                e.dedup();
+                (n, f.any_case, e)
+            };
+            assert_eq!(sorted(&quick), sorted(&full), "{p}");
+        }
     }
 
     #[test]
