@@ -1262,10 +1262,9 @@ fn final_todo_list(m: &CycleMachine, p: &FakePorts) -> String {
 
 /// Every step that touches TODO_LIST.md gets exactly the bytes a full
 /// render of its state gives ([`Recording`] checks it at every step of
-/// every scenario); in a run with a regression, a rollback and a fix,
-/// some of those steps change what the list shows and some do not (the
-/// start, the next initial task, a pause), which the view's memo
-/// answers without rendering again.
+/// every scenario); in a run with a regression, its rollback and a fix,
+/// most of those steps change what the list shows and some do not
+/// (those the view's memo answers without rendering again).
 #[test]
 fn the_todo_list_of_every_step_is_a_full_render_of_its_state() {
     let h = harness(true, Limits::default(), None);
