@@ -86,7 +86,17 @@ impl Renderer {
     }
 
     pub fn render<S: Serialize>(&self, name: &str, ctx: &S) -> Result<String> {
-        let (text, path) = self.source(name)?;
+        self.render_source(name, self.source(name)?, ctx)
+    }
+
+    /// Render `name` from the text [`Renderer::source`] gave for it: a
+    /// caller that looked at the source first renders exactly that text.
+    pub fn render_source<S: Serialize>(
+        &self,
+        name: &str,
+        (text, path): (String, Option<PathBuf>),
+        ctx: &S,
+    ) -> Result<String> {
         let shown = path
             .as_ref()
             .map_or_else(|| format!("templates/{name}"), |p| p.display().to_string());

@@ -6,6 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
+use serde::Serialize;
+
 use super::machine::CycleMachine;
 use super::report;
 use super::state::{CycleState, Doc};
@@ -14,7 +16,8 @@ use crate::artifacts::config::ArtifactPolicy;
 use crate::artifacts::iteration_state::{IterationRecord, IterationState, LoopStatus};
 use crate::engine::txn::{Document, Durability};
 use crate::error::Result;
-use crate::phases::tasks::{render_task_summary, render_todo_list};
+use crate::phases::tasks::{TODO_TEMPLATE, TodoView, render_task_summary, todo_view};
+use crate::render::Renderer;
 use crate::session::SessionPaths;
 
 /// File stem of a run's results and log: `iteration-N` for the first run
@@ -61,6 +64,51 @@ pub fn new_run_files(paths: &SessionPaths, state: &CycleState, n: u32) -> (PathB
         paths.process_dir().join(format!("{stem}-results.json")),
         paths.process_dir().join(format!("{stem}-test-output.log")),
     )
+}
+
+/// A view's last text and the context it was rendered from. Rendering is
+/// a function of the template's text and the context alone, so a step
+/// whose context equals the last one gets the same bytes without asking
+/// the template engine again (issue #30: a quarter of the cycle's steps
+/// touch the TODO list without changing what it shows). The document is
+/// still handed to the transaction every time it is asked for: what is
+/// on disk, and what is put back when someone else edits it, stays as it
+/// was.
+#[derive(Debug, Clone)]
+pub struct Memo<C> {
+    last: Option<(C, String)>,
+}
+
+impl<C> Default for Memo<C> {
+    fn default() -> Self {
+        Memo { last: None }
+    }
+}
+
+impl<C: PartialEq + Serialize> Memo<C> {
+    /// The text of `template` for `ctx`. Only the built-in template is
+    /// remembered: a project's override is rendered every time, as it
+    /// may be edited while wfx runs.
+    pub fn render(&mut self, renderer: &Renderer, template: &str, ctx: C) -> Result<String> {
+        let source = renderer.source(template)?;
+        let builtin = source.1.is_none();
+        if let Some((last, text)) = &self.last
+            && builtin
+            && *last == ctx
+        {
+            return Ok(text.clone());
+        }
+        let text = renderer.render_source(template, source, &ctx)?;
+        self.last = builtin.then(|| (ctx, text.clone()));
+        Ok(text)
+    }
+}
+
+/// The views this run rendered (kept in memory only: a new run, resumed
+/// or not, renders each view it is asked for at least once).
+#[derive(Debug, Clone, Default)]
+pub struct Views {
+    todo: Memo<TodoView>,
 }
 
 /// The summary of iteration `n`, once it has a run.
@@ -137,13 +185,8 @@ pub fn documents(m: &CycleMachine, s: &mut CycleState) -> Result<Vec<Document>> 
             }
             Doc::IterationSummary(n) => docs.extend(iteration_summary(m, s, &paths, n)?),
             Doc::Todo => {
-                let text = render_todo_list(
-                    &m.renderer,
-                    &paths,
-                    &s.session.description,
-                    &s.tasks,
-                    Some(&s.iter),
-                )?;
+                let view = todo_view(&paths, &s.session.description, &s.tasks, Some(&s.iter));
+                let text = s.views.todo.render(&m.renderer, TODO_TEMPLATE, view)?;
                 docs.push(Document::new(paths.todo_list(), text, Durability::View));
             }
             Doc::FailureReport(reason) => {
@@ -225,6 +268,99 @@ fn in_session(paths: &SessionPaths, path: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::artifacts::task::{Task, TaskStatus};
+    use crate::phases::tasks::render_todo_list;
+
+    /// A session with two tasks, the first done.
+    fn two_tasks(paths: &SessionPaths) -> Vec<(PathBuf, Task)> {
+        ["IMPL-001", "IMPL-002"]
+            .into_iter()
+            .map(|id| {
+                let task: Task = serde_json::from_value(serde_json::json!({
+                    "id": id, "title": format!("Task {id}"), "status": "pending",
+                    "meta": {"type": "test-fix"}
+                }))
+                .unwrap();
+                (paths.new_task_file(id), task)
+            })
+            .collect()
+    }
+
+    /// The TODO list through the memo, checked against a full render.
+    fn todo(
+        memo: &mut Memo<TodoView>,
+        r: &Renderer,
+        paths: &SessionPaths,
+        tasks: &[(PathBuf, Task)],
+    ) -> String {
+        let text = memo
+            .render(r, TODO_TEMPLATE, todo_view(paths, "Fix", tasks, None))
+            .unwrap();
+        assert_eq!(
+            text,
+            render_todo_list(r, paths, "Fix", tasks, None).unwrap()
+        );
+        text
+    }
+
+    /// What the list shows changes with a task's status and with its
+    /// summary appearing on disk (a fact outside the state): each change
+    /// is rendered; an unchanged view is the remembered text.
+    #[test]
+    fn the_todo_list_is_rendered_again_when_what_it_shows_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = SessionPaths::new(dir.path().join("WFS-t"), "WFS-t");
+        let r = Renderer::new(Some(&dir.path().join("templates")));
+        let mut memo = Memo::default();
+        let mut tasks = two_tasks(&paths);
+        let first = todo(&mut memo, &r, &paths, &tasks);
+        // Remembered: the same view gives the remembered text.
+        let (_, text) = memo.last.as_mut().unwrap();
+        *text = "remembered".into();
+        let again = memo
+            .render(&r, TODO_TEMPLATE, todo_view(&paths, "Fix", &tasks, None))
+            .unwrap();
+        assert_eq!(again, "remembered");
+        memo = Memo::default();
+        assert_eq!(todo(&mut memo, &r, &paths, &tasks), first);
+
+        tasks[0].1.status = TaskStatus::Completed;
+        let done = todo(&mut memo, &r, &paths, &tasks);
+        assert!(done.contains("- [x] **IMPL-001**"), "{done}");
+        assert!(done.contains("./.task/IMPL-001.json"), "{done}");
+        std::fs::create_dir_all(paths.summaries_dir()).unwrap();
+        std::fs::write(paths.task_summary("IMPL-001"), "done").unwrap();
+        let linked = todo(&mut memo, &r, &paths, &tasks);
+        assert!(
+            linked.contains("./.summaries/IMPL-001-summary.md"),
+            "{linked}"
+        );
+        tasks[1].1.status = TaskStatus::InProgress;
+        let running = todo(&mut memo, &r, &paths, &tasks);
+        assert!(running.contains("(in_progress)"), "{running}");
+        assert_eq!(todo(&mut memo, &r, &paths, &tasks), running);
+    }
+
+    /// A project's override of the template is read at every render (it
+    /// may change while wfx runs); back to the built-in once removed.
+    #[test]
+    fn an_override_of_the_todo_template_is_never_served_from_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = SessionPaths::new(dir.path().join("WFS-t"), "WFS-t");
+        let templates = dir.path().join("templates");
+        std::fs::create_dir_all(&templates).unwrap();
+        let r = Renderer::new(Some(&templates));
+        let mut memo = Memo::default();
+        let tasks = two_tasks(&paths);
+        let builtin = todo(&mut memo, &r, &paths, &tasks);
+        let over = templates.join(TODO_TEMPLATE);
+        std::fs::write(&over, "A {{ description }}").unwrap();
+        assert_eq!(todo(&mut memo, &r, &paths, &tasks), "A Fix");
+        std::fs::write(&over, "B {{ description }}").unwrap();
+        assert_eq!(todo(&mut memo, &r, &paths, &tasks), "B Fix");
+        std::fs::remove_file(&over).unwrap();
+        assert_eq!(todo(&mut memo, &r, &paths, &tasks), builtin);
+    }
 
     #[test]
     fn each_run_has_its_own_files() {

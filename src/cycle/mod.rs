@@ -190,6 +190,7 @@ pub(crate) fn prepare<'a>(
         survey_due: false,
         now: Utc::now(),
         outbox: Vec::new(),
+        views: Default::default(),
     };
     let ports = opened.into_ports(ws, root, cp, sref.paths.dir.clone());
     let driver = DriverConfig {

@@ -151,6 +151,7 @@ fn fresh(m: &CycleMachine, now: crate::artifacts::Timestamp) -> CycleState {
         survey_due: false,
         now,
         outbox: Vec::new(),
+        views: Default::default(),
     }
 }
 
@@ -210,6 +211,8 @@ fn reload(m: &CycleMachine, p: &FakePorts, location: Location) -> CycleState {
 struct Recording<'a> {
     inner: &'a CycleMachine,
     seen: std::cell::RefCell<Vec<(NextAction, NextAction)>>,
+    /// TODO_LIST.md of every step that asked for it.
+    todo_lists: std::cell::RefCell<Vec<String>>,
 }
 
 impl Machine for Recording<'_> {
@@ -226,8 +229,33 @@ impl Machine for Recording<'_> {
         }
         out
     }
+    /// Also checks that every step asking for TODO_LIST.md gets the bytes
+    /// a full render of its state gives (the list is rendered again only
+    /// when what it shows changed: never stale, never missing).
     fn documents(&self, s: &mut CycleState) -> crate::error::Result<Vec<crate::engine::Document>> {
-        self.inner.documents(s)
+        let full = s.outbox.contains(&super::state::Doc::Todo).then(|| {
+            let paths = self.inner.paths(s);
+            crate::phases::tasks::render_todo_list(
+                &self.inner.renderer,
+                &paths,
+                &s.session.description,
+                &s.tasks,
+                Some(&s.iter),
+            )
+            .unwrap()
+        });
+        let docs = self.inner.documents(s)?;
+        let path = self.inner.paths(s).todo_list();
+        let todo = docs.iter().find(|d| d.path == path);
+        assert_eq!(
+            todo.map(|d| String::from_utf8_lossy(&d.bytes)),
+            full.as_deref().map(Into::into),
+            "TODO_LIST.md of this step"
+        );
+        if let Some(text) = full {
+            self.todo_lists.borrow_mut().push(text);
+        }
+        Ok(docs)
     }
     fn spent_usd(&self, s: &CycleState) -> f64 {
         self.inner.spent_usd(s)
@@ -261,6 +289,7 @@ fn drive_watching(
     let rec = Recording {
         inner: m,
         seen: Default::default(),
+        todo_lists: Default::default(),
     };
     let ending = run(
         &rec,
@@ -1133,6 +1162,7 @@ fn pause_and_resume_at_every_step_end_as_an_uninterrupted_run() {
     let mut s = fresh(&h.machine, reference.now());
     drive(&h.machine, &mut s, &mut reference, false);
     let want = (runs(&s), reference.subjects());
+    let todo = final_todo_list(&h.machine, &reference);
     let steps = reference.steps.get();
     assert!(steps >= 10, "{steps} steps: {:?}", reference.journal);
     for k in 0..steps {
@@ -1161,6 +1191,11 @@ fn pause_and_resume_at_every_step_end_as_an_uninterrupted_run() {
         assert_eq!(
             (runs(&s), p.subjects()),
             want,
+            "interrupted after {k} steps"
+        );
+        assert_eq!(
+            final_todo_list(&h.machine, &p),
+            todo,
             "interrupted after {k} steps"
         );
     }
@@ -1195,6 +1230,7 @@ fn a_crash_after_any_step_commit_resumes_to_the_same_end() {
     let mut s = fresh(&h.machine, reference.now());
     drive(&h.machine, &mut s, &mut reference, false);
     let want = (runs(&s), reference.subjects());
+    let todo = final_todo_list(&h.machine, &reference);
     let commits = reference.step_commits;
     for k in 1..commits {
         let (s, ending, p) = crash_and_resume(&h.machine, k, |_, _, _| {
@@ -1207,7 +1243,59 @@ fn a_crash_after_any_step_commit_resumes_to_the_same_end() {
             p.journal
         );
         assert_eq!((runs(&s), p.subjects()), want, "crash after commit {k}");
+        assert_eq!(
+            final_todo_list(&h.machine, &p),
+            todo,
+            "crash after commit {k}"
+        );
     }
+}
+
+/// TODO_LIST.md where the session ended (archived once completed).
+fn final_todo_list(m: &CycleMachine, p: &FakePorts) -> String {
+    [m.ws.archived(ID), m.ws.active(ID)]
+        .iter()
+        .find_map(|paths| p.files.get(&paths.todo_list()))
+        .map(|b| String::from_utf8_lossy(b).into_owned())
+        .expect("TODO_LIST.md written")
+}
+
+/// Every step that touches TODO_LIST.md gets exactly the bytes a full
+/// render of its state gives ([`Recording`] checks it at every step of
+/// every scenario); in a run with a regression, its rollback and a fix,
+/// most of those steps change what the list shows and some do not
+/// (those the view's memo answers without rendering again).
+#[test]
+fn the_todo_list_of_every_step_is_a_full_render_of_its_state() {
+    let h = harness(true, Limits::default(), None);
+    let mut p = ports();
+    fixer(&mut p, |_, n, _| {
+        if n == 1 {
+            AgentAct::writes(&[("calc/ops.py", BROKEN)])
+        } else {
+            AgentAct::writes(&[("calc/ops.py", FIXED)])
+        }
+    });
+    let mut s = fresh(&h.machine, p.now());
+    let rec = Recording {
+        inner: &h.machine,
+        seen: Default::default(),
+        todo_lists: Default::default(),
+    };
+    let ui = Printer::plain();
+    let mut sinks = Sinks::capture(&ui, &Capture::default());
+    let ending = run(&rec, &mut s, &mut p, &mut sinks, &DriverConfig::default()).unwrap();
+    assert_eq!(ending.exit, Exit::Success, "{:?}", p.journal);
+    let lists = rec.todo_lists.into_inner();
+    assert!(
+        lists.windows(2).any(|w| w[0] == w[1]),
+        "a step that changes nothing shown: {lists:#?}"
+    );
+    assert!(
+        lists.windows(2).filter(|w| w[0] != w[1]).count() >= 5,
+        "{lists:#?}"
+    );
+    assert_eq!(final_todo_list(&h.machine, &p), *lists.last().unwrap());
 }
 
 /// Run until the k-th step commit, then "crash": drop the in-memory

@@ -45,6 +45,9 @@ pub struct CycleState {
     pub now: Timestamp,
     /// Documents changed since the last commit.
     pub outbox: Vec<Doc>,
+    /// The views rendered so far, to render each again only when what it
+    /// shows changed (not persisted).
+    pub views: super::docs::Views,
 }
 
 /// Why a run of the machine ended.

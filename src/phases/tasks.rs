@@ -541,7 +541,7 @@ pub fn initial_tasks(plan: &Plan) -> Vec<(&'static str, Task)> {
     ]
 }
 
-#[derive(Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 struct TodoTask {
     id: String,
     title: String,
@@ -554,7 +554,7 @@ struct TodoTask {
     link: String,
 }
 
-#[derive(Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 struct TodoIteration {
     n: u32,
     label: String,
@@ -563,8 +563,11 @@ struct TodoIteration {
     done: bool,
 }
 
-#[derive(Serialize)]
-struct TodoView {
+/// Everything TODO_LIST.md.j2 reads: equal views render equal bytes, so
+/// the cycle renders the list again only when its view changed (see
+/// `cycle::docs`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TodoView {
     description: String,
     tasks: Vec<TodoTask>,
     iterations: Vec<TodoIteration>,
@@ -584,6 +587,9 @@ fn iteration_label(n: u32, result: Option<IterationResult>) -> String {
     }
 }
 
+/// The template of TODO_LIST.md.
+pub const TODO_TEMPLATE: &str = "TODO_LIST.md.j2";
+
 /// TODO_LIST.md for a session's tasks (and, in phase 5, its iterations):
 /// phase 4 writes it first, the cycle re-renders it on every change.
 /// Links are relative to the session directory.
@@ -594,14 +600,25 @@ pub fn render_todo_list(
     tasks: &[(PathBuf, Task)],
     state: Option<&IterationState>,
 ) -> Result<String> {
-    let view = TodoView {
+    renderer.render(TODO_TEMPLATE, &todo_view(paths, description, tasks, state))
+}
+
+/// What TODO_LIST.md shows: the description's first line, each task's
+/// box, status and link (its summary once the task is done and the
+/// summary is on disk), and the loop's runs.
+pub fn todo_view(
+    paths: &SessionPaths,
+    description: &str,
+    tasks: &[(PathBuf, Task)],
+    state: Option<&IterationState>,
+) -> TodoView {
+    TodoView {
         description: description.lines().next().unwrap_or("").to_string(),
         tasks: tasks
             .iter()
             .map(|(file, t)| {
-                let summary = paths.task_summary(&t.id);
                 let skipped = t.status.meaning() == TaskStatus::Skipped;
-                let (icon, link) = if t.status.is_done() && summary.is_file() {
+                let (icon, link) = if t.status.is_done() && paths.task_summary(&t.id).is_file() {
                     (
                         if skipped { "⏭️" } else { "✅" },
                         format!("./.summaries/{}-summary.md", t.id),
@@ -642,8 +659,7 @@ pub fn render_todo_list(
                     .collect()
             })
             .unwrap_or_default(),
-    };
-    renderer.render("TODO_LIST.md.j2", &view)
+    }
 }
 
 /// `.summaries/<ID>-summary.md` for a finished task (DESIGN.md §5.7), from
