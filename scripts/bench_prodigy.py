@@ -14,7 +14,10 @@ measured against that commit's binary in one run.
 a loop, in a file beside the projects (the same disk), while both tools
 run: the loop on a busy disk against the quiet medians.
 
-    scripts/bench_prodigy.py --prodigy PATH [--wfx target/release/wfx] [--base OTHER_WFX] [--runs 7] [--fsync-load] [--json]
+Every run's project is made first, then a pause (--settle, 75 s) before
+the first timed run: see projects_first.
+
+    scripts/bench_prodigy.py --prodigy PATH [--wfx target/release/wfx] [--base OTHER_WFX] [--runs 7] [--fsync-load] [--settle 75] [--json]
 
 Without --prodigy (or when the binary is missing) it prints a message and
 exits 0: build prodigy from iepathos/prodigy 480b22a4 with
@@ -57,8 +60,8 @@ def project(base, i):
     return root, count
 
 
-def once(cmd, base, i, bindir):
-    root, count = project(base, i)
+def once(cmd, base, i, bindir, made=None):
+    root, count = made or project(base, i)
     env = dict(os.environ, PATH=bindir + os.pathsep + os.environ["PATH"], SEED_COUNT=count, NO_COLOR="1")
     t = time.perf_counter()
     r = subprocess.run(cmd, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -121,7 +124,30 @@ def new_file_us(base, n=200):
     return round(statistics.median(batches), 1)
 
 
-def measure(wfx, prodigy, runs, base, bindir, other=None):
+def sync_us(base, n=20):
+    """What a durable write costs on the projects' disk now (µs, median):
+    4 KiB written in place into a file that already has its blocks, then
+    `fdatasync`, as wfx's journal does once per step. wfx syncs 11 times in
+    this loop and prodigy not at all, so a slow disk moves wfx's figure and
+    not prodigy's."""
+    path = os.path.join(base, "sync-cost.bin")
+    block = os.urandom(4096)
+    fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o644)
+    try:
+        os.pwrite(fd, block, 0)
+        os.fsync(fd)
+        times = []
+        for _ in range(n):
+            t = time.perf_counter()
+            os.pwrite(fd, block, 0)
+            os.fdatasync(fd)
+            times.append((time.perf_counter() - t) * 1e6)
+    finally:
+        os.close(fd)
+    return round(statistics.median(times), 1)
+
+
+def measure(wfx, prodigy, runs, base, bindir, other=None, made=None):
     cmds = {"wfx": [wfx, "-q", "run", "workflow.yml"], "prodigy": [prodigy, "run", "workflow.yml", "-y"]}
     if other:
         cmds["base"] = [other, "-q", "run", "workflow.yml"]
@@ -135,8 +161,25 @@ def measure(wfx, prodigy, runs, base, bindir, other=None):
     for r in range(runs):
         for name in order[r % len(order):] + order[:r % len(order)]:
             i += 1
-            times[name].append(once(cmds[name], base, i, bindir))
+            times[name].append(once(cmds[name], base, i, bindir, made.pop() if made else None))
     return {k: statistics.median(v) for k, v in times.items()}, times
+
+
+def projects_first(base, a, other):
+    """Every timed run's project, made before the first timed run, then a
+    pause of --settle seconds. Making a project (`git init`, `add`,
+    `commit`) frees inodes (git's lock and temp files), and on an ext4
+    without a journal each new inode is found by skipping every inode freed
+    in the last minute or so (the kernel's `recently_deleted`): made
+    between runs, the projects made every later run in a set slower,
+    by the count of new files it makes (wfx ~46, prodigy few): wfx's own
+    CPU time grew from 12.9 to 21.6 ms over 12 runs (measured 2026-11-29),
+    and stayed 9.8–12.9 ms with the projects made first."""
+    tools = 3 if other else 2
+    sets = 2 if a.fsync_load else 1
+    made = [project(base, 1000 + i) for i in range(a.runs * tools * sets)]
+    time.sleep(a.settle)
+    return made
 
 
 def main():
@@ -147,6 +190,8 @@ def main():
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--fsync-load", action="store_true")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--settle", type=float, default=75,
+                    help="seconds between making the projects and the first timed run (see projects_first)")
     a = ap.parse_args()
     if not a.prodigy or not os.path.exists(a.prodigy):
         msg = "prodigy not found (--prodigy): skipped; build iepathos/prodigy 480b22a4 with cargo build --release"
@@ -164,10 +209,12 @@ def main():
         other = a.base and os.path.abspath(a.base)
         for w in filter(None, (wfx, other)):
             once([w, "-q", "run", "workflow.yml"], base, 0, bindir)  # warm up the page cache
+        made = projects_first(base, a, other)
         load_before = open("/proc/loadavg").read().split()[:3]
         new_file = new_file_us(base)
-        quiet, quiet_all = measure(wfx, a.prodigy, a.runs, base, bindir, other)
-        out = {"runs": a.runs, "prodigy": version, "loadavg": load_before, "new_file_us": new_file,
+        sync = sync_us(base)
+        quiet, quiet_all = measure(wfx, a.prodigy, a.runs, base, bindir, other, made)
+        out = {"runs": a.runs, "prodigy": version, "loadavg": load_before, "new_file_us": new_file, "sync_us": sync, "settle_s": a.settle,
                "quiet_wfx_ms": round(quiet["wfx"], 1), "quiet_prodigy_ms": round(quiet["prodigy"], 1),
                "quiet_ratio": round(quiet["prodigy"] / quiet["wfx"], 1),
                "quiet_wfx_range_ms": [round(min(quiet_all["wfx"]), 1), round(max(quiet_all["wfx"]), 1)]}
@@ -177,7 +224,7 @@ def main():
                         "quiet_wfx_vs_base": round(quiet["wfx"] / quiet["base"], 2)})
         if a.fsync_load:
             with FsyncLoad(base) as load:
-                busy, busy_all = measure(wfx, a.prodigy, a.runs, base, bindir, other)
+                busy, busy_all = measure(wfx, a.prodigy, a.runs, base, bindir, other, made)
             out.update({"busy_wfx_ms": round(busy["wfx"], 1), "busy_prodigy_ms": round(busy["prodigy"], 1),
                         "busy_ratio": round(busy["prodigy"] / busy["wfx"], 1),
                         "busy_wfx_vs_quiet": round(busy["wfx"] / quiet["wfx"], 2),
@@ -191,7 +238,8 @@ def main():
             print(json.dumps(out))
             return
         print(f"seed-000 loop, medians of {a.runs} alternated runs ({version}; load {' '.join(load_before)}; "
-              f"a new file on this disk: {new_file} µs)")
+              f"on this disk a new file: {new_file} µs, a 4 KiB fdatasync: {sync} µs; "
+              f"projects made {a.settle:g} s before)")
         print(f"  quiet: wfx {out['quiet_wfx_ms']} ms, prodigy {out['quiet_prodigy_ms']} ms: {out['quiet_ratio']}×")
         if other:
             print(f"  quiet: base {other} {out['quiet_base_ms']} ms: {out['quiet_base_ratio']}×; "
