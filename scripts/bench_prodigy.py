@@ -109,9 +109,11 @@ class FsyncLoad:
 
 def new_file_us(base, n=200):
     """What a new file costs on the projects' disk now (µs per create, median
-    of 4 batches): wfx makes ~42 files and directories per run, prodigy
-    few, so the ratio follows this cost. On an ext4 without a journal it
-    grows tenfold and more for ~30 s after many deletions, and where the
+    of 4 batches): wfx makes ~46 files and directories per run; prodigy
+    0.4.4 makes ~65 (a git worktree per run: 50 files, 15 directories,
+    `strace`), about half of them under ~/.prodigy. On an ext4
+    without a journal it grows tenfold and more for a minute or more after
+    many deletions, and where the
     inode tables of long-deleted files have left the cache. Kept until the
     end (deleting them here would slow the next run)."""
     d = tempfile.mkdtemp(prefix="new-file-cost-", dir=base)
@@ -172,7 +174,7 @@ def projects_first(base, a, other):
     without a journal each new inode is found by skipping every inode freed
     in the last minute or so (the kernel's `recently_deleted`): made
     between runs, the projects made every later run in a set slower,
-    by the count of new files it makes (wfx ~46, prodigy few): wfx's own
+    by the count of new files it makes there (wfx ~46): wfx's own
     CPU time grew from 12.9 to 21.6 ms over 12 runs (measured 2026-11-29),
     and stayed 9.8–12.9 ms with the projects made first."""
     tools = 3 if other else 2
