@@ -14,7 +14,10 @@ measured against that commit's binary in one run.
 a loop, in a file beside the projects (the same disk), while both tools
 run: the loop on a busy disk against the quiet medians.
 
-    scripts/bench_prodigy.py --prodigy PATH [--wfx target/release/wfx] [--base OTHER_WFX] [--runs 7] [--fsync-load] [--json]
+Every run's project is made first, then a pause (--settle, 75 s) before
+the first timed run: see projects_first.
+
+    scripts/bench_prodigy.py --prodigy PATH [--wfx target/release/wfx] [--base OTHER_WFX] [--runs 7] [--fsync-load] [--settle 75] [--json]
 
 Without --prodigy (or when the binary is missing) it prints a message and
 exits 0: build prodigy from iepathos/prodigy 480b22a4 with
@@ -57,8 +60,8 @@ def project(base, i):
     return root, count
 
 
-def once(cmd, base, i, bindir):
-    root, count = project(base, i)
+def once(cmd, base, i, bindir, made=None):
+    root, count = made or project(base, i)
     env = dict(os.environ, PATH=bindir + os.pathsep + os.environ["PATH"], SEED_COUNT=count, NO_COLOR="1")
     t = time.perf_counter()
     r = subprocess.run(cmd, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -106,9 +109,11 @@ class FsyncLoad:
 
 def new_file_us(base, n=200):
     """What a new file costs on the projects' disk now (µs per create, median
-    of 4 batches): wfx makes ~42 files and directories per run, prodigy
-    few, so the ratio follows this cost. On an ext4 without a journal it
-    grows tenfold and more for ~30 s after many deletions, and where the
+    of 4 batches): wfx makes ~46 files and directories per run; prodigy
+    0.4.4 makes ~65 (a git worktree per run: 50 files, 15 directories,
+    `strace`), about half of them under ~/.prodigy. On an ext4
+    without a journal it grows tenfold and more for a minute or more after
+    many deletions, and where the
     inode tables of long-deleted files have left the cache. Kept until the
     end (deleting them here would slow the next run)."""
     d = tempfile.mkdtemp(prefix="new-file-cost-", dir=base)
@@ -121,10 +126,38 @@ def new_file_us(base, n=200):
     return round(statistics.median(batches), 1)
 
 
-def measure(wfx, prodigy, runs, base, bindir, other=None):
+def sync_us(base, n=20):
+    """What a durable write costs on the projects' disk now (µs, median):
+    4 KiB written in place into a file that already has its blocks, then
+    `fdatasync`, as wfx's journal does once per step. wfx syncs 11 times in
+    this loop and prodigy not at all, so a slow disk moves wfx's figure and
+    not prodigy's."""
+    path = os.path.join(base, "sync-cost.bin")
+    block = os.urandom(4096)
+    fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o644)
+    try:
+        os.pwrite(fd, block, 0)
+        os.fsync(fd)
+        times = []
+        for _ in range(n):
+            t = time.perf_counter()
+            os.pwrite(fd, block, 0)
+            os.fdatasync(fd)
+            times.append((time.perf_counter() - t) * 1e6)
+    finally:
+        os.close(fd)
+    return round(statistics.median(times), 1)
+
+
+def commands(wfx, prodigy, other=None):
     cmds = {"wfx": [wfx, "-q", "run", "workflow.yml"], "prodigy": [prodigy, "run", "workflow.yml", "-y"]}
     if other:
         cmds["base"] = [other, "-q", "run", "workflow.yml"]
+    return cmds
+
+
+def measure(wfx, prodigy, runs, base, bindir, other=None, made=None):
+    cmds = commands(wfx, prodigy, other)
     order = ("wfx", "base", "prodigy") if other else ("wfx", "prodigy")
     times = {name: [] for name in order}
     i = 0
@@ -135,8 +168,33 @@ def measure(wfx, prodigy, runs, base, bindir, other=None):
     for r in range(runs):
         for name in order[r % len(order):] + order[:r % len(order)]:
             i += 1
-            times[name].append(once(cmds[name], base, i, bindir))
+            times[name].append(once(cmds[name], base, i, bindir, made.pop() if made else None))
     return {k: statistics.median(v) for k, v in times.items()}, times
+
+
+def projects_first(base, a, other):
+    """Every timed run's project, made before the first timed run, then a
+    pause of --settle seconds. Making a project (`git init`, `add`,
+    `commit`) frees inodes (git's lock and temp files), and on an ext4
+    without a journal each new inode is found by skipping every inode freed
+    in the last minute or so (the kernel's `recently_deleted`): made
+    between runs, the projects made every later run in a set slower,
+    by the count of new files it makes there (wfx ~46): wfx's own
+    CPU time grew from 12.9 to 21.6 ms over 12 runs (measured 2026-11-29),
+    and stayed 9.8–12.9 ms with the projects made first."""
+    tools = 3 if other else 2
+    sets = 2 if a.fsync_load else 1
+    made = [project(base, 1000 + i) for i in range(a.runs * tools * sets + tools)]
+    time.sleep(a.settle)
+    return made
+
+
+def warm_up(cmds, base, bindir, made):
+    """One untimed run of each tool after the pause: the first run after a
+    minute of idling took 3× the next ones (104.9 against 37.5 ms wall,
+    measured 2026-11-29), whatever was in the page cache before."""
+    for cmd in cmds.values():
+        once(cmd, base, 0, bindir, made.pop())
 
 
 def main():
@@ -147,6 +205,8 @@ def main():
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--fsync-load", action="store_true")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--settle", type=float, default=75,
+                    help="seconds between making the projects and the first timed run (see projects_first)")
     a = ap.parse_args()
     if not a.prodigy or not os.path.exists(a.prodigy):
         msg = "prodigy not found (--prodigy): skipped; build iepathos/prodigy 480b22a4 with cargo build --release"
@@ -162,12 +222,13 @@ def main():
         os.chmod(os.path.join(bindir, "claude"), 0o755)
         wfx = os.path.abspath(a.wfx)
         other = a.base and os.path.abspath(a.base)
-        for w in filter(None, (wfx, other)):
-            once([w, "-q", "run", "workflow.yml"], base, 0, bindir)  # warm up the page cache
+        made = projects_first(base, a, other)
+        warm_up(commands(wfx, a.prodigy, other), base, bindir, made)
         load_before = open("/proc/loadavg").read().split()[:3]
         new_file = new_file_us(base)
-        quiet, quiet_all = measure(wfx, a.prodigy, a.runs, base, bindir, other)
-        out = {"runs": a.runs, "prodigy": version, "loadavg": load_before, "new_file_us": new_file,
+        sync = sync_us(base)
+        quiet, quiet_all = measure(wfx, a.prodigy, a.runs, base, bindir, other, made)
+        out = {"runs": a.runs, "prodigy": version, "loadavg": load_before, "new_file_us": new_file, "sync_us": sync, "settle_s": a.settle,
                "quiet_wfx_ms": round(quiet["wfx"], 1), "quiet_prodigy_ms": round(quiet["prodigy"], 1),
                "quiet_ratio": round(quiet["prodigy"] / quiet["wfx"], 1),
                "quiet_wfx_range_ms": [round(min(quiet_all["wfx"]), 1), round(max(quiet_all["wfx"]), 1)]}
@@ -177,7 +238,7 @@ def main():
                         "quiet_wfx_vs_base": round(quiet["wfx"] / quiet["base"], 2)})
         if a.fsync_load:
             with FsyncLoad(base) as load:
-                busy, busy_all = measure(wfx, a.prodigy, a.runs, base, bindir, other)
+                busy, busy_all = measure(wfx, a.prodigy, a.runs, base, bindir, other, made)
             out.update({"busy_wfx_ms": round(busy["wfx"], 1), "busy_prodigy_ms": round(busy["prodigy"], 1),
                         "busy_ratio": round(busy["prodigy"] / busy["wfx"], 1),
                         "busy_wfx_vs_quiet": round(busy["wfx"] / quiet["wfx"], 2),
@@ -191,7 +252,8 @@ def main():
             print(json.dumps(out))
             return
         print(f"seed-000 loop, medians of {a.runs} alternated runs ({version}; load {' '.join(load_before)}; "
-              f"a new file on this disk: {new_file} µs)")
+              f"on this disk a new file: {new_file} µs, a 4 KiB fdatasync: {sync} µs; "
+              f"projects made {a.settle:g} s before)")
         print(f"  quiet: wfx {out['quiet_wfx_ms']} ms, prodigy {out['quiet_prodigy_ms']} ms: {out['quiet_ratio']}×")
         if other:
             print(f"  quiet: base {other} {out['quiet_base_ms']} ms: {out['quiet_base_ratio']}×; "

@@ -29,9 +29,12 @@
 //! is created or freed. On ext4 every freed inode is skipped by the
 //! allocator for a minute or more, and a session that replaced ~8 files
 //! per step spent half its time looking for a free inode (issue #14).
-//! Spares live in `.workflow/.cache/spares/<session>/` (git-ignored) and
-//! are removed when the transaction ends; where exchange is not supported
-//! the transaction falls back to a temp file and a rename.
+//! Spares live in `.workflow/.cache/spares/<session>/` (git-ignored). When
+//! the transaction ends they are not removed (five inodes freed per run,
+//! each slowing the next minute's new files) but left to the project's next
+//! session as `.workflow/.cache/spares/.pool/` ([`SPARE_POOL`]), which that
+//! session takes with one rename; where exchange is not supported the
+//! transaction falls back to a temp file and a rename.
 //!
 //! The transaction remembers the bytes of everything it wrote:
 //! unchanged documents are not written again, and after every agent call
@@ -170,6 +173,7 @@ impl SessionTxn {
         let dir = dir.into();
         // A killed run's spares: stale, and reused only for this session.
         let _ = std::fs::remove_dir_all(&dir);
+        take_spare_pool(&dir);
         let same_fs = crate::fsx::real_dir(parent(&dir)).is_ok()
             && match (
                 std::fs::metadata(parent(&dir)),
@@ -801,8 +805,45 @@ impl Drop for SessionTxn {
             self.flush();
         }
         if let Some(spares) = &self.spares {
-            let _ = std::fs::remove_dir_all(spares);
+            leave_spare_pool(spares);
         }
+    }
+}
+
+/// The spares a finished session left for the next one, beside the
+/// sessions' spare directories (a session id never starts with a dot).
+pub const SPARE_POOL: &str = ".pool";
+
+/// Make the pool, when there is one, the spares of the session whose
+/// spares live in `dir` (absent: see [`SessionTxn::with_spares`]): one
+/// rename, no new inode. The pool is the project's, so an agent may have
+/// put anything there: what is not a real directory is left alone (and
+/// never followed), and what is not a spare of wfx's own inside it is
+/// removed before use; the spares are checked again at every write
+/// ([`write_spare`]). Two sessions starting at once: one rename wins.
+fn take_spare_pool(dir: &Path) {
+    let pool = parent(dir).join(SPARE_POOL);
+    if !std::fs::symlink_metadata(&pool).is_ok_and(|m| m.is_dir())
+        || std::fs::rename(&pool, dir).is_err()
+    {
+        return;
+    }
+    if std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir()) {
+        remove_foreign_spares(dir);
+    } else {
+        // Swapped for a link between the check and the rename.
+        let _ = std::fs::remove_file(dir);
+    }
+}
+
+/// Leave the spares in `dir` to the project's next session (see
+/// [`take_spare_pool`]); removed when there is a pool already (another
+/// session's) or the rename fails.
+fn leave_spare_pool(dir: &Path) {
+    let pool = parent(dir).join(SPARE_POOL);
+    let free = std::fs::symlink_metadata(&pool).is_err();
+    if !free || std::fs::rename(dir, &pool).is_err() {
+        let _ = std::fs::remove_dir_all(dir);
     }
 }
 
@@ -977,7 +1018,100 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&todo).unwrap(), "todo 5");
         drop(txn);
         assert!(!spares.exists(), "spares go when the transaction ends");
+        assert_eq!(
+            names(&tmp.path().join("spares").join(SPARE_POOL)),
+            [".task%2FT.json", "TODO.md", "state.json.a", "state.json.b"],
+            "to the next session"
+        );
         assert_eq!(std::fs::read_to_string(&task).unwrap(), "task 4");
+    }
+
+    #[test]
+    fn the_next_session_takes_the_spares_a_finished_one_left() {
+        let tmp = tempfile::tempdir().unwrap();
+        let pool = tmp.path().join("spares").join(SPARE_POOL);
+        let (dir, mut txn) = session_with_spares(tmp.path());
+        for n in 1..=3 {
+            txn.commit(step(&dir, n)).unwrap();
+        }
+        drop(txn);
+        let spares = ["a.json", "b.md", "s.json.a", "s.json.b"];
+        assert_eq!(names(&pool), spares);
+        let left: Vec<u64> = spares.iter().map(|n| inode(&pool.join(n))).collect();
+        // Another session with documents of the same names: the pool is
+        // its spares (one rename), and its replaced documents take their
+        // inodes instead of new ones.
+        let start = |id: &str| {
+            let dir = tmp.path().join(id);
+            std::fs::create_dir_all(&dir).unwrap();
+            let txn = SessionTxn::new(&dir).with_spares(tmp.path().join("spares").join(id));
+            (dir, txn)
+        };
+        let (b, mut txn_b) = start("WFS-b");
+        assert!(!pool.exists(), "taken");
+        assert_eq!(names(&tmp.path().join("spares/WFS-b")), spares);
+        txn_b.commit(step(&b, 1)).unwrap();
+        txn_b.commit(step(&b, 2)).unwrap();
+        for f in ["a.json", "b.md", "s.json"] {
+            assert!(left.contains(&inode(&b.join(f))), "{f}: a spare's inode");
+            assert_eq!(text(&b.join(f)), format!("{}2", &f[..1]));
+        }
+        // One pool: a session that ends while another has left its spares
+        // removes its own.
+        let (_c, txn_c) = start("WFS-c");
+        assert!(!tmp.path().join("spares/WFS-c").exists(), "no pool to take");
+        drop(txn_b);
+        assert_eq!(names(&pool), spares);
+        let kept: Vec<u64> = spares.iter().map(|n| inode(&pool.join(n))).collect();
+        drop(txn_c);
+        assert!(!tmp.path().join("spares/WFS-c").exists());
+        let after: Vec<u64> = spares.iter().map(|n| inode(&pool.join(n))).collect();
+        assert_eq!(after, kept, "the pool there stays as it was");
+        assert_eq!(names(&tmp.path().join("spares")), [SPARE_POOL]);
+    }
+
+    #[test]
+    fn a_pool_an_agent_replaced_or_linked_out_is_never_written_through() {
+        use std::os::unix::fs::symlink;
+        let tmp = tempfile::tempdir().unwrap();
+        let outside = tmp.path().join("outside");
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("a.json"), "yours").unwrap();
+        let pool = tmp.path().join("spares").join(SPARE_POOL);
+        std::fs::create_dir_all(pool.parent().unwrap()).unwrap();
+        // The pool a link to a directory outside: not taken, not followed.
+        symlink(&outside, &pool).unwrap();
+        let (dir, mut txn) = session_with_spares(tmp.path());
+        for n in 1..=3 {
+            txn.commit(step(&dir, n)).unwrap();
+        }
+        drop(txn);
+        assert_eq!(names(&outside), ["a.json"]);
+        assert_eq!(text(&outside.join("a.json")), "yours");
+        assert!(std::fs::symlink_metadata(&pool).unwrap().is_symlink());
+        assert!(
+            !tmp.path().join("spares/WFS-a").exists(),
+            "removed: no pool to leave"
+        );
+        // A real pool holding a hard link to a file outside in a spare's
+        // place: removed when the pool is taken, the file never written.
+        std::fs::remove_file(&pool).unwrap();
+        std::fs::create_dir(&pool).unwrap();
+        std::fs::hard_link(outside.join("a.json"), pool.join("a.json")).unwrap();
+        symlink(outside.join("a.json"), pool.join("b.md")).unwrap();
+        let b = tmp.path().join("WFS-b");
+        std::fs::create_dir_all(&b).unwrap();
+        let mut txn = SessionTxn::new(&b).with_spares(tmp.path().join("spares/WFS-b"));
+        assert_eq!(
+            names(&tmp.path().join("spares/WFS-b")),
+            Vec::<String>::new()
+        );
+        for n in 1..=3 {
+            txn.commit(step(&b, n)).unwrap();
+        }
+        drop(txn);
+        assert_eq!(text(&outside.join("a.json")), "yours");
+        assert_eq!(text(&b.join("a.json")), "a3");
     }
 
     #[test]
