@@ -173,7 +173,6 @@ impl SessionTxn {
         let dir = dir.into();
         // A killed run's spares: stale, and reused only for this session.
         let _ = std::fs::remove_dir_all(&dir);
-        take_spare_pool(&dir);
         let same_fs = crate::fsx::real_dir(parent(&dir)).is_ok()
             && match (
                 std::fs::metadata(parent(&dir)),
@@ -183,6 +182,9 @@ impl SessionTxn {
                 _ => false,
             };
         if same_fs {
+            // Only here: a pool taken for spares that cannot be used
+            // would be left behind.
+            take_spare_pool(&dir);
             self.spares = Some(dir);
         }
         self
@@ -1068,6 +1070,32 @@ mod tests {
         let after: Vec<u64> = spares.iter().map(|n| inode(&pool.join(n))).collect();
         assert_eq!(after, kept, "the pool there stays as it was");
         assert_eq!(names(&tmp.path().join("spares")), [SPARE_POOL]);
+    }
+
+    #[test]
+    fn a_pool_on_another_filesystem_than_the_session_is_left_alone() {
+        use std::os::unix::fs::MetadataExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let Ok(other) = tempfile::tempdir_in("/dev/shm") else {
+            return; // no second filesystem here
+        };
+        let dev = |p: &Path| std::fs::metadata(p).unwrap().dev();
+        if dev(tmp.path()) == dev(other.path()) {
+            return;
+        }
+        let pool = other.path().join("spares").join(SPARE_POOL);
+        std::fs::create_dir_all(&pool).unwrap();
+        std::fs::write(pool.join("a.json"), "old").unwrap();
+        let dir = tmp.path().join("WFS-a");
+        std::fs::create_dir_all(&dir).unwrap();
+        let spares = other.path().join("spares/WFS-a");
+        let mut txn = SessionTxn::new(&dir).with_spares(&spares);
+        txn.commit(step(&dir, 1)).unwrap();
+        txn.commit(step(&dir, 2)).unwrap();
+        drop(txn);
+        assert_eq!(text(&dir.join("a.json")), "a2");
+        assert_eq!(names(&pool), ["a.json"], "not taken");
+        assert!(!spares.exists(), "nothing left behind");
     }
 
     #[test]
