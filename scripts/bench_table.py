@@ -126,7 +126,9 @@ def main():
     if p and "skipped" not in p:
         add(f"the seed-000 loop (3 test runs, 2 calls of a fake claude), `wfx run` against {p['prodigy']}, "
             f"alternated, without the fsync writer (load {' '.join(p['loadavg'])}; wfx range {p['quiet_wfx_range_ms'][0]}–{p['quiet_wfx_range_ms'][1]} ms"
-            + (f"; a new file on the disk {p['new_file_us']} µs" if "new_file_us" in p else "") + ")",
+            + (f"; a new file on the disk {p['new_file_us']} µs" if "new_file_us" in p else "")
+            + (f", a 4 KiB fdatasync {p['sync_us']} µs" if "sync_us" in p else "")
+            + (f"; projects made {p['settle_s']:g} s before the first run" if "settle_s" in p else "") + ")",
             f"{p['quiet_wfx_ms']:.1f} ms", f"prodigy {p['quiet_prodigy_ms']:.0f} ms",
             f"{p['quiet_ratio']}× faster", "≥ 20× faster", p["quiet_ratio"] >= 20)
         if "busy_wfx_ms" in p:
