@@ -30,7 +30,8 @@
 //! allocator for a minute or more, and a session that replaced ~8 files
 //! per step spent half its time looking for a free inode (issue #14).
 //! Spares live in `.workflow/.cache/spares/<session>/` (git-ignored). When
-//! the transaction ends they are not removed (five inodes freed per run,
+//! the transaction ends they are not removed (one inode freed per document
+//! the session rewrote — five for a `wfx run` loop, ~16 for a short cycle —
 //! each slowing the next minute's new files) but left to the project's next
 //! session as `.workflow/.cache/spares/.pool/` ([`SPARE_POOL`]), which that
 //! session takes with one rename; where exchange is not supported the
