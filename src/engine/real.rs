@@ -122,13 +122,29 @@ impl Ports for RealPorts<'_> {
         run: &TestRun<'_>,
         progress: Option<Box<dyn FnMut(Progress) + Send>>,
     ) -> Result<TestResults> {
-        self.before_effect()?;
+        // The steps so far are made durable and put in place once the test
+        // child runs, not before it starts: their sync overlaps the run
+        // instead of delaying it. Nothing a test run does depends on them,
+        // and a run that a crash cuts short (or whose record a power loss
+        // takes) is run again on resume.
+        self.after_call_tree = None;
         let project = self.root.clone();
-        self.lock.with_child(|on_spawn| {
-            let mut req = test_request(run, progress, on_spawn);
-            req.times_root = Some(project);
-            testing::run_tests(req)
-        })?
+        let txn = &mut self.txn;
+        let mut placed = Ok(());
+        let results = self.lock.with_child_then(
+            &mut || {
+                if placed.is_ok() {
+                    placed = txn.place_deferred();
+                }
+            },
+            |on_spawn| {
+                let mut req = test_request(run, progress, on_spawn);
+                req.times_root = Some(project);
+                testing::run_tests(req)
+            },
+        )?;
+        placed?;
+        results
     }
 
     fn invoke_agent(&mut self, inv: &Invocation) -> Result<CallRecord> {

@@ -518,9 +518,20 @@ impl SessionLock {
     /// while it runs (a resume after `kill -9` ends it) and clears it after.
     /// The one place that keeps this record.
     pub fn with_child<T>(&mut self, f: impl FnOnce(&mut dyn FnMut(i32)) -> T) -> Result<T> {
+        self.with_child_then(&mut || {}, f)
+    }
+
+    /// [`with_child`](Self::with_child), `spawned` called once the child
+    /// runs and its group is recorded (work that may overlap the child).
+    pub fn with_child_then<T>(
+        &mut self,
+        spawned: &mut dyn FnMut(),
+        f: impl FnOnce(&mut dyn FnMut(i32)) -> T,
+    ) -> Result<T> {
         let out = {
             let mut on_spawn = |pgid: i32| {
                 let _ = self.set_child(Some(pgid));
+                spawned();
             };
             f(&mut on_spawn)
         };

@@ -829,3 +829,30 @@ fn finished_runs_are_archived_and_do_not_pile_up() {
     let state = env.read(".workflow/archives/WFS-run-wf-2/.process/run-state.json");
     assert!(!state.contains(".workflow/active/"), "{state}");
 }
+
+/// A retest starts before the debug attempt's record is durable (the sync
+/// overlaps the run), yet while it runs the session shows that attempt:
+/// the state is put in place once the child runs, not after it.
+#[test]
+fn the_state_shows_the_finished_attempt_while_its_retest_runs() {
+    let env = Env::new();
+    env.write(
+        "check.sh",
+        "#!/bin/sh\n\
+         [ -f fixed ] || { echo 'FAIL: the bug is still there'; exit 3; }\n\
+         for i in $(seq 100); do\n\
+         \x20 grep -q '\"finished\": true' .workflow/active/WFS-run-wf/.process/run-state.json && { echo 'all good'; exit 0; }\n\
+         \x20 sleep 0.05\n\
+         done\n\
+         echo 'the attempt is not in the state'; exit 4\n",
+    );
+    env.write(
+        "wf.yml",
+        "commands:\n  - test:\n      command: sh check.sh\n      on_failure:\n        shell: touch fixed\n        max_attempts: 1\n",
+    );
+    let out = wfx(&env, &["run", "wf.yml"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let state = run_state(&env, "WFS-run-wf");
+    assert_eq!(state["steps"][0]["status"], "passed");
+    assert_eq!(state["steps"][0]["attempts"][0]["debug"]["finished"], true);
+}
