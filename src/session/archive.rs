@@ -91,8 +91,7 @@ fn move_dir(from: &Path, to: &Path) -> Result<()> {
         }
         Err(e) => return Err(Error::io(from, e)),
     }
-    store::sync_dir(&parent(to));
-    store::sync_dir(&parent(from));
+    store::sync_dirs(&[&parent(to), &parent(from)]);
     Ok(())
 }
 
@@ -258,14 +257,22 @@ impl Workspace {
     /// Write the manifest as an array. Converting the old object shape
     /// keeps every entry; if it also had other top-level fields, the old
     /// file is first copied to `manifest.v0.json` beside it.
-    fn write_manifest(&self, m: &ManifestFile) -> Result<()> {
+    /// Write the manifest (and, the first time an old shape loses fields,
+    /// a copy of the old file), its sync overlapping `work`: written only
+    /// if `work` succeeds.
+    fn write_manifest_beside(
+        &self,
+        m: &ManifestFile,
+        work: impl FnOnce() -> Result<()>,
+    ) -> Result<()> {
         if m.legacy && !m.dropped.is_empty() {
             let backup = self.archives_dir().join("manifest.v0.json");
             if !backup.exists() {
                 store::write_atomic(&backup, &m.raw)?;
             }
         }
-        store::write_json(&self.manifest_path(), &Value::Array(m.entries.clone()))
+        let bytes = store::json_bytes(&Value::Array(m.entries.clone()))?;
+        store::write_atomic_beside(&self.manifest_path(), &bytes, work)
     }
 
     /// Move an active session to `archives/` and record it in the manifest.
@@ -421,28 +428,19 @@ impl Workspace {
         };
         writes.moved_to(&sref.paths.dir);
         let now = chrono::Utc::now();
-        let mut session;
-        let tasks;
-        if writes.updates_after_move() {
-            // The session's file is updated here, in the record of the
-            // rewrites; already done when a finished archive is repeated.
-            session = self.load_session_via(&sref, &*writes)?;
-            tasks = self.load_tasks(&sref.paths).unwrap_or_default();
-            let updated = if session.archived_at.is_none() {
+        // The entry is made from the session as it will be (counts and
+        // statuses, which the rewrites of paths do not change), so that
+        // the manifest's sync overlaps the rewrites'; it is put in place
+        // after them, as before.
+        let mut session = self.load_session_via(&sref, &*writes)?;
+        let tasks = self.load_tasks(&sref.paths).unwrap_or_default();
+        let newly = session.archived_at.is_none();
+        if newly {
+            if writes.updates_after_move() {
                 mark_archived(&mut session, &tasks, None, now);
-                Some((sref.paths.session_json(), store::json_bytes(&session)?))
             } else {
-                None
-            };
-            self.rewrite_archived_paths(id, writes, updated)?;
-        } else {
-            self.rewrite_archived_paths(id, writes, None)?;
-            session = self.load_session_via(&sref, &*writes)?;
-            if session.archived_at.is_none() {
                 session.archived_at = Some(now);
-                self.save_session(&sref, &session)?;
             }
-            tasks = self.load_tasks(&sref.paths).unwrap_or_default();
         }
         let state = self.load_iteration_state(&sref).ok().flatten();
         let summaries = std::fs::read_dir(sref.paths.summaries_dir())
@@ -497,7 +495,25 @@ impl Workspace {
         manifest
             .entries
             .push(serde_json::to_value(&entry).map_err(|e| Error::Internal(e.to_string()))?);
-        self.write_manifest(&manifest)?;
+        self.write_manifest_beside(&manifest, || {
+            if writes.updates_after_move() {
+                // The session's file is updated here, in the record of the
+                // rewrites; already done when a finished archive is repeated.
+                let updated = match newly {
+                    true => Some((sref.paths.session_json(), store::json_bytes(&session)?)),
+                    false => None,
+                };
+                return self.rewrite_archived_paths(id, writes, updated);
+            }
+            self.rewrite_archived_paths(id, writes, None)?;
+            if newly {
+                // Read again: the rewrites changed its paths.
+                let mut rewritten = self.load_session_via(&sref, &*writes)?;
+                rewritten.archived_at = Some(now);
+                self.save_session(&sref, &rewritten)?;
+            }
+            Ok(())
+        })?;
         Ok(entry)
     }
 }

@@ -55,6 +55,44 @@ pub fn sync_dir(dir: &Path) {
     }
 }
 
+/// Make the entries of each of `dirs` durable, the syncs at once (one
+/// latency of the disk, not one per directory).
+pub fn sync_dirs(dirs: &[&Path]) {
+    std::thread::scope(|s| {
+        for dir in dirs.iter().skip(1) {
+            s.spawn(move || sync_dir(dir));
+        }
+        if let Some(first) = dirs.first() {
+            sync_dir(first);
+        }
+    });
+}
+
+/// [`write_atomic`], the temp file synced while `work` runs on this
+/// thread: put in place once both are done, and only if `work` succeeded
+/// (else the temp file is removed and `path` left as it was).
+pub fn write_atomic_beside<T>(
+    path: &Path,
+    bytes: &[u8],
+    work: impl FnOnce() -> Result<T>,
+) -> Result<T> {
+    let tmp = temp_with(path, bytes)?;
+    let (out, synced) = std::thread::scope(|s| {
+        let file = tmp.as_file();
+        let synced = s.spawn(move || file.sync_all());
+        let out = work();
+        (out, synced.join())
+    });
+    let out = out?;
+    match synced {
+        Ok(r) => r.map_err(|e| Error::io(path, e))?,
+        Err(_) => return Err(Error::Internal(format!("syncing {}", path.display()))),
+    }
+    let dir = persist(tmp, path)?;
+    sync_dir(dir);
+    Ok(out)
+}
+
 /// Write `bytes` to `path` atomically: a temp file in the same directory,
 /// fsync, rename over the target, fsync the directory (DESIGN.md §3). A
 /// crash leaves either the old file or the new one, never a mix. (The
