@@ -713,6 +713,30 @@ mod tests {
     use crate::artifacts::FixHistory;
 
     #[test]
+    fn a_write_beside_work_lands_only_when_the_work_succeeds() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("manifest.json");
+        write_atomic(&path, b"old").unwrap();
+        let failed = write_atomic_beside(&path, b"new", || -> Result<()> {
+            // The temp file is there while the work runs, the target not yet replaced.
+            assert_eq!(std::fs::read(&path).unwrap(), b"old");
+            Err(Error::usage("the work failed"))
+        });
+        assert!(failed.is_err());
+        assert_eq!(std::fs::read(&path).unwrap(), b"old");
+        let names = || -> Vec<String> {
+            std::fs::read_dir(dir.path())
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect()
+        };
+        assert_eq!(names(), ["manifest.json"]);
+        assert_eq!(write_atomic_beside(&path, b"new", || Ok(7)).unwrap(), 7);
+        assert_eq!(std::fs::read(&path).unwrap(), b"new");
+        assert_eq!(names(), ["manifest.json"]);
+    }
+
+    #[test]
     fn atomic_write_replaces_and_leaves_no_temp() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("a.json");
