@@ -158,15 +158,21 @@ def commands(wfx, prodigy, other=None):
 
 def measure(wfx, prodigy, runs, base, bindir, other=None, made=None):
     cmds = commands(wfx, prodigy, other)
-    order = ("wfx", "base", "prodigy") if other else ("wfx", "prodigy")
-    times = {name: [] for name in order}
+    # A run right after prodigy's (which creates and deletes many files)
+    # pays more for its new files: a fixed order gave the first wfx binary
+    # ~10 % more than the same binary in the second place (measured
+    # 2026-11-28), and an order turning by one each round still put --wfx
+    # right after prodigy in two rounds of three and --base in one (--wfx
+    # measured 1.11× its base there, 0.93× alternated without prodigy,
+    # 2026-11-29). So the two wfx binaries take turns right after prodigy.
+    if other:
+        rounds = [("prodigy", "wfx", "base"), ("prodigy", "base", "wfx")]
+    else:
+        rounds = [("wfx", "prodigy"), ("prodigy", "wfx")]
+    times = {name: [] for name in rounds[0]}
     i = 0
-    # The order turns each round: a run right after prodigy's (which
-    # creates and deletes many files) pays more for its new files, and a
-    # fixed order gave the first wfx binary ~10 % more than the same
-    # binary in the second place (measured 2026-11-28).
     for r in range(runs):
-        for name in order[r % len(order):] + order[:r % len(order)]:
+        for name in rounds[r % 2]:
             i += 1
             times[name].append(once(cmds[name], base, i, bindir, made.pop() if made else None))
     return {k: statistics.median(v) for k, v in times.items()}, times
