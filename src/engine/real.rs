@@ -246,8 +246,12 @@ impl Ports for RealPorts<'_> {
         })
     }
 
+    /// Does not wait for the steps so far to be durable: what it makes
+    /// (objects, wfx's own `sealed` ref, a checkout outside the project)
+    /// is made again the same by a redone step, and the test run that
+    /// follows syncs them while it runs.
     fn seal(&mut self, req: &super::step::SealRequest) -> Result<Option<super::step::Sealed>> {
-        self.before_effect()?;
+        self.after_call_tree = None;
         let session = self.session_id();
         open_sealed(
             &self.cp,
