@@ -254,12 +254,10 @@ impl Workspace {
         })
     }
 
-    /// Write the manifest as an array. Converting the old object shape
-    /// keeps every entry; if it also had other top-level fields, the old
-    /// file is first copied to `manifest.v0.json` beside it.
-    /// Write the manifest (and, the first time an old shape loses fields,
-    /// a copy of the old file), its sync overlapping `work`: written only
-    /// if `work` succeeds.
+    /// Write the manifest as an array, its sync overlapping `work`, and
+    /// only if `work` succeeds. Converting the old object shape keeps
+    /// every entry; if it also had other top-level fields, the old file is
+    /// first copied to `manifest.v0.json` beside it.
     fn write_manifest_beside(
         &self,
         m: &ManifestFile,
