@@ -855,4 +855,24 @@ fn the_state_shows_the_finished_attempt_while_its_retest_runs() {
     let state = run_state(&env, "WFS-run-wf");
     assert_eq!(state["steps"][0]["status"], "passed");
     assert_eq!(state["steps"][0]["attempts"][0]["debug"]["finished"], true);
+    // The manifest's entry, made before the archive's rewrites, agrees
+    // with the session's file as they left it.
+    let session: Value =
+        serde_json::from_str(&env.read(".workflow/archives/WFS-run-wf/workflow-session.json"))
+            .unwrap();
+    let manifest: Value =
+        serde_json::from_str(&env.read(".workflow/archives/manifest.json")).unwrap();
+    let entry = &manifest[0];
+    assert_eq!(entry["session_id"], "WFS-run-wf");
+    assert_eq!(entry["status"], session["status"]);
+    assert_eq!(entry["archive_path"], ".workflow/archives/WFS-run-wf");
+    let archived_at = session["archived_at"].as_str().unwrap();
+    assert_eq!(
+        entry["archived_at"].as_str().unwrap()[..19],
+        archived_at[..19]
+    );
+    assert!(
+        !env.read(".workflow/archives/WFS-run-wf/workflow-session.json")
+            .contains(".workflow/active/")
+    );
 }
