@@ -457,7 +457,7 @@ impl SessionTxn {
             .filter_map(|(p, must)| File::open(p).ok().map(|f| (f, p.as_path(), must)))
             .collect();
         self.syncs += opened.len() as u64 + 1;
-        sync_together(opened.iter().map(|(f, p, must)| ((f, *p), *must)))?;
+        crate::session::store::sync_together(opened.iter().map(|(f, p, must)| ((f, *p), *must)))?;
         self.journal.truncate()
     }
 
@@ -852,40 +852,6 @@ fn leave_spare_pool(dir: &Path) {
 
 fn parent(path: &Path) -> &Path {
     path.parent().unwrap_or(Path::new("."))
-}
-
-/// fsync `files` at once, one thread each beyond the first: a journaling
-/// filesystem folds concurrent fsyncs into one journal commit, so a step
-/// waits for about one flush instead of one per file. Each file says
-/// whether its fsync must succeed: a directory that cannot be synced is
-/// not an error (as in `store::sync_dir`; some filesystems refuse it).
-/// The first error wins.
-fn sync_together<'a>(files: impl Iterator<Item = ((&'a File, &'a Path), bool)>) -> Result<()> {
-    let files: Vec<((&File, &Path), bool)> = files.collect();
-    let sync = |((f, p), must): ((&File, &Path), bool)| match f.sync_all() {
-        Err(e) if must => Err(Error::io(p, e)),
-        _ => Ok(()),
-    };
-    match files.split_first() {
-        None => Ok(()),
-        Some((first, [])) => sync(*first),
-        Some((first, rest)) => std::thread::scope(|scope| {
-            let others: Vec<_> = rest
-                .iter()
-                .map(|&file| scope.spawn(move || sync(file)))
-                .collect();
-            let mut result = sync(*first);
-            for handle in others {
-                let r = handle
-                    .join()
-                    .unwrap_or_else(|_| Err(Error::Internal("fsync thread panicked".into())));
-                if result.is_ok() {
-                    result = r;
-                }
-            }
-            result
-        }),
-    }
 }
 
 #[cfg(test)]

@@ -55,17 +55,49 @@ pub fn sync_dir(dir: &Path) {
     }
 }
 
+/// fsync `files` at once, one thread each beyond the first: a journaling
+/// filesystem folds concurrent fsyncs into one journal commit, so a step
+/// waits for about one flush instead of one per file. Each file says
+/// whether its fsync must succeed: a directory that cannot be synced is
+/// not an error (as in [`sync_dir`]; some filesystems refuse it).
+/// The first error wins.
+pub fn sync_together<'a>(files: impl Iterator<Item = ((&'a File, &'a Path), bool)>) -> Result<()> {
+    let files: Vec<((&File, &Path), bool)> = files.collect();
+    let sync = |((f, p), must): ((&File, &Path), bool)| match f.sync_all() {
+        Err(e) if must => Err(Error::io(p, e)),
+        _ => Ok(()),
+    };
+    match files.split_first() {
+        None => Ok(()),
+        Some((first, [])) => sync(*first),
+        Some((first, rest)) => std::thread::scope(|scope| {
+            let others: Vec<_> = rest
+                .iter()
+                .map(|&file| scope.spawn(move || sync(file)))
+                .collect();
+            let mut result = sync(*first);
+            for handle in others {
+                let r = handle
+                    .join()
+                    .unwrap_or_else(|_| Err(Error::Internal("fsync thread panicked".into())));
+                if result.is_ok() {
+                    result = r;
+                }
+            }
+            result
+        }),
+    }
+}
+
 /// Make the entries of each of `dirs` durable, the syncs at once (one
-/// latency of the disk, not one per directory).
+/// latency of the disk, not one per directory); best effort, like
+/// [`sync_dir`].
 pub fn sync_dirs(dirs: &[&Path]) {
-    std::thread::scope(|s| {
-        for dir in dirs.iter().skip(1) {
-            s.spawn(move || sync_dir(dir));
-        }
-        if let Some(first) = dirs.first() {
-            sync_dir(first);
-        }
-    });
+    let opened: Vec<(File, &Path)> = dirs
+        .iter()
+        .filter_map(|d| File::open(d).ok().map(|f| (f, *d)))
+        .collect();
+    let _ = sync_together(opened.iter().map(|(f, p)| ((f, *p), false)));
 }
 
 /// [`write_atomic`], the temp file synced while `work` runs on this
