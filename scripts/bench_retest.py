@@ -15,14 +15,14 @@ once into a cache directory. Two bugs are injected:
 (c) session  `wfx test-fix-gen ... -y` with a fixer that makes two partial
              fixes (A; then a wrong edit at B) and then the correct one:
              total test time (every test command wfx ran, timed by a
-             wrapper) with cycle.progressive on against off.
-             Target: at least halved.
+             wrapper) with cycle.progressive on against off, the
+             sessions alternated pair by pair. Target: at least halved.
 
 (a) and (b) go through wfx's runner and tier API (benches/retest.rs);
 (c) runs whatever loop this branch has. Medians over --runs runs.
 
     scripts/bench_retest.py [--wfx target/debug/wfx] [--runs 5] [--cache DIR]
-                            [--skip-session] [--json]
+                            [--skip-session | --session-only] [--json]
 
 Needs python3 with pytest and pip (PyPI reachable the first time), cargo.
 Each full run of the suite takes 30-90 s on the shared 2-core machines
@@ -139,7 +139,7 @@ def session_once(wfx, cache, progressive):
         outcome = "completed" if r.returncode == 0 else f"exit {r.returncode}"
         if r.returncode != 0:
             log(f"session (progressive={progressive}) ended with {outcome}:\n{r.stdout[-2000:]}{r.stderr[-2000:]}")
-        return sum(ms), len(ms), outcome
+        return sum(ms), len(ms), outcome, ms
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -151,44 +151,60 @@ def main():
     ap.add_argument("--cache", default=os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "wfx-bench"))
     ap.add_argument("--skip-session", action="store_true", help="only (a) and (b)")
+    ap.add_argument("--session-only", action="store_true", help="only (c)")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
 
-    log(f"{SUITE} {VERSION}: tiers (a) and (b), {a.runs} runs")
-    rows, med = tiers(a.cache, a.runs)
-    result = {
-        "suite": f"{SUITE} {VERSION}", "tests": rows[0]["suite_tests"], "failing": rows[0]["failing"],
-        "runs": a.runs, "full_ms": med["full_ms"],
-        "partial_ms": med["a_ms"], "partial_ratio": med["a_ratio"],
-        "correct_ms": med["b_ms"], "correct_ratio": med["b_ratio"],
-        "correct_tiers": [t["tier"] for t in rows[0]["b_tiers"]],
-        "affected_tier": rows[0].get("b_affected_tier"),
-    }
+    result = {"suite": f"{SUITE} {VERSION}", "runs": a.runs}
+    if not a.session_only:
+        log(f"{SUITE} {VERSION}: tiers (a) and (b), {a.runs} runs")
+        rows, med = tiers(a.cache, a.runs)
+        result.update({
+            "tests": rows[0]["suite_tests"], "failing": rows[0]["failing"],
+            "full_ms": med["full_ms"],
+            "partial_ms": med["a_ms"], "partial_ratio": med["a_ratio"],
+            "correct_ms": med["b_ms"], "correct_ratio": med["b_ratio"],
+            "correct_tiers": [t["tier"] for t in rows[0]["b_tiers"]],
+            "affected_tier": rows[0].get("b_affected_tier"),
+        })
     if not a.skip_session:
-        for progressive in (True, False):
-            name = "on" if progressive else "off"
-            totals, counts, outcomes = [], [], []
-            for i in range(a.runs):
-                log(f"session with progressive {name}, run {i + 1}/{a.runs}")
-                ms, n, outcome = session_once(a.wfx, a.cache, progressive)
+        # Alternated, one pair at a time, the order turned each pair: a
+        # machine that slows down over the hour slows both alike.
+        sessions = {True: ([], [], [], []), False: ([], [], [], [])}
+        for i in range(a.runs):
+            for progressive in ((True, False) if i % 2 == 0 else (False, True)):
+                name = "on" if progressive else "off"
+                log(f"session with progressive {name}, pair {i + 1}/{a.runs}")
+                ms, n, outcome, each = session_once(a.wfx, a.cache, progressive)
+                totals, counts, outcomes, runs = sessions[progressive]
                 totals.append(ms)
                 counts.append(n)
                 outcomes.append(outcome)
+                runs.append(each)
+        for progressive, (totals, counts, outcomes, runs) in sessions.items():
+            name = "on" if progressive else "off"
             result[f"session_{name}_ms"] = statistics.median(totals)
+            result[f"session_{name}_all_ms"] = totals
             result[f"session_{name}_runs"] = statistics.median(counts)
             result[f"session_{name}_outcomes"] = outcomes
+            result[f"session_{name}_test_ms"] = runs
         result["session_ratio"] = result["session_on_ms"] / result["session_off_ms"]
+        result["session_pair_ratios"] = [
+            on / off for on, off in zip(sessions[True][0], sessions[False][0])]
     if a.json:
         print(json.dumps(result))
         return
-    print(f"{result['suite']}: {result['tests']} tests, {result['failing']} failing with both bugs; "
-          f"medians over {a.runs} runs")
-    print(f"full run                                  {result['full_ms'] / 1000:8.1f} s")
-    print(f"(a) retest that catches a partial fix     {result['partial_ms'] / 1000:8.1f} s  "
-          f"{result['partial_ratio'] * 100:5.1f} % of a full run (target <= 30 %)")
-    print(f"(b) tiers before validation, correct fix  {result['correct_ms'] / 1000:8.1f} s  "
-          f"{result['correct_ratio'] * 100:5.1f} % of a full run (target <= 30 %); "
-          f"tiers {', '.join(result['correct_tiers'])}; affected tier: {result['affected_tier']}")
+    if not a.session_only:
+        print(f"{result['suite']}: {result['tests']} tests, {result['failing']} failing with both bugs; "
+              f"medians over {a.runs} runs")
+        print(f"full run                                  {result['full_ms'] / 1000:8.1f} s")
+        print(f"(a) retest that catches a partial fix     {result['partial_ms'] / 1000:8.1f} s  "
+              f"{result['partial_ratio'] * 100:5.1f} % of a full run (target <= 30 %)")
+        print(f"(b) tiers before validation, correct fix  {result['correct_ms'] / 1000:8.1f} s  "
+              f"{result['correct_ratio'] * 100:5.1f} % of a full run (target <= 30 %); "
+              f"tiers {', '.join(result['correct_tiers'])}; affected tier: {result['affected_tier']}")
+    else:
+        print(f"{result['suite']}: medians over {a.runs} alternated pairs of sessions")
     if "session_ratio" in result:
         print(f"(c) session, progressive on               {result['session_on_ms'] / 1000:8.1f} s  "
               f"({result['session_on_runs']:.0f} test commands; {', '.join(result['session_on_outcomes'])})")
