@@ -362,7 +362,7 @@ impl RunMachine {
         self.rel(&self.dir_now(s))
     }
 
-    fn ending(&self, s: &RunSession, stop: &RunStop) -> Ending {
+    pub(crate) fn ending(&self, s: &RunSession, stop: &RunStop) -> Ending {
         let session_dir = self.shown_dir(s);
         let never_passed = never_passed(&s.state);
         let (exit, status, lines, message, resume) = match stop {

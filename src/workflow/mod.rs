@@ -163,6 +163,18 @@ pub fn run(ws: &Workspace, ui: &Printer, opts: &RunOptions) -> Result<Outcome> {
     let cli_vars: BTreeMap<String, String> = opts.vars.iter().cloned().collect();
 
     let base_id = session::base_session_id(&loaded.name);
+    // A run killed while it was being archived is finished first: its
+    // archive is the rest of its job (and what `--resume` then reports).
+    let cut = match opts.dry_run {
+        true => Vec::new(),
+        false => session::finish_cut_archives(ws, ui, &base_id)?,
+    };
+    for id in &cut {
+        ui.warn(format!(
+            "{id}: the archive a killed run cut short is finished ({})",
+            ws.rel(&ws.archived(id).dir)
+        ));
+    }
     let runs = session::run_sessions(ws, &base_id)?;
     let unfinished = session::unfinished_run(runs);
 
@@ -226,7 +238,10 @@ pub fn run(ws: &Workspace, ui: &Printer, opts: &RunOptions) -> Result<Outcome> {
     };
     let report = match (unfinished, opts.resume) {
         (Some((sref, state)), true) => session::resume(&engine_setup, sref, state)?,
-        (None, true) => return Err(Error::Usage(nothing_to_resume(ws, &loaded))),
+        (None, true) => match cut.last() {
+            Some(id) => session::finished_outcome(&engine_setup, id)?,
+            None => return Err(Error::Usage(nothing_to_resume(ws, &loaded))),
+        },
         (Some((sref, _)), false) => {
             return Err(Error::Usage(unfinished_message(sref.id(), &loaded)));
         }

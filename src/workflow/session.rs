@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use chrono::Utc;
 
-use super::machine::{RunDoc, RunMachine, RunSession};
+use super::machine::{RunDoc, RunMachine, RunSession, RunStop};
 use super::model::{Action, Exec, Step, Workflow};
 use super::paths::RunPaths;
 use crate::agents::ResolvedAgent;
@@ -38,32 +38,128 @@ pub fn base_session_id(name: &str) -> String {
     format!("WFS-{}", id::slugify(&format!("run-{name}")))
 }
 
+/// Whether `id` names a run session of the workflow whose base id is
+/// `base`: `base` itself or `base-N`.
+fn is_run_of(id: &str, base: &str) -> bool {
+    id == base
+        || id
+            .strip_prefix(base)
+            .and_then(|rest| rest.strip_prefix('-'))
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
 /// The run sessions of a workflow in `active/`: `base` and `base-N`, with
 /// their run state (`None` when the run died before writing one).
 pub fn run_sessions(ws: &Workspace, base: &str) -> Result<Vec<(SessionRef, Option<RunState>)>> {
     let mut out = Vec::new();
     for s in ws.list(false)? {
-        let id = s.id();
-        let ours = id == base
-            || id
-                .strip_prefix(base)
-                .and_then(|rest| rest.strip_prefix('-'))
-                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
-        if !ours {
-            continue;
-        }
-        let Ok(session) = ws.load_session(&s) else {
-            continue;
-        };
-        if session.kind != SESSION_KIND {
+        if !is_run_of(s.id(), base) {
             continue;
         }
         let paths = RunPaths::new(s.paths.clone());
+        match ws.load_session(&s) {
+            Ok(session) if session.kind == SESSION_KIND => {}
+            Ok(_) => continue,
+            // A run killed before its first steps were put in place:
+            // they are in its journal, which the resume replays under the
+            // session's lock (its copy of the workflow says whose it is).
+            Err(_) if journaled_run(&paths) => {
+                out.push((s, None));
+                continue;
+            }
+            Err(_) => continue,
+        }
         let state_path = paths.run_state();
         let state = store::read_json_opt::<RunState>(&state_path, &ws.rel(&state_path))?;
         out.push((s, state));
     }
     Ok(out)
+}
+
+/// A run session whose session file is not in place yet but whose
+/// journal holds its first steps.
+fn journaled_run(paths: &RunPaths) -> bool {
+    let journal = crate::engine::journal::journal_path(&paths.session.dir);
+    paths.workflow_copy().is_file()
+        && std::fs::symlink_metadata(journal).is_ok_and(|m| m.is_file() && m.len() > 0)
+}
+
+/// Runs of the workflow whose archive a kill cut short: moved to
+/// `archives/` but not yet in its manifest (their files may still point
+/// into `active/`). Each is opened as a run would be — locked (skipped
+/// while a live run holds it), its journal replayed, what the killed run
+/// left swept — and its archive finished as `wfx session complete` does.
+/// Their ids.
+pub fn finish_cut_archives(ws: &Workspace, ui: &Printer, base: &str) -> Result<Vec<String>> {
+    let archives = ws.archives_dir();
+    let runs: Vec<SessionRef> = ws
+        .list(true)?
+        .into_iter()
+        .filter(|s| s.paths.dir.parent() == Some(archives.as_path()) && is_run_of(s.id(), base))
+        .collect();
+    let mut finished = Vec::new();
+    if runs.is_empty() {
+        return Ok(finished);
+    }
+    let manifest = ws.read_manifest()?;
+    for s in runs {
+        if manifest.find(s.id()).is_some() {
+            continue;
+        }
+        if ws
+            .load_session(&s)
+            .is_ok_and(|session| session.kind != SESSION_KIND)
+        {
+            continue;
+        }
+        let mut sinks = Sinks::new(ui);
+        let finish = crate::engine::open::open(ws, &s.paths, &mut sinks)
+            .and_then(|_opened| ws.archive(s.id()));
+        match finish {
+            Ok(_) => finished.push(s.id().to_string()),
+            Err(e) => ui.warn(format!(
+                "{}: its archive was cut short and is not finished: {e}",
+                s.id()
+            )),
+        }
+    }
+    Ok(finished)
+}
+
+/// How a run whose archive [`finish_cut_archives`] finished had ended, as
+/// the run itself would have reported it.
+pub fn finished_outcome(setup: &Setup, id: &str) -> Result<RunOutcome> {
+    let ws = setup.ws;
+    let sref = ws.find(id)?;
+    let paths = RunPaths::new(sref.paths.clone());
+    let state_path = paths.run_state();
+    let state = store::read_json_opt::<RunState>(&state_path, &ws.rel(&state_path))?
+        .ok_or_else(|| Error::usage(format!("{id}: no run state in {}", ws.rel(&state_path))))?;
+    let session = ws.load_session(&sref)?;
+    let machine = RunMachine {
+        ws: Workspace::new(ws.root.clone()),
+        wf: setup.wf.clone(),
+        paths,
+        file_arg: setup.file_arg.to_string(),
+        file: setup.file.to_string(),
+        config: setup.config.clone(),
+        claude: setup.claude.cloned(),
+        repo: false,
+    };
+    let run = RunSession {
+        state,
+        session,
+        stop: Some(RunStop::Finished),
+        now: Utc::now(),
+        outbox: Vec::new(),
+        output_heads: BTreeMap::new(),
+        archived: true,
+    };
+    let ending = machine.ending(&run, &RunStop::Finished);
+    Ok(RunOutcome {
+        ending,
+        state: run.state,
+    })
 }
 
 /// The unfinished run of a workflow, if any (the most recently updated).

@@ -876,3 +876,97 @@ fn the_state_shows_the_finished_attempt_while_its_retest_runs() {
             .contains(".workflow/active/")
     );
 }
+
+/// A run killed after its first steps were journaled but before they were
+/// put in place (no `workflow-session.json` yet): `--resume` replays them
+/// and goes on, instead of finding no unfinished run.
+#[test]
+fn a_run_killed_before_its_first_steps_were_put_in_place_resumes() {
+    let env = project();
+    // The first test run kills wfx (its parent); later ones test.
+    env.write(
+        "wf.yml",
+        "commands:\n  - test:\n      command: \"[ -f killed ] || { touch killed; kill -9 $PPID; sleep 5; }; sh check.sh\"\n      on_failure:\n        shell: touch fixed\n        max_attempts: 2\n",
+    );
+    let out = wfx(&env, &["run", "wf.yml"]);
+    assert_ne!(out.code, 0, "{}", out.stderr);
+    // What a kill a moment earlier leaves: the steps only in the journal.
+    let dir = ".workflow/active/WFS-run-wf";
+    assert!(env.root.join(dir).join(".process/wfx.journal").is_file());
+    std::fs::remove_file(env.root.join(dir).join("workflow-session.json")).unwrap();
+    let _ = std::fs::remove_file(env.root.join(dir).join(".process/run-state.json"));
+    let out = wfx(&env, &["run", "wf.yml", "--resume"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout
+            .contains("step 1 (test): passed after 1 debug attempt"),
+        "{}",
+        out.stdout
+    );
+    assert!(exists(
+        &env,
+        ".workflow/archives/WFS-run-wf/workflow-session.json"
+    ));
+    assert!(!exists(&env, dir));
+}
+
+/// A run killed while it was being archived (moved, its paths not yet
+/// rewritten, not in the manifest): `--resume` finishes the archive and
+/// reports the run as it had ended; a new run would do the same first.
+#[test]
+fn a_run_killed_while_it_was_archived_is_finished_by_resume() {
+    let env = project();
+    env.write(
+        "wf.yml",
+        "commands:\n  - test:\n      command: sh check.sh\n      on_failure:\n        shell: touch fixed\n        max_attempts: 2\n",
+    );
+    let out = wfx(&env, &["run", "wf.yml"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    // Put the archive back where a kill after the move leaves it.
+    let dir = env.root.join(".workflow/archives/WFS-run-wf");
+    std::fs::remove_file(env.root.join(".workflow/archives/manifest.json")).unwrap();
+    for entry in walkdir::WalkDir::new(&dir) {
+        let path = entry.unwrap().into_path();
+        let json = path.extension().is_some_and(|x| x == "json");
+        if json {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let mut v: Value = serde_json::from_str(&text.replace(
+                ".workflow/archives/WFS-run-wf",
+                ".workflow/active/WFS-run-wf",
+            ))
+            .unwrap();
+            if let Some(o) = v.as_object_mut() {
+                o.remove("archived_at");
+            }
+            std::fs::write(&path, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+        }
+    }
+    let out = wfx(&env, &["run", "wf.yml", "--resume"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stderr.contains(
+            "WFS-run-wf: the archive a killed run cut short is finished (.workflow/archives/WFS-run-wf)"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stdout
+            .contains("step 1 (test): passed after 1 debug attempt"),
+        "{}",
+        out.stdout
+    );
+    let manifest: Value =
+        serde_json::from_str(&env.read(".workflow/archives/manifest.json")).unwrap();
+    assert_eq!(manifest.as_array().unwrap().len(), 1);
+    assert_eq!(manifest[0]["session_id"], "WFS-run-wf");
+    let state = env.read(".workflow/archives/WFS-run-wf/.process/run-state.json");
+    assert!(!state.contains(".workflow/active/"), "{state}");
+    let session: Value =
+        serde_json::from_str(&env.read(".workflow/archives/WFS-run-wf/workflow-session.json"))
+            .unwrap();
+    assert!(session["archived_at"].is_string());
+    // Finished once: a second resume has nothing left to do.
+    let out = wfx(&env, &["run", "wf.yml", "--resume"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+}
