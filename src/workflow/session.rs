@@ -96,6 +96,9 @@ pub fn finish_cut_archives(ws: &Workspace, ui: &Printer, base: &str) -> Result<V
         .list(true)?
         .into_iter()
         .filter(|s| s.paths.dir.parent() == Some(archives.as_path()) && is_run_of(s.id(), base))
+        // A real directory, as wfx's archive leaves it: never a link to
+        // somewhere else that an agent put there.
+        .filter(|s| std::fs::symlink_metadata(&s.paths.dir).is_ok_and(|m| m.is_dir()))
         .collect();
     let mut finished = Vec::new();
     if runs.is_empty() {

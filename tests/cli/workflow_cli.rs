@@ -970,3 +970,51 @@ fn a_run_killed_while_it_was_archived_is_finished_by_resume() {
     let out = wfx(&env, &["run", "wf.yml", "--resume"]);
     assert_eq!(out.code, 2, "{}", out.stderr);
 }
+
+/// A "run killed while archived" that is a link an agent planted in
+/// `archives/` is not finished: nothing is written where it points.
+#[test]
+fn a_planted_link_in_archives_is_not_finished_through() {
+    let env = project();
+    env.write(
+        "wf.yml",
+        "commands:\n  - test:\n      command: sh check.sh\n      on_failure:\n        shell: touch fixed\n        max_attempts: 2\n",
+    );
+    let out = wfx(&env, &["run", "wf.yml"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    // A copy of the archived run, outside the project, linked in under a
+    // later run's id and left out of the manifest.
+    let outside = tempfile::tempdir().unwrap();
+    let copy = outside.path().join("run");
+    let status = std::process::Command::new("cp")
+        .arg("-R")
+        .arg(env.root.join(".workflow/archives/WFS-run-wf"))
+        .arg(&copy)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let before: Vec<_> = walkdir::WalkDir::new(&copy)
+        .sort_by_file_name()
+        .into_iter()
+        .map(|e| {
+            let e = e.unwrap();
+            let bytes = std::fs::read(e.path()).unwrap_or_default();
+            (e.into_path(), bytes)
+        })
+        .collect();
+    std::os::unix::fs::symlink(&copy, env.root.join(".workflow/archives/WFS-run-wf-2")).unwrap();
+    std::fs::remove_file(env.root.join("fixed")).unwrap();
+    let out = wfx(&env, &["run", "wf.yml"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(!out.stderr.contains("WFS-run-wf-2"), "{}", out.stderr);
+    let after: Vec<_> = walkdir::WalkDir::new(&copy)
+        .sort_by_file_name()
+        .into_iter()
+        .map(|e| {
+            let e = e.unwrap();
+            let bytes = std::fs::read(e.path()).unwrap_or_default();
+            (e.into_path(), bytes)
+        })
+        .collect();
+    assert_eq!(before, after, "nothing written through the link");
+}
