@@ -891,10 +891,13 @@ fn a_run_killed_before_its_first_steps_were_put_in_place_resumes() {
     let out = wfx(&env, &["run", "wf.yml"]);
     assert_ne!(out.code, 0, "{}", out.stderr);
     // What a kill a moment earlier leaves: the steps only in the journal.
+    // (The kill can also come before wfx put them in place: they are put
+    // in place while the test runs.)
     let dir = ".workflow/active/WFS-run-wf";
     assert!(env.root.join(dir).join(".process/wfx.journal").is_file());
-    std::fs::remove_file(env.root.join(dir).join("workflow-session.json")).unwrap();
+    let _ = std::fs::remove_file(env.root.join(dir).join("workflow-session.json"));
     let _ = std::fs::remove_file(env.root.join(dir).join(".process/run-state.json"));
+    assert!(!exists(&env, &format!("{dir}/workflow-session.json")));
     let out = wfx(&env, &["run", "wf.yml", "--resume"]);
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     assert!(
@@ -971,6 +974,19 @@ fn a_run_killed_while_it_was_archived_is_finished_by_resume() {
     assert_eq!(out.code, 2, "{}", out.stderr);
 }
 
+/// Every path below `dir` with its bytes (none for a directory).
+fn tree_bytes(dir: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    walkdir::WalkDir::new(dir)
+        .sort_by_file_name()
+        .into_iter()
+        .map(|e| {
+            let e = e.unwrap();
+            let bytes = std::fs::read(e.path()).unwrap_or_default();
+            (e.into_path(), bytes)
+        })
+        .collect()
+}
+
 /// A "run killed while archived" that is a link an agent planted in
 /// `archives/` is not finished: nothing is written where it points.
 #[test]
@@ -993,28 +1009,12 @@ fn a_planted_link_in_archives_is_not_finished_through() {
         .status()
         .unwrap();
     assert!(status.success());
-    let before: Vec<_> = walkdir::WalkDir::new(&copy)
-        .sort_by_file_name()
-        .into_iter()
-        .map(|e| {
-            let e = e.unwrap();
-            let bytes = std::fs::read(e.path()).unwrap_or_default();
-            (e.into_path(), bytes)
-        })
-        .collect();
+    let before = tree_bytes(&copy);
     std::os::unix::fs::symlink(&copy, env.root.join(".workflow/archives/WFS-run-wf-2")).unwrap();
     std::fs::remove_file(env.root.join("fixed")).unwrap();
     let out = wfx(&env, &["run", "wf.yml"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(!out.stderr.contains("WFS-run-wf-2"), "{}", out.stderr);
-    let after: Vec<_> = walkdir::WalkDir::new(&copy)
-        .sort_by_file_name()
-        .into_iter()
-        .map(|e| {
-            let e = e.unwrap();
-            let bytes = std::fs::read(e.path()).unwrap_or_default();
-            (e.into_path(), bytes)
-        })
-        .collect();
+    let after = tree_bytes(&copy);
     assert_eq!(before, after, "nothing written through the link");
 }
