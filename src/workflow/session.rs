@@ -129,6 +129,21 @@ pub fn finish_cut_archives(ws: &Workspace, ui: &Printer, base: &str) -> Result<V
     Ok(finished)
 }
 
+/// The machine of a run of `setup`'s workflow in `paths`; `repo`: commits
+/// can be checked.
+fn run_machine(setup: &Setup, paths: RunPaths, repo: bool) -> RunMachine {
+    RunMachine {
+        ws: Workspace::new(setup.ws.root.clone()),
+        wf: setup.wf.clone(),
+        paths,
+        file_arg: setup.file_arg.to_string(),
+        file: setup.file.to_string(),
+        config: setup.config.clone(),
+        claude: setup.claude.cloned(),
+        repo,
+    }
+}
+
 /// How a run whose archive [`finish_cut_archives`] finished had ended, as
 /// the run itself would have reported it.
 pub fn finished_outcome(setup: &Setup, id: &str) -> Result<RunOutcome> {
@@ -139,16 +154,7 @@ pub fn finished_outcome(setup: &Setup, id: &str) -> Result<RunOutcome> {
     let state = store::read_json_opt::<RunState>(&state_path, &ws.rel(&state_path))?
         .ok_or_else(|| Error::usage(format!("{id}: no run state in {}", ws.rel(&state_path))))?;
     let session = ws.load_session(&sref)?;
-    let machine = RunMachine {
-        ws: Workspace::new(ws.root.clone()),
-        wf: setup.wf.clone(),
-        paths,
-        file_arg: setup.file_arg.to_string(),
-        file: setup.file.to_string(),
-        config: setup.config.clone(),
-        claude: setup.claude.cloned(),
-        repo: false,
-    };
+    let machine = run_machine(setup, paths, false);
     let run = RunSession {
         state,
         session,
@@ -434,16 +440,7 @@ fn drive(
     resumed: bool,
 ) -> Result<RunOutcome> {
     let ws = setup.ws;
-    let machine = RunMachine {
-        ws: Workspace::new(ws.root.clone()),
-        wf: setup.wf.clone(),
-        paths: paths.clone(),
-        file_arg: setup.file_arg.to_string(),
-        file: setup.file.to_string(),
-        config: setup.config.clone(),
-        claude: setup.claude.cloned(),
-        repo: git.is_repo(),
-    };
+    let machine = run_machine(setup, paths.clone(), git.is_repo());
     let mut run = RunSession {
         state,
         session,
