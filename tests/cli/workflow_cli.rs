@@ -12,6 +12,9 @@ use serde_json::Value;
 /// named `fixed` exists.
 const CHECK: &str = "#!/bin/sh\nif [ -f fixed ]; then echo 'all good'; exit 0; fi\necho 'FAIL: the bug is still there'\nexit 3\n";
 
+/// One test step whose debug command fixes the bug (`touch fixed`).
+const TOUCH_FIXED: &str = "commands:\n  - test:\n      command: sh check.sh\n      on_failure:\n        shell: touch fixed\n        max_attempts: 2\n";
+
 fn project() -> Env {
     let env = Env::new();
     env.write("check.sh", CHECK);
@@ -919,10 +922,7 @@ fn a_run_killed_before_its_first_steps_were_put_in_place_resumes() {
 #[test]
 fn a_run_killed_while_it_was_archived_is_finished_by_resume() {
     let env = project();
-    env.write(
-        "wf.yml",
-        "commands:\n  - test:\n      command: sh check.sh\n      on_failure:\n        shell: touch fixed\n        max_attempts: 2\n",
-    );
+    env.write("wf.yml", TOUCH_FIXED);
     let out = wfx(&env, &["run", "wf.yml"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     // Put the archive back where a kill after the move leaves it.
@@ -992,10 +992,7 @@ fn tree_bytes(dir: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
 #[test]
 fn a_planted_link_in_archives_is_not_finished_through() {
     let env = project();
-    env.write(
-        "wf.yml",
-        "commands:\n  - test:\n      command: sh check.sh\n      on_failure:\n        shell: touch fixed\n        max_attempts: 2\n",
-    );
+    env.write("wf.yml", TOUCH_FIXED);
     let out = wfx(&env, &["run", "wf.yml"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     // A copy of the archived run, outside the project, linked in under a
