@@ -207,6 +207,36 @@ pub(crate) fn prepare<'a>(
     })
 }
 
+/// The test session meant without `--resume-session`: the active one;
+/// with none, the latest whose archive a kill cut short (its archive step
+/// and final commit are what is left of its job, as with
+/// `--resume-session`). A cut archive passed over is named with the
+/// command that finishes it.
+fn session_meant(ws: &Workspace, yes: bool, sinks: &mut Sinks) -> Result<SessionRef> {
+    let mut cut = ws.cut_archives(|s| ws.load_session(s).is_ok_and(|w| w.kind == "test"))?;
+    let (active, _) = ws.active_of_kind(Some("test"))?;
+    if active.is_empty()
+        && let Some(sref) = cut.pop()
+    {
+        let note = format!(
+            "{}: its archive was cut short by a kill; finishing it ({})",
+            sref.id(),
+            ws.rel(&sref.paths.dir)
+        );
+        sinks.emit(&Event::warning(note), Utc::now());
+        return Ok(sref);
+    }
+    for s in &cut {
+        let note = format!(
+            "{}: its archive was cut short by a kill; `wfx test-cycle-execute --resume-session {}` finishes it",
+            s.id(),
+            s.id()
+        );
+        sinks.emit(&Event::warning(note), Utc::now());
+    }
+    ws.resolve(None, Some("test"), yes)
+}
+
 /// Find the test session, open it, and refuse one that is not a test
 /// session or whose planning did not finish.
 fn open_session(
@@ -214,7 +244,10 @@ fn open_session(
     req: &CycleRequest,
     sinks: &mut Sinks,
 ) -> Result<(SessionRef, Opened, WorkflowSession)> {
-    let sref = ws.resolve(req.session.as_deref(), Some("test"), req.options.yes)?;
+    let sref = match req.session.as_deref() {
+        Some(id) => ws.find_own(id)?,
+        None => session_meant(ws, req.options.yes, sinks)?,
+    };
     let opened = crate::engine::open::open(ws, &sref.paths, sinks)?;
     let session = ws.load_session(&sref)?;
     if session.kind != "test" {

@@ -254,6 +254,29 @@ impl Workspace {
         })
     }
 
+    /// wfx sessions whose archive a kill cut short: moved to `archives/`
+    /// (a real directory, never a link an agent planted there) but not in
+    /// the manifest yet, so their files may still point into `active/`.
+    /// Those `of` picks (the manifest is read only when there are any),
+    /// the most recently updated last. Finishing one is the rest of its
+    /// job: `Workspace::archive` for a run, the cycle's archive step
+    /// (with its final commit) for a test session.
+    pub fn cut_archives(&self, of: impl Fn(&SessionRef) -> bool) -> Result<Vec<SessionRef>> {
+        let (own, _) = self.list_own(true)?;
+        let mut cut: Vec<SessionRef> = own
+            .into_iter()
+            .filter(|s| s.location == Location::Archived && of(s))
+            .filter(|s| std::fs::symlink_metadata(&s.paths.dir).is_ok_and(|m| m.is_dir()))
+            .collect();
+        if cut.is_empty() {
+            return Ok(cut);
+        }
+        let manifest = self.read_manifest()?;
+        cut.retain(|s| manifest.find(s.id()).is_none());
+        cut.sort_by_cached_key(|s| self.updated_at(s));
+        Ok(cut)
+    }
+
     /// Write the manifest as an array, its sync overlapping `work`, and
     /// only if `work` succeeds. Converting the old object shape keeps
     /// every entry; if it also had other top-level fields, the old file is

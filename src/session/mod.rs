@@ -37,6 +37,10 @@ pub enum Several {
     Latest,
 }
 
+/// An active session a command without an id could mean, with its
+/// session file (`None`: unreadable).
+pub type Candidate = (SessionRef, Option<WorkflowSession>);
+
 /// A session directory that exists.
 #[derive(Debug, Clone)]
 pub struct SessionRef {
@@ -194,15 +198,7 @@ impl Workspace {
         if let Some(id) = given {
             return self.find_own(id);
         }
-        let (own, foreign) = self.list_own(false)?;
-        let mut candidates = Vec::new();
-        for s in own {
-            match self.load_session(&s) {
-                Ok(ws) if kind.is_none_or(|k| ws.kind == k) => candidates.push((s, Some(ws))),
-                Ok(_) => {}
-                Err(_) => candidates.push((s, None)),
-            }
-        }
+        let (mut candidates, foreign) = self.active_of_kind(kind)?;
         let active = self.rel(&self.active_dir());
         match candidates.len() {
             0 => Err(Error::usage(format!(
@@ -232,6 +228,22 @@ impl Workspace {
                 )))
             }
         }
+    }
+
+    /// The active wfx sessions a command without an id could mean: those
+    /// of `kind` (any kind: `None`) and those whose session file cannot be
+    /// read; and how many foreign sessions were passed over.
+    pub fn active_of_kind(&self, kind: Option<&str>) -> Result<(Vec<Candidate>, usize)> {
+        let (own, foreign) = self.list_own(false)?;
+        let mut candidates = Vec::new();
+        for s in own {
+            match self.load_session(&s) {
+                Ok(ws) if kind.is_none_or(|k| ws.kind == k) => candidates.push((s, Some(ws))),
+                Ok(_) => {}
+                Err(_) => candidates.push((s, None)),
+            }
+        }
+        Ok((candidates, foreign))
     }
 
     /// The session `wfx status`, `wfx report` and `wfx session show` mean

@@ -91,24 +91,8 @@ fn journaled_run(paths: &RunPaths) -> bool {
 /// left swept — and its archive finished as `wfx session complete` does.
 /// Their ids.
 pub fn finish_cut_archives(ws: &Workspace, ui: &Printer, base: &str) -> Result<Vec<String>> {
-    let archives = ws.archives_dir();
-    let runs: Vec<SessionRef> = ws
-        .list(true)?
-        .into_iter()
-        .filter(|s| s.paths.dir.parent() == Some(archives.as_path()) && is_run_of(s.id(), base))
-        // A real directory, as wfx's archive leaves it: never a link to
-        // somewhere else that an agent put there.
-        .filter(|s| std::fs::symlink_metadata(&s.paths.dir).is_ok_and(|m| m.is_dir()))
-        .collect();
     let mut finished = Vec::new();
-    if runs.is_empty() {
-        return Ok(finished);
-    }
-    let manifest = ws.read_manifest()?;
-    for s in runs {
-        if manifest.find(s.id()).is_some() {
-            continue;
-        }
+    for s in ws.cut_archives(|s| is_run_of(s.id(), base))? {
         if ws
             .load_session(&s)
             .is_ok_and(|session| session.kind != SESSION_KIND)

@@ -305,3 +305,60 @@ fn a_fix_agent_that_is_not_installed_pauses_and_the_resume_uses_it_once_there() 
     env.cycle(&["--resume-session", ID]).success();
     assert_eq!(env.subjects().len(), 3);
 }
+
+/// A cycle killed after its session was moved to `archives/` but before
+/// the manifest entry and the final commit: `wfx test-cycle-execute`
+/// without an id finds it there and finishes its archive and commit, as
+/// `--resume-session` does.
+#[test]
+fn a_cycle_killed_while_it_was_archived_is_finished_without_an_id() {
+    let env = Env::new();
+    env.cycle_project("node-calc", &fixer_config("fix-all"));
+    env.wfx_live()
+        .args(["test-fix-gen", "Test the calculator"])
+        .assert()
+        .success();
+    let subjects = env.subjects();
+    // Where a kill after the move leaves it: no final commit, no manifest,
+    // the archived files still pointing into active/.
+    env.git(&["reset", "--quiet", "HEAD~1"]);
+    std::fs::remove_file(env.root.join(".workflow/archives/manifest.json")).unwrap();
+    let archived = env.root.join(".workflow/archives").join(ID);
+    for entry in walkdir::WalkDir::new(&archived) {
+        let path = entry.unwrap().into_path();
+        if path.extension().is_some_and(|x| x == "json") {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let back = text.replace(&format!(".workflow/archives/{ID}"), ACTIVE);
+            let mut v: serde_json::Value = serde_json::from_str(&back).unwrap();
+            if let Some(o) = v.as_object_mut() {
+                o.remove("archived_at");
+            }
+            std::fs::write(&path, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+        }
+    }
+    env.wfx()
+        .arg("test-cycle-execute")
+        .assert()
+        .code(0)
+        .stderr(predicate::str::contains(format!(
+            "{ID}: its archive was cut short by a kill; finishing it (.workflow/archives/{ID})"
+        )))
+        .stdout(predicate::str::contains(format!(
+            "Session {ID} completed: 100.0% on the full suite after 1 fix attempt(s)"
+        )));
+    assert_eq!(env.subjects(), subjects);
+    assert_eq!(env.git(&["status", "--porcelain"]), "");
+    let manifest = env.json(".workflow/archives/manifest.json");
+    assert_eq!(manifest.as_array().unwrap().len(), 1, "{manifest}");
+    assert_eq!(manifest[0]["session_id"], ID);
+    let state = env.read(&format!(
+        ".workflow/archives/{ID}/.process/iteration-state.json"
+    ));
+    assert!(!state.contains(".workflow/active/"), "{state}");
+    // Finished once: nothing is left for a command without an id.
+    env.wfx()
+        .arg("test-cycle-execute")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no active session"));
+}
