@@ -208,23 +208,28 @@ pub(crate) fn prepare<'a>(
 }
 
 /// The test session meant without `--resume-session`: the active one;
-/// with none, the latest whose archive a kill cut short (its archive step
-/// and final commit are what is left of its job, as with
-/// `--resume-session`). A cut archive passed over is named with the
-/// command that finishes it.
+/// with none, the latest whose archive a kill cut short (see
+/// [`cut_archive`]), whose archive step and final commit are what is left
+/// of its job, as with `--resume-session`. A cut archive passed over is
+/// named with the command that finishes it.
 fn session_meant(ws: &Workspace, yes: bool, sinks: &mut Sinks) -> Result<SessionRef> {
-    let mut cut = ws.cut_archives(|s| ws.load_session(s).is_ok_and(|w| w.kind == "test"))?;
+    let is_test = |s: &SessionRef| ws.load_session(s).is_ok_and(|w| w.kind == "test");
+    let cut = ws.cut_archives(is_test)?;
     let (active, _) = ws.active_of_kind(Some("test"))?;
-    if active.is_empty()
-        && let Some(sref) = cut.pop()
-    {
-        let note = format!(
-            "{}: its archive was cut short by a kill; finishing it ({})",
-            sref.id(),
-            ws.rel(&sref.paths.dir)
-        );
-        sinks.emit(&Event::warning(note), Utc::now());
-        return Ok(sref);
+    if active.is_empty() {
+        let unfinished = match cut.last() {
+            Some(s) => Some(s.clone()),
+            None => uncommitted_archive(ws)?,
+        };
+        if let Some(sref) = unfinished {
+            let note = format!(
+                "{}: its archive was cut short by a kill; finishing it ({})",
+                sref.id(),
+                ws.rel(&sref.paths.dir)
+            );
+            sinks.emit(&Event::warning(note), Utc::now());
+            return Ok(sref);
+        }
     }
     for s in &cut {
         let note = format!(
@@ -235,6 +240,28 @@ fn session_meant(ws: &Workspace, yes: bool, sinks: &mut Sinks) -> Result<Session
         sinks.emit(&Event::warning(note), Utc::now());
     }
     ws.resolve(None, Some("test"), yes)
+}
+
+/// The latest archived test session whose move the final commit has not
+/// recorded yet: `HEAD` still holds its files in `active/`, which is gone
+/// from disk (a kill after the manifest entry, before the final commit).
+/// Only then: a session whose history a person rewrote is never committed
+/// again by surprise.
+fn uncommitted_archive(ws: &Workspace) -> Result<Option<SessionRef>> {
+    let (own, _) = ws.list_own(true)?;
+    let Some(latest) = own
+        .into_iter()
+        .filter(|s| s.location == Location::Archived)
+        .filter(|s| ws.load_session(s).is_ok_and(|w| w.kind == "test"))
+        .max_by_key(|s| ws.updated_at(s))
+    else {
+        return Ok(None);
+    };
+    let active = ws.active(latest.id());
+    let moved = std::fs::symlink_metadata(&latest.paths.dir).is_ok_and(|m| m.is_dir())
+        && std::fs::symlink_metadata(&active.dir).is_err();
+    let uncommitted = moved && Checkpoints::open(&ws.root)?.head_holds(&ws.rel(&active.dir))?;
+    Ok(uncommitted.then_some(latest))
 }
 
 /// Find the test session, open it, and refuse one that is not a test

@@ -527,6 +527,20 @@ impl Checkpoints {
         }
     }
 
+    /// Whether `HEAD`'s tree holds the project-relative `path` (a file or
+    /// a directory); `false` outside a repository or before the first
+    /// commit.
+    pub fn head_holds(&self, path: &str) -> Result<bool> {
+        self.in_repo(|r| {
+            let Some(head) = r.head_commit()? else {
+                return Ok(false);
+            };
+            let tree = head.tree().map_err(ctx("cannot read HEAD's tree"))?;
+            let path = bytes_to_path(&r.scope_of(path)?);
+            Ok(tree.get_path(&path).is_ok())
+        })
+    }
+
     /// Tracked files modified or staged (or in conflict) outside
     /// `.workflow/`, sorted. Phase 5 refuses to start when this is not empty
     /// (unless `--allow-dirty`) and names them. Untracked files do not count.

@@ -159,7 +159,7 @@ impl Workspace {
 
     /// `updated_at` of a session, for picking the latest (unreadable: None,
     /// the oldest).
-    fn updated_at(&self, s: &SessionRef) -> Option<Timestamp> {
+    pub fn updated_at(&self, s: &SessionRef) -> Option<Timestamp> {
         let file = s.paths.session_json();
         store::read_json_fast::<WorkflowSession>(&file, &self.rel(&file))
             .ok()

@@ -362,3 +362,36 @@ fn a_cycle_killed_while_it_was_archived_is_finished_without_an_id() {
         .code(2)
         .stderr(predicate::str::contains("no active session"));
 }
+
+/// Killed after the manifest entry, before the final commit: `HEAD` still
+/// holds the session in `active/`, gone from disk. The next run without an
+/// id makes the final commit; a history a person rewrote to before the
+/// session is never committed on by surprise.
+#[test]
+fn a_cycle_killed_before_its_final_commit_is_finished_without_an_id() {
+    let env = Env::new();
+    env.cycle_project("node-calc", &fixer_config("fix-all"));
+    env.wfx_live()
+        .args(["test-fix-gen", "Test the calculator"])
+        .assert()
+        .success();
+    let subjects = env.subjects();
+    env.git(&["reset", "--quiet", "HEAD~1"]);
+    env.wfx()
+        .arg("test-cycle-execute")
+        .assert()
+        .code(0)
+        .stderr(predicate::str::contains(format!(
+            "{ID}: its archive was cut short by a kill; finishing it"
+        )));
+    assert_eq!(env.subjects(), subjects);
+    assert_eq!(env.git(&["status", "--porcelain"]), "");
+    // History rewritten to before the session: nothing to finish.
+    env.git(&["reset", "--quiet", "HEAD~2"]);
+    env.wfx()
+        .arg("test-cycle-execute")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no active session"));
+    assert_eq!(env.subjects(), ["initial"]);
+}
