@@ -306,12 +306,9 @@ fn a_fix_agent_that_is_not_installed_pauses_and_the_resume_uses_it_once_there() 
     assert_eq!(env.subjects().len(), 3);
 }
 
-/// A cycle killed after its session was moved to `archives/` but before
-/// the manifest entry and the final commit: `wfx test-cycle-execute`
-/// without an id finds it there and finishes its archive and commit, as
-/// `--resume-session` does.
-#[test]
-fn a_cycle_killed_while_it_was_archived_is_finished_without_an_id() {
+/// A session planned and fixed to completion by `test-fix-gen`, and its
+/// commit subjects.
+fn completed_session() -> (Env, Vec<String>) {
     let env = Env::new();
     env.cycle_project("node-calc", &fixer_config("fix-all"));
     env.wfx_live()
@@ -319,6 +316,16 @@ fn a_cycle_killed_while_it_was_archived_is_finished_without_an_id() {
         .assert()
         .success();
     let subjects = env.subjects();
+    (env, subjects)
+}
+
+/// A cycle killed after its session was moved to `archives/` but before
+/// the manifest entry and the final commit: `wfx test-cycle-execute`
+/// without an id finds it there and finishes its archive and commit, as
+/// `--resume-session` does.
+#[test]
+fn a_cycle_killed_while_it_was_archived_is_finished_without_an_id() {
+    let (env, subjects) = completed_session();
     // Where a kill after the move leaves it: no final commit, no manifest,
     // the archived files still pointing into active/.
     env.git(&["reset", "--quiet", "HEAD~1"]);
@@ -369,13 +376,7 @@ fn a_cycle_killed_while_it_was_archived_is_finished_without_an_id() {
 /// session is never committed on by surprise.
 #[test]
 fn a_cycle_killed_before_its_final_commit_is_finished_without_an_id() {
-    let env = Env::new();
-    env.cycle_project("node-calc", &fixer_config("fix-all"));
-    env.wfx_live()
-        .args(["test-fix-gen", "Test the calculator"])
-        .assert()
-        .success();
-    let subjects = env.subjects();
+    let (env, subjects) = completed_session();
     env.git(&["reset", "--quiet", "HEAD~1"]);
     env.wfx()
         .arg("test-cycle-execute")
