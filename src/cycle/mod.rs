@@ -36,7 +36,7 @@ use chrono::Utc;
 
 use crate::agents::{self, Role};
 use crate::artifacts::iteration_state::{Action, IterationState, LoopStatus};
-use crate::artifacts::session::{PhaseStatus, WorkflowSession};
+use crate::artifacts::session::{PhaseStatus, SessionStatus, WorkflowSession};
 use crate::artifacts::task::{TaskStatus, TaskType};
 use crate::engine::open::Opened;
 use crate::engine::real::RealPorts;
@@ -213,8 +213,7 @@ pub(crate) fn prepare<'a>(
 /// of its job, as with `--resume-session`. A cut archive passed over is
 /// named with the command that finishes it.
 fn session_meant(ws: &Workspace, yes: bool, sinks: &mut Sinks) -> Result<SessionRef> {
-    let is_test = |s: &SessionRef| ws.load_session(s).is_ok_and(|w| w.kind == "test");
-    let cut = ws.cut_archives(is_test)?;
+    let cut = ws.cut_archives(|s| finished_test(ws, s))?;
     let (active, _) = ws.active_of_kind(Some("test"))?;
     if active.is_empty() {
         let unfinished = match cut.last() {
@@ -242,6 +241,19 @@ fn session_meant(ws: &Workspace, yes: bool, sinks: &mut Sinks) -> Result<Session
     ws.resolve(None, Some("test"), yes)
 }
 
+/// A test session whose loop completed (fully or partly): what the
+/// cycle's archive step finishes. One a person completed while blocked or
+/// abandoned is not the cycle's to finish.
+fn finished_test(ws: &Workspace, s: &SessionRef) -> bool {
+    ws.load_session(s).is_ok_and(|w| {
+        w.kind == "test"
+            && matches!(
+                w.status.meaning(),
+                SessionStatus::Completed | SessionStatus::PartialSuccess
+            )
+    })
+}
+
 /// The latest archived test session whose move the final commit has not
 /// recorded yet: `HEAD` still holds its files in `active/`, which is gone
 /// from disk (a kill after the manifest entry, before the final commit).
@@ -251,8 +263,7 @@ fn uncommitted_archive(ws: &Workspace) -> Result<Option<SessionRef>> {
     let (own, _) = ws.list_own(true)?;
     let Some(latest) = own
         .into_iter()
-        .filter(|s| s.location == Location::Archived)
-        .filter(|s| ws.load_session(s).is_ok_and(|w| w.kind == "test"))
+        .filter(|s| s.location == Location::Archived && finished_test(ws, s))
         .max_by_key(|s| ws.updated_at(s))
     else {
         return Ok(None);

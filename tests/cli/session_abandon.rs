@@ -67,6 +67,15 @@ fn abandon_without_an_id_archives_the_active_session_and_keeps_everything() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("archived already"));
+    // Nor is it taken for a cycle a kill cut short: its move is not
+    // committed, but it did not complete; nothing is committed.
+    env.wfx()
+        .arg("test-cycle-execute")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no active session"))
+        .stderr(predicate::str::contains("cut short").not());
+    assert_eq!(env.git(&["log", "--format=%H"]), log_before);
 }
 
 #[test]
