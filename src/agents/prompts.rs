@@ -281,7 +281,7 @@ pub fn test_edit_rules(policy: &crate::artifacts::config::TestEditsPolicy) -> Ve
     );
     rule(
         policy.infrastructure,
-        "Changing the test set-up (conftest.py, pytest, jest, vitest or mocha configuration and the plugins or setup files it loads, the test scripts of package.json, Cargo's test settings)",
+        "Changing the test set-up (conftest.py, pytest, jest, vitest or mocha configuration and the plugins or setup files it loads, the test scripts of package.json, Cargo's test settings), or making the code under test import the test runner (pytest, unittest, jest, vitest, mocha, node:test) or reassign the members of `assert`",
     );
     rule(policy.modify, "Any other change to a test file");
     rules

@@ -437,7 +437,9 @@ pub struct TestEditsPolicy {
     /// A change to the test infrastructure other than test bodies: pytest
     /// configuration and plugins, `conftest.py`, jest/vitest/mocha
     /// configuration and the files it loads, the test scripts of
-    /// `package.json`, Cargo's test keys.
+    /// `package.json`, Cargo's test keys, and code under test that newly
+    /// imports the test runner (`pytest`, `unittest`, `jest`, `vitest`,
+    /// `mocha`, `node:test`, …) or writes over `assert`.
     pub infrastructure: EditPolicy,
 }
 

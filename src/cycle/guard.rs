@@ -169,7 +169,7 @@ fn counts(names: &[String]) -> BTreeMap<&str, usize> {
 /// sources (their `#[cfg(test)]` modules hold tests), the files that
 /// configure which tests run, and Python and JavaScript sources (one may be
 /// a plugin or setup file the test configuration loads: the session's
-/// record of its infrastructure says which).
+/// record of its infrastructure says which; any may reach into the runner).
 pub fn is_inspected(path: &str) -> bool {
     is_test_path(path)
         || matches!(
@@ -590,6 +590,21 @@ fn infrastructure_change(
             Some(t[start..].split("\n}").next().unwrap_or("").to_string())
         };
         (main(b) != main(a)).then(|| "TestMain".to_string())
+    } else if crate::project::classify(path) == crate::project::PathRole::Source {
+        // Code under test that reaches into the runner is part of how
+        // results are made from then on.
+        let was = infra::runner_hooks(path, b);
+        let new: Vec<String> = infra::runner_hooks(path, a)
+            .into_iter()
+            .filter(|h| !was.contains(h))
+            .map(|h| format!("`{h}`"))
+            .collect();
+        return (!new.is_empty()).then(|| {
+            format!(
+                "code under test reaches into the test runner: {}",
+                new.join(", ")
+            )
+        });
     } else {
         None
     }?;
@@ -966,5 +981,48 @@ mod tests {
             rejection(&edits, &strict),
             Some("t.py: skip; u.py: 2 line(s) changed".into())
         );
+    }
+
+    /// Code under test that starts importing the runner (or writing over
+    /// `assert`) is an infrastructure edit; the same import in a test file
+    /// or a test helper, or one that was there before, is not.
+    #[test]
+    fn code_under_test_reaching_into_the_runner_is_infrastructure() {
+        let infra = |path: &str, before: Option<&str>, after: Option<&str>| -> Vec<String> {
+            inspect_fix(path, before, after, &Context::none())
+                .into_iter()
+                .filter(|e| e.kind == TestEditKind::Infrastructure)
+                .map(|e| e.detail)
+                .collect()
+        };
+        let hook = "import _pytest.reports as _r\n_r.TestReport = None\n";
+        assert_eq!(
+            infra(
+                "calc/__init__.py",
+                Some("x = 1\n"),
+                Some(&format!("x = 1\n{hook}"))
+            ),
+            ["code under test reaches into the test runner: `_pytest.reports`"]
+        );
+        assert_eq!(
+            infra(
+                "src/math.js",
+                None,
+                Some("const a = require('assert');\na.ok = () => {};\n")
+            ),
+            ["code under test reaches into the test runner: `assert.ok =`"]
+        );
+        assert!(
+            infra(
+                "calc/a.py",
+                Some("import pytest\n"),
+                Some("import pytest\nx = 2\n")
+            )
+            .is_empty()
+        );
+        assert!(infra("calc/a.py", Some(hook), None).is_empty());
+        for path in ["tests/test_ops.py", "tests/helpers.py", "test/math.test.js"] {
+            assert!(infra(path, Some(""), Some(hook)).is_empty(), "{path}");
+        }
     }
 }

@@ -23,7 +23,12 @@
 //!   rustflags) and `.config/nextest.toml`;
 //! - go: `TestMain` in a `_test.go` file;
 //! - maven: `skipTests`, `<excludes>` / `<exclude>` of `pom.xml`;
-//! - a test file's `pytest_plugins`.
+//! - a test file's `pytest_plugins`;
+//! - in code under test (Python, JavaScript, TypeScript), an import of the
+//!   test runner's own modules (`pytest`, `_pytest`, `pluggy`, `unittest`;
+//!   `node:test`, `jest`, `vitest`, `mocha`, …) or an assignment to a
+//!   member of `assert`: the code the tests import then runs inside the
+//!   test process and can turn failures into passes ([`runner_hooks`]).
 //!
 //! Test bodies are not infrastructure: their edits are judged by the
 //! test guard on their own (removed, skipped, weakened, modified).
@@ -263,6 +268,96 @@ static JS_LOADED: LazyLock<Regex> = LazyLock::new(|| {
 });
 static JS_PATH: LazyLock<Regex> =
     LazyLock::new(|| compile(r#"["'](\.{0,2}/?[\w./<>-]+\.(?:[cm]?[jt]sx?))["']"#));
+
+static PY_RUNNER_IMPORT: LazyLock<Regex> = LazyLock::new(|| {
+    compile(
+        r#"(?m)^[ \t]*(?:from[ \t]+((?:_?pytest|pluggy|unittest)(?:\.[\w.]+)?)[ \t]+import\b|import[ \t]+([\w., \t]+))"#,
+    )
+});
+static PY_RUNNER_MODULE: LazyLock<Regex> =
+    LazyLock::new(|| compile(r"^(?:_?pytest|pluggy|unittest)(?:\.[\w.]+)?$"));
+static PY_RUNNER_BY_NAME: LazyLock<Regex> = LazyLock::new(|| {
+    compile(
+        r#"(?:__import__|import_module|sys\.modules\.get|sys\.modules\[)\s*\(?\s*["']((?:_?pytest|pluggy|unittest)(?:\.[\w.]+)?)["']"#,
+    )
+});
+static JS_RUNNER_IMPORT: LazyLock<Regex> = LazyLock::new(|| {
+    compile(
+        r#"(?:\bfrom\s*|\brequire\s*\(\s*|\bimport\s*\(\s*|\bimport\s+)["']((?:(?:node:)?test|jest|@jest/[\w.-]+|jest-[\w-]+|vitest|@vitest/[\w.-]+|mocha|jasmine(?:-core)?|ava|tap|uvu)(?:/[\w./-]+)?)["']"#,
+    )
+});
+/// A name `assert` is bound to: `const a = require('node:assert')`,
+/// `import a from 'assert/strict'`, `import * as a from …`.
+static JS_ASSERT_BINDING: LazyLock<Regex> = LazyLock::new(|| {
+    compile(
+        r#"(?:\b(?:const|let|var)\s+(\w+)\s*=\s*require\s*\(\s*|\bimport\s+(?:\*\s+as\s+)?(\w+)\s+from\s*)["'](?:node:)?assert(?:/strict)?["']"#,
+    )
+});
+
+/// What of the test runner the source file `path` reaches into: the
+/// runner's modules it imports (Python: `pytest`, `_pytest`, `pluggy`,
+/// `unittest`; JavaScript and TypeScript: `node:test`, `jest`, `@jest/…`,
+/// `vitest`, `mocha`, `jasmine`, `ava`, `tap`, `uvu`) and the members of
+/// `assert` it assigns to (`assert.equal =`). Code under test has no use
+/// for them, and the tests import it: from there it runs inside the test
+/// process and can report a failure as a pass. Comment lines are left out;
+/// other languages give nothing.
+pub fn runner_hooks(path: &str, text: &str) -> BTreeSet<String> {
+    use crate::project::Lang;
+    let mut out = BTreeSet::new();
+    match Lang::of(path) {
+        Some(Lang::Python) => {
+            let code: String = text
+                .lines()
+                .filter(|l| !l.trim_start().starts_with('#'))
+                .collect::<Vec<_>>()
+                .join("\n");
+            for c in PY_RUNNER_IMPORT.captures_iter(&code) {
+                if let Some(m) = c.get(1) {
+                    out.insert(m.as_str().to_string());
+                }
+                let names = c.get(2).map_or("", |m| m.as_str());
+                for name in names.split(',') {
+                    let module = name.split_whitespace().next().unwrap_or("");
+                    if PY_RUNNER_MODULE.is_match(module) {
+                        out.insert(module.to_string());
+                    }
+                }
+            }
+            for c in PY_RUNNER_BY_NAME.captures_iter(&code) {
+                out.insert(c[1].to_string());
+            }
+        }
+        Some(lang) if lang.is_js() => {
+            let code: String = text
+                .lines()
+                .filter(|l| !l.trim_start().starts_with("//"))
+                .collect::<Vec<_>>()
+                .join("\n");
+            for c in JS_RUNNER_IMPORT.captures_iter(&code) {
+                out.insert(c[1].to_string());
+            }
+            // Members of the assertion module written over: through the
+            // names it is bound to, `assert` itself, or `require(…)` inline.
+            let mut names: BTreeSet<String> = JS_ASSERT_BINDING
+                .captures_iter(&code)
+                .filter_map(|c| c.get(1).or(c.get(2)).map(|m| regex::escape(m.as_str())))
+                .collect();
+            names.insert("assert".into());
+            names.insert(r#"require\s*\(\s*["'](?:node:)?assert(?:/strict)?["']\s*\)"#.into());
+            let names = names.into_iter().collect::<Vec<_>>().join("|");
+            let written = compile(&format!(
+                r"(?:\b|^|[^\w$.])(?:{names})(?:\.strict)?(?:\.(\w+)|\[[^\]]*\])\s*=[^=>]|\bObject\.(?:assign|defineProperty|defineProperties|setPrototypeOf)\(\s*(?:{names})\b"
+            ));
+            for c in written.captures_iter(&code) {
+                let member = c.get(1).map_or("[…]", |m| m.as_str());
+                out.insert(format!("assert.{member} ="));
+            }
+        }
+        _ => {}
+    }
+    out
+}
 
 /// Python modules the pytest configuration `text` loads as plugins
 /// (`-p mod` in addopts, `pytest_plugins`, `pytest11` entry points).
@@ -555,5 +650,108 @@ mod tests {
             .map(String::from)
             .collect()
         );
+    }
+
+    /// What code under test reaches of the runner, by language and form;
+    /// the ordinary uses beside them give nothing.
+    #[test]
+    fn runner_hooks_table() {
+        let cases: &[(&str, &str, &[&str])] = &[
+            // Python: imports of the runner in every form.
+            (
+                "calc/__init__.py",
+                "import _pytest.reports as _r\n",
+                &["_pytest.reports"],
+            ),
+            ("calc/a.py", "from _pytest import runner\n", &["_pytest"]),
+            ("calc/a.py", "import os, pytest\n", &["pytest"]),
+            (
+                "calc/a.py",
+                "    from unittest.mock import patch\n",
+                &["unittest.mock"],
+            ),
+            ("calc/a.py", "import pluggy\n", &["pluggy"]),
+            (
+                "calc/a.py",
+                "m = importlib.import_module('_pytest.reports')\n",
+                &["_pytest.reports"],
+            ),
+            (
+                "calc/a.py",
+                "r = sys.modules['_pytest.runner']\n",
+                &["_pytest.runner"],
+            ),
+            ("calc/a.py", "__import__(\"pytest\")\n", &["pytest"]),
+            // Not the runner, or not code.
+            (
+                "calc/a.py",
+                "import os\nfrom typing import Any\nimport pytesting\n",
+                &[],
+            ),
+            ("calc/a.py", "# import pytest\nx = 'import pytest'\n", &[]),
+            ("calc/a.py", "from myunittest import x\n", &[]),
+            // JavaScript and TypeScript: the runner's modules.
+            (
+                "src/a.js",
+                "const { test } = require('node:test');\n",
+                &["node:test"],
+            ),
+            ("src/a.ts", "import { vi } from 'vitest';\n", &["vitest"]),
+            (
+                "src/a.mjs",
+                "import 'jest-circus/runner';\n",
+                &["jest-circus/runner"],
+            ),
+            (
+                "src/a.js",
+                "const r = await import(\"@jest/reporters\");\n",
+                &["@jest/reporters"],
+            ),
+            ("src/a.js", "require('mocha')\n", &["mocha"]),
+            // The assertion module written over, by any name.
+            (
+                "src/a.js",
+                "const assert = require('node:assert');\nassert.strictEqual = () => {};\n",
+                &["assert.strictEqual ="],
+            ),
+            (
+                "src/a.js",
+                "const a = require('assert');\na.deepStrictEqual = function () {};\n",
+                &["assert.deepStrictEqual ="],
+            ),
+            (
+                "src/a.js",
+                "const a = require('node:assert');\nfor (const k of ks) a[k] = () => {};\n",
+                &["assert.[…] ="],
+            ),
+            (
+                "src/a.ts",
+                "import * as a from 'node:assert/strict';\nObject.assign(a, {});\n",
+                &["assert.[…] ="],
+            ),
+            (
+                "src/a.js",
+                "require('node:assert').equal = () => {};\n",
+                &["assert.equal ="],
+            ),
+            ("src/a.js", "assert.strict.ok = x => x;\n", &["assert.ok ="]),
+            // Using assert, comparing with it, a test file's own words.
+            (
+                "src/a.js",
+                "const assert = require('node:assert');\nassert.ok(x);\nif (assert.ok === y) {}\nconst f = assert.equal;\n",
+                &[],
+            ),
+            (
+                "src/a.js",
+                "// const { test } = require('node:test');\nconst t = 'test';\n",
+                &[],
+            ),
+            ("src/a.js", "import test from './test';\n", &[]),
+            ("src/a.go", "import \"testing\"\n", &[]),
+        ];
+        for (path, text, want) in cases {
+            let got: Vec<String> = runner_hooks(path, text).into_iter().collect();
+            assert_eq!(got, *want, "{path}: {text:?}");
+        }
     }
 }

@@ -74,6 +74,57 @@ fn a_plugin_that_fakes_the_pass_is_rejected_before_any_retest() {
     );
 }
 
+/// Case 1, third form: no configuration and no test file changes; the
+/// code under test itself patches the runner (pytest's report class in
+/// `calc/__init__.py`, node's `assert` in both sources the tests
+/// require). It runs inside the test process, sealed checkout or not, so
+/// the fix is rejected from its diff as an infrastructure edit: the
+/// sources put back, no retest, no commit.
+#[test]
+fn code_under_test_that_patches_the_runner_is_rejected_before_any_retest() {
+    for (project, fixer, files) in [
+        ("py-calc", "runner-patch", &["calc/__init__.py"][..]),
+        (
+            "node-calc",
+            "assert-patch",
+            &["src/math.js", "src/strings.js"][..],
+        ),
+    ] {
+        let env = Env::new();
+        env.cycle_project(project, &one_attempt(fixer));
+        let before: Vec<String> = files.iter().map(|f| env.read(f)).collect();
+        env.plan_calculator();
+        let run = env.cycle(&[]).code(1);
+        let text = out_text(&run);
+        assert!(!text.contains("Completed"), "{fixer}: {text}");
+        assert!(
+            text.contains("code under test reaches into the test runner"),
+            "{fixer}: {text}"
+        );
+        let after: Vec<String> = files.iter().map(|f| env.read(f)).collect();
+        assert_eq!(after, before, "{fixer}");
+        assert_eq!(runs(&env), 1, "{fixer}: the rejected fix was retested");
+        assert!(
+            session_subjects(&env)
+                .iter()
+                .all(|s| !s.contains("iteration 1")),
+            "{fixer}: {:?}",
+            session_subjects(&env)
+        );
+        let history = env.json(&format!("{ACTIVE}/.process/fix-history.json"));
+        let entry = &history["entries"][0];
+        assert_eq!(entry["outcome"], "rejected", "{fixer}: {entry:#}");
+        let edited: Vec<&str> = entry["test_edits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["kind"] == "infrastructure")
+            .map(|e| e["file"].as_str().unwrap())
+            .collect();
+        assert_eq!(edited, files, "{fixer}: {entry:#}");
+    }
+}
+
 /// Case 1, second form: the project loads a plugin of its own when the
 /// session starts (`-p calc.plugin`); the agent rewrites that module. The
 /// session's record of its test infrastructure names the module, so the
