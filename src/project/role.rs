@@ -82,6 +82,7 @@ const GENERATED_DIRS: &[&str] = &[
 const TEST_DIRS: &[&str] = &[
     "test",
     "tests",
+    "_tests",
     "__tests__",
     "spec",
     "specs",
@@ -425,6 +426,9 @@ mod tests {
             ("src/datetime/tests.rs", Test),
             ("src/tests.rs", Test),
             ("myapp/tests.py", Test),
+            // trio's private test packages; were source to everything.
+            ("trio/_core/_tests/tutil.py", Test),
+            ("src/pkg/_tests/test_io.py", Test),
             // Test support.
             ("conftest.py", TestSupport),
             ("tests/conftest.py", TestSupport),
