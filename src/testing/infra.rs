@@ -307,11 +307,7 @@ pub fn runner_hooks(path: &str, text: &str) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     match Lang::of(path) {
         Some(Lang::Python) => {
-            let code: String = text
-                .lines()
-                .filter(|l| !l.trim_start().starts_with('#'))
-                .collect::<Vec<_>>()
-                .join("\n");
+            let code = without_comment_lines(text, "#");
             for c in PY_RUNNER_IMPORT.captures_iter(&code) {
                 if let Some(m) = c.get(1) {
                     out.insert(m.as_str().to_string());
@@ -329,11 +325,7 @@ pub fn runner_hooks(path: &str, text: &str) -> BTreeSet<String> {
             }
         }
         Some(lang) if lang.is_js() => {
-            let code: String = text
-                .lines()
-                .filter(|l| !l.trim_start().starts_with("//"))
-                .collect::<Vec<_>>()
-                .join("\n");
+            let code = without_comment_lines(text, "//");
             for c in JS_RUNNER_IMPORT.captures_iter(&code) {
                 out.insert(c[1].to_string());
             }
@@ -357,6 +349,14 @@ pub fn runner_hooks(path: &str, text: &str) -> BTreeSet<String> {
         _ => {}
     }
     out
+}
+
+/// `text` without the lines that start (after indentation) with `marker`.
+fn without_comment_lines(text: &str, marker: &str) -> String {
+    text.lines()
+        .filter(|l| !l.trim_start().starts_with(marker))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Python modules the pytest configuration `text` loads as plugins

@@ -32,6 +32,21 @@ fn runs(env: &Env) -> usize {
         .len()
 }
 
+/// The first attempt (by `fixer`) was rejected from its diff: no retest,
+/// no commit of iteration 1. Its fix-history entry.
+fn rejected_before_any_retest(env: &Env, fixer: &str) -> Value {
+    assert_eq!(runs(env), 1, "{fixer}: the rejected fix was retested");
+    let subjects = session_subjects(env);
+    assert!(
+        subjects.iter().all(|s| !s.contains("iteration 1")),
+        "{fixer}: {subjects:?}"
+    );
+    let history = env.json(&format!("{ACTIVE}/.process/fix-history.json"));
+    let entry = history["entries"][0].clone();
+    assert_eq!(entry["outcome"], "rejected", "{fixer}: {entry:#}");
+    entry
+}
+
 /// Case 1: a new pytest plugin (`addopts = "-p calc._report"`) turns
 /// failures into passes; no test file is touched. The configuration change
 /// is an infrastructure edit: rejected from the diff, the plugin and the
@@ -48,17 +63,7 @@ fn a_plugin_that_fakes_the_pass_is_rejected_before_any_retest() {
     assert!(text.contains("rejected"), "{text}");
     assert_eq!(env.read("pyproject.toml"), pyproject);
     assert!(!env.root.join("calc/_report.py").exists());
-    assert_eq!(runs(&env), 1, "the rejected fix was retested");
-    assert!(
-        session_subjects(&env)
-            .iter()
-            .all(|s| !s.contains("iteration 1")),
-        "{:?}",
-        session_subjects(&env)
-    );
-    let history = env.json(&format!("{ACTIVE}/.process/fix-history.json"));
-    let entry = &history["entries"][0];
-    assert_eq!(entry["outcome"], "rejected", "{entry:#}");
+    let entry = rejected_before_any_retest(&env, "plugin-pass");
     assert_eq!(entry["commit"], Value::Null, "{entry:#}");
     let edits = entry["test_edits"].as_array().unwrap();
     assert!(
@@ -103,17 +108,7 @@ fn code_under_test_that_patches_the_runner_is_rejected_before_any_retest() {
         );
         let after: Vec<String> = files.iter().map(|f| env.read(f)).collect();
         assert_eq!(after, before, "{fixer}");
-        assert_eq!(runs(&env), 1, "{fixer}: the rejected fix was retested");
-        assert!(
-            session_subjects(&env)
-                .iter()
-                .all(|s| !s.contains("iteration 1")),
-            "{fixer}: {:?}",
-            session_subjects(&env)
-        );
-        let history = env.json(&format!("{ACTIVE}/.process/fix-history.json"));
-        let entry = &history["entries"][0];
-        assert_eq!(entry["outcome"], "rejected", "{fixer}: {entry:#}");
+        let entry = rejected_before_any_retest(&env, fixer);
         let edited: Vec<&str> = entry["test_edits"]
             .as_array()
             .unwrap()
