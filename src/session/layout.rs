@@ -116,6 +116,11 @@ impl SessionPaths {
     pub fn process_dir(&self) -> PathBuf {
         self.dir.join(".process")
     }
+    /// A `wfx run` session's copy of its workflow: written first, so it
+    /// says whose a run's directory is before its session file does.
+    pub fn workflow_copy(&self) -> PathBuf {
+        self.dir.join("workflow.yml")
+    }
     pub fn summaries_dir(&self) -> PathBuf {
         self.dir.join(".summaries")
     }

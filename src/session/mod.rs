@@ -37,6 +37,9 @@ pub enum Several {
     Latest,
 }
 
+/// `kind` of a `wfx run` session's `workflow-session.json`.
+pub const RUN_KIND: &str = "run";
+
 /// An active session a command without an id could mean, with its
 /// session file (`None`: unreadable).
 pub type Candidate = (SessionRef, Option<WorkflowSession>);
@@ -240,6 +243,11 @@ impl Workspace {
             match self.load_session(&s) {
                 Ok(ws) if kind.is_none_or(|k| ws.kind == k) => candidates.push((s, Some(ws))),
                 Ok(_) => {}
+                // A `wfx run` killed before its session file was in place
+                // (its resume finishes it): not another kind's to take.
+                Err(_)
+                    if kind.is_some_and(|k| k != RUN_KIND) && s.paths.workflow_copy().is_file() => {
+                }
                 Err(_) => candidates.push((s, None)),
             }
         }

@@ -36,7 +36,7 @@ impl RunPaths {
         self.session.process_dir().join("run-state.json")
     }
     pub fn workflow_copy(&self) -> PathBuf {
-        self.session.dir.join("workflow.yml")
+        self.session.workflow_copy()
     }
     pub fn run_log(&self) -> PathBuf {
         self.session.process_dir().join("run.log")

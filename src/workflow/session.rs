@@ -23,7 +23,7 @@ use crate::session::{SessionRef, Workspace, id};
 use crate::ui::Printer;
 
 /// `type` and `workflow_type` of a run session's `workflow-session.json`.
-pub const SESSION_KIND: &str = "run";
+pub const SESSION_KIND: &str = crate::session::RUN_KIND;
 pub const WORKFLOW_TYPE: &str = "yaml_workflow";
 
 /// How a run ended, with what the summary shows.

@@ -901,6 +901,11 @@ fn a_run_killed_before_its_first_steps_were_put_in_place_resumes() {
     let _ = std::fs::remove_file(env.root.join(dir).join("workflow-session.json"));
     let _ = std::fs::remove_file(env.root.join(dir).join(".process/run-state.json"));
     assert!(!exists(&env, &format!("{dir}/workflow-session.json")));
+    // Not a test session the cycle may take (nor open) meanwhile.
+    let out = wfx(&env, &["test-cycle-execute"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("no active session"), "{}", out.stderr);
+    assert!(!exists(&env, &format!("{dir}/workflow-session.json")));
     let out = wfx(&env, &["run", "wf.yml", "--resume"]);
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     assert!(
