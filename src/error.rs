@@ -126,6 +126,13 @@ pub enum Error {
     #[error("interrupted: {0}")]
     Interrupted(String),
 
+    /// An agent changed the installed test runner or its plugins in the
+    /// project's dependency directories (see `engine::runner_env`), which
+    /// wfx cannot put back; inside a session the engine turns this into a
+    /// pause for a person.
+    #[error("{agent} changed the installed test runner or its plugins: {}", changed.join(", "))]
+    RunnerEdited { agent: String, changed: Vec<String> },
+
     /// A git hook refused one of wfx's commits; inside a session the
     /// engine turns this into a pause (DESIGN.md §10.2).
     #[error("the git {hook} hook ({path}) failed: {output}")]
@@ -147,7 +154,7 @@ impl Error {
             | Error::Invalid(_)
             | Error::SessionNotFound { .. }
             | Error::Locked { .. } => Exit::Usage,
-            Error::Interrupted(_) | Error::Hook { .. } => Exit::Paused,
+            Error::Interrupted(_) | Error::Hook { .. } | Error::RunnerEdited { .. } => Exit::Paused,
             // The environment refused (no permission, read-only or full
             // file system, quota, a file that is not there): the user has
             // to fix something before running again, which is exit 2; it

@@ -124,6 +124,9 @@ pub fn run<M: Machine>(
             Err(Error::Hook { hook, path, output }) => {
                 Observed::Paused(PauseReason::HookFailed { hook, path, output })
             }
+            Err(Error::RunnerEdited { agent, changed }) => {
+                Observed::Paused(PauseReason::RunnerEdited { agent, changed })
+            }
             Err(e) => return Err(e),
         };
         d.apply(machine, state, seen)?;
@@ -290,6 +293,7 @@ impl Driver<'_, '_, '_> {
         let before = self.ports.snapshot()?;
         let guard = super::head::before_call(self.ports, None, self.fold)?;
         let repo = self.ports.repo_guard()?;
+        let runner = self.ports.runner_env();
         let of = batch.candidates.len() as u32;
         let baseline = batch.tests.baseline.clone();
         let sinks = &mut *self.sinks;
@@ -311,6 +315,7 @@ impl Driver<'_, '_, '_> {
         let mut call = batch_record(self.ports.now());
         super::head::after_call(self.ports, &guard, Some(&before), self.fold, &mut call)?;
         super::tamper::after_call(self.ports, &mut call, &repo, Some(&before), None)?;
+        super::tamper::runner_unchanged(self.ports, &runner, "a candidate")?;
         let done = ran?;
         let calls: Vec<&CallRecord> = done
             .iter()
@@ -710,6 +715,7 @@ pub fn call_agent(
     };
     let guard = super::head::before_call(ports, before, fold)?;
     let repo = ports.repo_guard()?;
+    let runner = ports.runner_env();
     let mut call: CallRecord = ports.invoke_agent(inv)?;
     // HEAD first (a reset puts back branch, tree and session files), then
     // the repository's settings and index, wfx's own files and config,
@@ -723,6 +729,7 @@ pub fn call_agent(
         read_only_before.as_ref(),
         write_before,
     )?;
+    super::tamper::runner_unchanged(ports, &runner, &call.agent)?;
     Ok(Invoked::Ran(Box::new(call)))
 }
 

@@ -33,6 +33,7 @@ pub mod phase_event;
 pub mod policy;
 pub mod ports;
 pub mod real;
+pub mod runner_env;
 pub mod sink;
 pub mod step;
 pub mod tamper;

@@ -184,6 +184,12 @@ pub trait Ports {
     // `super::head`, `super::tamper`). The defaults are a world without
     // git and without a config file.
 
+    /// What the project's dependency directories hold of the installed
+    /// test runner, before and after an agent call (none without them).
+    fn runner_env(&mut self) -> super::runner_env::RunnerEnv {
+        super::runner_env::RunnerEnv::default()
+    }
+
     /// The repository's settings, hooks and index, before an agent call.
     fn repo_guard(&mut self) -> Result<crate::git::RepoGuard> {
         Ok(crate::git::RepoGuard::default())

@@ -401,6 +401,10 @@ impl Ports for RealPorts<'_> {
         self.cp.restore_to(guard, snapshot)
     }
 
+    fn runner_env(&mut self) -> super::runner_env::RunnerEnv {
+        super::runner_env::RunnerEnv::take(&self.root)
+    }
+
     fn repo_guard(&mut self) -> Result<crate::git::RepoGuard> {
         self.before_effect()?;
         self.cp.repo_guard()

@@ -508,6 +508,14 @@ pub enum PauseReason {
         path: String,
         output: String,
     },
+    /// An agent changed the installed test runner or its plugins (a
+    /// package in `.venv`, a file of `node_modules/jest-*`): wfx cannot
+    /// put that back, and the tests would load it.
+    RunnerEdited {
+        agent: String,
+        /// The changed paths, relative to the project.
+        changed: Vec<String>,
+    },
     /// Manual mode: a person makes the fix (or fixes a gate's findings).
     ManualFix {
         /// Nothing changed since the last pause.
@@ -548,6 +556,17 @@ impl PauseReason {
                     "Fix what it reports (or set \"git\": {\"hooks\": false} in .workflow/wfx.json) and resume"
                 }
             ),
+            PauseReason::RunnerEdited { agent, changed } => {
+                let shown: Vec<&str> = changed.iter().take(3).map(String::as_str).collect();
+                let more = match changed.len() - shown.len() {
+                    0 => String::new(),
+                    n => format!(" and {n} more"),
+                };
+                format!(
+                    "{agent} changed the installed test runner or its plugins ({}{more}); wfx cannot put that back, and every later test run would load it. Check the dependency directory (reinstall it if unsure), then resume",
+                    shown.join(", ")
+                )
+            }
             PauseReason::ManualFix { .. } => "waiting for a fix by hand".into(),
         }
     }

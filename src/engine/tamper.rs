@@ -274,6 +274,26 @@ pub fn after_call(
     Ok(())
 }
 
+/// After an agent call: the installed test runner is as it was at
+/// `before` (see [`super::runner_env`]), else [`Error::RunnerEdited`],
+/// which pauses the session. wfx cannot put such a change back (a
+/// reinstall is the person's call), and every later run, the sealed one
+/// included, would load it.
+pub fn runner_unchanged(
+    ports: &mut dyn Ports,
+    before: &super::runner_env::RunnerEnv,
+    agent: &str,
+) -> Result<()> {
+    let changed = ports.runner_env().changed_since(before);
+    if changed.is_empty() {
+        return Ok(());
+    }
+    Err(Error::RunnerEdited {
+        agent: agent.to_string(),
+        changed,
+    })
+}
+
 /// At most three paths, and how many more.
 fn shown(paths: &[String]) -> String {
     let mut text = paths.iter().take(3).cloned().collect::<Vec<_>>().join(", ");

@@ -48,7 +48,9 @@ pub use message::{
     CommitKind, Convention, MessageStyle, Subject, Trailers, build_message, new_run_id,
     parse_trailers, template_variables,
 };
-pub use sealed::{KeptCheckout, SealedCheckout, checkout_dir, remove_checkout, sweep_checkout};
+pub use sealed::{
+    DEPENDENCY_NAMES, KeptCheckout, SealedCheckout, checkout_dir, remove_checkout, sweep_checkout,
+};
 pub use squash::SquashOutcome;
 pub use sweep::{sweep_dead_run, sweep_ref_locks};
 pub use worktree::branch_name;

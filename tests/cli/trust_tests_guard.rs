@@ -120,6 +120,75 @@ fn code_under_test_that_patches_the_runner_is_rejected_before_any_retest() {
     }
 }
 
+/// Case 1, fourth form: the plugin goes into the project's virtualenv (a
+/// `pytest11` entry point), which runs see as it is, the sealed one
+/// included, and which wfx cannot put back. The session pauses naming
+/// what changed, nothing committed; once a person removed it, the resume
+/// makes the same attempt again (here with a fixer that fixes the code).
+#[test]
+fn a_plugin_installed_into_the_virtualenv_pauses_the_session() {
+    let env = Env::new();
+    env.copy_fixture_project("py-calc");
+    let venv = std::process::Command::new("python3")
+        .args([
+            "-m",
+            "venv",
+            "--without-pip",
+            "--system-site-packages",
+            ".venv",
+        ])
+        .current_dir(&env.root)
+        .status()
+        .unwrap();
+    assert!(venv.success());
+    env.write(".gitignore", ".venv/\n");
+    let mut config = one_attempt("venv-plugin");
+    // The interpreter the suite's pytest is installed for.
+    config["test"] = json!({"command": "python3 -m pytest"});
+    env.write(
+        ".workflow/wfx.json",
+        &serde_json::to_string_pretty(&config).unwrap(),
+    );
+    env.git_init_commit();
+    env.plan_calculator();
+    let run = env.cycle(&[]).code(3);
+    let text = out_text(&run);
+    assert!(
+        text.contains("fixer changed the installed test runner or its plugins"),
+        "{text}"
+    );
+    assert!(
+        text.contains("wfx_fake_pass-1.0.dist-info/entry_points.txt"),
+        "{text}"
+    );
+    assert!(!text.contains("Completed"), "{text}");
+    assert!(
+        session_subjects(&env).is_empty(),
+        "{:?}",
+        session_subjects(&env)
+    );
+    let state = env.json(&format!("{ACTIVE}/.process/iteration-state.json"));
+    assert_eq!(state["status"], "paused", "{state:#}");
+    // A person removes the plugin and resumes with a fixer that fixes.
+    for entry in std::fs::read_dir(env.root.join(".venv/lib")).unwrap() {
+        let sp = entry.unwrap().path().join("site-packages");
+        std::fs::remove_file(sp.join("wfx_fake_pass.py")).unwrap();
+        std::fs::remove_dir_all(sp.join("wfx_fake_pass-1.0.dist-info")).unwrap();
+    }
+    config["agents"] = fixer_config("fix-all")["agents"].clone();
+    env.write(
+        ".workflow/wfx.json",
+        &serde_json::to_string_pretty(&config).unwrap(),
+    );
+    env.cycle(&["--resume-session", "WFS-test-the-calculator"])
+        .success();
+    assert!(
+        session_subjects(&env)[0].contains("completed"),
+        "{:?}",
+        session_subjects(&env)
+    );
+}
+
 /// Case 1, second form: the project loads a plugin of its own when the
 /// session starts (`-p calc.plugin`); the agent rewrites that module. The
 /// session's record of its test infrastructure names the module, so the

@@ -1,0 +1,342 @@
+//! The installed test runner, as the project's dependency directories
+//! hold it. The sealed run reaches those directories as they are
+//! (DESIGN.md §11.1), so a pytest plugin an agent installs into `.venv`
+//! (a `pytest11` entry point, a `.pth` file, `sitecustomize.py`) or an
+//! edit of `node_modules/jest-circus` decides the verdict, and wfx cannot
+//! put such a change back. What it can do is notice it: the places a
+//! runner or its plugins load from are read before and after every agent
+//! call, and a change pauses the session for a person (`runner_edited`).
+//!
+//! Read: in each Python virtualenv among the dependency directories, the
+//! names in `site-packages` (a new or removed package), the bytes of its
+//! top-level files (`.pth`, `sitecustomize.py`, single-module packages),
+//! of every `entry_points.txt`, and of every file of `pytest`, `_pytest`
+//! and `pluggy`, and the venv's `bin/` (what `python` is); in
+//! `node_modules`, the package names (scopes included), `.bin`, and the
+//! bytes of every file of the runners (`jest`, `jest-*`, `@jest/*`,
+//! `vitest`, `@vitest/*`, `mocha`, `jasmine`, `ava`, `tap`, `uvu`).
+//! Bytecode caches are left out: running the tests writes them. Bytes,
+//! not times, are compared, so reinstalling the same versions is no
+//! change.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use git2::{ObjectType, Oid};
+
+/// What one entry is: a directory (by name only), a file's content, a
+/// link's target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Entry {
+    Dir,
+    File(Oid),
+    Link(std::path::PathBuf),
+}
+
+/// The runner's places under a project root, by project-relative path.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunnerEnv {
+    entries: BTreeMap<String, Entry>,
+}
+
+/// Python packages that are the runner.
+const PY_RUNNER: &[&str] = &["pytest", "_pytest", "pluggy", "py.py"];
+
+/// Files in a runner package walked at most (a bound on the cost of a
+/// strange installation, not a limit any real runner reaches).
+const MAX_FILES: usize = 20_000;
+
+impl RunnerEnv {
+    /// Read what the dependency directories under `root` hold of the
+    /// runner (nothing when there are none).
+    pub fn take(root: &Path) -> RunnerEnv {
+        let mut env = RunnerEnv::default();
+        for name in crate::git::DEPENDENCY_NAMES {
+            let dir = root.join(name);
+            if dir.join("pyvenv.cfg").is_file() {
+                env.venv(root, &dir);
+            } else if *name == "node_modules" && dir.is_dir() {
+                env.node_modules(root, &dir);
+            }
+        }
+        env
+    }
+
+    /// The paths whose entry was added, removed or changed since
+    /// `before`, sorted.
+    pub fn changed_since(&self, before: &RunnerEnv) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .entries
+            .iter()
+            .filter(|(p, e)| before.entries.get(*p) != Some(*e))
+            .map(|(p, _)| p.clone())
+            .collect();
+        out.extend(
+            before
+                .entries
+                .keys()
+                .filter(|p| !self.entries.contains_key(*p))
+                .cloned(),
+        );
+        out.sort();
+        out
+    }
+
+    fn venv(&mut self, root: &Path, dir: &Path) {
+        self.listing(root, &dir.join("bin"));
+        self.listing(root, &dir.join("Scripts"));
+        for lib in ["lib", "lib64"] {
+            // `lib64` is often a link to `lib`: read once.
+            let lib = dir.join(lib);
+            if std::fs::symlink_metadata(&lib).is_ok_and(|m| m.is_dir()) {
+                for python in read_dir(&lib) {
+                    self.site_packages(root, &python.join("site-packages"));
+                }
+            }
+        }
+        self.site_packages(root, &dir.join("Lib").join("site-packages"));
+    }
+
+    fn site_packages(&mut self, root: &Path, dir: &Path) {
+        for path in read_dir(dir) {
+            let name = file_name(&path);
+            if name == "__pycache__" {
+                continue;
+            }
+            self.add(root, &path);
+            if PY_RUNNER.contains(&name.as_str()) {
+                self.tree(root, &path);
+            } else if name.ends_with(".dist-info") || name.ends_with(".egg-info") {
+                self.add(root, &path.join("entry_points.txt"));
+            }
+        }
+    }
+
+    fn node_modules(&mut self, root: &Path, dir: &Path) {
+        for path in read_dir(dir) {
+            let name = file_name(&path);
+            self.add(root, &path);
+            if name == ".bin" {
+                self.listing(root, &path);
+            } else if let Some(scope) = name.strip_prefix('@') {
+                for package in read_dir(&path) {
+                    self.add(root, &package);
+                    let runner = matches!(scope, "jest" | "vitest");
+                    if runner {
+                        self.tree(root, &package);
+                    }
+                }
+            } else if is_node_runner(&name) {
+                self.tree(root, &path);
+            }
+        }
+    }
+
+    /// `dir`'s entries, not below.
+    fn listing(&mut self, root: &Path, dir: &Path) {
+        for path in read_dir(dir) {
+            self.add(root, &path);
+        }
+    }
+
+    /// Every file below `dir` (links not followed), bytecode left out.
+    fn tree(&mut self, root: &Path, dir: &Path) {
+        let walk = walkdir::WalkDir::new(dir)
+            .follow_links(false)
+            .into_iter()
+            .filter_entry(|e| e.file_name() != "__pycache__")
+            .filter_map(|e| e.ok())
+            .filter(|e| !e.file_type().is_dir())
+            .filter(|e| e.path().extension().is_none_or(|x| x != "pyc"))
+            .take(MAX_FILES);
+        for e in walk {
+            self.add(root, e.path());
+        }
+    }
+
+    fn add(&mut self, root: &Path, path: &Path) {
+        let Ok(meta) = std::fs::symlink_metadata(path) else {
+            return;
+        };
+        let entry = if meta.file_type().is_symlink() {
+            Entry::Link(std::fs::read_link(path).unwrap_or_default())
+        } else if meta.is_dir() {
+            Entry::Dir
+        } else {
+            let digest = std::fs::read(path)
+                .ok()
+                .and_then(|bytes| Oid::hash_object(ObjectType::Blob, &bytes).ok());
+            match digest {
+                Some(oid) => Entry::File(oid),
+                None => return,
+            }
+        };
+        let rel = path.strip_prefix(root).unwrap_or(path);
+        let rel = rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/");
+        self.entries.insert(rel, entry);
+    }
+}
+
+/// A package of `node_modules` that is a test runner.
+fn is_node_runner(name: &str) -> bool {
+    matches!(
+        name,
+        "jest" | "vitest" | "mocha" | "jasmine" | "jasmine-core" | "ava" | "tap" | "uvu"
+    ) || name.starts_with("jest-")
+}
+
+/// The entries of `dir`, sorted (none when it cannot be read).
+fn read_dir(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out: Vec<_> = std::fs::read_dir(dir)
+        .map(|rd| rd.filter_map(|e| e.ok()).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    out.sort();
+    out
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(root: &Path, rel: &str, text: &str) {
+        let path = root.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    /// A virtualenv with pytest, a plugin-less package and `node_modules`
+    /// with jest and another package.
+    fn project() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let sp = ".venv/lib/python3.11/site-packages";
+        write(root, ".venv/pyvenv.cfg", "home = /usr/bin\n");
+        write(root, ".venv/bin/activate", "# activate\n");
+        write(root, &format!("{sp}/_pytest/runner.py"), "def run(): ...\n");
+        write(root, &format!("{sp}/pytest/__init__.py"), "\n");
+        write(root, &format!("{sp}/requests/api.py"), "def get(): ...\n");
+        write(
+            root,
+            &format!("{sp}/requests-2.0.dist-info/METADATA"),
+            "Name: requests\n",
+        );
+        write(root, &format!("{sp}/six.py"), "# six\n");
+        write(root, "node_modules/jest-circus/build/run.js", "run()\n");
+        write(root, "node_modules/@jest/core/build/cli.js", "cli()\n");
+        write(root, "node_modules/left-pad/index.js", "pad()\n");
+        dir
+    }
+
+    #[test]
+    fn what_a_plugin_install_or_a_runner_edit_changes_is_found() {
+        let sp = ".venv/lib/python3.11/site-packages";
+        /// What is written, and the paths found changed.
+        type Case<'a> = (&'a str, &'a [(&'a str, &'a str)], &'a [&'a str]);
+        let cases: &[Case] = &[
+            // A pytest plugin installed: its package, its dist-info and
+            // the entry point that loads it.
+            (
+                "plugin",
+                &[
+                    (
+                        "{sp}/fake_plugin.py",
+                        "def pytest_runtest_makereport(): ...\n",
+                    ),
+                    (
+                        "{sp}/fake-1.0.dist-info/entry_points.txt",
+                        "[pytest11]\nfake = fake_plugin\n",
+                    ),
+                ],
+                &[
+                    "{sp}/fake-1.0.dist-info",
+                    "{sp}/fake-1.0.dist-info/entry_points.txt",
+                    "{sp}/fake_plugin.py",
+                ],
+            ),
+            ("pth", &[("{sp}/zz.pth", "import evil\n")], &["{sp}/zz.pth"]),
+            (
+                "runner edit",
+                &[("{sp}/_pytest/runner.py", "def run(): pass\n")],
+                &["{sp}/_pytest/runner.py"],
+            ),
+            (
+                "module edit",
+                &[("{sp}/six.py", "# six, patched\n")],
+                &["{sp}/six.py"],
+            ),
+            (
+                "jest edit",
+                &[("node_modules/jest-circus/build/run.js", "pass()\n")],
+                &["node_modules/jest-circus/build/run.js"],
+            ),
+            (
+                "scoped edit",
+                &[("node_modules/@jest/core/build/cli.js", "x\n")],
+                &["node_modules/@jest/core/build/cli.js"],
+            ),
+            (
+                "bin",
+                &[(".venv/bin/python", "#!/bin/sh\n")],
+                &[".venv/bin/python"],
+            ),
+            // Running the tests, or a package that is not the runner
+            // changed inside: nothing.
+            (
+                "bytecode",
+                &[
+                    ("{sp}/_pytest/__pycache__/runner.cpython-311.pyc", "\0"),
+                    ("{sp}/__pycache__/six.cpython-311.pyc", "\0"),
+                ],
+                &[],
+            ),
+            (
+                "not a runner",
+                &[
+                    ("{sp}/requests/api.py", "def get(): pass\n"),
+                    ("node_modules/left-pad/index.js", "x\n"),
+                ],
+                &[],
+            ),
+            (
+                "same bytes",
+                &[("{sp}/_pytest/runner.py", "def run(): ...\n")],
+                &[],
+            ),
+        ];
+        for (what, writes, want) in cases {
+            let dir = project();
+            let root = dir.path();
+            let before = RunnerEnv::take(root);
+            for (rel, text) in *writes {
+                write(root, &rel.replace("{sp}", sp), text);
+            }
+            let got = RunnerEnv::take(root).changed_since(&before);
+            let want: Vec<String> = want.iter().map(|p| p.replace("{sp}", sp)).collect();
+            assert_eq!(got, want, "{what}");
+        }
+    }
+
+    #[test]
+    fn a_removed_runner_file_and_a_project_without_dependencies() {
+        let dir = project();
+        let root = dir.path();
+        let before = RunnerEnv::take(root);
+        std::fs::remove_file(root.join("node_modules/jest-circus/build/run.js")).unwrap();
+        assert_eq!(
+            RunnerEnv::take(root).changed_since(&before),
+            ["node_modules/jest-circus/build/run.js"]
+        );
+        let empty = tempfile::tempdir().unwrap();
+        assert_eq!(RunnerEnv::take(empty.path()), RunnerEnv::default());
+    }
+}
