@@ -7,17 +7,18 @@
 //! runner or its plugins load from are read before and after every agent
 //! call, and a change pauses the session for a person (`runner_edited`).
 //!
-//! Read: in each Python virtualenv among the dependency directories, the
-//! names in `site-packages` (a new or removed package), the bytes of its
-//! top-level files (`.pth`, `sitecustomize.py`, single-module packages),
-//! of every `entry_points.txt`, and of every file of `pytest`, `_pytest`
-//! and `pluggy`, and the venv's `bin/` (what `python` is); in
-//! `node_modules`, the package names (scopes included), `.bin`, and the
-//! bytes of every file of the runners (`jest`, `jest-*`, `@jest/*`,
-//! `vitest`, `@vitest/*`, `mocha`, `jasmine`, `ava`, `tap`, `uvu`).
-//! Bytecode caches are left out: running the tests writes them. Bytes,
-//! not times, are compared, so reinstalling the same versions is no
-//! change.
+//! Read, by bytes (links by target): in each Python virtualenv among the
+//! dependency directories, the `.pth` files and `sitecustomize.py` /
+//! `usercustomize.py` of `site-packages` (run at every start), every
+//! `entry_points.txt` that declares `pytest11` plugins (pytest loads them
+//! by itself), every file of `pytest`, `_pytest` and `pluggy`, and the
+//! venv's `python*` and `pytest*` in `bin/`; in `node_modules`, every file
+//! of the runners (`jest`, `jest-*`, `@jest/*`, `vitest`, `@vitest/*`,
+//! `mocha`, `jasmine`, `ava`, `tap`, `uvu`) and their commands in `.bin`.
+//! A library installed beside them is no change (the runner loads it only
+//! when its configuration says so, and that is the test guard's), nor are
+//! bytecode caches (running the tests writes them); bytes, not times, are
+//! compared, so reinstalling the same versions is no change either.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -41,6 +42,9 @@ pub struct RunnerEnv {
 
 /// Python packages that are the runner.
 const PY_RUNNER: &[&str] = &["pytest", "_pytest", "pluggy", "py.py"];
+
+/// Files of `site-packages` the interpreter runs at every start.
+const PY_STARTUP: &[&str] = &["sitecustomize.py", "usercustomize.py"];
 
 /// Files in a runner package walked at most (a bound on the cost of a
 /// strange installation, not a limit any real runner reaches).
@@ -83,8 +87,11 @@ impl RunnerEnv {
     }
 
     fn venv(&mut self, root: &Path, dir: &Path) {
-        self.listing(root, &dir.join("bin"));
-        self.listing(root, &dir.join("Scripts"));
+        let runs_tests = |name: &str| {
+            name.starts_with("python") || name.starts_with("pytest") || name.starts_with("py.test")
+        };
+        self.listing(root, &dir.join("bin"), runs_tests);
+        self.listing(root, &dir.join("Scripts"), runs_tests);
         for lib in ["lib", "lib64"] {
             // `lib64` is often a link to `lib`: read once.
             let lib = dir.join(lib);
@@ -100,14 +107,16 @@ impl RunnerEnv {
     fn site_packages(&mut self, root: &Path, dir: &Path) {
         for path in read_dir(dir) {
             let name = file_name(&path);
-            if name == "__pycache__" {
-                continue;
-            }
-            self.add(root, &path);
             if PY_RUNNER.contains(&name.as_str()) {
                 self.tree(root, &path);
+            } else if name.ends_with(".pth") || PY_STARTUP.contains(&name.as_str()) {
+                self.add(root, &path);
             } else if name.ends_with(".dist-info") || name.ends_with(".egg-info") {
-                self.add(root, &path.join("entry_points.txt"));
+                // A package's plugins for pytest, which loads them itself.
+                let entry_points = path.join("entry_points.txt");
+                if std::fs::read_to_string(&entry_points).is_ok_and(|t| t.contains("pytest11")) {
+                    self.add(root, &entry_points);
+                }
             }
         }
     }
@@ -115,27 +124,22 @@ impl RunnerEnv {
     fn node_modules(&mut self, root: &Path, dir: &Path) {
         for path in read_dir(dir) {
             let name = file_name(&path);
-            self.add(root, &path);
             if name == ".bin" {
-                self.listing(root, &path);
-            } else if let Some(scope) = name.strip_prefix('@') {
-                for package in read_dir(&path) {
-                    self.add(root, &package);
-                    let runner = matches!(scope, "jest" | "vitest");
-                    if runner {
-                        self.tree(root, &package);
-                    }
-                }
-            } else if is_node_runner(&name) {
+                self.listing(root, &path, |command| {
+                    is_node_runner(command.split('.').next().unwrap_or(command))
+                });
+            } else if matches!(name.as_str(), "@jest" | "@vitest") || is_node_runner(&name) {
                 self.tree(root, &path);
             }
         }
     }
 
-    /// `dir`'s entries, not below.
-    fn listing(&mut self, root: &Path, dir: &Path) {
+    /// The entries of `dir` that `wanted` names, not below.
+    fn listing(&mut self, root: &Path, dir: &Path, wanted: impl Fn(&str) -> bool) {
         for path in read_dir(dir) {
-            self.add(root, &path);
+            if wanted(&file_name(&path)) {
+                self.add(root, &path);
+            }
         }
     }
 
@@ -242,37 +246,30 @@ mod tests {
         let sp = ".venv/lib/python3.11/site-packages";
         /// What is written, and the paths found changed.
         type Case<'a> = (&'a str, &'a [(&'a str, &'a str)], &'a [&'a str]);
+        let plugin = "def pytest_runtest_makereport(): ...\n";
         let cases: &[Case] = &[
-            // A pytest plugin installed: its package, its dist-info and
-            // the entry point that loads it.
+            // A pytest plugin installed: the entry point that loads it.
             (
                 "plugin",
                 &[
-                    (
-                        "{sp}/fake_plugin.py",
-                        "def pytest_runtest_makereport(): ...\n",
-                    ),
+                    ("{sp}/fake_plugin.py", plugin),
                     (
                         "{sp}/fake-1.0.dist-info/entry_points.txt",
                         "[pytest11]\nfake = fake_plugin\n",
                     ),
                 ],
-                &[
-                    "{sp}/fake-1.0.dist-info",
-                    "{sp}/fake-1.0.dist-info/entry_points.txt",
-                    "{sp}/fake_plugin.py",
-                ],
+                &["{sp}/fake-1.0.dist-info/entry_points.txt"],
             ),
             ("pth", &[("{sp}/zz.pth", "import evil\n")], &["{sp}/zz.pth"]),
+            (
+                "startup",
+                &[("{sp}/sitecustomize.py", "import evil\n")],
+                &["{sp}/sitecustomize.py"],
+            ),
             (
                 "runner edit",
                 &[("{sp}/_pytest/runner.py", "def run(): pass\n")],
                 &["{sp}/_pytest/runner.py"],
-            ),
-            (
-                "module edit",
-                &[("{sp}/six.py", "# six, patched\n")],
-                &["{sp}/six.py"],
             ),
             (
                 "jest edit",
@@ -285,12 +282,17 @@ mod tests {
                 &["node_modules/@jest/core/build/cli.js"],
             ),
             (
-                "bin",
+                "jest command",
+                &[("node_modules/.bin/jest", "#!/bin/sh\nexit 0\n")],
+                &["node_modules/.bin/jest"],
+            ),
+            (
+                "python",
                 &[(".venv/bin/python", "#!/bin/sh\n")],
                 &[".venv/bin/python"],
             ),
-            // Running the tests, or a package that is not the runner
-            // changed inside: nothing.
+            // Running the tests, a library changed inside, the same bytes
+            // written again: nothing.
             (
                 "bytecode",
                 &[
@@ -303,6 +305,7 @@ mod tests {
                 "not a runner",
                 &[
                     ("{sp}/requests/api.py", "def get(): pass\n"),
+                    ("{sp}/six.py", "# six, patched\n"),
                     ("node_modules/left-pad/index.js", "x\n"),
                 ],
                 &[],
@@ -310,6 +313,21 @@ mod tests {
             (
                 "same bytes",
                 &[("{sp}/_pytest/runner.py", "def run(): ...\n")],
+                &[],
+            ),
+            // A library installed, with its commands and console scripts.
+            (
+                "library",
+                &[
+                    ("{sp}/black/__init__.py", "\n"),
+                    (
+                        "{sp}/black-24.1.dist-info/entry_points.txt",
+                        "[console_scripts]\nblack = black:main\n",
+                    ),
+                    (".venv/bin/black", "#!/usr/bin/env python\n"),
+                    ("node_modules/lodash/index.js", "x\n"),
+                    ("node_modules/.bin/prettier", "#!/bin/sh\n"),
+                ],
                 &[],
             ),
         ];
