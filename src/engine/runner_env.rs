@@ -25,6 +25,8 @@ use std::path::Path;
 
 use git2::{ObjectType, Oid};
 
+use crate::error::{Error, Result};
+
 /// What one entry is: a directory (by name only), a file's content, a
 /// link's target.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,6 +66,19 @@ impl RunnerEnv {
             }
         }
         env
+    }
+
+    /// Nothing changed since `before`, else [`Error::RunnerEdited`] (which
+    /// pauses a session) naming `agent` and the paths.
+    pub fn unchanged_since(&self, before: &RunnerEnv, agent: &str) -> Result<()> {
+        let changed = self.changed_since(before);
+        if changed.is_empty() {
+            return Ok(());
+        }
+        Err(Error::RunnerEdited {
+            agent: agent.to_string(),
+            changed,
+        })
     }
 
     /// The paths whose entry was added, removed or changed since

@@ -284,14 +284,7 @@ pub fn runner_unchanged(
     before: &super::runner_env::RunnerEnv,
     agent: &str,
 ) -> Result<()> {
-    let changed = ports.runner_env().changed_since(before);
-    if changed.is_empty() {
-        return Ok(());
-    }
-    Err(Error::RunnerEdited {
-        agent: agent.to_string(),
-        changed,
-    })
+    ports.runner_env().unchanged_since(before, agent)
 }
 
 /// At most three paths, and how many more.

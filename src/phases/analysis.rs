@@ -205,6 +205,7 @@ fn read_only_call(
 ) -> Result<(agents::CallRecord, Vec<String>)> {
     let before = cp.snapshot()?;
     let repo = cp.repo_guard()?;
+    let runner = crate::engine::runner_env::RunnerEnv::take(invocation.cwd);
     let mut record = lock.with_child(|on_spawn| agents::invoke(invocation, on_spawn))??;
     let restored = cp.restore_repo(&repo, true)?;
     if config_copy.restore()? {
@@ -223,5 +224,7 @@ fn read_only_call(
     if !undone.is_empty() {
         record.tamper.get_or_insert(Tamper::TreeEdited);
     }
+    crate::engine::runner_env::RunnerEnv::take(invocation.cwd)
+        .unchanged_since(&runner, &invocation.agent.name)?;
     Ok((record, undone))
 }
