@@ -403,6 +403,7 @@ mod tests {
             "This is `.workflow/active/WFS-x/.task/IMPL-fix-2.json` as wfx wrote it:",
             "\"id\": \"IMPL-fix-2\"",
             "Never disable lint rules",
+            "the test runner or its plugins in the\n  project's dependency directories",
         ] {
             assert!(
                 text.contains(needle),
