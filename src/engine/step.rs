@@ -556,17 +556,10 @@ impl PauseReason {
                     "Fix what it reports (or set \"git\": {\"hooks\": false} in .workflow/wfx.json) and resume"
                 }
             ),
-            PauseReason::RunnerEdited { agent, changed } => {
-                let shown: Vec<&str> = changed.iter().take(3).map(String::as_str).collect();
-                let more = match changed.len() - shown.len() {
-                    0 => String::new(),
-                    n => format!(" and {n} more"),
-                };
-                format!(
-                    "{agent} changed the installed test runner or its plugins ({}{more}); wfx cannot put that back, and every later test run would load it. Check the dependency directory (reinstall it if unsure), then resume",
-                    shown.join(", ")
-                )
-            }
+            PauseReason::RunnerEdited { agent, changed } => format!(
+                "{agent} changed the installed test runner or its plugins ({}); wfx cannot put that back, and every later test run would load it. Check the dependency directory (reinstall it if unsure), then resume",
+                super::tamper::shown(changed)
+            ),
             PauseReason::ManualFix { .. } => "waiting for a fix by hand".into(),
         }
     }

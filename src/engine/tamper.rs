@@ -288,7 +288,7 @@ pub fn runner_unchanged(
 }
 
 /// At most three paths, and how many more.
-fn shown(paths: &[String]) -> String {
+pub(crate) fn shown(paths: &[String]) -> String {
     let mut text = paths.iter().take(3).cloned().collect::<Vec<_>>().join(", ");
     if paths.len() > 3 {
         text.push_str(&format!(" and {} more", paths.len() - 3));
