@@ -209,7 +209,8 @@ pub(crate) fn prepare<'a>(
 
 /// The test session meant without `--resume-session`: the active one;
 /// with none, the latest whose archive a kill cut short (see
-/// [`cut_archive`]), whose archive step and final commit are what is left
+/// [`Workspace::cut_archives`] and [`uncommitted_archive`]), whose archive
+/// step and final commit are what is left
 /// of its job, as with `--resume-session`. A cut archive passed over is
 /// named with the command that finishes it.
 fn session_meant(ws: &Workspace, yes: bool, sinks: &mut Sinks) -> Result<SessionRef> {
