@@ -315,7 +315,9 @@ impl Driver<'_, '_, '_> {
         let mut call = batch_record(self.ports.now());
         super::head::after_call(self.ports, &guard, Some(&before), self.fold, &mut call)?;
         super::tamper::after_call(self.ports, &mut call, &repo, Some(&before), None)?;
-        super::tamper::runner_unchanged(self.ports, &runner, "a candidate")?;
+        self.ports
+            .runner_env()
+            .unchanged_since(&runner, "a candidate")?;
         let done = ran?;
         let calls: Vec<&CallRecord> = done
             .iter()
@@ -364,15 +366,24 @@ impl Driver<'_, '_, '_> {
     /// A test run; a sealed one (DESIGN.md §11.1) in a clean checkout of
     /// the commit, which is removed afterwards whatever happened.
     fn run_tests(&mut self, req: TestRequest) -> Result<Observed> {
+        // The code under test runs too: what it installs into the runner
+        // would decide every later run (see `runner_env`).
+        let runner = self.ports.runner_env();
         let sealed = match &req.seal {
             Some(seal) => self.ports.seal(seal)?,
             None => None,
         };
         let observed = self.run_tests_in(&req, sealed.as_ref());
         let (Some(sealed), Some(seal)) = (sealed, &req.seal) else {
+            self.ports
+                .runner_env()
+                .unchanged_since(&runner, "the test run")?;
             return observed;
         };
         let outside = self.ports.unseal(&sealed, seal);
+        self.ports
+            .runner_env()
+            .unchanged_since(&runner, "the test run")?;
         let mut observed = observed?;
         if let Observed::Tests(run) = &mut observed {
             run.sealed = Some(super::step::SealedRun {
@@ -729,7 +740,7 @@ pub fn call_agent(
         read_only_before.as_ref(),
         write_before,
     )?;
-    super::tamper::runner_unchanged(ports, &runner, &call.agent)?;
+    ports.runner_env().unchanged_since(&runner, &call.agent)?;
     Ok(Invoked::Ran(Box::new(call)))
 }
 

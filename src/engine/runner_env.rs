@@ -5,7 +5,8 @@
 //! edit of `node_modules/jest-circus` decides the verdict, and wfx cannot
 //! put such a change back. What it can do is notice it: the places a
 //! runner or its plugins load from are read before and after every agent
-//! call, and a change pauses the session for a person (`runner_edited`).
+//! call and every test run (the code under test runs too, and may write
+//! there), and a change pauses the session for a person (`runner_edited`).
 //!
 //! Read, by bytes (links by target): in each Python virtualenv among the
 //! dependency directories, the `.pth` files and `sitecustomize.py` /

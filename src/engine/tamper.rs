@@ -274,19 +274,6 @@ pub fn after_call(
     Ok(())
 }
 
-/// After an agent call: the installed test runner is as it was at
-/// `before` (see [`super::runner_env`]), else [`Error::RunnerEdited`],
-/// which pauses the session. wfx cannot put such a change back (a
-/// reinstall is the person's call), and every later run, the sealed one
-/// included, would load it.
-pub fn runner_unchanged(
-    ports: &mut dyn Ports,
-    before: &super::runner_env::RunnerEnv,
-    agent: &str,
-) -> Result<()> {
-    ports.runner_env().unchanged_since(before, agent)
-}
-
 /// At most three paths, and how many more.
 pub(crate) fn shown(paths: &[String]) -> String {
     let mut text = paths.iter().take(3).cloned().collect::<Vec<_>>().join(", ");

@@ -120,13 +120,10 @@ fn code_under_test_that_patches_the_runner_is_rejected_before_any_retest() {
     }
 }
 
-/// Case 1, fourth form: the plugin goes into the project's virtualenv (a
-/// `pytest11` entry point), which runs see as it is, the sealed one
-/// included, and which wfx cannot put back. The session pauses naming
-/// what changed, nothing committed; once a person removed it, the resume
-/// makes the same attempt again (here with a fixer that fixes the code).
-#[test]
-fn a_plugin_installed_into_the_virtualenv_pauses_the_session() {
+/// py-calc with a git-ignored `.venv` (the system's pytest through
+/// `--system-site-packages`, no pip), one attempt by `fixer`, committed;
+/// its config.
+fn venv_project(fixer: &str) -> (Env, Value) {
     let env = Env::new();
     env.copy_fixture_project("py-calc");
     let venv = std::process::Command::new("python3")
@@ -142,7 +139,7 @@ fn a_plugin_installed_into_the_virtualenv_pauses_the_session() {
         .unwrap();
     assert!(venv.success());
     env.write(".gitignore", ".venv/\n");
-    let mut config = one_attempt("venv-plugin");
+    let mut config = one_attempt(fixer);
     // The interpreter the suite's pytest is installed for.
     config["test"] = json!({"command": "python3 -m pytest"});
     env.write(
@@ -150,6 +147,17 @@ fn a_plugin_installed_into_the_virtualenv_pauses_the_session() {
         &serde_json::to_string_pretty(&config).unwrap(),
     );
     env.git_init_commit();
+    (env, config)
+}
+
+/// Case 1, fourth form: the plugin goes into the project's virtualenv (a
+/// `pytest11` entry point), which runs see as it is, the sealed one
+/// included, and which wfx cannot put back. The session pauses naming
+/// what changed, nothing committed; once a person removed it, the resume
+/// makes the same attempt again (here with a fixer that fixes the code).
+#[test]
+fn a_plugin_installed_into_the_virtualenv_pauses_the_session() {
+    let (env, mut config) = venv_project("venv-plugin");
     env.plan_calculator();
     let run = env.cycle(&[]).code(3);
     let text = out_text(&run);
@@ -184,6 +192,32 @@ fn a_plugin_installed_into_the_virtualenv_pauses_the_session() {
         .success();
     assert!(
         session_subjects(&env)[0].contains("completed"),
+        "{:?}",
+        session_subjects(&env)
+    );
+}
+
+/// Case 1, fifth form: the fix writes no plugin itself; the code under
+/// test does when the retest imports it (no line of it names the runner:
+/// the plugin is base64). The test run that installed it pauses the
+/// session before any later run can load it; nothing is committed.
+#[test]
+fn code_under_test_that_installs_a_plugin_when_run_pauses_the_session() {
+    let (env, _) = venv_project("venv-writer");
+    env.plan_calculator();
+    let run = env.cycle(&[]).code(3);
+    let text = out_text(&run);
+    assert!(
+        text.contains("the test run changed the installed test runner or its plugins"),
+        "{text}"
+    );
+    assert!(
+        text.contains("wfx_fake_pass-1.0.dist-info/entry_points.txt"),
+        "{text}"
+    );
+    assert!(!text.contains("Completed"), "{text}");
+    assert!(
+        session_subjects(&env).is_empty(),
         "{:?}",
         session_subjects(&env)
     );
