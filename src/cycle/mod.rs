@@ -46,7 +46,7 @@ use crate::git::Checkpoints;
 use crate::phases::plan::CycleOptions;
 use crate::render::Renderer;
 use crate::session::store;
-use crate::session::{Location, SessionRef, Workspace};
+use crate::session::{Location, SessionRef, Several, Workspace};
 use crate::ui::Printer;
 
 use decide::Limits;
@@ -215,7 +215,7 @@ pub(crate) fn prepare<'a>(
 /// named with the command that finishes it.
 fn session_meant(ws: &Workspace, yes: bool, sinks: &mut Sinks) -> Result<SessionRef> {
     let cut = ws.cut_archives(|s| finished_test(ws, s))?;
-    let (active, _) = ws.active_of_kind(Some("test"))?;
+    let (active, foreign) = ws.active_of_kind(Some("test"))?;
     if active.is_empty() {
         let unfinished = match cut.last() {
             Some(s) => Some(s.clone()),
@@ -239,7 +239,7 @@ fn session_meant(ws: &Workspace, yes: bool, sinks: &mut Sinks) -> Result<Session
         );
         sinks.emit(&Event::warning(note), Utc::now());
     }
-    ws.resolve(None, Some("test"), yes)
+    ws.pick_active(active, foreign, Several::latest_if(yes))
 }
 
 /// A test session whose loop completed (fully or partly): what the

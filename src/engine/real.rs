@@ -718,12 +718,8 @@ pub fn find_output_file(root: &Path, pattern: &str, since: SystemTime) -> Option
         if !entry.file_type().is_file() {
             continue;
         }
-        let rel: PathBuf = entry.path().strip_prefix(root).ok()?.to_path_buf();
-        let rel = rel
-            .components()
-            .map(|c| c.as_os_str().to_string_lossy())
-            .collect::<Vec<_>>()
-            .join("/");
+        entry.path().strip_prefix(root).ok()?;
+        let rel = crate::session::layout::rel_to(root, entry.path());
         let subject = if by_name {
             entry.file_name().to_string_lossy().into_owned()
         } else {

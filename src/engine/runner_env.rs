@@ -191,13 +191,8 @@ impl RunnerEnv {
                 None => return,
             }
         };
-        let rel = path.strip_prefix(root).unwrap_or(path);
-        let rel = rel
-            .components()
-            .map(|c| c.as_os_str().to_string_lossy())
-            .collect::<Vec<_>>()
-            .join("/");
-        self.entries.insert(rel, entry);
+        self.entries
+            .insert(crate::session::layout::rel_to(root, path), entry);
     }
 }
 

@@ -65,12 +65,18 @@ impl Workspace {
     /// `path` relative to the project root with `/` separators, for storing
     /// in artifacts; paths outside the root are returned as given.
     pub fn rel(&self, path: &Path) -> String {
-        let rel = path.strip_prefix(&self.root).unwrap_or(path);
-        rel.components()
-            .map(|c| c.as_os_str().to_string_lossy())
-            .collect::<Vec<_>>()
-            .join("/")
+        rel_to(&self.root, path)
     }
+}
+
+/// `path` relative to `root` with `/` separators; a path outside `root`
+/// as given (see [`Workspace::rel`]).
+pub fn rel_to(root: &Path, path: &Path) -> String {
+    let rel = path.strip_prefix(root).unwrap_or(path);
+    rel.components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 /// Paths of one session directory.

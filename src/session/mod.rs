@@ -37,6 +37,17 @@ pub enum Several {
     Latest,
 }
 
+impl Several {
+    /// `-y`: the most recently updated; else list them and mention `-y`.
+    pub fn latest_if(yes: bool) -> Several {
+        if yes {
+            Several::Latest
+        } else {
+            Several::AskOrYes
+        }
+    }
+}
+
 /// `kind` of a `wfx run` session's `workflow-session.json`.
 pub const RUN_KIND: &str = "run";
 
@@ -180,15 +191,7 @@ impl Workspace {
         kind: Option<&str>,
         pick_latest: bool,
     ) -> Result<SessionRef> {
-        self.resolve_active(
-            given,
-            kind,
-            if pick_latest {
-                Several::Latest
-            } else {
-                Several::AskOrYes
-            },
-        )
+        self.resolve_active(given, kind, Several::latest_if(pick_latest))
     }
 
     /// [`Self::resolve`], saying what to do with several active sessions.
@@ -201,7 +204,18 @@ impl Workspace {
         if let Some(id) = given {
             return self.find_own(id);
         }
-        let (mut candidates, foreign) = self.active_of_kind(kind)?;
+        let (candidates, foreign) = self.active_of_kind(kind)?;
+        self.pick_active(candidates, foreign, several)
+    }
+
+    /// The one of `candidates` ([`Self::active_of_kind`]) a command without
+    /// an id means, as [`Self::resolve_active`] says.
+    pub fn pick_active(
+        &self,
+        mut candidates: Vec<Candidate>,
+        foreign: usize,
+        several: Several,
+    ) -> Result<SessionRef> {
         let active = self.rel(&self.active_dir());
         match candidates.len() {
             0 => Err(Error::usage(format!(
