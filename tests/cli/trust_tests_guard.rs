@@ -150,6 +150,27 @@ fn venv_project(fixer: &str) -> (Env, Value) {
     (env, config)
 }
 
+/// The cycle planned and run on `env` pauses (exit 3) because `who`
+/// installed the fixture plugin into the virtualenv; nothing committed.
+fn paused_for_the_plugin(env: &Env, who: &str) {
+    env.plan_calculator();
+    let run = env.cycle(&[]).code(3);
+    let text = out_text(&run);
+    assert!(
+        text.contains(&format!(
+            "{who} changed the installed test runner or its plugins"
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains("wfx_fake_pass-1.0.dist-info/entry_points.txt"),
+        "{text}"
+    );
+    assert!(!text.contains("Completed"), "{text}");
+    let subjects = session_subjects(env);
+    assert!(subjects.is_empty(), "{subjects:?}");
+}
+
 /// Case 1, fourth form: the plugin goes into the project's virtualenv (a
 /// `pytest11` entry point), which runs see as it is, the sealed one
 /// included, and which wfx cannot put back. The session pauses naming
@@ -158,23 +179,7 @@ fn venv_project(fixer: &str) -> (Env, Value) {
 #[test]
 fn a_plugin_installed_into_the_virtualenv_pauses_the_session() {
     let (env, mut config) = venv_project("venv-plugin");
-    env.plan_calculator();
-    let run = env.cycle(&[]).code(3);
-    let text = out_text(&run);
-    assert!(
-        text.contains("fixer changed the installed test runner or its plugins"),
-        "{text}"
-    );
-    assert!(
-        text.contains("wfx_fake_pass-1.0.dist-info/entry_points.txt"),
-        "{text}"
-    );
-    assert!(!text.contains("Completed"), "{text}");
-    assert!(
-        session_subjects(&env).is_empty(),
-        "{:?}",
-        session_subjects(&env)
-    );
+    paused_for_the_plugin(&env, "fixer");
     let state = env.json(&format!("{ACTIVE}/.process/iteration-state.json"));
     assert_eq!(state["status"], "paused", "{state:#}");
     // A person removes the plugin and resumes with a fixer that fixes.
@@ -204,23 +209,7 @@ fn a_plugin_installed_into_the_virtualenv_pauses_the_session() {
 #[test]
 fn code_under_test_that_installs_a_plugin_when_run_pauses_the_session() {
     let (env, _) = venv_project("venv-writer");
-    env.plan_calculator();
-    let run = env.cycle(&[]).code(3);
-    let text = out_text(&run);
-    assert!(
-        text.contains("the test run changed the installed test runner or its plugins"),
-        "{text}"
-    );
-    assert!(
-        text.contains("wfx_fake_pass-1.0.dist-info/entry_points.txt"),
-        "{text}"
-    );
-    assert!(!text.contains("Completed"), "{text}");
-    assert!(
-        session_subjects(&env).is_empty(),
-        "{:?}",
-        session_subjects(&env)
-    );
+    paused_for_the_plugin(&env, "the test run");
 }
 
 /// Case 1, second form: the project loads a plugin of its own when the
